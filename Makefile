@@ -1,0 +1,102 @@
+# Tempest build.
+#
+#   make            kernel ELF, boot ISO and compile_commands.json
+#   make run        boot a machine preset in QEMU (MACHINE=, OPTS=, ACCEL=)
+#   make bochs      boot a preset in Bochs (MACHINE=, OPTS=)
+#   make debug      QEMU halted with its gdb stub, and gdb with the symbols
+#   make check      every test; ends with "N passed, N failed"
+#   make tools      host tools into build/tools/
+#
+# Kernel sources are found by wildcard, so a new .c or .asm file under
+# boot/, kern/ or drivers/ is built without editing this file.
+
+BUILD    := build
+CC       := gcc
+NASM     := nasm
+LD       := ld
+PYTHON   := python3
+
+MACHINE  ?= default
+OPTS     ?=
+ACCEL    ?= tcg
+TIMEOUT  ?= 0
+
+KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -fno-pic \
+           -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+           -mno-red-zone -mcmodel=kernel -mgeneral-regs-only -mno-sse \
+           -mno-mmx -mno-80387 -fno-strict-aliasing -fno-common \
+           -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
+           -I.
+KLDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld
+
+KDIRS   := boot kern drivers
+CSRCS   := $(shell find $(KDIRS) -name '*.c' | sort)
+ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
+KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
+DEPS_OK := $(BUILD)/.deps-ok
+
+.PHONY: all deps run bochs debug check tools clean iso
+all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(BUILD)/compile_commands.json
+
+deps: $(DEPS_OK)
+$(DEPS_OK): tools/install-deps.sh
+	@mkdir -p $(BUILD)
+	sh tools/install-deps.sh
+	@touch $@
+
+$(BUILD)/%.o: %.c $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.asm.o: %.asm $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(NASM) -f elf64 -g -F dwarf -MD $(@:.o=.d) $< -o $@
+
+# Two-pass link: the first pass has an empty symbol table; its symbols are
+# turned into the real table for the second.  .ksyms is placed last, so the
+# addresses it records are those of the final image.
+$(BUILD)/ksyms0.c: tools/mksyms.py
+	@mkdir -p $(BUILD)
+	$(PYTHON) tools/mksyms.py > $@
+$(BUILD)/ksyms0.o: $(BUILD)/ksyms0.c
+	$(CC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld
+	$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
+$(BUILD)/ksyms.c: $(BUILD)/kernel.pass1.elf tools/mksyms.py
+	nm -n $< > $(BUILD)/kernel.nm
+	$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm > $@
+$(BUILD)/ksyms.o: $(BUILD)/ksyms.c
+	$(CC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld
+	$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
+	@nm -n $@ | cmp -s - $(BUILD)/kernel.nm || \
+	  { nm -n $@ | grep -v ksym > $(BUILD)/kernel.nm2; grep -v ksym $(BUILD)/kernel.nm | cmp -s - $(BUILD)/kernel.nm2 || \
+	    { echo "symbol addresses moved between link passes"; exit 1; }; }
+
+# The default ISO boots with no options; harnesses make their own per-run
+# ISOs with tools/mkiso.sh so every run can carry its own command line.
+$(BUILD)/tempest.iso: $(BUILD)/kernel.elf tools/mkiso.sh
+	sh tools/mkiso.sh $< $@ ""
+
+$(BUILD)/compile_commands.json: Makefile $(CSRCS)
+	$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
+
+run: all
+	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT)
+
+bochs: all
+	$(PYTHON) tests/tempest.py bochs --machine $(MACHINE) --opts "$(OPTS)" --timeout $(TIMEOUT)
+
+debug: all
+	$(PYTHON) tests/tempest.py debug --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)"
+
+tools: $(DEPS_OK)
+	$(MAKE) -C tools BUILD=$(abspath $(BUILD))/tools
+
+check: all
+	$(PYTHON) tests/check.py
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(KOBJS:.o=.d)

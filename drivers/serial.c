@@ -1,0 +1,41 @@
+/*
+ * COM1 console: a 16550 UART at I/O port 0x3F8, 115200 baud 8N1, polled.
+ * Callers serialize through the console lock in kern/console.c.
+ */
+#include <drivers/serial.h>
+#include <kern/arch.h>
+
+#define COM1 0x3F8
+#define LSR_THR_EMPTY 0x20
+#define LSR_DATA_READY 0x01
+
+static bool serial_present;
+
+void serial_init(void)
+{
+    outb(COM1 + 1, 0x00);       /* no interrupts */
+    outb(COM1 + 3, 0x80);       /* DLAB */
+    outb(COM1 + 0, 0x01);       /* divisor 1: 115200 */
+    outb(COM1 + 1, 0x00);
+    outb(COM1 + 3, 0x03);       /* 8N1 */
+    outb(COM1 + 2, 0xC7);       /* FIFO on, cleared */
+    outb(COM1 + 4, 0x03);       /* DTR, RTS */
+    /* A missing UART reads back 0xFF from every register. */
+    serial_present = inb(COM1 + 5) != 0xFF;
+}
+
+void serial_putc(char c)
+{
+    if (!serial_present)
+        return;
+    for (int spins = 0; spins < 100000 && !(inb(COM1 + 5) & LSR_THR_EMPTY); spins++)
+        cpu_relax();
+    outb(COM1, (uint8_t)c);
+}
+
+int serial_getc_nowait(void)
+{
+    if (!serial_present || !(inb(COM1 + 5) & LSR_DATA_READY))
+        return -1;
+    return inb(COM1);
+}

@@ -1,0 +1,18 @@
+/* Symbol lookup for backtraces: binary search of the generated table. */
+#include <kern/ksyms.h>
+
+const char *ksym_lookup(uint64_t addr, uint64_t *offset)
+{
+    size_t lo = 0, hi = ksym_count;
+    if (hi == 0 || addr < ksym_table[0].addr)
+        return NULL;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (ksym_table[mid].addr <= addr)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *offset = addr - ksym_table[lo].addr;
+    return ksym_names + ksym_table[lo].name;
+}
