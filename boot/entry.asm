@@ -110,9 +110,18 @@ _start:
     or eax, 1 << 5              ; PAE
     mov cr4, eax
 
-    mov ecx, 0xC0000080         ; EFER
+    ; EFER: long mode, and no-execute when the CPU has it.
+    mov eax, 0x80000001
+    cpuid
+    xor esi, esi
+    test edx, 1 << 20
+    jz .no_nx
+    mov esi, 1 << 11            ; NXE
+.no_nx:
+    mov ecx, 0xC0000080
     rdmsr
     or eax, 1 << 8              ; LME
+    or eax, esi
     wrmsr
 
     mov eax, cr0

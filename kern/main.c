@@ -1,10 +1,145 @@
+/*
+ * kmain: the boot CPU's path from the Multiboot2 hand-off to a running
+ * multiprocessor.  The order matters and is the whole theory here:
+ *
+ *   console -> boot info -> options -> direct map -> ACPI -> CPU numbering
+ *   -> NUMA -> page allocator -> heap -> descriptor tables -> clocks and
+ *   APICs -> application processors -> tests/benchmarks -> power off.
+ *
+ * Everything before smp_start_aps runs on one CPU with interrupts off, so
+ * the tables it fills (options, ACPI, NUMA, cpus[].apic_id/node) need no
+ * locks and are read-only once other CPUs run.
+ */
 #include <kern/kprintf.h>
 #include <kern/arch.h>
+#include <kern/cpu.h>
+#include <kern/multiboot.h>
+#include <kern/options.h>
+#include <kern/numa.h>
+#include <kern/panic.h>
+#include <kern/smp.h>
+#include <kern/ktest.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/vm/page.h>
+#include <kern/vm/pmap.h>
+#include <drivers/acpi.h>
+#include <drivers/lapic.h>
+#include <drivers/ioapic.h>
+#include <drivers/timer.h>
+
+static struct mmap_range usable[MB_MAX_RANGES];
+static int nusable;
+
+static paddr_t collect_usable(void)
+{
+    paddr_t end = 0;
+    for (int i = 0; i < bootinfo.nranges; i++) {
+        const struct mb_range *r = &bootinfo.range[i];
+        if (r->type != 1 || r->len == 0)
+            continue;
+        usable[nusable].base = r->base;
+        usable[nusable].end = r->base + r->len;
+        nusable++;
+        end = MAX(end, r->base + r->len);
+    }
+    return end;
+}
+
+static uint32_t boot_apic_id(void)
+{
+    uint32_t a, b, c, d;
+    cpuid(1, 0, &a, &b, &c, &d);
+    uint32_t id = b >> 24;
+    cpuid(0, 0, &a, &b, &c, &d);
+    if (a >= 0xB) {
+        uint32_t x2;
+        cpuid(0xB, 0, &a, &b, &c, &x2);
+        if (b != 0)
+            id = x2;
+    }
+    return id;
+}
+
+/* Logical CPU numbers follow the MADT with the boot CPU moved to 0. */
+static void number_cpus(void)
+{
+    uint32_t bsp = boot_apic_id();
+    if (acpi.ncpus == 0) {
+        kprintf("smp: no usable MADT, running on the boot cpu alone\n");
+        acpi.ncpus = 1;
+        acpi.cpu[0].apic_id = bsp;
+    }
+    for (int i = 1; i < acpi.ncpus; i++) {
+        if (acpi.cpu[i].apic_id != bsp)
+            continue;
+        __typeof__(acpi.cpu[0]) tmp = acpi.cpu[0];
+        acpi.cpu[0] = acpi.cpu[i];
+        acpi.cpu[i] = tmp;
+    }
+    if (acpi.cpu[0].apic_id != bsp) {
+        kprintf("smp: the MADT does not list the boot cpu (apic %u); using it as cpu 0\n", bsp);
+        acpi.cpu[0].apic_id = bsp;
+    }
+    ncpus = MIN(acpi.ncpus, MAX_CPUS);
+    for (int i = 0; i < ncpus; i++) {
+        cpus[i].id = i;
+        cpus[i].apic_id = acpi.cpu[i].apic_id;
+    }
+}
+
+static void assign_nodes(void)
+{
+    for (int i = 0; i < ncpus; i++)
+        cpus[i].node = numa_node_of_cpu(i);
+}
+
+static void finish(void)
+{
+    if (opts.ktest[0])
+        ktest_run(opts.ktest);
+    if (opts.poweroff) {
+        kprintf("poweroff: boot finished, powering off\n");
+        machine_poweroff();
+    }
+    kprintf("boot finished; idle (add 'poweroff' to the command line to power off)\n");
+}
 
 void kmain(uint32_t magic, uint32_t info)
 {
     console_init();
-    kprintf("Tempest: magic %x info %x\n", magic, info);
-    for (;;)
-        halt();
+    cpu_early_init();
+    kprintf("Tempest: an SVR4 MP-style kernel for x86-64 SMP/NUMA\n");
+    if (!multiboot_parse(magic, info))
+        panic("not booted by Multiboot2");
+    kprintf("boot: loader '%s', command line '%s'\n", bootinfo.loader, bootinfo.cmdline);
+    options_parse(&opts, bootinfo.cmdline);
+
+    paddr_t phys_end = collect_usable();
+    pmap_init(phys_end);
+    acpi_init(bootinfo.have_rsdp ? bootinfo.rsdp : NULL);
+    number_cpus();
+    numa_init(&acpi, usable, nusable);
+    assign_nodes();
+    page_init();
+    kmem_init();
+
+    cpu_init_tables(&cpus[0]);
+    cpu_features_init();
+    clock_init(acpi.hpet_phys);
+    lapic_init(acpi.lapic_phys);
+    lapic_timer_calibrate();
+    ioapic_init(&acpi);
+
+    options_validate(&opts, ncpus);
+    options_print(&opts);
+
+    int online = smp_start_aps();
+    kprintf("smp: %d cpus online\n", online);
+    numa_print();
+    lapic_timer_start(TICK_HZ);
+    intr_enable();
+
+    finish();
+    cpu_idle_loop();
 }

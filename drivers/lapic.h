@@ -1,0 +1,22 @@
+/* Local APIC (xAPIC or x2APIC), IPIs and the per-CPU timer. */
+#ifndef DRIVERS_LAPIC_H
+#define DRIVERS_LAPIC_H
+
+#include <kern/types.h>
+
+void lapic_init(paddr_t phys);      /* on each CPU */
+bool lapic_ready(void);
+bool lapic_x2apic(void);
+uint32_t lapic_id(void);
+void lapic_eoi(void);
+void lapic_send_ipi(uint32_t apic_id, int vector);
+void lapic_send_ipi_all_but_self(int vector);
+void lapic_send_init(uint32_t apic_id);
+void lapic_send_sipi(uint32_t apic_id, int page);
+
+/* Calibrate the timer against the reference clock (boot CPU, once), then
+ * start it periodic at hz on the calling CPU. */
+void lapic_timer_calibrate(void);
+void lapic_timer_start(int hz);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * The ktest runner.  Tests live in the .ktests section (see ktest.h).  A
+ * boot-CPU test runs once; an all-CPU test runs on every online CPU at the
+ * same time through smp_call_all and passes only if it passed everywhere.
+ * The first failure message of each CPU is kept in fail_msg[cpu] (written
+ * only by that CPU while the test runs, read by the runner after).
+ */
+#include <kern/ktest.h>
+#include <kern/kprintf.h>
+#include <kern/options.h>
+#include <kern/cpu.h>
+#include <kern/smp.h>
+#include <kern/arch.h>
+#include <kern/string.h>
+
+extern const struct ktest __ktest_start[], __ktest_end[];
+
+static char fail_msg[MAX_CPUS][160];
+static int results[MAX_CPUS];
+
+void ktest_fail(const char *fmt, ...)
+{
+    char *m = fail_msg[cpu_id()];
+    if (m[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof fail_msg[0], fmt, ap);
+    va_end(ap);
+}
+
+static volatile int barrier_count, barrier_gen;
+
+void ktest_barrier(void)
+{
+    int gen = __atomic_load_n(&barrier_gen, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&barrier_count, 1, __ATOMIC_ACQ_REL) == ncpus_online) {
+        barrier_count = 0;
+        __atomic_store_n(&barrier_gen, gen + 1, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&barrier_gen, __ATOMIC_ACQUIRE) == gen)
+        cpu_relax();
+}
+
+static void run_on_cpu(void *arg)
+{
+    const struct ktest *t = arg;
+    results[cpu_id()] = t->fn();
+}
+
+static bool run_one(const struct ktest *t, char *why, size_t n)
+{
+    memset(fail_msg, 0, sizeof fail_msg);
+    memset(results, 0, sizeof results);
+    if (t->flags & KTEST_F_ALL_CPUS) {
+        barrier_count = 0;
+        smp_call_all(run_on_cpu, (void *)t);
+    } else {
+        results[cpu_id()] = t->fn();
+    }
+    for (int c = 0; c < ncpus; c++) {
+        if (results[c] == 0 && !fail_msg[c][0])
+            continue;
+        snprintf(why, n, "cpu %d: %s", c, fail_msg[c][0] ? fail_msg[c] : "returned failure");
+        return false;
+    }
+    return true;
+}
+
+int ktest_run(const char *list)
+{
+    int passed = 0, failed = 0;
+    kprintf("ktest: running '%s' on %d cpus\n", list, ncpus_online);
+    for (const struct ktest *t = __ktest_start; t < __ktest_end; t++) {
+        if (!option_list_has(list, t->name))
+            continue;
+        char why[200];
+        if (run_one(t, why, sizeof why)) {
+            kprintf("ktest: PASS %s\n", t->name);
+            passed++;
+        } else {
+            kprintf("ktest: FAIL %s: %s\n", t->name, why);
+            failed++;
+        }
+    }
+    /* Names asked for that no test has are failures too. */
+    if (strcmp(list, "all") != 0) {
+        for (const char *p = list; *p;) {
+            const char *end = strchr(p, ',');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            bool found = false;
+            for (const struct ktest *t = __ktest_start; t < __ktest_end; t++)
+                if (strlen(t->name) == len && strncmp(t->name, p, len) == 0)
+                    found = true;
+            if (!found && len) {
+                kprintf("ktest: FAIL %.*s: no such test\n", (int)len, p);
+                failed++;
+            }
+            if (!end)
+                break;
+            p = end + 1;
+        }
+    }
+    kprintf("ktest: %d passed, %d failed\n", passed, failed);
+    return failed;
+}

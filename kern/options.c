@@ -1,0 +1,265 @@
+/*
+ * Command-line parsing.  The command line is a blank-separated list of
+ * words, each either NAME=VALUE or a bare NAME (a flag, meaning on).
+ * One table describes every option: its kind, where it is stored, its
+ * default and its legal values.  Unknown names and bad values are reported
+ * with the option's default kept, never fatal: a typo on the GRUB line must
+ * not stop a boot.
+ *
+ * Later issues add options by adding rows to option_table.
+ */
+#include <kern/options.h>
+#include <kern/kprintf.h>
+#include <kern/string.h>
+
+struct options opts;
+
+enum opt_kind { OPT_CHOICE, OPT_BOOL, OPT_CLUSTER, OPT_STRING };
+
+struct option_desc {
+    const char *name;
+    enum opt_kind kind;
+    size_t offset;              /* into struct options */
+    size_t size;                /* OPT_STRING: buffer size */
+    const char *const *choices; /* OPT_CHOICE: NULL-terminated */
+    int def;
+};
+
+static const char *const lock_names[] = { "spin", "mcs", "h2mcs", NULL };
+static const char *const cache_names[] = { "single", "hashfree", "ssac", NULL };
+static const char *const sched_names[] = { "global", "percpu", "cluster", NULL };
+static const char *const wakeup_names[] = { "all", "one", NULL };
+static const char *const lockstat_names[] = { "off", "on", "contended", NULL };
+static const char *const bool_names[] = { "off", "on", NULL };
+
+#define CHOICE(n, field, names, d) { n, OPT_CHOICE, offsetof(struct options, field), 0, names, d }
+#define BOOL(n, field, d) { n, OPT_BOOL, offsetof(struct options, field), 0, bool_names, d }
+#define STRING(n, field) { n, OPT_STRING, offsetof(struct options, field), sizeof(((struct options *)0)->field), NULL, 0 }
+
+static const struct option_desc option_table[] = {
+    CHOICE("lock", lock, lock_names, LOCK_SPIN),
+    CHOICE("cache", cache, cache_names, CACHE_SSAC),
+    CHOICE("sched", sched, sched_names, SCHED_PERCPU),
+    { "cluster", OPT_CLUSTER, offsetof(struct options, cluster), 0, NULL, 0 },
+    CHOICE("wakeup", wakeup, wakeup_names, WAKEUP_ONE),
+    CHOICE("lockstat", lockstat, lockstat_names, LOCKSTAT_ON),
+    BOOL("syncwrites", syncwrites, 1),
+    BOOL("witness", witness, 0),
+    BOOL("poweroff", poweroff, 0),
+    BOOL("lockdump", lockdump, 0),
+    STRING("ktest", ktest),
+    STRING("kbench", kbench),
+    STRING("root", root),
+};
+
+static int *int_field(struct options *o, const struct option_desc *d)
+{
+    return (int *)((char *)o + d->offset);
+}
+
+static char *str_field(struct options *o, const struct option_desc *d)
+{
+    return (char *)o + d->offset;
+}
+
+static void set_defaults(struct options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+        if (option_table[i].kind != OPT_STRING)
+            *int_field(o, &option_table[i]) = option_table[i].def;
+}
+
+static const struct option_desc *find_option(const char *name, size_t len)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(option_table); i++)
+        if (strlen(option_table[i].name) == len && strncmp(option_table[i].name, name, len) == 0)
+            return &option_table[i];
+    return NULL;
+}
+
+static int find_choice(const char *const *choices, const char *val)
+{
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(choices[i], val) == 0)
+            return i;
+    return -1;
+}
+
+static bool parse_uint(const char *s, int *out)
+{
+    int v = 0;
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000)
+            return false;
+        v = v * 10 + (*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+static void format_value(const struct options *o, const struct option_desc *d, char *buf, size_t n)
+{
+    const int *iv = (const int *)((const char *)o + d->offset);
+    switch (d->kind) {
+    case OPT_CHOICE:
+    case OPT_BOOL:
+        snprintf(buf, n, "%s", d->choices[*iv]);
+        break;
+    case OPT_CLUSTER:
+        if (*iv == 0)
+            snprintf(buf, n, "node");
+        else
+            snprintf(buf, n, "%d", *iv);
+        break;
+    case OPT_STRING:
+        snprintf(buf, n, "%s", (const char *)o + d->offset);
+        break;
+    }
+}
+
+static void report_bad(struct options *o, const struct option_desc *d, const char *val)
+{
+    char def[32];
+    format_value(o, d, def, sizeof def);
+    kprintf("options: bad value '%s' for %s=, using %s\n", val, d->name, def);
+}
+
+/* Apply one NAME=VALUE (value NULL for a bare word).  Returns 0 or 1 problem. */
+static int apply_word(struct options *o, const char *word, size_t len)
+{
+    char name[32], val[OPT_STR_MAX];
+    const char *eq = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (word[i] == '=') {
+            eq = word + i;
+            break;
+        }
+    size_t nlen = eq ? (size_t)(eq - word) : len;
+    const struct option_desc *d = find_option(word, nlen);
+    if (!d) {
+        snprintf(name, sizeof name, "%.*s", (int)MIN(nlen, sizeof name - 1), word);
+        kprintf("options: unknown option '%s', ignored\n", name);
+        return 1;
+    }
+    if (eq) {
+        size_t vlen = len - nlen - 1;
+        if (vlen >= sizeof val) {
+            kprintf("options: value for %s= is too long, ignored\n", d->name);
+            return 1;
+        }
+        memcpy(val, eq + 1, vlen);
+        val[vlen] = 0;
+    } else if (d->kind == OPT_BOOL) {
+        strlcpy(val, "on", sizeof val);
+    } else {
+        kprintf("options: %s needs a value (%s=...), ignored\n", d->name, d->name);
+        return 1;
+    }
+
+    int *iv = int_field(o, d);
+    int n;
+    switch (d->kind) {
+    case OPT_CHOICE:
+        if ((n = find_choice(d->choices, val)) < 0)
+            break;
+        *iv = n;
+        return 0;
+    case OPT_BOOL:
+        n = find_choice(bool_names, val);
+        if (n < 0 && strcmp(val, "1") == 0)
+            n = 1;
+        if (n < 0 && strcmp(val, "0") == 0)
+            n = 0;
+        if (n < 0)
+            break;
+        *iv = n;
+        return 0;
+    case OPT_CLUSTER:
+        if (strcmp(val, "node") == 0) {
+            *iv = 0;
+            return 0;
+        }
+        if (parse_uint(val, &n) && n >= 1) {
+            *iv = n;
+            return 0;
+        }
+        break;
+    case OPT_STRING:
+        if (strlen(val) < d->size) {
+            strlcpy(str_field(o, d), val, d->size);
+            return 0;
+        }
+        break;
+    }
+    report_bad(o, d, val);
+    return 1;
+}
+
+int options_parse(struct options *o, const char *cmdline)
+{
+    int problems = 0;
+    set_defaults(o);
+    if (!cmdline)
+        return 0;
+    const char *p = cmdline;
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *start = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        if (p > start)
+            problems += apply_word(o, start, (size_t)(p - start));
+    }
+    return problems;
+}
+
+int options_validate(struct options *o, int ncpus)
+{
+    if (o->cluster > ncpus) {
+        kprintf("options: bad value '%d' for cluster= (this machine has %d cpus), using node\n",
+                o->cluster, ncpus);
+        o->cluster = 0;
+        return 1;
+    }
+    return 0;
+}
+
+int options_format(const struct options *o, char *buf, size_t n)
+{
+    size_t len = 0;
+    len += snprintf(buf, n, "options:");
+    for (size_t i = 0; i < ARRAY_SIZE(option_table) && len < n; i++) {
+        char v[OPT_STR_MAX];
+        format_value(o, &option_table[i], v, sizeof v);
+        len += snprintf(buf + len, n - len, " %s=%s", option_table[i].name, v);
+    }
+    return (int)len;
+}
+
+void options_print(const struct options *o)
+{
+    char buf[512];
+    options_format(o, buf, sizeof buf);
+    kprintf("%s\n", buf);
+}
+
+bool option_list_has(const char *list, const char *name)
+{
+    size_t nlen = strlen(name);
+    if (strcmp(list, "all") == 0)
+        return true;
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == nlen && strncmp(p, name, len) == 0)
+            return true;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return false;
+}

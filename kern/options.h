@@ -1,0 +1,53 @@
+/*
+ * Kernel command-line options (DESIGN §3).  Parsed once on the boot CPU
+ * before any other CPU starts; read-only afterwards, so no lock.
+ */
+#ifndef KERN_OPTIONS_H
+#define KERN_OPTIONS_H
+
+#include <kern/types.h>
+
+enum lock_algo { LOCK_SPIN, LOCK_MCS, LOCK_H2MCS };
+enum cache_model { CACHE_SINGLE, CACHE_HASHFREE, CACHE_SSAC };
+enum sched_model { SCHED_GLOBAL, SCHED_PERCPU, SCHED_CLUSTER };
+enum wakeup_mode { WAKEUP_ALL, WAKEUP_ONE };
+enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_ON, LOCKSTAT_CONTENDED };
+
+#define OPT_STR_MAX 160
+
+struct options {
+    int lock;           /* enum lock_algo */
+    int cache;          /* enum cache_model */
+    int sched;          /* enum sched_model */
+    int cluster;        /* CPUs per cluster; 0 means "node" */
+    int wakeup;         /* enum wakeup_mode */
+    int lockstat;       /* enum lockstat_mode */
+    int syncwrites;     /* bool */
+    int witness;        /* bool */
+    int poweroff;       /* bool: power off when boot and tests finish */
+    int lockdump;       /* bool: print lock statistics before power-off */
+    char ktest[OPT_STR_MAX];    /* "", "all", or a comma list of test names */
+    char kbench[OPT_STR_MAX];   /* "", or a comma list of benchmark names */
+    char root[32];              /* root device (a later issue) */
+};
+
+extern struct options opts;
+#define opt_poweroff (opts.poweroff)
+
+/* Parse a command line into o (starting from the defaults).  Problems are
+ * reported on the console and the default kept.  Returns the number of
+ * problems found. */
+int options_parse(struct options *o, const char *cmdline);
+
+/* Checks that need the CPU count (cluster=); call once it is known. */
+int options_validate(struct options *o, int ncpus);
+
+/* Print "options: name=value ..." with every effective value. */
+void options_print(const struct options *o);
+/* Format the same into buf. */
+int options_format(const struct options *o, char *buf, size_t n);
+
+/* Whether name is in the comma list (or the list is "all"). */
+bool option_list_has(const char *list, const char *name);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * panic: report, stop every CPU, and power off when asked.
+ *
+ * The first CPU to panic wins panicking; it breaks the console lock (a
+ * stopped CPU may hold it), prints "PANIC: message" at the start of a line
+ * (the harnesses look for that), the registers if a trap caused it, and a
+ * symbolized backtrace, then sends VEC_PANIC to every other CPU, which halt
+ * with interrupts off.  With the "poweroff" option it then writes a status
+ * to QEMU's isa-debug-exit port (QEMU exits non-zero) and falls back to an
+ * ACPI power-off; without it the machine halts so it can be inspected.
+ * A second panic on another CPU, or a nested one, just halts.
+ */
+#include <kern/panic.h>
+#include <kern/kprintf.h>
+#include <kern/ksyms.h>
+#include <kern/arch.h>
+#include <kern/cpu.h>
+#include <kern/trap.h>
+#include <kern/options.h>
+#include <drivers/lapic.h>
+#include <drivers/acpi.h>
+
+volatile int panicking;
+
+static void print_addr(uint64_t addr)
+{
+    uint64_t off;
+    const char *name = ksym_lookup(addr, &off);
+    if (name)
+        kprintf("  [<%016lx>] %s+0x%lx\n", addr, name, off);
+    else
+        kprintf("  [<%016lx>] ?\n", addr);
+}
+
+static bool kernel_text(uint64_t a)
+{
+    extern char _text_start[], _text_end[];
+    return a >= (uint64_t)_text_start && a < (uint64_t)_text_end;
+}
+
+static bool kernel_stack_addr(uint64_t a)
+{
+    return a >= DIRECT_MAP && (a & 7) == 0;
+}
+
+void backtrace_from(uint64_t rbp, uint64_t rip)
+{
+    kprintf("backtrace:\n");
+    if (rip)
+        print_addr(rip);
+    for (int depth = 0; depth < 32 && kernel_stack_addr(rbp); depth++) {
+        uint64_t *frame = (uint64_t *)rbp;
+        uint64_t ret = frame[1];
+        if (!kernel_text(ret))
+            break;
+        print_addr(ret - 1);
+        if (frame[0] <= rbp)
+            break;
+        rbp = frame[0];
+    }
+}
+
+void backtrace(void)
+{
+    backtrace_from((uint64_t)__builtin_frame_address(0), 0);
+}
+
+void machine_poweroff(void)
+{
+    intr_disable();
+    acpi_poweroff();
+    for (;;)
+        halt();
+}
+
+static void stop_others(void)
+{
+    if (lapic_ready())
+        lapic_send_ipi_all_but_self(VEC_PANIC);
+}
+
+static __noreturn void panic_finish(void)
+{
+    kprintf("PANIC: cpu %d stopped the machine\n", this_cpu()->id);
+    if (opt_poweroff) {
+        outb(0xF4, 1);           /* QEMU isa-debug-exit: exit status 3 */
+        machine_poweroff();
+    }
+    for (;;)
+        halt();
+}
+
+static bool panic_enter(void)
+{
+    intr_disable();
+    if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST)) {
+        for (;;)
+            halt();
+    }
+    console_break_lock();
+    stop_others();
+    return true;
+}
+
+void panic(const char *fmt, ...)
+{
+    panic_enter();
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kprintf("\nPANIC: %s\n", msg);
+    backtrace_from((uint64_t)__builtin_frame_address(0), 0);
+    panic_finish();
+}
+
+void panic_trap(const struct trapframe *tf, const char *what)
+{
+    panic_enter();
+    kprintf("\nPANIC: %s on cpu %d\n", what, this_cpu()->id);
+    trap_print_frame(tf);
+    backtrace_from(tf->rbp, tf->rip);
+    panic_finish();
+}

@@ -1,0 +1,25 @@
+/* panic, assertions, backtraces, and stopping the machine. */
+#ifndef KERN_PANIC_H
+#define KERN_PANIC_H
+
+#include <kern/types.h>
+
+struct trapframe;
+
+void panic(const char *fmt, ...) __noreturn __attribute__((format(printf, 1, 2)));
+/* The panic path for a trap: print the frame, then as panic(). */
+void panic_trap(const struct trapframe *tf, const char *what) __noreturn;
+
+/* Print a symbolized backtrace starting from frame pointer rbp. */
+void backtrace_from(uint64_t rbp, uint64_t rip);
+void backtrace(void);
+
+/* Power the machine off (ACPI), or halt forever if that fails. */
+void machine_poweroff(void) __noreturn;
+
+extern volatile int panicking;
+
+#define assert(cond) \
+    do { if (unlikely(!(cond))) panic("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__); } while (0)
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * Bringing up the application processors, and cross-CPU calls.
+ *
+ * Theory.  The MADT lists the processors; logical CPU numbers follow its
+ * order with the boot CPU moved to 0.  Each AP is started in turn with
+ * INIT-SIPI-SIPI (Intel SDM Vol. 3, "MP initialization") through the
+ * trampoline in boot/trampoline.asm, which is given the kernel page tables,
+ * a fresh stack from the AP's own node, and ap_main.  The boot CPU then
+ * waits for the AP to mark itself online.  That wait is patient (seconds
+ * of reference-clock time, re-sending the SIPI once): under QEMU's icount
+ * mode vCPUs run in long turns, so an AP can take a long time to reach its
+ * first instruction.
+ *
+ * Cross-CPU calls use a one-slot mailbox per CPU (call_fn, call_arg,
+ * call_seq, call_done in struct cpu) and the VEC_CALL IPI.  call_lock
+ * serializes callers, so a slot is never overwritten while busy.  Panic
+ * stops the other CPUs with an NMI instead, which cannot be masked.
+ */
+#include <kern/smp.h>
+#include <kern/cpu.h>
+#include <kern/arch.h>
+#include <kern/trap.h>
+#include <kern/string.h>
+#include <kern/kprintf.h>
+#include <kern/panic.h>
+#include <kern/rawlock.h>
+#include <kern/vm/page.h>
+#include <kern/vm/pmap.h>
+#include <kern/numa.h>
+#include <drivers/lapic.h>
+#include <drivers/timer.h>
+
+#define TRAMP_BASE 0x8000
+#define AP_START_TIMEOUT_US 10000000     /* 10 s of reference-clock time */
+
+extern char tramp_start[], tramp_end[];
+
+struct tramp_data {
+    uint64_t efer, cr3, stack, entry, arg;
+};
+
+static rawlock_t call_lock = RAWLOCK_INIT;
+
+void cpu_features_init(void)
+{
+    /* SSE state for user programs (the kernel itself uses none). */
+    uint64_t cr0 = read_cr0();
+    cr0 &= ~(1UL << 2);         /* EM off */
+    cr0 |= 1UL << 1;            /* MP */
+    __asm__ volatile("mov %0, %%cr0" :: "r"(cr0));
+    write_cr4(read_cr4() | (1UL << 9) | (1UL << 10));  /* OSFXSR, OSXMMEXCPT */
+}
+
+static void call_handler(struct trapframe *tf, void *unused)
+{
+    struct cpu *c = this_cpu();
+    uint64_t seq = c->call_seq;
+    void (*fn)(void *) = c->call_fn;
+    if (fn && c->call_done != seq) {
+        fn(c->call_arg);
+        __atomic_store_n(&c->call_done, seq, __ATOMIC_RELEASE);
+    }
+}
+
+static void timer_handler(struct trapframe *tf, void *unused)
+{
+    this_cpu()->ticks++;
+}
+
+static void post_call(struct cpu *c, void (*fn)(void *), void *arg)
+{
+    c->call_fn = fn;
+    c->call_arg = arg;
+    __atomic_add_fetch(&c->call_seq, 1, __ATOMIC_RELEASE);
+    lapic_send_ipi(c->apic_id, VEC_CALL);
+}
+
+static void wait_call(struct cpu *c)
+{
+    while (__atomic_load_n(&c->call_done, __ATOMIC_ACQUIRE) != c->call_seq)
+        cpu_relax();
+}
+
+void smp_call_all(void (*fn)(void *), void *arg)
+{
+    rawlock_acquire(&call_lock);
+    struct cpu *me = this_cpu();
+    for (int i = 0; i < ncpus; i++)
+        if (cpus[i].online && &cpus[i] != me)
+            post_call(&cpus[i], fn, arg);
+    fn(arg);
+    for (int i = 0; i < ncpus; i++)
+        if (cpus[i].online && &cpus[i] != me)
+            wait_call(&cpus[i]);
+    rawlock_release(&call_lock);
+}
+
+void smp_call_one(int cpu, void (*fn)(void *), void *arg)
+{
+    if (&cpus[cpu] == this_cpu()) {
+        fn(arg);
+        return;
+    }
+    rawlock_acquire(&call_lock);
+    post_call(&cpus[cpu], fn, arg);
+    wait_call(&cpus[cpu]);
+    rawlock_release(&call_lock);
+}
+
+void cpu_idle_loop(void)
+{
+    for (;;)
+        __asm__ volatile("sti; hlt; cli" ::: "memory");
+}
+
+static __noreturn void ap_main(struct cpu *c)
+{
+    cpu_init_tables(c);
+    cpu_features_init();
+    lapic_init(0);
+    __atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&ncpus_online, 1, __ATOMIC_SEQ_CST);
+    lapic_timer_start(TICK_HZ);
+    cpu_idle_loop();
+}
+
+static void *ap_stack(int node)
+{
+    struct page *p = page_alloc_node(2, node);      /* 16 KiB */
+    if (!p)
+        panic("smp: no memory for a CPU stack");
+    return (char *)page_to_virt(p) + KSTACK_SIZE;
+}
+
+static bool wait_online(struct cpu *c, uint64_t us)
+{
+    for (uint64_t waited = 0; waited < us; waited += 100) {
+        if (__atomic_load_n(&c->online, __ATOMIC_ACQUIRE))
+            return true;
+        clock_spin_us(100);
+    }
+    return __atomic_load_n(&c->online, __ATOMIC_ACQUIRE);
+}
+
+static bool start_ap(struct cpu *c)
+{
+    size_t len = (size_t)(tramp_end - tramp_start);
+    uint8_t *tramp = phys_to_virt(TRAMP_BASE);
+    memcpy(tramp, tramp_start, len);
+    struct tramp_data *d = (struct tramp_data *)(tramp + len - sizeof *d);
+    d->efer = rdmsr(MSR_EFER) & ((1UL << 8) | (1UL << 11));
+    d->cr3 = pmap_kernel_root();
+    d->stack = (uint64_t)ap_stack(c->node);
+    d->entry = (uint64_t)ap_main;
+    d->arg = (uint64_t)c;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+
+    lapic_send_init(c->apic_id);
+    clock_spin_us(10000);
+    lapic_send_sipi(c->apic_id, TRAMP_BASE >> 12);
+    if (wait_online(c, 1000))
+        return true;
+    lapic_send_sipi(c->apic_id, TRAMP_BASE >> 12);
+    return wait_online(c, AP_START_TIMEOUT_US);
+}
+
+int smp_start_aps(void)
+{
+    trap_set_handler(VEC_CALL, call_handler, NULL);
+    trap_set_handler(VEC_TIMER, timer_handler, NULL);
+    ncpus_online = 1;
+    cpus[0].online = true;
+    for (int i = 1; i < ncpus; i++) {
+        if (!start_ap(&cpus[i]))
+            kprintf("smp: cpu %d (apic %u) did not start\n", i, cpus[i].apic_id);
+    }
+    return ncpus_online;
+}

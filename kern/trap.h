@@ -1,0 +1,52 @@
+/* Traps, exceptions and interrupt dispatch. */
+#ifndef KERN_TRAP_H
+#define KERN_TRAP_H
+
+#include <kern/types.h>
+
+#define T_DIVIDE     0
+#define T_DEBUG      1
+#define T_NMI        2
+#define T_BREAKPOINT 3
+#define T_OVERFLOW   4
+#define T_BOUND      5
+#define T_INVALIDOP  6
+#define T_NODEVICE   7
+#define T_DOUBLE     8
+#define T_TSS        10
+#define T_SEGMENT    11
+#define T_STACK      12
+#define T_GPF        13
+#define T_PAGEFAULT  14
+#define T_FPU        16
+#define T_ALIGN      17
+#define T_MCE        18
+#define T_SIMD       19
+
+/* Interrupt vectors used by the kernel. */
+#define IRQ_BASE         32      /* IOAPIC pins 0..23 -> 32..55 */
+#define VEC_TIMER        0xE0    /* LAPIC timer */
+#define VEC_CALL         0xE1    /* cross-CPU function call */
+#define VEC_WAKE         0xE2    /* wake an idle CPU (reschedule) */
+#define VEC_TLB          0xE3    /* TLB shootdown (a later issue) */
+#define VEC_PANIC        0xFD    /* stop: another CPU panicked */
+#define VEC_SPURIOUS     0xFF
+
+/* The register frame built by boot/isr.asm; layout must match it. */
+struct trapframe {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t vector, error;
+    uint64_t rip, cs, rflags, rsp, ss;
+};
+
+extern uint64_t trap_vectors[256];
+
+typedef void (*irq_handler_t)(struct trapframe *tf, void *arg);
+/* Install a handler for a vector (interrupts, not exceptions). */
+void trap_set_handler(int vector, irq_handler_t fn, void *arg);
+
+void trap(struct trapframe *tf);
+void trap_print_frame(const struct trapframe *tf);
+
+#endif

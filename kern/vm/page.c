@@ -1,0 +1,323 @@
+/*
+ * Physical page allocator: a binary buddy allocator per NUMA node, with a
+ * small per-CPU cache of single pages in front of it.
+ *
+ * Theory.  Every page frame has a struct page in page_array (indexed by
+ * frame number).  Each node owns the frames its SRAT ranges cover and keeps
+ * free blocks of 2^order pages on free lists per order.  An allocation asks
+ * the calling CPU's node first and then the other nodes in increasing SLIT
+ * distance (SALSA's and Tornado's locality lesson: memory near the CPU
+ * that will touch it).  Single pages, the common case, come from a per-CPU
+ * cache of up to PCP_HIGH pages refilled and drained in batches, so most
+ * page allocations take no shared lock at all.
+ *
+ * Locks.  node->lock (a raw spin lock taken with interrupts off) protects
+ * the node's free lists, nfree, and the flags/order of free blocks.  The
+ * per-CPU cache is touched only by its own CPU with interrupts off.  The
+ * node lock is a leaf.  (It is raw, not a classed lock of kern/lock.c,
+ * because page allocation is needed before the lock family is up; its
+ * contention is small by construction.)
+ */
+#include <kern/vm/page.h>
+#include <kern/vm/pmap.h>
+#include <kern/multiboot.h>
+#include <kern/numa.h>
+#include <kern/cpu.h>
+#include <kern/rawlock.h>
+#include <kern/kprintf.h>
+#include <kern/panic.h>
+#include <kern/string.h>
+
+struct page *page_array;
+uint64_t max_pfn;
+
+struct free_area {
+    struct page head;           /* circular list sentinel */
+};
+
+struct page_node {
+    rawlock_t lock;
+    uint64_t nfree;                             /* pages free, under lock */
+    uint64_t ntotal;                            /* [boot] */
+    struct free_area area[PAGE_MAX_ORDER];      /* under lock */
+    int fallback[MAX_NODES];                    /* [boot] nodes by distance */
+} __cacheline;
+
+static struct page_node page_nodes[MAX_NODES];
+
+#define PCP_HIGH  64
+#define PCP_BATCH 16
+
+struct pcp {
+    int count;
+    struct page *pages[PCP_HIGH];
+} __cacheline;
+
+static struct pcp pcps[MAX_CPUS];
+static bool pcp_enabled;
+
+static void list_init(struct page *h) { h->next = h->prev = h; }
+static bool list_empty(const struct page *h) { return h->next == h; }
+
+static void list_add(struct page *h, struct page *p)
+{
+    p->next = h->next;
+    p->prev = h;
+    h->next->prev = p;
+    h->next = p;
+}
+
+static void list_del(struct page *p)
+{
+    p->prev->next = p->next;
+    p->next->prev = p->prev;
+    p->next = p->prev = NULL;
+}
+
+/* Return a block to its node's lists, merging with free buddies. */
+static void free_block_locked(struct page_node *pn, struct page *p, unsigned order)
+{
+    uint64_t pfn = page_to_pfn(p);
+    pn->nfree += 1UL << order;
+    while (order < PAGE_MAX_ORDER - 1) {
+        uint64_t buddy_pfn = pfn ^ (1UL << order);
+        if (buddy_pfn >= max_pfn)
+            break;
+        struct page *b = pfn_to_page(buddy_pfn);
+        if (!(b->flags & PG_FREE) || b->order != order || b->node != p->node)
+            break;
+        list_del(b);
+        b->flags &= ~PG_FREE;
+        pfn &= ~(1UL << order);
+        order++;
+    }
+    struct page *head = pfn_to_page(pfn);
+    head->flags |= PG_FREE;
+    head->order = order;
+    list_add(&pn->area[order].head, head);
+}
+
+static struct page *alloc_block_locked(struct page_node *pn, unsigned order)
+{
+    unsigned o = order;
+    while (o < PAGE_MAX_ORDER && list_empty(&pn->area[o].head))
+        o++;
+    if (o == PAGE_MAX_ORDER)
+        return NULL;
+    struct page *p = pn->area[o].head.next;
+    list_del(p);
+    p->flags &= ~PG_FREE;
+    /* Split: give back the upper halves. */
+    while (o > order) {
+        o--;
+        struct page *half = p + (1UL << o);
+        half->flags |= PG_FREE;
+        half->order = o;
+        list_add(&pn->area[o].head, half);
+    }
+    p->order = order;
+    pn->nfree -= 1UL << order;
+    return p;
+}
+
+static struct page *node_alloc(int node, unsigned order)
+{
+    struct page_node *pn = &page_nodes[node];
+    uint64_t f = rawlock_acquire_irqsave(&pn->lock);
+    struct page *p = alloc_block_locked(pn, order);
+    rawlock_release_irqrestore(&pn->lock, f);
+    return p;
+}
+
+static void node_free(struct page *p, unsigned order)
+{
+    struct page_node *pn = &page_nodes[p->node];
+    uint64_t f = rawlock_acquire_irqsave(&pn->lock);
+    free_block_locked(pn, p, order);
+    rawlock_release_irqrestore(&pn->lock, f);
+}
+
+static struct page *alloc_from_nodes(unsigned order, int node)
+{
+    struct page_node *home = &page_nodes[node];
+    for (int i = 0; i < numa_nnodes; i++) {
+        struct page *p = node_alloc(home->fallback[i], order);
+        if (p)
+            return p;
+    }
+    return NULL;
+}
+
+/* Refill this CPU's cache with a batch from its node (or the nearest). */
+static void pcp_refill(struct pcp *c, int node)
+{
+    while (c->count < PCP_BATCH) {
+        struct page *p = alloc_from_nodes(0, node);
+        if (!p)
+            break;
+        c->pages[c->count++] = p;
+    }
+}
+
+static void pcp_drain(struct pcp *c, int keep)
+{
+    while (c->count > keep)
+        node_free(c->pages[--c->count], 0);
+}
+
+static struct page *pcp_alloc(void)
+{
+    uint64_t f = intr_save();
+    struct cpu *cpu = this_cpu();
+    struct pcp *c = &pcps[cpu->id];
+    if (c->count == 0)
+        pcp_refill(c, cpu->node);
+    struct page *p = c->count ? c->pages[--c->count] : NULL;
+    intr_restore(f);
+    return p;
+}
+
+static void pcp_free(struct page *p)
+{
+    uint64_t f = intr_save();
+    struct cpu *cpu = this_cpu();
+    struct pcp *c = &pcps[cpu->id];
+    if (p->node != cpu->node) {
+        node_free(p, 0);        /* keep the cache node-local */
+    } else {
+        c->pages[c->count++] = p;
+        if (c->count == PCP_HIGH)
+            pcp_drain(c, PCP_HIGH - PCP_BATCH);
+    }
+    intr_restore(f);
+}
+
+struct page *page_alloc_node(unsigned order, int node)
+{
+    if (order >= PAGE_MAX_ORDER)
+        return NULL;
+    if (node < 0 || node >= numa_nnodes)
+        node = 0;
+    return alloc_from_nodes(order, node);
+}
+
+struct page *page_alloc(unsigned order)
+{
+    if (order == 0 && pcp_enabled)
+        return pcp_alloc();
+    return page_alloc_node(order, this_cpu()->node);
+}
+
+void page_free(struct page *p, unsigned order)
+{
+    p->owner = NULL;
+    p->flags &= ~(PG_SLAB | PG_LARGE);
+    if (order == 0 && pcp_enabled)
+        pcp_free(p);
+    else
+        node_free(p, order);
+}
+
+void *page_alloc_zeroed_va(void)
+{
+    struct page *p = page_alloc(0);
+    if (!p)
+        return NULL;
+    void *va = page_to_virt(p);
+    memset(va, 0, PAGE_SIZE);
+    return va;
+}
+
+uint64_t page_free_count(int node)
+{
+    uint64_t n = READ_ONCE(page_nodes[node].nfree);
+    for (int i = 0; i < ncpus; i++)
+        if (cpus[i].node == node)
+            n += READ_ONCE(pcps[i].count);
+    return n;
+}
+
+/* Nodes ordered by distance from `node`, nearest (itself) first. */
+static void build_fallback(int node)
+{
+    int *order = page_nodes[node].fallback;
+    for (int i = 0; i < numa_nnodes; i++)
+        order[i] = i;
+    for (int i = 1; i < numa_nnodes; i++)
+        for (int j = i; j > 0; j--) {
+            int a = order[j - 1], b = order[j];
+            int da = a == node ? 0 : numa_distance(node, a);
+            int db = b == node ? 0 : numa_distance(node, b);
+            if (db >= da)
+                break;
+            order[j - 1] = b;
+            order[j] = a;
+        }
+}
+
+static bool page_is_free_ram(paddr_t pa, paddr_t early_lo, paddr_t early_hi)
+{
+    extern char _boot_start[], _kernel_end[];
+    if (pa < 0x100000)
+        return false;                       /* BIOS, trampoline */
+    if (pa >= (paddr_t)_boot_start && pa < virt_to_phys(_kernel_end))
+        return false;
+    if (pa >= early_lo && pa < early_hi)
+        return false;
+    return true;
+}
+
+static void add_range(paddr_t base, paddr_t end, paddr_t early_lo, paddr_t early_hi)
+{
+    for (paddr_t pa = ALIGN_UP(base, PAGE_SIZE); pa + PAGE_SIZE <= end; pa += PAGE_SIZE) {
+        struct page *p = pfn_to_page(pa >> PAGE_SHIFT);
+        int node = numa_node_of_paddr(pa);
+        p->node = node;
+        page_nodes[node].ntotal++;
+        if (!page_is_free_ram(pa, early_lo, early_hi))
+            continue;
+        p->flags &= ~PG_RESERVED;
+        free_block_locked(&page_nodes[node], p, 0);
+    }
+}
+
+void page_init(void)
+{
+    for (int i = 0; i < bootinfo.nranges; i++) {
+        const struct mb_range *r = &bootinfo.range[i];
+        if (r->type == 1)
+            max_pfn = MAX(max_pfn, (r->base + r->len) >> PAGE_SHIFT);
+    }
+    uint64_t bytes = ALIGN_UP(max_pfn * sizeof(struct page), PAGE_SIZE);
+    /* The frame array comes from the early allocator, which gives
+     * contiguous pages in the direct map as long as the RAM below 1 GiB is
+     * contiguous after the kernel, as it is on PC firmware. */
+    page_array = early_alloc_page();
+    for (uint64_t off = PAGE_SIZE; off < bytes; off += PAGE_SIZE) {
+        void *next = early_alloc_page();
+        if ((char *)next != (char *)page_array + off)
+            panic("page_init: RAM after the kernel is not contiguous");
+    }
+    for (uint64_t i = 0; i < max_pfn; i++)
+        page_array[i].flags = PG_RESERVED;
+    for (int n = 0; n < MAX_NODES; n++)
+        for (int o = 0; o < PAGE_MAX_ORDER; o++)
+            list_init(&page_nodes[n].area[o].head);
+
+    paddr_t early_lo, early_hi;
+    early_alloc_range(&early_lo, &early_hi);
+    early_alloc_finish();
+    for (int i = 0; i < bootinfo.nranges; i++) {
+        const struct mb_range *r = &bootinfo.range[i];
+        if (r->type == 1)
+            add_range(r->base, r->base + r->len, early_lo, early_hi);
+    }
+    for (int n = 0; n < numa_nnodes; n++)
+        build_fallback(n);
+    pcp_enabled = true;
+    uint64_t total = 0;
+    for (int n = 0; n < numa_nnodes; n++)
+        total += page_nodes[n].nfree;
+    kprintf("page: %lu MiB free in %d node%s, frame array %lu KiB\n",
+            total >> (20 - PAGE_SHIFT), numa_nnodes, numa_nnodes == 1 ? "" : "s", bytes >> 10);
+}
