@@ -94,10 +94,29 @@ static void assign_nodes(void)
         cpus[i].node = numa_node_of_cpu(i);
 }
 
+/* crash=KIND: fail on purpose, so tests can see the panic path work. */
+static void __attribute__((noinline)) crash_on_purpose(int kind)
+{
+    volatile int zero = 0;
+    switch (kind) {
+    case CRASH_PAGEFAULT:
+        *(volatile uint64_t *)0xFFFF8FFFFFFFF000UL = 1;   /* unmapped */
+        break;
+    case CRASH_DIVIDE:
+        __asm__ volatile("xorl %%edx, %%edx; movl $1, %%eax; divl %0"
+                         :: "r"(zero) : "eax", "edx");
+        break;
+    case CRASH_PANIC:
+        panic("crash=panic asked for a panic");
+    }
+}
+
 static void finish(void)
 {
     if (opts.ktest[0])
         ktest_run(opts.ktest);
+    if (opts.crash != CRASH_NONE)
+        crash_on_purpose(opts.crash);
     if (opts.poweroff) {
         kprintf("poweroff: boot finished, powering off\n");
         machine_poweroff();

@@ -12,6 +12,7 @@ enum cache_model { CACHE_SINGLE, CACHE_HASHFREE, CACHE_SSAC };
 enum sched_model { SCHED_GLOBAL, SCHED_PERCPU, SCHED_CLUSTER };
 enum wakeup_mode { WAKEUP_ALL, WAKEUP_ONE };
 enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_ON, LOCKSTAT_CONTENDED };
+enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC };
 
 #define OPT_STR_MAX 160
 
@@ -26,6 +27,7 @@ struct options {
     int witness;        /* bool */
     int poweroff;       /* bool: power off when boot and tests finish */
     int lockdump;       /* bool: print lock statistics before power-off */
+    int crash;          /* enum crash_kind: fault on purpose after boot (tests the panic path) */
     char ktest[OPT_STR_MAX];    /* "", "all", or a comma list of test names */
     char kbench[OPT_STR_MAX];   /* "", or a comma list of benchmark names */
     char root[32];              /* root device (a later issue) */
