@@ -44,13 +44,18 @@ $(DEPS_OK): tools/install-deps.sh
 	sh tools/install-deps.sh
 	@touch $@
 
+# V=1 shows the full commands.
+Q := $(if $(V),,@)
+
 $(BUILD)/%.o: %.c $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.asm.o: %.asm $(DEPS_OK)
 	@mkdir -p $(dir $@)
-	$(NASM) -f elf64 -g -F dwarf -MD $(@:.o=.d) $< -o $@
+	@$(if $(Q),echo "  NASM    $<")
+	$(Q)$(NASM) -f elf64 -g -F dwarf -MD $(@:.o=.d) $< -o $@
 
 # Two-pass link: the first pass has an empty symbol table; its symbols are
 # turned into the real table for the second.  .ksyms is placed last, so the
@@ -59,16 +64,17 @@ $(BUILD)/ksyms0.c: tools/mksyms.py
 	@mkdir -p $(BUILD)
 	$(PYTHON) tools/mksyms.py > $@
 $(BUILD)/ksyms0.o: $(BUILD)/ksyms0.c
-	$(CC) $(KCFLAGS) -c $< -o $@
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 $(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld
-	$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
 $(BUILD)/ksyms.c: $(BUILD)/kernel.pass1.elf tools/mksyms.py
-	nm -n $< > $(BUILD)/kernel.nm
-	$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm > $@
+	$(Q)nm -n $< > $(BUILD)/kernel.nm
+	$(Q)$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm > $@
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.c
-	$(CC) $(KCFLAGS) -c $< -o $@
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld
-	$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
+	@echo "  LD      $@"
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
 	@nm -n $@ | cmp -s - $(BUILD)/kernel.nm || \
 	  { nm -n $@ | grep -v ksym > $(BUILD)/kernel.nm2; grep -v ksym $(BUILD)/kernel.nm | cmp -s - $(BUILD)/kernel.nm2 || \
 	    { echo "symbol addresses moved between link passes"; exit 1; }; }
@@ -76,10 +82,11 @@ $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld
 # The default ISO boots with no options; harnesses make their own per-run
 # ISOs with tools/mkiso.sh so every run can carry its own command line.
 $(BUILD)/tempest.iso: $(BUILD)/kernel.elf tools/mkiso.sh
-	sh tools/mkiso.sh $< $@ ""
+	@echo "  ISO     $@"
+	$(Q)sh tools/mkiso.sh $< $@ ""
 
 $(BUILD)/compile_commands.json: Makefile $(CSRCS)
-	$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
+	$(Q)$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
 
 run: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT)

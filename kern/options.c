@@ -13,6 +13,9 @@
 #include <kern/string.h>
 
 struct options opts;
+bool options_verbose = true;
+
+#define report(...) do { if (options_verbose) kprintf(__VA_ARGS__); } while (0)
 
 enum opt_kind { OPT_CHOICE, OPT_BOOL, OPT_CLUSTER, OPT_STRING };
 
@@ -126,7 +129,7 @@ static void report_bad(struct options *o, const struct option_desc *d, const cha
 {
     char def[32];
     format_value(o, d, def, sizeof def);
-    kprintf("options: bad value '%s' for %s=, using %s\n", val, d->name, def);
+    report("options: bad value '%s' for %s=, using %s\n", val, d->name, def);
 }
 
 /* Apply one NAME=VALUE (value NULL for a bare word).  Returns 0 or 1 problem. */
@@ -143,13 +146,13 @@ static int apply_word(struct options *o, const char *word, size_t len)
     const struct option_desc *d = find_option(word, nlen);
     if (!d) {
         snprintf(name, sizeof name, "%.*s", (int)MIN(nlen, sizeof name - 1), word);
-        kprintf("options: unknown option '%s', ignored\n", name);
+        report("options: unknown option '%s', ignored\n", name);
         return 1;
     }
     if (eq) {
         size_t vlen = len - nlen - 1;
         if (vlen >= sizeof val) {
-            kprintf("options: value for %s= is too long, ignored\n", d->name);
+            report("options: value for %s= is too long, ignored\n", d->name);
             return 1;
         }
         memcpy(val, eq + 1, vlen);
@@ -157,7 +160,7 @@ static int apply_word(struct options *o, const char *word, size_t len)
     } else if (d->kind == OPT_BOOL) {
         strlcpy(val, "on", sizeof val);
     } else {
-        kprintf("options: %s needs a value (%s=...), ignored\n", d->name, d->name);
+        report("options: %s needs a value (%s=...), ignored\n", d->name, d->name);
         return 1;
     }
 
@@ -222,7 +225,7 @@ int options_parse(struct options *o, const char *cmdline)
 int options_validate(struct options *o, int ncpus)
 {
     if (o->cluster > ncpus) {
-        kprintf("options: bad value '%d' for cluster= (this machine has %d cpus), using node\n",
+        report("options: bad value '%d' for cluster= (this machine has %d cpus), using node\n",
                 o->cluster, ncpus);
         o->cluster = 0;
         return 1;

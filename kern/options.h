@@ -34,6 +34,8 @@ struct options {
 };
 
 extern struct options opts;
+/* Whether options_parse/options_validate report problems (tests turn it off). */
+extern bool options_verbose;
 #define opt_poweroff (opts.poweroff)
 
 /* Parse a command line into o (starting from the defaults).  Problems are

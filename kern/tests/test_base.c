@@ -25,7 +25,17 @@ KTEST(printf_formats)
     return 0;
 }
 
+static int options_cases(void);
+
 KTEST(options_parse)
+{
+    options_verbose = false;
+    int r = options_cases();
+    options_verbose = true;
+    return r;
+}
+
+static int options_cases(void)
 {
     struct options o;
     KT_ASSERT_EQ(options_parse(&o, ""), 0);
