@@ -75,9 +75,9 @@ $(BUILD)/ksyms.o: $(BUILD)/ksyms.c
 $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld
 	@echo "  LD      $@"
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
-	@nm -n $@ | cmp -s - $(BUILD)/kernel.nm || \
-	  { nm -n $@ | grep -v ksym > $(BUILD)/kernel.nm2; grep -v ksym $(BUILD)/kernel.nm | cmp -s - $(BUILD)/kernel.nm2 || \
-	    { echo "symbol addresses moved between link passes"; exit 1; }; }
+	$(Q)nm -n $@ | awk '$$2 ~ /[tT]/' > $(BUILD)/kernel.text2
+	$(Q)awk '$$2 ~ /[tT]/' $(BUILD)/kernel.nm | cmp -s - $(BUILD)/kernel.text2 || \
+	  { echo "text symbols moved between link passes"; exit 1; }
 
 # The default ISO boots with no options; harnesses make their own per-run
 # ISOs with tools/mkiso.sh so every run can carry its own command line.
