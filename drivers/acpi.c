@@ -74,6 +74,16 @@ static void sig_str(char out[5], const uint8_t *sig)
     out[4] = 0;
 }
 
+/* The name we print for a table: its usual name, not always its signature. */
+static const char *table_name(const char *sig)
+{
+    if (memcmp(sig, "APIC", 4) == 0)
+        return "MADT";
+    if (memcmp(sig, "FACP", 4) == 0)
+        return "FADT";
+    return sig;
+}
+
 /*
  * Map and check the table at phys that should carry signature sig and be
  * at least minlen bytes long.  Returns the whole table, or NULL after
@@ -81,29 +91,30 @@ static void sig_str(char out[5], const uint8_t *sig)
  */
 static const uint8_t *get_table(struct ctx *c, uint64_t phys, const char *sig, uint32_t minlen)
 {
+    const char *name = table_name(sig);
     const uint8_t *h = phys ? c->map(phys, HDR_LEN) : NULL;
     char got[5];
     if (!h) {
-        problem(c, "acpi: %s at 0x%lx cannot be mapped, ignoring it\n", sig, phys);
+        problem(c, "acpi: %s at 0x%lx cannot be mapped, ignoring it\n", name, phys);
         return NULL;
     }
     if (memcmp(h, sig, 4) != 0) {
         sig_str(got, h);
-        problem(c, "acpi: %s at 0x%lx has signature '%s', ignoring it\n", sig, phys, got);
+        problem(c, "acpi: %s at 0x%lx has signature '%s', ignoring it\n", name, phys, got);
         return NULL;
     }
     uint32_t len = rd32(h + 4);
     if (len < minlen || len > MAX_TABLE_LEN) {
-        problem(c, "acpi: %s length %u impossible, ignoring it\n", sig, len);
+        problem(c, "acpi: %s length %u impossible, ignoring it\n", name, len);
         return NULL;
     }
     const uint8_t *t = c->map(phys, len);
     if (!t) {
-        problem(c, "acpi: %s length %u runs past mapped memory, ignoring it\n", sig, len);
+        problem(c, "acpi: %s length %u runs past mapped memory, ignoring it\n", name, len);
         return NULL;
     }
     if (checksum(t, len) != 0) {
-        problem(c, "acpi: %s checksum bad, ignoring it\n", sig);
+        problem(c, "acpi: %s checksum bad, ignoring it\n", name);
         return NULL;
     }
     return t;
@@ -653,8 +664,14 @@ int acpi_parse(uint64_t rsdp_phys, const void *rsdp_copy, acpi_map_fn map, struc
     if (!(root = find_root(&c, rsdp, &esize)))
         return -1;
     walk_root(&c, root, esize, found);
-    parse_fadt(&c, found[T_FACP]);
-    parse_madt(&c, found[T_APIC]);
+    if (found[T_FACP])
+        parse_fadt(&c, found[T_FACP]);
+    else
+        kprintf("acpi: no FADT, no ACPI power off\n");
+    if (found[T_APIC])
+        parse_madt(&c, found[T_APIC]);
+    else
+        kprintf("acpi: no MADT, running on the boot cpu alone\n");
     if (found[T_HPET])
         parse_hpet(&c, found[T_HPET]);
     if (found[T_SRAT])
