@@ -1,0 +1,98 @@
+/*
+ * s5cat: read a file or list a directory in an S5 image (a debugging aid).
+ *
+ *   s5cat IMAGE [PATH]
+ *
+ * A regular file's contents (or a symbolic link's target) go to standard
+ * output.  A directory is listed one entry per line as
+ * "inode mode links size name", in directory order.  PATH defaults to the
+ * root; symbolic links inside PATH are not followed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "s5lib.h"
+
+static int cat_file(struct s5img *img, const struct s5_super *sb, const struct s5_dinode *di)
+{
+    uint8_t buf[16 * S5_BSIZE];
+    uint64_t off = 0;
+
+    for (;;) {
+        ssize_t n = s5_readi(img, sb, di, off, buf, sizeof(buf));
+
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+            return -1;
+        off += (uint64_t)n;
+    }
+}
+
+static int list_dir(struct s5img *img, const struct s5_super *sb, const struct s5_dinode *dir)
+{
+    struct s5_direct ents[S5_DIRPB];
+    char name[4 * S5_DIRSIZ + 1];
+
+    for (uint64_t off = 0; off < dir->di_size; off += sizeof(ents)) {
+        ssize_t n = s5_readi(img, sb, dir, off, ents, sizeof(ents));
+
+        if (n < 0)
+            return -1;
+        for (size_t i = 0; i < (size_t)n / sizeof(ents[0]); i++) {
+            struct s5_dinode di;
+
+            if (ents[i].d_ino == 0)
+                continue;
+            s5_name_print(ents[i].d_name, name);
+            if (s5img_read_inode(img, sb, ents[i].d_ino, &di) < 0)
+                printf("%5u ?       ?  ? %s\n", ents[i].d_ino, name);
+            else
+                printf("%5u %07o %3u %8u %s\n", ents[i].d_ino, di.di_mode, di.di_nlink,
+                       di.di_size, name);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct s5img img;
+    struct s5_super sb;
+    struct s5_dinode di;
+    const char *path = argc > 2 ? argv[2] : "/";
+    const char *why;
+    uint32_t ino;
+    int rc;
+
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: s5cat IMAGE [PATH]\n");
+        return 2;
+    }
+    if (s5img_open(&img, argv[1]) < 0 || s5img_read_super(&img, &sb) < 0) {
+        fprintf(stderr, "s5cat: %s: %s\n", argv[1], errno ? strerror(errno) : "too small");
+        return 1;
+    }
+    if ((why = s5_sb_invalid(&sb, img.nblocks)) != NULL) {
+        fprintf(stderr, "s5cat: %s: %s\n", argv[1], why);
+        return 1;
+    }
+    ino = s5_namei(&img, &sb, path);
+    if (ino == 0 || s5img_read_inode(&img, &sb, ino, &di) < 0) {
+        fprintf(stderr, "s5cat: %s: not found\n", path);
+        return 1;
+    }
+    if ((di.di_mode & S5_IFMT) == S5_IFDIR)
+        rc = list_dir(&img, &sb, &di);
+    else
+        rc = cat_file(&img, &sb, &di);
+    if (rc < 0) {
+        fprintf(stderr, "s5cat: %s: bad block map\n", path);
+        return 1;
+    }
+    return 0;
+}
