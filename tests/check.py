@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+"""make check: every Tempest test, ending with "N passed, N failed".
+
+Runs (at most two emulators at a time; the project's machines have two
+cores):
+
+  unit/...           host unit tests: make -C tests/unit check, whose own
+                     "N passed, N failed" line is added to the totals
+  topology/PRESET    every preset of machines.conf booted with poweroff;
+                     the kernel's smp: and numa: lines checked against it
+  ktest/PRESET       up, default and hector with ktest=all poweroff; the
+                     summary must show no failures, and each test counts
+  icount/default     default under ACCEL=icount with ktest=all: topology
+                     and ktest summary
+  bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT)
+  options/...        bad input: an unknown option and a bad value are
+                     reported and the default used
+  nosrat/4cpu        4 cpus and no -numa arguments: one node, all cpus
+  panic/pagefault    crash=pagefault: PANIC line, symbolized backtrace, and
+                     the machine stops by itself
+
+What the kernel must print (one line each, at the start of a line):
+
+  smp: N cpus online
+  numa: node N cpus LIST mem SIZEM dist D0 D1 ...      (one per node)
+  options: lock=spin cache=... ...                     (effective options)
+  options: unknown option 'NAME', ignored
+  options: bad value 'VAL' for NAME=, using DEFAULT
+  ktest: PASS name   /   ktest: FAIL name: reason      (one per test)
+  ktest: N passed, M failed
+  PANIC...                                              (a panic; fails the boot)
+  backtrace:  then  [<ADDR>] function+0xOFF            (after a PANIC)
+
+Each boot's console, emulator log and command line are kept under
+build/check/NAME/ for diagnosis.  Options: -k PATTERN runs only the jobs
+whose name contains PATTERN; -j N sets the parallelism; --list lists the
+jobs; -v shows the console tail of failed boots.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tempest  # noqa: E402
+
+ROOT = tempest.ROOT
+LOGDIR = os.path.join(tempest.BUILD, "check")
+
+KTEST_PRESETS = ("up", "default", "hector")
+MEM_TOLERANCE = 0.05
+
+# Time limits in seconds (multiplied by --timeout-scale).  A healthy boot
+# takes seconds; the limits only bound a hung kernel.  The whole run has a
+# budget, so even a kernel that hangs everywhere ends well inside 30 minutes.
+T_TOPOLOGY = 180
+T_KTEST = 420
+T_ICOUNT = 420
+T_BOCHS = 300
+T_UNIT = 600
+BUDGET = 25 * 60
+
+# --------------------------------------------------------------------------
+# Parsing what the kernel printed
+
+SMP_RE = re.compile(r"^smp: (\d+) cpus? online\s*$", re.M)
+NUMA_RE = re.compile(r"^numa: node (\d+) cpus (\S+) mem (\d+) ?M(?:iB)? dist ([\d ]+?)\s*$",
+                     re.M)
+KTEST_SUM_RE = re.compile(r"^ktest: (\d+) passed, (\d+) failed\s*$", re.M)
+KTEST_ONE_RE = re.compile(r"^ktest: (PASS|FAIL) (\S+?)(?::?\s*$|:\s+(.*?)\s*$)", re.M)
+UNKNOWN_RE = "options: unknown option '%s'"
+BADVALUE_RE = "options: bad value '%s' for %s="
+
+
+def parse_cpu_list(s):
+    """'0-3,5,7-8' -> [0, 1, 2, 3, 5, 7, 8]; ValueError if malformed."""
+    cpus = []
+    for part in s.split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise ValueError("bad cpu list %r" % s)
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) is not None else lo
+        if hi < lo:
+            raise ValueError("bad cpu range %r" % part)
+        cpus.extend(range(lo, hi + 1))
+    return cpus
+
+
+def format_cpu_list(cpus):
+    """[0, 1, 2, 3, 5] -> '0-3,5'."""
+    out, cpus, i = [], sorted(cpus), 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def parse_topology(output):
+    """{'smp': N or None, 'nodes': {id: {'cpus', 'mem', 'dist'}}, 'errors'}."""
+    topo = {"smp": None, "nodes": {}, "errors": []}
+    smp = SMP_RE.findall(output)
+    if smp:
+        topo["smp"] = int(smp[-1])
+        if len(set(smp)) > 1:
+            topo["errors"].append("conflicting smp lines: %s" % ", ".join(smp))
+    for node, cpus, mem, dist in NUMA_RE.findall(output):
+        node = int(node)
+        if node in topo["nodes"]:
+            topo["errors"].append("node %d printed twice" % node)
+        try:
+            cpulist = parse_cpu_list(cpus)
+        except ValueError as e:
+            topo["errors"].append("node %d: %s" % (node, e))
+            cpulist = []
+        topo["nodes"][node] = {"cpus": cpulist, "mem": int(mem),
+                               "dist": [int(d) for d in dist.split()]}
+    return topo
+
+
+def check_topology(m, output):
+    """Problems (strings) with the kernel's view of machine m; [] if right."""
+    topo = parse_topology(output)
+    problems = list(topo["errors"])
+    if topo["smp"] is None:
+        problems.append("no 'smp: N cpus online' line")
+    elif topo["smp"] != m.cpus:
+        problems.append("smp: %d cpus online, want %d" % (topo["smp"], m.cpus))
+    nodes = topo["nodes"]
+    if not nodes:
+        problems.append("no 'numa: node N cpus LIST mem SIZEM dist ...' lines")
+        return problems
+    if len(nodes) != m.nodes:
+        problems.append("%d nodes, want %d" % (len(nodes), m.nodes))
+    if sorted(nodes) != list(range(len(nodes))):
+        problems.append("node ids %s, want 0-%d" % (format_cpu_list(nodes), len(nodes) - 1))
+    for n in range(m.nodes):
+        if n not in nodes:
+            problems.append("node %d missing" % n)
+            continue
+        got = nodes[n]
+        want_cpus = m.node_cpus(n)
+        if sorted(got["cpus"]) != want_cpus:
+            problems.append("node %d cpus %s, want %s" % (
+                n, format_cpu_list(got["cpus"]) or "(none)", format_cpu_list(want_cpus)))
+        if abs(got["mem"] - m.mem) > MEM_TOLERANCE * m.mem:
+            problems.append("node %d mem %dM, want %dM within %d%%" % (
+                n, got["mem"], m.mem, MEM_TOLERANCE * 100))
+        want_dist = [m.distance(n, j) for j in range(m.nodes)]
+        if got["dist"] != want_dist:
+            problems.append("node %d dist %s, want %s" % (
+                n, " ".join(map(str, got["dist"])), " ".join(map(str, want_dist))))
+    return problems
+
+
+def parse_ktests(output):
+    """(summary (passed, failed) or None, [(PASS|FAIL, name, reason)])."""
+    sums = KTEST_SUM_RE.findall(output)
+    summary = (int(sums[-1][0]), int(sums[-1][1])) if sums else None
+    tests = [(r, n, why or "") for r, n, why in KTEST_ONE_RE.findall(output)]
+    return summary, tests
+
+
+def effective_options(output):
+    """The options: line listing the effective options, as a dict."""
+    opts = None
+    for line in output.splitlines():
+        if line.startswith("options:") and "'" not in line and "=" in line:
+            opts = {}
+            for word in line[len("options:"):].split():
+                k, _, v = word.partition("=")
+                opts[k] = v
+    return opts
+
+
+# --------------------------------------------------------------------------
+# Results
+
+class Results:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.passed = 0
+        self.failed = 0
+        self.failures = []
+        self.times = []             # (boot, seconds, status)
+
+    def add(self, name, ok, reason=""):
+        with self.lock:
+            if ok:
+                self.passed += 1
+                print("PASS %s" % name, flush=True)
+            else:
+                self.failed += 1
+                self.failures.append(name)
+                print("FAIL %s: %s" % (name, reason or "failed"), flush=True)
+
+    def add_counts(self, passed, failed):
+        with self.lock:
+            self.passed += passed
+            self.failed += failed
+
+
+class Ctx:
+    def __init__(self, args, results):
+        self.args = args
+        self.results = results
+        self.deadline = time.monotonic() + args.budget
+
+    def limit(self, seconds):
+        """A boot's time limit: its own, scaled, within the run's budget."""
+        left = self.deadline - time.monotonic() - 5
+        return max(0, min(seconds * self.args.timeout_scale, left))
+
+    def boot(self, job, machine, opts, limit, **kw):
+        t = self.limit(limit)
+        if t < 10:
+            return None
+        keep = os.path.join(LOGDIR, job.replace("/", "-"))
+        r = tempest.boot(machine, opts, timeout=t, keep=keep, **kw)
+        r.keep = os.path.relpath(keep, ROOT)
+        with self.results.lock:
+            self.results.times.append((job, r.elapsed, r.status))
+        if self.args.verbose and not r.ok:
+            tail = "\n".join(r.output.splitlines()[-25:])
+            with self.results.lock:
+                print("---- %s: console tail (%s)\n%s\n----" % (job, r.status, tail),
+                      flush=True)
+        return r
+
+
+def _why(r, problems):
+    """One FAIL reason: the boot's status first, then what was wrong."""
+    parts = []
+    if r.status != "ok":
+        parts.append(r.status)
+    parts += problems[:6]
+    if len(problems) > 6:
+        parts.append("and %d more" % (len(problems) - 6))
+    s = "; ".join(parts)
+    if len(s) > 400:
+        s = s[:400] + "..."
+    return "%s [%s/]" % (s, r.keep)
+
+
+def _budget_gone(ctx, names):
+    for n in names:
+        ctx.results.add(n, False, "not run: the check's time budget (%d s) ran out"
+                        % ctx.args.budget)
+
+
+# --------------------------------------------------------------------------
+# Jobs: each is (name, function(ctx)); a function reports one or more results.
+
+def job_unit(ctx):
+    res = ctx.results
+    if not os.path.exists(os.path.join(ROOT, "tests", "unit", "Makefile")):
+        return
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(k, None)
+    try:
+        p = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "tests", "unit"), "check"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, env=env,
+                           timeout=ctx.limit(T_UNIT) or 1, start_new_session=True)
+        out, rc = p.stdout.decode(errors="replace"), p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        rc = "timeout"
+    os.makedirs(LOGDIR, exist_ok=True)
+    with open(os.path.join(LOGDIR, "unit.log"), "w") as f:
+        f.write(out)
+    summary = None
+    with res.lock:
+        for line in out.splitlines():
+            m = re.match(r"^(PASS|FAIL):?\s+(.*)$", line)
+            if m:
+                print("%s unit/%s" % (m.group(1), m.group(2)), flush=True)
+            m = re.match(r"^(\d+) passed, (\d+) failed\s*$", line)
+            if m:
+                summary = (int(m.group(1)), int(m.group(2)))
+    if summary:
+        res.add_counts(*summary)
+        if rc != 0 and summary[1] == 0:
+            res.add("unit", False, "make -C tests/unit check exited with %s "
+                    "[build/check/unit.log]" % rc)
+    else:
+        tail = " | ".join(out.strip().splitlines()[-3:])
+        res.add("unit", False, "no 'N passed, N failed' line (make exited with %s): %s "
+                "[build/check/unit.log]" % (rc, tail[:300]))
+
+
+def make_topology_job(preset):
+    def job(ctx):
+        name = "topology/" + preset
+        m = tempest.machine(preset)
+        r = ctx.boot(name, m, "poweroff", T_TOPOLOGY)
+        if r is None:
+            return _budget_gone(ctx, [name])
+        problems = check_topology(m, r.output)
+        ctx.results.add(name, r.ok and not problems, _why(r, problems))
+    return job
+
+
+def _ktest_results(ctx, name, r, individual):
+    summary, tests = parse_ktests(r.output)
+    problems = []
+    if summary is None:
+        problems.append("no 'ktest: N passed, M failed' line")
+    else:
+        npass, nfail = summary
+        if nfail:
+            bad = [n for res, n, _ in tests if res == "FAIL"]
+            problems.append("%d failed%s" % (nfail, (": " + ", ".join(bad[:10])) if bad else ""))
+        if npass == 0:
+            problems.append("no ktest passed")
+        if len(tests) != npass + nfail:
+            problems.append("%d ktest result lines for %d tests" % (len(tests), npass + nfail))
+    if individual:
+        for res, tname, why in tests:
+            ctx.results.add("%s/%s" % (name, tname), res == "PASS", why)
+    ctx.results.add(name, r.ok and not problems, _why(r, problems))
+
+
+def make_ktest_job(preset):
+    def job(ctx):
+        name = "ktest/" + preset
+        r = ctx.boot(name, preset, "ktest=all poweroff", T_KTEST)
+        if r is None:
+            return _budget_gone(ctx, [name])
+        _ktest_results(ctx, name, r, individual=True)
+    return job
+
+
+def job_icount(ctx):
+    names = ["icount/default/topology", "icount/default/ktest"]
+    m = tempest.machine("default")
+    r = ctx.boot("icount/default", m, "ktest=all poweroff", T_ICOUNT, accel="icount")
+    if r is None:
+        return _budget_gone(ctx, names)
+    problems = check_topology(m, r.output)
+    ctx.results.add(names[0], r.ok and not problems, _why(r, problems))
+    _ktest_results(ctx, names[1], r, individual=False)
+
+
+def job_bochs(ctx):
+    name = "bochs/default"
+    m = tempest.machine("default")
+    r = ctx.boot(name, m, "poweroff", T_BOCHS, emulator="bochs")
+    if r is None:
+        return _budget_gone(ctx, [name])
+    # Bochs has no SRAT or SLIT: one node holding every cpu and all memory.
+    problems = check_topology(m.single_node(), r.output)
+    ctx.results.add(name, r.ok and not problems, _why(r, problems))
+
+
+def job_options(ctx):
+    names = ["options/unknown", "options/badvalue"]
+    m = tempest.machine("default")
+    r = ctx.boot("options", m, "bogus=1 lock=frobnicate poweroff", T_TOPOLOGY)
+    if r is None:
+        return _budget_gone(ctx, names)
+    # The machine must still boot normally, with the defaults.
+    booted = check_topology(m, r.output)
+    eff = effective_options(r.output)
+    p = list(booted)
+    if UNKNOWN_RE % "bogus" not in r.output:
+        p.append("no \"%s\" line" % (UNKNOWN_RE % "bogus"))
+    if eff is not None and "bogus" in eff:
+        p.append("bogus appears among the effective options")
+    ctx.results.add(names[0], r.ok and not p, _why(r, p))
+    p = list(booted)
+    if BADVALUE_RE % ("frobnicate", "lock") not in r.output:
+        p.append("no \"%s\" line" % (BADVALUE_RE % ("frobnicate", "lock")))
+    if eff is None:
+        p.append("no 'options: lock=...' line of effective options")
+    elif eff.get("lock") != "spin":
+        p.append("effective lock=%s, want the default spin" % eff.get("lock"))
+    ctx.results.add(names[1], r.ok and not p, _why(r, p))
+
+
+def job_panic(ctx):
+    """crash=pagefault: the kernel must report the fault with a symbolized
+    backtrace and stop the machine itself (no timeout, no hang)."""
+    name = "panic/pagefault"
+    r = ctx.boot(name, "default", "crash=pagefault poweroff", T_TOPOLOGY)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    p = []
+    if not r.status.startswith("panic"):
+        p.append("want a panic, got: %s" % r.status)
+    elif "did not stop" in r.status:
+        p.append(r.status)
+    if not re.search(r"^PANIC: page fault", r.output, re.M):
+        p.append("no 'PANIC: page fault' line")
+    if not re.search(r"^backtrace:\s*\n.*crash_on_purpose\+0x", r.output, re.M):
+        p.append("no backtrace naming crash_on_purpose+0x...")
+    ctx.results.add(name, not p, "; ".join(p) + " [%s/]" % r.keep)
+
+
+def job_nosrat(ctx):
+    name = "nosrat/4cpu"
+    m = tempest.machine("name=nosrat,cpus=4,mem=512")
+    r = ctx.boot(name, m, "poweroff", T_TOPOLOGY)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    problems = check_topology(m, r.output)
+    ctx.results.add(name, r.ok and not problems, _why(r, problems))
+
+
+def all_jobs():
+    """(name, function) in start order: the long boots first."""
+    presets = tempest.load_machines()
+    big = [p for p in presets if presets[p].cpus >= 8]
+    small = [p for p in presets if presets[p].cpus < 8]
+    jobs = [("unit", job_unit)]
+    jobs += [("ktest/" + p, make_ktest_job(p)) for p in KTEST_PRESETS if p in big]
+    jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
+    jobs += [("topology/" + p, make_topology_job(p)) for p in big]
+    jobs += [("ktest/" + p, make_ktest_job(p)) for p in KTEST_PRESETS if p not in big]
+    jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
+             ("panic/pagefault", job_panic)]
+    jobs += [("topology/" + p, make_topology_job(p)) for p in small]
+    return jobs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Run every Tempest test.")
+    ap.add_argument("-j", "--jobs", type=int, default=2,
+                    help="emulators at once (default 2)")
+    ap.add_argument("-k", dest="patterns", action="append", default=[],
+                    help="run only jobs whose name contains this (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the jobs and exit")
+    ap.add_argument("--timeout-scale", type=float, default=1.0,
+                    help="multiply every time limit by this")
+    ap.add_argument("--budget", type=float, default=BUDGET,
+                    help="seconds for the whole run (default %d)" % BUDGET)
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print the console tail of failed boots")
+    args = ap.parse_args(argv)
+
+    jobs = all_jobs()
+    if args.patterns:
+        jobs = [j for j in jobs if any(p in j[0] for p in args.patterns)]
+    if args.list:
+        for name, _ in jobs:
+            print(name)
+        return 0
+
+    results = Results()
+    start = time.monotonic()
+    boots = [j for j in jobs if j[0] != "unit"]
+    if boots and not os.path.exists(tempest.KERNEL):
+        results.add("build", False, "%s is missing; run make first"
+                    % os.path.relpath(tempest.KERNEL, ROOT))
+        jobs = [j for j in jobs if j[0] == "unit"]
+    shutil.rmtree(LOGDIR, ignore_errors=True)
+    os.makedirs(LOGDIR, exist_ok=True)
+    ctx = Ctx(args, results)
+    try:
+        if boots and os.path.exists(tempest.KERNEL):
+            # Make every ISO up front, one at a time, so the boots only boot.
+            for opts in ("poweroff", "ktest=all poweroff", "bogus=1 lock=frobnicate poweroff",
+                         "crash=pagefault poweroff"):
+                tempest.make_iso(opts)
+    except Exception as e:
+        results.add("iso", False, "cannot make a boot ISO: %s" % e)
+        jobs = [j for j in jobs if j[0] == "unit"]
+
+    def run(job):
+        name, fn = job
+        try:
+            fn(ctx)
+        except Exception as e:  # a harness bug must not hide the other results
+            results.add(name, False, "harness error: %s: %s" % (type(e).__name__, e))
+
+    def terminated(signum, frame):
+        # Once is enough: timeout(1) and terminals may signal a whole group.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, terminated)
+    signal.signal(signal.SIGINT, terminated)
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    futures = [pool.submit(run, j) for j in jobs]
+    try:
+        for f in futures:
+            f.result()
+    except KeyboardInterrupt:
+        tempest.kill_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("check: interrupted", flush=True)
+        print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
+        return 130
+    pool.shutdown(wait=True)
+
+    elapsed = time.monotonic() - start
+    with open(os.path.join(LOGDIR, "times.txt"), "w") as f:
+        for job, secs, status in sorted(results.times, key=lambda t: -t[1]):
+            f.write("%-24s %7.1f s  %s\n" % (job, secs, status))
+    print("check: %d jobs in %d s; logs in %s/" % (len(jobs), elapsed,
+                                                   os.path.relpath(LOGDIR, ROOT)))
+    print("%d passed, %d failed" % (results.passed, results.failed))
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,893 @@
+#!/usr/bin/env python3
+"""Boot Tempest in QEMU or Bochs: the machine presets, emulator command
+lines, per-run boot ISOs, and a time-limited boot that captures the serial
+console.
+
+Used three ways:
+
+  * by the Makefile:  tempest.py run|bochs|debug --machine NAME --opts "..."
+  * by tests/check.py and the benchmark harness, as a module:
+        import tempest
+        m = tempest.machine("hector")
+        status, output = tempest.boot(m, "ktest=all poweroff")
+  * by hand:  tempest.py machines   (the presets and their distance matrices)
+              tempest.py cmdline --machine hector   (the QEMU command line)
+
+The presets come from machines.conf at the top of the tree (one line each;
+the file's header explains the columns).  A machine may also be given ad hoc
+as key=value pairs, e.g. --machine cpus=4,mem=512 (one node, no SRAT) or
+--machine cpus=8,nodes=2,mem=128,dist=10/20.
+
+How a boot ends (boot() and the run/bochs commands):
+
+  * QEMU: the kernel powers off through ACPI (QEMU exits 0), or writes a
+    value v to port 0xf4 on panic (isa-debug-exit: QEMU exits (v<<1)|1).
+    With -no-reboot a triple fault also makes QEMU exit 0, so QEMU logs
+    CPU resets (-d cpu_reset) and a "Triple fault" there is a failure.
+  * Bochs: the kernel writes "Shutdown" to port 0x8900 or powers off through
+    ACPI; Bochs reports either as a "panic" in its log, which tells them
+    apart from a real emulator panic (e.g. a triple fault).
+  * Either way, a console line starting with PANIC is a failure, and so is
+    passing the time limit.  If the kernel prints PANIC but the machine does
+    not stop within PANIC_GRACE seconds, the emulator is killed.
+
+Only the python3 standard library is used.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+# TEMPEST_KERNEL boots another kernel image (e.g. to test this harness).
+KERNEL = os.environ.get("TEMPEST_KERNEL") or os.path.join(BUILD, "kernel.elf")
+MACHINES_CONF = os.path.join(ROOT, "machines.conf")
+MKISO = os.path.join(ROOT, "tools", "mkiso.sh")
+ISO_CACHE = os.path.join(BUILD, "iso")
+
+QEMU = "qemu-system-x86_64"
+BOCHS = "bochs"
+# Debian's Bochs 2.7 runs out of timers ("register_timer: too many
+# registered timers") with 16 CPUs; 15 boot.
+BOCHS_MAX_CPUS = 15
+ACCELS = ("tcg", "kvm", "icount")
+# Deterministic instruction-counted time: one vCPU thread, 2^5 ns of virtual
+# time per instruction, and no sleeping when all CPUs are idle (virtual time
+# jumps to the next timer instead).
+ICOUNT_ARGS = ["-accel", "tcg,thread=single", "-icount", "shift=5,sleep=off"]
+
+DEFAULT_POWEROFF_TIMEOUT = 600   # seconds, when poweroff is set and none given
+PANIC_GRACE = 15                 # seconds a panicked machine may take to stop
+DEBUG_EXIT_PORT = 0xF4
+
+# A console line starting with PANIC marks a kernel panic.
+PANIC_RE = re.compile(r"^PANIC", re.M)
+# Bochs log lines that mean the guest powered the machine off.
+BOCHS_POWEROFF = ("Shutdown port: shutdown requested",
+                  "ACPI control: soft power off")
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+# --------------------------------------------------------------------------
+# Machines
+
+class MachineError(ValueError):
+    pass
+
+
+class Machine:
+    """One machine: CPUs spread evenly over nodes, memory per node, SLIT."""
+
+    def __init__(self, name, cpus, nodes=1, mem=256, group=None,
+                 dists=(10,), disks=(0, 0), mimics="", extra=None):
+        self.name = name
+        self.cpus = int(cpus)
+        self.nodes = int(nodes)
+        self.mem = int(mem)                 # MiB per node
+        self.group = int(group) if group else None
+        self.dists = tuple(int(d) for d in dists)
+        self.disks = tuple(disks)           # (disks, controllers)
+        self.mimics = mimics
+        self.extra = dict(extra or {})
+        self._validate()
+
+    def _validate(self):
+        n = self.name
+        if self.cpus < 1 or self.nodes < 1 or self.mem < 1:
+            raise MachineError("%s: cpus, nodes and mem must be positive" % n)
+        if self.cpus % self.nodes:
+            raise MachineError("%s: %d cpus do not split evenly over %d nodes"
+                               % (n, self.cpus, self.nodes))
+        if self.dists[0] != 10:
+            raise MachineError("%s: the local distance must be 10" % n)
+        if self.nodes > 1 and len(self.dists) < 2:
+            raise MachineError("%s: %d nodes need distances" % (n, self.nodes))
+        if len(self.dists) == 3 and not self.group:
+            raise MachineError("%s: three distances need a group size" % n)
+        if len(self.dists) > 3:
+            raise MachineError("%s: at most three distance levels" % n)
+        if self.group and self.nodes % self.group:
+            raise MachineError("%s: %d nodes do not split into groups of %d"
+                               % (n, self.nodes, self.group))
+        if any(d <= 10 for d in self.dists[1:]):
+            raise MachineError("%s: remote distances must exceed 10" % n)
+
+    @property
+    def numa(self):
+        """Whether QEMU is given -numa arguments (and so an SRAT/SLIT)."""
+        return self.nodes > 1
+
+    @property
+    def total_mem(self):
+        return self.nodes * self.mem
+
+    @property
+    def cpus_per_node(self):
+        return self.cpus // self.nodes
+
+    def node_cpus(self, node):
+        c = self.cpus_per_node
+        return list(range(node * c, node * c + c))
+
+    def distance(self, i, j):
+        if i == j:
+            return self.dists[0]
+        if len(self.dists) == 3 and i // self.group == j // self.group:
+            return self.dists[1]
+        return self.dists[-1]
+
+    def matrix(self):
+        return [[self.distance(i, j) for j in range(self.nodes)]
+                for i in range(self.nodes)]
+
+    def single_node(self, name=None):
+        """The same machine as seen without an SRAT: one node, all memory."""
+        return Machine(name or self.name, self.cpus, 1, self.total_mem,
+                       disks=self.disks, mimics=self.mimics, extra=self.extra)
+
+    def describe(self):
+        s = "%d cpu%s, " % (self.cpus, "" if self.cpus == 1 else "s")
+        if self.nodes == 1:
+            s += "%d MiB, one node" % self.mem
+        else:
+            s += "%d nodes of %d cpu%s and %d MiB, distances %s" % (
+                self.nodes, self.cpus_per_node,
+                "" if self.cpus_per_node == 1 else "s", self.mem,
+                "/".join(map(str, self.dists)))
+            if self.group:
+                s += " in groups of %d" % self.group
+        if self.disks[0]:
+            s += ", %d disks on %d controllers" % self.disks
+        return s
+
+    def __repr__(self):
+        return "Machine(%s: %s)" % (self.name, self.describe())
+
+
+def _parse_dists(s, where):
+    if s in ("-", ""):
+        return (10,)
+    try:
+        return tuple(int(x) for x in s.split("/"))
+    except ValueError:
+        raise MachineError("%s: bad distances %r" % (where, s))
+
+
+def _parse_disks(s, where):
+    if s in ("-", "", "0"):
+        return (0, 0)
+    m = re.fullmatch(r"(\d+)x(\d+)", s)
+    if not m:
+        raise MachineError("%s: bad disks %r (want DISKSxCONTROLLERS)"
+                           % (where, s))
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def load_machines(path=MACHINES_CONF):
+    """All presets of machines.conf, in file order, as {name: Machine}."""
+    machines = {}
+    with open(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            line, _, comment = raw.partition("#")
+            fields = line.split()
+            if not fields:
+                continue
+            where = "%s:%d" % (os.path.basename(path), lineno)
+            if len(fields) < 7:
+                raise MachineError("%s: want 7 columns, got %d"
+                                   % (where, len(fields)))
+            name, cpus, nodes, mem, group, dist, disks = fields[:7]
+            extra = {}
+            for kv in fields[7:]:
+                k, eq, v = kv.partition("=")
+                if not eq:
+                    raise MachineError("%s: extra column %r is not key=value"
+                                       % (where, kv))
+                extra[k] = v
+            try:
+                m = Machine(name, int(cpus), int(nodes), int(mem),
+                            None if group == "-" else int(group),
+                            _parse_dists(dist, where),
+                            _parse_disks(disks, where),
+                            comment.strip(), extra)
+            except ValueError as e:
+                raise MachineError("%s: %s" % (where, e))
+            if name in machines:
+                raise MachineError("%s: preset %s given twice" % (where, name))
+            machines[name] = m
+    return machines
+
+
+def machine(spec):
+    """A preset by name, an ad-hoc key=value machine, or a Machine as is.
+
+    Ad-hoc keys: cpus, nodes (1), mem (MiB per node, 256), group, dist
+    (10/20 or 10/20/30), disks (8x4), name."""
+    if isinstance(spec, Machine):
+        return spec
+    if "=" not in spec:
+        presets = load_machines()
+        if spec not in presets:
+            raise MachineError("unknown machine %r (presets: %s)"
+                               % (spec, " ".join(presets)))
+        return presets[spec]
+    kv = {}
+    for part in re.split(r"[,\s]+", spec.strip()):
+        if not part:
+            continue
+        k, eq, v = part.partition("=")
+        if not eq:
+            raise MachineError("bad machine spec part %r" % part)
+        kv[k] = v
+    unknown = set(kv) - {"name", "cpus", "nodes", "mem", "group", "dist",
+                         "disks"}
+    if unknown:
+        raise MachineError("unknown machine keys: %s" % ", ".join(sorted(unknown)))
+    if "cpus" not in kv:
+        raise MachineError("an ad-hoc machine needs cpus=")
+    try:
+        nodes = int(kv.get("nodes", 1))
+        dists = _parse_dists(kv.get("dist", "-"), "machine")
+        if nodes > 1 and len(dists) == 1:
+            dists = (10, 20)
+        return Machine(kv.get("name", "adhoc"), int(kv["cpus"]), nodes,
+                       int(kv.get("mem", 256)),
+                       int(kv["group"]) if kv.get("group") else None,
+                       dists, _parse_disks(kv.get("disks", "-"), "machine"),
+                       "ad hoc")
+    except ValueError as e:
+        raise MachineError(str(e))
+
+
+# --------------------------------------------------------------------------
+# Boot ISOs: one per (kernel, mkiso.sh, options), cached under build/iso/.
+
+_SAFE_OPTS = re.compile(r"[A-Za-z0-9_=,.:/+@%-]*")
+
+
+def check_opts(opts):
+    """Options go into grub.cfg unquoted; refuse what GRUB would mangle."""
+    for word in opts.split():
+        if not _SAFE_OPTS.fullmatch(word):
+            raise ValueError("option %r has characters the GRUB menu cannot "
+                             "carry (allowed: letters, digits and _=,.:/+@%%-)"
+                             % word)
+    return " ".join(opts.split())
+
+
+def _sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_iso_lock = threading.Lock()
+
+
+def make_iso(opts="", kernel=KERNEL):
+    """Path of a boot ISO whose GRUB entry boots kernel with opts.
+
+    Made with tools/mkiso.sh into a temporary file and renamed into
+    build/iso/, so parallel runs (threads or processes) never see a partial
+    ISO; ISOs of older kernels are pruned once they are ten minutes old."""
+    opts = check_opts(opts)
+    if not os.path.exists(kernel):
+        raise FileNotFoundError("%s does not exist; run make first" % kernel)
+    khash = _sha(kernel)
+    key = hashlib.sha256(("%s\0%s\0%s" % (khash, _sha(MKISO), opts))
+                         .encode()).hexdigest()
+    os.makedirs(ISO_CACHE, exist_ok=True)
+    path = os.path.join(ISO_CACHE, "%s-%s.iso" % (khash[:12], key[:16]))
+    if os.path.exists(path):
+        os.utime(path)
+        return path
+    fd, tmp = tempfile.mkstemp(prefix=".mk-", suffix=".iso", dir=ISO_CACHE)
+    os.close(fd)
+    try:
+        r = subprocess.run(["sh", MKISO, kernel, tmp, opts],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise RuntimeError("mkiso.sh failed:\n" + r.stdout.decode(errors="replace"))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    _prune_isos(khash[:12])
+    return path
+
+
+def _prune_isos(current):
+    now = time.time()
+    with _iso_lock:
+        try:
+            names = os.listdir(ISO_CACHE)
+        except OSError:
+            return
+        for name in names:
+            p = os.path.join(ISO_CACHE, name)
+            try:
+                old = now - os.path.getmtime(p) > 600
+                if old and (not name.startswith(current + "-")
+                            or name.startswith(".mk-")):
+                    os.unlink(p)
+            except OSError:
+                pass
+
+
+# --------------------------------------------------------------------------
+# Command lines
+
+def accel_args(accel):
+    if accel == "tcg":
+        return ["-accel", "tcg,thread=multi"]
+    if accel == "kvm":
+        return ["-accel", "kvm"]
+    if accel == "icount":
+        return list(ICOUNT_ARGS)
+    raise ValueError("unknown accelerator %r (want %s)" % (accel, "|".join(ACCELS)))
+
+
+def numa_args(m):
+    """-object/-numa arguments for a NUMA machine; none for one node."""
+    if not m.numa:
+        return []
+    args = []
+    for n in range(m.nodes):
+        cpus = m.node_cpus(n)
+        cpuspec = str(cpus[0]) if len(cpus) == 1 else "%d-%d" % (cpus[0], cpus[-1])
+        args += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (n, m.mem),
+                 "-numa", "node,nodeid=%d,cpus=%s,memdev=m%d" % (n, cpuspec, n)]
+    for i in range(m.nodes):
+        for j in range(i + 1, m.nodes):
+            args += ["-numa", "dist,src=%d,dst=%d,val=%d" % (i, j, m.distance(i, j))]
+    return args
+
+
+def qemu_cmd(m, iso, accel="tcg", serial=None, extra=()):
+    """The QEMU command line booting iso on machine m.
+
+    serial is a QEMU -serial argument (e.g. "file:out.txt", "mon:stdio");
+    None leaves the serial and monitor arguments to the caller (extra)."""
+    cmd = [QEMU, "-machine", "pc", "-cpu", "max",
+           "-smp", str(m.cpus), "-m", "%dM" % m.total_mem,
+           "-display", "none", "-no-reboot",
+           "-device", "isa-debug-exit,iobase=0x%x,iosize=4" % DEBUG_EXIT_PORT]
+    cmd += accel_args(accel)
+    cmd += numa_args(m)
+    if serial is not None:
+        cmd += ["-serial", serial]
+        if not serial.startswith("mon:"):
+            cmd += ["-monitor", "none"]
+    cmd += ["-cdrom", iso, "-boot", "d"]
+    cmd += list(extra)
+    return cmd
+
+
+def bochsrc(m, iso, com1, log, magic_break=False):
+    """A bochsrc for Debian's Bochs 2.7 (x86-64, SMP, headless).
+
+    Debian's build has no nogui display, so rfb is used without waiting for
+    a client (rfb takes the first free port from 5900 up, so runs may go in
+    parallel); its sound plugin crashes, hence the dummy driver.  Bochs has
+    no SRAT or SLIT: the kernel sees one node whatever the preset says."""
+    return "\n".join([
+        "megs: %d" % m.total_mem,
+        "cpu: count=%d, ips=50000000, reset_on_triple_fault=0" % m.cpus,
+        "cpuid: x86_64=1",
+        "romimage: file=/usr/share/bochs/BIOS-bochs-latest",
+        "vgaromimage: file=/usr/share/vgabios/vgabios.bin",
+        "ata0-master: type=cdrom, path=\"%s\", status=inserted" % iso,
+        "boot: cdrom",
+        "com1: enabled=1, mode=file, dev=\"%s\"" % com1,
+        "display_library: rfb, options=\"timeout=0\"",
+        "sound: driver=dummy",
+        "speaker: enabled=0",
+        "clock: sync=none, time0=local",
+        "panic: action=fatal",
+        "error: action=report",
+        "info: action=report",
+        "debug: action=ignore",
+        "log: \"%s\"" % log,
+        "port_e9_hack: enabled=1",
+        "magic_break: enabled=%d" % (1 if magic_break else 0),
+        "",
+    ])
+
+
+# --------------------------------------------------------------------------
+# Running
+
+def clean_output(raw):
+    """Serial bytes to text: \\r\\n to \\n, escape sequences dropped."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _ANSI_RE.sub("", text)
+
+
+def panic_line(output):
+    m = re.search(r"^PANIC.*$", output, re.M)
+    return m.group(0).strip() if m else None
+
+
+def has_poweroff(opts):
+    return "poweroff" in opts.split()
+
+
+class BootResult:
+    """What boot() returns; unpacks as (status, output).
+
+    status is "ok" when the machine powered off cleanly with no PANIC line,
+    otherwise a one-line reason ("timeout after 300 s", "panic: PANIC: ...",
+    "kernel exit code 1 (port 0xf4)", "triple fault", ...)."""
+
+    def __init__(self, status, output, returncode=None, elapsed=0.0,
+                 command=None, log=""):
+        self.status = status
+        self.output = output
+        self.returncode = returncode
+        self.elapsed = elapsed
+        self.command = command
+        self.log = log              # emulator stderr/log tail, for diagnosis
+
+    @property
+    def ok(self):
+        return self.status == "ok"
+
+    def __iter__(self):
+        return iter((self.status, self.output))
+
+    def __repr__(self):
+        return "BootResult(%r, %d chars, %.1fs)" % (self.status, len(self.output), self.elapsed)
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _tail(path, lines=20):
+    return "\n".join(clean_output(_read(path)).splitlines()[-lines:])
+
+
+def _kill_group(proc, grace=3.0):
+    """Stop proc and everything in its process group; never hang."""
+    if proc.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _watch(proc, outfile, timeout, echo=None):
+    """Wait for proc; returns (timed_out, panicked_and_stuck).
+
+    Follows the console file: echoes new output to echo (a binary stream)
+    if given, and stops the machine if it printed PANIC and has not stopped
+    PANIC_GRACE seconds later."""
+    start = time.monotonic()
+    offset = 0
+    partial = b""
+    panic_at = None
+    while True:
+        done = proc.poll() is not None
+        try:
+            with open(outfile, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except OSError:
+            data = b""
+        if data:
+            offset += len(data)
+            if echo is not None:
+                echo.write(data)
+                echo.flush()
+            chunk = partial + data
+            if panic_at is None and re.search(rb"(^|[\r\n])PANIC", chunk):
+                panic_at = time.monotonic()
+            # The unfinished last line: all we need is whether PANIC could
+            # still start it.
+            partial = chunk[max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1:]
+            if len(partial) >= 5:
+                partial = b"."
+        if done:
+            return False, False
+        now = time.monotonic()
+        if panic_at is not None and now - panic_at > PANIC_GRACE:
+            _kill_group(proc)
+            return False, True
+        if timeout and now - start > timeout:
+            _kill_group(proc)
+            return True, False
+        time.sleep(0.2)
+
+
+def _status(timed_out, timeout, output, stuck=False):
+    if timed_out:
+        return "timeout after %g s" % timeout
+    p = panic_line(output)
+    if p:
+        return "panic: %s%s" % (p[:200], " (machine did not stop)" if stuck else "")
+    return None
+
+
+def _qemu_status(rc, logtext):
+    if rc == 0:
+        if "Triple fault" in logtext:
+            return "triple fault (the CPU reset; -no-reboot made QEMU exit)"
+        return "ok"
+    if rc > 0 and rc & 1 and rc > 1:
+        return "kernel exit code %d (port 0x%x)" % (rc >> 1, DEBUG_EXIT_PORT)
+    if rc < 0:
+        return "qemu killed by signal %d" % -rc
+    return "qemu exited with status %d" % rc
+
+
+def _bochs_status(logtext):
+    if any(s in logtext for s in BOCHS_POWEROFF):
+        return "ok"
+    for line in logtext.splitlines():
+        if ">>PANIC<<" in line:
+            return "bochs: " + line.split(">>PANIC<<", 1)[1].strip()[:200]
+    return None
+
+
+_live = set()
+_live_lock = threading.Lock()
+_stopping = False
+
+
+def kill_all():
+    """Stop every emulator boot() started and refuse to start more (for a
+    harness that was interrupted)."""
+    global _stopping
+    _stopping = True
+    with _live_lock:
+        procs = list(_live)
+    for p in procs:
+        _kill_group(p, grace=1.0)
+
+
+def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
+         emulator="qemu", kernel=KERNEL, echo=None, keep=None):
+    """Boot a machine with the kernel command line opts and a time limit.
+
+    Returns a BootResult, which unpacks as (status, output): status "ok"
+    when the machine powered off with no PANIC line, else the reason;
+    output the serial console as text (\\r\\n folded to \\n).  echo, a
+    binary stream, receives the console as it arrives.  keep, a directory,
+    receives the console, emulator log and command line of the run."""
+    m = machine(machine_spec)
+    iso = make_iso(opts, kernel)
+    tmp = tempfile.mkdtemp(prefix="tempest-")
+    out = os.path.join(tmp, "console.txt")
+    log = os.path.join(tmp, "emulator.log")
+    err = os.path.join(tmp, "stderr.txt")
+    open(out, "wb").close()
+    try:
+        if emulator == "qemu":
+            cmd = qemu_cmd(m, iso, accel, serial="file:" + out,
+                           extra=["-d", "cpu_reset", "-D", log])
+            cwd = tmp
+        elif emulator == "bochs":
+            if m.cpus > BOCHS_MAX_CPUS:
+                return BootResult("Bochs runs at most %d cpus (%s has %d)"
+                                  % (BOCHS_MAX_CPUS, m.name, m.cpus), "")
+            rc_file = os.path.join(tmp, "bochs.rc")
+            conf = os.path.join(tmp, "bochsrc")
+            with open(conf, "w") as f:
+                f.write(bochsrc(m, iso, out, log))
+            with open(rc_file, "w") as f:
+                f.write("c\n")
+            cmd = [BOCHS, "-q", "-f", conf, "-rc", rc_file]
+            cwd = tmp
+        else:
+            raise ValueError("unknown emulator %r" % emulator)
+        if shutil.which(cmd[0]) is None:
+            return BootResult("%s is not installed (run sh tools/install-deps.sh)"
+                              % cmd[0], "", None, 0.0, cmd)
+        # Should this process die without stopping the emulator, timeout(1)
+        # still ends it a minute after the limit.
+        wrapped = cmd
+        if timeout and shutil.which("timeout"):
+            wrapped = ["timeout", "-s", "KILL", str(int(timeout) + 60)] + cmd
+        start = time.monotonic()
+        with open(err, "wb") as errf:
+            with _live_lock:
+                if _stopping:
+                    return BootResult("interrupted", "", None, 0.0, cmd)
+                proc = subprocess.Popen(wrapped, cwd=cwd, stdin=subprocess.DEVNULL,
+                                        stdout=errf, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+                _live.add(proc)
+            try:
+                timed_out, stuck = _watch(proc, out, timeout, echo)
+            finally:
+                _kill_group(proc)
+                with _live_lock:
+                    _live.discard(proc)
+        elapsed = time.monotonic() - start
+        rc = proc.returncode
+        output = clean_output(_read(out))
+        logtext = clean_output(_read(log))
+        status = _status(timed_out, timeout, output, stuck)
+        if status is None and _stopping:
+            status = "interrupted"
+        if status is None:
+            if emulator == "qemu":
+                status = _qemu_status(rc, logtext)
+            else:
+                status = _bochs_status(logtext) or \
+                    "bochs exited with status %s without powering off" % rc
+        if status != "ok" and emulator == "qemu" and rc not in (0, None) \
+                and not status.startswith(("kernel exit", "panic", "timeout")):
+            status += ": " + " | ".join(_tail(err, 3).splitlines())
+        diag = _tail(err, 20) + "\n" + "\n".join(
+            l for l in logtext.splitlines()[-40:] if "PANIC" in l or "Triple" in l)
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            for src, name in ((out, "console.txt"), (log, "emulator.log"),
+                              (err, "stderr.txt"),
+                              (os.path.join(tmp, "bochsrc"), "bochsrc")):
+                if os.path.exists(src):
+                    shutil.copy(src, os.path.join(keep, name))
+            with open(os.path.join(keep, "command.txt"), "w") as f:
+                f.write(" ".join(cmd) + "\n")
+        return BootResult(status, output, rc, elapsed, cmd, diag)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# The commands
+
+def _effective_timeout(timeout, opts):
+    if timeout == 0 and has_poweroff(opts):
+        return DEFAULT_POWEROFF_TIMEOUT
+    return timeout
+
+
+def cmd_run(args):
+    """QEMU with the console on the terminal (Ctrl-A X quits, Ctrl-A C
+    switches to the QEMU monitor); the console is also logged to scan it
+    for PANIC."""
+    m = machine(args.machine)
+    timeout = _effective_timeout(args.timeout, args.opts)
+    iso = make_iso(args.opts, args.kernel)
+    tmp = tempfile.mkdtemp(prefix="tempest-run-")
+    out = os.path.join(tmp, "console.txt")
+    log = os.path.join(tmp, "emulator.log")
+    open(out, "wb").close()
+    cmd = qemu_cmd(m, iso, args.accel, serial=None, extra=[
+        "-chardev", "stdio,id=con0,mux=on,logfile=%s" % out,
+        "-serial", "chardev:con0", "-mon", "chardev=con0",
+        "-d", "cpu_reset", "-D", log])
+    print("tempest: %s (%s), accel %s, options '%s'%s" % (
+        m.name, m.describe(), args.accel, args.opts,
+        ", limit %d s" % timeout if timeout else ""), file=sys.stderr)
+    if args.verbose:
+        print("tempest: " + " ".join(cmd), file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        # Same process group as the terminal: QEMU reads the console from it.
+        proc = subprocess.Popen(cmd)
+    except FileNotFoundError:
+        print("tempest: %s is not installed (run sh tools/install-deps.sh)"
+              % QEMU, file=sys.stderr)
+        return 2
+    try:
+        timed_out, stuck = _watch(proc, out, timeout)
+    except KeyboardInterrupt:
+        timed_out, stuck = False, False
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    output = clean_output(_read(out))
+    status = _status(timed_out, timeout, output, stuck) or \
+        _qemu_status(proc.returncode, clean_output(_read(log)))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return _report(status)
+
+
+def _report(status):
+    if status == "ok":
+        return 0
+    print("\ntempest: FAILED: %s" % status, file=sys.stderr)
+    return 1
+
+
+def cmd_bochs(args):
+    m = machine(args.machine)
+    timeout = _effective_timeout(args.timeout, args.opts)
+    if not timeout:
+        print("tempest: Bochs runs without a limit; stop it with Ctrl-C",
+              file=sys.stderr)
+    print("tempest: bochs %s (%d cpus, %d MiB, one node: Bochs has no SRAT), "
+          "options '%s'%s" % (m.name, m.cpus, m.total_mem, args.opts,
+                              ", limit %d s" % timeout if timeout else ""),
+          file=sys.stderr)
+    sys.stderr.flush()
+    echo = sys.stdout.buffer
+    try:
+        r = boot(m, args.opts, timeout=timeout, emulator="bochs", echo=echo, kernel=args.kernel,
+                 keep=args.keep)
+    except KeyboardInterrupt:
+        return 130
+    if r.output and not r.output.endswith("\n"):
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    if r.status != "ok" and args.verbose:
+        print(r.log, file=sys.stderr)
+    return _report(r.status)
+
+
+def _free_port(preferred):
+    for port in (preferred, 0):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", port))
+            return s.getsockname()[1]
+        except OSError:
+            continue
+        finally:
+            s.close()
+    return preferred
+
+
+def cmd_debug(args):
+    m = machine(args.machine)
+    iso = make_iso(args.opts, args.kernel)
+    port = _free_port(1234)
+    script = os.path.join(BUILD, "debug.gdb")
+    serial_log = os.path.join(BUILD, "debug-serial.log")
+    with open(script, "w") as f:
+        f.write("# written by tests/tempest.py debug\n"
+                "set architecture i386:x86-64\n"
+                "set disassembly-flavor intel\n"
+                "set pagination off\n"
+                "file %s\n"
+                "target remote :%d\n"
+                "# e.g.: hbreak kmain, then continue\n" % (os.path.abspath(args.kernel), port))
+    interactive = sys.stdin.isatty() and shutil.which("gdb")
+    serial = ("file:" + serial_log) if interactive else "stdio"
+    cmd = qemu_cmd(m, iso, args.accel, serial=serial,
+                   extra=["-S", "-gdb", "tcp::%d" % port])
+    print("tempest: %s halted at the reset vector, gdb stub on port %d"
+          % (m.name, port), file=sys.stderr)
+    if not interactive:
+        print("tempest: attach with:  gdb -x %s" % os.path.relpath(script),
+              file=sys.stderr)
+        sys.stderr.flush()
+        try:
+            return subprocess.call(cmd)
+        except KeyboardInterrupt:
+            return 130
+    print("tempest: the console goes to %s (tail -f it in another terminal)"
+          % os.path.relpath(serial_log), file=sys.stderr)
+    sys.stderr.flush()
+    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        # gdb must not die of the Ctrl-C it uses to stop the guest.
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            subprocess.call(["gdb", "-q", "-x", script])
+        finally:
+            signal.signal(signal.SIGINT, old)
+    finally:
+        _kill_group(qemu)
+    return 0
+
+
+def cmd_machines(args):
+    presets = load_machines()
+    for m in presets.values():
+        print("%-10s %s" % (m.name, m.describe()))
+        print("%-10s mimics %s" % ("", m.mimics))
+        if m.nodes > 1 and args.verbose:
+            for row in m.matrix():
+                print("%-12s%s" % ("", " ".join("%2d" % d for d in row)))
+    return 0
+
+
+def cmd_cmdline(args):
+    m = machine(args.machine)
+    iso = make_iso(args.opts, args.kernel) if os.path.exists(args.kernel) else "build/tempest.iso"
+    print(" ".join(qemu_cmd(m, iso, args.accel, serial="mon:stdio")))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp, accel=True, timeout=True):
+        sp.add_argument("--machine", default="default",
+                        help="preset name or key=value spec (default: default)")
+        sp.add_argument("--opts", default="", help="kernel command line")
+        if accel:
+            sp.add_argument("--accel", default="tcg", choices=ACCELS)
+        if timeout:
+            sp.add_argument("--timeout", type=float, default=0,
+                            help="seconds; 0 = none, or %d with poweroff"
+                            % DEFAULT_POWEROFF_TIMEOUT)
+        sp.add_argument("--kernel", default=KERNEL, help=argparse.SUPPRESS)
+        sp.add_argument("-v", "--verbose", action="store_true")
+
+    common(sub.add_parser("run", help="boot in QEMU, console on the terminal"))
+    sp = sub.add_parser("bochs", help="boot in Bochs, console on the terminal")
+    common(sp, accel=False)
+    sp.add_argument("--keep", help="directory to keep console, log and command in")
+    common(sub.add_parser("debug", help="QEMU halted with its gdb stub, and gdb"),
+           timeout=False)
+    sp = sub.add_parser("machines", help="list the presets")
+    sp.add_argument("-v", "--verbose", action="store_true",
+                    help="print the distance matrices too")
+    common(sub.add_parser("cmdline", help="print the QEMU command line"),
+           timeout=False)
+    args = p.parse_args(argv)
+    try:
+        return {"run": cmd_run, "bochs": cmd_bochs, "debug": cmd_debug,
+                "machines": cmd_machines, "cmdline": cmd_cmdline}[args.command](args)
+    except (MachineError, ValueError, FileNotFoundError, RuntimeError) as e:
+        print("tempest: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
