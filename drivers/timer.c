@@ -78,16 +78,53 @@ const char *clock_source(void)
     return hpet ? "hpet" : "pit";
 }
 
+/*
+ * Read the HPET and the TSC at (nearly) the same instant: a TSC reading
+ * bracketed by two HPET readings that are close together.  Under an
+ * emulator the virtual CPU can be descheduled between any two
+ * instructions; a wide bracket means that happened, so try again.
+ */
+static void hpet_tsc_pair(uint64_t *h, uint64_t *t)
+{
+    uint64_t best_gap = ~0UL;
+    for (int i = 0; i < 8; i++) {
+        uint64_t h1 = hpet_read(HPET_COUNT);
+        uint64_t tsc = rdtsc();
+        uint64_t h2 = hpet_read(HPET_COUNT);
+        if (h2 - h1 < best_gap) {
+            best_gap = h2 - h1;
+            *h = h1 + (h2 - h1) / 2;
+            *t = tsc;
+        }
+        if (best_gap * hpet_fs_per_tick < 20000000000ULL)     /* 20 us */
+            break;
+    }
+}
+
+static uint64_t calibrate_tsc_hpet(void)
+{
+    uint64_t h0, t0, h1, t1;
+    hpet_tsc_pair(&h0, &t0);
+    hpet_spin_us(50000);
+    hpet_tsc_pair(&h1, &t1);
+    uint64_t fs = (h1 - h0) * hpet_fs_per_tick;     /* femtoseconds */
+    return fs ? (t1 - t0) * 1000000000ULL / (fs / 1000000) : 0;
+}
+
+static uint64_t calibrate_tsc_pit(void)
+{
+    uint64_t t0 = rdtsc();
+    pit_spin_us(20000);
+    return (rdtsc() - t0) * 50;
+}
+
 void clock_init(paddr_t hpet_phys)
 {
     hpet_start(hpet_phys);
-    uint64_t t0 = rdtsc();
-    clock_spin_us(20000);
-    uint64_t t1 = rdtsc();
-    tsc_hz = (t1 - t0) * 50;
+    tsc_boot = rdtsc();
+    tsc_hz = hpet ? calibrate_tsc_hpet() : calibrate_tsc_pit();
     if (tsc_hz == 0)
         tsc_hz = 1000000000;
-    tsc_boot = t0;
     kprintf("timer: reference %s, tsc %lu MHz\n", clock_source(), tsc_hz / 1000000);
 }
 

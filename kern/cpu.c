@@ -9,6 +9,7 @@
 #include <kern/arch.h>
 #include <kern/string.h>
 #include <kern/trap.h>
+#include <kern/lock.h>
 
 struct cpu cpus[MAX_CPUS];
 int ncpus = 1;
@@ -89,9 +90,14 @@ void cpu_init_tables(struct cpu *c)
     wrmsr(MSR_KGS_BASE, 0);
 }
 
+/* Held-lock stacks for each CPU until it runs threads (kern/lock.h). */
+static struct held_locks early_held[MAX_CPUS];
+
 void cpu_early_init(void)
 {
     cpus[0].self = &cpus[0];
     cpus[0].id = 0;
+    for (int i = 0; i < MAX_CPUS; i++)
+        cpus[i].held = &early_held[i];
     wrmsr(MSR_GS_BASE, (uint64_t)&cpus[0]);
 }

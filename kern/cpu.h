@@ -57,6 +57,7 @@ struct gatedesc {
 #define IST_STACK_SIZE 8192
 
 struct thread;
+struct held_locks;
 
 struct cpu {
     struct cpu *self;           /* [boot] must stay first: this_cpu() reads %gs:0 */
@@ -64,7 +65,11 @@ struct cpu {
     uint32_t apic_id;           /* [boot] */
     int node;                   /* [boot] NUMA node */
     volatile bool online;       /* [boot] set by the CPU itself when started */
-    struct thread *thread;      /* [own] the thread running here (issue 3) */
+    struct thread *thread;      /* [own] the thread running here */
+    struct thread *idle_thread; /* [boot] this CPU's idle thread */
+    struct thread *switch_from; /* [own] thread being switched out (sched.c) */
+    struct thread *handoff;     /* [own] thread the idle thread must run next */
+    struct held_locks *held;    /* [own] the running thread's held-lock stack */
     uint64_t ticks;             /* [own] timer interrupts taken */
     uint64_t intr_depth;        /* [own] nesting of interrupt handlers */
 

@@ -4,7 +4,8 @@
  *
  *   console -> boot info -> options -> direct map -> ACPI -> CPU numbering
  *   -> NUMA -> page allocator -> heap -> descriptor tables -> clocks and
- *   APICs -> application processors -> tests/benchmarks -> power off.
+ *   APICs -> locks and scheduler (the boot context becomes thread "main")
+ *   -> application processors -> tests/benchmarks -> power off.
  *
  * Everything before smp_start_aps runs on one CPU with interrupts off, so
  * the tables it fills (options, ACPI, NUMA, cpus[].apic_id/node) need no
@@ -20,8 +21,16 @@
 #include <kern/smp.h>
 #include <kern/ktest.h>
 #include <kern/kmem.h>
+#include <kern/lock.h>
+#include <kern/lockstat.h>
+#include <kern/lockbench.h>
 #include <kern/string.h>
 #include <kern/vm/page.h>
+#include <kern/lock.h>
+#include <kern/sleep.h>
+#include <kern/sched/sched.h>
+#include <kern/sched/thread.h>
+#include <kern/mutex.h>
 #include <kern/vm/pmap.h>
 #include <drivers/acpi.h>
 #include <drivers/lapic.h>
@@ -113,10 +122,14 @@ static void __attribute__((noinline)) crash_on_purpose(int kind)
 
 static void finish(void)
 {
+    if (opts.kbench[0])
+        kbench_run(opts.kbench);
     if (opts.ktest[0])
         ktest_run(opts.ktest);
     if (opts.crash != CRASH_NONE)
         crash_on_purpose(opts.crash);
+    if (opts.lockdump)
+        lockstat_dump();
     if (opts.poweroff) {
         kprintf("poweroff: boot finished, powering off\n");
         machine_poweroff();
@@ -152,6 +165,11 @@ void kmain(uint32_t magic, uint32_t info)
 
     options_validate(&opts, ncpus);
     options_print(&opts);
+    lock_init();
+    sleepq_init();
+    sched_init();
+    thread_init_boot();
+    mutex_bench_register();
 
     int online = smp_start_aps();
     kprintf("smp: %d cpus online\n", online);
@@ -160,5 +178,5 @@ void kmain(uint32_t magic, uint32_t info)
     intr_enable();
 
     finish();
-    cpu_idle_loop();
+    thread_exit();
 }

@@ -27,6 +27,7 @@
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
 #include <kern/numa.h>
+#include <kern/sched/thread.h>
 #include <drivers/lapic.h>
 #include <drivers/timer.h>
 
@@ -118,10 +119,11 @@ static __noreturn void ap_main(struct cpu *c)
     cpu_init_tables(c);
     cpu_features_init();
     lapic_init(0);
+    thread_init_ap();
     __atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
     __atomic_add_fetch(&ncpus_online, 1, __ATOMIC_SEQ_CST);
     lapic_timer_start(TICK_HZ);
-    cpu_idle_loop();
+    thread_idle_loop();
 }
 
 static void *ap_stack(int node)

@@ -60,13 +60,20 @@ KTEST(timer_ticks)
     return 0;
 }
 
+/* The TSC calibration agrees with the reference clock.  Loose bounds and
+ * a few tries: the emulator may deschedule the CPU in mid-measurement,
+ * which says nothing about the calibration. */
 KTEST(tsc_vs_clock)
 {
-    uint64_t t0 = rdtsc();
-    clock_spin_us(50000);
-    uint64_t ns = tsc_to_ns(rdtsc() - t0);
-    /* Loose bounds: this checks calibration is sane, not speed. */
-    KT_ASSERT(ns > 25000000 && ns < 200000000);
+    uint64_t ns = 0;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint64_t t0 = rdtsc();
+        clock_spin_us(50000);
+        ns = tsc_to_ns(rdtsc() - t0);
+        if (ns > 40000000 && ns < 100000000)
+            return 0;
+    }
+    KT_ASSERT(ns > 40000000 && ns < 100000000);
     return 0;
 }
 

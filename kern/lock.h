@@ -1,0 +1,186 @@
+/*
+ * The Tempest lock family: classes, statistics hooks, and the held-lock
+ * stack shared by every kind of lock.  The theory comment for the whole
+ * family (what each kind is for, the rules, and the class order) is at the
+ * top of kern/lock.c.
+ *
+ *   kern/spinlock.h  spin locks: TTAS with back-off, MCS, H2-MCS (lock=)
+ *   kern/mutex.h     SVR4 MP mutexes: recursive, released across context
+ *                    switches, spin or sleep, optionally shared/exclusive
+ *   kern/sleep.h     sleep/wakeup on hashed wait channels, wake1proc,
+ *                    resource locks, reader/writer locks
+ *   kern/lockstat.h  Sprite-style statistics per class (DESIGN §5)
+ *   kern/witness.h   the lock-order checker (witness=on)
+ */
+#ifndef KERN_LOCK_H
+#define KERN_LOCK_H
+
+#include <kern/types.h>
+#include <kern/cpu.h>
+
+enum lock_kind {
+    LK_SPIN,            /* spin lock (any algorithm) */
+    LK_MUTEX_SPIN,      /* SVR4 mutex that spins when busy */
+    LK_MUTEX_SLEEP,     /* SVR4 mutex that sleeps when busy */
+    LK_RWLOCK,          /* reader/writer lock */
+    LK_RESOURCE,        /* resource lock (flag + mutex, held across blocking) */
+};
+
+/* Per-CPU statistics of one class, on its own cache line. */
+struct lockstat_cpu {
+    uint64_t hits;          /* acquisitions */
+    uint64_t misses;        /* attempts that found the lock busy */
+    uint64_t wait_cycles;   /* TSC cycles spent waiting */
+    uint64_t hold_cycles;   /* TSC cycles held */
+    uint64_t max_wait;      /* longest single wait, cycles */
+} __cacheline;
+
+#define LOCK_CLASS_NAME_MAX 32
+
+/*
+ * A lock class: every lock belongs to one, named for the data it protects
+ * ("page_node", "runq", "dnlc_row", ...).  Statistics and lock order are
+ * kept per class.  Classes are defined statically with LOCK_CLASS() and
+ * never freed.  The order rank documents the intended acquisition order
+ * (lower ranks first); witness checks the order actually used.
+ */
+struct lock_class {
+    const char *name;
+    enum lock_kind kind;
+    int id;                             /* [boot] index for witness; assigned at first use */
+    struct lockstat_cpu stats[MAX_CPUS];    /* [own] each CPU writes its own line */
+    /* Counts folded in from destroyed lock instances (under the class's
+     * instance-list lock in kern/lockstat.c). */
+    uint64_t folded_hits, folded_misses, folded_wait;
+    /* The live instances, for the per-instance "most contended" report. */
+    struct lock_instance *instances;    /* under lockstat's registry lock */
+};
+
+#define LOCK_CLASS(var, cname, ckind) \
+    struct lock_class var __attribute__((section(".data.lockclass"), aligned(64))) = \
+        { .name = cname, .kind = ckind, .id = -1 }
+
+/* Per-instance statistics, embedded in every lock. */
+struct lock_instance {
+    struct lock_class *cls;
+    uint64_t hits, misses, wait_cycles; /* updated by the holder, racy reads */
+    struct lock_instance *next;         /* class instance list */
+    const char *name;                   /* optional instance name, may be NULL */
+    /* The link pointing at this instance in cls->instances, or NULL when
+     * not on the list (lockstat's registry lock). */
+    struct lock_instance **pprev;
+};
+
+/*
+ * The held-lock stack: the locks the current thread holds, in acquisition
+ * order, with the call site of each acquisition (for witness reports and
+ * for SVR4 mutex release/reacquire across context switches).
+ */
+#define HELD_MAX 24
+
+struct held_lock {
+    void *lock;
+    struct lock_class *cls;
+    uintptr_t site;         /* return address of the acquiring call */
+    uint64_t acquired_at;   /* TSC at acquisition (0 if not measured) */
+    uint32_t flags;         /* HELD_* */
+};
+
+#define HELD_SHARED 0x1     /* held in shared mode (mutexes, rwlocks) */
+#define HELD_KEEP   0x2     /* stays held across context switches (resource
+                               locks, rwlocks); mutexes are released */
+
+struct held_locks {
+    int n;
+    struct held_lock e[HELD_MAX];
+};
+
+/* The current thread's held stack (or the CPU's before threads exist):
+ * struct cpu keeps a pointer to it, switched with the thread. */
+static inline struct held_locks *held_locks_current(void)
+{
+    return this_cpu()->held;
+}
+
+
+/*
+ * Held-stack helpers and boot set-up (kern/lock.c), shared by every kind
+ * of lock.  held_push panics when the stack is full; held_pop searches from
+ * the top, so a lock released out of order is removed from the middle.
+ */
+void held_overflow(struct lock_class *cls) __attribute__((noreturn));
+bool held_pop_slow(struct held_locks *h, void *lock, struct held_lock *out);
+
+static inline void held_push(void *lock, struct lock_class *cls, uintptr_t site,
+                             uint64_t acquired_at)
+{
+    struct held_locks *h = held_locks_current();
+    if (unlikely(h->n >= HELD_MAX))
+        held_overflow(cls);
+    struct held_lock *e = &h->e[h->n++];
+    e->lock = lock;
+    e->cls = cls;
+    e->site = site;
+    e->acquired_at = acquired_at;
+    e->flags = 0;
+}
+
+/* held_push with HELD_* flags (shared holds, locks kept across switches). */
+static inline void held_push_flags(void *lock, struct lock_class *cls, uintptr_t site,
+                                   uint64_t acquired_at, uint32_t flags)
+{
+    held_push(lock, cls, site, acquired_at);
+    struct held_locks *h = held_locks_current();
+    h->e[h->n - 1].flags = flags;
+}
+
+/* Remove lock from the current stack; its entry is copied to *out (may be
+ * NULL).  False if the current thread does not hold it. */
+static inline bool held_pop(void *lock, struct held_lock *out)
+{
+    struct held_locks *h = held_locks_current();
+    int i = h->n - 1;
+    if (unlikely(i < 0 || h->e[i].lock != lock))
+        return held_pop_slow(h, lock, out);
+    if (out)
+        *out = h->e[i];
+    h->n = i;
+    return true;
+}
+
+/* held_pop for a release that wants only the acquisition time. */
+static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
+{
+    struct held_locks *h = held_locks_current();
+    int i = h->n - 1;
+    if (likely(i >= 0 && h->e[i].lock == lock)) {
+        *acquired_at = h->e[i].acquired_at;
+        h->n = i;
+        return true;
+    }
+    struct held_lock e;
+    if (!held_pop_slow(h, lock, &e))
+        return false;
+    *acquired_at = e.acquired_at;
+    return true;
+}
+/* The current stack's entry for lock, or NULL. */
+struct held_lock *held_find(void *lock);
+/* Move lock's entry from one stack to another (a lock that one thread
+ * takes and another releases, e.g. across a context switch). */
+bool held_move(struct held_locks *from, struct held_locks *to, void *lock);
+
+/*
+ * lock_hooks says whether any instrumentation is on: LOCK_HOOK_STAT while
+ * lockstat_mode is not off, LOCK_HOOK_WITNESS while the checker is on.
+ * Lock fast paths test it once: if (unlikely(lock_hooks)) take the slow,
+ * instrumented path.  Written only by lockstat_set_mode/witness_set_enabled.
+ */
+#define LOCK_HOOK_STAT      1
+#define LOCK_HOOK_WITNESS   2
+extern int lock_hooks;
+
+/* Boot: read lock=, lockstat= and witness= (after options_parse). */
+void lock_init(void);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * kbench: in-kernel benchmarks, and the lock benchmark (kbench=locks).
+ *
+ * The lock benchmark prints one line per lock kind:
+ *
+ *   lockbench ALGO uncontended_off=CYCLES uncontended_on=CYCLES contended_ops=N
+ *
+ * uncontended_off and uncontended_on are TSC cycles per acquire/release
+ * pair of a lock only the boot CPU touches, with lockstat off and on (the
+ * best of UNC_ROUNDS runs of UNC_PAIRS pairs, so a timer tick in one run
+ * does not count).  The witness checker is turned off for the whole
+ * benchmark.  contended_ops is acquisitions per second, summed over every
+ * online CPU, with all of them taking and releasing one lock (and bumping a
+ * counter under it) for CONT_MS milliseconds of TSC time, statistics off.
+ * The kinds are spin, mcs and h2mcs, then any registered with
+ * lockbench_register (the SVR4 mutex).
+ *
+ * These are figures to read, not a test: nothing here passes or fails,
+ * except that a contended run whose counter disagrees with its operation
+ * count (lost mutual exclusion) says so.
+ */
+#include <kern/lockbench.h>
+#include <kern/spinlock.h>
+#include <kern/lockstat.h>
+#include <kern/witness.h>
+#include <kern/options.h>
+#include <kern/kprintf.h>
+#include <kern/string.h>
+#include <kern/smp.h>
+#include <kern/cpu.h>
+#include <kern/arch.h>
+#include <drivers/timer.h>
+
+#define UNC_PAIRS   20000
+#define UNC_ROUNDS  15
+#define CONT_MS     200
+#define CONT_BATCH  16      /* pairs between clock reads */
+#define MAX_EXTRA   8
+
+LOCK_CLASS(lockbench_class, "lockbench", LK_SPIN);
+
+/* Registered kinds; written before kbench_run, on the boot CPU. */
+static const struct lockbench_ops *extra[MAX_EXTRA];
+static int nextra;
+
+void lockbench_register(const struct lockbench_ops *ops)
+{
+    if (nextra < MAX_EXTRA)
+        extra[nextra++] = ops;
+    else
+        kprintf("lockbench: too many kinds, '%s' left out\n", ops->name);
+}
+
+/* ---- Uncontended ----------------------------------------------------------- */
+
+/* One lock kind being measured, and its figures. */
+struct kind {
+    const char *name;
+    void (*lock)(void *);
+    void (*unlock)(void *);
+    void *arg;
+    uint64_t best[2];           /* cycles per pair: [0] lockstat off, [1] on */
+};
+
+/* Cycles for UNC_PAIRS pairs.  Inlined into each caller so that the
+ * spin-lock calls are direct. */
+static inline __attribute__((always_inline))
+uint64_t time_pairs(void (*lock)(void *), void (*unlock)(void *), void *arg)
+{
+    uint64_t t0 = rdtsc();
+    for (int i = 0; i < UNC_PAIRS; i++) {
+        lock(arg);
+        unlock(arg);
+    }
+    return rdtsc() - t0;
+}
+
+static void bench_spin_lock(void *l) { spin_lock(l); }
+static void bench_spin_unlock(void *l) { spin_unlock(l); }
+
+static uint64_t time_kind(const struct kind *k)
+{
+    if (k->lock == bench_spin_lock)
+        return time_pairs(bench_spin_lock, bench_spin_unlock, k->arg);
+    return time_pairs(k->lock, k->unlock, k->arg);
+}
+
+/*
+ * The best of UNC_ROUNDS runs for each kind, with the kinds interleaved
+ * round by round, so that a disturbance (a timer tick, or on an emulator
+ * the host's other work) is as likely to hit one kind as another.
+ */
+static void uncontended(struct kind *k, int nk)
+{
+    int mode = lockstat_mode;
+    for (int on = 0; on < 2; on++) {
+        lockstat_set_mode(on ? LOCKSTAT_ON : LOCKSTAT_OFF);
+        for (int i = 0; i < nk; i++)
+            k[i].best[on] = ~0UL;
+        for (int r = 0; r < UNC_ROUNDS; r++)
+            for (int i = 0; i < nk; i++)
+                k[i].best[on] = MIN(k[i].best[on], time_kind(&k[i]));
+        for (int i = 0; i < nk; i++)
+            k[i].best[on] /= UNC_PAIRS;
+    }
+    lockstat_set_mode(mode);
+}
+
+/* ---- Contended ------------------------------------------------------------- */
+
+struct hammer {
+    void (*lock)(void *);
+    void (*unlock)(void *);
+    void *arg;
+    uint64_t cycles;            /* [const] run length in TSC cycles */
+    int ready;                  /* [atomic] CPUs at the start line */
+    uint64_t ops;               /* [atomic] pairs done, summed at the end */
+    uint64_t counter;           /* under the lock being measured */
+};
+
+static void hammer_cpu(void *arg)
+{
+    struct hammer *h = arg;
+    __atomic_add_fetch(&h->ready, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&h->ready, __ATOMIC_ACQUIRE) < ncpus_online)
+        cpu_relax();
+    uint64_t end = rdtsc() + h->cycles, n = 0;
+    while (rdtsc() < end) {
+        for (int i = 0; i < CONT_BATCH; i++) {
+            h->lock(h->arg);
+            h->counter++;
+            h->unlock(h->arg);
+        }
+        n += CONT_BATCH;
+    }
+    __atomic_add_fetch(&h->ops, n, __ATOMIC_ACQ_REL);
+}
+
+static uint64_t contended(const char *name, void (*lock)(void *), void (*unlock)(void *), void *arg)
+{
+    static struct hammer h;
+    memset(&h, 0, sizeof h);
+    h.lock = lock;
+    h.unlock = unlock;
+    h.arg = arg;
+    h.cycles = tsc_hz / 1000 * CONT_MS;
+    smp_call_all(hammer_cpu, &h);
+    if (h.counter != h.ops)
+        kprintf("lockbench: %s lost mutual exclusion: counter %lu, operations %lu\n",
+                name, h.counter, h.ops);
+    return h.ops * 1000 / CONT_MS;
+}
+
+/* ---- The lines ------------------------------------------------------------- */
+
+static void report(struct kind *k, int nk)
+{
+    uncontended(k, nk);
+    int mode = lockstat_set_mode(LOCKSTAT_OFF);
+    for (int i = 0; i < nk; i++) {
+        uint64_t ops = contended(k[i].name, k[i].lock, k[i].unlock, k[i].arg);
+        kprintf("lockbench %s uncontended_off=%lu uncontended_on=%lu contended_ops=%lu\n",
+                k[i].name, k[i].best[0], k[i].best[1], ops);
+    }
+    lockstat_set_mode(mode);
+}
+
+void lockbench_measure(const char *name, void (*lock)(void *), void (*unlock)(void *), void *arg)
+{
+    struct kind k = { name, lock, unlock, arg, { 0, 0 } };
+    bool witness = witness_set_enabled(false);
+    report(&k, 1);
+    witness_set_enabled(witness);
+}
+
+static void lockbench_locks(void)
+{
+    /* Each lock on its own cache line (and so never across a page). */
+    static struct {
+        spinlock_t l;
+    } __cacheline locks[3];
+    struct kind k[3 + MAX_EXTRA];
+    int nk = 0;
+    bool witness = witness_set_enabled(false);
+    kprintf("lockbench: %d cpus, tsc %lu Hz, %d ms contended runs\n", ncpus_online, tsc_hz,
+            CONT_MS);
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++) {
+        spin_init_algo(&locks[algo].l, &lockbench_class, algo);
+        k[nk++] = (struct kind){ spin_algo_name(algo), bench_spin_lock, bench_spin_unlock,
+                                 &locks[algo].l, { 0, 0 } };
+    }
+    for (int i = 0; i < nextra; i++)
+        k[nk++] = (struct kind){ extra[i]->name, extra[i]->lock, extra[i]->unlock,
+                                 extra[i]->make(), { 0, 0 } };
+    report(k, nk);
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++)
+        spin_destroy(&locks[algo].l);
+    witness_set_enabled(witness);
+}
+
+/* ---- kbench ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} benchmarks[] = {
+    { "locks", lockbench_locks },
+};
+
+static bool known(const char *name, size_t len)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(benchmarks); i++)
+        if (strlen(benchmarks[i].name) == len && strncmp(benchmarks[i].name, name, len) == 0)
+            return true;
+    return false;
+}
+
+void kbench_run(const char *list)
+{
+    for (const char *p = list; strcmp(list, "all") != 0 && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && !known(p, len))
+            kprintf("kbench: unknown benchmark '%.*s'\n", (int)len, p);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(benchmarks); i++)
+        if (option_list_has(list, benchmarks[i].name))
+            benchmarks[i].run();
+}

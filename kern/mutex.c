@@ -1,0 +1,291 @@
+/*
+ * SVR4 MP mutexes (see kern/mutex.h for the model, kern/lock.c for the
+ * family's rules and class order).
+ *
+ * Implementation.  Each mutex has a raw interlock (ilk) guarding owner,
+ * readers and the waiter counts; it is held only for a few instructions
+ * and never across a sleep, spin or call out.  A busy sleep mutex puts the
+ * caller on the sleep queue of the mutex's address (taking the queue's
+ * lock before dropping ilk, so an exit between the two cannot miss it) and
+ * sleeps; the context switch releases every other mutex the caller holds
+ * (mutex_release_all) and takes them back before the caller continues
+ * (mutex_reacquire_all), in the order they were first taken.  Exit wakes
+ * one waiter (wake1proc), or all of them for a shared-capable mutex whose
+ * waiters may all be readers.
+ *
+ * Statistics (kern/lockstat.c): a hit per top-level acquisition (recursive
+ * entries are not acquisitions; reacquisitions after a switch are).  A spin
+ * mutex counts at most one miss per hit; a sleep mutex counts every failed
+ * attempt, including each one after a wake-up, so its misses may exceed
+ * its hits (Sprite's monitor-lock rule).
+ */
+#include <kern/mutex.h>
+#include <kern/sleep.h>
+#include <kern/lockstat.h>
+#include <kern/witness.h>
+#include <kern/sched/thread.h>
+#include <kern/sched/sched.h>
+#include <kern/arch.h>
+#include <kern/string.h>
+#include <kern/panic.h>
+
+static bool is_mutex(const struct lock_class *c)
+{
+    return c->kind == LK_MUTEX_SPIN || c->kind == LK_MUTEX_SLEEP;
+}
+
+void mutex_init(struct mutex *m, struct lock_class *cls, unsigned flags, const char *name)
+{
+    memset(m, 0, sizeof *m);
+    m->flags = flags;
+    lockstat_register(&m->inst, cls, name);
+}
+
+void mutex_destroy(struct mutex *m)
+{
+    if (m->owner || m->readers)
+        panic("mutex_destroy: %s is held", m->inst.cls->name);
+    lockstat_unregister(&m->inst);
+}
+
+/* ---- the held stack (helpers in kern/lock.c) ---- */
+
+static void push_held(struct mutex *m, uintptr_t site, uint32_t misses, uint32_t flags)
+{
+    held_push_flags(m, m->inst.cls, site, lockstat_hold_start(misses > 0), flags);
+}
+
+static struct held_lock remove_at(struct held_locks *h, int i)
+{
+    struct held_lock e = h->e[i];
+    memmove(&h->e[i], &h->e[i + 1], (size_t)(h->n - i - 1) * sizeof h->e[0]);
+    h->n--;
+    return e;
+}
+
+static void note_release(const struct held_lock *e, struct lock_instance *li)
+{
+    if (lockstat_on() && e->acquired_at)
+        lockstat_released(li, rdtsc() - e->acquired_at);
+}
+
+/* ---- waiting ---- */
+
+static bool free_for_exclusive(const struct mutex *m)
+{
+    return m->owner == NULL && m->readers == 0;
+}
+
+/* Called with ilk held; returns with it released, after the mutex looked
+ * free (spin) or after a wake-up (sleep). */
+static void wait_busy(struct mutex *m, bool exclusive)
+{
+    if (m->flags & MUTEX_SPIN) {
+        rawlock_release(&m->ilk);
+        while (exclusive ? !free_for_exclusive(m) : READ_ONCE(m->owner) != NULL)
+            cpu_relax();
+        return;
+    }
+    struct sleepq *sq = sleepq_lock(m);
+    m->waiters++;
+    rawlock_release(&m->ilk);
+    sleep_locked(sq, m);
+    rawlock_acquire(&m->ilk);
+    m->waiters--;
+    rawlock_release(&m->ilk);
+}
+
+static void wake_waiters(struct mutex *m)
+{
+    if (m->flags & MUTEX_SHARED)
+        wakeup(m);
+    else
+        wake1proc(m);
+}
+
+static uint32_t counted_misses(const struct mutex *m, uint32_t misses)
+{
+    return (m->flags & MUTEX_SPIN) && misses > 1 ? 1 : misses;
+}
+
+static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared)
+{
+    if (!lockstat_on())
+        return;
+    uint64_t wait = misses ? rdtsc() - t0 : 0;
+    if (shared)     /* readers update the instance at the same time */
+        lockstat_acquired_shared(&m->inst, counted_misses(m, misses), wait);
+    else
+        lockstat_acquired(&m->inst, counted_misses(m, misses), wait);
+}
+
+/* ---- exclusive ---- */
+
+static void enter_exclusive(struct mutex *m, uintptr_t site)
+{
+    struct thread *me = curthread();
+    uint32_t misses = 0;
+    uint64_t t0 = 0;
+    witness_acquire_lock(m, m->inst.cls, site);
+    rawlock_acquire(&m->ilk);
+    while (!free_for_exclusive(m)) {
+        if (misses++ == 0) {
+            t0 = lockstat_on() ? rdtsc() : 0;
+            m->writers_waiting++;
+        }
+        wait_busy(m, true);
+        rawlock_acquire(&m->ilk);
+    }
+    if (misses)
+        m->writers_waiting--;
+    m->owner = me;
+    m->depth = 1;
+    rawlock_release(&m->ilk);
+    push_held(m, site, misses, 0);
+    account(m, misses, t0, false);
+}
+
+void mutex_enter(struct mutex *m)
+{
+    if (m->owner == curthread()) {
+        m->depth++;
+        return;
+    }
+    enter_exclusive(m, (uintptr_t)__builtin_return_address(0));
+}
+
+bool mutex_tryenter(struct mutex *m)
+{
+    struct thread *me = curthread();
+    if (m->owner == me) {
+        m->depth++;
+        return true;
+    }
+    rawlock_acquire(&m->ilk);
+    bool got = free_for_exclusive(m);
+    if (got) {
+        m->owner = me;
+        m->depth = 1;
+    }
+    rawlock_release(&m->ilk);
+    if (got) {
+        push_held(m, (uintptr_t)__builtin_return_address(0), 0, 0);
+        account(m, 0, 0, false);
+    }
+    return got;
+}
+
+/* ---- shared ---- */
+
+static void enter_shared(struct mutex *m, uintptr_t site, bool already_reader)
+{
+    uint32_t misses = 0;
+    uint64_t t0 = 0;
+    witness_acquire_lock(m, m->inst.cls, site);
+    rawlock_acquire(&m->ilk);
+    /* A thread that already reads may read again past waiting writers;
+     * otherwise it would wait for a writer that waits for it. */
+    while (m->owner != NULL || (m->writers_waiting && !already_reader)) {
+        if (misses++ == 0)
+            t0 = lockstat_on() ? rdtsc() : 0;
+        wait_busy(m, false);
+        rawlock_acquire(&m->ilk);
+    }
+    m->readers++;
+    rawlock_release(&m->ilk);
+    push_held(m, site, misses, HELD_SHARED);
+    account(m, misses, t0, true);
+}
+
+void mutex_enter_shared(struct mutex *m)
+{
+    struct thread *me = curthread();
+    if (!(m->flags & MUTEX_SHARED))
+        panic("mutex_enter_shared: %s is not a shared mutex", m->inst.cls->name);
+    if (m->owner == me) {
+        m->depth++;             /* exclusive holders just nest */
+        return;
+    }
+    bool reader = held_find(m) != NULL;
+    enter_shared(m, (uintptr_t)__builtin_return_address(0), reader);
+}
+
+/* ---- release ---- */
+
+/* Drop the mutex held by entry e (already removed from the held stack). */
+static void release_entry(struct mutex *m, const struct held_lock *e)
+{
+    bool wake;
+    rawlock_acquire(&m->ilk);
+    if (e->flags & HELD_SHARED) {
+        m->readers--;
+        wake = m->readers == 0 && m->waiters;
+    } else {
+        m->owner = NULL;
+        m->depth = 0;
+        wake = m->waiters != 0;
+    }
+    rawlock_release(&m->ilk);
+    note_release(e, &m->inst);
+    if (wake)
+        wake_waiters(m);
+}
+
+void mutex_exit(struct mutex *m)
+{
+    struct thread *me = curthread();
+    if (m->owner == me && m->depth > 1) {
+        m->depth--;
+        return;
+    }
+    struct held_lock e;
+    if (!held_pop(m, &e))
+        panic("mutex_exit: %s is not held by %s", m->inst.cls->name, me->name);
+    release_entry(m, &e);
+}
+
+bool mutex_owned(const struct mutex *m)
+{
+    return m->owner == curthread();
+}
+
+uint32_t mutex_depth(const struct mutex *m)
+{
+    return mutex_owned(m) ? m->depth : 0;
+}
+
+/* ---- across a context switch (called by sched_block) ---- */
+
+void mutex_release_all(struct mutex_saved *sv)
+{
+    struct held_locks *h = &curthread()->held;
+    sv->n = 0;
+    for (int i = 0; i < h->n;) {
+        if (!is_mutex(h->e[i].cls)) {
+            i++;
+            continue;
+        }
+        struct mutex *m = h->e[i].lock;
+        bool shared = h->e[i].flags & HELD_SHARED;
+        sv->e[sv->n].m = m;
+        sv->e[sv->n].shared = shared;
+        sv->e[sv->n].depth = shared ? 1 : m->depth;
+        sv->e[sv->n].site = h->e[i].site;
+        sv->n++;
+        struct held_lock e = remove_at(h, i);
+        release_entry(m, &e);
+    }
+}
+
+void mutex_reacquire_all(struct mutex_saved *sv)
+{
+    for (int i = 0; i < sv->n; i++) {
+        struct mutex *m = sv->e[i].m;
+        if (sv->e[i].shared) {
+            enter_shared(m, sv->e[i].site, true);
+        } else {
+            enter_exclusive(m, sv->e[i].site);
+            m->depth = sv->e[i].depth;
+        }
+    }
+}

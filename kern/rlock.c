@@ -1,0 +1,222 @@
+/*
+ * Resource locks and reader/writer locks: locks held across blocking.
+ *
+ * A resource lock is the SVR4 MP pattern of a flag (ILOCKED) guarded by a
+ * mutex: to take it, enter the mutex, sleep while the flag is set, set it,
+ * exit the mutex.  The flag stays set while its holder sleeps for I/O; the
+ * mutex, like every mutex, is released whenever its holder sleeps, which
+ * is why waiting for the flag cannot lose a wakeup (the waiter is on the
+ * sleep queue before its mutex is released).  Release clears the flag and
+ * wakes all waiters (wakeup=all) or one (wakeup=one, wake1proc): with
+ * wakeup=all, every waiter wakes, one wins and the rest count a miss and
+ * sleep again -- exactly the herd the statistics are meant to show.
+ *
+ * A reader/writer lock (IRWLOCKED) is the same with a reader count: many
+ * readers or one writer, writers first once one is waiting.
+ *
+ * Both appear on the holder's held-lock stack with HELD_KEEP, so witness
+ * sees them and the context switch leaves them alone.
+ *
+ * Locks: each lock's own mutex (classes rlock_ilk and rwlock_ilk) guards
+ * its fields; the lock itself has the caller's class.
+ */
+#include <kern/sleep.h>
+#include <kern/lockstat.h>
+#include <kern/witness.h>
+#include <kern/options.h>
+#include <kern/sched/thread.h>
+#include <kern/arch.h>
+#include <kern/string.h>
+#include <kern/panic.h>
+
+LOCK_CLASS(rlock_ilk_class, "rlock_ilk", LK_MUTEX_SLEEP);
+LOCK_CLASS(rwlock_ilk_class, "rwlock_ilk", LK_MUTEX_SLEEP);
+
+static void keep_push(void *lock, struct lock_class *cls, uintptr_t site,
+                      uint32_t misses, uint32_t flags)
+{
+    held_push_flags(lock, cls, site, lockstat_hold_start(misses > 0), flags | HELD_KEEP);
+}
+
+static void keep_pop(void *lock, struct lock_instance *li)
+{
+    struct held_lock e;
+    if (!held_pop(lock, &e))
+        panic("release of %s, which this thread does not hold", li->cls->name);
+    if (lockstat_on() && e.acquired_at)
+        lockstat_released(li, rdtsc() - e.acquired_at);
+}
+
+static void count_acquired(struct lock_instance *li, uint32_t misses, uint64_t t0, bool shared)
+{
+    if (!lockstat_on())
+        return;
+    uint64_t wait = misses ? rdtsc() - t0 : 0;
+    if (shared)     /* concurrent readers update the instance together */
+        lockstat_acquired_shared(li, misses, wait);
+    else
+        lockstat_acquired(li, misses, wait);
+}
+
+static void wake_for_release(const void *chan)
+{
+    if (opts.wakeup == WAKEUP_ONE)
+        wake1proc(chan);
+    else
+        wakeup(chan);
+}
+
+/* ---- resource locks ---- */
+
+void rlock_init(struct rlock *rl, struct lock_class *cls, const char *name)
+{
+    memset(rl, 0, sizeof *rl);
+    mutex_init(&rl->m, &rlock_ilk_class, MUTEX_SLEEP, name);
+    lockstat_register(&rl->inst, cls, name);
+}
+
+void rlock_destroy(struct rlock *rl)
+{
+    if (rl->locked)
+        panic("rlock_destroy: %s is held", rl->inst.cls->name);
+    lockstat_unregister(&rl->inst);
+    mutex_destroy(&rl->m);
+}
+
+void rlock_acquire(struct rlock *rl)
+{
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    uint32_t misses = 0;
+    uint64_t t0 = 0;
+    witness_acquire(rl->inst.cls, site);
+    mutex_enter(&rl->m);
+    while (rl->locked) {
+        if (misses++ == 0)
+            t0 = lockstat_on() ? rdtsc() : 0;
+        rl->wanted++;
+        sleep_on(rl);
+        rl->wanted--;
+    }
+    rl->locked = 1;
+    rl->holder = curthread();
+    mutex_exit(&rl->m);
+    keep_push(rl, rl->inst.cls, site, misses, 0);
+    count_acquired(&rl->inst, misses, t0, false);
+}
+
+bool rlock_tryacquire(struct rlock *rl)
+{
+    mutex_enter(&rl->m);
+    bool got = !rl->locked;
+    if (got) {
+        rl->locked = 1;
+        rl->holder = curthread();
+    }
+    mutex_exit(&rl->m);
+    if (got) {
+        keep_push(rl, rl->inst.cls, (uintptr_t)__builtin_return_address(0), 0, 0);
+        count_acquired(&rl->inst, 0, 0, false);
+    }
+    return got;
+}
+
+void rlock_release(struct rlock *rl)
+{
+    if (rl->holder != curthread())
+        panic("rlock_release: %s not held by this thread", rl->inst.cls->name);
+    keep_pop(rl, &rl->inst);
+    mutex_enter(&rl->m);
+    rl->locked = 0;
+    rl->holder = NULL;
+    bool waiters = rl->wanted > 0;
+    if (waiters)
+        wake_for_release(rl);
+    mutex_exit(&rl->m);
+}
+
+bool rlock_held(struct rlock *rl)
+{
+    return rl->locked && rl->holder == curthread();
+}
+
+/* ---- reader/writer locks ---- */
+
+void rw_init(struct rwlock *rw, struct lock_class *cls, const char *name)
+{
+    memset(rw, 0, sizeof *rw);
+    mutex_init(&rw->m, &rwlock_ilk_class, MUTEX_SLEEP, name);
+    lockstat_register(&rw->inst, cls, name);
+}
+
+void rw_destroy(struct rwlock *rw)
+{
+    if (rw->readers || rw->writer)
+        panic("rw_destroy: %s is held", rw->inst.cls->name);
+    lockstat_unregister(&rw->inst);
+    mutex_destroy(&rw->m);
+}
+
+static bool rw_can_enter(const struct rwlock *rw, enum rw_mode mode)
+{
+    if (mode == RW_WRITER)
+        return rw->writer == NULL && rw->readers == 0;
+    return rw->writer == NULL && rw->want_write == 0;
+}
+
+static void rw_take(struct rwlock *rw, enum rw_mode mode)
+{
+    if (mode == RW_WRITER)
+        rw->writer = curthread();
+    else
+        rw->readers++;
+}
+
+void rw_enter(struct rwlock *rw, enum rw_mode mode)
+{
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    uint32_t misses = 0;
+    uint64_t t0 = 0;
+    witness_acquire(rw->inst.cls, site);
+    mutex_enter(&rw->m);
+    while (!rw_can_enter(rw, mode)) {
+        if (misses++ == 0)
+            t0 = lockstat_on() ? rdtsc() : 0;
+        int *want = mode == RW_WRITER ? &rw->want_write : &rw->want_read;
+        (*want)++;
+        sleep_on(rw);
+        (*want)--;
+    }
+    rw_take(rw, mode);
+    mutex_exit(&rw->m);
+    keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
+    count_acquired(&rw->inst, misses, t0, mode == RW_READER);
+}
+
+bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
+{
+    mutex_enter(&rw->m);
+    bool got = rw_can_enter(rw, mode);
+    if (got)
+        rw_take(rw, mode);
+    mutex_exit(&rw->m);
+    if (got) {
+        keep_push(rw, rw->inst.cls, (uintptr_t)__builtin_return_address(0), 0,
+                  mode == RW_READER ? HELD_SHARED : 0);
+        count_acquired(&rw->inst, 0, 0, mode == RW_READER);
+    }
+    return got;
+}
+
+void rw_exit(struct rwlock *rw)
+{
+    keep_pop(rw, &rw->inst);
+    mutex_enter(&rw->m);
+    if (rw->writer == curthread())
+        rw->writer = NULL;
+    else
+        rw->readers--;
+    bool wake = rw->writer == NULL && rw->readers == 0 && (rw->want_write || rw->want_read);
+    if (wake)
+        wakeup(rw);
+    mutex_exit(&rw->m);
+}

@@ -1,0 +1,422 @@
+/*
+ * The scheduler.
+ *
+ * Theory.  The kernel is not preemptive: a thread runs until it blocks,
+ * yields or exits.  Runnable threads wait on run queues; which queues
+ * exist is the sched= boot option, so one kernel can compare them:
+ *
+ *   global   One queue under one lock, as Sprite's sched_Mutex.  Every
+ *            CPU takes work from it, so the lock is the point of
+ *            contention the Sprite measurements showed.
+ *   percpu   A queue per CPU.  A thread goes back to the queue of the CPU
+ *            it last ran on; a CPU whose queue is empty steals from the
+ *            busiest queue (by its racy length) a thread allowed to run
+ *            there.
+ *   cluster  SALSA's hierarchy: a queue per CPU, per cluster (cluster=
+ *            CPUs, default the NUMA node) and one global queue.  A thread
+ *            bound to one CPU goes to that CPU's queue, one whose affinity
+ *            is one cluster goes to the cluster's queue, others go to the
+ *            queue of the cluster they last ran in (or the global queue if
+ *            new).  An idle CPU looks in its own queue, then its cluster's,
+ *            then the global queue, and only then in other clusters.
+ *
+ * Switching.  A thread's registers live on its stack while it is switched
+ * out (boot/switch.asm).  A thread can be made runnable by another CPU
+ * while it is still finishing its switch-out (a wakeup right after it put
+ * itself on a sleep queue, or a yield), so t->on_cpu is 1 from switch-in
+ * until the switch-out is complete, and a CPU about to run t waits for it
+ * to drop -- but only from its idle thread, never half way through a
+ * switch (see switch_away for the deadlock that avoids).  Run-queue locks
+ * are never held across the switch itself.
+ *
+ * SVR4 MP mutexes are released when their holder switches and reacquired
+ * before it runs again (sched_block, kern/mutex.c): a thread never sleeps
+ * holding a mutex, which is what keeps two sleeping vnode lockers from
+ * deadlocking.  Spin locks may not be held across a switch at all.
+ *
+ * Idle CPUs halt.  idle_mask has a bit per CPU that is halted or about to
+ * be; whoever makes a thread runnable sends VEC_WAKE to an idle CPU that
+ * may run it.  The idle CPU sets its bit before its last look at the
+ * queues, and the enqueuer reads the mask after enqueueing, so one of the
+ * two always sees the other.
+ *
+ * Locks (classes): sched_global, runq_cpu, runq_cluster.  A run-queue lock
+ * is a leaf except that stealing holds one queue's lock at a time.
+ */
+#include <kern/sched/sched.h>
+#include <kern/spinlock.h>
+#include <kern/mutex.h>
+#include <kern/options.h>
+#include <kern/numa.h>
+#include <kern/trap.h>
+#include <kern/arch.h>
+#include <kern/kprintf.h>
+#include <kern/panic.h>
+#include <drivers/lapic.h>
+
+struct runq {
+    spinlock_t lock;
+    struct thread *head, *tail;     /* [lock] FIFO of runnable threads */
+    volatile int n;                 /* [lock] length; read racily when choosing */
+} __cacheline;
+
+LOCK_CLASS(sched_global_class, "sched_global", LK_SPIN);
+LOCK_CLASS(runq_cpu_class, "runq_cpu", LK_SPIN);
+LOCK_CLASS(runq_cluster_class, "runq_cluster", LK_SPIN);
+
+static struct runq global_rq;
+static struct runq cpu_rq[MAX_CPUS];
+static struct runq cluster_rq[MAX_CPUS];
+static int cpu_cluster[MAX_CPUS];           /* [boot] */
+static uint64_t cluster_cpus[MAX_CPUS];     /* [boot] */
+static int nclusters;                       /* [boot] */
+static volatile uint64_t idle_mask;         /* [a] */
+static volatile uint64_t steal_count;       /* [a] */
+
+extern void swtch(uint64_t *save_rsp, uint64_t new_rsp);
+
+int sched_cluster_of(int cpu) { return cpu_cluster[cpu]; }
+uint64_t sched_cluster_mask(int cluster) { return cluster_cpus[cluster]; }
+int sched_nclusters(void) { return nclusters; }
+uint64_t sched_steals(void) { return steal_count; }
+
+static void build_clusters(void)
+{
+    nclusters = 0;
+    for (int c = 0; c < ncpus; c++) {
+        int cl = opts.cluster ? c / opts.cluster : cpus[c].node;
+        cpu_cluster[c] = cl;
+        cluster_cpus[cl] |= 1UL << c;
+        if (cl + 1 > nclusters)
+            nclusters = cl + 1;
+    }
+}
+
+static void wake_handler(struct trapframe *tf, void *arg)
+{
+    /* Nothing to do: returning from the interrupt ends the idle halt. */
+}
+
+void sched_init(void)
+{
+    spin_init(&global_rq.lock, &sched_global_class);
+    for (int i = 0; i < MAX_CPUS; i++) {
+        spin_init(&cpu_rq[i].lock, &runq_cpu_class);
+        spin_init(&cluster_rq[i].lock, &runq_cluster_class);
+    }
+    build_clusters();
+    trap_set_handler(VEC_WAKE, wake_handler, NULL);
+    static const char *const names[] = { "global", "percpu", "cluster" };
+    kprintf("sched: %s run queues, %d cluster%s\n", names[opts.sched], nclusters,
+            nclusters == 1 ? "" : "s");
+}
+
+/* ---- queue primitives (caller holds rq->lock) ---- */
+
+static void rq_push(struct runq *rq, struct thread *t)
+{
+    t->rq_next = NULL;
+    t->rq = rq;
+    if (rq->tail)
+        rq->tail->rq_next = t;
+    else
+        rq->head = t;
+    rq->tail = t;
+    rq->n++;
+}
+
+/* Remove and return the first thread allowed on cpu, or NULL. */
+static struct thread *rq_take(struct runq *rq, int cpu)
+{
+    struct thread *prev = NULL;
+    for (struct thread *t = rq->head; t; prev = t, t = t->rq_next) {
+        if (!(t->affinity & (1UL << cpu)))
+            continue;
+        if (prev)
+            prev->rq_next = t->rq_next;
+        else
+            rq->head = t->rq_next;
+        if (rq->tail == t)
+            rq->tail = prev;
+        rq->n--;
+        t->rq_next = NULL;
+        t->rq = NULL;
+        return t;
+    }
+    return NULL;
+}
+
+static struct thread *rq_take_locked(struct runq *rq, int cpu)
+{
+    if (READ_ONCE(rq->n) == 0)
+        return NULL;
+    spin_lock(&rq->lock);
+    struct thread *t = rq_take(rq, cpu);
+    spin_unlock(&rq->lock);
+    return t;
+}
+
+/* ---- choosing a queue for a runnable thread ---- */
+
+static bool single_cpu(uint64_t mask) { return mask && !(mask & (mask - 1)); }
+
+static int first_allowed_cpu(const struct thread *t)
+{
+    for (int c = 0; c < ncpus; c++)
+        if ((t->affinity & (1UL << c)) && cpus[c].online)
+            return c;
+    return 0;
+}
+
+static int least_loaded_cpu(const struct thread *t)
+{
+    int best = -1;
+    for (int c = 0; c < ncpus; c++) {
+        if (!(t->affinity & (1UL << c)) || !cpus[c].online)
+            continue;
+        if (best < 0 || READ_ONCE(cpu_rq[c].n) < READ_ONCE(cpu_rq[best].n))
+            best = c;
+    }
+    return best < 0 ? first_allowed_cpu(t) : best;
+}
+
+static struct runq *choose_percpu(struct thread *t, uint64_t *kick)
+{
+    int c = (t->cpu >= 0 && (t->affinity & (1UL << t->cpu))) ? t->cpu : least_loaded_cpu(t);
+    *kick = 1UL << c;
+    return &cpu_rq[c];
+}
+
+static int cluster_containing(uint64_t mask)
+{
+    for (int cl = 0; cl < nclusters; cl++)
+        if ((mask & ~cluster_cpus[cl]) == 0)
+            return cl;
+    return -1;
+}
+
+static struct runq *choose_cluster(struct thread *t, uint64_t *kick)
+{
+    uint64_t allowed = t->affinity & ((ncpus == 64) ? ~0UL : (1UL << ncpus) - 1);
+    if (single_cpu(allowed)) {
+        int c = __builtin_ctzl(allowed);
+        *kick = allowed;
+        return &cpu_rq[c];
+    }
+    int cl = cluster_containing(allowed);
+    if (cl < 0 && t->cpu >= 0)
+        cl = cpu_cluster[t->cpu];
+    if (cl >= 0) {
+        *kick = cluster_cpus[cl] & allowed;
+        return &cluster_rq[cl];
+    }
+    *kick = allowed;
+    return &global_rq;
+}
+
+static struct runq *choose_queue(struct thread *t, uint64_t *kick)
+{
+    switch (opts.sched) {
+    case SCHED_GLOBAL:
+        *kick = t->affinity;
+        return &global_rq;
+    case SCHED_PERCPU:
+        return choose_percpu(t, kick);
+    default:
+        return choose_cluster(t, kick);
+    }
+}
+
+/* Wake one idle CPU among `mask` (not this one). */
+static void kick_idle(uint64_t mask)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    uint64_t idle = READ_ONCE(idle_mask) & mask & ~(1UL << cpu_id());
+    if (!idle)
+        return;
+    int c = __builtin_ctzl(idle);
+    lapic_send_ipi(cpus[c].apic_id, VEC_WAKE);
+}
+
+void sched_make_runnable(struct thread *t)
+{
+    uint64_t kick = 0;
+    struct runq *rq = choose_queue(t, &kick);
+    spin_lock(&rq->lock);
+    t->state = TS_RUNNABLE;
+    rq_push(rq, t);
+    spin_unlock(&rq->lock);
+    kick_idle(kick);
+}
+
+/* ---- choosing the next thread on this CPU ---- */
+
+static struct thread *steal_busiest(int cpu, uint64_t among)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        int best = -1;
+        for (int c = 0; c < ncpus; c++) {
+            if (c == cpu || !(among & (1UL << c)) || READ_ONCE(cpu_rq[c].n) == 0)
+                continue;
+            if (best < 0 || READ_ONCE(cpu_rq[c].n) > READ_ONCE(cpu_rq[best].n))
+                best = c;
+        }
+        if (best < 0)
+            return NULL;
+        struct thread *t = rq_take_locked(&cpu_rq[best], cpu);
+        if (t) {
+            __atomic_add_fetch(&steal_count, 1, __ATOMIC_RELAXED);
+            return t;
+        }
+    }
+    return NULL;
+}
+
+static struct thread *pick_cluster(int cpu)
+{
+    int cl = cpu_cluster[cpu];
+    struct thread *t;
+    if ((t = rq_take_locked(&cpu_rq[cpu], cpu)))
+        return t;
+    if ((t = rq_take_locked(&cluster_rq[cl], cpu)))
+        return t;
+    if ((t = rq_take_locked(&global_rq, cpu)))
+        return t;
+    if ((t = steal_busiest(cpu, cluster_cpus[cl])))
+        return t;
+    for (int other = 0; other < nclusters; other++)
+        if (other != cl && (t = rq_take_locked(&cluster_rq[other], cpu)))
+            return t;
+    return steal_busiest(cpu, ~cluster_cpus[cl]);
+}
+
+static struct thread *pick_next(int cpu)
+{
+    switch (opts.sched) {
+    case SCHED_GLOBAL:
+        return rq_take_locked(&global_rq, cpu);
+    case SCHED_PERCPU: {
+        struct thread *t = rq_take_locked(&cpu_rq[cpu], cpu);
+        return t ? t : steal_busiest(cpu, ~0UL);
+    }
+    default:
+        return pick_cluster(cpu);
+    }
+}
+
+/* ---- switching ---- */
+
+/* Called by every thread right after it is switched in: the previous
+ * thread of this CPU is now fully off it. */
+void sched_finish_switch(void)
+{
+    struct cpu *c = this_cpu();
+    struct thread *prev = c->switch_from;
+    c->switch_from = NULL;
+    if (prev)
+        __atomic_store_n(&prev->on_cpu, 0, __ATOMIC_RELEASE);
+}
+
+/* Switch from prev to next on this CPU.  next must be fully off any
+ * other CPU (on_cpu clear): only the idle loop waits for that. */
+static void switch_to(struct thread *prev, struct thread *next)
+{
+    struct cpu *c = this_cpu();
+    next->on_cpu = 1;
+    next->state = TS_RUNNING;
+    next->cpu = c->id;
+    next->switches++;
+    __atomic_or_fetch(&next->last_ran_mask, 1UL << c->id, __ATOMIC_RELAXED);
+    c->thread = next;
+    c->held = &next->held;
+    c->switch_from = prev;
+    swtch(&prev->rsp, next->rsp);
+    sched_finish_switch();
+}
+
+/*
+ * Leave the current thread for the next runnable one.  If that one is
+ * still being switched out by another CPU (it was woken or stolen in the
+ * middle of its switch), we do not wait here, half switched: two CPUs
+ * could each wait for the thread the other is leaving.  Instead we hand
+ * it to this CPU's idle thread, which waits once our thread is fully
+ * saved.  A CPU never waits while it holds a half-switched thread, so
+ * every wait ends.
+ */
+static void switch_away(void)
+{
+    uint64_t f = intr_save();
+    struct cpu *c = this_cpu();
+    struct thread *prev = c->thread;
+    struct thread *next = pick_next(c->id);
+    if (next == prev) {
+        prev->state = TS_RUNNING;
+    } else if (next && !__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE)) {
+        switch_to(prev, next);
+    } else {
+        c->handoff = next;
+        switch_to(prev, c->idle_thread);
+    }
+    intr_restore(f);
+}
+
+static void assert_no_spinlocks(const struct thread *t)
+{
+    for (int i = 0; i < t->held.n; i++)
+        if (t->held.e[i].cls->kind == LK_SPIN)
+            panic("thread %s switches holding spin lock %s (taken at %lx)",
+                  t->name, t->held.e[i].cls->name, t->held.e[i].site);
+}
+
+void sched_block(void)
+{
+    struct thread *t = curthread();
+    assert(!t->idle);
+    assert_no_spinlocks(t);
+    struct mutex_saved sv;
+    mutex_release_all(&sv);
+    switch_away();
+    mutex_reacquire_all(&sv);
+}
+
+void thread_yield(void)
+{
+    struct thread *t = curthread();
+    if (!t || t->idle)
+        return;
+    sched_make_runnable(t);
+    sched_block();
+}
+
+/* The next thread for an idle CPU: one handed over by switch_away, or
+ * one from the queues (announcing itself idle first, see above). */
+static struct thread *idle_pick(struct cpu *c, uint64_t bit)
+{
+    struct thread *next = c->handoff;
+    c->handoff = NULL;
+    if (next)
+        return next;
+    __atomic_or_fetch(&idle_mask, bit, __ATOMIC_SEQ_CST);
+    next = pick_next(c->id);
+    if (next)
+        __atomic_and_fetch(&idle_mask, ~bit, __ATOMIC_SEQ_CST);
+    return next;
+}
+
+void thread_idle_loop(void)
+{
+    struct cpu *c = this_cpu();
+    uint64_t bit = 1UL << c->id;
+    for (;;) {
+        intr_disable();
+        struct thread *next = idle_pick(c, bit);
+        if (next) {
+            while (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
+                cpu_relax();
+            switch_to(c->thread, next);
+            continue;
+        }
+        __asm__ volatile("sti; hlt" ::: "memory");
+        __atomic_and_fetch(&idle_mask, ~bit, __ATOMIC_SEQ_CST);
+    }
+}

@@ -1,0 +1,33 @@
+/* The scheduler: run queues (global, per-CPU, clustered) and switching. */
+#ifndef KERN_SCHED_SCHED_H
+#define KERN_SCHED_SCHED_H
+
+#include <kern/sched/thread.h>
+
+/* Boot: build the run queues for opts.sched and the clusters. */
+void sched_init(void);
+
+/* Put a thread that is not on any queue onto one and wake a CPU for it. */
+void sched_make_runnable(struct thread *t);
+
+/* Switch away from the current thread, whose state the caller has set
+ * (TS_SLEEPING: it is on a sleep queue; TS_RUNNABLE: it is on a run queue;
+ * TS_DEAD).  SVR4 mutexes the thread holds are released before the switch
+ * and reacquired before this returns. */
+void sched_block(void);
+
+/* Cluster of a CPU, and the CPUs of a cluster (for affinity). */
+int sched_cluster_of(int cpu);
+uint64_t sched_cluster_mask(int cluster);
+int sched_nclusters(void);
+
+/* Counters for tests and benchmarks. */
+uint64_t sched_steals(void);
+
+/* Hooks for the mutex code (kern/mutex.c): release every mutex the current
+ * thread holds, remembering them in *sv, and reacquire them afterwards. */
+struct mutex_saved;
+void mutex_release_all(struct mutex_saved *sv);
+void mutex_reacquire_all(struct mutex_saved *sv);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * Kernel threads: creation, exit, join, and the boot-time threads.
+ *
+ * Each thread has a 16 KiB stack from the node of the first CPU it may run
+ * on.  A new thread's stack holds a switch frame whose return address is
+ * thread_trampoline (boot/switch.asm), which calls thread_start(fn, arg).
+ *
+ * Every CPU has an idle thread that is never on a run queue.  On the boot
+ * CPU the boot context becomes thread "main" (kmain continues in it) and a
+ * new idle thread is made; on an AP its start-up context becomes its idle
+ * thread.  Threads must be joined: thread_join waits for the thread to
+ * finish and to be fully switched out, then frees its stack.
+ *
+ * Locks: none of its own.  tid allocation is atomic; a thread's fields
+ * follow the key in thread.h; joining uses sleep/wakeup on the thread.
+ */
+#include <kern/sched/thread.h>
+#include <kern/sched/sched.h>
+#include <kern/sleep.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/arch.h>
+#include <kern/panic.h>
+#include <kern/vm/page.h>
+
+#define KSTACK_ORDER 2              /* 16 KiB */
+
+static volatile int next_tid = 1;
+static struct thread boot_threads[MAX_CPUS];    /* main (cpu 0) and the AP idles */
+
+extern void thread_trampoline(void);
+void sched_finish_switch(void);
+
+void thread_start(void (*fn)(void *), void *arg)
+{
+    sched_finish_switch();
+    intr_enable();
+    fn(arg);
+    thread_exit();
+}
+
+static int home_cpu(uint64_t affinity)
+{
+    for (int c = 0; c < ncpus; c++)
+        if (affinity & (1UL << c))
+            return c;
+    return 0;
+}
+
+static void init_thread(struct thread *t, const char *name, uint64_t affinity)
+{
+    memset(t, 0, sizeof *t);
+    t->tid = __atomic_fetch_add(&next_tid, 1, __ATOMIC_RELAXED);
+    strlcpy(t->name, name, sizeof t->name);
+    t->affinity = affinity;
+    t->cpu = -1;
+    t->state = TS_EMBRYO;
+}
+
+/* Lay out the first switch frame: six callee-saved registers (r15 first,
+ * as swtch pops them) and the return address. */
+static void build_frame(struct thread *t, void (*fn)(void *), void *arg)
+{
+    uint64_t *sp = (uint64_t *)((char *)t->kstack + KSTACK_SIZE);
+    *--sp = 0;                          /* alignment: entry sees rsp % 16 == 8 */
+    *--sp = (uint64_t)thread_trampoline;
+    *--sp = 0;                          /* rbp */
+    *--sp = 0;                          /* rbx */
+    *--sp = (uint64_t)fn;               /* r12 */
+    *--sp = (uint64_t)arg;              /* r13 */
+    *--sp = 0;                          /* r14 */
+    *--sp = 0;                          /* r15 */
+    t->rsp = (uint64_t)sp;
+}
+
+static struct thread *thread_alloc(const char *name, void (*fn)(void *), void *arg, uint64_t affinity)
+{
+    struct thread *t = kmalloc(sizeof *t);
+    if (!t)
+        return NULL;
+    init_thread(t, name, affinity);
+    struct page *pg = page_alloc_node(KSTACK_ORDER, cpus[home_cpu(affinity)].node);
+    if (!pg) {
+        kfree(t);
+        return NULL;
+    }
+    t->kstack = page_to_virt(pg);
+    t->fn = fn;
+    t->arg = arg;
+    build_frame(t, fn, arg);
+    return t;
+}
+
+struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity)
+{
+    uint64_t online = 0;
+    for (int c = 0; c < ncpus; c++)
+        if (cpus[c].online)
+            online |= 1UL << c;
+    if ((affinity & online) == 0)
+        return NULL;
+    struct thread *t = thread_alloc(name, fn, arg, affinity & online);
+    if (t)
+        sched_make_runnable(t);
+    return t;
+}
+
+void thread_exit(void)
+{
+    struct thread *t = curthread();
+    if (t->held.n)
+        panic("thread %s exits holding %d locks (first %s)", t->name, t->held.n, t->held.e[0].cls->name);
+    __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+    struct sleepq *sq = sleepq_lock(t);
+    t->state = TS_DEAD;
+    sleepq_wakeup_locked(sq, t, true);
+    sleepq_unlock(sq);
+    sched_block();
+    panic("dead thread %s ran again", t->name);
+}
+
+void thread_join(struct thread *t)
+{
+    for (;;) {
+        struct sleepq *sq = sleepq_lock(t);
+        if (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE)) {
+            sleepq_unlock(sq);
+            break;
+        }
+        sleep_locked(sq, t);
+    }
+    while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    page_free(virt_to_page(t->kstack), KSTACK_ORDER);
+    kfree(t);
+}
+
+static void make_idle(struct cpu *c)
+{
+    struct thread *idle = thread_alloc("idle", NULL, NULL, 1UL << c->id);
+    if (!idle)
+        panic("no memory for cpu %d's idle thread", c->id);
+    idle->idle = true;
+    idle->state = TS_RUNNABLE;
+    /* Its first switch-in enters the idle loop through thread_start. */
+    build_frame(idle, (void (*)(void *))thread_idle_loop, NULL);
+    c->idle_thread = idle;
+}
+
+void thread_init_boot(void)
+{
+    struct cpu *c = this_cpu();
+    struct thread *t = &boot_threads[0];
+    init_thread(t, "main", AFFINITY_ALL);
+    t->state = TS_RUNNING;
+    t->on_cpu = 1;
+    t->cpu = c->id;
+    t->held = *c->held;         /* locks taken during boot, if any */
+    c->thread = t;
+    c->held = &t->held;
+    make_idle(c);
+}
+
+void thread_init_ap(void)
+{
+    struct cpu *c = this_cpu();
+    struct thread *t = &boot_threads[c->id];
+    init_thread(t, "idle", 1UL << c->id);
+    t->idle = true;
+    t->state = TS_RUNNING;
+    t->on_cpu = 1;
+    t->cpu = c->id;
+    c->thread = t;
+    c->held = &t->held;
+    c->idle_thread = t;
+}

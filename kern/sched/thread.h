@@ -1,0 +1,84 @@
+/*
+ * Kernel threads.  See kern/sched/sched.c for the theory of scheduling and
+ * the run-queue models.
+ *
+ * Lock key for struct thread fields:
+ *   [c] constant after thread_create
+ *   [o] only the thread itself touches it (or its creator before start)
+ *   [q] the lock of the run queue the thread is on
+ *   [s] the sleep-queue bucket lock of the thread's wait channel
+ *   [a] atomic operations
+ */
+#ifndef KERN_SCHED_THREAD_H
+#define KERN_SCHED_THREAD_H
+
+#include <kern/types.h>
+#include <kern/lock.h>
+
+enum thread_state {
+    TS_EMBRYO,          /* being created */
+    TS_RUNNABLE,        /* on a run queue, or about to be */
+    TS_RUNNING,         /* on a CPU */
+    TS_SLEEPING,        /* on a sleep queue */
+    TS_DEAD,            /* exited; its stack may be reclaimed */
+};
+
+#define THREAD_NAME_MAX 24
+
+struct runq;
+struct sleepq;
+
+struct thread {
+    uint64_t rsp;                   /* [o] saved stack pointer while switched out */
+    void *kstack;                   /* [c] base of the kernel stack (NULL: boot stack) */
+    int tid;                        /* [c] */
+    char name[THREAD_NAME_MAX];     /* [c] */
+    volatile int state;             /* [q]/[s]: enum thread_state */
+    volatile int on_cpu;            /* [a] 1 from switch-in until switch-out completes */
+    int cpu;                        /* [o] CPU it runs or last ran on */
+    uint64_t affinity;              /* [c]-ish: mask of CPUs it may run on */
+    bool idle;                      /* [c] a CPU's idle thread */
+
+    struct thread *rq_next;         /* [q] run queue link */
+    struct runq *rq;                /* [q] queue it is on, or NULL */
+
+    void *wchan;                    /* [s] wait channel while sleeping */
+    struct thread *sq_next, *sq_prev;   /* [s] sleep queue links */
+
+    struct held_locks held;         /* [o] locks held, in order */
+
+    void (*fn)(void *);             /* [c] */
+    void *arg;                      /* [c] */
+    volatile int done;              /* [a] set when fn returned */
+    uint64_t switches;              /* [o] times switched in */
+    uint64_t last_ran_mask;         /* [a] CPUs it has run on (tests) */
+};
+
+/* The thread running on this CPU. */
+static inline struct thread *curthread(void)
+{
+    return this_cpu()->thread;
+}
+
+#define AFFINITY_ALL (~0UL)
+
+/* Create a thread that runs fn(arg), allowed on the CPUs in affinity, and
+ * make it runnable.  NULL when memory is exhausted. */
+struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity);
+/* Wait until t has finished, then free it. */
+void thread_join(struct thread *t);
+/* Give up the CPU to another runnable thread, if any. */
+void thread_yield(void);
+/* Finish the calling thread. */
+void thread_exit(void) __noreturn;
+
+/* Boot: turn the boot context into thread "main" on CPU 0, and give each
+ * CPU an idle thread. */
+void thread_init_boot(void);
+/* On each AP: the AP's start-up context becomes its idle thread. */
+void thread_init_ap(void);
+
+/* The idle loop a CPU's idle thread runs. */
+void thread_idle_loop(void) __noreturn;
+
+#endif

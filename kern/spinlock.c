@@ -1,0 +1,496 @@
+/*
+ * Spin locks: TTAS with back-off, MCS and H2-MCS (kern/spinlock.h; the
+ * theory of the lock family is at the top of kern/lock.c).
+ *
+ * TTAS.  The lock is one word.  Acquire tries an exchange at once (the
+ * uncontended case costs one atomic); when that fails it reads the word
+ * until it looks free, tries again, and after each failed exchange waits an
+ * exponentially growing number of pause instructions, up to BACKOFF_MAX, so
+ * that a crowd of waiters does not hammer the line the holder needs.
+ *
+ * MCS.  The lock is a pointer to the last queue node.  Acquire (1) clears
+ * its node's next pointer and (2) swaps the node into the tail; a NULL
+ * predecessor means the lock was free.  Otherwise it marks its node waiting,
+ * links itself behind the predecessor and spins on its own node.  Release
+ * first looks for a successor; with none, it compare-and-swaps the tail
+ * from its own node back to NULL, and if that fails (a successor is between
+ * its swap and its link) waits for the link; then it clears the successor's
+ * waiting flag, handing the lock over.
+ *
+ * H2-MCS (Unrau et al., "Experiences with locking in a NUMA multiprocessor
+ * operating system kernel", section 3.1).  H1: step (1) moves off the
+ * critical path; a free node is always kept with next == NULL, so the
+ * release that used a node's next pointer resets it after the hand-off,
+ * which happens only under contention.  H2: release does the
+ * compare-and-swap immediately instead of first checking for a successor;
+ * only when it fails (there is a successor) does it wait for the link and
+ * hand over.  The uncontended pair is then one swap and one
+ * compare-and-swap, with no other memory references to the node.  (The
+ * original MCS release here also resets next after a hand-off, so both
+ * algorithms share the invariant and one pool of nodes.)
+ *
+ * Queue nodes.  Each CPU has MCS_NODES_PER_CPU nodes, each on its own cache
+ * line, and a bitmask of those in use; an acquisition takes the lowest free
+ * one.  A bitmask rather than a depth counter, because nested locks may be
+ * released in any order.  The nodes and the mask are touched only by their
+ * CPU with interrupts off, so they need no lock.  The mask shares a 64-bit
+ * word with the CPU's spin-lock depth, so taking a node and counting the
+ * lock is one read-modify-write; the index of the node a holder used is
+ * kept in the lock next to the owner's CPU number, so one store records
+ * both (l->holder).  Those two choices keep the queue locks' bookkeeping
+ * down to what the TTAS lock pays anyway.
+ *
+ * TryLock.  TTAS: one exchange, but only if the word reads free.  MCS and
+ * H2-MCS: compare-and-swap the tail from NULL to a node, only if it reads
+ * NULL; a busy lock is never joined, so TryLock never waits.
+ *
+ * Interrupts.  spin_enter saves the interrupt state and disables
+ * interrupts; the state before the outermost spin lock is kept per CPU with
+ * a depth count, and restored when the depth returns to 0.  That makes
+ * out-of-order release safe, which a flags word saved in each lock is not.
+ *
+ * Code shape.  spin_lock dispatches on the algorithm once and runs a path
+ * inlined for it; statistics and witness live in one out-of-line function
+ * reached through a single test of lock_hooks.
+ */
+#include <kern/spinlock.h>
+#include <kern/lockstat.h>
+#include <kern/witness.h>
+#include <kern/options.h>
+#include <kern/arch.h>
+#include <kern/cpu.h>
+#include <kern/panic.h>
+
+#define BACKOFF_MIN 4           /* pause instructions after the first failed exchange */
+#define BACKOFF_MAX 1024        /* ... doubling up to this bound */
+
+/*
+ * Per-CPU spin-lock state, touched only by its CPU with interrupts off
+ * (the nodes' fields are also written by neighbours in a queue, see struct
+ * mcs_node).  The depth/mask word and the flags share the first cache
+ * line; each node has a line of its own, so a neighbour writing a node
+ * never takes the line this CPU updates on every lock.
+ */
+struct spin_cpu {
+    union {
+        struct {
+            uint32_t depth; /* [own] spin locks this CPU holds */
+            uint32_t busy;  /* [own] bit i set while node[i] is in use */
+        };
+        uint64_t state;     /* [own] both, for one read-modify-write */
+    };
+    uint64_t flags;         /* [own] interrupt state before the outermost */
+    struct mcs_node node[MCS_NODES_PER_CPU];    /* queue nodes */
+} __cacheline;
+
+#define DEPTH_ONE       1UL
+#define NODE_BIT(i)     (1UL << (32 + (i)))
+
+static struct spin_cpu spin_cpus[MAX_CPUS];
+
+static const char *const algo_names[] = { "spin", "mcs", "h2mcs" };
+
+const char *spin_algo_name(int algo)
+{
+    return (unsigned)algo < ARRAY_SIZE(algo_names) ? algo_names[algo] : "?";
+}
+
+static inline uint32_t holder_of(int cpu, uint32_t node)
+{
+    return (uint16_t)cpu | node << 16;
+}
+
+/* ---- Interrupts and per-CPU state ---------------------------------- */
+
+static void __attribute__((noinline, noreturn)) nodes_exhausted(void)
+{
+    panic("spinlock: more than %d queue locks held on one cpu", MCS_NODES_PER_CPU);
+}
+
+/*
+ * Disable interrupts and count one more spin lock on this CPU; with
+ * queue set, also take a free queue node, whose index goes to *node (0
+ * otherwise).  Returns this CPU's state; *cpu gets its number.
+ */
+static inline __attribute__((always_inline))
+struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
+{
+    uint64_t f = intr_save();
+    *cpu = cpu_id();
+    struct spin_cpu *sc = &spin_cpus[*cpu];
+    uint64_t st = sc->state, add = DEPTH_ONE;
+    *node = 0;
+    if (queue) {
+        *node = (uint32_t)__builtin_ctz(~(uint32_t)(st >> 32));
+        if (unlikely(*node >= MCS_NODES_PER_CPU))
+            nodes_exhausted();
+        add |= NODE_BIT(*node);
+    }
+    sc->state = st + add;
+    if ((uint32_t)st == 0)
+        sc->flags = f;
+    return sc;
+}
+
+/* Undo spin_enter: one spin lock fewer, the node (if queue) free again;
+ * interrupts come back with the last one. */
+static inline __attribute__((always_inline))
+void spin_exit(struct spin_cpu *sc, bool queue, uint32_t node)
+{
+    uint64_t st = sc->state - (DEPTH_ONE | (queue ? NODE_BIT(node) : 0));
+    sc->state = st;
+    if ((uint32_t)st == 0)
+        intr_restore(sc->flags);
+}
+
+int spin_depth(void)
+{
+    uint64_t f = intr_save();
+    int d = (int)spin_cpus[cpu_id()].depth;
+    intr_restore(f);
+    return d;
+}
+
+/* ---- TTAS ------------------------------------------------------------ */
+
+static inline bool tas_try(spinlock_t *l)
+{
+    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* The first exchange failed: spin with back-off until the lock is ours.
+ * *wait (if asked for) gets the cycles spent here. */
+static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
+{
+    uint64_t t0 = wait ? rdtsc() : 0;
+    uint32_t backoff = BACKOFF_MIN;
+    for (;;) {
+        while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
+            cpu_relax();
+        if (tas_try(l))
+            break;
+        for (uint32_t i = 0; i < backoff; i++)
+            cpu_relax();
+        if (backoff < BACKOFF_MAX)
+            backoff <<= 1;
+    }
+    if (wait)
+        *wait = rdtsc() - t0;
+}
+
+/* ---- MCS and H2-MCS -------------------------------------------------- */
+
+/* The swap found a predecessor: queue behind it and spin on our node. */
+static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs_node *n,
+                                               uint64_t *wait)
+{
+    uint64_t t0 = wait ? rdtsc() : 0;
+    __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    if (wait)
+        *wait = rdtsc() - t0;
+}
+
+/* Enqueue n; true if the lock was free (no miss). */
+static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint64_t *wait)
+{
+    if (!h1)
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (likely(pred == NULL))
+        return true;
+    mcs_wait(pred, n, wait);
+    return false;
+}
+
+/* Wait for the successor to link itself behind n, then hand the lock over
+ * and leave n with next == NULL for its next use (H1). */
+static void __attribute__((noinline)) mcs_handoff(struct mcs_node *n)
+{
+    struct mcs_node *succ;
+    while ((succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)) == NULL)
+        cpu_relax();
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
+}
+
+static inline bool tail_release(spinlock_t *l, struct mcs_node *n)
+{
+    struct mcs_node *expect = n;
+    return __atomic_compare_exchange_n(&l->tail, &expect, NULL, false,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* Original MCS release: check for a successor before the compare-and-swap. */
+static inline void mcs_release(spinlock_t *l, struct mcs_node *n)
+{
+    if (__atomic_load_n(&n->next, __ATOMIC_ACQUIRE) == NULL && tail_release(l, n))
+        return;
+    mcs_handoff(n);
+}
+
+/* H2: the compare-and-swap at once; a successor only on failure. */
+static inline void h2mcs_release(spinlock_t *l, struct mcs_node *n)
+{
+    if (likely(tail_release(l, n)))
+        return;
+    mcs_handoff(n);
+}
+
+/* ---- One algorithm's lock word ---------------------------------------- */
+
+/* Acquire l's word with algorithm algo (a constant after inlining), using
+ * queue node `node` of sc; returns true if the first attempt found it busy.
+ * wait (may be NULL) receives the cycles spent waiting. */
+static inline __attribute__((always_inline))
+bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node, uint64_t *wait)
+{
+    if (algo == LOCK_SPIN) {
+        if (likely(tas_try(l)))
+            return false;
+        tas_wait(l, wait);
+        return true;
+    }
+    return !mcs_acquire(l, &sc->node[node], algo == LOCK_H2MCS, wait);
+}
+
+static inline __attribute__((always_inline))
+void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
+{
+    if (algo == LOCK_SPIN)
+        __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+    else if (algo == LOCK_H2MCS)
+        h2mcs_release(l, &sc->node[node]);
+    else
+        mcs_release(l, &sc->node[node]);
+}
+
+/* One attempt that never waits and never joins a queue. */
+static inline __attribute__((always_inline))
+bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
+{
+    if (algo == LOCK_SPIN)
+        return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l);
+    if (__atomic_load_n(&l->tail, __ATOMIC_RELAXED) != NULL)
+        return false;
+    struct mcs_node *n = &sc->node[node], *expect = NULL;
+    if (algo == LOCK_MCS)
+        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    return __atomic_compare_exchange_n(&l->tail, &expect, n, false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* A statically initialized lock takes lock= at its first use.  Every CPU
+ * resolves it to the same value, so the race is harmless. */
+static void __attribute__((noinline)) algo_resolve(spinlock_t *l)
+{
+    uint8_t unset = SPIN_ALGO_UNSET;
+    __atomic_compare_exchange_n(&l->algo, &unset, (uint8_t)opts.lock, false,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* The lock's algorithm, resolving a static lock's at its first use. */
+static inline int lock_algo(spinlock_t *l)
+{
+    int algo = l->algo;
+    if (unlikely(algo > LOCK_H2MCS)) {
+        algo_resolve(l);
+        algo = l->algo;
+    }
+    return algo;
+}
+
+/* ---- Init and destroy ------------------------------------------------- */
+
+void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
+{
+    if ((unsigned)algo > LOCK_H2MCS)
+        panic("spin_init: bad algorithm %d", algo);
+    l->tail = NULL;
+    l->algo = (uint8_t)algo;
+    l->holder = SPIN_HOLDER_FREE;
+    lockstat_register(&l->inst, cls, NULL);
+}
+
+void spin_init(spinlock_t *l, struct lock_class *cls)
+{
+    spin_init_algo(l, cls, opts.lock);
+}
+
+void spin_init_named(spinlock_t *l, struct lock_class *cls, const char *name)
+{
+    spin_init_algo(l, cls, opts.lock);
+    l->inst.name = name;
+}
+
+void spin_destroy(spinlock_t *l)
+{
+    if (l->owner != -1)
+        panic("spin_destroy: %s is held by cpu %d", l->inst.cls->name, l->owner);
+    lockstat_unregister(&l->inst);
+}
+
+/* ---- Lock -------------------------------------------------------------- */
+
+/* Lock with statistics and/or witness on (spin_enter already done). */
+static void __attribute__((noinline))
+lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node, uintptr_t site)
+{
+    witness_acquire_lock(l, l->inst.cls, site);
+    bool stat = lock_hooks & LOCK_HOOK_STAT;
+    uint64_t wait = 0;
+    bool missed;
+    if (algo == LOCK_SPIN)
+        missed = word_acquire(l, LOCK_SPIN, sc, node, stat ? &wait : NULL);
+    else if (algo == LOCK_H2MCS)
+        missed = word_acquire(l, LOCK_H2MCS, sc, node, stat ? &wait : NULL);
+    else
+        missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
+    l->holder = holder_of(cpu, node);
+    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
+    if (stat)
+        lockstat_acquired_irqoff(&l->inst, missed, wait, false);
+}
+
+static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
+{
+    int cpu;
+    uint32_t node;
+    struct spin_cpu *sc = spin_enter(&cpu, algo != LOCK_SPIN, &node);
+    if (unlikely(lock_hooks)) {
+        lock_hooked(l, algo, sc, cpu, node, site);
+        return;
+    }
+    word_acquire(l, algo, sc, node, NULL);
+    l->holder = holder_of(cpu, node);
+    held_push(l, l->inst.cls, site, 0);
+}
+
+void spin_lock_at(spinlock_t *l, uintptr_t site)
+{
+    switch (lock_algo(l)) {
+    case LOCK_SPIN:
+        lock_with(l, LOCK_SPIN, site);
+        break;
+    case LOCK_H2MCS:
+        lock_with(l, LOCK_H2MCS, site);
+        break;
+    default:
+        lock_with(l, LOCK_MCS, site);
+        break;
+    }
+}
+
+void spin_lock(spinlock_t *l)
+{
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    switch (lock_algo(l)) {
+    case LOCK_SPIN:
+        lock_with(l, LOCK_SPIN, site);
+        break;
+    case LOCK_H2MCS:
+        lock_with(l, LOCK_H2MCS, site);
+        break;
+    default:
+        lock_with(l, LOCK_MCS, site);
+        break;
+    }
+}
+
+/* ---- TryLock ------------------------------------------------------------ */
+
+/* After a successful attempt: witness, holder, held stack, statistics. */
+static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
+{
+    /* Witness learns the order even from a TryLock, though a TryLock itself
+     * cannot deadlock; the check runs once it has succeeded. */
+    witness_acquire_lock(l, l->inst.cls, site);
+    l->holder = holder_of(cpu, node);
+    if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
+        held_push(l, l->inst.cls, site, lockstat_hold_start(false));
+        lockstat_acquired_irqoff(&l->inst, 0, 0, false);
+    } else {
+        held_push(l, l->inst.cls, site, 0);
+    }
+}
+
+static inline __attribute__((always_inline)) bool try_with(spinlock_t *l, int algo, uintptr_t site)
+{
+    int cpu;
+    uint32_t node;
+    struct spin_cpu *sc = spin_enter(&cpu, algo != LOCK_SPIN, &node);
+    if (!word_try(l, algo, sc, node)) {
+        spin_exit(sc, algo != LOCK_SPIN, node);
+        return false;
+    }
+    try_acquired(l, cpu, node, site);
+    return true;
+}
+
+bool spin_trylock(spinlock_t *l)
+{
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    switch (lock_algo(l)) {
+    case LOCK_SPIN:
+        return try_with(l, LOCK_SPIN, site);
+    case LOCK_H2MCS:
+        return try_with(l, LOCK_H2MCS, site);
+    default:
+        return try_with(l, LOCK_MCS, site);
+    }
+}
+
+/* ---- Unlock ------------------------------------------------------------- */
+
+static void __attribute__((noinline, noreturn)) unlock_not_held(spinlock_t *l, int cpu)
+{
+    panic("spin_unlock: %s (%p) is held by cpu %d, not by cpu %d",
+          l->inst.cls ? l->inst.cls->name : "?", l, l->owner, cpu);
+}
+
+/* The lock word's release, by algorithm. */
+static inline __attribute__((always_inline))
+void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
+{
+    switch (l->algo) {
+    case LOCK_SPIN:
+        word_release(l, LOCK_SPIN, sc, node);
+        break;
+    case LOCK_H2MCS:
+        word_release(l, LOCK_H2MCS, sc, node);
+        break;
+    default:
+        word_release(l, LOCK_MCS, sc, node);
+        break;
+    }
+}
+
+void spin_unlock(spinlock_t *l)
+{
+    int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
+    uint32_t holder = l->holder, node = holder >> 16;
+    uint64_t acquired_at;
+    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
+        unlock_not_held(l, cpu);
+    struct spin_cpu *sc = &spin_cpus[cpu];
+    bool queue = l->algo != LOCK_SPIN;
+    l->holder = SPIN_HOLDER_FREE;
+    if (likely(acquired_at == 0)) {
+        release_word(l, sc, node);
+    } else {
+        uint64_t hold = rdtsc() - acquired_at;
+        release_word(l, sc, node);
+        lockstat_released_irqoff(&l->inst, hold);
+    }
+    spin_exit(sc, queue, node);
+}
+
+bool spin_held(spinlock_t *l)
+{
+    uint64_t f = intr_save();
+    bool held = READ_ONCE(l->owner) == cpu_id();
+    intr_restore(f);
+    return held;
+}

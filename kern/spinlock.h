@@ -1,0 +1,93 @@
+/*
+ * Spin locks (see the theory comment at the top of kern/lock.c).
+ *
+ * One type, three algorithms chosen by lock= (or per lock for tests and the
+ * benchmark):
+ *
+ *   spin   test-and-test-and-set with bounded exponential back-off
+ *   mcs    Mellor-Crummey-Scott queue lock with per-CPU queue nodes
+ *   h2mcs  MCS with Hurricane's two changes: queue nodes are initialized
+ *          off the critical path (H1), and release does its compare-and-swap
+ *          at once, without first looking for a successor (H2)
+ *
+ * All three have a true TryLock that never waits and never enqueues.
+ * spin_lock disables interrupts; spin_unlock restores them once the last
+ * spin lock this CPU holds is released.  Never sleep with a spin lock held.
+ *
+ * Every spin lock belongs to a lock class, is pushed on the held-lock stack
+ * while held, and feeds the statistics and the lock-order checker when
+ * those are on.
+ */
+#ifndef KERN_SPINLOCK_H
+#define KERN_SPINLOCK_H
+
+#include <kern/lock.h>
+
+/* Queue nodes per CPU: how many MCS/H2-MCS locks one CPU may hold at once
+ * (interrupt handlers included). */
+#define MCS_NODES_PER_CPU 8
+
+/* algo value of a statically initialized lock until its first use. */
+#define SPIN_ALGO_UNSET 0xff
+
+/*
+ * An MCS queue node.  Each CPU owns MCS_NODES_PER_CPU of them; a node is
+ * in use from the acquisition that enqueues it to the release that hands
+ * the lock on.  A free node always has next == NULL and waiting == 0, which
+ * is what lets H2-MCS skip initializing it when it acquires.
+ */
+struct mcs_node {
+    struct mcs_node *next;  /* [atomic] written once by the successor; reset by the owner */
+    uint32_t waiting;       /* [atomic] 1 while queued; cleared by the predecessor */
+} __cacheline;
+
+typedef struct spinlock {
+    union {
+        uint32_t word;          /* spin: 0 free, 1 held [atomic] */
+        struct mcs_node *tail;  /* mcs, h2mcs: last node queued, NULL when free [atomic] */
+    };
+    uint8_t algo;               /* enum lock_algo; fixed at init or first use */
+    union {
+        struct {
+            int16_t owner;      /* [holder] CPU holding the lock, -1 when free */
+            uint8_t node;       /* [holder] index of the holder's queue node on that CPU */
+            uint8_t reserved;
+        };
+        uint32_t holder;        /* [holder] owner and node, written together */
+    };
+    struct lock_instance inst;  /* class and per-instance statistics */
+} spinlock_t;
+
+#define SPIN_HOLDER_FREE 0xffffu    /* holder of a free lock: owner -1, node 0 */
+
+/*
+ * Static initializer, usable before lock_init.  The algorithm is taken from
+ * lock= at the lock's first use; the instance is linked into its class's
+ * list the first time statistics are recorded for it.
+ */
+#define SPINLOCK_INIT(c) \
+    { .word = 0, .algo = SPIN_ALGO_UNSET, .holder = SPIN_HOLDER_FREE, .inst = { .cls = (c) } }
+
+void spin_init(spinlock_t *l, struct lock_class *cls);     /* algorithm from lock= */
+void spin_init_named(spinlock_t *l, struct lock_class *cls, const char *name);
+void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo);
+/* Fold the lock's counts into its class and unlink it.  Must be free. */
+void spin_destroy(spinlock_t *l);
+
+void spin_lock(spinlock_t *l);
+/* The same with an explicit call site, for wrappers (site is what witness
+ * and the held stack record). */
+void spin_lock_at(spinlock_t *l, uintptr_t site);
+/* One attempt: true with the lock held, false at once if it is busy. */
+bool spin_trylock(spinlock_t *l);
+void spin_unlock(spinlock_t *l);
+/* Whether this CPU holds l. */
+bool spin_held(spinlock_t *l);
+
+/* Name of an algorithm ("spin", "mcs", "h2mcs"). */
+const char *spin_algo_name(int algo);
+
+/* Spin locks this CPU holds (for assertions such as "may sleep here"). */
+int spin_depth(void);
+
+#endif

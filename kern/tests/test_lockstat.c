@@ -1,0 +1,346 @@
+/*
+ * ktests for lock statistics: exact hit counts for a known workload, no
+ * misses on one CPU, misses under contention on every CPU, the off and
+ * contended modes, folding on destroy, reset, and the snapshot format.
+ * Each test uses classes of its own, so other locks cannot disturb the
+ * counts, and restores the statistics mode it found.
+ */
+#include <kern/ktest.h>
+#include <kern/spinlock.h>
+#include <kern/lockstat.h>
+#include <kern/options.h>
+#include <kern/string.h>
+#include <kern/kmem.h>
+#include <kern/smp.h>
+#include <kern/cpu.h>
+#include <kern/arch.h>
+#include <drivers/timer.h>
+
+LOCK_CLASS(test_ls_hits, "test_ls_hits", LK_SPIN);
+LOCK_CLASS(test_ls_cont, "test_ls_contended", LK_SPIN);
+LOCK_CLASS(test_ls_modes, "test_ls_modes", LK_SPIN);
+LOCK_CLASS(test_ls_fold, "test_ls_fold", LK_SPIN);
+LOCK_CLASS(test_ls_snap, "test_ls_snapshot", LK_SPIN);
+LOCK_CLASS(test_ls_static, "test_ls_static", LK_SPIN);
+
+static struct lockstat_totals totals(struct lock_class *c)
+{
+    struct lockstat_totals t;
+    lockstat_class_totals(c, &t);
+    return t;
+}
+
+/* n locks and m successful trylocks of l on this CPU. */
+static void workload(spinlock_t *l, int n, int m)
+{
+    for (int i = 0; i < n; i++) {
+        spin_lock(l);
+        spin_unlock(l);
+    }
+    for (int i = 0; i < m; i++) {
+        if (spin_trylock(l))
+            spin_unlock(l);
+    }
+}
+
+/* ---- Exact counts on one CPU ------------------------------------------------- */
+
+static int exact_one(int algo)
+{
+    static spinlock_t l;
+    enum { N = 1000, M = 24 };
+    struct lockstat_totals t0 = totals(&test_ls_hits);
+    spin_init_algo(&l, &test_ls_hits, algo);
+    workload(&l, N, M);
+    struct lockstat_totals t1 = totals(&test_ls_hits);
+    KT_ASSERT_EQ(t1.hits - t0.hits, N + M);
+    KT_ASSERT_EQ(l.inst.hits, N + M);
+    /* One CPU: nobody else can hold it, so no misses and no waiting. */
+    KT_ASSERT_EQ(t1.misses - t0.misses, 0);
+    KT_ASSERT_EQ(l.inst.misses, 0);
+    KT_ASSERT_EQ(t1.wait_cycles - t0.wait_cycles, 0);
+    KT_ASSERT(t1.hold_cycles > t0.hold_cycles);
+    KT_ASSERT_EQ(t1.ninstances, t0.ninstances + 1);
+    spin_destroy(&l);
+    return 0;
+}
+
+KTEST(lockstat_exact_hits_one_cpu)
+{
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int r = 0;
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
+        r = exact_one(algo);
+    lockstat_set_mode(mode);
+    return r;
+}
+
+/* ---- Misses under contention on every CPU -------------------------------------- */
+
+static spinlock_t cont_lock;
+static volatile int cont_held, cont_arrived;
+static uint64_t cont_count;        /* under cont_lock */
+static struct lockstat_totals cont_t0;
+static int cont_mode;
+
+/* The boot CPU holds the lock while every other CPU arrives and tries it,
+ * so at least one acquisition must find it busy. */
+static void forced_contention(int me)
+{
+    if (me == 0) {
+        spin_lock(&cont_lock);
+        cont_count++;
+        __atomic_store_n(&cont_held, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&cont_arrived, __ATOMIC_ACQUIRE) < ncpus_online - 1)
+            cpu_relax();
+        delay_us(5000);
+        spin_unlock(&cont_lock);
+        return;
+    }
+    while (!__atomic_load_n(&cont_held, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    __atomic_add_fetch(&cont_arrived, 1, __ATOMIC_ACQ_REL);
+    spin_lock(&cont_lock);
+    cont_count++;
+    spin_unlock(&cont_lock);
+}
+
+/* Acquisitions per CPU after the forced contention (kept small on large
+ * emulated machines, as in test_spinlock.c). */
+static int contended_iterations(void)
+{
+    int total = ncpus_online <= 4 ? 1200 : 320;
+    return MAX(total / ncpus_online, 10);
+}
+
+static int contended_one(int algo, int me)
+{
+    int N = contended_iterations();
+    if (me == 0) {
+        cont_t0 = totals(&test_ls_cont);
+        spin_init_algo(&cont_lock, &test_ls_cont, algo);
+        cont_held = cont_arrived = 0;
+        cont_count = 0;
+    }
+    ktest_barrier();
+    forced_contention(me);
+    for (int i = 0; i < N; i++) {
+        spin_lock(&cont_lock);
+        cont_count++;
+        spin_unlock(&cont_lock);
+    }
+    ktest_barrier();
+    if (me == 0) {
+        uint64_t want = (uint64_t)(N + 1) * ncpus_online;
+        struct lockstat_totals t = totals(&test_ls_cont);
+        uint64_t hits = t.hits - cont_t0.hits, misses = t.misses - cont_t0.misses;
+        KT_ASSERT_EQ(cont_count, want);
+        KT_ASSERT_EQ(hits, want);
+        KT_ASSERT_EQ(cont_lock.inst.hits, want);
+        KT_ASSERT(misses <= hits);          /* at most one miss per hit */
+        KT_ASSERT_EQ(cont_lock.inst.misses, misses);
+        if (ncpus_online > 1) {
+            KT_ASSERT(misses > 0);
+            KT_ASSERT(t.wait_cycles > cont_t0.wait_cycles);
+            KT_ASSERT(t.max_wait > 0);
+        } else {
+            KT_ASSERT_EQ(misses, 0);
+        }
+        spin_destroy(&cont_lock);
+    }
+    ktest_barrier();
+    return 0;
+}
+
+KTEST_ALL_CPUS(lockstat_misses_contended)
+{
+    int me = cpu_id();
+    if (me == 0)
+        cont_mode = lockstat_set_mode(LOCKSTAT_ON);
+    ktest_barrier();
+    int r = 0;
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
+        r = contended_one(algo, me);
+    if (me == 0)
+        lockstat_set_mode(cont_mode);
+    return r;
+}
+
+/* ---- Modes ----------------------------------------------------------------- */
+
+KTEST(lockstat_off_records_nothing)
+{
+    static spinlock_t l;
+    int mode = lockstat_set_mode(LOCKSTAT_OFF);
+    spin_init(&l, &test_ls_modes);
+    struct lockstat_totals t0 = totals(&test_ls_modes);
+    workload(&l, 500, 10);
+    struct lockstat_totals t1 = totals(&test_ls_modes);
+    lockstat_set_mode(mode);
+    KT_ASSERT_EQ(t1.hits, t0.hits);
+    KT_ASSERT_EQ(t1.misses, t0.misses);
+    KT_ASSERT_EQ(t1.hold_cycles, t0.hold_cycles);
+    KT_ASSERT_EQ(l.inst.hits, 0);
+    KT_ASSERT(!(lock_hooks & LOCK_HOOK_STAT) == (mode == LOCKSTAT_OFF));
+    spin_destroy(&l);
+    return 0;
+}
+
+/* Contended mode counts every hit but times only acquisitions that missed,
+ * and on one CPU none do. */
+KTEST(lockstat_contended_mode)
+{
+    static spinlock_t l;
+    int mode = lockstat_set_mode(LOCKSTAT_CONTENDED);
+    spin_init(&l, &test_ls_modes);
+    struct lockstat_totals t0 = totals(&test_ls_modes);
+    workload(&l, 500, 10);
+    struct lockstat_totals t1 = totals(&test_ls_modes);
+    lockstat_set_mode(mode);
+    KT_ASSERT_EQ(t1.hits - t0.hits, 510);
+    KT_ASSERT_EQ(t1.misses, t0.misses);
+    KT_ASSERT_EQ(t1.wait_cycles, t0.wait_cycles);
+    KT_ASSERT_EQ(t1.hold_cycles, t0.hold_cycles);
+    KT_ASSERT_EQ(l.inst.hits, 510);
+    spin_destroy(&l);
+    return 0;
+}
+
+/* ---- Destroy and reset --------------------------------------------------------- */
+
+KTEST(lockstat_destroy_folds)
+{
+    static spinlock_t l;
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    spin_init_named(&l, &test_ls_fold, "fold-me");
+    workload(&l, 77, 0);
+    struct lockstat_totals t0 = totals(&test_ls_fold);
+    uint64_t folded0 = test_ls_fold.folded_hits;
+    spin_destroy(&l);
+    struct lockstat_totals t1 = totals(&test_ls_fold);
+    lockstat_set_mode(mode);
+    KT_ASSERT_EQ(test_ls_fold.folded_hits - folded0, 77);
+    KT_ASSERT_EQ(t1.hits, t0.hits);                 /* the class keeps them */
+    KT_ASSERT_EQ(t1.ninstances, t0.ninstances - 1); /* the instance is gone */
+    for (struct lock_instance *li = test_ls_fold.instances; li; li = li->next)
+        KT_ASSERT(li != &l.inst);
+    return 0;
+}
+
+KTEST(lockstat_reset_zeroes)
+{
+    static spinlock_t l;
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    spin_init(&l, &test_ls_fold);
+    workload(&l, 10, 0);
+    lockstat_reset();
+    struct lockstat_totals t = totals(&test_ls_fold);
+    uint64_t inst_hits = l.inst.hits, folded = test_ls_fold.folded_hits;
+    workload(&l, 3, 0);
+    struct lockstat_totals t2 = totals(&test_ls_fold);
+    spin_destroy(&l);
+    lockstat_set_mode(mode);
+    KT_ASSERT_EQ(t.hits, 0);
+    KT_ASSERT_EQ(t.misses, 0);
+    KT_ASSERT_EQ(t.hold_cycles, 0);
+    KT_ASSERT_EQ(t.max_wait, 0);
+    KT_ASSERT_EQ(folded, 0);
+    KT_ASSERT_EQ(inst_hits, 0);
+    KT_ASSERT_EQ(t2.hits, 3);
+    /* Every other class is zero too (nothing else took one of them since,
+     * on this CPU at least: check the classes of these tests). */
+    KT_ASSERT_EQ(totals(&test_ls_hits).hits, 0);
+    KT_ASSERT_EQ(totals(&test_ls_cont).hits, 0);
+    return 0;
+}
+
+/* ---- Snapshot -------------------------------------------------------------- */
+
+static int check_snapshot(const void *buf, size_t len, spinlock_t *l, int hits)
+{
+    const struct lockstat_snapshot_hdr *h = buf;
+    KT_ASSERT_EQ(h->version, LOCKSTAT_VERSION);
+    KT_ASSERT_EQ(h->nclasses, (uint64_t)(__lockclass_end - __lockclass_start));
+    KT_ASSERT_EQ(len, sizeof *h + h->nclasses * sizeof(struct lockstat_class_rec) +
+                          h->ninst * sizeof(struct lockstat_inst_rec));
+    KT_ASSERT(h->tsc_hz > 0);
+    const struct lockstat_class_rec *cr = (const void *)(h + 1);
+    const struct lockstat_inst_rec *ir = (const void *)(cr + h->nclasses);
+    int found = 0;
+    for (uint32_t i = 0; i < h->nclasses; i++) {
+        if (strcmp(cr[i].name, "test_ls_snapshot") != 0)
+            continue;
+        KT_ASSERT_EQ(cr[i].hits, hits);
+        KT_ASSERT_EQ(cr[i].ninstances, 1);
+        KT_ASSERT_EQ(cr[i].kind, LK_SPIN);
+        found++;
+    }
+    KT_ASSERT_EQ(found, 1);
+    found = 0;
+    for (uint32_t i = 0; i < h->ninst; i++) {
+        if (ir[i].addr != (uint64_t)&l->inst)
+            continue;
+        KT_ASSERT_EQ(strcmp(ir[i].cls, "test_ls_snapshot"), 0);
+        KT_ASSERT_EQ(strcmp(ir[i].name, "snap"), 0);
+        KT_ASSERT_EQ(ir[i].hits, hits);
+        found++;
+    }
+    KT_ASSERT_EQ(found, 1);
+    return 0;
+}
+
+KTEST(lockstat_snapshot_format)
+{
+    static spinlock_t l;
+    static uint8_t small[64];
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    spin_init_named(&l, &test_ls_snap, "snap");
+    lockstat_reset();
+    workload(&l, 42, 0);
+    lockstat_set_mode(LOCKSTAT_OFF);        /* freeze the counts */
+
+    /* Too small: an error, the size needed, and not one byte copied. */
+    size_t need = 0;
+    memset(small, 0xA5, sizeof small);
+    KT_ASSERT_EQ(lockstat_snapshot(small, sizeof small, &need), -LOCKSTAT_ENOSPC);
+    KT_ASSERT(need > sizeof small);
+    for (size_t i = 0; i < sizeof small; i++)
+        KT_ASSERT_EQ(small[i], 0xA5);
+    KT_ASSERT_EQ(lockstat_snapshot(NULL, 0, &need), -LOCKSTAT_ENOSPC);
+
+    uint8_t *buf = kmalloc(need + 64);
+    KT_ASSERT(buf != NULL);
+    memset(buf, 0xA5, need + 64);
+    KT_ASSERT_EQ(lockstat_snapshot(buf, need - 1, NULL), -LOCKSTAT_ENOSPC);
+    KT_ASSERT_EQ(buf[0], 0xA5);
+    size_t need2 = 0;
+    long n = lockstat_snapshot(buf, need + 64, &need2);
+    int r = 0;
+    if (n != (long)need || need2 != need || buf[need] != 0xA5) {
+        ktest_fail("snapshot wrote %ld bytes, needed %lu then %lu", n, need, need2);
+        r = 1;
+    } else {
+        r = check_snapshot(buf, need, &l, 42);
+    }
+    kfree(buf);
+    spin_destroy(&l);
+    lockstat_set_mode(mode);
+    return r;
+}
+
+/* A statically initialized lock joins its class list at its first counted
+ * acquisition. */
+static spinlock_t ls_static = SPINLOCK_INIT(&test_ls_static);
+
+KTEST(lockstat_static_lock)
+{
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    uint64_t before = ls_static.inst.hits;
+    workload(&ls_static, 9, 0);
+    struct lockstat_totals t = totals(&test_ls_static);
+    lockstat_set_mode(mode);
+    KT_ASSERT_EQ(ls_static.inst.hits - before, 9);
+    KT_ASSERT_EQ(t.ninstances, 1);
+    KT_ASSERT(test_ls_static.instances == &ls_static.inst);
+    return 0;
+}
