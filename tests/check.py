@@ -8,8 +8,17 @@ cores):
                      "N passed, N failed" line is added to the totals
   topology/PRESET    every preset of machines.conf booted with poweroff;
                      the kernel's smp: and numa: lines checked against it
-  ktest/PRESET       up, default and hector with ktest=all poweroff; the
+  ktest/PRESET/lock=L,sched=S
+                     up, default and hector with ktest=all poweroff, once
+                     for each pairing (spin, global), (mcs, percpu),
+                     (h2mcs, cluster), so every lock= and every sched=
+                     value runs the whole suite on every one of them; the
                      summary must show no failures, and each test counts
+  ktest/default/witness   the suite with witness=on lockstat=contended
+  kbench/locks       kbench=locks lockdump: one lockbench line per algorithm
+                     and the lockstat table (a smoke test; the numbers are
+                     not judged)
+  s5tools/...        host tests of mkfs.s5 and fsck.s5 (tests/unit/test_s5tools.py)
   icount/default     default under ACCEL=icount with ktest=all: topology
                      and ktest summary
   bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT)
@@ -55,6 +64,10 @@ ROOT = tempest.ROOT
 LOGDIR = os.path.join(tempest.BUILD, "check")
 
 KTEST_PRESETS = ("up", "default", "hector")
+# Every lock= and every sched= value runs the suite on each ktest preset.
+KTEST_VARIANTS = (("spin", "global"), ("mcs", "percpu"), ("h2mcs", "cluster"))
+LOCKBENCH_RE = re.compile(r"^lockbench (\S+) uncontended_off=(\d+) uncontended_on=(\d+) "
+                          r"contended_ops=(\d+)\s*$", re.M)
 MEM_TOLERANCE = 0.05
 
 # Time limits in seconds (multiplied by --timeout-scale).  A healthy boot
@@ -332,14 +345,64 @@ def _ktest_results(ctx, name, r, individual):
     ctx.results.add(name, r.ok and not problems, _why(r, problems))
 
 
-def make_ktest_job(preset):
+def make_ktest_job(preset, lock, sched):
     def job(ctx):
-        name = "ktest/" + preset
-        r = ctx.boot(name, preset, "ktest=all poweroff", T_KTEST)
+        name = "ktest/%s/lock=%s,sched=%s" % (preset, lock, sched)
+        r = ctx.boot(name, preset, "ktest=all poweroff lock=%s sched=%s" % (lock, sched), T_KTEST)
         if r is None:
             return _budget_gone(ctx, [name])
         _ktest_results(ctx, name, r, individual=True)
     return job
+
+
+def job_witness(ctx):
+    """The whole suite with the lock-order checker and contended-only
+    statistics: every lock path runs instrumented."""
+    name = "ktest/default/witness"
+    r = ctx.boot(name, "default", "ktest=all poweroff witness=on lockstat=contended", T_KTEST)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    _ktest_results(ctx, name, r, individual=False)
+
+
+def job_kbench(ctx):
+    """kbench=locks prints a parsable line per algorithm, and lockdump the
+    per-class table.  The figures are benchmarks, not judged here."""
+    name = "kbench/locks"
+    r = ctx.boot(name, "default", "kbench=locks lockdump poweroff", T_KTEST)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    p = []
+    algos = [m.group(1) for m in LOCKBENCH_RE.finditer(r.output)]
+    for want in ("spin", "mcs", "h2mcs", "mutex"):
+        if want not in algos:
+            p.append("no lockbench line for %s" % want)
+    if not re.search(r"^lockstat: class\s+kind\s+hits\s+misses", r.output, re.M):
+        p.append("no lockdump table header")
+    if not re.search(r"^lockstat: bench_mutex\s+mutex-spin\s+[1-9]", r.output, re.M):
+        p.append("the lockdump table has no hits for bench_mutex")
+    ctx.results.add(name, r.ok and not p, _why(r, p))
+
+
+def job_s5tools(ctx):
+    """mkfs.s5/fsck.s5 host tests: their per-case lines count individually."""
+    script = os.path.join(ROOT, "tests", "unit", "test_s5tools.py")
+    log = os.path.join(LOGDIR, "s5tools.log")
+    try:
+        p = subprocess.run([sys.executable, script], cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=T_UNIT)
+        out, rc = p.stdout.decode(errors="replace"), p.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = "timed out", -1
+    with open(log, "w") as f:
+        f.write(out)
+    cases = 0
+    for m in re.finditer(r"^(PASS|FAIL) (\S+?):?(?:\s+(.*))?$", out, re.M):
+        ctx.results.add("s5tools/" + m.group(2), m.group(1) == "PASS", m.group(3) or "")
+        cases += 1
+    summary = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
+    ok = rc == 0 and summary is not None and cases > 0
+    ctx.results.add("s5tools", ok, "exit %s, %d cases [build/check/s5tools.log]" % (rc, cases))
 
 
 def job_icount(ctx):
@@ -423,11 +486,17 @@ def all_jobs():
     presets = tempest.load_machines()
     big = [p for p in presets if presets[p].cpus >= 8]
     small = [p for p in presets if presets[p].cpus < 8]
-    jobs = [("unit", job_unit)]
-    jobs += [("ktest/" + p, make_ktest_job(p)) for p in KTEST_PRESETS if p in big]
+
+    def ktests(which):
+        return [("ktest/%s/lock=%s,sched=%s" % (p, l, s), make_ktest_job(p, l, s))
+                for p in KTEST_PRESETS if p in which for l, s in KTEST_VARIANTS]
+
+    jobs = [("unit", job_unit), ("s5tools", job_s5tools)]
+    jobs += ktests(big)
     jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in big]
-    jobs += [("ktest/" + p, make_ktest_job(p)) for p in KTEST_PRESETS if p not in big]
+    jobs += ktests(small)
+    jobs += [("ktest/default/witness", job_witness), ("kbench/locks", job_kbench)]
     jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
              ("panic/pagefault", job_panic)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in small]
@@ -459,11 +528,12 @@ def main(argv=None):
 
     results = Results()
     start = time.monotonic()
-    boots = [j for j in jobs if j[0] != "unit"]
+    host_only = ("unit", "s5tools")
+    boots = [j for j in jobs if j[0] not in host_only]
     if boots and not os.path.exists(tempest.KERNEL):
         results.add("build", False, "%s is missing; run make first"
                     % os.path.relpath(tempest.KERNEL, ROOT))
-        jobs = [j for j in jobs if j[0] == "unit"]
+        jobs = [j for j in jobs if j[0] in host_only]
     shutil.rmtree(LOGDIR, ignore_errors=True)
     os.makedirs(LOGDIR, exist_ok=True)
     ctx = Ctx(args, results)
@@ -475,7 +545,7 @@ def main(argv=None):
                 tempest.make_iso(opts)
     except Exception as e:
         results.add("iso", False, "cannot make a boot ISO: %s" % e)
-        jobs = [j for j in jobs if j[0] == "unit"]
+        jobs = [j for j in jobs if j[0] in host_only]
 
     def run(job):
         name, fn = job
