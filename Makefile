@@ -36,7 +36,7 @@ KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
 .PHONY: all deps run bochs debug check tools clean iso
-all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(BUILD)/compile_commands.json
+all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
 $(DEPS_OK): tools/install-deps.sh
@@ -85,7 +85,7 @@ $(BUILD)/tempest.iso: $(BUILD)/kernel.elf tools/mkiso.sh
 	@echo "  ISO     $@"
 	$(Q)sh tools/mkiso.sh $< $@ ""
 
-$(BUILD)/compile_commands.json: Makefile $(CSRCS)
+compile_commands.json: Makefile $(CSRCS)
 	$(Q)$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
 
 run: all

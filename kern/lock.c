@@ -40,8 +40,9 @@
  *
  * sleep/wakeup.  A thread sleeps on a wait channel (any address); the
  * channels hash into a table of sleep queues, each under its own spin lock.
- * The hash mixes the high bits down so that structures aligned to large
- * powers of two do not all land in queue 0.  wakeup wakes every sleeper of a
+ * The hash is multiplicative (Fibonacci hashing: multiply by a 64-bit odd
+ * constant, keep the top bits), so structures aligned to large powers of
+ * two do not all land in queue 0, as they did with SVR4's 2^n-1 mask.  wakeup wakes every sleeper of a
  * channel; wake1proc wakes exactly one.  A sleeper must re-check its
  * condition when it wakes.
  *
@@ -80,8 +81,9 @@
  *   3. spin mutexes                                              no blocking
  *   4. spin locks on caches and lists: buffer cache, DNLC rows,
  *      segmap, page lists (page_node)
- *   5. sleep-queue buckets, then run queues (runq): wakeup is
- *      called with anything above held, so these are innermost
+ *   5. sleep-queue buckets (sleepq), then run queues (sched_global,
+ *      runq_cluster, runq_cpu): wakeup is called with anything above
+ *      held, so these are innermost; stealing holds one run queue at a time
  *   6. raw locks: console, lockstat registry, witness graph      leaves
  *
  * Statistics (kern/lockstat.c, DESIGN §5, Sprite's instrumentation).  A hit
