@@ -368,7 +368,9 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     held_push(l, l->inst.cls, site, 0);
 }
 
-void spin_lock_at(spinlock_t *l, uintptr_t site)
+/* One direct, inlined lock_with per algorithm: the branch picks a
+ * specialized copy, so no algorithm pays for the others. */
+static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, uintptr_t site)
 {
     switch (lock_algo(l)) {
     case LOCK_SPIN:
@@ -383,20 +385,14 @@ void spin_lock_at(spinlock_t *l, uintptr_t site)
     }
 }
 
+void spin_lock_at(spinlock_t *l, uintptr_t site)
+{
+    lock_dispatch(l, site);
+}
+
 void spin_lock(spinlock_t *l)
 {
-    uintptr_t site = (uintptr_t)__builtin_return_address(0);
-    switch (lock_algo(l)) {
-    case LOCK_SPIN:
-        lock_with(l, LOCK_SPIN, site);
-        break;
-    case LOCK_H2MCS:
-        lock_with(l, LOCK_H2MCS, site);
-        break;
-    default:
-        lock_with(l, LOCK_MCS, site);
-        break;
-    }
+    lock_dispatch(l, (uintptr_t)__builtin_return_address(0));
 }
 
 /* ---- TryLock ------------------------------------------------------------ */

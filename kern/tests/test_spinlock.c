@@ -176,14 +176,20 @@ static int trylock_one(int algo)
     return 0;
 }
 
-KTEST(spin_trylock_all_algos)
+/* Run a single-algorithm case for spin, mcs and h2mcs in turn. */
+static int each_algo(int (*one)(int algo))
 {
     for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++) {
-        int r = trylock_one(algo);
+        int r = one(algo);
         if (r)
             return r;
     }
     return 0;
+}
+
+KTEST(spin_trylock_all_algos)
+{
+    return each_algo(trylock_one);
 }
 
 /* ---- Nesting, the held stack and interrupts -------------------------------- */
@@ -235,12 +241,7 @@ static int nested_one(int algo)
 
 KTEST(spin_nested_all_algos)
 {
-    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++) {
-        int r = nested_one(algo);
-        if (r)
-            return r;
-    }
-    return 0;
+    return each_algo(nested_one);
 }
 
 /* Nested queue locks of both kinds, contended on every CPU: the per-CPU
