@@ -14,7 +14,7 @@
  * another node go straight back to their home node's slab, so magazines
  * only ever hold local memory.  Requests over 2 KiB take 2^k whole pages.
  *
- * Locks.  class->node[n].lock (raw spin lock, interrupts off) protects that
+ * Locks.  class->node[n].lock (class kmem_slab, a spin lock) protects that
  * node's slab list and the free lists inside its slabs.  Magazines belong
  * to their CPU and are used with interrupts off.  The slab lock may take
  * the page allocator's node lock (to get or return a page), never the
@@ -24,7 +24,8 @@
 #include <kern/vm/page.h>
 #include <kern/numa.h>
 #include <kern/cpu.h>
-#include <kern/rawlock.h>
+#include <kern/spinlock.h>
+#include <kern/arch.h>
 #include <kern/string.h>
 #include <kern/panic.h>
 
@@ -42,8 +43,10 @@ struct slab_hdr {
     struct page *page;
 };
 
+LOCK_CLASS(kmem_slab_class, "kmem_slab", LK_SPIN);
+
 struct slab_node {
-    rawlock_t lock;
+    spinlock_t lock;
     struct slab_hdr *partial;   /* slabs with at least one free object */
 } __cacheline;
 
@@ -102,7 +105,7 @@ static int slab_take(int cls, int node, void **out, int want)
 {
     struct slab_node *sn = &classes[cls].node[node];
     int got = 0;
-    uint64_t f = rawlock_acquire_irqsave(&sn->lock);
+    spin_lock(&sn->lock);
     while (got < want) {
         struct slab_hdr *h = sn->partial;
         if (!h) {
@@ -119,7 +122,7 @@ static int slab_take(int cls, int node, void **out, int want)
         if (!h->free)
             sn->partial = h->next;
     }
-    rawlock_release_irqrestore(&sn->lock, f);
+    spin_unlock(&sn->lock);
     return got;
 }
 
@@ -129,7 +132,7 @@ static void slab_give(void *obj)
     struct size_class *sc = pg->owner;
     struct slab_node *sn = &sc->node[pg->node];
     struct slab_hdr *h = page_to_virt(pg);
-    uint64_t f = rawlock_acquire_irqsave(&sn->lock);
+    spin_lock(&sn->lock);
     struct freeobj *o = obj;
     bool was_full = h->free == NULL;
     o->next = h->free;
@@ -139,7 +142,7 @@ static void slab_give(void *obj)
         h->next = sn->partial;
         sn->partial = h;
     }
-    rawlock_release_irqrestore(&sn->lock, f);
+    spin_unlock(&sn->lock);
 }
 
 static void *kmalloc_large(size_t size)
@@ -214,6 +217,9 @@ void kfree(void *p)
 
 void kmem_init(void)
 {
-    for (int c = 0; c < NCLASSES; c++)
+    for (int c = 0; c < NCLASSES; c++) {
         classes[c].size = 1UL << (MIN_SHIFT + c);
+        for (int n = 0; n < MAX_NODES; n++)
+            classes[c].node[n].lock = (spinlock_t)SPINLOCK_INIT(&kmem_slab_class);
+    }
 }

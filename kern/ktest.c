@@ -12,6 +12,8 @@
 #include <kern/smp.h>
 #include <kern/arch.h>
 #include <kern/string.h>
+#include <kern/sched/thread.h>
+#include <drivers/timer.h>
 
 extern const struct ktest __ktest_start[], __ktest_end[];
 
@@ -41,6 +43,14 @@ void ktest_barrier(void)
     }
     while (__atomic_load_n(&barrier_gen, __ATOMIC_ACQUIRE) == gen)
         cpu_relax();
+}
+
+bool ktest_await(volatile int *v, int want, uint64_t seconds)
+{
+    uint64_t deadline = uptime_ns() + seconds * 1000000000UL;
+    while (*v < want && uptime_ns() < deadline)
+        thread_yield();
+    return *v >= want;
 }
 
 static void run_on_cpu(void *arg)

@@ -45,4 +45,8 @@ int ktest_run(const char *list);
 /* A reusable barrier for tests running on every CPU. */
 void ktest_barrier(void);
 
+/* From a thread: yield until *v >= want, for at most `seconds` (a guard
+ * against a hang, never a speed limit).  Returns whether it got there. */
+bool ktest_await(volatile int *v, int want, uint64_t seconds);
+
 #endif

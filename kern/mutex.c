@@ -71,6 +71,17 @@ static void note_release(const struct held_lock *e, struct lock_instance *li)
 
 /* ---- waiting ---- */
 
+/*
+ * The wait channel of a mutex is its waiter count, not its address: a
+ * structure whose first member is a mutex has the mutex's address, and a
+ * thread sleeping on that structure must not take the mutex's wake1proc
+ * (the mutex's real waiter would then sleep on with nobody to wake it).
+ */
+static const void *mutex_chan(const struct mutex *m)
+{
+    return &m->waiters;
+}
+
 static bool free_for_exclusive(const struct mutex *m)
 {
     return m->owner == NULL && m->readers == 0;
@@ -86,10 +97,10 @@ static void wait_busy(struct mutex *m, bool exclusive)
             cpu_relax();
         return;
     }
-    struct sleepq *sq = sleepq_lock(m);
+    struct sleepq *sq = sleepq_lock(mutex_chan(m));
     m->waiters++;
     rawlock_release(&m->ilk);
-    sleep_locked(sq, m);
+    sleep_locked(sq, mutex_chan(m));
     rawlock_acquire(&m->ilk);
     m->waiters--;
     rawlock_release(&m->ilk);
@@ -98,9 +109,9 @@ static void wait_busy(struct mutex *m, bool exclusive)
 static void wake_waiters(struct mutex *m)
 {
     if (m->flags & MUTEX_SHARED)
-        wakeup(m);
+        wakeup(mutex_chan(m));
     else
-        wake1proc(m);
+        wake1proc(mutex_chan(m));
 }
 
 static uint32_t counted_misses(const struct mutex *m, uint32_t misses)

@@ -14,6 +14,10 @@
  * A reader/writer lock (IRWLOCKED) is the same with a reader count: many
  * readers or one writer, writers first once one is waiting.
  *
+ * Waiters sleep on a field of the lock (&rl->wanted, &rw->readers), never
+ * on its address, which is also the address of its first member and maybe
+ * of the structure that embeds it (see mutex_chan in kern/mutex.c).
+ *
  * Both appear on the holder's held-lock stack with HELD_KEEP, so witness
  * sees them and the context switch leaves them alone.
  *
@@ -94,7 +98,7 @@ void rlock_acquire(struct rlock *rl)
         if (misses++ == 0)
             t0 = lockstat_on() ? rdtsc() : 0;
         rl->wanted++;
-        sleep_on(rl);
+        sleep_on(&rl->wanted);
         rl->wanted--;
     }
     rl->locked = 1;
@@ -130,7 +134,7 @@ void rlock_release(struct rlock *rl)
     rl->holder = NULL;
     bool waiters = rl->wanted > 0;
     if (waiters)
-        wake_for_release(rl);
+        wake_for_release(&rl->wanted);
     mutex_exit(&rl->m);
 }
 
@@ -183,7 +187,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
             t0 = lockstat_on() ? rdtsc() : 0;
         int *want = mode == RW_WRITER ? &rw->want_write : &rw->want_read;
         (*want)++;
-        sleep_on(rw);
+        sleep_on(&rw->readers);
         (*want)--;
     }
     rw_take(rw, mode);
@@ -217,6 +221,6 @@ void rw_exit(struct rwlock *rw)
         rw->readers--;
     bool wake = rw->writer == NULL && rw->readers == 0 && (rw->want_write || rw->want_read);
     if (wake)
-        wakeup(rw);
+        wakeup(&rw->readers);
     mutex_exit(&rw->m);
 }

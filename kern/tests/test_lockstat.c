@@ -93,7 +93,9 @@ static void forced_contention(int me)
         __atomic_store_n(&cont_held, 1, __ATOMIC_RELEASE);
         while (__atomic_load_n(&cont_arrived, __ATOMIC_ACQUIRE) < ncpus_online - 1)
             cpu_relax();
-        delay_us(5000);
+        /* Long enough that a CPU descheduled by the host between arriving
+         * and trying still finds the lock busy. */
+        delay_us(30000);
         spin_unlock(&cont_lock);
         return;
     }

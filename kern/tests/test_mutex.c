@@ -111,14 +111,12 @@ static void grabber_body(void *arg)
     struct handoff *h = arg;
     while (h->phase != 1)
         thread_yield();
-    /* The holder is asleep: its mutex must be free now. */
-    if (mutex_tryenter(&h->m)) {
-        h->other_got_it = 1;
-        mutex_exit(&h->m);
-    }
-    mutex_enter(&h->m);     /* hold it while waking the sleeper */
+    /* The holder cannot get past phase 1 until we set phase 2, so taking
+     * the mutex here proves it was released when the holder slept. */
+    mutex_enter(&h->m);
+    h->other_got_it = h->phase == 1;
     h->phase = 2;
-    wakeup(h);
+    wakeup((void *)&h->phase);
     mutex_exit(&h->m);
 }
 
@@ -132,7 +130,7 @@ KTEST(mutex_released_across_sleep)
     mutex_enter(&h.m);
     h.phase = 1;
     while (h.phase != 2)
-        sleep_on(&h);
+        sleep_on((void *)&h.phase);
     /* Back with the mutex, at the same depth. */
     KT_ASSERT(mutex_owned(&h.m));
     KT_ASSERT_EQ(mutex_depth(&h.m), 2);
@@ -202,53 +200,70 @@ KTEST(mutex_ab_ba_no_deadlock)
 
 struct shared_test {
     struct mutex m;
-    volatile int readers_in;
-    volatile int max_readers;
-    volatile int writer_in_with_readers;
-    int nreaders;
+    volatile int reader_in;         /* a second reader got in */
+    volatile int try_failed;        /* the writer's tryenter failed */
+    volatile int released;          /* main has left its shared hold */
+    volatile int writer_saw_release;
 };
 
-static void reader_body(void *arg)
+/* Spin (never switch: a switch would release our mutexes) until *flag is
+ * set, at most `seconds` (a hang guard). */
+static bool spin_for(volatile int *flag, uint64_t seconds)
+{
+    uint64_t deadline = uptime_ns() + seconds * 1000000000UL;
+    while (!*flag && uptime_ns() < deadline)
+        cpu_relax();
+    return *flag != 0;
+}
+
+static void second_reader(void *arg)
 {
     struct shared_test *s = arg;
-    mutex_enter_shared(&s->m);
-    int now = __atomic_add_fetch(&s->readers_in, 1, __ATOMIC_SEQ_CST);
-    if (now > s->max_readers)
-        s->max_readers = now;
-    /* Stay until every reader is in at once (shared) or a long time. */
-    for (int i = 0; i < 200000 && s->readers_in < s->nreaders; i++)
-        cpu_relax();
-    __atomic_sub_fetch(&s->readers_in, 1, __ATOMIC_SEQ_CST);
+    mutex_enter_shared(&s->m);      /* main holds it shared too */
+    s->reader_in = 1;
     mutex_exit(&s->m);
 }
 
+static void writer(void *arg)
+{
+    struct shared_test *s = arg;
+    if (!mutex_tryenter(&s->m))
+        s->try_failed = 1;
+    else
+        mutex_exit(&s->m);
+    mutex_enter(&s->m);             /* spins until main leaves */
+    s->writer_saw_release = s->released;
+    mutex_exit(&s->m);
+}
+
+/* Readers share; a writer is kept out until the last reader leaves.  The
+ * main thread keeps its shared hold by spinning, not yielding: a context
+ * switch would release it (the SVR4 rule). */
 KTEST(mutex_shared_exclusive)
 {
     static struct shared_test s;
-    s.readers_in = s.max_readers = s.writer_in_with_readers = 0;
-    s.nreaders = ncpus > 1 ? ncpus : 2;
+    s.reader_in = s.try_failed = s.released = s.writer_saw_release = 0;
     mutex_init(&s.m, &test_mx_spin_class, MUTEX_SPIN | MUTEX_SHARED, "shared");
-    /* Readers exclude a writer. */
     mutex_enter_shared(&s.m);
-    KT_ASSERT(mutex_depth(&s.m) == 0);
-    mutex_exit(&s.m);
-    struct thread *t[MAX_CPUS + 1];
-    int n = 0;
-    for (int i = 0; i < s.nreaders; i++)
-        if ((t[n] = thread_create("reader", reader_body, &s, ncpus > 1 ? 1UL << (i % ncpus) : 1)))
-            n++;
-    /* While readers are inside, tryenter (exclusive) must fail. */
-    for (int i = 0; i < 100000 && s.readers_in == 0; i++)
-        thread_yield();
-    if (s.readers_in > 0 && mutex_tryenter(&s.m)) {
-        s.writer_in_with_readers = 1;
+    KT_ASSERT_EQ(mutex_depth(&s.m), 0);        /* shared is not ownership */
+    KT_ASSERT(!mutex_tryenter(&s.m));           /* no writer beside a reader */
+    if (ncpus > 1) {
+        uint64_t elsewhere = AFFINITY_ALL & ~(1UL << cpu_id());
+        struct thread *r = thread_create("reader", second_reader, &s, elsewhere);
+        KT_ASSERT(r != NULL);
+        KT_ASSERT(spin_for(&s.reader_in, 10));  /* it got in beside us */
+        /* Only now the writer: a waiting writer holds off new readers. */
+        struct thread *w = thread_create("writer", writer, &s, elsewhere);
+        KT_ASSERT(w != NULL);
+        KT_ASSERT(spin_for(&s.try_failed, 10));
+        s.released = 1;
+        mutex_exit(&s.m);
+        thread_join(r);
+        thread_join(w);
+        KT_ASSERT_EQ(s.writer_saw_release, 1);
+    } else {
         mutex_exit(&s.m);
     }
-    for (int i = 0; i < n; i++)
-        thread_join(t[i]);
-    KT_ASSERT_EQ(s.writer_in_with_readers, 0);
-    if (ncpus > 1)
-        KT_ASSERT(s.max_readers >= 2);
     KT_ASSERT(mutex_tryenter(&s.m));
     mutex_exit(&s.m);
     mutex_destroy(&s.m);
@@ -344,7 +359,8 @@ KTEST(mutex_stats_counted)
     KT_ASSERT(t != NULL);
     /* Spin (a yield would switch, and so release the mutex) until the
      * contender is asleep on it. */
-    for (int i = 0; i < 2000000 && READ_ONCE(sc.m.waiters) == 0; i++)
+    uint64_t deadline = uptime_ns() + 10000000000UL;    /* a hang guard */
+    while (ncpus > 1 && READ_ONCE(sc.m.waiters) == 0 && uptime_ns() < deadline)
         cpu_relax();
     int waited = READ_ONCE(sc.m.waiters);
     mutex_exit(&sc.m);

@@ -108,16 +108,10 @@ static void waiter_body(void *arg)
     mutex_enter(&w->m);
     w->asleep++;
     while (w->go == 0)
-        sleep_on(w);
+        sleep_on((void *)&w->go);
     w->go--;                    /* consume one permission */
     w->woken++;
     mutex_exit(&w->m);
-}
-
-static void wait_until(volatile int *v, int want)
-{
-    for (int i = 0; i < 100000 && *v < want; i++)
-        thread_yield();
 }
 
 KTEST(wake1proc_wakes_one)
@@ -128,22 +122,22 @@ KTEST(wake1proc_wakes_one)
     struct thread *t[N];
     for (int i = 0; i < N; i++)
         KT_ASSERT((t[i] = thread_create("waiter", waiter_body, &w, AFFINITY_ALL)) != NULL);
-    wait_until(&w.asleep, N);
+    ktest_await(&w.asleep, N, 10);
     KT_ASSERT_EQ(w.asleep, N);
     /* All N are on the queue once asleep == N and we hold the mutex. */
     mutex_enter(&w.m);
     w.go = 1;
-    int n = wake1proc(&w);
+    int n = wake1proc((void *)&w.go);
     mutex_exit(&w.m);
     KT_ASSERT_EQ(n, 1);
-    wait_until(&w.woken, 1);
+    ktest_await(&w.woken, 1, 10);
     clock_spin_us(20000);
     for (int i = 0; i < 50; i++)
         thread_yield();
     KT_ASSERT_EQ(w.woken, 1);
     mutex_enter(&w.m);
     w.go = N - 1;
-    n = wakeup(&w);
+    n = wakeup((void *)&w.go);
     mutex_exit(&w.m);
     KT_ASSERT_EQ(n, N - 1);
     for (int i = 0; i < N; i++)

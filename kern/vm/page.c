@@ -11,19 +11,20 @@
  * cache of up to PCP_HIGH pages refilled and drained in batches, so most
  * page allocations take no shared lock at all.
  *
- * Locks.  node->lock (a raw spin lock taken with interrupts off) protects
- * the node's free lists, nfree, and the flags/order of free blocks.  The
- * per-CPU cache is touched only by its own CPU with interrupts off.  The
- * node lock is a leaf.  (It is raw, not a classed lock of kern/lock.c,
- * because page allocation is needed before the lock family is up; its
- * contention is small by construction.)
+ * Locks.  node->lock (class page_node, a spin lock, so interrupts are off
+ * while it is held) protects the node's free lists, nfree, and the
+ * flags/order of free blocks.  The per-CPU cache is touched only by its
+ * own CPU with interrupts off.  The node lock is a leaf.  It is statically
+ * initialized, so it works before lock_init (it takes the lock= algorithm
+ * at first use); its contention shows in lockstat like any other class.
  */
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
 #include <kern/multiboot.h>
 #include <kern/numa.h>
 #include <kern/cpu.h>
-#include <kern/rawlock.h>
+#include <kern/spinlock.h>
+#include <kern/arch.h>
 #include <kern/kprintf.h>
 #include <kern/panic.h>
 #include <kern/string.h>
@@ -35,8 +36,10 @@ struct free_area {
     struct page head;           /* circular list sentinel */
 };
 
+LOCK_CLASS(page_node_class, "page_node", LK_SPIN);
+
 struct page_node {
-    rawlock_t lock;
+    spinlock_t lock;
     uint64_t nfree;                             /* pages free, under lock */
     uint64_t ntotal;                            /* [boot] */
     struct free_area area[PAGE_MAX_ORDER];      /* under lock */
@@ -123,18 +126,18 @@ static struct page *alloc_block_locked(struct page_node *pn, unsigned order)
 static struct page *node_alloc(int node, unsigned order)
 {
     struct page_node *pn = &page_nodes[node];
-    uint64_t f = rawlock_acquire_irqsave(&pn->lock);
+    spin_lock(&pn->lock);
     struct page *p = alloc_block_locked(pn, order);
-    rawlock_release_irqrestore(&pn->lock, f);
+    spin_unlock(&pn->lock);
     return p;
 }
 
 static void node_free(struct page *p, unsigned order)
 {
     struct page_node *pn = &page_nodes[p->node];
-    uint64_t f = rawlock_acquire_irqsave(&pn->lock);
+    spin_lock(&pn->lock);
     free_block_locked(pn, p, order);
-    rawlock_release_irqrestore(&pn->lock, f);
+    spin_unlock(&pn->lock);
 }
 
 static struct page *alloc_from_nodes(unsigned order, int node)
@@ -300,9 +303,11 @@ void page_init(void)
     }
     for (uint64_t i = 0; i < max_pfn; i++)
         page_array[i].flags = PG_RESERVED;
-    for (int n = 0; n < MAX_NODES; n++)
+    for (int n = 0; n < MAX_NODES; n++) {
+        page_nodes[n].lock = (spinlock_t)SPINLOCK_INIT(&page_node_class);
         for (int o = 0; o < PAGE_MAX_ORDER; o++)
             list_init(&page_nodes[n].area[o].head);
+    }
 
     paddr_t early_lo, early_hi;
     early_alloc_range(&early_lo, &early_hi);
