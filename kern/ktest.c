@@ -59,6 +59,17 @@ static void run_on_cpu(void *arg)
     results[cpu_id()] = t->fn();
 }
 
+/* The first failure message any CPU recorded, or NULL. */
+static const char *first_message(int *cpu)
+{
+    for (int c = 0; c < ncpus; c++)
+        if (fail_msg[c][0]) {
+            *cpu = c;
+            return fail_msg[c];
+        }
+    return NULL;
+}
+
 static bool run_one(const struct ktest *t, char *why, size_t n)
 {
     memset(fail_msg, 0, sizeof fail_msg);
@@ -67,15 +78,22 @@ static bool run_one(const struct ktest *t, char *why, size_t n)
         barrier_count = 0;
         smp_call_all(run_on_cpu, (void *)t);
     } else {
-        results[cpu_id()] = t->fn();
+        /* A boot-CPU test may sleep and wake on another CPU, so its
+         * message can be in any CPU's slot. */
+        int start = cpu_id();
+        results[start] = t->fn();
     }
-    for (int c = 0; c < ncpus; c++) {
-        if (results[c] == 0 && !fail_msg[c][0])
-            continue;
-        snprintf(why, n, "cpu %d: %s", c, fail_msg[c][0] ? fail_msg[c] : "returned failure");
-        return false;
-    }
-    return true;
+    int c = 0;
+    const char *msg = first_message(&c);
+    for (int i = 0; i < ncpus && !msg; i++)
+        if (results[i]) {
+            c = i;
+            msg = "returned failure";
+        }
+    if (!msg)
+        return true;
+    snprintf(why, n, "cpu %d: %s", c, msg);
+    return false;
 }
 
 int ktest_run(const char *list)
