@@ -57,6 +57,13 @@ $(BUILD)/%.asm.o: %.asm $(DEPS_OK)
 	@$(if $(Q),echo "  NASM    $<")
 	$(Q)$(NASM) -f elf64 -g -F dwarf -MD $(@:.o=.d) $< -o $@
 
+# The object list as a file, rewritten only when it changes, so that adding
+# or removing a source file relinks the kernel.
+$(BUILD)/objs.list: FORCE
+	@mkdir -p $(BUILD)
+	@echo $(KOBJS) | cmp -s - $@ || echo $(KOBJS) > $@
+.PHONY: FORCE
+
 # Two-pass link: the first pass has an empty symbol table; its symbols are
 # turned into the real table for the second.  .ksyms is placed last, so the
 # addresses it records are those of the final image.
@@ -65,14 +72,14 @@ $(BUILD)/ksyms0.c: tools/mksyms.py
 	$(PYTHON) tools/mksyms.py > $@
 $(BUILD)/ksyms0.o: $(BUILD)/ksyms0.c
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld
+$(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld $(BUILD)/objs.list
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
 $(BUILD)/ksyms.c: $(BUILD)/kernel.pass1.elf tools/mksyms.py
 	$(Q)nm -n $< > $(BUILD)/kernel.nm
 	$(Q)$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm > $@
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.c
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld
+$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld $(BUILD)/objs.list
 	@echo "  LD      $@"
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
 	$(Q)nm -n $@ | awk '$$2 ~ /[tT]/' > $(BUILD)/kernel.text2
