@@ -143,6 +143,19 @@ static bool entries_ok(struct ctx *c, const char *sig, const uint8_t *t, uint32_
     return true;
 }
 
+/* Fetch a MADT- or SRAT-style table (a header of hdr bytes, then typed
+ * entries) and check its entries; NULL (reported) if either fails. */
+static const uint8_t *get_entry_table(struct ctx *c, uint64_t phys, const char *sig,
+                                      const char *name, uint32_t hdr,
+                                      const uint8_t *minsize, int ntypes, uint32_t *len)
+{
+    const uint8_t *t = get_table(c, phys, sig, hdr);
+    if (!t)
+        return NULL;
+    *len = rd32(t + 4);
+    return entries_ok(c, name, t, *len, hdr, minsize, ntypes) ? t : NULL;
+}
+
 /* ---- RSDP ---------------------------------------------------------- */
 
 static bool rsdp_valid(const uint8_t *r)
@@ -276,11 +289,10 @@ static void madt_entry(struct ctx *c, const uint8_t *e, int *seen)
 
 static void parse_madt(struct ctx *c, uint64_t phys)
 {
-    const uint8_t *t = get_table(c, phys, "APIC", 44);
+    uint32_t len;
+    const uint8_t *t = get_entry_table(c, phys, "APIC", "MADT", 44, madt_minsize,
+                                       sizeof madt_minsize, &len);
     if (!t)
-        return;
-    uint32_t len = rd32(t + 4);
-    if (!entries_ok(c, "MADT", t, len, 44, madt_minsize, sizeof madt_minsize))
         return;
 
     struct acpi_info *ai = c->ai;
@@ -414,11 +426,10 @@ static void srat_reset(struct acpi_info *ai)
 
 static void parse_srat(struct ctx *c, uint64_t phys)
 {
-    const uint8_t *t = get_table(c, phys, "SRAT", 48);
+    uint32_t len;
+    const uint8_t *t = get_entry_table(c, phys, "SRAT", "SRAT", 48, srat_minsize,
+                                       sizeof srat_minsize, &len);
     if (!t)
-        return;
-    uint32_t len = rd32(t + 4);
-    if (!entries_ok(c, "SRAT", t, len, 48, srat_minsize, sizeof srat_minsize))
         return;
 
     uint32_t doms[ACPI_MAX_NODES];

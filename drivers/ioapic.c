@@ -17,14 +17,14 @@
 #define REG_REDIR(n) (0x10 + 2 * (n))
 
 struct ioapic {
-    volatile uint32_t *regs;
-    uint32_t gsi_base;
-    int npins;
+    volatile uint32_t *regs;    /* [boot]; the register window under ioapic_lock */
+    uint32_t gsi_base;          /* [boot] */
+    int npins;                  /* [boot] */
 };
 
-static struct ioapic ioapics[ACPI_MAX_IOAPICS];
-static int nioapic;
-static const struct acpi_info *acpi_tables;
+static struct ioapic ioapics[ACPI_MAX_IOAPICS];    /* [boot] */
+static int nioapic;                                 /* [boot] */
+static const struct acpi_info *acpi_tables;        /* [boot] */
 static rawlock_t ioapic_lock = RAWLOCK_INIT;
 
 static uint32_t io_read(struct ioapic *io, uint32_t reg)

@@ -34,10 +34,11 @@
 #define APIC_BASE_ENABLE (1UL << 11)
 #define APIC_BASE_X2     (1UL << 10)
 
-static volatile uint32_t *xapic;
-static bool use_x2apic;
-static bool ready;
-static uint32_t timer_ticks_per_ms;
+/* Written by the boot CPU before the APs start; read-only afterwards. */
+static volatile uint32_t *xapic;    /* [boot] MMIO registers (xAPIC mode) */
+static bool use_x2apic;             /* [boot] */
+static bool ready;                  /* [boot] */
+static uint32_t timer_ticks_per_ms; /* [boot] calibrated on the boot CPU */
 
 static uint32_t lapic_read(uint32_t reg)
 {

@@ -15,10 +15,10 @@
 #define HPET_CONFIG 0x010
 #define HPET_COUNT  0x0F0
 
-static volatile uint64_t *hpet;
-static uint64_t hpet_fs_per_tick;
-uint64_t tsc_hz;
-static uint64_t tsc_boot;
+static volatile uint64_t *hpet;     /* [boot] NULL: use the PIT */
+static uint64_t hpet_fs_per_tick;   /* [boot] */
+uint64_t tsc_hz;                    /* [boot] */
+static uint64_t tsc_boot;           /* [boot] */
 
 static uint64_t hpet_read(uint32_t reg) { return hpet[reg / 8]; }
 static void hpet_write(uint32_t reg, uint64_t v) { hpet[reg / 8] = v; }

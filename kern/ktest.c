@@ -17,8 +17,8 @@
 
 extern const struct ktest __ktest_start[], __ktest_end[];
 
-static char fail_msg[MAX_CPUS][160];
-static int results[MAX_CPUS];
+static char fail_msg[MAX_CPUS][160];   /* [own] slot c written only on cpu c */
+static int results[MAX_CPUS];           /* [own] as fail_msg; read after the test */
 
 void ktest_fail(const char *fmt, ...)
 {
@@ -31,7 +31,7 @@ void ktest_fail(const char *fmt, ...)
     va_end(ap);
 }
 
-static volatile int barrier_count, barrier_gen;
+static volatile int barrier_count, barrier_gen;    /* [atomic] */
 
 void ktest_barrier(void)
 {
@@ -51,6 +51,14 @@ bool ktest_await(volatile int *v, int want, uint64_t seconds)
     while (*v < want && uptime_ns() < deadline)
         thread_yield();
     return *v >= want;
+}
+
+static bool ktest_exists(const char *name, size_t len)
+{
+    for (const struct ktest *t = __ktest_start; t < __ktest_end; t++)
+        if (strlen(t->name) == len && strncmp(t->name, name, len) == 0)
+            return true;
+    return false;
 }
 
 static void run_on_cpu(void *arg)
@@ -113,23 +121,8 @@ int ktest_run(const char *list)
         }
     }
     /* Names asked for that no test has are failures too. */
-    if (strcmp(list, "all") != 0) {
-        for (const char *p = list; *p;) {
-            const char *end = strchr(p, ',');
-            size_t len = end ? (size_t)(end - p) : strlen(p);
-            bool found = false;
-            for (const struct ktest *t = __ktest_start; t < __ktest_end; t++)
-                if (strlen(t->name) == len && strncmp(t->name, p, len) == 0)
-                    found = true;
-            if (!found && len) {
-                kprintf("ktest: FAIL %.*s: no such test\n", (int)len, p);
-                failed++;
-            }
-            if (!end)
-                break;
-            p = end + 1;
-        }
-    }
+    failed += option_list_report_unknown(list, ktest_exists,
+                                         "ktest: FAIL %.*s: no such test\n");
     kprintf("ktest: %d passed, %d failed\n", passed, failed);
     return failed;
 }

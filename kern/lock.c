@@ -143,7 +143,7 @@ static int held_index(struct held_locks *h, void *lock)
     return -1;
 }
 
-static void held_remove_at(struct held_locks *h, int i)
+void held_remove_at(struct held_locks *h, int i)
 {
     for (int j = i; j < h->n - 1; j++)
         h->e[j] = h->e[j + 1];

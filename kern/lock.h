@@ -111,8 +111,8 @@ static inline struct held_locks *held_locks_current(void)
 void held_overflow(struct lock_class *cls) __attribute__((noreturn));
 bool held_pop_slow(struct held_locks *h, void *lock, struct held_lock *out);
 
-static inline void held_push(void *lock, struct lock_class *cls, uintptr_t site,
-                             uint64_t acquired_at)
+static inline struct held_lock *held_push(void *lock, struct lock_class *cls, uintptr_t site,
+                                          uint64_t acquired_at)
 {
     struct held_locks *h = held_locks_current();
     if (unlikely(h->n >= HELD_MAX))
@@ -123,15 +123,14 @@ static inline void held_push(void *lock, struct lock_class *cls, uintptr_t site,
     e->site = site;
     e->acquired_at = acquired_at;
     e->flags = 0;
+    return e;
 }
 
 /* held_push with HELD_* flags (shared holds, locks kept across switches). */
 static inline void held_push_flags(void *lock, struct lock_class *cls, uintptr_t site,
                                    uint64_t acquired_at, uint32_t flags)
 {
-    held_push(lock, cls, site, acquired_at);
-    struct held_locks *h = held_locks_current();
-    h->e[h->n - 1].flags = flags;
+    held_push(lock, cls, site, acquired_at)->flags = flags;
 }
 
 /* Remove lock from the current stack; its entry is copied to *out (may be
@@ -166,6 +165,8 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
 }
 /* The current stack's entry for lock, or NULL. */
 struct held_lock *held_find(void *lock);
+/* Remove entry i of stack h, keeping the order of the others. */
+void held_remove_at(struct held_locks *h, int i);
 /* Move lock's entry from one stack to another (a lock that one thread
  * takes and another releases, e.g. across a context switch). */
 bool held_move(struct held_locks *from, struct held_locks *to, void *lock);

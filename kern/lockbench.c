@@ -217,15 +217,7 @@ static bool known(const char *name, size_t len)
 
 void kbench_run(const char *list)
 {
-    for (const char *p = list; strcmp(list, "all") != 0 && *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len && !known(p, len))
-            kprintf("kbench: unknown benchmark '%.*s'\n", (int)len, p);
-        if (!end)
-            break;
-        p = end + 1;
-    }
+    option_list_report_unknown(list, known, "kbench: unknown benchmark '%.*s'\n");
     for (size_t i = 0; i < ARRAY_SIZE(benchmarks); i++)
         if (option_list_has(list, benchmarks[i].name))
             benchmarks[i].run();

@@ -49,6 +49,7 @@ static inline uint64_t lockstat_hold_start(bool missed)
     return 0;
 }
 
+
 /*
  * Record one acquisition (a hit) with the misses that preceded it and the
  * cycles spent waiting (0 when it did not wait).  Spin locks pass at most
@@ -66,6 +67,30 @@ void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_
 /* Record a hold time when a lock is released. */
 void lockstat_released(struct lock_instance *li, uint64_t hold_cycles);
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles);
+
+/*
+ * The same steps for the locks built on mutexes (kern/mutex.c,
+ * kern/rlock.c): count an acquisition whose first failed attempt was at
+ * TSC t0 (ignored when misses is 0), by a shared holder or not; and a
+ * release whose held entry recorded acquired_at.
+ */
+static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t misses,
+                                          uint64_t t0, bool shared)
+{
+    if (!lockstat_on())
+        return;
+    uint64_t wait = misses ? rdtsc() - t0 : 0;
+    if (shared)     /* concurrent readers update the instance together */
+        lockstat_acquired_shared(li, misses, wait);
+    else
+        lockstat_acquired(li, misses, wait);
+}
+
+static inline void lockstat_note_released(struct lock_instance *li, uint64_t acquired_at)
+{
+    if (lockstat_on() && acquired_at)
+        lockstat_released(li, rdtsc() - acquired_at);
+}
 
 /* Link an instance into its class's list (at lock init); unlink it and fold
  * its counts into the class (at destroy). */

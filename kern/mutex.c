@@ -55,20 +55,6 @@ static void push_held(struct mutex *m, uintptr_t site, uint32_t misses, uint32_t
     held_push_flags(m, m->inst.cls, site, lockstat_hold_start(misses > 0), flags);
 }
 
-static struct held_lock remove_at(struct held_locks *h, int i)
-{
-    struct held_lock e = h->e[i];
-    memmove(&h->e[i], &h->e[i + 1], (size_t)(h->n - i - 1) * sizeof h->e[0]);
-    h->n--;
-    return e;
-}
-
-static void note_release(const struct held_lock *e, struct lock_instance *li)
-{
-    if (lockstat_on() && e->acquired_at)
-        lockstat_released(li, rdtsc() - e->acquired_at);
-}
-
 /* ---- waiting ---- */
 
 /*
@@ -121,13 +107,7 @@ static uint32_t counted_misses(const struct mutex *m, uint32_t misses)
 
 static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared)
 {
-    if (!lockstat_on())
-        return;
-    uint64_t wait = misses ? rdtsc() - t0 : 0;
-    if (shared)     /* readers update the instance at the same time */
-        lockstat_acquired_shared(&m->inst, counted_misses(m, misses), wait);
-    else
-        lockstat_acquired(&m->inst, counted_misses(m, misses), wait);
+    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared);
 }
 
 /* ---- exclusive ---- */
@@ -237,7 +217,7 @@ static void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
-    note_release(e, &m->inst);
+    lockstat_note_released(&m->inst, e->acquired_at);
     if (wake)
         wake_waiters(m);
 }
@@ -283,7 +263,8 @@ void mutex_release_all(struct mutex_saved *sv)
         sv->e[sv->n].depth = shared ? 1 : m->depth;
         sv->e[sv->n].site = h->e[i].site;
         sv->n++;
-        struct held_lock e = remove_at(h, i);
+        struct held_lock e = h->e[i];
+        held_remove_at(h, i);
         release_entry(m, &e);
     }
 }

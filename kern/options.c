@@ -252,19 +252,41 @@ void options_print(const struct options *o)
     kprintf("%s\n", buf);
 }
 
+const char *option_list_next(const char **p, size_t *len)
+{
+    while (**p == ',')
+        (*p)++;
+    if (!**p)
+        return NULL;
+    const char *item = *p;
+    const char *end = strchr(item, ',');
+    *len = end ? (size_t)(end - item) : strlen(item);
+    *p = item + *len;
+    return item;
+}
+
 bool option_list_has(const char *list, const char *name)
 {
-    size_t nlen = strlen(name);
+    size_t nlen = strlen(name), len;
     if (strcmp(list, "all") == 0)
         return true;
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == nlen && strncmp(p, name, len) == 0)
+    for (const char *p = list, *item; (item = option_list_next(&p, &len));)
+        if (len == nlen && strncmp(item, name, len) == 0)
             return true;
-        if (!end)
-            break;
-        p = end + 1;
-    }
     return false;
+}
+
+int option_list_report_unknown(const char *list, bool (*known)(const char *, size_t),
+                               const char *fmt)
+{
+    int n = 0;
+    size_t len;
+    if (strcmp(list, "all") == 0)
+        return 0;
+    for (const char *p = list, *item; (item = option_list_next(&p, &len));)
+        if (!known(item, len)) {
+            kprintf(fmt, (int)len, item);
+            n++;
+        }
+    return n;
 }

@@ -54,4 +54,15 @@ int options_format(const struct options *o, char *buf, size_t n);
 /* Whether name is in the comma list (or the list is "all"). */
 bool option_list_has(const char *list, const char *name);
 
+/* Walk a comma list: returns the next item at or after *p with its length
+ * in *len, and moves *p past it; NULL at the end.  Empty items are skipped.
+ *   for (const char *p = list, *item; (item = option_list_next(&p, &len));) */
+const char *option_list_next(const char **p, size_t *len);
+
+/* Print fmt (one "%.*s" for the name) for every name in the comma list
+ * for which known(name, len) is false; "all" names nothing.  Returns how
+ * many. */
+int option_list_report_unknown(const char *list, bool (*known)(const char *, size_t),
+                               const char *fmt);
+
 #endif

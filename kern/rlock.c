@@ -47,19 +47,7 @@ static void keep_pop(void *lock, struct lock_instance *li)
     struct held_lock e;
     if (!held_pop(lock, &e))
         panic("release of %s, which this thread does not hold", li->cls->name);
-    if (lockstat_on() && e.acquired_at)
-        lockstat_released(li, rdtsc() - e.acquired_at);
-}
-
-static void count_acquired(struct lock_instance *li, uint32_t misses, uint64_t t0, bool shared)
-{
-    if (!lockstat_on())
-        return;
-    uint64_t wait = misses ? rdtsc() - t0 : 0;
-    if (shared)     /* concurrent readers update the instance together */
-        lockstat_acquired_shared(li, misses, wait);
-    else
-        lockstat_acquired(li, misses, wait);
+    lockstat_note_released(li, e.acquired_at);
 }
 
 static void wake_for_release(const void *chan)
@@ -105,7 +93,7 @@ void rlock_acquire(struct rlock *rl)
     rl->holder = curthread();
     mutex_exit(&rl->m);
     keep_push(rl, rl->inst.cls, site, misses, 0);
-    count_acquired(&rl->inst, misses, t0, false);
+    lockstat_note_acquired(&rl->inst, misses, t0, false);
 }
 
 bool rlock_tryacquire(struct rlock *rl)
@@ -119,7 +107,7 @@ bool rlock_tryacquire(struct rlock *rl)
     mutex_exit(&rl->m);
     if (got) {
         keep_push(rl, rl->inst.cls, (uintptr_t)__builtin_return_address(0), 0, 0);
-        count_acquired(&rl->inst, 0, 0, false);
+        lockstat_note_acquired(&rl->inst, 0, 0, false);
     }
     return got;
 }
@@ -193,7 +181,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     rw_take(rw, mode);
     mutex_exit(&rw->m);
     keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
-    count_acquired(&rw->inst, misses, t0, mode == RW_READER);
+    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER);
 }
 
 bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
@@ -206,7 +194,7 @@ bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
     if (got) {
         keep_push(rw, rw->inst.cls, (uintptr_t)__builtin_return_address(0), 0,
                   mode == RW_READER ? HELD_SHARED : 0);
-        count_acquired(&rw->inst, 0, 0, mode == RW_READER);
+        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER);
     }
     return got;
 }

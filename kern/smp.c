@@ -108,12 +108,6 @@ void smp_call_one(int cpu, void (*fn)(void *), void *arg)
     rawlock_release(&call_lock);
 }
 
-void cpu_idle_loop(void)
-{
-    for (;;)
-        __asm__ volatile("sti; hlt; cli" ::: "memory");
-}
-
 static __noreturn void ap_main(struct cpu *c)
 {
     cpu_init_tables(c);

@@ -16,9 +16,6 @@ void smp_call_one(int cpu, void (*fn)(void *), void *arg);
 /* Per-CPU setup shared by the boot CPU and the APs. */
 void cpu_features_init(void);
 
-/* The idle loop: halt until an interrupt, forever. */
-void cpu_idle_loop(void) __noreturn;
-
 #define TICK_HZ 100
 
 #endif

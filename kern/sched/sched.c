@@ -160,14 +160,6 @@ static struct thread *rq_take_locked(struct runq *rq, int cpu)
 
 static bool single_cpu(uint64_t mask) { return mask && !(mask & (mask - 1)); }
 
-static int first_allowed_cpu(const struct thread *t)
-{
-    for (int c = 0; c < ncpus; c++)
-        if ((t->affinity & (1UL << c)) && cpus[c].online)
-            return c;
-    return 0;
-}
-
 static int least_loaded_cpu(const struct thread *t)
 {
     int best = -1;
@@ -177,7 +169,7 @@ static int least_loaded_cpu(const struct thread *t)
         if (best < 0 || READ_ONCE(cpu_rq[c].n) < READ_ONCE(cpu_rq[best].n))
             best = c;
     }
-    return best < 0 ? first_allowed_cpu(t) : best;
+    return best < 0 ? affinity_first_cpu(t->affinity) : best;
 }
 
 static struct runq *choose_percpu(struct thread *t, uint64_t *kick)

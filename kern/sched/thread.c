@@ -25,8 +25,8 @@
 
 #define KSTACK_ORDER 2              /* 16 KiB */
 
-static volatile int next_tid = 1;
-static struct thread boot_threads[MAX_CPUS];    /* main (cpu 0) and the AP idles */
+static volatile int next_tid = 1;                  /* [atomic] */
+static struct thread boot_threads[MAX_CPUS];    /* [boot] main (cpu 0) and the AP idles */
 
 extern void thread_trampoline(void);
 void sched_finish_switch(void);
@@ -37,14 +37,6 @@ void thread_start(void (*fn)(void *), void *arg)
     intr_enable();
     fn(arg);
     thread_exit();
-}
-
-static int home_cpu(uint64_t affinity)
-{
-    for (int c = 0; c < ncpus; c++)
-        if (affinity & (1UL << c))
-            return c;
-    return 0;
 }
 
 static void init_thread(struct thread *t, const char *name, uint64_t affinity)
@@ -79,7 +71,7 @@ static struct thread *thread_alloc(const char *name, void (*fn)(void *), void *a
     if (!t)
         return NULL;
     init_thread(t, name, affinity);
-    struct page *pg = page_alloc_node(KSTACK_ORDER, cpus[home_cpu(affinity)].node);
+    struct page *pg = page_alloc_node(KSTACK_ORDER, cpus[affinity_first_cpu(affinity)].node);
     if (!pg) {
         kfree(t);
         return NULL;

@@ -62,6 +62,12 @@ static inline struct thread *curthread(void)
 
 #define AFFINITY_ALL (~0UL)
 
+/* The lowest-numbered CPU in an affinity mask (0 for an empty mask). */
+static inline int affinity_first_cpu(uint64_t mask)
+{
+    return mask ? __builtin_ctzl(mask) : 0;
+}
+
 /* Create a thread that runs fn(arg), allowed on the CPUs in affinity, and
  * make it runnable.  NULL when memory is exhausted. */
 struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity);

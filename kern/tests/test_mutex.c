@@ -150,30 +150,23 @@ struct twolocks {
     volatile int done;
 };
 
-static void ab_body(void *arg)
-{
-    struct twolocks *t = arg;
-    for (int i = 0; i < t->iters; i++) {
-        mutex_enter(&t->a);
-        thread_yield();
-        mutex_enter(&t->b);
-        mutex_exit(&t->b);
-        mutex_exit(&t->a);
-    }
-    __atomic_add_fetch(&t->done, 1, __ATOMIC_SEQ_CST);
-}
+/* One locker: takes `first`, yields (which releases it), then `second`. */
+struct locker {
+    struct twolocks *t;
+    struct mutex *first, *second;
+};
 
-static void ba_body(void *arg)
+static void locker_body(void *arg)
 {
-    struct twolocks *t = arg;
-    for (int i = 0; i < t->iters; i++) {
-        mutex_enter(&t->b);
+    struct locker *l = arg;
+    for (int i = 0; i < l->t->iters; i++) {
+        mutex_enter(l->first);
         thread_yield();
-        mutex_enter(&t->a);
-        mutex_exit(&t->a);
-        mutex_exit(&t->b);
+        mutex_enter(l->second);
+        mutex_exit(l->second);
+        mutex_exit(l->first);
     }
-    __atomic_add_fetch(&t->done, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&l->t->done, 1, __ATOMIC_SEQ_CST);
 }
 
 /* The SVR4 MP two-vnode case: a sleeper gives up what it holds, so AB/BA
@@ -184,8 +177,9 @@ KTEST(mutex_ab_ba_no_deadlock)
     struct twolocks t = { .iters = 300, .done = 0 };
     mutex_init(&t.a, &test_mx_a_class, MUTEX_SLEEP, "A");
     mutex_init(&t.b, &test_mx_b_class, MUTEX_SLEEP, "B");
-    struct thread *x = thread_create("ab", ab_body, &t, AFFINITY_ALL);
-    struct thread *y = thread_create("ba", ba_body, &t, AFFINITY_ALL);
+    struct locker ab = { &t, &t.a, &t.b }, ba = { &t, &t.b, &t.a };
+    struct thread *x = thread_create("ab", locker_body, &ab, AFFINITY_ALL);
+    struct thread *y = thread_create("ba", locker_body, &ba, AFFINITY_ALL);
     KT_ASSERT(x && y);
     thread_join(x);
     thread_join(y);

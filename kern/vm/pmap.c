@@ -83,11 +83,10 @@ void early_alloc_range(paddr_t *start, paddr_t *end)
 static void map_gib(uint64_t gib)
 {
     uint64_t *pd = early_alloc_page();
+    uint64_t nx = (rdmsr(MSR_EFER) & (1UL << 11)) ? PTE_NX : 0;   /* EFER.NXE */
     for (int i = 0; i < 512; i++) {
         paddr_t pa = gib * GiB + (uint64_t)i * (2UL << 20);
-        uint64_t flags = PTE_P | PTE_W | PTE_PS | PTE_G;
-        if (rdmsr(MSR_EFER) & (1UL << 11))
-            flags |= PTE_NX;
+        uint64_t flags = PTE_P | PTE_W | PTE_PS | PTE_G | nx;
         if (pa >= 3 * GiB && pa < 4 * GiB)
             flags |= PTE_PCD | PTE_PWT;
         pd[i] = pa | flags;
