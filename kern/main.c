@@ -36,6 +36,7 @@
 #include <drivers/lapic.h>
 #include <drivers/ioapic.h>
 #include <drivers/timer.h>
+#include <kern/vfs/vfs.h>
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;
@@ -176,6 +177,10 @@ void kmain(uint32_t magic, uint32_t info)
     numa_print();
     lapic_timer_start(TICK_HZ);
     intr_enable();
+    /* The disks (blk_init, above this line once it lands) come first: the
+     * root file system is mounted from one of them. */
+    vfs_init();
+    vfs_mountroot(opts.root);
 
     finish();
     thread_exit();

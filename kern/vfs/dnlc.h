@@ -1,0 +1,46 @@
+/*
+ * The directory name lookup cache: (directory vnode, name, credential) ->
+ * vnode.  A Software Set-Associative Cache (seed 001): a 2-D array of
+ * entries, one spin lock per row, LRU by access timestamps.  Theory and the
+ * cache= models in kern/vfs/dnlc.c.
+ *
+ * Entries hold a reference (VN_HOLD) on both vnodes; purging an entry drops
+ * them (VN_RELE, which may call VOP_INACTIVE).  File systems call
+ * dnlc_lookup before searching a directory and dnlc_enter after, and purge
+ * names they remove or rename.
+ */
+#ifndef KERN_VFS_DNLC_H
+#define KERN_VFS_DNLC_H
+
+#include <kern/types.h>
+
+struct vnode;
+struct vfs;
+struct cred;
+
+#define DNLC_NAMELEN 31     /* longer names are not cached */
+
+void dnlc_init(void);
+/* The cached vnode with a new reference, or NULL. */
+struct vnode *dnlc_lookup(struct vnode *dvp, const char *name, struct cred *cr);
+/* Cache name in dvp -> vp (replacing the row's least recently used
+ * entry); a no-op for names over DNLC_NAMELEN. */
+void dnlc_enter(struct vnode *dvp, const char *name, struct vnode *vp, struct cred *cr);
+/* Remove every entry for name in dvp (any credential). */
+void dnlc_remove(struct vnode *dvp, const char *name);
+/* Remove every entry naming vp or in directory vp. */
+void dnlc_purge_vp(struct vnode *vp);
+/* Remove up to count entries (0: all) of file system vfsp; returns the number removed. */
+int dnlc_purge_vfsp(struct vfs *vfsp, int count);
+/* Remove one entry, any (the least recently used of the next row in a
+ * cycle through the rows); returns 1 if one was removed, 0 if empty. */
+int dnlc_purge1(void);
+/* Remove every entry. */
+void dnlc_purge(void);
+
+struct dnlc_stats {
+    uint64_t lookups, hits, misses, enters, purges;
+};
+void dnlc_stats_get(struct dnlc_stats *out);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * File systems: the mount list, the file-system types, pathname lookup and
+ * the path-level operations (what the system calls of a later issue and
+ * the ktests use).  Theory in kern/vfs/vfs.c.
+ *
+ * Lock key for struct vfs:
+ *   [c]  constant while mounted
+ *   [m]  vfs_list_lock: the mount list's shared/exclusive lock (an rwlock,
+ *        class "vfs_list"): lookups crossing mount points and sync hold it
+ *        shared, mount and unmount exclusive
+ *   [fs] the file system's own locks
+ */
+#ifndef KERN_VFS_VFS_H
+#define KERN_VFS_VFS_H
+
+#include <kern/types.h>
+#include <kern/vfs/vnode.h>
+
+struct blkdev;
+struct cred;
+
+/* vfs_flag */
+#define VFS_RDONLY  0x1
+
+struct kstatfs {
+    uint32_t f_type;        /* magic of the file-system type */
+    uint32_t f_bsize;       /* block size in bytes */
+    uint64_t f_blocks;      /* data blocks in all */
+    uint64_t f_bfree;       /* free blocks */
+    uint64_t f_files;       /* inodes in all */
+    uint64_t f_ffree;       /* free inodes */
+    uint32_t f_namelen;     /* longest name */
+    uint32_t f_fsid;
+};
+
+struct vfs {
+    struct vfs *vfs_next;           /* [m] the mount list */
+    const struct vfsops *vfs_op;    /* [c] */
+    const struct vfssw *vfs_sw;     /* [c] its type */
+    struct vnode *vfs_vnodecovered; /* [c] mounted on (held); NULL for root */
+    uint32_t vfs_flag;              /* [c] VFS_* */
+    uint32_t vfs_bsize;             /* [c] */
+    uint32_t vfs_fsid;              /* [c] unique per mount */
+    struct blkdev *vfs_dev;         /* [c] the disk, or NULL */
+    void *vfs_data;                 /* [c] the file system's own (superblock) */
+};
+
+/*
+ * The file-system operations.  mount gets a zeroed vfs with vfs_op,
+ * vfs_sw, vfs_dev, vfs_flag and vfs_fsid set, fills vfs_data and
+ * vfs_bsize, and returns 0 or a negative errno (a corrupted image gives
+ * -EINVAL or -EUCLEAN and prints why).  unmount returns -EBUSY while any
+ * vnode of the file system other than its root has references.
+ */
+struct vfsops {
+    int (*vfs_mount)(struct vfs *vfsp, struct cred *cr);
+    int (*vfs_unmount)(struct vfs *vfsp, struct cred *cr);
+    /* The root directory, with a new reference. */
+    int (*vfs_root)(struct vfs *vfsp, struct vnode **vpp);
+    int (*vfs_statfs)(struct vfs *vfsp, struct kstatfs *sb);
+    /* Write every modified buffer and inode of the file system. */
+    int (*vfs_sync)(struct vfs *vfsp, struct cred *cr);
+};
+
+/* A file-system type. */
+struct vfssw {
+    const char *name;               /* "s5", "devfs" */
+    const struct vfsops *ops;
+    bool needs_dev;                 /* mounted from a disk */
+};
+
+#define VFS_ROOT(vfsp, vpp)     ((vfsp)->vfs_op->vfs_root(vfsp, vpp))
+#define VFS_STATFS(vfsp, sb)    ((vfsp)->vfs_op->vfs_statfs(vfsp, sb))
+#define VFS_SYNC(vfsp, cr)      ((vfsp)->vfs_op->vfs_sync(vfsp, cr))
+
+/* The root file system and its root directory (held for ever once set). */
+extern struct vfs *rootvfs;
+extern struct vnode *rootdir;
+
+/* Boot: the DNLC, the buffer cache, devfs; then mount root= if given
+ * (prints what it mounted or why not; never panics). */
+void vfs_init(void);
+void vfs_mountroot(const char *dev);
+
+/* Mount a file system of type fstype from disk devname (NULL for types
+ * without one) on the directory path (NULL: as the root).  Returns 0 or a
+ * negative errno: -ENODEV (unknown type), -ENXIO (no such disk), -EBUSY
+ * (already mounted there or the disk is in use), -ENOTDIR, or the file
+ * system's mount error. */
+int vfs_mount(const char *fstype, const char *devname, const char *path, uint32_t flags,
+              struct cred *cr);
+/* Unmount the file system mounted on path (its root directory's path). */
+int vfs_unmount(const char *path, struct cred *cr);
+/* Sync every mounted file system (the sync system call). */
+void vfs_sync_all(void);
+/* Sync and unmount every file system, newest first (power-off). */
+void vfs_unmount_all(void);
+
+/*
+ * Pathname lookup.  Absolute paths start at rootdir; relative ones at cwd
+ * (rootdir when NULL).  ".." at the root of a mounted file system goes to
+ * the covered directory's parent; a mount point is crossed into the
+ * mounted root.  Symbolic links are followed in the middle of a path and,
+ * when follow is true, at its end (at most 8 links: -ELOOP).  Every
+ * directory searched needs VEXEC for cr.  Errors: -ENOENT, -ENOTDIR,
+ * -ENAMETOOLONG (a component longer than the file system takes, or the
+ * path longer than PATH_MAX), -EACCES, -ELOOP.
+ */
+int lookupname(const char *path, struct vnode *cwd, bool follow, struct vnode **vpp,
+               struct cred *cr);
+/* Look up all but the last component: returns the held parent directory
+ * and copies the last component into name (NAME_MAX + 1 bytes).  A path
+ * whose last component is "." or ".." or that ends in "/" gets the
+ * directory itself in *dvpp with name "" (callers that need a name
+ * return -EINVAL or -EEXIST as the system call would). */
+int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char *name,
+                  struct cred *cr);
+
+/* Path-level operations, as the system calls will use them.  All return 0
+ * or a negative errno and check permissions for cr. */
+#define O_RDONLY    0x0000
+#define O_WRONLY    0x0001
+#define O_RDWR      0x0002
+#define O_ACCMODE   0x0003
+#define O_CREAT     0x0040
+#define O_EXCL      0x0080
+#define O_NOCTTY    0x0100
+#define O_TRUNC     0x0200
+#define O_APPEND    0x0400
+#define O_NONBLOCK  0x0800
+#define O_DIRECTORY 0x10000
+#define O_NOFOLLOW  0x20000
+
+int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
+            struct cred *cr);
+int vn_close(struct vnode *vp, int flags, struct cred *cr);     /* also drops the reference */
+/* Read or write len bytes at off from/to a kernel buffer; *done gets the
+ * byte count moved (may be short at end of file). */
+int vn_rdwr(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,
+            size_t *done, struct cred *cr);
+int vn_remove(const char *path, struct vnode *cwd, struct cred *cr);
+int vn_link(const char *from, const char *to, struct vnode *cwd, struct cred *cr);
+int vn_rename(const char *from, const char *to, struct vnode *cwd, struct cred *cr);
+int vn_mkdir(const char *path, struct vnode *cwd, uint32_t mode, struct cred *cr);
+int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr);
+int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr);
+int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, struct cred *cr);
+
+/* Types registered at boot (kern/vfs/vfs.c's table). */
+extern const struct vfssw s5_vfssw;     /* kern/s5/ */
+extern const struct vfssw devfs_vfssw;  /* kern/vfs/devfs.c */
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * Vnodes: reference counting and the vnode lock (SVR4 MP, seed 001).
+ *
+ * Theory.  A vnode is the file-system-independent face of a file.  Its
+ * operations are called through the VOP_* macros in kern/vfs/vnode.h,
+ * which hold the vnode lock (v_lock) around the file system's function:
+ * "a lock on a vnode is obtained and released around almost every VOP
+ * call", giving each file system a blanket of per-file mutual exclusion.
+ * v_lock is an SVR4 mutex: recursive (a VOP may call another VOP on the
+ * same vnode), sleeping when busy, and released by the scheduler whenever
+ * its holder blocks and reacquired before the holder runs again.  So a
+ * thread that holds one vnode lock and waits for a second one has given up
+ * the first while it waits: two lookups walking a directory tree in
+ * opposite directions (a/b and b/..) cannot deadlock.
+ *
+ * Inode resource locks (ILOCKED, IRWLOCKED in the file systems) stay held
+ * across blocking; ILOCK and IRWLOCK take the vnode lock as well and
+ * IUNLOCK/IRWUNLOCK release it, so the uniprocessor semantics of the two
+ * flags are kept on a multiprocessor.
+ *
+ * References: VN_HOLD and VN_RELE are single atomic operations.  The last
+ * VN_RELE calls VOP_INACTIVE without the vnode lock; a file system that
+ * caches inactive vnodes marks them inactive with the count -1 under its
+ * inode-cache lock (the protocol is described in kern/vfs/vnode.h).
+ *
+ * Lock order: a vnode lock may be taken while holding another (the sleep
+ * releases both); the file system's inode-cache lock and the buffer-cache
+ * and DNLC locks come after (inside) any vnode lock.
+ */
+#include <kern/vfs/vnode.h>
+#include <kern/vfs/cred.h>
+#include <kern/lock.h>
+#include <kern/panic.h>
+#include <kern/string.h>
+
+LOCK_CLASS(vnode_lock_class, "vnode", LK_MUTEX_SLEEP);
+
+void vn_init(struct vnode *vp, const struct vnodeops *ops, enum vtype type,
+             struct vfs *vfsp, void *data)
+{
+    mutex_init(&vp->v_lock, &vnode_lock_class, MUTEX_SLEEP, "vnode");
+    vp->v_count = 1;
+    vp->v_flag = 0;
+    vp->v_type = type;
+    vp->v_vfsp = vfsp;
+    vp->v_vfsmountedhere = NULL;
+    vp->v_op = ops;
+    vp->v_data = data;
+    vp->v_rdev = 0;
+}
+
+void vn_destroy(struct vnode *vp)
+{
+    mutex_destroy(&vp->v_lock);
+}
+
+void VN_RELE(struct vnode *vp)
+{
+    int32_t left = __atomic_sub_fetch(&vp->v_count, 1, __ATOMIC_ACQ_REL);
+    if (left == 0)
+        vp->v_op->vop_inactive(vp, kcred);
+    else if (left < 0)
+        panic("VN_RELE: vnode %p count %d", vp, left);
+}
+
+int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const struct cred *cr)
+{
+    if (cr->cr_uid == 0) {
+        /* The superuser may do anything, except execute a file that no
+         * one may execute. */
+        if ((want & VEXEC) && (mode & S_IFMT) != S_IFDIR && !(mode & 0111))
+            return -EACCES;
+        return 0;
+    }
+    uint32_t bits;
+    if (cr->cr_uid == uid)
+        bits = mode >> 6;
+    else if (cred_groupmember(cr, gid))
+        bits = mode >> 3;
+    else
+        bits = mode;
+    return ((bits & 7 & want) == (uint32_t)want) ? 0 : -EACCES;
+}
+
+int vn_name_check(const char *name, size_t max)
+{
+    size_t n = 0;
+    for (; name[n]; n++)
+        if (name[n] == '/')
+            return -EINVAL;
+    if (n == 0)
+        return -EINVAL;
+    return n > max ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,239 @@
+/*
+ * Vnodes and the vnode operations (SunOS/SVR4 VFS, with the SVR4 MP
+ * locking of seed 001).  Theory in kern/vfs/vnode.c.
+ *
+ * Lock key for struct vnode:
+ *   [c]  constant while the vnode has a reference (set by the file system
+ *        when it makes the vnode)
+ *   [a]  atomic operations only
+ *   [v]  v_lock, the vnode lock: an SVR4 sleep mutex (recursive, released
+ *        across context switches), taken around each VOP_* call
+ *   [m]  the mount-list lock (vfs_list_lock in kern/vfs/vfs.c)
+ *   [fs] the owning file system's own locks (documented there)
+ *
+ * Reference counts (seed 001, "VN_HOLD/VN_RELE Locking").  v_count is
+ * changed only with atomic operations.  VN_RELE that takes it to 0 calls
+ * VOP_INACTIVE.  A file system that keeps inactive vnodes cached (S5) does
+ * NOT treat 0 as "inactive": under its inode-cache lock its inactive
+ * routine decrements the count again, to -1, and only then is the vnode
+ * truly inactive (free for reuse).  A cache lookup, under the same lock,
+ * that finds -1 sets the count back to 0 and then does VN_HOLD.  A lookup
+ * that finds 0 (inactivation pending) just does VN_HOLD, and the pending
+ * inactive routine, seeing a count other than 0 under the lock, leaves the
+ * vnode active.  So two inactivations of one vnode cannot happen.
+ */
+#ifndef KERN_VFS_VNODE_H
+#define KERN_VFS_VNODE_H
+
+#include <kern/types.h>
+#include <kern/mutex.h>
+#include <kern/errno.h>
+
+struct vfs;
+struct cred;
+
+enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO };
+
+/* v_flag bits */
+#define VROOT   0x1     /* the root of its file system */
+
+struct vnode {
+    struct mutex v_lock;            /* the vnode lock; class "vnode" */
+    int32_t v_count;                /* [a] references; -1 = inactive (see above) */
+    uint32_t v_flag;                /* [v] VROOT ... ([c] for VROOT) */
+    enum vtype v_type;              /* [c] */
+    struct vfs *v_vfsp;             /* [c] the file system it belongs to */
+    struct vfs *v_vfsmountedhere;   /* [m] a file system mounted on this directory */
+    const struct vnodeops *v_op;    /* [c] */
+    void *v_data;                   /* [c] the file system's object (inode) */
+    uint32_t v_rdev;                /* [c] device number (VCHR, VBLK) */
+};
+
+/* Attributes (getattr fills all of them; setattr uses those in va_mask). */
+#define AT_MODE     0x01
+#define AT_UID      0x02
+#define AT_GID      0x04
+#define AT_SIZE     0x08
+#define AT_ATIME    0x10
+#define AT_MTIME    0x20
+#define AT_CTIME    0x40
+
+struct vattr {
+    uint32_t va_mask;       /* AT_* (setattr only) */
+    enum vtype va_type;
+    uint32_t va_mode;       /* permission bits and S_IS* type bits (Linux values) */
+    uint32_t va_uid, va_gid;
+    uint32_t va_nlink;
+    uint64_t va_ino;
+    uint64_t va_size;
+    uint64_t va_blocks;     /* 512-byte units */
+    uint32_t va_blksize;
+    uint32_t va_fsid;
+    uint32_t va_rdev;
+    int64_t va_atime, va_mtime, va_ctime;   /* seconds */
+};
+
+/* File type bits of va_mode (Linux/SVR4 values) */
+#define S_IFMT   0170000
+#define S_IFSOCK 0140000
+#define S_IFLNK  0120000
+#define S_IFREG  0100000
+#define S_IFBLK  0060000
+#define S_IFDIR  0040000
+#define S_IFCHR  0020000
+#define S_IFIFO  0010000
+#define S_ISUID  04000
+#define S_ISGID  02000
+#define S_ISVTX  01000
+
+/* Access modes for VOP_ACCESS (the "other" permission bits) */
+#define VREAD   04
+#define VWRITE  02
+#define VEXEC   01
+
+/*
+ * A transfer for VOP_READ, VOP_WRITE, VOP_READDIR and VOP_READLINK: one
+ * contiguous buffer.  uio_user marks a user-space buffer (a later issue
+ * copies those through copyin/copyout; today every buffer is kernel).
+ * The operation advances uio_offset and uio_base and lowers uio_resid.
+ */
+struct uio {
+    void *uio_base;
+    size_t uio_resid;
+    uint64_t uio_offset;
+    bool uio_user;
+};
+
+/* ioflag bits for VOP_READ / VOP_WRITE */
+#define IO_APPEND   0x1     /* write at end of file */
+#define IO_SYNC     0x2     /* write through to disk before returning */
+
+/*
+ * VOP_READDIR fills the buffer with records in the Linux dirent64 layout
+ * (so getdents64 can pass them straight out): d_off is the cookie to resume
+ * from (for S5 the byte offset of the next directory slot).
+ */
+struct dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    uint16_t d_reclen;      /* 8-byte aligned */
+    uint8_t d_type;         /* DT_* */
+    char d_name[];          /* NUL-terminated */
+};
+#define DT_UNKNOWN 0
+#define DT_FIFO    1
+#define DT_CHR     2
+#define DT_DIR     4
+#define DT_BLK     6
+#define DT_REG     8
+#define DT_LNK     10
+
+/* Longest name component any file system here accepts (S5 takes 14). */
+#define NAME_MAX 255
+#define PATH_MAX 1024
+
+/*
+ * The vnode operations.  All return 0 or a negative errno.  A vnode
+ * returned through a struct vnode ** carries a new reference (VN_RELE it).
+ * Names are single components (no '/'); the VFS has checked that "." and
+ * ".." are not passed to create/remove/link/rename/mkdir/rmdir.
+ */
+struct vnodeops {
+    int (*vop_open)(struct vnode **vpp, int flags, struct cred *cr);
+    int (*vop_close)(struct vnode *vp, int flags, struct cred *cr);
+    int (*vop_read)(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+    int (*vop_write)(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+    int (*vop_ioctl)(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr);
+    int (*vop_getattr)(struct vnode *vp, struct vattr *va, struct cred *cr);
+    /* Changes the attributes in va->va_mask; AT_SIZE truncates or extends. */
+    int (*vop_setattr)(struct vnode *vp, const struct vattr *va, struct cred *cr);
+    /* mode: VREAD|VWRITE|VEXEC; -EACCES when denied. */
+    int (*vop_access)(struct vnode *vp, int mode, struct cred *cr);
+    int (*vop_lookup)(struct vnode *dvp, const char *name, struct vnode **vpp, struct cred *cr);
+    /* Create name in dvp, or open it if it exists and !excl (-EEXIST if excl).
+     * va gives va_type (VREG, VCHR...) and va_mode. */
+    int (*vop_create)(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
+                      struct vnode **vpp, struct cred *cr);
+    int (*vop_remove)(struct vnode *dvp, const char *name, struct cred *cr);
+    /* Make tname in tdvp another name for svp. */
+    int (*vop_link)(struct vnode *tdvp, struct vnode *svp, const char *tname, struct cred *cr);
+    int (*vop_rename)(struct vnode *sdvp, const char *sname, struct vnode *tdvp, const char *tname,
+                      struct cred *cr);
+    int (*vop_mkdir)(struct vnode *dvp, const char *name, const struct vattr *va,
+                     struct vnode **vpp, struct cred *cr);
+    int (*vop_rmdir)(struct vnode *dvp, const char *name, struct cred *cr);
+    /* *eofp set true when the directory has no more entries. */
+    int (*vop_readdir)(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp);
+    int (*vop_symlink)(struct vnode *dvp, const char *name, const struct vattr *va,
+                       const char *target, struct cred *cr);
+    int (*vop_readlink)(struct vnode *vp, struct uio *uio, struct cred *cr);
+    int (*vop_fsync)(struct vnode *vp, struct cred *cr);
+    /* Sets the size (frees blocks past it, or extends with a hole). */
+    int (*vop_truncate)(struct vnode *vp, uint64_t size, struct cred *cr);
+    /* Called by VN_RELE when the count reaches 0; see the theory above.
+     * Called WITHOUT the vnode lock: the file system takes what it needs
+     * (ILOCK takes the vnode lock), and may put the vnode up for reuse,
+     * after which VN_RELE must not touch it. */
+    void (*vop_inactive)(struct vnode *vp, struct cred *cr);
+};
+
+/* The vnode lock's class (defined in kern/vfs/vnode.c). */
+extern struct lock_class vnode_lock_class;
+
+/* Initialize a vnode the file system has allocated: count 1, lock ready. */
+void vn_init(struct vnode *vp, const struct vnodeops *ops, enum vtype type,
+             struct vfs *vfsp, void *data);
+/* Before the file system frees a vnode's memory. */
+void vn_destroy(struct vnode *vp);
+
+static inline void VN_HOLD(struct vnode *vp)
+{
+    __atomic_add_fetch(&vp->v_count, 1, __ATOMIC_ACQ_REL);
+}
+/* Drop a reference; the last one calls VOP_INACTIVE. */
+void VN_RELE(struct vnode *vp);
+
+/*
+ * The VOP_* calls: the vnode lock of the first vnode argument is held
+ * around the file system's operation, as in SVR4 MP ("locking around the
+ * VOP calls").  Because v_lock is a sleeping, recursive SVR4 mutex that is
+ * released across a context switch, a VOP that waits on another vnode's
+ * lock (lookup of "..", rename between directories) cannot deadlock.  An
+ * ILOCK taken inside a VOP and not released keeps the vnode lock held on
+ * return (seed 001), released at the matching IUNLOCK.
+ */
+#define VOP_LOCKED(vp, call) ({ struct vnode *_v = (vp); mutex_enter(&_v->v_lock); \
+        __typeof__(call) _r = (call); mutex_exit(&_v->v_lock); _r; })
+
+#define VOP_OPEN(vpp, f, cr)          VOP_LOCKED(*(vpp), (*(vpp))->v_op->vop_open(vpp, f, cr))
+#define VOP_CLOSE(vp, f, cr)          VOP_LOCKED(vp, (vp)->v_op->vop_close(vp, f, cr))
+#define VOP_READ(vp, u, io, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_read(vp, u, io, cr))
+#define VOP_WRITE(vp, u, io, cr)      VOP_LOCKED(vp, (vp)->v_op->vop_write(vp, u, io, cr))
+#define VOP_IOCTL(vp, c, a, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_ioctl(vp, c, a, cr))
+#define VOP_GETATTR(vp, va, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_getattr(vp, va, cr))
+#define VOP_SETATTR(vp, va, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_setattr(vp, va, cr))
+#define VOP_ACCESS(vp, m, cr)         VOP_LOCKED(vp, (vp)->v_op->vop_access(vp, m, cr))
+#define VOP_LOOKUP(dvp, n, vpp, cr)   VOP_LOCKED(dvp, (dvp)->v_op->vop_lookup(dvp, n, vpp, cr))
+#define VOP_CREATE(dvp, n, va, x, vpp, cr) \
+        VOP_LOCKED(dvp, (dvp)->v_op->vop_create(dvp, n, va, x, vpp, cr))
+#define VOP_REMOVE(dvp, n, cr)        VOP_LOCKED(dvp, (dvp)->v_op->vop_remove(dvp, n, cr))
+#define VOP_LINK(tdvp, svp, n, cr)    VOP_LOCKED(tdvp, (tdvp)->v_op->vop_link(tdvp, svp, n, cr))
+#define VOP_RENAME(sdvp, sn, tdvp, tn, cr) \
+        VOP_LOCKED(sdvp, (sdvp)->v_op->vop_rename(sdvp, sn, tdvp, tn, cr))
+#define VOP_MKDIR(dvp, n, va, vpp, cr) VOP_LOCKED(dvp, (dvp)->v_op->vop_mkdir(dvp, n, va, vpp, cr))
+#define VOP_RMDIR(dvp, n, cr)         VOP_LOCKED(dvp, (dvp)->v_op->vop_rmdir(dvp, n, cr))
+#define VOP_READDIR(vp, u, cr, eof)   VOP_LOCKED(vp, (vp)->v_op->vop_readdir(vp, u, cr, eof))
+#define VOP_SYMLINK(dvp, n, va, t, cr) VOP_LOCKED(dvp, (dvp)->v_op->vop_symlink(dvp, n, va, t, cr))
+#define VOP_READLINK(vp, u, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_readlink(vp, u, cr))
+#define VOP_FSYNC(vp, cr)             VOP_LOCKED(vp, (vp)->v_op->vop_fsync(vp, cr))
+#define VOP_TRUNCATE(vp, sz, cr)      VOP_LOCKED(vp, (vp)->v_op->vop_truncate(vp, sz, cr))
+/* VOP_INACTIVE is called only by VN_RELE (kern/vfs/vnode.c), without the vnode lock. */
+
+/* Helpers for file systems: the usual Unix permission check (owner,
+ * group, other; the superuser passes except VEXEC on a file with no x bit). */
+int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const struct cred *cr);
+/* Is the name component valid for a file system whose names are at most
+ * max bytes?  -ENAMETOOLONG, -EINVAL (empty or contains '/'), or 0. */
+int vn_name_check(const char *name, size_t max);
+
+#endif
