@@ -31,6 +31,7 @@
 #include <kern/sched/sched.h>
 #include <kern/sched/thread.h>
 #include <kern/mutex.h>
+#include <kern/bio.h>
 #include <kern/vm/pmap.h>
 #include <drivers/acpi.h>
 #include <drivers/lapic.h>
@@ -129,8 +130,10 @@ static void finish(void)
         ktest_run(opts.ktest);
     if (opts.crash != CRASH_NONE)
         crash_on_purpose(opts.crash);
-    if (opts.lockdump)
+    if (opts.lockdump) {
         lockstat_dump();
+        blk_stats_print();      /* disk queues: length, busy time, operations */
+    }
     if (opts.poweroff) {
         kprintf("poweroff: boot finished, powering off\n");
         machine_poweroff();
@@ -177,8 +180,10 @@ void kmain(uint32_t magic, uint32_t info)
     numa_print();
     lapic_timer_start(TICK_HZ);
     intr_enable();
-    /* The disks (blk_init, above this line once it lands) come first: the
-     * root file system is mounted from one of them. */
+    /* The disks come first: the root file system is mounted from one of
+     * them.  After the APs, so disk interrupts can go to every CPU and
+     * each disk's service thread can run anywhere. */
+    blk_init();
     vfs_init();
     vfs_mountroot(opts.root);
 

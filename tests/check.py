@@ -7,21 +7,32 @@ cores):
   unit/...           host unit tests: make -C tests/unit check, whose own
                      "N passed, N failed" line is added to the totals
   topology/PRESET    every preset of machines.conf booted with poweroff;
-                     the kernel's smp: and numa: lines checked against it
+                     the kernel's smp: and numa: lines checked against it,
+                     and its virtio disks against the preset's disks column
+                     (count, names vda.. in order, disks per controller)
   ktest/PRESET/lock=L,sched=S
                      up, default and hector with ktest=all poweroff, once
                      for each pairing (spin, global), (mcs, percpu),
                      (h2mcs, cluster), so every lock= and every sched=
                      value runs the whole suite on every one of them; the
-                     summary must show no failures, and each test counts
+                     summary must show no failures, and each test counts.
+                     Two scratch virtio disks and one ATA disk are attached
+                     for the block-device tests
   ktest/default/witness   the suite with witness=on lockstat=contended
-  kbench/locks       kbench=locks lockdump: one lockbench line per algorithm
-                     and the lockstat table (a smoke test; the numbers are
-                     not judged)
+  kbench/locks       kbench=locks lockdump: one lockbench line per algorithm,
+                     the lockstat table and the blkstat disk table (a smoke
+                     test; the numbers are not judged)
+  disks/svr4mp       the SVR4 MP preset's 8 disks on 4 controllers: layout,
+                     and the virtio block tests on all of them
+  disks/image        a host-made image attached with disk_images= is vda;
+                     the kernel reads the host's data, and its writes are
+                     in the file after power-off
   s5tools/...        host tests of mkfs.s5 and fsck.s5 (tests/unit/test_s5tools.py)
   icount/default     default under ACCEL=icount with ktest=all: topology
                      and ktest summary
-  bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT)
+  bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT);
+                     a scratch ATA disk (the CD-ROM is on ata1) and the
+                     block ktests that need no virtio
   options/...        bad input: an unknown option and a bad value are
                      reported and the default used
   nosrat/4cpu        4 cpus and no -numa arguments: one node, all cpus
@@ -37,6 +48,9 @@ What the kernel must print (one line each, at the start of a line):
   options: bad value 'VAL' for NAME=, using DEFAULT
   ktest: PASS name   /   ktest: FAIL name: reason      (one per test)
   ktest: N passed, M failed
+  virtio-blk: vdX at BB:DD.F ...                        (one per virtio disk)
+  blk: N virtio, N ata, ram0 ok                         (after the disk probe)
+  blkstat: NAME OPS READS WRITES BLOCKS ...             (lockdump's disk table)
   PANIC...                                              (a panic; fails the boot)
   backtrace:  then  [<ADDR>] function+0xOFF            (after a PANIC)
 
@@ -66,6 +80,16 @@ LOGDIR = os.path.join(tempest.BUILD, "check")
 KTEST_PRESETS = ("up", "default", "hector")
 # Every lock= and every sched= value runs the suite on each ktest preset.
 KTEST_VARIANTS = (("spin", "global"), ("mcs", "percpu"), ("h2mcs", "cluster"))
+# Scratch disks (MiB, sparse) attached to ktest boots, so the block-device
+# tests run against real devices, not only the RAM disk: two virtio disks
+# (vda, vdb) and one ATA disk (ata0; PIO under emulation is slow, and the
+# ATA tests move little data anyway).
+KTEST_DISKS = (8, 8)
+KTEST_ATA_DISKS = (1,)
+# Bochs runs the ktests that need no virtio (it has none), against a
+# scratch ATA disk: the ATA driver is what Bochs is there to check.
+BOCHS_KTESTS = "blk_errors,blk_faults,blk_stats,blk_ram,blk_ata,blk_ata_mp,blk_ata_sort"
+BOCHS_ATA_DISKS = (1,)
 LOCKBENCH_RE = re.compile(r"^lockbench (\S+) uncontended_off=(\d+) uncontended_on=(\d+) "
                           r"contended_ops=(\d+)\s*$", re.M)
 MEM_TOLERANCE = 0.05
@@ -77,6 +101,7 @@ T_TOPOLOGY = 180
 T_KTEST = 420
 T_ICOUNT = 420
 T_BOCHS = 300
+T_DISKS = 300
 T_UNIT = 600
 BUDGET = 25 * 60
 
@@ -88,6 +113,9 @@ NUMA_RE = re.compile(r"^numa: node (\d+) cpus (\S+) mem (\d+) ?M(?:iB)? dist ([\
                      re.M)
 KTEST_SUM_RE = re.compile(r"^ktest: (\d+) passed, (\d+) failed\s*$", re.M)
 KTEST_ONE_RE = re.compile(r"^ktest: (PASS|FAIL) (\S+?)(?::?\s*$|:\s+(.*?)\s*$)", re.M)
+VBLK_RE = re.compile(r"^virtio-blk: (vd[a-z]) at ([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ", re.M)
+BLK_SUM_RE = re.compile(r"^blk: (\d+) virtio, (\d+) ata, ram0 (\S+)\s*$", re.M)
+BLKSTAT_RE = re.compile(r"^blkstat: (\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s", re.M)
 UNKNOWN_RE = "options: unknown option '%s'"
 BADVALUE_RE = "options: bad value '%s' for %s="
 
@@ -173,6 +201,53 @@ def check_topology(m, output):
         if got["dist"] != want_dist:
             problems.append("node %d dist %s, want %s" % (
                 n, " ".join(map(str, got["dist"])), " ".join(map(str, want_dist))))
+    return problems
+
+
+def expected_disk_layout(m):
+    """Disks per controller that tempest.disk_args gives machine m's own
+    disks (consecutive disks share a controller), [] without controllers."""
+    n, ctrl = m.disks
+    if not n or not ctrl:
+        return []
+    return [sum(1 for i in range(n) if i * ctrl // n == k) for k in range(ctrl)]
+
+
+def check_disks(m, output):
+    """Problems with the kernel's view of machine m's own virtio disks
+    (booted with no disk arguments, so the preset's): as many as the
+    preset has, named vda, vdb, ... in the order attached, and with
+    controllers, behind that many bridges (never on the root bus),
+    consecutive disks together as tempest.disk_args places them."""
+    want = m.disks[0]
+    problems = []
+    summ = BLK_SUM_RE.findall(output)
+    if not summ:
+        return ["no 'blk: N virtio, N ata, ram0 ok' line"]
+    nv, _, ram = summ[-1]
+    if int(nv) != want:
+        problems.append("%s virtio disks attached, want %d" % (nv, want))
+    if ram != "ok":
+        problems.append("ram0 %s" % ram)
+    found = VBLK_RE.findall(output)
+    names = [f[0] for f in found]
+    want_names = ["vd" + chr(ord("a") + i) for i in range(want)]
+    if names != want_names:
+        problems.append("virtio disks %s, want %s" % (" ".join(names) or "(none)",
+                                                    " ".join(want_names) or "(none)"))
+    layout = expected_disk_layout(m)
+    if layout and names == want_names:
+        buses = [int(f[1], 16) for f in found]
+        runs = []                       # [bus, disks] for each run of one bus
+        for b in buses:
+            if runs and runs[-1][0] == b:
+                runs[-1][1] += 1
+            else:
+                runs.append([b, 1])
+        got = [c for _, c in runs]
+        if 0 in buses or len({b for b, _ in runs}) != len(runs) or got != layout:
+            problems.append("disks per bus %s, want %s behind %d bridges" % (
+                " ".join("%02x:%d" % (b, c) for b, c in runs), layout, len(layout)))
     return problems
 
 
@@ -320,7 +395,7 @@ def make_topology_job(preset):
         r = ctx.boot(name, m, "poweroff", T_TOPOLOGY)
         if r is None:
             return _budget_gone(ctx, [name])
-        problems = check_topology(m, r.output)
+        problems = check_topology(m, r.output) + check_disks(m, r.output)
         ctx.results.add(name, r.ok and not problems, _why(r, problems))
     return job
 
@@ -348,7 +423,8 @@ def _ktest_results(ctx, name, r, individual):
 def make_ktest_job(preset, lock, sched):
     def job(ctx):
         name = "ktest/%s/lock=%s,sched=%s" % (preset, lock, sched)
-        r = ctx.boot(name, preset, "ktest=all poweroff lock=%s sched=%s" % (lock, sched), T_KTEST)
+        r = ctx.boot(name, preset, "ktest=all poweroff lock=%s sched=%s" % (lock, sched), T_KTEST,
+                     disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
         if r is None:
             return _budget_gone(ctx, [name])
         _ktest_results(ctx, name, r, individual=True)
@@ -359,7 +435,8 @@ def job_witness(ctx):
     """The whole suite with the lock-order checker and contended-only
     statistics: every lock path runs instrumented."""
     name = "ktest/default/witness"
-    r = ctx.boot(name, "default", "ktest=all poweroff witness=on lockstat=contended", T_KTEST)
+    r = ctx.boot(name, "default", "ktest=all poweroff witness=on lockstat=contended", T_KTEST,
+                 disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
     if r is None:
         return _budget_gone(ctx, [name])
     _ktest_results(ctx, name, r, individual=False)
@@ -381,6 +458,11 @@ def job_kbench(ctx):
         p.append("no lockdump table header")
     if not re.search(r"^lockstat: bench_mutex\s+mutex-spin\s+[1-9]", r.output, re.M):
         p.append("the lockdump table has no hits for bench_mutex")
+    # lockdump also prints the disk queue statistics: at least ram0's line.
+    if not re.search(r"^blkstat: disk\s+ops\s+reads\s+writes\s+blocks", r.output, re.M):
+        p.append("no blkstat table header after the lockdump")
+    if "ram0" not in [st[0] for st in BLKSTAT_RE.findall(r.output)]:
+        p.append("no blkstat line for ram0")
     ctx.results.add(name, r.ok and not p, _why(r, p))
 
 
@@ -406,6 +488,11 @@ def job_s5tools(ctx):
 
 
 def job_icount(ctx):
+    # No disks here: with -icount sleep=off virtual time leaps ahead whenever
+    # every CPU is idle, while QEMU's disk emulation works in host time, so a
+    # CPU waiting for a disk sees seconds of virtual time pass per request
+    # and the tests' time guards mean nothing.  The block tests run on ram0
+    # and report the devices absent.
     names = ["icount/default/topology", "icount/default/ktest"]
     m = tempest.machine("default")
     r = ctx.boot("icount/default", m, "ktest=all poweroff", T_ICOUNT, accel="icount")
@@ -417,14 +504,88 @@ def job_icount(ctx):
 
 
 def job_bochs(ctx):
+    """Bochs, 4 cpus, a scratch ATA disk on ata0-master (the boot CD-ROM
+    is on ata1): the topology, and the block ktests that need no virtio."""
     name = "bochs/default"
     m = tempest.machine("default")
-    r = ctx.boot(name, m, "poweroff", T_BOCHS, emulator="bochs")
+    r = ctx.boot(name, m, "ktest=%s poweroff" % BOCHS_KTESTS, T_BOCHS, emulator="bochs",
+                 ata_disks=BOCHS_ATA_DISKS)
     if r is None:
-        return _budget_gone(ctx, [name])
+        return _budget_gone(ctx, [name, name + "/ktest"])
     # Bochs has no SRAT or SLIT: one node holding every cpu and all memory.
     problems = check_topology(m.single_node(), r.output)
+    summ = BLK_SUM_RE.findall(r.output)
+    if not summ or int(summ[-1][1]) != len(BOCHS_ATA_DISKS):
+        problems.append("want %d ata disk(s) found: %s" % (
+            len(BOCHS_ATA_DISKS), "no 'blk: ...' line" if not summ else
+            "blk: %s virtio, %s ata" % summ[-1][:2]))
     ctx.results.add(name, r.ok and not problems, _why(r, problems))
+    _ktest_results(ctx, name + "/ktest", r, individual=True)
+
+
+def job_disks_svr4mp(ctx):
+    """The SVR4 MP machine's own 8 disks on 4 controllers (bridges): all
+    attached in order, and the virtio tests on every one of them."""
+    name = "disks/svr4mp"
+    m = tempest.machine("svr4mp")
+    r = ctx.boot(name, m, "ktest=blk_virtio,blk_virtio_mp,blk_virtio_sort poweroff", T_DISKS)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    problems = check_disks(m, r.output)
+    ctx.results.add(name + "/layout", r.ok and not problems, _why(r, problems))
+    _ktest_results(ctx, name, r, individual=True)
+
+
+# blk_image's patterns (kern/tests/test_blk.c): the host writes blocks 1..15
+# after the magic in block 0; the kernel writes blocks 16..31.
+IMAGE_MAGIC = b"TEMPEST-HOST-IMAGE"
+
+
+def _host_byte(b, i):
+    return (b * 31 + i * 7 + 0x11) & 0xFF
+
+
+def _kernel_byte(b, i):
+    return (b * 13 + i * 3 + 0x5A) & 0xFF
+
+
+def job_disks_image(ctx):
+    """A host-made raw image attached with disk_images= is the kernel's vda
+    (ahead of a scratch disk and the preset's), reads back what the host
+    wrote, and what the kernel writes is in the file after power-off: the
+    path the file-system tests take with mkfs.s5 and fsck.s5."""
+    name = "disks/image"
+    img = os.path.join(LOGDIR, "image.img")
+    os.makedirs(LOGDIR, exist_ok=True)
+    with open(img, "wb") as f:
+        f.truncate(1 << 20)
+        f.write(IMAGE_MAGIC)
+        f.seek(512)
+        f.write(bytes(_host_byte(b, i) for b in range(1, 16) for i in range(512)))
+    r = ctx.boot(name, "default", "ktest=blk_image poweroff", T_DISKS,
+                 disk_images=[img], disks=(1,))
+    if r is None:
+        return _budget_gone(ctx, [name])
+    p = []
+    if not re.search(r"^ktest: blk: vda: host image verified", r.output, re.M):
+        p.append("the kernel did not verify the image on vda")
+    names = [f[0] for f in VBLK_RE.findall(r.output)]
+    if names != ["vda", "vdb"]:
+        p.append("virtio disks %s, want vda (the image) and vdb" % " ".join(names))
+    with open(img, "rb") as f:
+        f.seek(16 * 512)
+        data = f.read(16 * 512)
+    want = bytes(_kernel_byte(b, i) for b in range(16, 32) for i in range(512))
+    if data != want:
+        bad = next((k for k in range(len(want)) if k >= len(data) or data[k] != want[k]), 0)
+        p.append("after power-off the image's block %d byte %d is not what the kernel wrote"
+                 % (16 + bad // 512, bad % 512))
+    summary, _ = parse_ktests(r.output)
+    if summary != (1, 0):
+        p.append("ktest summary %s, want 1 passed, 0 failed" % (summary,))
+    ctx.results.add(name, r.ok and not p, _why(r, p))
+    if r.ok and not p:
+        os.unlink(img)
 
 
 def job_options(ctx):
@@ -494,6 +655,7 @@ def all_jobs():
     jobs = [("unit", job_unit), ("s5tools", job_s5tools)]
     jobs += ktests(big)
     jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
+    jobs += [("disks/svr4mp", job_disks_svr4mp), ("disks/image", job_disks_image)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in big]
     jobs += ktests(small)
     jobs += [("ktest/default/witness", job_witness), ("kbench/locks", job_kbench)]

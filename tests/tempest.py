@@ -122,6 +122,12 @@ class Machine:
                                % (n, self.nodes, self.group))
         if any(d <= 10 for d in self.dists[1:]):
             raise MachineError("%s: remote distances must exceed 10" % n)
+        nd, nc = self.disks
+        if nd and not 1 <= nc <= nd:
+            raise MachineError("%s: %d disks need 1 to %d controllers, not %d"
+                               % (n, nd, nd, nc))
+        if nd > 32 or (nc and -(-nd // nc) > 31):
+            raise MachineError("%s: at most 32 disks and 31 a controller" % n)
 
     @property
     def numa(self):
@@ -397,20 +403,28 @@ def qemu_cmd(m, iso, accel="tcg", serial=None, extra=()):
     return cmd
 
 
-def bochsrc(m, iso, com1, log, magic_break=False):
+def bochsrc(m, iso, com1, log, magic_break=False, ata=()):
     """A bochsrc for Debian's Bochs 2.7 (x86-64, SMP, headless).
 
     Debian's build has no nogui display, so rfb is used without waiting for
     a client (rfb takes the first free port from 5900 up, so runs may go in
     parallel); its sound plugin crashes, hence the dummy driver.  Bochs has
-    no SRAT or SLIT: the kernel sees one node whatever the preset says."""
+    no SRAT or SLIT: the kernel sees one node whatever the preset says.
+
+    The boot CD-ROM is ata1-master, leaving the primary channel to disks:
+    ata is [(slot, flat image path, cylinders)] from bochs_ata_disks."""
+    disks = ["%s: type=disk, path=\"%s\", mode=flat, cylinders=%d, heads=16, spt=63"
+             % (slot, path, cyl) for slot, path, cyl in ata]
     return "\n".join([
         "megs: %d" % m.total_mem,
         "cpu: count=%d, ips=50000000, reset_on_triple_fault=0" % m.cpus,
         "cpuid: x86_64=1",
         "romimage: file=/usr/share/bochs/BIOS-bochs-latest",
         "vgaromimage: file=/usr/share/vgabios/vgabios.bin",
-        "ata0-master: type=cdrom, path=\"%s\", status=inserted" % iso,
+        "ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14",
+        "ata1: enabled=1, ioaddr1=0x170, ioaddr2=0x370, irq=15",
+        "ata1-master: type=cdrom, path=\"%s\", status=inserted" % iso,
+    ] + disks + [
         "boot: cdrom",
         "com1: enabled=1, mode=file, dev=\"%s\"" % com1,
         "display_library: rfb, options=\"timeout=0\"",
@@ -597,15 +611,135 @@ def kill_all():
         _kill_group(p, grace=1.0)
 
 
+# --------------------------------------------------------------------------
+# Disks
+#
+# Virtio disks (QEMU only; Bochs has no virtio) come from two places, in
+# this order: image files the caller passes (disk_images: attached as they
+# are, read-write, so a test can inspect them on the host after power-off)
+# and scratch disks, sparse raw files made in the boot's temporary
+# directory and deleted with it.  The kernel names virtio disks in PCI
+# order, which is the order of the command line (see drivers/pci.c), so the
+# first image is vda, the next vdb, and so on, then the scratch disks.
+#
+# A preset's "disks" column (DISKSxCONTROLLERS) says how many disks the
+# machine has and on how many controllers; boot() makes up the count with
+# scratch disks of SCRATCH_MIB when the caller gives no sizes.  The SVR4 MP
+# machine had its 8 disks on 4 SCSI host adapters.  QEMU cannot give a
+# virtio disk a host adapter, so a controller is modelled as a PCI-to-PCI
+# bridge (-device pci-bridge) with its disks behind it, filled in order
+# (8x4: vda vdb on the first, vdc vdd on the second, ...).  That models
+# what the kernel can see of a controller -- which disks share a path to
+# the host bus and, through the bridge's interrupt swizzle, interrupt lines
+# -- but not its bandwidth: QEMU serves each virtio disk on its own, so
+# disks on one bridge do not slow each other down.  A machine with no
+# controllers in its column (or given disks without one) has its disks on
+# the root bus.
+#
+# ATA disks (ata_disks, sizes in MiB) are scratch IDE disks.  In QEMU they
+# take IDE indexes 0, 1 and 3 (ata0 master, ata0 slave, ata1 slave; the
+# boot CD-ROM is index 2, ata1 master).  In Bochs they are ata0 master and
+# slave, and the CD-ROM is ata1 master.
+
+SCRATCH_MIB = 8             # a preset's scratch disks: small, and sparse
+QEMU_ATA_INDEXES = (0, 1, 3)
+BOCHS_ATA_SLOTS = ("ata0-master", "ata0-slave")
+BRIDGE_SLOT0 = 0x10         # root-bus slot of the first controller bridge
+# Bochs derives a flat image's geometry from its size when it is a whole
+# number of 16-head, 63-sector cylinders; its ATA scratch disks are sized so.
+BOCHS_CYL_BYTES = 16 * 63 * 512
+
+
+def _scratch(path, nbytes):
+    with open(path, "wb") as f:
+        f.truncate(int(nbytes))
+    return path
+
+
+def disk_plan(m, disks=None, disk_images=()):
+    """The virtio disks of a boot: (images, scratch sizes in MiB,
+    controllers).  disks=None means the preset's: its disk count made up
+    with SCRATCH_MIB scratch disks after the images; otherwise the sizes
+    given.  controllers is the preset's controller count, 0 for none."""
+    images = [os.path.abspath(p) for p in disk_images]
+    for p in images:
+        if not os.path.isfile(p):
+            raise FileNotFoundError("disk image %s does not exist" % p)
+    if disks is None:
+        sizes = [SCRATCH_MIB] * max(0, m.disks[0] - len(images))
+    else:
+        sizes = [int(x) for x in disks]
+        if any(x <= 0 for x in sizes):
+            raise ValueError("disk sizes must be positive MiB: %r" % (disks,))
+    return images, sizes, (m.disks[1] if m.disks[0] else 0)
+
+
+def disk_args(m, tmp, disks=None, disk_images=(), ata_disks=()):
+    """QEMU arguments attaching the boot's disks (see above); scratch
+    images are made in tmp."""
+    images, sizes, ctrl = disk_plan(m, disks, disk_images)
+    # Scratch disks die with the boot, so their flushes need not reach the
+    # host disk (cache=unsafe): an fdatasync per ATA write or virtio flush
+    # on a busy host costs tens of milliseconds.  Images keep QEMU's
+    # default, honouring the guest's flushes.
+    files = [(p, "") for p in images] + \
+        [(_scratch(os.path.join(tmp, "vd%d.img" % i), mib << 20), ",cache=unsafe")
+         for i, mib in enumerate(sizes)]
+    n = len(files)
+    args = []
+    ctrl = min(ctrl, n)
+    used = [0] * ctrl                           # slots taken on each bridge
+    for k in range(ctrl):
+        args += ["-device", "pci-bridge,id=br%d,chassis_nr=%d,addr=0x%x"
+                 % (k, k + 1, BRIDGE_SLOT0 + k)]
+    for i, (path, cache) in enumerate(files):
+        args += ["-drive", "file=%s,format=raw,if=none,id=vd%d%s" % (path, i, cache)]
+        dev = "virtio-blk-pci,drive=vd%d" % i
+        if ctrl:
+            k = i * ctrl // n                   # consecutive disks share a bridge
+            used[k] += 1
+            dev += ",bus=br%d,addr=0x%x" % (k, used[k])
+        args += ["-device", dev]
+    if len(ata_disks) > len(QEMU_ATA_INDEXES):
+        raise ValueError("at most %d ATA disks (the CD-ROM has one IDE slot)"
+                         % len(QEMU_ATA_INDEXES))
+    for i, mib in enumerate(ata_disks):
+        img = _scratch(os.path.join(tmp, "ata%d.img" % i), int(mib) << 20)
+        args += ["-drive", "file=%s,format=raw,if=ide,index=%d,cache=unsafe"
+                 % (img, QEMU_ATA_INDEXES[i])]
+    return args
+
+
+def bochs_ata_disks(tmp, ata_disks=()):
+    """[(bochsrc slot, image path, cylinders)] for Bochs scratch ATA disks,
+    each rounded up to whole cylinders."""
+    if len(ata_disks) > len(BOCHS_ATA_SLOTS):
+        raise ValueError("Bochs: at most %d ATA disks (ata1 holds the CD-ROM)"
+                         % len(BOCHS_ATA_SLOTS))
+    out = []
+    for i, mib in enumerate(ata_disks):
+        cyl = max(1, -(-(int(mib) << 20) // BOCHS_CYL_BYTES))
+        img = _scratch(os.path.join(tmp, "ata%d.img" % i), cyl * BOCHS_CYL_BYTES)
+        out.append((BOCHS_ATA_SLOTS[i], img, cyl))
+    return out
+
+
 def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
-         emulator="qemu", kernel=KERNEL, echo=None, keep=None):
+         emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
+         ata_disks=(), disk_images=()):
     """Boot a machine with the kernel command line opts and a time limit.
 
     Returns a BootResult, which unpacks as (status, output): status "ok"
     when the machine powered off with no PANIC line, else the reason;
     output the serial console as text (\\r\\n folded to \\n).  echo, a
     binary stream, receives the console as it arrives.  keep, a directory,
-    receives the console, emulator log and command line of the run."""
+    receives the console, emulator log and command line of the run.
+
+    Disks (see "Disks" above): disk_images, raw image files attached as
+    virtio disks vda, vdb, ... in order (QEMU only); disks, sizes in MiB of
+    scratch virtio disks after them (None: the preset's disks, made up
+    with SCRATCH_MIB scratch disks, spread over its controllers);
+    ata_disks, sizes in MiB of scratch ATA disks (QEMU and Bochs)."""
     m = machine(machine_spec)
     iso = make_iso(opts, kernel)
     tmp = tempfile.mkdtemp(prefix="tempest-")
@@ -616,16 +750,21 @@ def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
     try:
         if emulator == "qemu":
             cmd = qemu_cmd(m, iso, accel, serial="file:" + out,
-                           extra=["-d", "cpu_reset", "-D", log])
+                           extra=["-d", "cpu_reset", "-D", log]
+                           + disk_args(m, tmp, disks, disk_images, ata_disks))
             cwd = tmp
         elif emulator == "bochs":
             if m.cpus > BOCHS_MAX_CPUS:
                 return BootResult("Bochs runs at most %d cpus (%s has %d)"
                                   % (BOCHS_MAX_CPUS, m.name, m.cpus), "")
+            # Bochs has no virtio: a preset's disks are left out, and asking
+            # for virtio disks explicitly is an error.
+            if disks or disk_images:
+                raise ValueError("Bochs has no virtio disks; use ata_disks")
             rc_file = os.path.join(tmp, "bochs.rc")
             conf = os.path.join(tmp, "bochsrc")
             with open(conf, "w") as f:
-                f.write(bochsrc(m, iso, out, log))
+                f.write(bochsrc(m, iso, out, log, ata=bochs_ata_disks(tmp, ata_disks)))
             with open(rc_file, "w") as f:
                 f.write("c\n")
             cmd = [BOCHS, "-q", "-f", conf, "-rc", rc_file]
@@ -710,7 +849,7 @@ def cmd_run(args):
     cmd = qemu_cmd(m, iso, args.accel, serial=None, extra=[
         "-chardev", "stdio,id=con0,mux=on,logfile=%s" % out,
         "-serial", "chardev:con0", "-mon", "chardev=con0",
-        "-d", "cpu_reset", "-D", log])
+        "-d", "cpu_reset", "-D", log] + disk_args(m, tmp, None, args.disk))
     print("tempest: %s (%s), accel %s, options '%s'%s" % (
         m.name, m.describe(), args.accel, args.opts,
         ", limit %d s" % timeout if timeout else ""), file=sys.stderr)
@@ -804,8 +943,16 @@ def cmd_debug(args):
                 "# e.g.: hbreak kmain, then continue\n" % (os.path.abspath(args.kernel), port))
     interactive = sys.stdin.isatty() and shutil.which("gdb")
     serial = ("file:" + serial_log) if interactive else "stdio"
-    cmd = qemu_cmd(m, iso, args.accel, serial=serial,
-                   extra=["-S", "-gdb", "tcp::%d" % port])
+    tmp = tempfile.mkdtemp(prefix="tempest-debug-")
+    try:
+        cmd = qemu_cmd(m, iso, args.accel, serial=serial,
+                       extra=["-S", "-gdb", "tcp::%d" % port] + disk_args(m, tmp, None, args.disk))
+        return _debug(m, cmd, port, script, serial_log, interactive)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _debug(m, cmd, port, script, serial_log, interactive):
     print("tempest: %s halted at the reset vector, gdb stub on port %d"
           % (m.name, port), file=sys.stderr)
     if not interactive:
@@ -847,7 +994,11 @@ def cmd_machines(args):
 def cmd_cmdline(args):
     m = machine(args.machine)
     iso = make_iso(args.opts, args.kernel) if os.path.exists(args.kernel) else "build/tempest.iso"
-    print(" ".join(qemu_cmd(m, iso, args.accel, serial="mon:stdio")))
+    # Scratch disks are made where the printed command can still find them.
+    scratch = os.path.join(BUILD, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    print(" ".join(qemu_cmd(m, iso, args.accel, serial="mon:stdio",
+                            extra=disk_args(m, scratch, None, args.disk))))
     return 0
 
 
@@ -868,6 +1019,10 @@ def main(argv=None):
                             % DEFAULT_POWEROFF_TIMEOUT)
         sp.add_argument("--kernel", default=KERNEL, help=argparse.SUPPRESS)
         sp.add_argument("-v", "--verbose", action="store_true")
+        if accel:
+            sp.add_argument("--disk", action="append", default=[], metavar="IMAGE",
+                            help="attach a raw image as the next virtio disk (vda, vdb, ...; "
+                            "repeatable), ahead of the preset's scratch disks")
 
     common(sub.add_parser("run", help="boot in QEMU, console on the terminal"))
     sp = sub.add_parser("bochs", help="boot in Bochs, console on the terminal")
