@@ -107,7 +107,7 @@ debug: all
 tools: $(DEPS_OK)
 	$(MAKE) -C tools BUILD=$(abspath $(BUILD))/tools
 
-check: all
+check: all tools
 	$(PYTHON) tests/check.py
 
 clean:
