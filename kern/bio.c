@@ -95,6 +95,20 @@ struct blkdev *blk_find(const char *name)
     return NULL;
 }
 
+int blk_claim(struct blkdev *d, const char *owner)
+{
+    const char *none = NULL;
+    if (!__atomic_compare_exchange_n(&d->claimed_by, &none, owner, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return -EBUSY;
+    return 0;
+}
+
+void blk_unclaim(struct blkdev *d)
+{
+    __atomic_store_n(&d->claimed_by, NULL, __ATOMIC_RELEASE);
+}
+
 /* C-SCAN order of a against b for the current head position. */
 static bool before(const struct blkdev *d, const struct bio *a, const struct bio *b)
 {

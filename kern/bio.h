@@ -79,6 +79,8 @@ struct blkdev {
                                  * after registration; NULL: requests fail with -EIO */
     uint64_t start_tsc;         /* [c] TSC at registration */
     uint64_t qlen_changed;      /* [q] TSC of the last change of qlen + inflight */
+    const char *claimed_by;     /* [a] who holds the disk exclusively (a mounted file
+                                 * system), or NULL; see blk_claim */
 };
 
 struct bio {
@@ -104,6 +106,16 @@ struct bio {
 int blk_register(struct blkdev *d);
 /* The disk of that name ("vda", "ata0", "ram0"), or NULL (also for NULL). */
 struct blkdev *blk_find(const char *name);
+/* Take the disk for exclusive use by owner (a string naming it, e.g. "s5"):
+ * a mounted file system claims its disk so that a second mount, or a test
+ * that writes raw blocks, keeps off.  Returns 0, or -EBUSY if already
+ * claimed.  blk_unclaim gives it back. */
+int blk_claim(struct blkdev *d, const char *owner);
+void blk_unclaim(struct blkdev *d);
+static inline bool blk_claimed(const struct blkdev *d)
+{
+    return __atomic_load_n(&d->claimed_by, __ATOMIC_ACQUIRE) != NULL;
+}
 /* Disks registered so far, and the i-th in registration order (NULL out of
  * range).  Registration order is deterministic: virtio disks in PCI order
  * (the order they were attached in), then ATA, then ram0. */

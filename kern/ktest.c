@@ -56,7 +56,7 @@ bool ktest_await(volatile int *v, int want, uint64_t seconds)
 static bool ktest_exists(const char *name, size_t len)
 {
     for (const struct ktest *t = __ktest_start; t < __ktest_end; t++)
-        if (strlen(t->name) == len && strncmp(t->name, name, len) == 0)
+        if (option_item_matches(name, len, t->name, strlen(t->name)))
             return true;
     return false;
 }

@@ -265,13 +265,20 @@ const char *option_list_next(const char **p, size_t *len)
     return item;
 }
 
+bool option_item_matches(const char *item, size_t len, const char *name, size_t nlen)
+{
+    if (len > 0 && item[len - 1] == '*')        /* a prefix: "fs_*" */
+        return nlen >= len - 1 && strncmp(item, name, len - 1) == 0;
+    return len == nlen && strncmp(item, name, len) == 0;
+}
+
 bool option_list_has(const char *list, const char *name)
 {
     size_t nlen = strlen(name), len;
     if (strcmp(list, "all") == 0)
         return true;
     for (const char *p = list, *item; (item = option_list_next(&p, &len));)
-        if (len == nlen && strncmp(item, name, len) == 0)
+        if (option_item_matches(item, len, name, nlen))
             return true;
     return false;
 }

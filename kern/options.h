@@ -51,13 +51,17 @@ void options_print(const struct options *o);
 /* Format the same into buf. */
 int options_format(const struct options *o, char *buf, size_t n);
 
-/* Whether name is in the comma list (or the list is "all"). */
+/* Whether name is in the comma list (or the list is "all"); items ending
+ * in "*" are prefixes. */
 bool option_list_has(const char *list, const char *name);
 
 /* Walk a comma list: returns the next item at or after *p with its length
  * in *len, and moves *p past it; NULL at the end.  Empty items are skipped.
  *   for (const char *p = list, *item; (item = option_list_next(&p, &len));) */
 const char *option_list_next(const char **p, size_t *len);
+/* Does the list item (len bytes) name name?  An item ending in '*' is a
+ * prefix ("fs_*" names every name starting with "fs_"). */
+bool option_item_matches(const char *item, size_t len, const char *name, size_t nlen);
 
 /* Print fmt (one "%.*s" for the name) for every name in the comma list
  * for which known(name, len) is false; "all" names nothing.  Returns how

@@ -279,7 +279,7 @@ def machine(spec):
 # --------------------------------------------------------------------------
 # Boot ISOs: one per (kernel, mkiso.sh, options), cached under build/iso/.
 
-_SAFE_OPTS = re.compile(r"[A-Za-z0-9_=,.:/+@%-]*")
+_SAFE_OPTS = re.compile(r"[A-Za-z0-9_=,.:/+@%*-]*")
 
 
 def check_opts(opts):
@@ -287,7 +287,7 @@ def check_opts(opts):
     for word in opts.split():
         if not _SAFE_OPTS.fullmatch(word):
             raise ValueError("option %r has characters the GRUB menu cannot "
-                             "carry (allowed: letters, digits and _=,.:/+@%%-)"
+                             "carry (allowed: letters, digits and _=,.:/+@%%*-)"
                              % word)
     return " ".join(opts.split())
 
