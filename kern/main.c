@@ -135,6 +135,9 @@ static void finish(void)
         blk_stats_print();      /* disk queues: length, busy time, operations */
     }
     if (opts.poweroff) {
+        /* Nothing written may be lost: sync and unmount every file
+         * system (the superblocks are marked clean) before the power goes. */
+        vfs_unmount_all();
         kprintf("poweroff: boot finished, powering off\n");
         machine_poweroff();
     }

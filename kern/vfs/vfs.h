@@ -43,6 +43,12 @@ struct vfs {
     uint32_t vfs_fsid;              /* [c] unique per mount */
     struct blkdev *vfs_dev;         /* [c] the disk, or NULL */
     void *vfs_data;                 /* [c] the file system's own (superblock) */
+    /* Kept by the VFS (kern/vfs/vfs.c): the root directory, held from
+     * mount to unmount so a lookup crossing into the file system needs no
+     * VFS_ROOT call, and its reference count just after mount (the
+     * baseline: more than that at unmount means someone uses the root). */
+    struct vnode *vfs_rootvp;       /* [c] held by the VFS */
+    int32_t vfs_rootrefs;           /* [c] */
 };
 
 /*
@@ -91,6 +97,14 @@ int vfs_mount(const char *fstype, const char *devname, const char *path, uint32_
               struct cred *cr);
 /* Unmount the file system mounted on path (its root directory's path). */
 int vfs_unmount(const char *path, struct cred *cr);
+/* The registered type called name, or NULL. */
+const struct vfssw *vfs_findtype(const char *name);
+/* vfs_mount and vfs_unmount with a relative path resolved from cwd (as the
+ * mount system calls will) and, for vfs_mount_at, the type given directly
+ * (a type need not be in the boot table: the ktests mount their own). */
+int vfs_mount_at(const struct vfssw *sw, const char *devname, const char *path,
+                 struct vnode *cwd, uint32_t flags, struct cred *cr);
+int vfs_unmount_at(const char *path, struct vnode *cwd, struct cred *cr);
 /* Sync every mounted file system (the sync system call). */
 void vfs_sync_all(void);
 /* Sync and unmount every file system, newest first (power-off). */

@@ -128,6 +128,15 @@ struct dirent64 {
 #define DT_REG     8
 #define DT_LNK     10
 
+/* Device numbers in v_rdev and va_rdev: Linux's encoding (glibc
+ * makedev for 12-bit majors and 20-bit minors), so stat can pass them out. */
+static inline uint32_t vn_makedev(uint32_t major, uint32_t minor)
+{
+    return ((major & 0xfff) << 8) | (minor & 0xff) | ((minor & 0xfff00) << 12);
+}
+static inline uint32_t vn_major(uint32_t dev) { return (dev >> 8) & 0xfff; }
+static inline uint32_t vn_minor(uint32_t dev) { return (dev & 0xff) | ((dev >> 12) & 0xfff00); }
+
 /* Longest name component any file system here accepts (S5 takes 14). */
 #define NAME_MAX 255
 #define PATH_MAX 1024

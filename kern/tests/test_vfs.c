@@ -1,0 +1,1430 @@
+/*
+ * ktests for the VFS layer: lookup, mounts, symbolic links, permissions,
+ * reference counts and VOP_INACTIVE, the path operations, devfs, and
+ * lookups from every CPU at once.
+ *
+ * They need no disk and no root file system: each test builds its own
+ * namespace on "memfs", a tiny in-memory file system defined here (test
+ * only: directories, files of up to 256 bytes, symbolic links, hard links;
+ * names of up to 14 bytes like S5).  The top memfs ("A") is not mounted
+ * anywhere: its root serves as the working directory for relative paths.
+ * Other memfs instances and devfs are mounted on A's directories through
+ * vfs_mount_at, so they are on the real mount list and exercise mount-point
+ * crossing, ".." across mounts and unmount.
+ *
+ * memfs keeps the SVR4 MP reference protocol: an unreferenced node has the
+ * count -1 ("truly inactive"), set under the memfs lock by VOP_INACTIVE
+ * only if the count is still 0; a lookup that finds -1 sets 0 before its
+ * VN_HOLD.  Every memfs VOP notes whether it was called with the vnode
+ * lock held (memfs_unlocked_vops must stay 0), and the teardown unmounts
+ * A, which fails if any reference leaked.
+ */
+#include <kern/ktest.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/kmem.h>
+#include <kern/kprintf.h>
+#include <kern/string.h>
+#include <kern/sleep.h>
+#include <kern/sched/thread.h>
+#include <drivers/timer.h>
+
+/* ======================= memfs ======================= */
+
+#define MEMFS_NAMEMAX 14
+#define MEMFS_FILEMAX 256
+
+LOCK_CLASS(memfs_class, "ktest_memfs", LK_MUTEX_SLEEP);
+
+struct mnode;
+
+struct mdirent {
+    char name[MEMFS_NAMEMAX + 1];
+    struct mnode *node;
+    struct mdirent *next;
+};
+
+struct memfs {
+    struct mutex lock;          /* the tree, the links and the -1 transitions */
+    struct mnode *root;         /* [c] held by memfs while mounted */
+    struct mnode *all;          /* [lock] every node, freed at unmount */
+    uint64_t next_ino;          /* [lock] */
+};
+
+struct mnode {
+    struct vnode vn;
+    struct memfs *fs;               /* [c] */
+    struct mnode *all_next;         /* [fs lock] */
+    struct mnode *parent;           /* [fs lock] directories: ".." */
+    struct mdirent *entries;        /* [fs lock] directories */
+    uint32_t nlink;                 /* [fs lock] */
+    uint64_t ino;                   /* [c] */
+    uint32_t mode, uid, gid;        /* [v] permission bits */
+    size_t size;                    /* [v] files and links */
+    char data[MEMFS_FILEMAX];       /* [v] */
+    int inactive_calls;             /* [fs lock] true inactivations */
+};
+
+static int memfs_unlocked_vops;     /* [atomic] VOPs called without the vnode lock */
+
+static struct mnode *VTOM(struct vnode *vp)
+{
+    return vp->v_data;
+}
+
+static void note_locked(struct vnode *vp)
+{
+    if (!mutex_owned(&vp->v_lock))
+        __atomic_add_fetch(&memfs_unlocked_vops, 1, __ATOMIC_RELAXED);
+}
+
+static const struct vnodeops memfs_vnodeops;
+
+/* With fs->lock held: a new reference to node (reactivating it from -1). */
+static struct vnode *mnode_get(struct mnode *n)
+{
+    if (__atomic_load_n(&n->vn.v_count, __ATOMIC_ACQUIRE) == -1)
+        __atomic_store_n(&n->vn.v_count, 0, __ATOMIC_RELEASE);
+    VN_HOLD(&n->vn);
+    return &n->vn;
+}
+
+/* With fs->lock held: a new node with one reference. */
+static struct mnode *mnode_new(struct memfs *fs, struct vfs *vfsp, enum vtype type,
+                               uint32_t mode, struct cred *cr)
+{
+    struct mnode *n = kzalloc(sizeof *n);
+    if (!n)
+        return NULL;
+    vn_init(&n->vn, &memfs_vnodeops, type, vfsp, n);
+    n->fs = fs;
+    n->ino = fs->next_ino++;
+    n->mode = mode & 07777;
+    n->uid = cr->cr_uid;
+    n->gid = cr->cr_gid;
+    n->nlink = type == VDIR ? 2 : 1;
+    n->all_next = fs->all;
+    fs->all = n;
+    return n;
+}
+
+static struct mdirent **dir_find(struct mnode *d, const char *name)
+{
+    struct mdirent **pp = &d->entries;
+    while (*pp && strcmp((*pp)->name, name) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static int dir_add(struct mnode *d, const char *name, struct mnode *n)
+{
+    struct mdirent *e = kzalloc(sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    strlcpy(e->name, name, sizeof e->name);
+    e->node = n;
+    e->next = d->entries;
+    d->entries = e;
+    return 0;
+}
+
+static void dir_unlink(struct mdirent **pp)
+{
+    struct mdirent *e = *pp;
+    *pp = e->next;
+    e->node->nlink--;
+    kfree(e);
+}
+
+static int memfs_open(struct vnode **vpp, int flags, struct cred *cr)
+{
+    note_locked(*vpp);
+    return 0;
+}
+
+static int memfs_close(struct vnode *vp, int flags, struct cred *cr)
+{
+    note_locked(vp);
+    return 0;
+}
+
+static int memfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    note_locked(vp);
+    struct mnode *n = VTOM(vp);
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    if (uio->uio_offset >= n->size)
+        return 0;
+    size_t k = MIN(uio->uio_resid, n->size - uio->uio_offset);
+    memcpy(uio->uio_base, n->data + uio->uio_offset, k);
+    uio->uio_base = (char *)uio->uio_base + k;
+    uio->uio_resid -= k;
+    uio->uio_offset += k;
+    return 0;
+}
+
+static int memfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    note_locked(vp);
+    struct mnode *n = VTOM(vp);
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    if (ioflag & IO_APPEND)
+        uio->uio_offset = n->size;
+    if (uio->uio_offset >= MEMFS_FILEMAX)
+        return -EFBIG;
+    size_t k = MIN(uio->uio_resid, MEMFS_FILEMAX - uio->uio_offset);
+    memcpy(n->data + uio->uio_offset, uio->uio_base, k);
+    uio->uio_base = (char *)uio->uio_base + k;
+    uio->uio_resid -= k;
+    uio->uio_offset += k;
+    n->size = MAX(n->size, uio->uio_offset);
+    return 0;
+}
+
+static int memfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
+{
+    note_locked(vp);
+    return -ENOTTY;
+}
+
+static uint32_t type_bits(enum vtype t)
+{
+    return t == VDIR ? S_IFDIR : t == VLNK ? S_IFLNK : t == VCHR ? S_IFCHR : S_IFREG;
+}
+
+static int memfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
+{
+    note_locked(vp);
+    struct mnode *n = VTOM(vp);
+    memset(va, 0, sizeof *va);
+    va->va_type = vp->v_type;
+    va->va_mode = type_bits(vp->v_type) | n->mode;
+    va->va_uid = n->uid;
+    va->va_gid = n->gid;
+    va->va_nlink = n->nlink;
+    va->va_ino = n->ino;
+    va->va_size = n->size;
+    va->va_fsid = vp->v_vfsp->vfs_fsid;
+    return 0;
+}
+
+static int memfs_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr)
+{
+    note_locked(vp);
+    struct mnode *n = VTOM(vp);
+    if (va->va_mask & AT_MODE)
+        n->mode = va->va_mode & 07777;
+    if (va->va_mask & AT_SIZE)
+        n->size = MIN(va->va_size, (uint64_t)MEMFS_FILEMAX);
+    return 0;
+}
+
+static int memfs_access(struct vnode *vp, int mode, struct cred *cr)
+{
+    note_locked(vp);
+    struct mnode *n = VTOM(vp);
+    return vn_access_check(type_bits(vp->v_type) | n->mode, n->uid, n->gid, mode, cr);
+}
+
+static int memfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, struct cred *cr)
+{
+    note_locked(dvp);
+    struct mnode *d = VTOM(dvp);
+    if (dvp->v_type != VDIR)
+        return -ENOTDIR;
+    int err = vn_name_check(name, MEMFS_NAMEMAX);
+    if (err)
+        return err;
+    mutex_enter(&d->fs->lock);
+    struct mdirent *e = NULL;
+    if (strcmp(name, "..") == 0)
+        *vpp = mnode_get(d->parent ? d->parent : d);
+    else if ((e = *dir_find(d, name)))
+        *vpp = mnode_get(e->node);
+    else
+        err = -ENOENT;
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+/* Make a node called name in d (fs lock held). */
+static int make_node(struct vnode *dvp, const char *name, enum vtype type, uint32_t mode,
+                     struct mnode **np, struct cred *cr)
+{
+    struct mnode *d = VTOM(dvp);
+    int err = vn_name_check(name, MEMFS_NAMEMAX);
+    if (err)
+        return err;
+    if (*dir_find(d, name))
+        return -EEXIST;
+    struct mnode *n = mnode_new(d->fs, dvp->v_vfsp, type, mode, cr);
+    if (!n)
+        return -ENOMEM;
+    if ((err = dir_add(d, name, n))) {
+        n->nlink = 0;
+        VN_RELE(&n->vn);
+        return err;
+    }
+    if (type == VDIR) {
+        n->parent = d;
+        d->nlink++;
+    }
+    *np = n;
+    return 0;
+}
+
+static int memfs_create(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
+                        struct vnode **vpp, struct cred *cr)
+{
+    note_locked(dvp);
+    struct mnode *d = VTOM(dvp), *n;
+    mutex_enter(&d->fs->lock);
+    struct mdirent *e = *dir_find(d, name);
+    int err = 0;
+    if (e && excl)
+        err = -EEXIST;
+    else if (e)
+        *vpp = mnode_get(e->node);
+    else if (!(err = make_node(dvp, name, va->va_type, va->va_mode, &n, cr)))
+        *vpp = &n->vn;
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+static int memfs_remove(struct vnode *dvp, const char *name, struct cred *cr)
+{
+    note_locked(dvp);
+    struct mnode *d = VTOM(dvp);
+    mutex_enter(&d->fs->lock);
+    struct mdirent **pp = dir_find(d, name);
+    int err = 0;
+    if (!*pp)
+        err = -ENOENT;
+    else if ((*pp)->node->vn.v_type == VDIR)
+        err = -EISDIR;
+    else
+        dir_unlink(pp);
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+static int memfs_link(struct vnode *tdvp, struct vnode *svp, const char *tname, struct cred *cr)
+{
+    note_locked(tdvp);
+    struct mnode *d = VTOM(tdvp);
+    int err = vn_name_check(tname, MEMFS_NAMEMAX);
+    if (err)
+        return err;
+    mutex_enter(&d->fs->lock);
+    if (*dir_find(d, tname))
+        err = -EEXIST;
+    else if (!(err = dir_add(d, tname, VTOM(svp))))
+        VTOM(svp)->nlink++;
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+static int memfs_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp,
+                        const char *tname, struct cred *cr)
+{
+    note_locked(sdvp);
+    struct mnode *sd = VTOM(sdvp), *td = VTOM(tdvp);
+    int err = vn_name_check(tname, MEMFS_NAMEMAX);
+    if (err)
+        return err;
+    mutex_enter(&sd->fs->lock);
+    struct mdirent **sp = dir_find(sd, sname), **tp;
+    if (!*sp) {
+        err = -ENOENT;
+    } else if (*(tp = dir_find(td, tname)) && (*tp)->node->entries) {
+        err = -ENOTEMPTY;
+    } else {
+        struct mnode *n = (*sp)->node;
+        if (*tp)
+            dir_unlink(tp);
+        if ((err = dir_add(td, tname, n)) == 0) {
+            n->nlink++;
+            dir_unlink(dir_find(sd, sname));
+            if (n->vn.v_type == VDIR)
+                n->parent = td;
+        }
+    }
+    mutex_exit(&sd->fs->lock);
+    return err;
+}
+
+static int memfs_mkdir(struct vnode *dvp, const char *name, const struct vattr *va,
+                       struct vnode **vpp, struct cred *cr)
+{
+    note_locked(dvp);
+    struct mnode *d = VTOM(dvp), *n;
+    mutex_enter(&d->fs->lock);
+    int err = make_node(dvp, name, VDIR, va->va_mode, &n, cr);
+    if (!err)
+        *vpp = &n->vn;
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+static int memfs_rmdir(struct vnode *dvp, const char *name, struct cred *cr)
+{
+    note_locked(dvp);
+    struct mnode *d = VTOM(dvp);
+    mutex_enter(&d->fs->lock);
+    struct mdirent **pp = dir_find(d, name);
+    int err = 0;
+    if (!*pp)
+        err = -ENOENT;
+    else if ((*pp)->node->vn.v_type != VDIR)
+        err = -ENOTDIR;
+    else if ((*pp)->node->entries)
+        err = -ENOTEMPTY;
+    else {
+        d->nlink--;
+        dir_unlink(pp);
+    }
+    mutex_exit(&d->fs->lock);
+    return err;
+}
+
+static int memfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)
+{
+    note_locked(vp);
+    *eofp = true;                   /* the tests list devfs, not memfs */
+    return 0;
+}
+
+static int memfs_symlink(struct vnode *dvp, const char *name, const struct vattr *va,
+                         const char *target, struct cred *cr)
+{
+    note_locked(dvp);
+    size_t len = strlen(target);
+    if (len > MEMFS_FILEMAX)
+        return -ENAMETOOLONG;
+    struct mnode *d = VTOM(dvp), *n;
+    mutex_enter(&d->fs->lock);
+    int err = make_node(dvp, name, VLNK, 0777, &n, cr);
+    if (!err) {
+        memcpy(n->data, target, len);
+        n->size = len;
+    }
+    mutex_exit(&d->fs->lock);
+    if (!err)
+        VN_RELE(&n->vn);
+    return err;
+}
+
+static int memfs_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
+{
+    note_locked(vp);
+    if (vp->v_type != VLNK)
+        return -EINVAL;
+    return memfs_read(vp, uio, 0, cr);
+}
+
+static int memfs_fsync(struct vnode *vp, struct cred *cr)
+{
+    note_locked(vp);
+    return 0;
+}
+
+static int memfs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
+{
+    note_locked(vp);
+    VTOM(vp)->size = MIN(size, (uint64_t)MEMFS_FILEMAX);
+    return 0;
+}
+
+/* The count reached 0: inactive for real (-1) unless someone took a new
+ * reference meanwhile. */
+static void memfs_inactive(struct vnode *vp, struct cred *cr)
+{
+    struct mnode *n = VTOM(vp);
+    mutex_enter(&n->fs->lock);
+    if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
+        __atomic_store_n(&vp->v_count, -1, __ATOMIC_RELEASE);
+        n->inactive_calls++;
+    }
+    mutex_exit(&n->fs->lock);
+}
+
+static const struct vnodeops memfs_vnodeops = {
+    .vop_open = memfs_open, .vop_close = memfs_close, .vop_read = memfs_read,
+    .vop_write = memfs_write, .vop_ioctl = memfs_ioctl, .vop_getattr = memfs_getattr,
+    .vop_setattr = memfs_setattr, .vop_access = memfs_access, .vop_lookup = memfs_lookup,
+    .vop_create = memfs_create, .vop_remove = memfs_remove, .vop_link = memfs_link,
+    .vop_rename = memfs_rename, .vop_mkdir = memfs_mkdir, .vop_rmdir = memfs_rmdir,
+    .vop_readdir = memfs_readdir, .vop_symlink = memfs_symlink,
+    .vop_readlink = memfs_readlink, .vop_fsync = memfs_fsync,
+    .vop_truncate = memfs_truncate, .vop_inactive = memfs_inactive,
+};
+
+static int memfs_mount(struct vfs *vfsp, struct cred *cr)
+{
+    struct memfs *fs = kzalloc(sizeof *fs);
+    if (!fs)
+        return -ENOMEM;
+    mutex_init(&fs->lock, &memfs_class, MUTEX_SLEEP, "memfs");
+    fs->next_ino = 1;
+    mutex_enter(&fs->lock);
+    fs->root = mnode_new(fs, vfsp, VDIR, 0755, kcred);  /* memfs's own reference */
+    mutex_exit(&fs->lock);
+    if (!fs->root) {
+        kfree(fs);
+        return -ENOMEM;
+    }
+    fs->root->vn.v_flag |= VROOT;
+    vfsp->vfs_data = fs;
+    vfsp->vfs_bsize = 512;
+    return 0;
+}
+
+static int memfs_unmount(struct vfs *vfsp, struct cred *cr)
+{
+    struct memfs *fs = vfsp->vfs_data;
+    mutex_enter(&fs->lock);
+    for (struct mnode *n = fs->all; n; n = n->all_next)
+        if (n != fs->root && __atomic_load_n(&n->vn.v_count, __ATOMIC_ACQUIRE) >= 0) {
+            mutex_exit(&fs->lock);
+            return -EBUSY;
+        }
+    mutex_exit(&fs->lock);
+    struct mnode *next;
+    for (struct mnode *n = fs->all; n; n = next) {
+        next = n->all_next;
+        while (n->entries) {
+            struct mdirent *e = n->entries;
+            n->entries = e->next;
+            kfree(e);
+        }
+        vn_destroy(&n->vn);
+        kfree(n);
+    }
+    mutex_destroy(&fs->lock);
+    kfree(fs);
+    return 0;
+}
+
+static int memfs_root(struct vfs *vfsp, struct vnode **vpp)
+{
+    struct memfs *fs = vfsp->vfs_data;
+    VN_HOLD(&fs->root->vn);
+    *vpp = &fs->root->vn;
+    return 0;
+}
+
+static int memfs_statfs(struct vfs *vfsp, struct kstatfs *sb)
+{
+    memset(sb, 0, sizeof *sb);
+    sb->f_namelen = MEMFS_NAMEMAX;
+    return 0;
+}
+
+static int memfs_syncs;             /* [atomic] VFS_SYNC calls */
+
+static int memfs_sync(struct vfs *vfsp, struct cred *cr)
+{
+    __atomic_add_fetch(&memfs_syncs, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static const struct vfsops memfs_vfsops = {
+    .vfs_mount = memfs_mount, .vfs_unmount = memfs_unmount, .vfs_root = memfs_root,
+    .vfs_statfs = memfs_statfs, .vfs_sync = memfs_sync,
+};
+
+static const struct vfssw memfs_sw = { .name = "ktest_memfs", .ops = &memfs_vfsops };
+
+/* ======================= a test namespace ======================= */
+
+/*
+ * A: a memfs not mounted anywhere, its root the working directory.
+ *   d1/d2/d3/f   file              secret/ 0700 with secret/f
+ *   open/ 0755 with open/f 0644    pub/ 01777 (sticky)
+ *   mnt/  (mount point)            dev/  (mount point)
+ *   lnk -> d1/d2                   file (a file)
+ */
+struct ns {
+    struct vfs *avfs;
+    struct vnode *a;
+};
+
+static int mkfile(struct ns *ns, const char *path, uint32_t mode, struct cred *cr)
+{
+    struct vnode *vp;
+    int err = vn_open(path, ns->a, O_CREAT | O_EXCL | O_WRONLY, mode, &vp, cr);
+    return err ? err : vn_close(vp, O_WRONLY, cr);
+}
+
+static int ns_setup(struct ns *ns)
+{
+    memset(ns, 0, sizeof *ns);
+    struct vfs *vfsp = kzalloc(sizeof *vfsp);
+    if (!vfsp)
+        return -ENOMEM;
+    vfsp->vfs_op = &memfs_vfsops;
+    vfsp->vfs_sw = &memfs_sw;
+    vfsp->vfs_fsid = 0x7e57;
+    int err = memfs_mount(vfsp, kcred);
+    if (err) {
+        kfree(vfsp);
+        return err;
+    }
+    ns->avfs = vfsp;
+    memfs_root(vfsp, &ns->a);
+    static const char *const dirs[] = { "d1", "d1/d2", "d1/d2/d3", "secret", "open", "pub",
+                                        "mnt", "dev" };
+    static const uint32_t modes[] = { 0755, 0755, 0755, 0700, 0755, 01777, 0755, 0755 };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !err; i++)
+        err = vn_mkdir(dirs[i], ns->a, modes[i], kcred);
+    if (!err)
+        err = mkfile(ns, "d1/d2/d3/f", 0644, kcred);
+    if (!err)
+        err = mkfile(ns, "secret/f", 0644, kcred);
+    if (!err)
+        err = mkfile(ns, "open/f", 0644, kcred);
+    if (!err)
+        err = mkfile(ns, "file", 0644, kcred);
+    if (!err)
+        err = vn_symlink("d1/d2", "lnk", ns->a, kcred);
+    return err;
+}
+
+/* Unmount what the tests may have left on A's mount points, then A; this
+ * fails (-EBUSY) if any reference leaked. */
+static int ns_teardown(struct ns *ns)
+{
+    static const char *const mps[] = { "d1/mp", "mnt", "dev" };
+    for (size_t i = 0; i < sizeof mps / sizeof mps[0]; i++)
+        while (vfs_unmount_at(mps[i], ns->a, kcred) == 0)
+            ;
+    if (!ns->avfs)
+        return 0;
+    VN_RELE(ns->a);
+    int err = memfs_unmount(ns->avfs, kcred);
+    if (err == 0)
+        kfree(ns->avfs);
+    ns->avfs = NULL;
+    return err;
+}
+
+/* Run body on a fresh namespace and tear it down whatever happened. */
+static int with_ns(int (*body)(struct ns *))
+{
+    struct ns ns;
+    int before = __atomic_load_n(&memfs_unlocked_vops, __ATOMIC_RELAXED);
+    int err = ns_setup(&ns);
+    if (err) {
+        ktest_fail("namespace set-up failed: errno %d", -err);
+        ns_teardown(&ns);
+        return 1;
+    }
+    int r = body(&ns);
+    err = ns_teardown(&ns);
+    KT_ASSERT(r == 0);
+    KT_ASSERT_EQ(err, 0);                       /* no leaked reference */
+    KT_ASSERT_EQ(__atomic_load_n(&memfs_unlocked_vops, __ATOMIC_RELAXED), before);
+    return 0;
+}
+
+static struct vnode *lookup_ok(struct ns *ns, const char *path)
+{
+    struct vnode *vp = NULL;
+    return lookupname(path, ns->a, true, &vp, kcred) == 0 ? vp : NULL;
+}
+
+static int lookup_err(struct ns *ns, const char *path, bool follow, struct cred *cr)
+{
+    struct vnode *vp = NULL;
+    int err = lookupname(path, ns->a, follow, &vp, cr);
+    if (err == 0)
+        VN_RELE(vp);
+    return err;
+}
+
+/* Does path lead to the same vnode as want (held by the caller)? */
+static bool same(struct ns *ns, const char *path, struct vnode *want)
+{
+    struct vnode *vp = lookup_ok(ns, path);
+    if (vp)
+        VN_RELE(vp);
+    return vp && vp == want;
+}
+
+static int32_t count_of(struct vnode *vp)
+{
+    return __atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE);
+}
+
+/* ======================= lookup ======================= */
+
+static int body_lookup(struct ns *ns)
+{
+    struct vnode *f = lookup_ok(ns, "d1/d2/d3/f");
+    KT_ASSERT(f && f->v_type == VREG);
+    struct vnode *d2 = lookup_ok(ns, "d1/d2");
+    KT_ASSERT(d2 && d2->v_type == VDIR);
+    int32_t fc = count_of(f), d2c = count_of(d2), ac = count_of(ns->a);
+
+    KT_ASSERT(same(ns, "d1//d2/./d3/f", f));
+    KT_ASSERT(same(ns, "d1/d2/d3/../d3/f", f));
+    KT_ASSERT(same(ns, "d1/d2/d3/..", d2));
+    KT_ASSERT(same(ns, "d1/d2/", d2));
+    KT_ASSERT(same(ns, "d1/d2/d3/../../d2", d2));
+    KT_ASSERT(same(ns, "..", ns->a));               /* A's root is its own parent */
+    KT_ASSERT(same(ns, "d1/../..", ns->a));
+    KT_ASSERT(same(ns, ".", ns->a));
+    /* A relative path from another directory. */
+    struct vnode *vp = NULL;
+    KT_ASSERT_EQ(lookupname("d3/f", d2, true, &vp, kcred), 0);
+    KT_ASSERT(vp == f);
+    VN_RELE(vp);
+
+    KT_ASSERT_EQ(lookup_err(ns, "d1/nothere", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "d1/nothere/f", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "file/x", true, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(lookup_err(ns, "file/", true, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(lookup_err(ns, "d1/d2/d3/f/..", true, kcred), -ENOTDIR);
+    /* Longer than memfs takes (14), and longer than any file system (255). */
+    KT_ASSERT_EQ(lookup_err(ns, "d1/abcdefghijklmnopq", true, kcred), -ENAMETOOLONG);
+    static char longname[NAME_MAX + 8];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    KT_ASSERT_EQ(lookup_err(ns, longname, true, kcred), -ENAMETOOLONG);
+    /* A path of PATH_MAX bytes or more. */
+    static char longpath[PATH_MAX + 8];
+    for (size_t i = 0; i < sizeof longpath - 1; i++)
+        longpath[i] = i % 2 ? '/' : '.';
+    longpath[sizeof longpath - 1] = 0;
+    KT_ASSERT_EQ(lookup_err(ns, longpath, true, kcred), -ENAMETOOLONG);
+    longpath[PATH_MAX - 8] = 0;                     /* shorter: "./././..." is fine */
+    KT_ASSERT(same(ns, longpath, ns->a));
+
+    /* lookup_parent */
+    char name[NAME_MAX + 1];
+    struct vnode *dvp;
+    KT_ASSERT_EQ(lookup_parent("d1/d2/newname", ns->a, &dvp, name, kcred), 0);
+    KT_ASSERT(dvp == d2 && strcmp(name, "newname") == 0);
+    VN_RELE(dvp);
+    KT_ASSERT_EQ(lookup_parent("d1/d2/d3/..", ns->a, &dvp, name, kcred), 0);
+    KT_ASSERT(dvp == d2 && name[0] == 0);
+    VN_RELE(dvp);
+    KT_ASSERT_EQ(lookup_parent("d1/nothere/x", ns->a, &dvp, name, kcred), -ENOENT);
+
+    /* Every count is back where it was. */
+    KT_ASSERT_EQ(count_of(f), fc);
+    KT_ASSERT_EQ(count_of(d2), d2c);
+    KT_ASSERT_EQ(count_of(ns->a), ac);
+    VN_RELE(f);
+    VN_RELE(d2);
+    return 0;
+}
+
+KTEST(vfs_lookup) { return with_ns(body_lookup); }
+
+/* ======================= mounts ======================= */
+
+static int body_mount(struct ns *ns)
+{
+    struct vnode *mnt = lookup_ok(ns, "mnt");       /* the covered directory */
+    KT_ASSERT(mnt && !mnt->v_vfsmountedhere);
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "mnt", ns->a, 0, kcred), 0);
+    KT_ASSERT(mnt->v_vfsmountedhere != NULL);
+    struct vnode *broot = lookup_ok(ns, "mnt");
+    KT_ASSERT(broot && broot != mnt && broot->v_vfsp == mnt->v_vfsmountedhere);
+    KT_ASSERT(broot == broot->v_vfsp->vfs_rootvp && broot->v_vfsp->vfs_vnodecovered == mnt);
+
+    KT_ASSERT_EQ(vn_mkdir("mnt/x", ns->a, 0755, kcred), 0);
+    KT_ASSERT_EQ(mkfile(ns, "mnt/x/y", 0644, kcred), 0);
+    int syncs = __atomic_load_n(&memfs_syncs, __ATOMIC_RELAXED);
+    vfs_sync_all();                                 /* reaches the mounted memfs */
+    KT_ASSERT(__atomic_load_n(&memfs_syncs, __ATOMIC_RELAXED) > syncs);
+    struct vnode *x = lookup_ok(ns, "mnt/x");
+    KT_ASSERT(x && x->v_vfsp == broot->v_vfsp);
+    KT_ASSERT(same(ns, "mnt/x/..", broot));
+    /* ".." at the mounted root leaves through the covered directory. */
+    KT_ASSERT(same(ns, "mnt/..", ns->a));
+    KT_ASSERT(same(ns, "mnt/x/../..", ns->a));
+    KT_ASSERT(same(ns, "mnt/x/../../d1/..", ns->a));
+    KT_ASSERT(same(ns, "mnt/../mnt/x", x));
+    struct vnode *vp;
+    KT_ASSERT_EQ(lookupname("..", broot, true, &vp, kcred), 0);
+    KT_ASSERT(vp == ns->a);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(lookupname("../../mnt/x", x, true, &vp, kcred), 0);
+    KT_ASSERT(vp == x);
+    VN_RELE(vp);
+    /* The covered directory's own contents are hidden. */
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/d1", true, kcred), -ENOENT);
+
+    /* Mounting again on it, or on a file, or as a user, is refused. */
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "mnt", ns->a, 0, kcred), -EBUSY);
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "file", ns->a, 0, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vfs_mount_at(NULL, NULL, "d1", ns->a, 0, kcred), -ENODEV);
+    struct cred *user = cred_alloc(1000, 1000);
+    KT_ASSERT(user);
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "d1", ns->a, 0, user), -EPERM);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, user), -EPERM);
+    cred_rele(user);
+    KT_ASSERT_EQ(vfs_unmount_at("d1", ns->a, kcred), -EINVAL);   /* not a mount point */
+
+    /* Busy while a vnode inside is held, or the root is (cwd-like). */
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), -EBUSY);
+    VN_RELE(x);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), -EBUSY);
+    VN_RELE(broot);
+    /* rmdir of a mount point */
+    KT_ASSERT_EQ(vn_rmdir("mnt", ns->a, kcred), -EBUSY);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), 0);
+    KT_ASSERT(mnt->v_vfsmountedhere == NULL);
+    KT_ASSERT(same(ns, "mnt", mnt));
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/x", true, kcred), -ENOENT);
+    VN_RELE(mnt);
+    return 0;
+}
+
+KTEST(vfs_mount) { return with_ns(body_mount); }
+
+/* ======================= symbolic links ======================= */
+
+static int body_symlink(struct ns *ns)
+{
+    struct vnode *d2 = lookup_ok(ns, "d1/d2"), *f = lookup_ok(ns, "d1/d2/d3/f");
+    KT_ASSERT(d2 && f);
+    KT_ASSERT(same(ns, "lnk", d2));
+    KT_ASSERT(same(ns, "lnk/d3/f", f));
+    KT_ASSERT(same(ns, "lnk/", d2));
+    struct vnode *d1 = lookup_ok(ns, "d1");
+    bool up_ok = same(ns, "lnk/..", d1);           /* ".." of the target, not of lnk */
+    VN_RELE(d1);
+    KT_ASSERT(up_ok);
+    struct vnode *vp;
+    KT_ASSERT_EQ(lookupname("lnk", ns->a, false, &vp, kcred), 0);   /* not followed */
+    KT_ASSERT(vp->v_type == VLNK);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(lookupname("lnk/", ns->a, false, &vp, kcred), 0);  /* '/' follows */
+    KT_ASSERT(vp == d2);
+    VN_RELE(vp);
+    /* A link in a link, relative to the link's own directory. */
+    KT_ASSERT_EQ(vn_symlink("d3/f", "d1/d2/tof", ns->a, kcred), 0);
+    KT_ASSERT(same(ns, "lnk/tof", f));
+    KT_ASSERT_EQ(vn_symlink("../../..", "d1/d2/d3/top", ns->a, kcred), 0);
+    KT_ASSERT(same(ns, "d1/d2/d3/top/lnk/tof", f));
+    /* Dangling, through a file, and loops. */
+    KT_ASSERT_EQ(vn_symlink("nothere", "dangle", ns->a, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "dangle", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "dangle", false, kcred), 0);
+    KT_ASSERT_EQ(vn_symlink("file", "tofile", ns->a, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "tofile/x", true, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vn_symlink("self", "self", ns->a, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "self", true, kcred), -ELOOP);
+    KT_ASSERT_EQ(lookup_err(ns, "self/x", false, kcred), -ELOOP);
+    /* A chain of n links: 8 are followed, the ninth is -ELOOP. */
+    KT_ASSERT_EQ(vn_symlink("d1", "c0", ns->a, kcred), 0);
+    char from[8], to[8];
+    for (int i = 1; i <= 9; i++) {
+        snprintf(from, sizeof from, "c%d", i);
+        snprintf(to, sizeof to, "c%d", i - 1);
+        KT_ASSERT_EQ(vn_symlink(to, from, ns->a, kcred), 0);
+    }
+    KT_ASSERT(same(ns, "c7/d2", d2));                   /* 8 links */
+    KT_ASSERT_EQ(lookup_err(ns, "c8/d2", true, kcred), -ELOOP);   /* 9 */
+    KT_ASSERT_EQ(lookup_err(ns, "c7", true, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "c8", true, kcred), -ELOOP);
+    /* Through a mount point, and back out of it with "..". */
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "mnt", ns->a, 0, kcred), 0);
+    KT_ASSERT_EQ(vn_symlink("../d1/d2", "mnt/up", ns->a, kcred), 0);
+    KT_ASSERT(same(ns, "mnt/up/d3/f", f));
+    KT_ASSERT_EQ(vn_symlink("mnt", "tomnt", ns->a, kcred), 0);
+    KT_ASSERT(same(ns, "tomnt/up/d3/f", f));
+    KT_ASSERT_EQ(vfs_unmount_at("tomnt", ns->a, kcred), 0);
+    VN_RELE(d2);
+    VN_RELE(f);
+    return 0;
+}
+
+KTEST(vfs_symlink) { return with_ns(body_symlink); }
+
+/* ======================= permissions ======================= */
+
+static int body_perm(struct ns *ns)
+{
+    struct cred *user = cred_alloc(1000, 1000), *other = cred_alloc(1001, 1001);
+    KT_ASSERT(user && other);
+    int r = 1;
+    struct vnode *vp;
+    /* Search permission on every directory in the path. */
+    if (lookup_err(ns, "secret/f", true, user) != -EACCES)
+        goto out;
+    if (lookup_err(ns, "secret/../secret/f", true, user) != -EACCES)
+        goto out;
+    if (lookup_err(ns, "secret", true, user) != 0)      /* A's root is 0755 */
+        goto out;
+    if (lookup_err(ns, "open/f", true, user) != 0)
+        goto out;
+    if (lookup_err(ns, "secret/f", true, kcred) != 0)
+        goto out;
+    /* Read, write, create. */
+    if (vn_open("open/f", ns->a, O_WRONLY, 0, &vp, user) != -EACCES)
+        goto out;
+    if (vn_open("open/f", ns->a, O_RDONLY | O_TRUNC, 0, &vp, user) != -EACCES)
+        goto out;
+    if (vn_open("open/f", ns->a, O_RDONLY, 0, &vp, user) != 0)
+        goto out;
+    vn_close(vp, O_RDONLY, user);
+    if (mkfile(ns, "open/g", 0644, user) != -EACCES)
+        goto out;
+    if (vn_remove("open/f", ns->a, user) != -EACCES)
+        goto out;
+    if (vn_mkdir("open/dd", ns->a, 0755, user) != -EACCES)
+        goto out;
+    if (mkfile(ns, "pub/mine", 0600, user) != 0)
+        goto out;
+    struct vattr va;
+    if (vn_stat("pub/mine", ns->a, true, &va, user) != 0 || va.va_uid != 1000
+        || (va.va_mode & 07777) != 0600)
+        goto out;
+    if (vn_open("pub/mine", ns->a, O_RDWR, 0, &vp, other) != -EACCES)
+        goto out;
+    /* Sticky: another user may not remove or rename it; the owner may. */
+    if (vn_remove("pub/mine", ns->a, other) != -EPERM)
+        goto out;
+    if (vn_rename("pub/mine", "pub/theirs", ns->a, other) != -EPERM)
+        goto out;
+    if (vn_rename("pub/mine", "pub/mine2", ns->a, user) != 0)
+        goto out;
+    if (vn_remove("pub/mine2", ns->a, user) != 0)
+        goto out;
+    r = 0;
+out:
+    if (r)
+        ktest_fail("a permission check gave the wrong answer (see body_perm)");
+    cred_rele(user);
+    cred_rele(other);
+    return r;
+}
+
+KTEST(vfs_permissions) { return with_ns(body_perm); }
+
+/* ======================= references and VOP_INACTIVE ======================= */
+
+static int body_inactive(struct ns *ns)
+{
+    struct vnode *vp = lookup_ok(ns, "d1/d2/d3/f");
+    KT_ASSERT(vp);
+    struct mnode *n = VTOM(vp);
+    KT_ASSERT_EQ(count_of(vp), 1);
+    int calls = n->inactive_calls;
+    VN_HOLD(vp);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(n->inactive_calls, calls);         /* not the last reference */
+    struct vnode *again = lookup_ok(ns, "d1/d2/d3/f");
+    KT_ASSERT(again == vp);
+    KT_ASSERT_EQ(count_of(vp), 2);
+    VN_RELE(again);
+    KT_ASSERT_EQ(n->inactive_calls, calls);
+    VN_RELE(vp);                                    /* the last: inactive once */
+    KT_ASSERT_EQ(n->inactive_calls, calls + 1);
+    KT_ASSERT_EQ(count_of(vp), -1);
+    /* Reactivated by a lookup, inactive again after. */
+    vp = lookup_ok(ns, "d1/d2/d3/f");
+    KT_ASSERT_EQ(count_of(vp), 1);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(n->inactive_calls, calls + 2);
+    /* A lookup-and-release of a path leaves every directory inactive. */
+    struct vnode *d1 = lookup_ok(ns, "d1");
+    int32_t d1c = count_of(d1);
+    KT_ASSERT_EQ(lookup_err(ns, "d1/d2/d3/f", true, kcred), 0);
+    KT_ASSERT_EQ(count_of(d1), d1c);
+    VN_RELE(d1);
+    KT_ASSERT_EQ(count_of(d1), -1);
+    return 0;
+}
+
+KTEST(vfs_inactive) { return with_ns(body_inactive); }
+
+/* ======================= path operations ======================= */
+
+static int body_vnops(struct ns *ns)
+{
+    struct vnode *vp;
+    size_t done;
+    char buf[32];
+    /* open: O_EXCL, O_DIRECTORY, directories, O_TRUNC, O_NOFOLLOW */
+    KT_ASSERT_EQ(vn_open("file", ns->a, O_CREAT | O_EXCL | O_RDWR, 0644, &vp, kcred), -EEXIST);
+    KT_ASSERT_EQ(vn_open("file", ns->a, O_DIRECTORY, 0, &vp, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vn_open("d1", ns->a, O_WRONLY, 0, &vp, kcred), -EISDIR);
+    KT_ASSERT_EQ(vn_open("d1", ns->a, O_CREAT | O_RDONLY, 0644, &vp, kcred), -EISDIR);
+    KT_ASSERT_EQ(vn_open("lnk", ns->a, O_NOFOLLOW, 0, &vp, kcred), -ELOOP);
+    KT_ASSERT_EQ(vn_open("nothere", ns->a, O_RDONLY, 0, &vp, kcred), -ENOENT);
+    KT_ASSERT_EQ(vn_open("d1", ns->a, O_DIRECTORY | O_RDONLY, 0, &vp, kcred), 0);
+    vn_close(vp, 0, kcred);
+    KT_ASSERT_EQ(vn_open("file", ns->a, O_RDWR, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(vp, true, "hello", 5, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 5);
+    vn_close(vp, O_RDWR, kcred);
+    KT_ASSERT_EQ(vn_open("file", ns->a, O_RDONLY, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, sizeof buf, 0, 0, &done, kcred), 0);
+    KT_ASSERT(done == 5 && memcmp(buf, "hello", 5) == 0);
+    vn_close(vp, 0, kcred);
+    KT_ASSERT_EQ(vn_open("file", ns->a, O_WRONLY | O_TRUNC, 0, &vp, kcred), 0);
+    vn_close(vp, 0, kcred);
+    struct vattr va;
+    KT_ASSERT_EQ(vn_stat("file", ns->a, true, &va, kcred), 0);
+    KT_ASSERT_EQ(va.va_size, 0);
+    KT_ASSERT_EQ(vn_open("d1/new", ns->a, O_CREAT | O_WRONLY, 0640, &vp, kcred), 0);
+    vn_close(vp, 0, kcred);
+    KT_ASSERT_EQ(vn_stat("d1/new", ns->a, true, &va, kcred), 0);
+    KT_ASSERT(va.va_type == VREG && (va.va_mode & 07777) == 0640);
+    /* O_CREAT through a symbolic link opens its target. */
+    KT_ASSERT_EQ(vn_symlink("d1/new", "tonew", ns->a, kcred), 0);
+    KT_ASSERT_EQ(vn_open("tonew", ns->a, O_CREAT | O_RDONLY, 0644, &vp, kcred), 0);
+    KT_ASSERT(same(ns, "d1/new", vp));
+    vn_close(vp, 0, kcred);
+    /* ... and creates the target of a dangling one, relative to the link. */
+    KT_ASSERT_EQ(vn_symlink("made", "d1/dangle", ns->a, kcred), 0);
+    KT_ASSERT_EQ(vn_open("d1/dangle", ns->a, O_CREAT | O_WRONLY, 0600, &vp, kcred), 0);
+    KT_ASSERT(same(ns, "d1/made", vp));
+    vn_close(vp, 0, kcred);
+    KT_ASSERT_EQ(vn_open("d1/dangle", ns->a, O_CREAT | O_EXCL | O_WRONLY, 0600, &vp, kcred),
+                 -EEXIST);
+    KT_ASSERT_EQ(vn_symlink("loop", "loop", ns->a, kcred), 0);
+    KT_ASSERT_EQ(vn_open("loop", ns->a, O_CREAT | O_WRONLY, 0600, &vp, kcred), -ELOOP);
+
+    /* mkdir and rmdir */
+    KT_ASSERT_EQ(vn_mkdir("d1", ns->a, 0755, kcred), -EEXIST);
+    KT_ASSERT_EQ(vn_mkdir("nothere/x", ns->a, 0755, kcred), -ENOENT);
+    KT_ASSERT_EQ(vn_mkdir("e/", ns->a, 0755, kcred), 0);
+    KT_ASSERT_EQ(vn_mkdir("e/sub", ns->a, 0755, kcred), 0);
+    KT_ASSERT_EQ(vn_rmdir("e", ns->a, kcred), -ENOTEMPTY);
+    KT_ASSERT_EQ(vn_rmdir("e/sub/.", ns->a, kcred), -EINVAL);
+    KT_ASSERT_EQ(vn_rmdir("e/sub/..", ns->a, kcred), -ENOTEMPTY);
+    KT_ASSERT_EQ(vn_rmdir("file", ns->a, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vn_rmdir("e/sub/", ns->a, kcred), 0);
+    KT_ASSERT_EQ(vn_rmdir("e", ns->a, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "e", true, kcred), -ENOENT);
+
+    /* remove */
+    KT_ASSERT_EQ(vn_remove("d1", ns->a, kcred), -EISDIR);
+    KT_ASSERT_EQ(vn_remove("d1/.", ns->a, kcred), -EISDIR);
+    KT_ASSERT_EQ(vn_remove("nothere", ns->a, kcred), -ENOENT);
+    KT_ASSERT_EQ(vn_remove("file/", ns->a, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vn_remove("tonew", ns->a, kcred), 0);        /* the link, not its target */
+    KT_ASSERT_EQ(lookup_err(ns, "d1/new", true, kcred), 0);
+
+    /* link */
+    KT_ASSERT_EQ(vn_link("d1/new", "d1/new2", ns->a, kcred), 0);
+    struct vnode *n1 = lookup_ok(ns, "d1/new");
+    KT_ASSERT(n1 && same(ns, "d1/new2", n1));
+    KT_ASSERT_EQ(vn_link("d1/new", "file", ns->a, kcred), -EEXIST);
+    KT_ASSERT_EQ(vn_link("d1", "d1link", ns->a, kcred), -EPERM);
+    KT_ASSERT_EQ(vn_remove("d1/new", ns->a, kcred), 0);
+    KT_ASSERT(same(ns, "d1/new2", n1));
+    VN_RELE(n1);
+
+    /* rename */
+    KT_ASSERT_EQ(vn_rename("d1/new2", "d1/d2/moved", ns->a, kcred), 0);
+    KT_ASSERT_EQ(lookup_err(ns, "d1/new2", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "d1/d2/moved", true, kcred), 0);
+    KT_ASSERT_EQ(vn_rename("d1/d2/moved", "file", ns->a, kcred), 0);   /* replaces */
+    KT_ASSERT_EQ(vn_rename("d1", "d1/d2/d3/inside", ns->a, kcred), -EINVAL);
+    KT_ASSERT_EQ(vn_rename("d1/d2", "d1/d2/x", ns->a, kcred), -EINVAL);
+    KT_ASSERT_EQ(vn_rename("d1/.", "x", ns->a, kcred), -EBUSY);
+    KT_ASSERT_EQ(vn_rename("file", "d1/..", ns->a, kcred), -EBUSY);
+    KT_ASSERT_EQ(vn_rename("file", "d1", ns->a, kcred), -EISDIR);
+    KT_ASSERT_EQ(vn_rename("d1/d2", "file", ns->a, kcred), -ENOTDIR);
+    KT_ASSERT_EQ(vn_rename("file", "file", ns->a, kcred), 0);
+    KT_ASSERT_EQ(vn_rename("d1/d2/d3", "open/d3", ns->a, kcred), 0);   /* a directory moves */
+    KT_ASSERT_EQ(lookup_err(ns, "open/d3/f", true, kcred), 0);
+    struct vnode *open = lookup_ok(ns, "open");
+    KT_ASSERT(open && same(ns, "open/d3/..", open));
+    VN_RELE(open);
+
+    /* Across file systems */
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "mnt", ns->a, 0, kcred), 0);
+    KT_ASSERT_EQ(vn_link("file", "mnt/file", ns->a, kcred), -EXDEV);
+    KT_ASSERT_EQ(vn_rename("file", "mnt/file", ns->a, kcred), -EXDEV);
+    KT_ASSERT_EQ(vn_rename("mnt", "mnt2", ns->a, kcred), -EBUSY);
+    KT_ASSERT_EQ(vn_remove("mnt", ns->a, kcred), -EISDIR);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), 0);
+
+    /* stat and symlink errors */
+    KT_ASSERT_EQ(vn_stat("lnk", ns->a, false, &va, kcred), 0);
+    KT_ASSERT((va.va_mode & S_IFMT) == S_IFLNK);
+    KT_ASSERT_EQ(vn_stat("lnk", ns->a, true, &va, kcred), 0);
+    KT_ASSERT((va.va_mode & S_IFMT) == S_IFDIR);
+    KT_ASSERT_EQ(vn_symlink("x", "lnk", ns->a, kcred), -EEXIST);
+    KT_ASSERT_EQ(vn_symlink("", "empty", ns->a, kcred), -ENOENT);
+    return 0;
+}
+
+KTEST(vfs_vnops) { return with_ns(body_vnops); }
+
+/* ======================= devfs ======================= */
+
+static int body_devfs(struct ns *ns)
+{
+    KT_ASSERT_EQ(vfs_mount_at(&devfs_vfssw, NULL, "dev", ns->a, 0, kcred), 0);
+    struct vnode *vp;
+    size_t done;
+    static char buf[300];
+
+    KT_ASSERT_EQ(vn_open("dev/null", ns->a, O_RDWR | O_TRUNC | O_CREAT, 0644, &vp, kcred), 0);
+    KT_ASSERT(vp->v_type == VCHR);
+    KT_ASSERT_EQ(vn_rdwr(vp, true, buf, 100, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 100);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 100, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 0);
+    /* Busy while a device is open. */
+    KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), -EBUSY);
+    vn_close(vp, O_RDWR, kcred);
+
+    KT_ASSERT_EQ(vn_open("dev/zero", ns->a, O_RDWR, 0, &vp, kcred), 0);
+    memset(buf, 0xAA, sizeof buf);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 200, 7, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 200);
+    bool zeros = true;
+    for (int i = 0; i < 200; i++)
+        zeros &= buf[i] == 0;
+    KT_ASSERT(zeros && (uint8_t)buf[200] == 0xAA);
+    KT_ASSERT_EQ(vn_rdwr(vp, true, buf, 10, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 10);
+    vn_close(vp, O_RDWR, kcred);
+
+    KT_ASSERT_EQ(vn_open("dev/console", ns->a, O_RDWR, 0, &vp, kcred), 0);
+    static const char msg[] = "vfs_devfs: this line was written through /dev/console\n";
+    KT_ASSERT_EQ(vn_rdwr(vp, true, (void *)msg, sizeof msg - 1, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, sizeof msg - 1);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 10, 0, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 0);
+    vn_close(vp, O_RDWR, kcred);
+
+    /* Attributes with Linux's device numbers. */
+    struct vattr va;
+    KT_ASSERT_EQ(vn_stat("dev/null", ns->a, true, &va, kcred), 0);
+    KT_ASSERT_EQ(va.va_mode, S_IFCHR | 0666);
+    KT_ASSERT(vn_major(va.va_rdev) == 1 && vn_minor(va.va_rdev) == 3);
+    KT_ASSERT_EQ(vn_stat("dev/zero", ns->a, true, &va, kcred), 0);
+    KT_ASSERT(vn_major(va.va_rdev) == 1 && vn_minor(va.va_rdev) == 5);
+    KT_ASSERT_EQ(vn_stat("dev/console", ns->a, true, &va, kcred), 0);
+    KT_ASSERT(vn_major(va.va_rdev) == 5 && vn_minor(va.va_rdev) == 1);
+    KT_ASSERT_EQ(vn_stat("dev", ns->a, true, &va, kcred), 0);
+    KT_ASSERT((va.va_mode & S_IFMT) == S_IFDIR);
+    KT_ASSERT(same(ns, "dev/..", ns->a));
+    KT_ASSERT_EQ(lookup_err(ns, "dev/tty", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(mkfile(ns, "dev/newfile", 0644, kcred), -EPERM);
+    /* A user may use null but not create files in devfs. */
+    struct cred *user = cred_alloc(1000, 1000);
+    KT_ASSERT(user);
+    int uerr = vn_open("dev/null", ns->a, O_WRONLY, 0, &vp, user);
+    if (uerr == 0)
+        vn_close(vp, O_WRONLY, user);
+    int cerr = mkfile(ns, "dev/x", 0644, user);
+    cred_rele(user);
+    KT_ASSERT_EQ(uerr, 0);
+    KT_ASSERT_EQ(cerr, -EACCES);
+
+    /* readdir: ".", "..", console, null, zero, in small pieces. */
+    KT_ASSERT_EQ(vn_open("dev", ns->a, O_RDONLY | O_DIRECTORY, 0, &vp, kcred), 0);
+    int seen = 0, found = 0;
+    struct uio uio = { .uio_offset = 0 };
+    bool eof = false;
+    for (int rounds = 0; !eof && rounds < 10; rounds++) {
+        uio.uio_base = buf;
+        uio.uio_resid = 48;                 /* two records at most */
+        KT_ASSERT_EQ(VOP_READDIR(vp, &uio, kcred, &eof), 0);
+        for (char *p = buf; p < (char *)uio.uio_base;) {
+            struct dirent64 *d = (struct dirent64 *)p;
+            seen++;
+            if (strcmp(d->d_name, "null") == 0 && d->d_type == DT_CHR)
+                found++;
+            if (strcmp(d->d_name, "console") == 0 || strcmp(d->d_name, "zero") == 0)
+                found++;
+            p += d->d_reclen;
+        }
+    }
+    vn_close(vp, 0, kcred);
+    KT_ASSERT(eof);
+    KT_ASSERT_EQ(seen, 5);
+    KT_ASSERT_EQ(found, 3);
+    KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), 0);
+    return 0;
+}
+
+KTEST(vfs_devfs) { return with_ns(body_devfs); }
+
+/* ======================= every CPU at once ======================= */
+
+#define NPATHS 10
+#define LOOKUP_ROUNDS 10
+
+struct par {
+    struct ns *ns;
+    const char *path[NPATHS];
+    struct vnode *want[NPATHS];     /* NULL: -ENOENT expected */
+    int bad;                        /* [atomic] wrong answers */
+    int lookups;                    /* [atomic] */
+    volatile int mounter_done;
+    int mounts, unmounts, mount_errors;
+    int started, nracers, saw_mounted;      /* [atomic] */
+    int hold_off;                           /* [atomic] racers pause between lookups */
+    int32_t base_counts[64];
+    struct vnode *counted[64];
+    int ncounted;
+};
+
+static struct par par;
+
+static void lookup_worker(void *arg)
+{
+    int start = (int)(uintptr_t)arg;
+    for (int r = 0; r < LOOKUP_ROUNDS; r++)
+        for (int k = 0; k < NPATHS; k++) {
+            int i = (start + k) % NPATHS;
+            struct vnode *vp = NULL;
+            int err = lookupname(par.path[i], par.ns->a, true, &vp, kcred);
+            bool ok = par.want[i] ? (err == 0 && vp == par.want[i]) : err == -ENOENT;
+            if (!ok)
+                __atomic_add_fetch(&par.bad, 1, __ATOMIC_RELAXED);
+            if (err == 0)
+                VN_RELE(vp);
+            __atomic_add_fetch(&par.lookups, 1, __ATOMIC_RELAXED);
+        }
+}
+
+/* Snapshot the count of every node of memfs instance fs. */
+static void count_nodes(struct memfs *fs)
+{
+    mutex_enter(&fs->lock);
+    for (struct mnode *n = fs->all; n && par.ncounted < 64; n = n->all_next) {
+        par.counted[par.ncounted] = &n->vn;
+        par.base_counts[par.ncounted++] = count_of(&n->vn);
+    }
+    mutex_exit(&fs->lock);
+}
+
+static int counts_unchanged(void)
+{
+    for (int i = 0; i < par.ncounted; i++)
+        if (count_of(par.counted[i]) != par.base_counts[i]) {
+            ktest_fail("vnode %d: count %d, was %d", i, count_of(par.counted[i]),
+                       par.base_counts[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Run fn in n threads, thread i on CPU i % ncpus with argument i, and
+ * join them all.  Returns how many were started. */
+static int run_threads(void (*fn)(void *), int n)
+{
+    static struct thread *t[MAX_CPUS * 2];
+    int started = 0;
+    for (int i = 0; i < n && i < MAX_CPUS * 2; i++)
+        if ((t[started] = thread_create("vfstest", fn, (void *)(uintptr_t)i, 1UL << (i % ncpus))))
+            started++;
+    for (int i = 0; i < started; i++)
+        thread_join(t[i]);
+    return started;
+}
+
+static int body_concurrent(struct ns *ns)
+{
+    memset(&par, 0, sizeof par);
+    par.ns = ns;
+    KT_ASSERT_EQ(vfs_mount_at(&memfs_sw, NULL, "mnt", ns->a, 0, kcred), 0);
+    KT_ASSERT_EQ(vn_mkdir("mnt/x", ns->a, 0755, kcred), 0);
+    KT_ASSERT_EQ(mkfile(ns, "mnt/x/y", 0644, kcred), 0);
+    KT_ASSERT_EQ(vn_symlink("../d1", "mnt/up", ns->a, kcred), 0);
+    struct vnode *f = lookup_ok(ns, "d1/d2/d3/f"), *y = lookup_ok(ns, "mnt/x/y");
+    struct vnode *d2 = lookup_ok(ns, "d1/d2"), *broot = lookup_ok(ns, "mnt");
+    KT_ASSERT(f && y && d2 && broot);
+    static const char *const paths[NPATHS] = {
+        "d1/d2/d3/f", "mnt/x/y", "mnt/x/../x/y", "mnt/up/d2/d3/f", "d1/d2/../d2/d3/f",
+        "lnk/d3/f", "mnt/../d1/d2", "mnt", "mnt/x/../..", "d1/nothere",
+    };
+    struct vnode *const want[NPATHS] = { f, y, y, f, f, f, d2, broot, ns->a, NULL };
+    for (int i = 0; i < NPATHS; i++) {
+        par.path[i] = paths[i];
+        par.want[i] = want[i];
+    }
+    count_nodes(VTOM(ns->a)->fs);
+    count_nodes(VTOM(broot)->fs);
+    int threads = run_threads(lookup_worker, MAX(ncpus, 2));   /* every CPU */
+    KT_ASSERT(threads >= ncpus);
+    KT_ASSERT_EQ(par.bad, 0);
+    KT_ASSERT_EQ(par.lookups, threads * LOOKUP_ROUNDS * NPATHS);
+    KT_ASSERT(counts_unchanged());
+    VN_RELE(f);
+    VN_RELE(y);
+    VN_RELE(d2);
+    VN_RELE(broot);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), 0);
+    return 0;
+}
+
+KTEST(vfs_concurrent_lookup) { return with_ns(body_concurrent); }
+
+/* Lookups through d1/mp while one thread mounts and unmounts there: each
+ * lookup sees the file system either mounted or not, never half; unmount
+ * is refused while a lookup holds the mounted root, and nothing leaks. */
+#define MOUNT_CYCLES 6
+
+/* Wait a moment without a run-queue trip when each thread has its own CPU
+ * (the scheduler's queues are not what this test is about, and under
+ * sched=global thousands of yields make it crawl); with one CPU the
+ * threads share it and must yield (the kernel is not preemptive). */
+static void pause_briefly(void)
+{
+    if (ncpus == 1)
+        thread_yield();
+    else
+        delay_us(20);
+}
+
+/* Wait until the racers have done `more` lookups beyond now (at most a
+ * few seconds: a guard, not a speed requirement). */
+static void let_racers_run(int more)
+{
+    int want = __atomic_load_n(&par.lookups, __ATOMIC_ACQUIRE) + more;
+    uint64_t deadline = uptime_ns() + 5000000000UL;
+    while (__atomic_load_n(&par.lookups, __ATOMIC_ACQUIRE) < want && uptime_ns() < deadline)
+        pause_briefly();
+}
+
+static void mounter(void *arg)
+{
+    uint64_t start_by = uptime_ns() + 10000000000UL;
+    while (__atomic_load_n(&par.started, __ATOMIC_ACQUIRE) < par.nracers
+           && uptime_ns() < start_by)
+        pause_briefly();
+    for (int i = 0; i < MOUNT_CYCLES; i++) {
+        if (vfs_mount_at(&memfs_sw, NULL, "d1/mp", par.ns->a, 0, kcred) != 0) {
+            par.mount_errors++;
+            break;
+        }
+        par.mounts++;
+        let_racers_run(4);
+        /* The first attempt races with the lookups in flight; if a lookup
+         * holds the mounted root it is refused, and then the racers hold
+         * off (between lookups) until the unmount has gone through. */
+        uint64_t deadline = uptime_ns() + 20000000000UL;
+        int err;
+        while ((err = vfs_unmount_at("d1/mp", par.ns->a, kcred)) == -EBUSY
+               && uptime_ns() < deadline) {
+            __atomic_store_n(&par.hold_off, 1, __ATOMIC_RELEASE);
+            pause_briefly();
+        }
+        __atomic_store_n(&par.hold_off, 0, __ATOMIC_RELEASE);
+        if (err) {
+            par.mount_errors++;
+            break;
+        }
+        par.unmounts++;
+        let_racers_run(4);
+    }
+    __atomic_store_n(&par.mounter_done, 1, __ATOMIC_RELEASE);
+}
+
+static void racer(void *arg)
+{
+    struct vnode *d1 = par.want[0], *mp = par.want[1];
+    uint64_t deadline = uptime_ns() + 60000000000UL;
+    __atomic_add_fetch(&par.started, 1, __ATOMIC_RELEASE);
+    for (int i = 0; !__atomic_load_n(&par.mounter_done, __ATOMIC_ACQUIRE); i++) {
+        if ((i & 63) == 0 && uptime_ns() > deadline)
+            break;
+        while (__atomic_load_n(&par.hold_off, __ATOMIC_ACQUIRE)
+               && !__atomic_load_n(&par.mounter_done, __ATOMIC_ACQUIRE))
+            pause_briefly();
+        struct vnode *vp;
+        int err = lookupname((i & 1) ? "d1/mp/.." : "d1/mp/../mp/..", par.ns->a, true, &vp,
+                             kcred);
+        if (err || vp != d1)
+            __atomic_add_fetch(&par.bad, 1, __ATOMIC_RELAXED);
+        if (!err)
+            VN_RELE(vp);
+        if ((err = lookupname("d1/mp", par.ns->a, true, &vp, kcred)) != 0) {
+            __atomic_add_fetch(&par.bad, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        /* The covered directory, or the root of a file system mounted there. */
+        bool ok = vp == mp || (vp->v_type == VDIR && vp->v_vfsp->vfs_vnodecovered == mp
+                               && vp == vp->v_vfsp->vfs_rootvp);
+        if (vp != mp)
+            __atomic_add_fetch(&par.saw_mounted, 1, __ATOMIC_RELAXED);
+        if (!ok)
+            __atomic_add_fetch(&par.bad, 1, __ATOMIC_RELAXED);
+        VN_RELE(vp);
+        __atomic_add_fetch(&par.lookups, 1, __ATOMIC_RELAXED);
+        if (ncpus == 1)
+            thread_yield();
+    }
+}
+
+static void mount_race_worker(void *arg)
+{
+    if ((uintptr_t)arg == 0)
+        mounter(arg);
+    else
+        racer(arg);
+}
+
+static int body_mount_race(struct ns *ns)
+{
+    memset(&par, 0, sizeof par);
+    par.ns = ns;
+    KT_ASSERT_EQ(vn_mkdir("d1/mp", ns->a, 0755, kcred), 0);
+    struct vnode *d1 = lookup_ok(ns, "d1"), *mp = lookup_ok(ns, "d1/mp");
+    KT_ASSERT(d1 && mp);
+    par.want[0] = d1;
+    par.want[1] = mp;
+    count_nodes(VTOM(ns->a)->fs);
+    /* The mounter on CPU 0 and a few racers: more only make a convoy on
+     * the same three vnode locks (what vfs_concurrent_lookup measures). */
+    int n = MIN(MAX(ncpus, 2), 5);
+    par.nracers = n - 1;
+    KT_ASSERT_EQ(run_threads(mount_race_worker, n), n);
+    KT_ASSERT_EQ(par.mount_errors, 0);
+    KT_ASSERT_EQ(par.mounts, MOUNT_CYCLES);
+    KT_ASSERT_EQ(par.unmounts, MOUNT_CYCLES);
+    KT_ASSERT_EQ(par.bad, 0);
+    KT_ASSERT(par.saw_mounted > 0);                 /* the lookups did meet the mounts */
+    KT_ASSERT(mp->v_vfsmountedhere == NULL);
+    KT_ASSERT(counts_unchanged());
+    VN_RELE(d1);
+    VN_RELE(mp);
+    return 0;
+}
+
+KTEST(vfs_mount_race) { return with_ns(body_mount_race); }
+
+/* ======================= the global namespace ======================= */
+
+/* Whatever the boot mounted: with a root, "/" and "/.." are rootdir; with
+ * none, absolute paths fail cleanly.  devfs and s5 are registered. */
+KTEST(vfs_root)
+{
+    KT_ASSERT(vfs_findtype("devfs") == &devfs_vfssw);
+    KT_ASSERT(vfs_findtype("nosuchfs") == NULL);
+    KT_ASSERT_EQ(vfs_mount("nosuchfs", NULL, "/", 0, kcred), -ENODEV);
+    struct vnode *vp;
+    if (!rootdir) {
+        KT_ASSERT_EQ(lookupname("/", NULL, true, &vp, kcred), -ENOENT);
+        KT_ASSERT_EQ(lookupname("/dev/null", NULL, true, &vp, kcred), -ENOENT);
+        return 0;
+    }
+    int32_t c = count_of(rootdir);
+    KT_ASSERT_EQ(lookupname("/", NULL, true, &vp, kcred), 0);
+    KT_ASSERT(vp == rootdir);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(lookupname("/../..", NULL, true, &vp, kcred), 0);
+    KT_ASSERT(vp == rootdir);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(count_of(rootdir), c);
+    KT_ASSERT_EQ(vfs_unmount("/", kcred), -EBUSY);
+    return 0;
+}

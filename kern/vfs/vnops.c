@@ -1,0 +1,476 @@
+/*
+ * The path-level operations of kern/vfs/vfs.h (vn_open, vn_remove,
+ * vn_rename...): what the system calls of a later issue will call.  Each
+ * looks the path up (kern/vfs/lookup.c), checks what the VFS checks for
+ * every file system (permissions on the directory, ".", "..", mount
+ * points, -EXDEV, a directory renamed into itself), and then makes one VOP
+ * call that does the work under the directory's vnode lock.  The file
+ * system re-checks what can change in between (a name appearing or
+ * vanishing, a directory filling up) under its own locks: these checks
+ * are for the error codes Linux gives, not for consistency.
+ *
+ * Error codes follow Linux: unlink of a directory (or of "." / "..") is
+ * -EISDIR; rmdir of "." is -EINVAL, of ".." -ENOTEMPTY, of "/" or a mount
+ * point -EBUSY; rename of "." or ".." or of a mount point -EBUSY; mkdir,
+ * link and symlink onto an existing name -EEXIST; a hard link to a
+ * directory -EPERM; in a sticky directory only the owner of the file or
+ * of the directory (or the superuser) may remove or rename (-EPERM).
+ *
+ * Lock: vfs_rename, a resource lock (held across the disk reads of the
+ * walk it covers), serializes the renames between two directories, so the
+ * walk up from the target ("is the source an ancestor?") cannot race with
+ * another rename moving a directory (Linux's s_vfs_rename_mutex).  Renames
+ * within one directory do not take it.  It is taken holding no vnode lock
+ * (only references), so it comes before vfs_list and the vnode locks.
+ */
+#include <kern/vfs/vfs_impl.h>
+#include <kern/vfs/cred.h>
+#include <kern/sleep.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+
+LOCK_CLASS(vfs_rename_class, "vfs_rename", LK_RESOURCE);
+
+static struct rlock vfs_rename_lock;
+
+void vnops_init(void)
+{
+    rlock_init(&vfs_rename_lock, &vfs_rename_class, "vfs_rename");
+}
+
+static bool vfs_rdonly(struct vnode *vp)
+{
+    return vp->v_vfsp && (vp->v_vfsp->vfs_flag & VFS_RDONLY);
+}
+
+/* May cr add or remove names in directory dvp? */
+static int may_modify_dir(struct vnode *dvp, struct cred *cr)
+{
+    if (vfs_rdonly(dvp))
+        return -EROFS;
+    return VOP_ACCESS(dvp, VWRITE | VEXEC, cr);
+}
+
+/* The sticky-bit rule for removing or renaming vp out of dvp. */
+static int sticky_check(struct vnode *dvp, struct vnode *vp, struct cred *cr)
+{
+    if (cr->cr_uid == 0)
+        return 0;
+    struct vattr dva, va;
+    int err = VOP_GETATTR(dvp, &dva, cr);
+    if (err || !(dva.va_mode & S_ISVTX))
+        return err;
+    if ((err = VOP_GETATTR(vp, &va, cr)))
+        return err;
+    return (va.va_uid == cr->cr_uid || dva.va_uid == cr->cr_uid) ? 0 : -EPERM;
+}
+
+static int parent_of(const char *path, struct vnode *cwd, unsigned flags, struct nameidata *nd,
+                     struct cred *cr)
+{
+    nd->path = path;
+    nd->cwd = cwd;
+    nd->cr = cr;
+    nd->flags = LOOKUP_PARENT | LOOKUP_FOLLOW | flags;
+    return namei(nd);
+}
+
+/* ---- open, close, read and write ---- */
+
+static int open_access_mode(int flags)
+{
+    switch (flags & O_ACCMODE) {
+    case O_RDONLY: return VREAD;
+    case O_WRONLY: return VWRITE;
+    case O_RDWR:   return VREAD | VWRITE;
+    default:       return -EINVAL;
+    }
+}
+
+/*
+ * O_CREAT: find the name in its directory, or create it.  *created tells
+ * which.  An existing symbolic link is followed, and if it dangles its
+ * target is created, as Linux does (O_EXCL fails on any existing name and
+ * O_NOFOLLOW on a link).  links counts the links followed so far.
+ */
+static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t mode,
+                       struct vnode **vpp, bool *created, int links, struct cred *cr)
+{
+    struct nameidata nd;
+    int err = parent_of(path, cwd, 0, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp = NULL;
+    if (nd.name[0] == 0) {              /* "/", "dir/", "dir/.": a directory */
+        VN_RELE(dvp);
+        return (flags & O_EXCL) ? -EEXIST : -EISDIR;
+    }
+    for (int tries = 0; tries < 4; tries++) {
+        err = VOP_LOOKUP(dvp, nd.name, &vp, cr);
+        if (err != -ENOENT)
+            break;
+        if ((err = may_modify_dir(dvp, cr)))
+            break;
+        struct vattr va = { .va_type = VREG, .va_mode = S_IFREG | (mode & 07777) };
+        err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
+        if (err == 0)
+            *created = true;
+        if (err != -EEXIST || (flags & O_EXCL))
+            break;
+        /* Someone created it between our lookup and create: open theirs. */
+    }
+    if (!err && !*created) {
+        if (flags & O_EXCL)
+            err = -EEXIST;
+        else if (vp->v_type == VDIR)
+            err = -EISDIR;
+        else if (vp->v_type == VLNK && (flags & O_NOFOLLOW))
+            err = -ELOOP;
+        else if (vp->v_type == VLNK && links >= MAXSYMLINKS)
+            err = -ELOOP;
+        if (!err && vp->v_type == VLNK) {
+            /* Open or create the link's target, relative to its directory. */
+            char *text;
+            err = readlink_alloc(vp, &text, NULL, cr);
+            VN_RELE(vp);
+            vp = NULL;
+            if (!err) {
+                err = open_create(text, dvp, flags, mode, &vp, created, links + 1, cr);
+                kfree(text);
+            }
+        }
+        if (err && vp) {
+            VN_RELE(vp);
+            vp = NULL;
+        }
+    }
+    VN_RELE(dvp);
+    *vpp = err ? NULL : vp;
+    return err;
+}
+
+/* The checks on a vnode about to be opened that existed before. */
+static int open_check(struct vnode *vp, int flags, int want, struct cred *cr)
+{
+    if (vp->v_type == VLNK)
+        return -ELOOP;                  /* O_NOFOLLOW met a link */
+    if ((flags & O_DIRECTORY) && vp->v_type != VDIR)
+        return -ENOTDIR;
+    bool writes = (want & VWRITE) || (flags & O_TRUNC);
+    if (vp->v_type == VDIR && writes)
+        return -EISDIR;
+    if (writes && vfs_rdonly(vp) && vp->v_type != VCHR && vp->v_type != VBLK
+        && vp->v_type != VFIFO)
+        return -EROFS;
+    return VOP_ACCESS(vp, want | ((flags & O_TRUNC) ? VWRITE : 0), cr);
+}
+
+int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
+            struct cred *cr)
+{
+    *vpp = NULL;
+    int want = open_access_mode(flags);
+    if (want < 0)
+        return want;
+    struct vnode *vp;
+    bool created = false;
+    int err;
+    if (flags & O_CREAT)
+        err = open_create(path, cwd, flags, mode, &vp, &created, 0, cr);
+    else
+        err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
+    if (err)
+        return err;
+    if (created) {
+        /* The creator may open what it made whatever the mode says. */
+        if ((flags & O_DIRECTORY))
+            err = -ENOTDIR;
+    } else {
+        err = open_check(vp, flags, want, cr);
+        if (!err && (flags & O_TRUNC) && vp->v_type == VREG)
+            err = VOP_TRUNCATE(vp, 0, cr);
+    }
+    if (!err)
+        err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
+    if (err) {
+        VN_RELE(vp);
+        return err;
+    }
+    *vpp = vp;
+    return 0;
+}
+
+int vn_close(struct vnode *vp, int flags, struct cred *cr)
+{
+    int err = VOP_CLOSE(vp, flags, cr);
+    VN_RELE(vp);
+    return err;
+}
+
+int vn_rdwr(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,
+            size_t *done, struct cred *cr)
+{
+    if (done)
+        *done = 0;
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    struct uio uio = { .uio_base = buf, .uio_resid = len, .uio_offset = off, .uio_user = false };
+    int err = write ? VOP_WRITE(vp, &uio, ioflag, cr) : VOP_READ(vp, &uio, ioflag, cr);
+    if (done)
+        *done = len - uio.uio_resid;
+    return err;
+}
+
+/* ---- names: remove, link, mkdir, rmdir, symlink ---- */
+
+int vn_remove(const char *path, struct vnode *cwd, struct cred *cr)
+{
+    struct nameidata nd;
+    int err = parent_of(path, cwd, 0, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp = NULL;
+    if (nd.name[0] == 0)
+        err = -EISDIR;                  /* ".", "..", "dir/": a directory */
+    if (!err)
+        err = may_modify_dir(dvp, cr);
+    if (!err)
+        err = VOP_LOOKUP(dvp, nd.name, &vp, cr);
+    if (!err && vp->v_type == VDIR)
+        err = -EISDIR;
+    if (!err)
+        err = sticky_check(dvp, vp, cr);
+    if (!err)
+        err = VOP_REMOVE(dvp, nd.name, cr);
+    if (vp)
+        VN_RELE(vp);
+    VN_RELE(dvp);
+    return err;
+}
+
+int vn_link(const char *from, const char *to, struct vnode *cwd, struct cred *cr)
+{
+    struct vnode *svp;
+    int err = lookupname(from, cwd, false, &svp, cr);
+    if (err)
+        return err;
+    struct nameidata nd;
+    if (svp->v_type == VDIR) {
+        err = -EPERM;
+    } else if (!(err = parent_of(to, cwd, 0, &nd, cr))) {
+        struct vnode *tdvp = nd.dvp;
+        if (nd.name[0] == 0)
+            err = -EEXIST;
+        else if (tdvp->v_vfsp != svp->v_vfsp)
+            err = -EXDEV;
+        else
+            err = may_modify_dir(tdvp, cr);
+        if (!err)
+            err = VOP_LINK(tdvp, svp, nd.name, cr);
+        VN_RELE(tdvp);
+    }
+    VN_RELE(svp);
+    return err;
+}
+
+int vn_mkdir(const char *path, struct vnode *cwd, uint32_t mode, struct cred *cr)
+{
+    struct nameidata nd;
+    int err = parent_of(path, cwd, LOOKUP_SLASHOK, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp;
+    if (nd.name[0] == 0)
+        err = -EEXIST;
+    if (!err)
+        err = may_modify_dir(dvp, cr);
+    if (!err) {
+        struct vattr va = { .va_type = VDIR, .va_mode = S_IFDIR | (mode & 01777) };
+        err = VOP_MKDIR(dvp, nd.name, &va, &vp, cr);
+        if (!err)
+            VN_RELE(vp);
+    }
+    VN_RELE(dvp);
+    return err;
+}
+
+int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr)
+{
+    switch (path_last_kind(path)) {
+    case LAST_DOT:    return -EINVAL;
+    case LAST_DOTDOT: return -ENOTEMPTY;
+    case LAST_ROOT:   return -EBUSY;
+    case LAST_NORM:   break;
+    }
+    struct nameidata nd;
+    int err = parent_of(path, cwd, LOOKUP_SLASHOK, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp = NULL;
+    err = may_modify_dir(dvp, cr);
+    if (!err)
+        err = VOP_LOOKUP(dvp, nd.name, &vp, cr);
+    if (!err) {
+        if (vp->v_type != VDIR)
+            err = -ENOTDIR;
+        else if (vp->v_vfsmountedhere || vp == rootdir)
+            err = -EBUSY;
+        else
+            err = sticky_check(dvp, vp, cr);
+    }
+    if (!err)
+        err = VOP_RMDIR(dvp, nd.name, cr);
+    if (vp)
+        VN_RELE(vp);
+    VN_RELE(dvp);
+    return err;
+}
+
+int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr)
+{
+    size_t tlen = strnlen(target, PATH_MAX);
+    if (tlen == 0)
+        return -ENOENT;
+    if (tlen >= PATH_MAX)
+        return -ENAMETOOLONG;
+    struct nameidata nd;
+    int err = parent_of(path, cwd, 0, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp;
+    if (nd.name[0] == 0)
+        err = -EEXIST;
+    if (!err)
+        err = may_modify_dir(dvp, cr);
+    if (!err) {
+        struct vattr va = { .va_type = VLNK, .va_mode = S_IFLNK | 0777 };
+        err = VOP_SYMLINK(dvp, nd.name, &va, target, cr);
+    }
+    VN_RELE(dvp);
+    return err;
+}
+
+int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, struct cred *cr)
+{
+    struct vnode *vp;
+    int err = lookupname(path, cwd, follow, &vp, cr);
+    if (err)
+        return err;
+    err = VOP_GETATTR(vp, va, cr);
+    VN_RELE(vp);
+    return err;
+}
+
+/* ---- rename ---- */
+
+/*
+ * Is directory dir (held by the caller) svp or below it?  Walks ".." up
+ * to the root of the file system; the caller holds vfs_rename_lock so no
+ * directory moves meanwhile.  Returns 1, 0 or a negative errno.
+ */
+static int is_below(struct vnode *dir, struct vnode *svp, struct cred *cr)
+{
+    struct vnode *d = dir;
+    VN_HOLD(d);
+    int result = 0;
+    for (int depth = 0;; depth++) {
+        if (d == svp) {
+            result = 1;
+            break;
+        }
+        if (d == rootdir || (d->v_vfsp && d == d->v_vfsp->vfs_rootvp))
+            break;
+        if (depth > PATH_MAX) {         /* a loop of ".." entries: a damaged disk */
+            result = -ELOOP;
+            break;
+        }
+        struct vnode *up;
+        result = VOP_LOOKUP(d, "..", &up, cr);
+        if (result)
+            break;
+        bool top = up == d;
+        VN_RELE(d);
+        d = up;
+        if (top)
+            break;
+    }
+    VN_RELE(d);
+    return result;
+}
+
+/* The type rules between a rename's source and an existing target. */
+static int rename_target_check(struct vnode *svp, struct vnode *tvp)
+{
+    if (tvp->v_vfsmountedhere || tvp == rootdir)
+        return -EBUSY;
+    if (svp->v_type == VDIR && tvp->v_type != VDIR)
+        return -ENOTDIR;
+    if (svp->v_type != VDIR && tvp->v_type == VDIR)
+        return -EISDIR;
+    return 0;
+}
+
+/* With both parents looked up and held: the checks, then VOP_RENAME. */
+static int rename_in(struct nameidata *s, struct nameidata *t, struct cred *cr)
+{
+    struct vnode *sdvp = s->dvp, *tdvp = t->dvp, *svp = NULL, *tvp = NULL;
+    int err;
+    if (sdvp->v_vfsp != tdvp->v_vfsp)
+        return -EXDEV;
+    if ((err = may_modify_dir(sdvp, cr)) || (err = may_modify_dir(tdvp, cr)))
+        return err;
+    if ((err = VOP_LOOKUP(sdvp, s->name, &svp, cr)))
+        return err;
+    if (svp->v_vfsmountedhere || svp == rootdir)
+        err = -EBUSY;
+    else if ((s->trailing_slash || t->trailing_slash) && svp->v_type != VDIR)
+        err = -ENOTDIR;
+    else
+        err = sticky_check(sdvp, svp, cr);
+    if (!err) {
+        int terr = VOP_LOOKUP(tdvp, t->name, &tvp, cr);
+        if (terr == 0 && tvp != svp)
+            err = rename_target_check(svp, tvp);
+        if (terr == 0 && tvp != svp && !err)
+            err = sticky_check(tdvp, tvp, cr);
+        if (terr != 0 && terr != -ENOENT)
+            err = terr;
+    }
+    /* A directory may not move into itself or below itself. */
+    if (!err && svp->v_type == VDIR && sdvp != tdvp) {
+        int below = is_below(tdvp, svp, cr);
+        err = below < 0 ? below : below ? -EINVAL : 0;
+    }
+    /* Two names of one file: POSIX says do nothing and succeed. */
+    if (!err && tvp != svp)
+        err = VOP_RENAME(sdvp, s->name, tdvp, t->name, cr);
+    if (tvp)
+        VN_RELE(tvp);
+    VN_RELE(svp);
+    return err;
+}
+
+int vn_rename(const char *from, const char *to, struct vnode *cwd, struct cred *cr)
+{
+    if (path_last_kind(from) != LAST_NORM || path_last_kind(to) != LAST_NORM)
+        return -EBUSY;
+    struct nameidata s, t;
+    int err = parent_of(from, cwd, LOOKUP_SLASHOK, &s, cr);
+    if (err)
+        return err;
+    err = parent_of(to, cwd, LOOKUP_SLASHOK, &t, cr);
+    if (!err) {
+        /* Only a move between directories can put a directory below
+         * itself; those take the rename lock (no vnode lock is held here,
+         * only references). */
+        bool cross = s.dvp != t.dvp;
+        if (cross)
+            rlock_acquire(&vfs_rename_lock);
+        err = rename_in(&s, &t, cr);
+        if (cross)
+            rlock_release(&vfs_rename_lock);
+        VN_RELE(t.dvp);
+    }
+    VN_RELE(s.dvp);
+    return err;
+}
