@@ -1,0 +1,854 @@
+/*
+ * The buffer cache (SVR4 getblk/bread/brelse/bwrite/bdwrite/bawrite), with
+ * the three locking models of seed 001 chosen at boot by cache=.
+ *
+ * Theory.  A buffer holds one block of one disk: its identity is (dev,
+ * blkno, size), blkno counted in units of size.  Buffers are found through
+ * hash rows (chains of buffers whose identities hash to the row) and are
+ * reused from a free list kept in least-recently-used order.  B_BUSY is a
+ * resource lock (seed 001, "Locking Model"): getblk hands a buffer out
+ * busy, its owner keeps it across disk I/O and sleeps, and a thread that
+ * finds it busy sets B_WANTED and sleeps on the buffer until brelse wakes
+ * it (one waiter with wakeup=one, wake1proc; all with wakeup=all).  A
+ * buffer is on its group's free list exactly when it is not busy.
+ *
+ * getblk: look in the row.  Hit, not busy: take it off the free list, mark
+ * it busy.  Hit, busy: wait, then look again (its identity may have
+ * changed meanwhile).  Miss: take the head of the free list (the least
+ * recently used buffer); if it holds a delayed write, start that write
+ * (the completion releases it) and look again; otherwise move it from its
+ * old row to the new one and return it busy and not valid (B_DONE clear).
+ * brelse puts a buffer at the tail of the free list (or the head when its
+ * contents are useless: B_STALE or B_ERROR, which also unhash it).
+ *
+ * Only the locks differ between the models; the code above is written once
+ * and asks for "the lock of hash row r" (H), "the lock of free list g" (F)
+ * and "the lock of buffer bp" (E) through pointers resolved at binit, then
+ * takes them through a lockset (kern/vfs/ssac.h) that skips a lock it
+ * already holds in another role:
+ *
+ *   single   (Figure 3)  H = F = E = one spin lock (class buf_single) over
+ *                        every hash chain and the one free list.
+ *   hashfree (Figure 2)  H = a spin lock per hash row (buf_hash), F = the
+ *                        one free list's lock (buf_free), E = a lock per
+ *                        buffer (buf_elem).  Every lookup takes the free
+ *                        list lock, which is why this model stops scaling
+ *                        (Encore's finding, repeated by seed 001).
+ *   ssac     (Figure 4, with the paper's shared free lists)  the rows are
+ *                        bound at binit to G row groups; each group has
+ *                        one spin lock (buf_group) covering its rows'
+ *                        chains, its own free list and its buffers, so
+ *                        H = F = E = the group lock.  A miss reuses a
+ *                        buffer of the SAME group, so a buffer moves only
+ *                        between rows of its group.
+ *
+ * Why groups and not 4 buffers per row.  Seed 001 found that an SSAC with
+ * a free list of ~4 buffers per hash row deadlocks: operations that hold
+ * two or more buffers at once can use up every buffer of one small free
+ * list and then wait for that list forever.  Sharing one free list among
+ * the rows of a group makes each list large: binit aims at 64 buffers per
+ * group (1024 buffers: 256 rows in 16 groups, of 16 rows each), so the
+ * deadlock needs 64 simultaneous holders in one group, while 16 group
+ * locks still split the contention 16 ways (more ways than the 16 CPUs of
+ * the largest preset).
+ *
+ * Hash.  cache_hash (kern/vfs/ssac.h) multiplies (dev, blkno) by a 64-bit
+ * odd constant and keeps the top bits, so blocks numbered in strides of 8
+ * (4 KiB blocks in 512-byte sectors), which "tag & (2^n - 1)" would send
+ * to every 8th row, spread over all 2^n rows; rows are 2^n (about 4 buffers
+ * per row, the paper's traditional chain length).
+ *
+ * Lock type.  Spin locks, for three reasons: the critical sections are a
+ * few list operations; the release of an asynchronous write runs in the
+ * disk's completion context, which may be an interrupt handler, where only
+ * spin locks may be taken; and a buffer cache lock must not be released
+ * behind the code's back by a context switch (an SVR4 mutex would be) in
+ * the middle of moving a buffer between lists.  No spin lock is ever held
+ * across a sleep: a waiter takes the sleep queue of its channel, drops the
+ * cache locks, and sleeps (sleep_locked), so the waker, who changes the
+ * state under the cache lock and then wakes, cannot slip in between.
+ *
+ * Lock order (class order row 4, before sleepq): H -> F -> E.  A hit takes
+ * H(row), F, E(bp); brelse takes F, E (and first H when it unhashes).
+ * Deadlock avoidance under hashfree, where a miss needs TWO row locks (the
+ * new row, held, and the old row of the reused buffer): the victim is
+ * first made busy (so its identity is ours and cannot change), F and E are
+ * dropped, and the old row lock is only TRIED while holding the new one.
+ * A try never waits, so two misses moving buffers in opposite directions
+ * cannot deadlock.  If the try fails the miss backs off: it drops the new
+ * row, releases the victim as stale (brelse unhashes it under its old row
+ * lock alone) and starts over; the next attempt usually takes the same,
+ * now unhashed, buffer and needs one row lock.  (Two locks of class
+ * buf_hash are never both waited for, which is also why witness, which
+ * learns orders even from a TryLock, sees no cycle.)
+ *
+ * Wake-ups.  With wakeup=one a release wakes one waiter and leaves B_WANTED
+ * set (others may sleep); it is cleared when a wake1proc finds nobody.  A
+ * woken waiter that finds the buffer free but no longer the block it
+ * wanted passes the wake-up on (seed 001: the woken process "must do
+ * another wake1proc"), or the others would sleep on a free buffer.
+ * Threads waiting for an empty free list are counted (nwant, under F) and
+ * woken by releases to that list.
+ *
+ * Asynchronous writes (bawrite, and delayed writes of reused buffers) use
+ * the bio embedded in the buffer; its completion (write_done) releases the
+ * buffer.  blk_complete calls that completion BEFORE it marks the bio done,
+ * so before the embedded bio is used again start_async_write waits
+ * (blk_wait) until the previous request on it is entirely finished.
+ *
+ * Sizes.  A buffer holds up to BUF_MAX_SIZE bytes; size must be a multiple
+ * of the disk's logical block size.  The size is part of the identity, but
+ * the cache does not detect overlapping blocks of different sizes: use one
+ * block size per disk at a time, and binval the disk before switching.
+ *
+ * Errors.  bread of a block past the end of the disk (or with a bad size)
+ * returns NULL with -EINVAL and touches no buffer; a failed read or write
+ * sets B_ERROR, b_error = -EIO, and the release forgets the buffer so the
+ * next bread tries the disk again.  A failed delayed or asynchronous write
+ * is reported on the console (its data is lost).  getblk itself never
+ * fails; a NULL disk or an impossible size is a kernel bug and panics.
+ *
+ * Lock key of the private fields below: as in kern/vfs/buf.h ([H], [F],
+ * [E], [B], [c]).
+ */
+#include <kern/vfs/buf.h>
+#include <kern/vfs/ssac.h>
+#include <kern/bio.h>
+#include <kern/sleep.h>
+#include <kern/kmem.h>
+#include <kern/kprintf.h>
+#include <kern/string.h>
+#include <kern/panic.h>
+#include <kern/numa.h>
+#include <kern/options.h>
+#include <kern/vm/page.h>
+
+LOCK_CLASS(buf_single_class, "buf_single", LK_SPIN);
+LOCK_CLASS(buf_hash_class, "buf_hash", LK_SPIN);
+LOCK_CLASS(buf_free_class, "buf_free", LK_SPIN);
+LOCK_CLASS(buf_elem_class, "buf_elem", LK_SPIN);
+LOCK_CLASS(buf_group_class, "buf_group", LK_SPIN);
+
+#define NO_ROW 0xffffffffu
+#define BUF_PER_ROW 4           /* average chain length aimed at */
+#define BUF_PER_GROUP 64        /* ssac: buffers sharing one free list */
+#define NBUF_MIN 512
+#define NBUF_MAX 2048
+
+/* A buffer and the fields only this file sees. */
+struct bufx {
+    struct buf b;
+    uint32_t group;             /* [c] the free list it lives on */
+    uint32_t row;               /* [H] the hash row it is on, NO_ROW when unhashed */
+    struct bio io;              /* [B] asynchronous writes (see the theory) */
+    spinlock_t elem;            /* hashfree: E (b_lock points here) */
+} __cacheline;
+
+struct brow {
+    struct buf *head;           /* [H] the chain */
+    spinlock_t *lock;           /* [c] H: own below (hashfree) or a group's */
+    spinlock_t own;             /* hashfree: this row's lock */
+} __cacheline;
+
+struct bgroup {
+    spinlock_t lock;            /* F (and under single/ssac also H and E) */
+    struct buf *head, *tail;    /* [F] the free list, least recently used first */
+    uint32_t nwant;             /* [F] threads sleeping for a free buffer */
+} __cacheline;
+
+enum { ST_LOOKUPS, ST_HITS, ST_MISSES, ST_WRITES, ST_WAITS };
+
+static struct {
+    int model;                  /* [c] enum cache_model */
+    int nbuf;                   /* [c] */
+    unsigned rowbits;           /* [c] rows = 2^rowbits */
+    unsigned nrows, ngroups;    /* [c] */
+    unsigned rows_per_group;    /* [c] */
+    struct bufx *bufs;          /* [c] nbuf of them */
+    struct brow *rows;          /* [c] */
+    struct bgroup *groups;      /* [c] */
+    struct pcpu_counters stats[MAX_CPUS];
+} bc;
+
+static inline struct bufx *BX(struct buf *bp)
+{
+    return container_of(bp, struct bufx, b);
+}
+
+/* ---- locks by role ---- */
+
+static inline spinlock_t *row_lock(unsigned row)
+{
+    return bc.rows[row].lock;
+}
+
+static inline struct bgroup *group_of(struct buf *bp)
+{
+    return &bc.groups[BX(bp)->group];
+}
+
+static inline spinlock_t *elem_lock(struct buf *bp)
+{
+    return bp->b_lock;
+}
+
+static inline struct bgroup *group_of_row(unsigned row)
+{
+    return &bc.groups[row / bc.rows_per_group];
+}
+
+/* ---- flags: every change is atomic, since the owner changes its bits
+ * while other threads change B_WANTED under E ---- */
+
+static inline void flag_set(struct buf *bp, uint32_t f)
+{
+    __atomic_or_fetch(&bp->b_flags, f, __ATOMIC_RELAXED);
+}
+
+static inline void flag_clear(struct buf *bp, uint32_t f)
+{
+    __atomic_and_fetch(&bp->b_flags, ~f, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t flags_of(struct buf *bp)
+{
+    return __atomic_load_n(&bp->b_flags, __ATOMIC_RELAXED);
+}
+
+/* ---- hash rows and free lists (caller holds the covering lock) ---- */
+
+static unsigned hash_row(struct blkdev *dev, uint64_t blkno)
+{
+    return cache_hash(blkno ^ (cache_ptr_tag(dev) << 20), bc.rowbits);
+}
+
+static bool same_block(struct buf *bp, struct blkdev *dev, uint64_t blkno, uint32_t size)
+{
+    return bp->b_dev == dev && bp->b_blkno == blkno && bp->b_size == size;
+}
+
+static struct buf *chain_find(unsigned row, struct blkdev *dev, uint64_t blkno, uint32_t size)
+{
+    for (struct buf *bp = bc.rows[row].head; bp; bp = bp->b_hnext)
+        if (same_block(bp, dev, blkno, size))
+            return bp;
+    return NULL;
+}
+
+static void chain_insert(unsigned row, struct buf *bp)
+{
+    struct brow *r = &bc.rows[row];
+    bp->b_hprev = NULL;
+    bp->b_hnext = r->head;
+    if (r->head)
+        r->head->b_hprev = bp;
+    r->head = bp;
+    BX(bp)->row = row;
+}
+
+static void chain_remove(struct buf *bp)
+{
+    struct brow *r = &bc.rows[BX(bp)->row];
+    if (bp->b_hprev)
+        bp->b_hprev->b_hnext = bp->b_hnext;
+    else
+        r->head = bp->b_hnext;
+    if (bp->b_hnext)
+        bp->b_hnext->b_hprev = bp->b_hprev;
+    bp->b_hnext = bp->b_hprev = NULL;
+    BX(bp)->row = NO_ROW;
+}
+
+/* Forget the identity of a buffer being unhashed or set up. */
+static void clear_identity(struct buf *bp)
+{
+    bp->b_dev = NULL;
+    bp->b_blkno = 0;
+    bp->b_size = 0;
+}
+
+static void free_remove(struct bgroup *g, struct buf *bp)
+{
+    if (bp->b_fprev)
+        bp->b_fprev->b_fnext = bp->b_fnext;
+    else
+        g->head = bp->b_fnext;
+    if (bp->b_fnext)
+        bp->b_fnext->b_fprev = bp->b_fprev;
+    else
+        g->tail = bp->b_fprev;
+    bp->b_fnext = bp->b_fprev = NULL;
+}
+
+static void free_insert(struct bgroup *g, struct buf *bp, bool at_head)
+{
+    if (at_head) {
+        bp->b_fprev = NULL;
+        bp->b_fnext = g->head;
+        if (g->head)
+            g->head->b_fprev = bp;
+        else
+            g->tail = bp;
+        g->head = bp;
+    } else {
+        bp->b_fnext = NULL;
+        bp->b_fprev = g->tail;
+        if (g->tail)
+            g->tail->b_fnext = bp;
+        else
+            g->head = bp;
+        g->tail = bp;
+    }
+}
+
+/* With F and E held: bp, which is free, becomes busy. */
+static void take_free(struct buf *bp)
+{
+    free_remove(group_of(bp), bp);
+    flag_set(bp, B_BUSY);
+}
+
+/* ---- sleeping and waking ---- */
+
+/* Wake waiters of wakeup_mode for a channel; returns how many woke. */
+static int wake_for_release(const void *chan)
+{
+    return opts.wakeup == WAKEUP_ONE ? wake1proc(chan) : wakeup(chan);
+}
+
+/* With E held: bp was released or forgotten; wake whoever waits for it. */
+static void wake_buf_waiters(struct buf *bp)
+{
+    if (!(flags_of(bp) & B_WANTED))
+        return;
+    if (opts.wakeup == WAKEUP_ONE) {
+        if (wake1proc(bp) == 0)
+            flag_clear(bp, B_WANTED);
+    } else {
+        flag_clear(bp, B_WANTED);
+        wakeup(bp);
+    }
+}
+
+/* With F held: a buffer went onto g's list; wake threads waiting for one. */
+static void wake_free_waiters(struct bgroup *g)
+{
+    if (g->nwant)
+        g->nwant -= wake_for_release(&g->nwant);
+}
+
+/* With the locks of ls held, E among them: bp is busy.  Sleep until its
+ * release; every lock of ls is dropped. */
+static void wait_busy(struct lockset *ls, struct buf *bp)
+{
+    flag_set(bp, B_WANTED);
+    pcpu_count(bc.stats, ST_WAITS);
+    struct sleepq *sq = sleepq_lock(bp);
+    ls_unlock_all(ls);
+    sleep_locked(sq, bp);
+}
+
+/*
+ * After waking from wait_busy under wakeup=one: if bp is free but not the
+ * block this thread wants (want_dev NULL: it wants none), the wake-up was
+ * meant for someone else too; pass it on.  Under E alone: a free buffer's
+ * identity can only change after E makes it busy, so it is stable here.
+ */
+static void pass_wakeup_on(struct buf *bp, struct blkdev *want_dev, uint64_t blkno, uint32_t size)
+{
+    if (opts.wakeup != WAKEUP_ONE)
+        return;
+    struct lockset ls;
+    ls_init(&ls);
+    ls_lock(&ls, elem_lock(bp));
+    uint32_t f = flags_of(bp);
+    if (!(f & B_BUSY) && (f & B_WANTED) && !(want_dev && same_block(bp, want_dev, blkno, size)))
+        wake_buf_waiters(bp);
+    ls_unlock_all(&ls);
+}
+
+/* With H(row) and F(g) held: g has no free buffer; sleep until a release. */
+static void wait_free(struct lockset *ls, struct bgroup *g)
+{
+    g->nwant++;
+    pcpu_count(bc.stats, ST_WAITS);
+    struct sleepq *sq = sleepq_lock(&g->nwant);
+    ls_unlock_all(ls);
+    sleep_locked(sq, &g->nwant);
+}
+
+/* ---- release ---- */
+
+/*
+ * Release busy bp: free again, at the tail of its free list, or, when its
+ * contents are useless (B_STALE or B_ERROR), unhashed and at the head so
+ * it is reused first.  Identity is stable: the caller owns bp.
+ */
+static void release(struct buf *bp)
+{
+    struct lockset ls;
+    ls_init(&ls);
+    bool forget = flags_of(bp) & (B_STALE | B_ERROR);
+    if (forget && BX(bp)->row != NO_ROW)
+        ls_lock(&ls, row_lock(BX(bp)->row));
+    struct bgroup *g = group_of(bp);
+    ls_lock(&ls, &g->lock);
+    ls_lock(&ls, elem_lock(bp));
+    if (forget) {
+        if (BX(bp)->row != NO_ROW)
+            chain_remove(bp);
+        clear_identity(bp);
+        flag_clear(bp, B_DONE | B_DELWRI);
+    }
+    free_insert(g, bp, forget);
+    flag_clear(bp, B_BUSY | B_ASYNC);
+    wake_buf_waiters(bp);
+    wake_free_waiters(g);
+    ls_unlock_all(&ls);
+}
+
+void brelse(struct buf *bp)
+{
+    if (!(flags_of(bp) & B_BUSY))
+        panic("brelse: buffer %p (block %lu) is not busy", bp, bp->b_blkno);
+    release(bp);
+}
+
+/* ---- disk I/O (the caller owns bp, and holds no spin lock) ---- */
+
+static uint32_t sectors_of(struct buf *bp)
+{
+    return bp->b_size / bp->b_dev->bsize;
+}
+
+static bool size_ok(struct blkdev *dev, uint32_t size)
+{
+    return size > 0 && size <= BUF_MAX_SIZE && size % dev->bsize == 0;
+}
+
+static bool in_range(struct blkdev *dev, uint64_t blkno, uint32_t size)
+{
+    return blkno < dev->nblocks / (size / dev->bsize);
+}
+
+/* Synchronous read or write of bp: 0, -EINVAL past the end, or -EIO. */
+static int buf_io(struct buf *bp, bool write)
+{
+    if (!in_range(bp->b_dev, bp->b_blkno, bp->b_size))
+        return -EINVAL;
+    uint32_t n = sectors_of(bp);
+    if (write)
+        pcpu_count(bc.stats, ST_WRITES);
+    return blk_rw(bp->b_dev, bp->b_blkno * n, n, bp->b_data, write) ? -EIO : 0;
+}
+
+static void note_error(struct buf *bp, int err)
+{
+    bp->b_error = err;
+    flag_set(bp, B_ERROR);
+}
+
+/* A write finished (err 0 or negative): record it and release bp. */
+static void write_done(struct buf *bp, int err)
+{
+    if (err) {
+        kprintf("buf: %s block %lu (%u bytes): asynchronous write failed (%d), data lost\n",
+                bp->b_dev->name, bp->b_blkno, bp->b_size, err);
+        note_error(bp, err);
+    } else {
+        flag_clear(bp, B_DELWRI);
+    }
+    release(bp);
+}
+
+static void async_write_done(struct bio *io)
+{
+    write_done(io->priv, io->error ? -EIO : 0);
+}
+
+/* Start writing busy bp; its completion releases it. */
+static void start_async_write(struct buf *bp)
+{
+    flag_set(bp, B_ASYNC);
+    uint32_t n = sectors_of(bp);
+    if (!in_range(bp->b_dev, bp->b_blkno, bp->b_size) || n > bp->b_dev->max_blocks) {
+        write_done(bp, buf_io(bp, true));
+        return;
+    }
+    struct bio *io = &BX(bp)->io;
+    blk_wait(io);       /* the previous request on io has completely finished */
+    io->dev = bp->b_dev;
+    io->blkno = bp->b_blkno * n;
+    io->count = n;
+    io->buf = bp->b_data;
+    io->write = true;
+    io->done_fn = async_write_done;
+    io->priv = bp;
+    pcpu_count(bc.stats, ST_WRITES);
+    int e = blk_submit(io);
+    if (e < 0)
+        write_done(bp, -EIO);
+}
+
+/* ---- getblk ---- */
+
+static void check_request(struct blkdev *dev, uint32_t size)
+{
+    if (!dev || !size_ok(dev, size))
+        panic("getblk: bad request (dev %s, size %u)", dev ? dev->name : "NULL", size);
+}
+
+/*
+ * With H(row) held and the block absent from the row: take a free buffer
+ * of the row's group and give it the new identity, or find out why not.
+ * Returns the buffer (busy, hashed on row, every lock of ls dropped), or
+ * NULL when the caller must start over (every lock of ls dropped too).
+ */
+static struct buf *reuse_victim(struct lockset *ls, unsigned row, struct blkdev *dev,
+                                uint64_t blkno, uint32_t size)
+{
+    struct bgroup *g = group_of_row(row);
+    ls_lock(ls, &g->lock);
+    struct buf *bp = g->head;
+    if (!bp) {
+        wait_free(ls, g);
+        return NULL;
+    }
+    ls_lock(ls, elem_lock(bp));
+    take_free(bp);
+    if (flags_of(bp) & B_DELWRI) {
+        /* Written first; its completion puts it back on the list. */
+        ls_unlock_all(ls);
+        start_async_write(bp);
+        return NULL;
+    }
+    /* Only the new row's lock is needed from here on (bp is ours). */
+    ls_release_except(ls, row_lock(row));
+    if (BX(bp)->row != NO_ROW) {
+        if (!ls_trylock(ls, row_lock(BX(bp)->row))) {
+            /* hashfree only: back off rather than wait for a second row
+             * lock; release unhashes bp under its old row's lock alone. */
+            ls_unlock_all(ls);
+            flag_set(bp, B_STALE);
+            release(bp);
+            return NULL;
+        }
+        chain_remove(bp);
+    }
+    bp->b_dev = dev;
+    bp->b_blkno = blkno;
+    bp->b_size = size;
+    bp->b_error = 0;
+    flag_clear(bp, B_DONE | B_ERROR | B_STALE | B_DELWRI | B_ASYNC);
+    chain_insert(row, bp);
+    ls_unlock_all(ls);
+    return bp;
+}
+
+struct buf *getblk(struct blkdev *dev, uint64_t blkno, uint32_t size)
+{
+    check_request(dev, size);
+    unsigned row = hash_row(dev, blkno);
+    pcpu_count(bc.stats, ST_LOOKUPS);
+    for (;;) {
+        struct lockset ls;
+        ls_init(&ls);
+        ls_lock(&ls, row_lock(row));
+        struct buf *bp = chain_find(row, dev, blkno, size);
+        if (!bp) {
+            bp = reuse_victim(&ls, row, dev, blkno, size);
+            if (bp) {
+                pcpu_count(bc.stats, ST_MISSES);
+                return bp;
+            }
+            continue;
+        }
+        ls_lock(&ls, &group_of(bp)->lock);
+        ls_lock(&ls, elem_lock(bp));
+        if (flags_of(bp) & B_BUSY) {
+            wait_busy(&ls, bp);
+            pass_wakeup_on(bp, dev, blkno, size);
+            continue;
+        }
+        take_free(bp);
+        ls_unlock_all(&ls);
+        pcpu_count(bc.stats, ST_HITS);
+        return bp;
+    }
+}
+
+struct buf *bread(struct blkdev *dev, uint64_t blkno, uint32_t size, int *err)
+{
+    int dummy;
+    if (!err)
+        err = &dummy;
+    if (!dev || !size_ok(dev, size) || !in_range(dev, blkno, size)) {
+        *err = -EINVAL;
+        return NULL;
+    }
+    struct buf *bp = getblk(dev, blkno, size);
+    if (flags_of(bp) & B_DONE) {
+        *err = 0;
+        return bp;
+    }
+    int e = buf_io(bp, false);
+    if (e) {
+        note_error(bp, e);
+        release(bp);
+        *err = e;
+        return NULL;
+    }
+    flag_set(bp, B_DONE);
+    *err = 0;
+    return bp;
+}
+
+int bwrite(struct buf *bp)
+{
+    int e = buf_io(bp, true);
+    if (e) {
+        note_error(bp, e);
+    } else {
+        flag_clear(bp, B_DELWRI);
+        flag_set(bp, B_DONE);
+    }
+    release(bp);
+    return e;
+}
+
+void bdwrite(struct buf *bp)
+{
+    flag_set(bp, B_DELWRI | B_DONE);
+    release(bp);
+}
+
+void bawrite(struct buf *bp)
+{
+    flag_set(bp, B_DONE);
+    start_async_write(bp);
+}
+
+void clrbuf(struct buf *bp)
+{
+    memset(bp->b_data, 0, bp->b_size);
+}
+
+/* ---- flushing and invalidation ---- */
+
+/*
+ * Write bp if it is a delayed write of dev (NULL: any disk); wait for it
+ * if it is being written asynchronously.  Returns 0 or the write's error.
+ */
+static int flush_one(struct buf *bp, struct blkdev *dev)
+{
+    for (;;) {
+        struct lockset ls;
+        ls_init(&ls);
+        ls_lock(&ls, &group_of(bp)->lock);
+        ls_lock(&ls, elem_lock(bp));
+        uint32_t f = flags_of(bp);
+        struct blkdev *bdev = READ_ONCE(bp->b_dev);     /* stable unless busy */
+        bool mine = bdev && (!dev || bdev == dev);
+        if (mine && !(f & B_BUSY) && (f & B_DELWRI)) {
+            take_free(bp);
+            ls_unlock_all(&ls);
+            return bwrite(bp);
+        }
+        if (mine && (f & B_BUSY) && (f & B_ASYNC)) {
+            /* An asynchronous write always finishes, so waiting for it
+             * cannot deadlock even if this thread owns other buffers. */
+            wait_busy(&ls, bp);
+            pass_wakeup_on(bp, NULL, 0, 0);
+            continue;
+        }
+        ls_unlock_all(&ls);
+        return 0;
+    }
+}
+
+int bflush(struct blkdev *dev)
+{
+    int rc = 0;
+    for (int i = 0; i < bc.nbuf; i++) {
+        int e = flush_one(&bc.bufs[i].b, dev);
+        if (e && !rc)
+            rc = e;
+    }
+    return rc;
+}
+
+/* With H(row) held: forget every free buffer of dev on the row; returns
+ * how many were busy (or dirtied again) and so kept. */
+static int forget_row(unsigned row, struct blkdev *dev, struct lockset *ls)
+{
+    int kept = 0;
+    struct buf *next;
+    for (struct buf *bp = bc.rows[row].head; bp; bp = next) {
+        next = bp->b_hnext;
+        if (bp->b_dev != dev)
+            continue;
+        struct bgroup *g = group_of(bp);
+        ls_lock(ls, &g->lock);
+        ls_lock(ls, elem_lock(bp));
+        uint32_t f = flags_of(bp);
+        if (f & (B_BUSY | B_DELWRI)) {
+            kept++;
+        } else {
+            chain_remove(bp);
+            clear_identity(bp);
+            flag_clear(bp, B_DONE | B_ERROR);
+            flag_set(bp, B_STALE);
+            free_remove(g, bp);
+            free_insert(g, bp, true);
+            wake_buf_waiters(bp);
+        }
+        ls_release_except(ls, row_lock(row));
+    }
+    return kept;
+}
+
+int binval(struct blkdev *dev)
+{
+    if (!dev)
+        return -EINVAL;
+    int rc = bflush(dev);
+    int kept = 0;
+    for (unsigned row = 0; row < bc.nrows; row++) {
+        struct lockset ls;
+        ls_init(&ls);
+        ls_lock(&ls, row_lock(row));
+        kept += forget_row(row, dev, &ls);
+        ls_unlock_all(&ls);
+    }
+    if (kept)
+        return -EBUSY;
+    return rc;
+}
+
+/* ---- statistics ---- */
+
+void buf_stats_get(struct buf_stats *out)
+{
+    out->lookups = pcpu_sum(bc.stats, ST_LOOKUPS);
+    out->hits = pcpu_sum(bc.stats, ST_HITS);
+    out->misses = pcpu_sum(bc.stats, ST_MISSES);
+    out->writes = pcpu_sum(bc.stats, ST_WRITES);
+    out->waits = pcpu_sum(bc.stats, ST_WAITS);
+}
+
+void buf_test_geometry(int *nbuf, int *nrows, int *ngroups)
+{
+    *nbuf = bc.nbuf;
+    *nrows = (int)bc.nrows;
+    *ngroups = (int)bc.ngroups;
+}
+
+/* ---- boot ---- */
+
+/* About 1/64 of memory: 4 buffers (16 KiB) per MiB, the memory size first
+ * rounded to the nearest power of two (firmware keeps a little of it), so
+ * the geometry comes out even: 256 MiB gives 1024 buffers. */
+static int default_nbuf(void)
+{
+    uint64_t bytes = 0;
+    for (int i = 0; i < numa_nnodes; i++)
+        bytes += numa_nodes[i].mem_bytes;
+    uint64_t mib = MAX(1, bytes >> 20);
+    unsigned up = cache_log2_ceil(mib);
+    if (up > 0 && (1ull << up) - mib > mib - (1ull << (up - 1)))
+        up--;
+    uint64_t n = (1ull << up) * 4;
+    return (int)MAX(NBUF_MIN, MIN(NBUF_MAX, n));
+}
+
+static void *zalloc_or_panic(size_t size, const char *what)
+{
+    void *p = kzalloc(size);
+    if (!p)
+        panic("binit: no memory for %s (%zu bytes)", what, size);
+    return p;
+}
+
+/* Give every buffer a page of data, spread over the nodes; returns how
+ * many got one (fewer only when memory runs out). */
+static int alloc_data(int nbuf)
+{
+    for (int i = 0; i < nbuf; i++) {
+        int node = numa_nnodes > 0 ? i % numa_nnodes : 0;
+        struct page *pg = page_alloc_node(0, node);
+        if (!pg)
+            return i;
+        bc.bufs[i].b.b_data = page_to_virt(pg);
+    }
+    return nbuf;
+}
+
+static void init_locks(void)
+{
+    unsigned G = bc.ngroups;
+    struct lock_class *gcls = bc.model == CACHE_SINGLE ? &buf_single_class
+                            : bc.model == CACHE_HASHFREE ? &buf_free_class : &buf_group_class;
+    for (unsigned g = 0; g < G; g++)
+        spin_init(&bc.groups[g].lock, gcls);
+    bool own = bc.model == CACHE_HASHFREE;
+    for (unsigned r = 0; r < bc.nrows; r++) {
+        struct brow *row = &bc.rows[r];
+        if (own)
+            spin_init(&row->own, &buf_hash_class);
+        row->lock = own ? &row->own : &group_of_row(r)->lock;
+    }
+    for (int i = 0; i < bc.nbuf; i++) {
+        struct bufx *x = &bc.bufs[i];
+        if (own)
+            spin_init(&x->elem, &buf_elem_class);
+        x->b.b_lock = own ? &x->elem : &bc.groups[x->group].lock;
+    }
+}
+
+/* Buffers per group close to BUF_PER_GROUP, a power of two of groups, at
+ * most one group per row (ssac only; the others have one free list). */
+static unsigned choose_groups(void)
+{
+    if (bc.model != CACHE_SSAC)
+        return 1;
+    unsigned g = 1u << cache_log2_ceil(MAX(1, bc.nbuf / BUF_PER_GROUP));
+    while (g > 1 && (unsigned)bc.nbuf / g < BUF_PER_GROUP / 2)
+        g >>= 1;
+    return MIN(g, bc.nrows);
+}
+
+void binit(int nbuf)
+{
+    bc.model = opts.cache;
+    bc.nbuf = nbuf > 0 ? nbuf : default_nbuf();
+    bc.bufs = zalloc_or_panic(bc.nbuf * sizeof(struct bufx), "buffer headers");
+    int got = alloc_data(bc.nbuf);
+    if (got < bc.nbuf) {
+        kprintf("buf: memory for only %d of %d buffers\n", got, bc.nbuf);
+        if (got < 16)
+            panic("binit: too little memory for a buffer cache");
+        bc.nbuf = got;
+    }
+    bc.rowbits = cache_log2_ceil(MAX(16, bc.nbuf / BUF_PER_ROW));
+    bc.nrows = 1u << bc.rowbits;
+    bc.ngroups = choose_groups();
+    bc.rows_per_group = bc.nrows / bc.ngroups;
+    bc.rows = zalloc_or_panic(bc.nrows * sizeof(struct brow), "hash rows");
+    bc.groups = zalloc_or_panic(bc.ngroups * sizeof(struct bgroup), "free lists");
+    for (int i = 0; i < bc.nbuf; i++) {
+        struct bufx *x = &bc.bufs[i];
+        x->group = (uint32_t)i % bc.ngroups;
+        x->b.b_row = x->group;
+        x->row = NO_ROW;
+        x->io.done = 1;     /* no request in flight on it */
+    }
+    init_locks();
+    for (int i = 0; i < bc.nbuf; i++)
+        free_insert(&bc.groups[bc.bufs[i].group], &bc.bufs[i].b, false);
+    if (bc.model == CACHE_SSAC)
+        kprintf("buf: %d buffers, model ssac (%u rows in %u groups)\n", bc.nbuf, bc.nrows,
+                bc.ngroups);
+    else
+        kprintf("buf: %d buffers, model %s (%u rows, one free list)\n", bc.nbuf,
+                cache_model_name(bc.model), bc.nrows);
+}
