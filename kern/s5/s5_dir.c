@@ -1,0 +1,161 @@
+/*
+ * S5 directories: files of 16-byte entries (a 2-byte inode number, 0 for
+ * an empty slot, and a 14-byte NUL-padded name), "." and ".." first,
+ * never holes, never compacted.  Every function here runs with the
+ * directory ILOCKED; the theory is in kern/s5/s5_vfsops.c.
+ */
+#include <kern/s5/s5_inode.h>
+#include <kern/vfs/buf.h>
+#include <kern/string.h>
+
+int s5_dirblk(struct s5_inode *dp, uint32_t off, struct buf **bpp)
+{
+    uint32_t bno;
+    int err = s5_bmap(dp, s5_lblkno(off), false, &bno, NULL);
+    if (err)
+        return err;
+    if (bno == 0) {
+        s5_corrupt(dp->i_fs, "directory %u: hole at logical block %u (size %u)", dp->i_number,
+                   s5_lblkno(off), dp->i_size);
+        return -EUCLEAN;
+    }
+    *bpp = s5_bread(dp->i_fs, bno, &err);
+    return *bpp ? 0 : err;
+}
+
+/* The entry at offset off within its (busy) directory block. */
+static struct s5_direct *entry_at(struct buf *bp, uint32_t off)
+{
+    return (struct s5_direct *)((char *)bp->b_data + s5_blkoff(off));
+}
+
+int s5_dirsearch(struct s5_inode *dp, const char *name, struct s5_dirslot *ds)
+{
+    uint32_t len = (uint32_t)strlen(name);
+    ds->ino = 0;
+    ds->off = 0;
+    ds->free_off = -1;
+    for (uint32_t off = 0; off < dp->i_size; ) {
+        struct buf *bp;
+        int err = s5_dirblk(dp, off, &bp);
+        if (err)
+            return err;
+        uint32_t end = MIN(dp->i_size, (s5_lblkno(off) + 1) * S5_BSIZE);
+        for (; off < end; off += S5_DIRENT_SIZE) {
+            const struct s5_direct *de = entry_at(bp, off);
+            if (de->d_ino == 0) {
+                if (ds->free_off < 0)
+                    ds->free_off = off;
+                continue;
+            }
+            if (!s5_namematch(de->d_name, name, len))
+                continue;
+            uint32_t ino = de->d_ino;
+            brelse(bp);
+            if (!s5_ino_valid(&dp->i_fs->fs_sb, ino)) {
+                s5_corrupt(dp->i_fs, "directory %u: entry '%s' points to inode %u past the "
+                           "inode list (%u inodes)", dp->i_number, name, ino,
+                           s5_ninodes(&dp->i_fs->fs_sb));
+                return -EUCLEAN;
+            }
+            ds->ino = ino;
+            ds->off = off;
+            return 0;
+        }
+        brelse(bp);
+    }
+    return -ENOENT;
+}
+
+int s5_direnter(struct s5_inode *dp, const char *name, uint32_t ino,
+                const struct s5_dirslot *ds)
+{
+    struct s5_fs *fs = dp->i_fs;
+    uint32_t off = ds->free_off >= 0 ? (uint32_t)ds->free_off : dp->i_size;
+    bool grow = off >= dp->i_size;
+    struct buf *bp;
+    int err;
+    if (grow && dp->i_size + S5_DIRENT_SIZE > S5_MAXDIRSIZE)
+        return -ENOSPC;
+    if (grow && s5_blkoff(off) == 0) {
+        /* A new block: allocated and zeroed before it is used. */
+        uint32_t bno;
+        bool fresh;
+        err = s5_bmap(dp, s5_lblkno(off), true, &bno, &fresh);
+        if (err)
+            return err;
+        bp = s5_getblk(fs, bno);
+        clrbuf(bp);
+    } else {
+        err = s5_dirblk(dp, off, &bp);
+        if (err)
+            return err;
+    }
+    struct s5_direct *de = entry_at(bp, off);
+    de->d_ino = (uint16_t)ino;
+    s5_setname(de->d_name, name, (uint32_t)strlen(name));
+    err = s5_bwrite_meta(bp, s5_syncwrites());
+    if (err)
+        return err;
+    if (grow)
+        dp->i_size = off + S5_DIRENT_SIZE;
+    s5_itimes(dp, S5_UPD | S5_CHG);
+    return s5_iupdat(dp, s5_syncwrites());
+}
+
+int s5_dirrewrite(struct s5_inode *dp, uint32_t off, uint32_t ino)
+{
+    struct buf *bp;
+    int err = s5_dirblk(dp, off, &bp);
+    if (err)
+        return err;
+    entry_at(bp, off)->d_ino = (uint16_t)ino;
+    err = s5_bwrite_meta(bp, s5_syncwrites());
+    if (err)
+        return err;
+    s5_itimes(dp, S5_UPD | S5_CHG);
+    return s5_iupdat(dp, s5_syncwrites());
+}
+
+int s5_dirempty(struct s5_inode *dp)
+{
+    for (uint32_t off = 0; off < dp->i_size; ) {
+        struct buf *bp;
+        int err = s5_dirblk(dp, off, &bp);
+        if (err)
+            return err;
+        uint32_t end = MIN(dp->i_size, (s5_lblkno(off) + 1) * S5_BSIZE);
+        for (; off < end; off += S5_DIRENT_SIZE) {
+            const struct s5_direct *de = entry_at(bp, off);
+            if (de->d_ino != 0 && !s5_namematch(de->d_name, ".", 1) &&
+                !s5_namematch(de->d_name, "..", 2)) {
+                brelse(bp);
+                return 0;
+            }
+        }
+        brelse(bp);
+    }
+    return 1;
+}
+
+int s5_dirinit(struct s5_inode *ip, uint32_t parent)
+{
+    uint32_t bno;
+    bool fresh;
+    int err = s5_bmap(ip, 0, true, &bno, &fresh);
+    if (err)
+        return err;
+    struct buf *bp = s5_getblk(ip->i_fs, bno);
+    clrbuf(bp);
+    struct s5_direct *de = (struct s5_direct *)bp->b_data;
+    de[0].d_ino = (uint16_t)ip->i_number;
+    s5_setname(de[0].d_name, ".", 1);
+    de[1].d_ino = (uint16_t)parent;
+    s5_setname(de[1].d_name, "..", 2);
+    err = s5_bwrite_meta(bp, s5_syncwrites());
+    if (err)
+        return err;
+    ip->i_size = 2 * S5_DIRENT_SIZE;
+    s5_itimes(ip, S5_UPD | S5_CHG);
+    return 0;
+}

@@ -1,0 +1,275 @@
+/*
+ * The S5 file system inside the kernel: in-core inodes, the mounted file
+ * system, and the functions the S5 source files share.  The on-disk format
+ * is kern/s5/s5_fs.h; the theory of the kernel side (the inode cache, the
+ * inode resource locks, the free lists and the races they handle) is at the
+ * top of kern/s5/s5_vfsops.c.
+ *
+ * Lock key:
+ *   [ic]  s5_icache_lock: the one mutex over the inode hash chains, the
+ *         inode free list, every inode's identity (i_fs, i_number) and the
+ *         -1 "inactive" value of its v_count (class "s5_icache")
+ *   [I]   the inode's ILOCKED resource lock (i_lock, class "s5_ilock"),
+ *         taken with ILOCK(), which also takes the vnode lock
+ *   [fs]  the file system's fs_lock mutex (class "s5_fs") over the
+ *         in-core superblock; never taken recursively
+ *   [fl]  fs_flock, the free-block list's resource lock (class "s5_flock"),
+ *         held across the chain-block I/O of one allocation or free
+ *   [c]   constant while mounted (or while the inode has this identity)
+ */
+#ifndef KERN_S5_S5_INODE_H
+#define KERN_S5_S5_INODE_H
+
+#include <kern/types.h>
+#include <kern/mutex.h>
+#include <kern/sleep.h>
+#include <kern/vfs/vnode.h>
+#include <kern/vfs/vfs.h>
+#include <kern/s5/s5_fs.h>
+#include <kern/s5/s5.h>
+
+struct blkdev;
+struct buf;
+
+/* In-core inodes in the one S5 inode table (all mounted S5 file systems). */
+#define S5_NINODE       512
+/* Hash chains: 2^n - 1 of them, so the modulus spreads inode numbers that
+ * differ by powers of two (seed 001's lesson about the buffer cache). */
+#define S5_NIHASH       127
+/* Most links an inode may have (SVR3's MAXLINK). */
+#define S5_MAXLINK      1000
+/* Largest directory the kernel believes (4096 blocks of 64 entries): a
+ * bigger di_size is taken as corruption. */
+#define S5_MAXDIRSIZE   (4096u * S5_BSIZE)
+
+/*
+ * Device numbers of character and block special files live in address
+ * slot 0, 24 bits: the major in the top 12, the minor in the low 12.
+ * In the vnode they are Linux-encoded (vn_makedev).
+ */
+static inline uint32_t s5_dev_to_disk(uint32_t rdev)
+{
+    return (vn_major(rdev) & 0xfff) << 12 | (vn_minor(rdev) & 0xfff);
+}
+
+static inline uint32_t s5_dev_from_disk(uint32_t addr0)
+{
+    return vn_makedev(addr0 >> 12, addr0 & 0xfff);
+}
+
+/* i_flag bits [I] */
+#define IVALID  0x01    /* the in-core copy has been read from disk */
+#define IMOD    0x02    /* the in-core copy differs from the disk copy */
+#define IBLKS   0x04    /* i_nblocks is known */
+
+struct s5_fs;
+
+struct s5_inode {
+    struct vnode i_vnode;           /* v_data points back here */
+    struct s5_inode *i_hnext, *i_hprev;     /* [ic] hash chain (NULL when unhashed) */
+    struct s5_inode *i_fnext, *i_fprev;     /* [ic] free list (v_count == -1) */
+    bool i_hashed, i_onfree;        /* [ic] */
+    struct s5_fs *i_fs;             /* [ic] identity: file system (NULL: none) ... */
+    uint32_t i_number;              /* [ic] ... and inode number */
+    struct rlock i_lock;            /* ILOCKED (class "s5_ilock") */
+    struct rlock i_rwlock;          /* IRWLOCKED (class "s5_irwlock") */
+    uint32_t i_flag;                /* [I] I* above */
+    /* The inode itself, as on disk [I]. */
+    uint16_t i_mode, i_nlink, i_uid, i_gid;
+    uint32_t i_size;
+    uint32_t i_addr[S5_NADDR];
+    uint8_t i_gen;
+    uint32_t i_atime, i_mtime, i_ctime;
+    uint32_t i_nblocks;             /* [I] data + indirect blocks, when IBLKS */
+};
+
+/* Counters for the tests and for kbench (racy sums; [a]). */
+struct s5_stats {
+    uint64_t igets, ihits, imisses, iretries;   /* iget: calls, cache hits, reads, identity rechecks failed */
+    uint64_t inactives, reactivations;          /* VOP_INACTIVE calls; inodes revived from -1 */
+    uint64_t purges;                            /* dnlc_purge1 calls made by iget */
+    uint64_t ialloc_races;                      /* ialloc found its inode already allocated */
+    uint64_t iscans;                            /* free-inode cache refills */
+};
+extern struct s5_stats s5_stats;
+
+struct s5_fs {
+    struct vfs *fs_vfs;             /* [c] */
+    struct blkdev *fs_dev;          /* [c] */
+    uint64_t fs_devblocks;          /* [c] device size in S5 blocks */
+    bool fs_rdonly;                 /* [c] */
+    uint32_t fs_hashid;             /* [c] mixes into the inode hash */
+    struct mutex fs_lock;           /* class "s5_fs": the [fs] fields */
+    struct rlock fs_flock;          /* [fl] the free-block list across I/O */
+    struct rlock fs_ilist;          /* serializes free-inode cache refills (scans) */
+    struct rlock fs_rename;         /* serializes rename and rmdir (tree shape) */
+    struct s5_super fs_sb;          /* [fs] the in-core superblock; s_isize,
+                                       s_fsize [c] */
+    bool fs_fmod;                   /* [fs] the superblock needs writing */
+    bool fs_bad;                    /* [a] corruption seen: mark FsBAD */
+    uint32_t fs_irotor;             /* [fs] where the next inode scan starts */
+    bool fs_freebad;                /* [c] the free chain is broken: allocate nothing */
+    struct s5_inode *fs_root;       /* [c] held while mounted */
+};
+
+static inline struct s5_inode *VTOI(struct vnode *vp)
+{
+    return (struct s5_inode *)vp->v_data;
+}
+
+static inline struct vnode *ITOV(struct s5_inode *ip)
+{
+    return &ip->i_vnode;
+}
+
+extern const struct vnodeops s5_vnodeops;
+extern const struct vfsops s5_vfsops;
+
+/* ---- s5_inode.c: the inode cache and inode locks ---- */
+
+void s5_icache_init(void);
+/* The inode (fs, ino), referenced and ILOCKED.  -ENFILE when the table
+ * stays full after purging the DNLC; -EUCLEAN/-EIO for a bad inode;
+ * -EDEADLK if the calling thread already holds that inode's ILOCKED. */
+int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp);
+/* IUNLOCK and VN_RELE. */
+void s5_iput(struct s5_inode *ip);
+/*
+ * The inode resource locks (seed 001, "Inode Locking").  ILOCK takes the
+ * vnode lock and then the ILOCKED flag; IUNLOCK releases both, so a VOP
+ * that returns with ILOCKED held leaves the vnode lock held too (one more
+ * recursion level), exactly as the paper describes.  Waiting for the flag
+ * sleeps, which releases the vnode lock (and every other mutex) until the
+ * flag's holder lets it go with wake1proc (wakeup=one) or wakeup (all).
+ * IRWLOCK/IRWUNLOCK are the same with IRWLOCKED, which makes a read or
+ * write atomic while ILOCK is taken and dropped around each block.
+ * Inline so that the lock statistics and witness name the real call site.
+ */
+static inline void ILOCK(struct s5_inode *ip)
+{
+    mutex_enter(&ip->i_vnode.v_lock);
+    rlock_acquire(&ip->i_lock);
+}
+
+static inline void IUNLOCK(struct s5_inode *ip)
+{
+    rlock_release(&ip->i_lock);
+    mutex_exit(&ip->i_vnode.v_lock);
+}
+
+static inline void IRWLOCK(struct s5_inode *ip)
+{
+    mutex_enter(&ip->i_vnode.v_lock);
+    rlock_acquire(&ip->i_rwlock);
+}
+
+static inline void IRWUNLOCK(struct s5_inode *ip)
+{
+    rlock_release(&ip->i_rwlock);
+    mutex_exit(&ip->i_vnode.v_lock);
+}
+
+/* Does the current thread hold ip's ILOCKED? */
+static inline bool s5_ilocked(struct s5_inode *ip)
+{
+    return rlock_held(&ip->i_lock);
+}
+/* Write the in-core inode into its disk block (sync: bwrite, else bdwrite). */
+int s5_iupdat(struct s5_inode *ip, bool sync);
+/* Set times from the flags (S5_ACC, S5_UPD, S5_CHG) and mark modified. */
+#define S5_ACC  0x1
+#define S5_UPD  0x2
+#define S5_CHG  0x4
+void s5_itimes(struct s5_inode *ip, int which);
+/* Free the blocks past size and set the size (ILOCKED). */
+int s5_itrunc(struct s5_inode *ip, uint32_t size);
+/* The VOP_INACTIVE routine. */
+void s5_inactive(struct vnode *vp, struct cred *cr);
+/* Unmount support: -EBUSY if an inode of fs other than the root is
+ * referenced; 0 otherwise. */
+int s5_iflush_busy(struct s5_fs *fs);
+/* Write every modified in-core inode of fs. */
+int s5_iflush(struct s5_fs *fs);
+/* Forget every inactive in-core inode of fs (after unmount). */
+void s5_ievict(struct s5_fs *fs);
+/* Is (fs, ino) in core and referenced (v_count >= 0)? (the inode scan) */
+bool s5_iactive(struct s5_fs *fs, uint32_t ino);
+/* Tests: the number of broken cache invariants (0 is good); *nfree gets
+ * the length of the free list. */
+int s5_icache_audit(int *nfree);
+/* Seconds since 1970 as the file system records them. */
+uint32_t s5_now(void);
+/* Inode updates of structure changes: synchronous when opts.syncwrites. */
+bool s5_syncwrites(void);
+
+/* ---- s5_alloc.c: the superblock free lists ---- */
+
+/* Take a free block off the list into *bnop (its contents are the
+ * caller's to initialize). */
+int s5_balloc(struct s5_fs *fs, uint32_t *bnop);
+void s5_bfree(struct s5_fs *fs, uint32_t bno);
+/* A free inode, referenced, ILOCKED and initialized to mode (nlink 0). */
+int s5_ialloc(struct s5_fs *fs, uint16_t mode, struct s5_inode **ipp);
+void s5_ifree(struct s5_fs *fs, uint32_t ino);
+/* Drop free-inode cache entries that are no longer free (before the
+ * superblock goes to disk, so fsck finds the hint exact). */
+void s5_icache_sanitize(struct s5_fs *fs);
+
+/* ---- s5_bmap.c: logical to physical blocks ---- */
+
+/* The disk block holding logical block lbn of ip (ILOCKED); 0 for a hole.
+ * With alloc, a hole is filled (*newp says so; the caller initializes the
+ * data block).  -EFBIG past the largest file, -ENOSPC, -EUCLEAN. */
+int s5_bmap(struct s5_inode *ip, uint32_t lbn, bool alloc, uint32_t *bnop, bool *newp);
+/* Count the blocks ip owns (ILOCKED). */
+int s5_count_blocks(struct s5_inode *ip, uint32_t *np);
+
+/* ---- s5_dir.c: directories (dp ILOCKED throughout) ---- */
+
+struct s5_dirslot {
+    uint32_t ino;           /* the entry found, or 0 */
+    uint32_t off;           /* its byte offset */
+    int64_t free_off;       /* first empty slot seen, or -1 */
+};
+int s5_dirsearch(struct s5_inode *dp, const char *name, struct s5_dirslot *ds);
+/* Add name -> ino at ds->free_off or at the end. */
+int s5_direnter(struct s5_inode *dp, const char *name, uint32_t ino, const struct s5_dirslot *ds);
+/* Set the inode number of the entry at off (0 removes it). */
+int s5_dirrewrite(struct s5_inode *dp, uint32_t off, uint32_t ino);
+/* Is the directory empty but for "." and ".."?  (1 yes, 0 no, <0 error) */
+int s5_dirempty(struct s5_inode *dp);
+/* Initialize the first block of new directory ip with "." and "..". */
+int s5_dirinit(struct s5_inode *ip, uint32_t parent);
+/* The buffer for the directory block holding offset off. */
+int s5_dirblk(struct s5_inode *dp, uint32_t off, struct buf **bpp);
+
+/* ---- s5_vnops.c and s5_rename.c: the vnode operations ---- */
+
+/* Permission check on an ILOCKED inode (-EROFS for writes on a read-only
+ * mount). */
+int s5_iaccess(struct s5_inode *ip, int mode, struct cred *cr);
+/* A name to create, remove or rename to: valid, at most 14 bytes, not "."
+ * or "..". */
+int s5_check_new_name(const char *name);
+/* The sticky-directory rule for removing or renaming ip out of dp. */
+int s5_sticky_check(struct s5_inode *dp, struct s5_inode *ip, struct cred *cr);
+/* The inode entry ino of ILOCKED directory dp names, referenced and
+ * ILOCKED; an entry naming dp itself, a held inode or a free inode is
+ * corruption (-EUCLEAN). */
+int s5_iget_entry(struct s5_inode *dp, uint32_t ino, struct s5_inode **ipp);
+int s5_access(struct vnode *vp, int mode, struct cred *cr);
+int s5_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp, const char *tname,
+              struct cred *cr);
+
+/* ---- s5_vfsops.c ---- */
+
+/* Report corruption of fs on the console and remember it (the superblock
+ * is marked FsBAD at the next write). */
+void s5_corrupt(struct s5_fs *fs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Read/write S5 block bno through the buffer cache. */
+struct buf *s5_bread(struct s5_fs *fs, uint32_t bno, int *err);
+struct buf *s5_getblk(struct s5_fs *fs, uint32_t bno);
+/* Write a modified metadata buffer: bwrite when sync, bdwrite otherwise. */
+int s5_bwrite_meta(struct buf *bp, bool sync);
+
+#endif
