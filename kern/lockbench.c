@@ -20,6 +20,7 @@
  * count (lost mutual exclusion) says so.
  */
 #include <kern/lockbench.h>
+#include <kern/vfs/fsbench.h>
 #include <kern/spinlock.h>
 #include <kern/lockstat.h>
 #include <kern/witness.h>
@@ -205,6 +206,7 @@ static const struct {
     void (*run)(void);
 } benchmarks[] = {
     { "locks", lockbench_locks },
+    { "fs", fsbench_run },          /* kern/vfs/fsbench.c */
 };
 
 static bool known(const char *name, size_t len)

@@ -38,6 +38,7 @@
 #include <drivers/ioapic.h>
 #include <drivers/timer.h>
 #include <kern/vfs/vfs.h>
+#include <kern/vfs/fsbench.h>
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;
@@ -128,6 +129,8 @@ static void finish(void)
         kbench_run(opts.kbench);
     if (opts.ktest[0])
         ktest_run(opts.ktest);
+    if (opts.fsprobe[0])
+        fsprobe_run(opts.fsprobe);
     if (opts.crash != CRASH_NONE)
         crash_on_purpose(opts.crash);
     if (opts.lockdump) {

@@ -55,6 +55,7 @@ static const struct option_desc option_table[] = {
     STRING("ktest", ktest),
     STRING("kbench", kbench),
     STRING("root", root),
+    STRING("fsprobe", fsprobe),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

@@ -30,7 +30,8 @@ struct options {
     int crash;          /* enum crash_kind: fault on purpose after boot (tests the panic path) */
     char ktest[OPT_STR_MAX];    /* "", "all", or a comma list of test names */
     char kbench[OPT_STR_MAX];   /* "", or a comma list of benchmark names */
-    char root[32];              /* root device (a later issue) */
+    char root[32];              /* root file system's disk: "vda", "ata0", "ram0"; "" none */
+    char fsprobe[OPT_STR_MAX];  /* disks to mount, walk and report (kern/vfs/fsprobe.c) */
 };
 
 extern struct options opts;

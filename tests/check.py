@@ -68,18 +68,30 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tempest  # noqa: E402
+import fs_check  # noqa: E402
 
 ROOT = tempest.ROOT
 LOGDIR = os.path.join(tempest.BUILD, "check")
 
 KTEST_PRESETS = ("up", "default", "hector")
 # Every lock= and every sched= value runs the suite on each ktest preset.
-KTEST_VARIANTS = (("spin", "global"), ("mcs", "percpu"), ("h2mcs", "cluster"))
+# Every lock=, sched= and cache= value runs the whole suite on each ktest
+# preset; the file-system tests also run under every cache x lock pairing
+# on default (fs/matrix).
+KTEST_VARIANTS = (("spin", "global", "single"), ("mcs", "percpu", "hashfree"),
+                  ("h2mcs", "cluster", "ssac"))
+CACHE_MODELS = ("single", "hashfree", "ssac")
+LOCK_ALGOS = ("spin", "mcs", "h2mcs")
+# The file-system ktests (buffer cache, DNLC, VFS, S5, and the suite on the root).
+FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*"
+FSBENCH_RE = re.compile(r"^fsbench cache=(\S+) cpus=(\d+) seconds=\S+ ops=(\d+) "
+                        r"ops_per_sec=(\d+) errors=(\d+)\s*$", re.M)
 # Scratch disks (MiB, sparse) attached to ktest boots, so the block-device
 # tests run against real devices, not only the RAM disk: two virtio disks
 # (vda, vdb) and one ATA disk (ata0; PIO under emulation is slow, and the
@@ -420,26 +432,139 @@ def _ktest_results(ctx, name, r, individual):
     ctx.results.add(name, r.ok and not problems, _why(r, problems))
 
 
-def make_ktest_job(preset, lock, sched):
-    def job(ctx):
-        name = "ktest/%s/lock=%s,sched=%s" % (preset, lock, sched)
-        r = ctx.boot(name, preset, "ktest=all poweroff lock=%s sched=%s" % (lock, sched), T_KTEST,
-                     disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
+def fs_boot(ctx, job, machine, opts, limit, persist=True, extra_images=(), **kw):
+    """Boot with a fresh S5 root image (mkfs.s5) as vda and root=vda; after
+    power-off the image must pass fsck.s5 and, when persist, hold the file
+    the fs_persist ktest wrote.  Returns (BootResult or None, problems)."""
+    tmp = tempfile.mkdtemp(prefix="tempest-fs-")
+    try:
+        img = fs_check.make_root_image(tmp)
+        r = ctx.boot(job, machine, opts + " root=vda", limit,
+                     disk_images=[img] + list(extra_images), **kw)
         if r is None:
-            return _budget_gone(ctx, [name])
+            return None, []
+        problems = fs_check.fsck_problems(img)
+        if persist:
+            problems += fs_check.persist_problems(img)
+        return r, problems
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def make_ktest_job(preset, lock, sched, cache):
+    def job(ctx):
+        name = "ktest/%s/lock=%s,sched=%s,cache=%s" % (preset, lock, sched, cache)
+        r, fsp = fs_boot(ctx, name, preset, "ktest=all poweroff lock=%s sched=%s cache=%s"
+                         % (lock, sched, cache), T_KTEST,
+                         disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
+        if r is None:
+            return _budget_gone(ctx, [name, name + "/fsck"])
         _ktest_results(ctx, name, r, individual=True)
+        ctx.results.add(name + "/fsck", r.ok and not fsp, _why(r, fsp))
     return job
+
+
+def make_fs_matrix_job(cache, lock):
+    """The file-system ktests under one cache= model and lock= algorithm
+    on default, and fsck of the root image afterwards."""
+    def job(ctx):
+        name = "fs/matrix/cache=%s,lock=%s" % (cache, lock)
+        r, fsp = fs_boot(ctx, name, "default", "ktest=%s poweroff cache=%s lock=%s"
+                         % (FS_KTESTS, cache, lock), T_KTEST)
+        if r is None:
+            return _budget_gone(ctx, [name, name + "/fsck"])
+        _ktest_results(ctx, name, r, individual=False)
+        ctx.results.add(name + "/fsck", r.ok and not fsp, _why(r, fsp))
+    return job
+
+
+# The kernel takes 16 virtio disks; the root is one of them.
+FS_PROBE_DISKS_PER_BOOT = 12
+
+
+def job_fs_corrupt(ctx):
+    """Corrupted images (tests/fs_check.py): each one fails to mount, or
+    mounts and fails the damaged operations; a clean control walks with no
+    error; the kernel never panics, and the root stays clean.  The images
+    go FS_PROBE_DISKS_PER_BOOT to a boot."""
+    tmp = tempfile.mkdtemp(prefix="tempest-corrupt-")
+    try:
+        cases = fs_check.corrupted_images(tmp)
+        n = FS_PROBE_DISKS_PER_BOOT
+        for part, first in enumerate(range(0, len(cases), n)):
+            _fs_probe_boot(ctx, "fs/corrupt/%d" % (part + 1), cases[first:first + n])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fs_probe_boot(ctx, name, cases):
+    disks = [fs_check.disk_name(i + 1) for i in range(len(cases))]
+    r, fsp = fs_boot(ctx, name, "default", "fsprobe=%s poweroff" % ",".join(disks),
+                     T_KTEST, persist=False, extra_images=[c[2] for c in cases], disks=())
+    names = ["fs/corrupt/" + c[0] for c in cases]
+    if r is None:
+        return _budget_gone(ctx, names + [name])
+    for (case, expect, _), disk, n in zip(cases, disks, names):
+        p = fs_check.judge_probe(r.output, case, expect, disk)
+        ctx.results.add(n, r.ok and not p, _why(r, p))
+    ctx.results.add(name, r.ok and not fsp, _why(r, fsp))
+
+
+def job_fs_rootfail(ctx):
+    """root= naming a corrupted image, and a disk that does not exist: the
+    kernel says why it has no root and carries on (the suite then fails
+    its root tests by name, which is not judged here)."""
+    tmp = tempfile.mkdtemp(prefix="tempest-rootfail-")
+    try:
+        bad = os.path.join(tmp, "bad.img")
+        fs_check.make_root_image(tmp, "bad.img", "2M")
+        with open(bad, "r+b") as f:
+            f.seek(1024 + 504)
+            f.write(b"\0\0\0\0")       # s_magic
+        for case, opts, kw in (("badmagic", "root=vda poweroff", {"disk_images": [bad]}),
+                               ("nodisk", "root=vdq poweroff", {})):
+            name = "fs/rootfail/" + case
+            r = ctx.boot(name, "up", opts, T_TOPOLOGY, disks=(), **kw)
+            if r is None:
+                return _budget_gone(ctx, [name])
+            p = []
+            if not re.search(r"^vfs: cannot mount root vd[aq]: .+", r.output, re.M):
+                p.append("no 'vfs: cannot mount root vdX: reason' line")
+            ctx.results.add(name, r.ok and not p, _why(r, p))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def job_kbench_fs(ctx):
+    """kbench=fs prints its figures (not judged) without errors."""
+    name = "kbench/fs"
+    r, fsp = fs_boot(ctx, name, "default", "kbench=fs poweroff", T_KTEST, persist=False)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    p = list(fsp)
+    m = FSBENCH_RE.search(r.output)
+    if not m:
+        p.append("no 'fsbench cache=... ops_per_sec=N errors=N' line")
+    else:
+        if int(m.group(3)) == 0:
+            p.append("fsbench did no operations")
+        if int(m.group(5)):
+            p.append("fsbench: %s errors" % m.group(5))
+    if not re.search(r"^fsbench class (buf|dnlc)_\S+ hits=[1-9]", r.output, re.M):
+        p.append("no buffer-cache or DNLC class with hits")
+    ctx.results.add(name, r.ok and not p, _why(r, p))
 
 
 def job_witness(ctx):
     """The whole suite with the lock-order checker and contended-only
     statistics: every lock path runs instrumented."""
     name = "ktest/default/witness"
-    r = ctx.boot(name, "default", "ktest=all poweroff witness=on lockstat=contended", T_KTEST,
-                 disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
+    r, fsp = fs_boot(ctx, name, "default", "ktest=all poweroff witness=on lockstat=contended",
+                     T_KTEST, disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
     if r is None:
         return _budget_gone(ctx, [name])
     _ktest_results(ctx, name, r, individual=False)
+    ctx.results.add(name + "/fsck", r.ok and not fsp, _why(r, fsp))
 
 
 def job_kbench(ctx):
@@ -492,10 +617,11 @@ def job_icount(ctx):
     # every CPU is idle, while QEMU's disk emulation works in host time, so a
     # CPU waiting for a disk sees seconds of virtual time pass per request
     # and the tests' time guards mean nothing.  The block tests run on ram0
-    # and report the devices absent.
+    # and report the devices absent; the root is the RAM disk (root=ram0,
+    # formatted as a new S5 file system at boot).
     names = ["icount/default/topology", "icount/default/ktest"]
     m = tempest.machine("default")
-    r = ctx.boot("icount/default", m, "ktest=all poweroff", T_ICOUNT, accel="icount")
+    r = ctx.boot("icount/default", m, "ktest=all poweroff root=ram0", T_ICOUNT, accel="icount")
     if r is None:
         return _budget_gone(ctx, names)
     problems = check_topology(m, r.output)
@@ -649,8 +775,12 @@ def all_jobs():
     small = [p for p in presets if presets[p].cpus < 8]
 
     def ktests(which):
-        return [("ktest/%s/lock=%s,sched=%s" % (p, l, s), make_ktest_job(p, l, s))
-                for p in KTEST_PRESETS if p in which for l, s in KTEST_VARIANTS]
+        return [("ktest/%s/lock=%s,sched=%s,cache=%s" % (p, l, s, c), make_ktest_job(p, l, s, c))
+                for p in KTEST_PRESETS if p in which for l, s, c in KTEST_VARIANTS]
+
+    covered = {(c, l) for l, _, c in KTEST_VARIANTS}
+    fs_matrix = [("fs/matrix/cache=%s,lock=%s" % (c, l), make_fs_matrix_job(c, l))
+                 for c in CACHE_MODELS for l in LOCK_ALGOS if (c, l) not in covered]
 
     jobs = [("unit", job_unit), ("s5tools", job_s5tools)]
     jobs += ktests(big)
@@ -658,7 +788,9 @@ def all_jobs():
     jobs += [("disks/svr4mp", job_disks_svr4mp), ("disks/image", job_disks_image)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in big]
     jobs += ktests(small)
-    jobs += [("ktest/default/witness", job_witness), ("kbench/locks", job_kbench)]
+    jobs += [("fs/corrupt", job_fs_corrupt)] + fs_matrix
+    jobs += [("ktest/default/witness", job_witness), ("kbench/locks", job_kbench),
+             ("kbench/fs", job_kbench_fs), ("fs/rootfail", job_fs_rootfail)]
     jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
              ("panic/pagefault", job_panic)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in small]

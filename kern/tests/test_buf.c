@@ -1,7 +1,8 @@
 /*
  * ktests for the buffer cache (kern/vfs/buf.c), whichever cache= model the
- * kernel booted with.  They use the RAM disk ram0 (its contents are the
- * tests' own: each test starts and ends with binval), and a small disk of
+ * kernel booted with.  They use a RAM disk of their own, "bufram" (not
+ * ram0, which may hold the root file system: root=ram0); its contents are
+ * the tests' own (each test starts and ends with binval); and a small disk of
  * their own, "buferr", that fails every request in a range of sectors.
  *
  *   buf_basic        getblk/bwrite/bread/bdwrite/bawrite/bflush/binval on
@@ -70,8 +71,8 @@ static int disk_holds(struct blkdev *d, uint64_t blkno, uint32_t size, uint32_t 
     return holds(raw, size, tag, blkno);
 }
 
-/* ram0, once the cache and the disk are there (NULL, with the test
- * failed, if boot did not call binit or create ram0). */
+/* The tests' RAM disk, made on first use, once the cache is there (NULL,
+ * with the test failed, if boot did not call binit or memory is short). */
 static struct blkdev *ram(void)
 {
     int nbuf, nrows, ngroups;
@@ -80,9 +81,11 @@ static struct blkdev *ram(void)
         ktest_fail("the buffer cache is not initialized (binit not called at boot)");
         return NULL;
     }
-    struct blkdev *d = blk_find("ram0");
+    struct blkdev *d = blk_find("bufram");
     if (!d)
-        ktest_fail("no ram0 (blk_init not called at boot)");
+        d = ramdisk_create("bufram", 8, 512);
+    if (!d)
+        ktest_fail("cannot make the RAM disk bufram");
     return d;
 }
 

@@ -72,6 +72,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
+#include <kern/s5/s5.h>
 #include <kern/kmem.h>
 #include <kern/kprintf.h>
 #include <kern/string.h>
@@ -85,41 +86,27 @@ static uint32_t vfs_next_fsid = 1;  /* [m] */
 struct vfs *rootvfs;                /* [m] set once at boot */
 struct vnode *rootdir;              /* [m] set once at boot; held */
 
-/* The file-system types.  S5 is weak so that the kernel links before
- * kern/s5 has an implementation; a NULL entry is skipped. */
-extern const struct vfssw s5_vfssw __attribute__((weak));
+/* The file-system types. */
 static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw };
 
 const struct vfssw *vfs_findtype(const char *name)
 {
     for (size_t i = 0; i < sizeof vfs_types / sizeof vfs_types[0]; i++)
-        if (vfs_types[i] && strcmp(vfs_types[i]->name, name) == 0)
+        if (strcmp(vfs_types[i]->name, name) == 0)
             return vfs_types[i];
     return NULL;
 }
 
-/* The buffer cache and the DNLC (kern/vfs/buf.c, dnlc.c) are written in
- * parallel with this file; until both are in the tree their entry points
- * are weak, so the kernel links without them (a missing one is skipped).
- * Make these plain calls once they have landed. */
-#pragma weak dnlc_init
-#pragma weak binit
-#pragma weak dnlc_purge
-#pragma weak dnlc_purge_vfsp
-
 static void purge_dnlc_of(struct vfs *vfsp)
 {
-    if (dnlc_purge_vfsp)
-        dnlc_purge_vfsp(vfsp, 0);
+    dnlc_purge_vfsp(vfsp, 0);
 }
 
 void vfs_init(void)
 {
     cred_init();
-    if (dnlc_init)
-        dnlc_init();
-    if (binit)
-        binit(0);
+    dnlc_init();
+    binit(0);
     rw_init(&vfs_list_lock, &vfs_list_class, "vfs_list");
     vnops_init();
 }
@@ -341,8 +328,7 @@ static void describe(const struct vfs *vfsp, char *buf, size_t n)
 
 void vfs_unmount_all(void)
 {
-    if (dnlc_purge)
-        dnlc_purge();
+    dnlc_purge();
     rw_enter(&vfs_list_lock, RW_WRITER);
     struct vfs *next;
     for (struct vfs *vfsp = vfs_list; vfsp; vfsp = next) {
@@ -392,6 +378,21 @@ static const char *mount_error_reason(int err)
     }
 }
 
+/* root=ram0 and the RAM disk holds no S5 file system (it starts empty):
+ * make a new one that fills it, and mount that. */
+static int format_ram_root(void)
+{
+    struct blkdev *d = blk_find("ram0");
+    if (!d)
+        return -ENXIO;
+    uint32_t kib = (uint32_t)(d->nblocks * d->bsize / 1024);
+    int err = s5_mkfs(d, kib, kib / 8);
+    if (err)
+        return err;
+    kprintf("vfs: ram0 holds no file system; made a new S5 file system of %u KiB\n", kib);
+    return vfs_mount("s5", "ram0", NULL, 0, kcred);
+}
+
 /* With a root mounted: put devfs on its /dev, if it has one. */
 static void mount_devfs_on_dev(void)
 {
@@ -421,6 +422,11 @@ void vfs_mountroot(const char *dev)
         return;
     }
     int err = vfs_mount("s5", dev, NULL, 0, kcred);
+    bool fresh = false;
+    if (err == -EINVAL && strcmp(dev, "ram0") == 0) {
+        err = format_ram_root();
+        fresh = !err;
+    }
     if (err) {
         kprintf("vfs: cannot mount root %s: %s (errno %d)\n", dev, mount_error_reason(err), -err);
         return;
@@ -432,5 +438,7 @@ void vfs_mountroot(const char *dev)
                 (unsigned long)sb.f_bfree, (unsigned long)sb.f_ffree);
     else
         kprintf("vfs: root %s on %s\n", rootvfs->vfs_sw->name, dev);
+    if (fresh)
+        vn_mkdir("/dev", NULL, 0755, kcred);     /* a mount point for devfs */
     mount_devfs_on_dev();
 }

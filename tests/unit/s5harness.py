@@ -138,9 +138,15 @@ def expect_bad(path, pattern):
     check(re.search(pattern, p.stdout), "no line matching /%s/ in: %s" % (pattern, p.stdout[-500:]))
 
 
+# Every corruption function by case name, (path, image) -> None; the
+# kernel's corrupted-image boots (tests/fs_check.py) reuse them.
+CORRUPTIONS = {}
+
+
 def corrupt(name, pattern):
     """Registers a test that applies fn to a copy of the good image."""
     def wrap(fn):
+        CORRUPTIONS[name] = fn
         def t():
             path = good_copy(name + ".img")
             fn(path, CTX.img)
