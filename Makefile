@@ -96,13 +96,13 @@ compile_commands.json: Makefile $(CSRCS)
 	$(Q)$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
 
 run: all
-	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT)
+	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))
 
 bochs: all
 	$(PYTHON) tests/tempest.py bochs --machine $(MACHINE) --opts "$(OPTS)" --timeout $(TIMEOUT)
 
 debug: all
-	$(PYTHON) tests/tempest.py debug --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)"
+	$(PYTHON) tests/tempest.py debug --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" $(foreach d,$(DISK),--disk $(d))
 
 tools: $(DEPS_OK)
 	$(MAKE) -C tools BUILD=$(abspath $(BUILD))/tools

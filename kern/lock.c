@@ -75,12 +75,17 @@
  * Class order.  Outer classes first; a lock may be taken while holding any
  * lock from an earlier row.  witness=on checks the order actually used.
  *
- *   1. resource locks (inode ILOCKED/IRWLOCKED, buffer busy)     held across I/O
- *   2. sleep mutexes: mount list (rw), vnode, inode cache, file
- *      tables, process tables                                    may block
+ *   1. resource locks, held across I/O: directory renames
+ *      (vfs_rename, s5_rename), inodes (s5_irwlock, then s5_ilock), the
+ *      S5 free lists (s5_flock, s5_ilist), buffer busy (B_BUSY)
+ *   2. sleep mutexes and rwlocks, which may block: the mount list
+ *      (vfs_list), vnode, the S5 inode cache (s5_icache) and superblock
+ *      (s5_fs); later file and process tables
  *   3. spin mutexes                                              no blocking
- *   4. spin locks on caches and lists: buffer cache, DNLC rows,
- *      segmap, page lists (page_node)
+ *   4. spin locks on caches and lists: the buffer cache (buf_single;
+ *      buf_hash, buf_free, buf_elem; buf_group), the DNLC (dnlc_single;
+ *      dnlc_hash, dnlc_free; dnlc_row), disk queues (blk_queue,
+ *      blk_registry), page lists (page_node)
  *   5. sleep-queue buckets (sleepq), then run queues (sched_global,
  *      runq_cluster, runq_cpu): wakeup is called with anything above
  *      held, so these are innermost; stealing holds one run queue at a time
