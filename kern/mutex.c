@@ -112,12 +112,15 @@ static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared)
 
 /* ---- exclusive ---- */
 
-static void enter_exclusive(struct mutex *m, uintptr_t site)
+/* check_order: false when reacquiring after a context switch, whose order
+ * witness checked when the mutex was first taken (kern/witness.h). */
+static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
 {
     struct thread *me = curthread();
     uint32_t misses = 0;
     uint64_t t0 = 0;
-    witness_acquire_lock(m, m->inst.cls, site);
+    if (check_order)
+        witness_acquire_lock(m, m->inst.cls, site);
     rawlock_acquire(&m->ilk);
     while (!free_for_exclusive(m)) {
         if (misses++ == 0) {
@@ -142,7 +145,7 @@ void mutex_enter(struct mutex *m)
         m->depth++;
         return;
     }
-    enter_exclusive(m, (uintptr_t)__builtin_return_address(0));
+    enter_exclusive(m, (uintptr_t)__builtin_return_address(0), true);
 }
 
 bool mutex_tryenter(struct mutex *m)
@@ -172,7 +175,8 @@ static void enter_shared(struct mutex *m, uintptr_t site, bool already_reader)
 {
     uint32_t misses = 0;
     uint64_t t0 = 0;
-    witness_acquire_lock(m, m->inst.cls, site);
+    if (!already_reader)    /* a re-entry or a reacquisition was checked before */
+        witness_acquire_lock(m, m->inst.cls, site);
     rawlock_acquire(&m->ilk);
     /* A thread that already reads may read again past waiting writers;
      * otherwise it would wait for a writer that waits for it. */
@@ -276,7 +280,7 @@ void mutex_reacquire_all(struct mutex_saved *sv)
         if (sv->e[i].shared) {
             enter_shared(m, sv->e[i].site, true);
         } else {
-            enter_exclusive(m, sv->e[i].site);
+            enter_exclusive(m, sv->e[i].site, false);
             m->depth = sv->e[i].depth;
         }
     }

@@ -123,6 +123,8 @@ BUDGET = 25 * 60
 SMP_RE = re.compile(r"^smp: (\d+) cpus? online\s*$", re.M)
 NUMA_RE = re.compile(r"^numa: node (\d+) cpus (\S+) mem (\d+) ?M(?:iB)? dist ([\d ]+?)\s*$",
                      re.M)
+WITNESS_RE = re.compile(r'^witness: lock order reversal: acquiring "(\S+)" while holding "(\S+)"',
+                        re.M)
 KTEST_SUM_RE = re.compile(r"^ktest: (\d+) passed, (\d+) failed\s*$", re.M)
 KTEST_ONE_RE = re.compile(r"^ktest: (PASS|FAIL) (\S+?)(?::?\s*$|:\s+(.*?)\s*$)", re.M)
 VBLK_RE = re.compile(r"^virtio-blk: (vd[a-z]) at ([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ", re.M)
@@ -565,6 +567,11 @@ def job_witness(ctx):
         return _budget_gone(ctx, [name])
     _ktest_results(ctx, name, r, individual=False)
     ctx.results.add(name + "/fsck", r.ok and not fsp, _why(r, fsp))
+    # The tests provoke reversals among their own test_* classes on purpose;
+    # a reversal among the kernel's classes is a finding.
+    real = [m.group(0) for m in WITNESS_RE.finditer(r.output)
+            if not (m.group(1).startswith("test_") and m.group(2).startswith("test_"))]
+    ctx.results.add(name + "/order", r.ok and not real, _why(r, real))
 
 
 def job_kbench(ctx):

@@ -18,8 +18,9 @@ LOCK_CLASS(test_w_same, "test_witness_same", LK_SPIN);
 LOCK_CLASS(test_w_x, "test_witness_x", LK_SPIN);
 LOCK_CLASS(test_w_y, "test_witness_y", LK_SPIN);
 LOCK_CLASS(test_w_z, "test_witness_z", LK_SPIN);
-LOCK_CLASS(test_w_r1, "test_witness_r1", LK_MUTEX_SLEEP);
-LOCK_CLASS(test_w_r2, "test_witness_r2", LK_MUTEX_SLEEP);
+/* Spin mutexes: witness checks no edge into a sleep mutex (kern/witness.c). */
+LOCK_CLASS(test_w_r1, "test_witness_r1", LK_MUTEX_SPIN);
+LOCK_CLASS(test_w_r2, "test_witness_r2", LK_MUTEX_SPIN);
 
 static spinlock_t la, lb, lc, ld, ls1, ls2, lx, ly, lz;
 
