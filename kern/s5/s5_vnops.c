@@ -497,6 +497,22 @@ static int create_existing(struct s5_inode *dp, uint32_t ino, const struct vattr
     return 0;
 }
 
+/* With dp ILOCKed: may cr add the entry name to directory dp?  0 with *ds
+ * the slot the search found free, or -EACCES, -ENOENT (dp has been
+ * removed), -EEXIST, or the search's read error. */
+static int may_add_entry(struct s5_inode *dp, const char *name, struct s5_dirslot *ds,
+                         struct cred *cr)
+{
+    int err = s5_iaccess(dp, VWRITE | VEXEC, cr);
+    if (!err && dp->i_nlink == 0)
+        err = -ENOENT;
+    if (!err) {
+        err = s5_dirsearch(dp, name, ds);
+        err = err == 0 ? -EEXIST : err == -ENOENT ? 0 : err;
+    }
+    return err;
+}
+
 static int s5_create(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
                      struct vnode **vpp, struct cred *cr)
 {
@@ -555,13 +571,7 @@ static int s5_mkdir(struct vnode *dvp, const char *name, const struct vattr *va,
         return err;
     struct s5_dirslot ds;
     ILOCK(dp);
-    err = s5_iaccess(dp, VWRITE | VEXEC, cr);
-    if (!err && dp->i_nlink == 0)
-        err = -ENOENT;
-    if (!err) {
-        err = s5_dirsearch(dp, name, &ds);
-        err = err == 0 ? -EEXIST : err == -ENOENT ? 0 : err;
-    }
+    err = may_add_entry(dp, name, &ds, cr);
     if (!err && dp->i_nlink >= S5_MAXLINK)
         err = -EMLINK;
     if (!err)
@@ -615,13 +625,7 @@ static int s5_symlink(struct vnode *dvp, const char *name, const struct vattr *v
         return -ENAMETOOLONG;
     struct s5_dirslot ds;
     ILOCK(dp);
-    err = s5_iaccess(dp, VWRITE | VEXEC, cr);
-    if (!err && dp->i_nlink == 0)
-        err = -ENOENT;
-    if (!err) {
-        err = s5_dirsearch(dp, name, &ds);
-        err = err == 0 ? -EEXIST : err == -ENOENT ? 0 : err;
-    }
+    err = may_add_entry(dp, name, &ds, cr);
     if (!err)
         err = s5_ialloc(dp->i_fs, S5_IFLNK | 0777, &ip);
     if (err) {
@@ -685,13 +689,7 @@ static int s5_link(struct vnode *tdvp, struct vnode *svp, const char *tname, str
         return err;
     struct s5_dirslot ds;
     ILOCK(tdp);
-    err = s5_iaccess(tdp, VWRITE | VEXEC, cr);
-    if (!err && tdp->i_nlink == 0)
-        err = -ENOENT;
-    if (!err) {
-        err = s5_dirsearch(tdp, tname, &ds);
-        err = err == 0 ? -EEXIST : err == -ENOENT ? 0 : err;
-    }
+    err = may_add_entry(tdp, tname, &ds, cr);
     if (!err) {
         /* A directory, then a file that is no directory: no order problem. */
         ILOCK(sip);
