@@ -110,7 +110,7 @@ MEM_TOLERANCE = 0.05
 # takes seconds; the limits only bound a hung kernel.  The whole run has a
 # budget, so even a kernel that hangs everywhere ends well inside 30 minutes.
 T_TOPOLOGY = 180
-T_KTEST = 720
+T_KTEST = 900
 T_ICOUNT = 420
 T_BOCHS = 300
 T_DISKS = 300
