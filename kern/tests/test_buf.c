@@ -15,8 +15,10 @@
  *                    per-block counters in a few shared blocks through
  *                    bread + bdwrite/bwrite/bawrite; no update may be lost
  *   buf_pressure_1cpu, buf_pressure_mp
- *                    twice as many distinct blocks as buffers, written with
- *                    delayed writes and read back
+ *                    1.5 times as many distinct blocks as buffers, written
+ *                    with delayed writes (2 threads on one CPU; 4 threads
+ *                    spread over the CPUs), partly read back through the
+ *                    cache, then checked on the disk
  *   buf_errors       past the end of the disk, bad sizes, I/O errors
  */
 #include <kern/ktest.h>
@@ -90,17 +92,26 @@ static struct blkdev *ram(void)
 }
 
 /*
- * How many threads.  The one-CPU variants run 2, the others one per CPU
- * (at least 2).  Few on purpose: while threads wait in a CPU's run queue,
- * every idle CPU that looks for work scans that queue under its lock, and
- * on a 16-CPU machine emulated on 2 host cores an MCS lock then convoys
- * behind waiters the host is not running (hector with lock=mcs: seconds
- * per context switch).  Concurrency comes from the CPUs, and on one CPU
+ * How many threads, and how much work.  The one-CPU variants run 2
+ * threads, the others one per CPU (at least 2).  Few threads on purpose:
+ * while threads wait in a CPU's run queue, every idle CPU looking for work
+ * scans that queue under its lock, and on a 16-CPU machine emulated on 2
+ * host cores an MCS lock then convoys behind waiters the host is not
+ * running (hector with lock=mcs: up to seconds per context switch).  For
+ * the same reason the total work is bounded, not per-CPU (as in
+ * kern/tests/test_spinlock.c): a contended hand-off of an MCS lock there
+ * costs milliseconds.  Concurrency comes from the CPUs, and on one CPU
  * from the sleeps of disk I/O and explicit yields.
  */
 static int nthreads(bool one_cpu)
 {
     return one_cpu ? 2 : MIN(2 * MAX_CPUS, MAX(2, ncpus));
+}
+
+/* Iterations per thread for a total of about `total` (at least 16). */
+static int share(int total, int n)
+{
+    return MAX(16, total / n);
 }
 
 /* Run fn(args[i]) in n threads, all on this CPU (one_cpu) or spread over
@@ -109,9 +120,11 @@ static void run_threads(void (*fn)(void *), void *args, size_t argsize, int n, b
 {
     static struct thread *t[2 * MAX_CPUS];
     uint64_t here = 1UL << cpu_id();
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        int cpu = n <= ncpus ? i * ncpus / n : i % ncpus;  /* spread out */
         t[i] = thread_create("ktest_buf", fn, (char *)args + i * argsize,
-                             one_cpu ? here : 1UL << (i % ncpus));
+                             one_cpu ? here : 1UL << cpu);
+    }
     /* The threads are pinned: join them all (none may outlive the test). */
     for (int i = 0; i < n; i++)
         if (t[i])
@@ -277,11 +290,12 @@ KTEST(buf_identity)
 
 /* ---- shared counters: no update lost under B_BUSY ---- */
 
-enum { CNT_BLOCKS = 8, CNT_BASE = 2000, CNT_ITERS = 64, MAX_THREADS = 2 * MAX_CPUS };
+enum { CNT_BLOCKS = 8, CNT_BASE = 2000, CNT_TOTAL = 256, MAX_THREADS = 2 * MAX_CPUS };
 
 struct counter_arg {
     struct blkdev *d;
     int id, iters;
+    bool yield;         /* threads share a CPU: yield holding the buffer */
     int error;
 };
 
@@ -301,8 +315,14 @@ static void counter_body(void *arg)
         }
         uint32_t *w = bp->b_data;
         uint32_t v = w[0];
-        if (i % 2)
-            thread_yield();     /* others pile up on the busy buffer */
+        /* Hold the buffer a while between reading and writing the count,
+         * so that others find it busy (and a second owner would lose an
+         * update): by yielding on a shared CPU, by a delay across CPUs. */
+        if (a->yield && i % 2)
+            thread_yield();
+        else if (!a->yield)
+            for (volatile int k = 0; k < 2000; k++)
+                ;
         w[0] = v + 1;
         w[1 + a->id]++;
         if (i % 8 == 0) {
@@ -329,8 +349,10 @@ static int counters(bool one_cpu)
     }
     static struct counter_arg args[MAX_THREADS];
     int n = nthreads(one_cpu);
+    int iters = share(CNT_TOTAL, n);
     for (int i = 0; i < n; i++)
-        args[i] = (struct counter_arg){ .d = d, .id = i, .iters = CNT_ITERS };
+        args[i] = (struct counter_arg){ .d = d, .id = i, .iters = iters,
+                                        .yield = one_cpu || ncpus < 2 };
     run_threads(counter_body, args, sizeof args[0], n, one_cpu);
     for (int i = 0; i < n; i++)
         KT_ASSERT_EQ(args[i].error, 0);
@@ -348,9 +370,9 @@ static int counters(bool one_cpu)
             per[i] += w[1 + i];
         brelse(bp);
     }
-    KT_ASSERT_EQ(total, (uint64_t)n * CNT_ITERS);
+    KT_ASSERT_EQ(total, (uint64_t)n * iters);
     for (int i = 0; i < n; i++)
-        KT_ASSERT_EQ(per[i], CNT_ITERS);
+        KT_ASSERT_EQ(per[i], iters);
     KT_ASSERT_EQ(binval(d), 0);
     return 0;
 }
@@ -431,7 +453,9 @@ static int pressure(bool one_cpu, uint32_t tag)
     KT_ASSERT_EQ(binval(d), 0);
     int nbuf, nrows, ngroups;
     buf_test_geometry(&nbuf, &nrows, &ngroups);
-    int n = nthreads(one_cpu);
+    /* At most 4 threads: each block costs a few cache-lock acquisitions,
+     * and there are thousands of blocks (see nthreads). */
+    int n = MIN(4, nthreads(one_cpu));
     uint64_t each = (3 * (uint64_t)nbuf / 2 + n - 1) / n;
     uint64_t blocks = each * n;
     KT_ASSERT(blocks <= d->nblocks / (BSIZE / d->bsize));

@@ -64,11 +64,17 @@
  * Operations move the vnodes and credentials of the entries they remove
  * into a struct release list under the lock and drop them after unlocking.
  *
+ * Purges that scan the whole cache (by vnode, by file system, all, any
+ * one) first peek at each row without its lock and lock only the rows that
+ * may hold a candidate: an entry can only appear in a row through an enter,
+ * so a peek misses only entries entered concurrently with the purge.
+ *
  * Races the caller must prevent, as in SVR4: an enter racing a purge of the
- * same vnode may leave an entry behind (a busy entry is skipped by the
- * purge); two enters of one name may both succeed (a harmless duplicate,
- * removed with it).  File systems hold the directory's vnode lock across
- * lookup, enter and remove of its names.
+ * same vnode may leave an entry behind (a busy entry, or one entered after
+ * the purge peeked at its row, is not removed); two enters of one name may
+ * both succeed (a harmless duplicate, removed with it).  File systems
+ * hold the directory's vnode lock across lookup, enter and remove of its
+ * names.
  *
  * Lock key: [R] the row's lock (ssac: the row lock; chains: the chain lock,
  * which is the single lock under single), [L] the LRU list's lock, [c]
@@ -154,6 +160,10 @@ struct row_ops {
     void (*publish)(unsigned r, struct ncache *e, struct lockset *ls, uint64_t stamp);
     /* Under [R]: remove valid e from the cache, its contents to rel. */
     void (*drop)(unsigned r, struct ncache *e, struct lockset *ls, struct release *rel);
+    /* WITHOUT the lock: might row r hold a valid entry naming vp (any
+     * valid entry when vp is NULL)?  A hint read racily: false only when
+     * no such entry was there before the peek, bar concurrent enters. */
+    bool (*peek)(unsigned r, const struct vnode *vp);
     /* Whether enter fills a claimed entry after dropping the row lock. */
     bool fill_unlocked;
 };
@@ -339,9 +349,21 @@ static void ssac_drop(unsigned r, struct ncache *e, struct lockset *ls, struct r
     e->stamp = NC_EMPTY;
 }
 
+/* Pointers are compared, never followed: unlocked, they may be stale. */
+static bool ssac_peek(unsigned r, const struct vnode *vp)
+{
+    for (struct ncache *e = way0(r); e < way0(r) + DNLC_WAYS; e++) {
+        if (stamp_of(e) < NC_FIRST)
+            continue;
+        if (!vp || READ_ONCE(e->vp) == vp || READ_ONCE(e->dvp) == vp)
+            return true;
+    }
+    return false;
+}
+
 static const struct row_ops ssac_ops = {
     .first = ssac_first, .next = ssac_next, .touch = ssac_touch, .claim = ssac_claim,
-    .publish = ssac_publish, .drop = ssac_drop, .fill_unlocked = true,
+    .publish = ssac_publish, .drop = ssac_drop, .peek = ssac_peek, .fill_unlocked = true,
 };
 
 /* ---- chain models: hash chains and one LRU list ---- */
@@ -481,9 +503,16 @@ static void chain_drop(unsigned r, struct ncache *e, struct lockset *ls, struct 
     ls_release_except(ls, nc.rows[r].lock);
 }
 
+/* A chain is only walked under its lock; unlocked, say whether it is
+ * empty. */
+static bool chain_peek(unsigned r, const struct vnode *vp)
+{
+    return READ_ONCE(nc.rows[r].head) != NULL;
+}
+
 static const struct row_ops chain_ops = {
     .first = chain_first, .next = chain_next, .touch = chain_touch, .claim = chain_claim,
-    .publish = chain_publish, .drop = chain_drop, .fill_unlocked = false,
+    .publish = chain_publish, .drop = chain_drop, .peek = chain_peek, .fill_unlocked = false,
 };
 
 /* ---- the operations, written once ---- */
@@ -560,12 +589,21 @@ void dnlc_enter(struct vnode *dvp, const char *name, struct vnode *vp, struct cr
 
 typedef bool (*nc_pred)(const struct ncache *e, const void *arg);
 
+static bool pred_vnode(const struct ncache *e, const void *vp)
+{
+    return e->vp == vp || e->dvp == vp;
+}
+
 /*
  * Remove the entries of row r that pred accepts, at most *budget of them
  * (NULL: no limit).  Returns how many; drops their references unlocked.
+ * A row that an unlocked peek shows to hold no candidate is not locked,
+ * so a purge of a few entries does not take every row lock in turn.
  */
 static int purge_row(unsigned r, nc_pred pred, const void *arg, int *budget)
 {
+    if (!nc.ops->peek(r, pred == pred_vnode ? arg : NULL))
+        return 0;
     int removed = 0;
     bool more = true;
     while (more && (!budget || *budget > 0)) {
@@ -608,11 +646,6 @@ void dnlc_remove(struct vnode *dvp, const char *name)
     unsigned base = base_row(dvp, k.nhash);
     for (unsigned i = 0; i < DNLC_CRED_SPREAD; i++)
         purge_row((base + i) & (nc.nrows - 1), pred_name, &k, NULL);
-}
-
-static bool pred_vnode(const struct ncache *e, const void *vp)
-{
-    return e->vp == vp || e->dvp == vp;
 }
 
 void dnlc_purge_vp(struct vnode *vp)
@@ -659,6 +692,8 @@ int dnlc_purge1(void)
 {
     for (unsigned i = 0; i < nc.nrows; i++) {
         unsigned r = __atomic_fetch_add(&nc.purge_cursor, 1, __ATOMIC_RELAXED) & (nc.nrows - 1);
+        if (!nc.ops->peek(r, NULL))
+            continue;
         struct release rel = { 0 };
         struct lockset ls;
         lock_row(&ls, r);
