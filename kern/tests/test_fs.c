@@ -434,7 +434,7 @@ static void mp_thread(void *arg)
 }
 
 /* At most this many CPUs run fs_mp at once.  OPEN BUG: on hector (16
- * CPUs) the test hung twice in about ten runs, every thread asleep, cause
+ * CPUs) the test hung twice in about ten runs (stuck inside it), cause
  * not yet found; until it is, the check runs the 4-CPU version there too,
  * so that the rest of make check stays meaningful.  Raise this to
  * reproduce it. */
