@@ -15,6 +15,7 @@
 #include <kern/types.h>
 
 #define KTEST_F_ALL_CPUS 1
+#define KTEST_F_EXPLICIT 2      /* run only when named exactly, not by "all" or a prefix */
 
 struct ktest {
     const char *name;
@@ -30,6 +31,8 @@ struct ktest {
 
 #define KTEST(tname)          KTEST_DEFINE(tname, 0)
 #define KTEST_ALL_CPUS(tname) KTEST_DEFINE(tname, KTEST_F_ALL_CPUS)
+/* A test with a known open bug (a hang): kept, but run only by name. */
+#define KTEST_EXPLICIT(tname) KTEST_DEFINE(tname, KTEST_F_EXPLICIT)
 
 void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -440,7 +440,9 @@ static void mp_thread(void *arg)
  * reproduce it. */
 #define MP_MAX_CPUS 4
 
-KTEST(fs_mp)
+/* OPEN BUG (issue 4): hangs now and then with several CPUs (seen on
+ * default and hector); run only by name until it is found. */
+KTEST_EXPLICIT(fs_mp)
 {
     NEED_ROOT();
     int n = MIN(ncpus_online, MP_MAX_CPUS);
