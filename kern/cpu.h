@@ -59,6 +59,8 @@ struct gatedesc {
 struct thread;
 struct held_locks;
 
+struct trapframe;
+
 struct cpu {
     struct cpu *self;           /* [boot] must stay first: this_cpu() reads %gs:0 */
     int id;                     /* [boot] logical CPU number, MADT order */
@@ -72,6 +74,7 @@ struct cpu {
     struct held_locks *held;    /* [own] the running thread's held-lock stack */
     uint64_t ticks;             /* [own] timer interrupts taken */
     uint64_t intr_depth;        /* [own] nesting of interrupt handlers */
+    const struct trapframe *stopped_tf; /* [own] where the panic stopped this CPU */
 
     /* Cross-CPU call mailbox (kern/smp.c): [atomic] */
     void (*volatile call_fn)(void *);

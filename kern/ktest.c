@@ -4,8 +4,15 @@
  * same time through smp_call_all and passes only if it passed everywhere.
  * The first failure message of each CPU is kept in fail_msg[cpu] (written
  * only by that CPU while the test runs, read by the runner after).
+ *
+ * A watchdog guards against hangs: the boot CPU's timer interrupt calls
+ * ktest_watchdog_tick, and a test still running KTEST_HANG_SECONDS after
+ * it started stops the machine through panic_hung, which prints every
+ * thread with its held locks and backtrace -- the evidence a deadlock
+ * leaves, which a host-side time limit would throw away.
  */
 #include <kern/ktest.h>
+#include <kern/panic.h>
 #include <kern/kprintf.h>
 #include <kern/options.h>
 #include <kern/cpu.h>
@@ -16,6 +23,15 @@
 #include <drivers/timer.h>
 
 extern const struct ktest __ktest_start[], __ktest_end[];
+
+/* Generous: the slowest test (hector, lock=mcs, under TCG beside another
+ * boot) takes well under a minute; the limit only catches hangs. */
+#ifndef KTEST_HANG_SECONDS
+#define KTEST_HANG_SECONDS 300
+#endif
+
+static const char *volatile running_test;       /* [atomic] name, or NULL */
+static volatile uint64_t running_deadline;      /* [atomic] in cpu 0 ticks */
 
 static char fail_msg[MAX_CPUS][160];   /* [own] slot c written only on cpu c */
 static int results[MAX_CPUS];           /* [own] as fail_msg; read after the test */
@@ -78,6 +94,19 @@ static const char *first_message(int *cpu)
     return NULL;
 }
 
+void ktest_watchdog_tick(const struct trapframe *tf)
+{
+    const char *name = READ_ONCE(running_test);
+    if (name && cpus[0].ticks > READ_ONCE(running_deadline))
+        panic_hung(tf, "ktest: %s still running after %d s: hung", name, KTEST_HANG_SECONDS);
+}
+
+static void watch(const char *name)
+{
+    WRITE_ONCE(running_deadline, cpus[0].ticks + (uint64_t)KTEST_HANG_SECONDS * TICK_HZ);
+    __atomic_store_n(&running_test, name, __ATOMIC_RELEASE);
+}
+
 static bool run_one(const struct ktest *t, char *why, size_t n)
 {
     memset(fail_msg, 0, sizeof fail_msg);
@@ -125,7 +154,10 @@ int ktest_run(const char *list)
             continue;
         }
         char why[200];
-        if (run_one(t, why, sizeof why)) {
+        watch(t->name);
+        bool ok = run_one(t, why, sizeof why);
+        watch(NULL);
+        if (ok) {
             kprintf("ktest: PASS %s\n", t->name);
             passed++;
         } else {

@@ -34,6 +34,11 @@ struct ktest {
 /* A test with a known open bug (a hang): kept, but run only by name. */
 #define KTEST_EXPLICIT(tname) KTEST_DEFINE(tname, KTEST_F_EXPLICIT)
 
+struct trapframe;
+/* The boot CPU's timer interrupt: stop the machine with a dump of every
+ * thread if the running test has overrun its time (a hang). */
+void ktest_watchdog_tick(const struct trapframe *tf);
+
 void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define KT_ASSERT(cond) \

@@ -13,6 +13,8 @@
 #include <kern/panic.h>
 #include <kern/kprintf.h>
 #include <kern/ksyms.h>
+#include <kern/sched/thread.h>
+#include <kern/cpu.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <kern/trap.h>
@@ -112,6 +114,32 @@ void panic(const char *fmt, ...)
     va_end(ap);
     kprintf("\nPANIC: %s\n", msg);
     backtrace_from((uint64_t)__builtin_frame_address(0), 0);
+    panic_finish();
+}
+
+/* Give the other CPUs a moment to take VEC_PANIC and record where they
+ * were; one spinning with interrupts off never does, so the wait is
+ * bounded. */
+static void wait_others_stopped(void)
+{
+    for (int c = 0; c < ncpus; c++)
+        for (long spin = 0; spin < 50000000 && &cpus[c] != this_cpu() && cpus[c].online &&
+                            !READ_ONCE(cpus[c].stopped_tf); spin++)
+            cpu_relax();
+}
+
+void panic_hung(const struct trapframe *tf, const char *fmt, ...)
+{
+    panic_enter();
+    this_cpu()->stopped_tf = tf;
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kprintf("\nPANIC: %s\n", msg);
+    wait_others_stopped();
+    thread_dump_all();
     panic_finish();
 }
 

@@ -10,6 +10,12 @@ void panic(const char *fmt, ...) __noreturn __attribute__((format(printf, 1, 2))
 /* The panic path for a trap: print the frame, then as panic(). */
 void panic_trap(const struct trapframe *tf, const char *what) __noreturn;
 
+/* The panic path for a hang (a watchdog ran out): the message, then every
+ * thread with its held locks and backtrace (thread_dump_all).  tf is the
+ * interrupted frame of this CPU's thread, or NULL. */
+void panic_hung(const struct trapframe *tf, const char *fmt, ...) __noreturn
+    __attribute__((format(printf, 2, 3)));
+
 /* Print a symbolized backtrace starting from frame pointer rbp. */
 void backtrace_from(uint64_t rbp, uint64_t rip);
 void backtrace(void);

@@ -17,6 +17,7 @@
  * stops the other CPUs with an NMI instead, which cannot be masked.
  */
 #include <kern/smp.h>
+#include <kern/ktest.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>
 #include <kern/trap.h>
@@ -65,7 +66,10 @@ static void call_handler(struct trapframe *tf, void *unused)
 
 static void timer_handler(struct trapframe *tf, void *unused)
 {
-    this_cpu()->ticks++;
+    struct cpu *c = this_cpu();
+    c->ticks++;
+    if (c->id == 0)
+        ktest_watchdog_tick(tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)

@@ -46,9 +46,11 @@ void trap_print_frame(const struct trapframe *tf)
     kprintf("cr0 %016lx cr2 %016lx cr3 %016lx cr4 %016lx\n", read_cr0(), read_cr2(), read_cr3(), read_cr4());
 }
 
-static __noreturn void stop_this_cpu(void)
+static __noreturn void stop_this_cpu(const struct trapframe *tf)
 {
     intr_disable();
+    /* thread_dump_all prints the backtrace of the thread running here. */
+    this_cpu()->stopped_tf = tf;
     for (;;)
         halt();
 }
@@ -57,7 +59,7 @@ void trap(struct trapframe *tf)
 {
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
-        stop_this_cpu();
+        stop_this_cpu(tf);
     if (v < 32) {
         char what[64];
         snprintf(what, sizeof what, "%s", exception_names[v] ? exception_names[v] : "exception");

@@ -11,8 +11,15 @@
  * thread.  Threads must be joined: thread_join waits for the thread to
  * finish and to be fully switched out, then frees its stack.
  *
- * Locks: none of its own.  tid allocation is atomic; a thread's fields
- * follow the key in thread.h; joining uses sleep/wakeup on the thread.
+ * Every thread is also on one list, all_threads, so that a hang can be
+ * diagnosed: thread_dump_all prints each thread's state, wait channel,
+ * held locks and backtrace when a ktest overruns its time (panic_hung).
+ *
+ * Locks: thread_list_lock (a raw spin lock, a leaf) guards the all_threads
+ * links; tid allocation is atomic; the other fields follow the key in
+ * thread.h; joining uses sleep/wakeup on the thread.  thread_dump_all
+ * takes no lock: it runs only on the panic path, with the other CPUs
+ * stopped.
  */
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
@@ -22,11 +29,40 @@
 #include <kern/arch.h>
 #include <kern/panic.h>
 #include <kern/vm/page.h>
+#include <kern/rawlock.h>
+#include <kern/ksyms.h>
+#include <kern/kprintf.h>
+#include <kern/trap.h>
 
 #define KSTACK_ORDER 2              /* 16 KiB */
 
 static volatile int next_tid = 1;                  /* [atomic] */
 static struct thread boot_threads[MAX_CPUS];    /* [boot] main (cpu 0) and the AP idles */
+static rawlock_t thread_list_lock = RAWLOCK_INIT;
+static struct thread *all_threads;              /* [T] */
+
+static void list_add(struct thread *t)
+{
+    rawlock_acquire(&thread_list_lock);
+    t->all_prev = NULL;
+    t->all_next = all_threads;
+    if (all_threads)
+        all_threads->all_prev = t;
+    all_threads = t;
+    rawlock_release(&thread_list_lock);
+}
+
+static void list_remove(struct thread *t)
+{
+    rawlock_acquire(&thread_list_lock);
+    if (t->all_prev)
+        t->all_prev->all_next = t->all_next;
+    else
+        all_threads = t->all_next;
+    if (t->all_next)
+        t->all_next->all_prev = t->all_prev;
+    rawlock_release(&thread_list_lock);
+}
 
 extern void thread_trampoline(void);
 void sched_finish_switch(void);
@@ -47,6 +83,7 @@ static void init_thread(struct thread *t, const char *name, uint64_t affinity)
     t->affinity = affinity;
     t->cpu = -1;
     t->state = TS_EMBRYO;
+    list_add(t);
 }
 
 /* Lay out the first switch frame: six callee-saved registers (r15 first,
@@ -73,6 +110,7 @@ static struct thread *thread_alloc(const char *name, void (*fn)(void *), void *a
     init_thread(t, name, affinity);
     struct page *pg = page_alloc_node(KSTACK_ORDER, cpus[affinity_first_cpu(affinity)].node);
     if (!pg) {
+        list_remove(t);
         kfree(t);
         return NULL;
     }
@@ -123,6 +161,7 @@ void thread_join(struct thread *t)
     }
     while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
         cpu_relax();
+    list_remove(t);
     page_free(virt_to_page(t->kstack), KSTACK_ORDER);
     kfree(t);
 }
@@ -165,4 +204,69 @@ void thread_init_ap(void)
     c->thread = t;
     c->held = &t->held;
     c->idle_thread = t;
+}
+
+/* ---- diagnosis of hangs ---- */
+
+static const char *const state_names[] = {
+    [TS_EMBRYO] = "embryo", [TS_RUNNABLE] = "runnable", [TS_RUNNING] = "running",
+    [TS_SLEEPING] = "sleeping", [TS_DEAD] = "dead",
+};
+
+static void print_symbol(const char *label, uintptr_t addr)
+{
+    uint64_t off;
+    const char *name = ksym_lookup(addr, &off);
+    if (name)
+        kprintf("%s %s+0x%lx", label, name, off);
+    else
+        kprintf("%s %#lx", label, addr);
+}
+
+static void dump_held(const struct held_locks *h)
+{
+    for (int i = 0; i < h->n && i < HELD_MAX; i++) {
+        const struct held_lock *e = &h->e[i];
+        kprintf("    holds %s %p%s", e->cls ? e->cls->name : "?", e->lock,
+                (e->flags & HELD_SHARED) ? " shared" : "");
+        print_symbol(" from", e->site);
+        kprintf("\n");
+    }
+}
+
+/* The backtrace of a thread that is switched out: swtch left r15, r14,
+ * r13, r12, rbx, rbp and the return address on its stack. */
+static void dump_switched_out(const struct thread *t)
+{
+    const uint64_t *frame = (const uint64_t *)t->rsp;
+    if (!t->kstack || !frame)
+        return;
+    backtrace_from(frame[5], frame[6]);
+}
+
+static void dump_one(const struct thread *t)
+{
+    int st = t->state;
+    kprintf("thread %d %s: %s, cpu %d", t->tid, t->name,
+            st >= 0 && st <= TS_DEAD ? state_names[st] : "?", t->cpu);
+    if (st == TS_SLEEPING)
+        kprintf(", wchan %p", t->wchan);
+    kprintf("\n");
+    dump_held(&t->held);
+    if (t->on_cpu) {
+        const struct trapframe *tf = t->cpu >= 0 ? cpus[t->cpu].stopped_tf : NULL;
+        if (tf)
+            backtrace_from(tf->rbp, tf->rip);
+    } else if (st != TS_DEAD) {
+        dump_switched_out(t);
+    }
+}
+
+void thread_dump_all(void)
+{
+    int n = 0;
+    kprintf("threads:\n");
+    for (const struct thread *t = all_threads; t && n < 4096; t = t->all_next, n++)
+        if (!t->idle || t->held.n)
+            dump_one(t);
 }

@@ -8,6 +8,7 @@
  *   [q] the lock of the run queue the thread is on
  *   [s] the sleep-queue bucket lock of the thread's wait channel
  *   [a] atomic operations
+ *   [T] thread_list_lock (kern/sched/thread.c)
  */
 #ifndef KERN_SCHED_THREAD_H
 #define KERN_SCHED_THREAD_H
@@ -52,6 +53,8 @@ struct thread {
     volatile int done;              /* [a] set when fn returned */
     uint64_t switches;              /* [o] times switched in */
     uint64_t last_ran_mask;         /* [a] CPUs it has run on (tests) */
+
+    struct thread *all_next, *all_prev; /* [T] every thread, for thread_dump_all */
 };
 
 /* The thread running on this CPU. */
@@ -73,6 +76,10 @@ static inline int affinity_first_cpu(uint64_t mask)
 struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity);
 /* Wait until t has finished, then free it. */
 void thread_join(struct thread *t);
+/* Print every thread: state, CPU, wait channel, held locks and, for
+ * threads not on a CPU, a backtrace from their saved frame.  Called on the
+ * panic path (panic_hung) with the other CPUs stopped; it takes no lock. */
+void thread_dump_all(void);
 /* Give up the CPU to another runnable thread, if any. */
 void thread_yield(void);
 /* Finish the calling thread. */
