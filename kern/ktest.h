@@ -15,7 +15,6 @@
 #include <kern/types.h>
 
 #define KTEST_F_ALL_CPUS 1
-#define KTEST_F_EXPLICIT 2      /* run only when named exactly, not by "all" or a prefix */
 
 struct ktest {
     const char *name;
@@ -31,11 +30,9 @@ struct ktest {
 
 #define KTEST(tname)          KTEST_DEFINE(tname, 0)
 #define KTEST_ALL_CPUS(tname) KTEST_DEFINE(tname, KTEST_F_ALL_CPUS)
-/* A test with a known open bug (a hang): kept, but run only by name. */
-#define KTEST_EXPLICIT(tname) KTEST_DEFINE(tname, KTEST_F_EXPLICIT)
 
 struct trapframe;
-/* The boot CPU's timer interrupt: stop the machine with a dump of every
+/* Every CPU's timer interrupt: stop the machine with a dump of every
  * thread if the running test has overrun its time (a hang). */
 void ktest_watchdog_tick(const struct trapframe *tf);
 

@@ -80,7 +80,8 @@
  *      S5 free lists (s5_flock, s5_ilist), buffer busy (B_BUSY)
  *   2. sleep mutexes and rwlocks, which may block: the mount list
  *      (vfs_list), vnode, the S5 inode cache (s5_icache) and superblock
- *      (s5_fs); later file and process tables
+ *      (s5_fs), the S5 reaper's queue (s5_reap); later file and process
+ *      tables
  *   3. spin mutexes                                              no blocking
  *   4. spin locks on caches and lists: the buffer cache (buf_single;
  *      buf_hash, buf_free, buf_elem; buf_group), the DNLC (dnlc_single;

@@ -103,6 +103,18 @@ static inline struct held_locks *held_locks_current(void)
 }
 
 
+/* Does the current thread hold a lock kept across sleeps (a resource or
+ * reader/writer lock)?  Code that would wait for another such lock in no
+ * fixed order asks this first (kern/s5/s5_inode.c, s5_inactive). */
+static inline bool held_any_kept(void)
+{
+    const struct held_locks *h = held_locks_current();
+    for (int i = 0; i < h->n; i++)
+        if (h->e[i].flags & HELD_KEEP)
+            return true;
+    return false;
+}
+
 /*
  * Held-stack helpers and boot set-up (kern/lock.c), shared by every kind
  * of lock.  held_push panics when the stack is full; held_pop searches from

@@ -68,8 +68,7 @@ static void timer_handler(struct trapframe *tf, void *unused)
 {
     struct cpu *c = this_cpu();
     c->ticks++;
-    if (c->id == 0)
-        ktest_watchdog_tick(tf);
+    ktest_watchdog_tick(tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)

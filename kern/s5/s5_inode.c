@@ -138,6 +138,8 @@ static void forget_identity(struct s5_inode *ip)
     ip->i_number = 0;
 }
 
+static void reap_init(void);
+
 /* ---- building the table ---- */
 
 static void build_table(void)
@@ -162,6 +164,7 @@ void s5_icache_init(void)
     if (__atomic_compare_exchange_n(&icache_state, &expect, 1, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         build_table();
+        reap_init();
         __atomic_store_n(&icache_state, 2, __ATOMIC_RELEASE);
         return;
     }
@@ -587,27 +590,119 @@ static void inactive_work(struct s5_inode *ip)
  * cache and VN_HOLD it meanwhile, and may even release it again (a second
  * call here).  So the work is done under ILOCK only while the count is
  * still 0, and the count goes to -1 (truly inactive, on the free list)
- * only under the cache lock and only if it is still 0; if it is not, the
- * inode was reactivated and its new last VN_RELE will come back here.
+ * only under the cache lock, only if it is still 0, and still under the
+ * same ILOCK -- so the thread that did the work is the one that frees the
+ * inode, and no other inactivation can see the count 0, skip the work and
+ * free it meanwhile.  If the count is not 0, the inode was reactivated and
+ * its new last VN_RELE will come back here.
+ *
+ * Deadlock: VN_RELE may be called with other inodes ILOCKED -- a DNLC
+ * enter under a lookup's locks evicts an entry and drops its references,
+ * and an iget on a full table purges DNLC entries.  Waiting there for the
+ * ILOCK of an arbitrary inode breaks the parent-before-child order: its
+ * holder may have revived it and be waiting for one of ours.  So a thread
+ * that holds any kept lock only TRIES the ILOCK; if another thread has it,
+ * the inactivation goes to the reaper thread, which holds nothing else
+ * when it waits.  (Whoever holds the ILOCK holds a reference or is itself
+ * inactivating, so the inode cannot be reused before the reaper runs:
+ * only an inode with count -1 is on the free list.)
  */
+static void inactive_locked(struct s5_inode *ip)
+{
+    struct vnode *vp = ITOV(ip);
+    if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
+        inactive_work(ip);
+        /* A freed or unnamed inode is the best one to reuse next. */
+        bool useless = !ip->i_fs || !(ip->i_flag & IVALID) || ip->i_mode == 0;
+        mutex_enter(&s5_icache_lock);
+        if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
+            __atomic_store_n(&vp->v_count, -1, __ATOMIC_RELEASE);
+            if (useless)
+                forget_identity(ip);
+            free_insert(ip, useless);
+        }
+        mutex_exit(&s5_icache_lock);
+    }
+    IUNLOCK(ip);
+}
+
+static bool ilock_try(struct s5_inode *ip)
+{
+    mutex_enter(&ip->i_vnode.v_lock);
+    if (rlock_tryacquire(&ip->i_lock))
+        return true;
+    mutex_exit(&ip->i_vnode.v_lock);
+    return false;
+}
+
+/* ---- the reaper: inactivations that could not wait where they arose ---- */
+
+LOCK_CLASS(s5_reap_class, "s5_reap", LK_MUTEX_SLEEP);
+
+static struct mutex reap_lock;
+static struct s5_inode *reap_head;      /* [rq] */
+static int reap_busy;                   /* [rq] inodes queued or being inactivated */
+
+static void reap_queue(struct s5_inode *ip)
+{
+    mutex_enter(&reap_lock);
+    if (!ip->i_reapq) {
+        ip->i_reapq = true;
+        ip->i_reapnext = reap_head;
+        reap_head = ip;
+        reap_busy++;
+        wakeup(&reap_head);
+    }
+    mutex_exit(&reap_lock);
+    STAT_INC(reaped);
+}
+
+static void reaper(void *unused)
+{
+    for (;;) {
+        mutex_enter(&reap_lock);
+        while (!reap_head)
+            sleep_on(&reap_head);
+        struct s5_inode *ip = reap_head;
+        reap_head = ip->i_reapnext;
+        ip->i_reapnext = NULL;
+        ip->i_reapq = false;
+        mutex_exit(&reap_lock);
+        ILOCK(ip);
+        inactive_locked(ip);
+        mutex_enter(&reap_lock);
+        if (--reap_busy == 0)
+            wakeup(&reap_busy);
+        mutex_exit(&reap_lock);
+    }
+}
+
+void s5_reap_drain(void)
+{
+    mutex_enter(&reap_lock);
+    while (reap_busy)
+        sleep_on(&reap_busy);
+    mutex_exit(&reap_lock);
+}
+
+static void reap_init(void)
+{
+    mutex_init(&reap_lock, &s5_reap_class, MUTEX_SLEEP, "s5_reap");
+    if (!thread_create("s5_reaper", reaper, NULL, AFFINITY_ALL))
+        panic("s5: no memory for the reaper thread");
+}
+
 void s5_inactive(struct vnode *vp, struct cred *cr)
 {
     struct s5_inode *ip = VTOI(vp);
     STAT_INC(inactives);
-    ILOCK(ip);
-    if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0)
-        inactive_work(ip);
-    IUNLOCK(ip);
-    mutex_enter(&s5_icache_lock);
-    if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
-        __atomic_store_n(&vp->v_count, -1, __ATOMIC_RELEASE);
-        /* A freed or unnamed inode is the best one to reuse next. */
-        bool useless = !ip->i_fs || !(ip->i_flag & IVALID) || ip->i_mode == 0;
-        if (useless)
-            forget_identity(ip);
-        free_insert(ip, useless);
+    if (!held_any_kept())
+        ILOCK(ip);
+    else if (!ilock_try(ip)) {
+        reap_queue(ip);
+        return;
     }
-    mutex_exit(&s5_icache_lock);
+    inactive_locked(ip);
 }
 
 /* ---- whole-file-system walks (sync, unmount, the inode scan) ---- */

@@ -15,6 +15,8 @@
  *         in-core superblock; never taken recursively
  *   [fl]  fs_flock, the free-block list's resource lock (class "s5_flock"),
  *         held across the chain-block I/O of one allocation or free
+ *   [rq]  reap_lock (kern/s5/s5_inode.c): the queue of inactivations
+ *         deferred to the reaper thread
  *   [c]   constant while mounted (or while the inode has this identity)
  */
 #ifndef KERN_S5_S5_INODE_H
@@ -71,6 +73,8 @@ struct s5_inode {
     bool i_hashed, i_onfree;        /* [ic] */
     struct s5_fs *i_fs;             /* [ic] identity: file system (NULL: none) ... */
     uint32_t i_number;              /* [ic] ... and inode number */
+    struct s5_inode *i_reapnext;    /* [rq] next on the reaper's queue */
+    bool i_reapq;                   /* [rq] on the reaper's queue */
     struct rlock i_lock;            /* ILOCKED (class "s5_ilock") */
     struct rlock i_rwlock;          /* IRWLOCKED (class "s5_irwlock") */
     uint32_t i_flag;                /* [I] I* above */
@@ -87,6 +91,7 @@ struct s5_inode {
 struct s5_stats {
     uint64_t igets, ihits, imisses, iretries;   /* iget: calls, cache hits, reads, identity rechecks failed */
     uint64_t inactives, reactivations;          /* VOP_INACTIVE calls; inodes revived from -1 */
+    uint64_t reaped;                            /* inactivations deferred to the reaper */
     uint64_t purges;                            /* dnlc_purge1 calls made by iget */
     uint64_t ialloc_races;                      /* ialloc found its inode already allocated */
     uint64_t iscans;                            /* free-inode cache refills */
@@ -192,6 +197,9 @@ int s5_iflush_busy(struct s5_fs *fs);
 int s5_iflush(struct s5_fs *fs);
 /* Forget every inactive in-core inode of fs (after unmount). */
 void s5_ievict(struct s5_fs *fs);
+/* Wait until the inactivations deferred to the reaper are done (unmount
+ * does, before it counts busy inodes). */
+void s5_reap_drain(void);
 /* Is (fs, ino) in core and referenced (v_count >= 0)? (the inode scan) */
 bool s5_iactive(struct s5_fs *fs, uint32_t ino);
 /* Tests: the number of broken cache invariants (0 is good); *nfree gets

@@ -31,7 +31,20 @@
  * lock, turns a -1 back into 0 (taking the inode off the free list) before
  * its VN_HOLD.  So an inode is put on the free list once however the
  * releases and lookups interleave, and a second inactivation finds a count
- * other than 0 and does nothing.
+ * other than 0 and does nothing.  The -1 is set while the inactivating
+ * thread still holds ILOCK, so no other inactivation can slip between its
+ * work and the free list.
+ *
+ * Inactivation under other inode locks: the reaper.  VN_RELE can reach 0
+ * while the releasing thread holds other ILOCKs -- a DNLC enter during a
+ * lookup (directory and child locked) evicts an entry and drops its
+ * references; an iget on a full table purges the DNLC.  The inode it
+ * releases is arbitrary, so waiting for its ILOCK there breaks the parent-
+ * before-child order: a thread that revived that inode may hold it and wait
+ * for one of ours.  (This deadlock hung s5_mp and fs_mp now and then.)  So
+ * a thread that holds any kept lock only tries the ILOCK, and on failure
+ * queues the inode to the reaper thread, which waits for it holding
+ * nothing else; unmount drains the queue before counting busy inodes.
  *
  * iget.  Under the cache lock: find the inode (reviving it if -1, then
  * VN_HOLD) or take the head of the free list and give it the new identity.
@@ -363,6 +376,7 @@ static int s5_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct s5_fs *fs = vfsp->vfs_data;
     dnlc_purge_vfsp(vfsp, 0);
+    s5_reap_drain();
     if (s5_iflush_busy(fs))
         return -EBUSY;
     /* The mount's own reference to the root goes; others may remain (the

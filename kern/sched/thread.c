@@ -239,7 +239,7 @@ static void dump_held(const struct held_locks *h)
 static void dump_switched_out(const struct thread *t)
 {
     const uint64_t *frame = (const uint64_t *)t->rsp;
-    if (!t->kstack || !frame)
+    if (!frame)
         return;
     backtrace_from(frame[5], frame[6]);
 }

@@ -433,19 +433,10 @@ static void mp_thread(void *arg)
     __atomic_add_fetch(&mp.finished, 1, __ATOMIC_ACQ_REL);
 }
 
-/* At most this many CPUs run fs_mp at once.  OPEN BUG: on hector (16
- * CPUs) the test hung twice in about ten runs (stuck inside it), cause
- * not yet found; until it is, the check runs the 4-CPU version there too,
- * so that the rest of make check stays meaningful.  Raise this to
- * reproduce it. */
-#define MP_MAX_CPUS 4
-
-/* OPEN BUG (issue 4): hangs now and then with several CPUs (seen on
- * default and hector); run only by name until it is found. */
-KTEST_EXPLICIT(fs_mp)
+KTEST(fs_mp)
 {
     NEED_ROOT();
-    int n = MIN(ncpus_online, MP_MAX_CPUS);
+    int n = ncpus_online;
     struct kstatfs before, after;
     KT_OK(VFS_STATFS(rootvfs, &before));
     KT_OK(vn_mkdir("/kt_mp", NULL, 0755, kcred));

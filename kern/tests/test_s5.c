@@ -1,9 +1,11 @@
 /*
- * ktests for the S5 file system (kern/s5/).  Each test makes a fresh S5
- * file system on its own RAM disk, s5ram, with the in-kernel mkfs (s5_mkfs),
- * mounts it through the S5 vfsops, works through the vnode operations,
- * and at the end unmounts and runs the in-kernel consistency check
- * (s5_check, fsck.s5's checks) on the disk.
+ * ktests for the S5 file system (kern/s5/), one thread at a time.  Each
+ * test makes a fresh S5 file system on its own RAM disk, s5ram, with the
+ * in-kernel mkfs (s5_mkfs), mounts it through the S5 vfsops, works through
+ * the vnode operations, and at the end unmounts and runs the in-kernel
+ * consistency check (s5_check, fsck.s5's checks) on the disk.  The helpers
+ * are in kern/tests/s5t.c; the tests of several CPUs at once are in
+ * kern/tests/test_s5_mp.c.
  *
  *   s5_rw          write/read-back across direct, single-, double- and
  *                  triple-indirect blocks; holes; block counts; truncate
@@ -16,12 +18,6 @@
  *   s5_links       link/unlink/rename/mkdir/rmdir link counts, EMLINK,
  *                  ENOTEMPTY, EISDIR, rename over files and directories,
  *                  rename of a directory into its own subtree
- *   s5_inactive    the -1 protocol: a released inode comes back from the
- *                  cache, VOP_INACTIVE runs exactly once per release, and
- *                  concurrent lookups and releases leave the cache sound
- *   s5_mp          create/write/unlink/rename from every CPU at once, in one
- *                  shared directory and in private ones, then the check
- *                  and a remount that finds every surviving file intact
  *   s5_corrupt     corrupted superblocks fail the mount; a bad directory
  *                  entry, block pointer, chain block or directory size
  *                  fails the operation; never a panic
@@ -29,14 +25,11 @@
  *                  through setattr, IO_APPEND; device files keep their
  *                  numbers; a mounted disk cannot be mounted again or
  *                  formatted
- *   s5_enfile      a full in-core inode table: the DNLC is purged before
- *                  -ENFILE, and releasing inodes makes room again
- *   s5_mp_rename   every CPU moving two directories into each other at
- *                  once: exactly one move wins, never a cycle
  *   s5_vfs         through the VFS: mounted on a directory of the root file
  *                  system (when root= gave one), path operations, unmount
  */
 #include <kern/ktest.h>
+#include <kern/tests/s5t.h>
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/dnlc.h>
@@ -50,212 +43,7 @@
 #include <kern/sched/thread.h>
 
 /* A mismatch in data read back. */
-#define EILSEQ 84
 
-/* ---- mounting ---- */
-
-struct s5t {
-    struct vfs vfs;
-    struct vnode *root;
-    struct blkdev *dev;
-};
-
-static uint32_t next_fsid = 0x5500;
-
-static int t_mount(struct s5t *t, struct blkdev *dev)
-{
-    memset(&t->vfs, 0, sizeof t->vfs);
-    t->dev = dev;
-    t->vfs.vfs_op = &s5_vfsops;
-    t->vfs.vfs_sw = &s5_vfssw;
-    t->vfs.vfs_dev = dev;
-    t->vfs.vfs_fsid = __atomic_add_fetch(&next_fsid, 1, __ATOMIC_RELAXED);
-    int err = s5_vfsops.vfs_mount(&t->vfs, kcred);
-    if (err)
-        return err;
-    return VFS_ROOT(&t->vfs, &t->root);
-}
-
-static int t_unmount(struct s5t *t)
-{
-    VN_RELE(t->root);
-    t->root = NULL;
-    return s5_vfsops.vfs_unmount(&t->vfs, kcred);
-}
-
-/*
- * The tests' own RAM disk (8 MiB of 512-byte sectors, made at first use
- * and kept): ram0 may be the root file system (root=ram0).
- */
-static struct blkdev *t_disk(void)
-{
-    struct blkdev *dev = blk_find("s5ram");
-    return dev ? dev : ramdisk_create("s5ram", 8, 512);
-}
-
-/* A fresh file system on the test disk, mounted. */
-static int t_fresh(struct s5t *t, uint32_t fsize, uint32_t ninodes)
-{
-    struct blkdev *dev = t_disk();
-    if (!dev)
-        return -ENXIO;
-    int err = s5_mkfs(dev, fsize, ninodes);
-    return err ? err : t_mount(t, dev);
-}
-
-/* Unmount and check the disk: the number of problems (0 good), or <0. */
-static int t_finish(struct s5t *t, struct s5_check_result *res)
-{
-    int err = t_unmount(t);
-    if (err)
-        return err;
-    struct s5_check_result local;
-    return s5_check(t->dev, res ? res : &local);
-}
-
-static uint64_t t_bfree(struct s5t *t)
-{
-    struct kstatfs st;
-    VFS_STATFS(&t->vfs, &st);
-    return st.f_bfree;
-}
-
-static uint64_t t_ffree(struct s5t *t)
-{
-    struct kstatfs st;
-    VFS_STATFS(&t->vfs, &st);
-    return st.f_ffree;
-}
-
-/* ---- vnode helpers ---- */
-
-static int t_create(struct vnode *dvp, const char *name, struct vnode **vpp)
-{
-    struct vattr va = { .va_type = VREG, .va_mode = 0644 };
-    return VOP_CREATE(dvp, name, &va, true, vpp, kcred);
-}
-
-static int t_mkdir(struct vnode *dvp, const char *name, struct vnode **vpp)
-{
-    struct vattr va = { .va_type = VDIR, .va_mode = 0755 };
-    struct vnode *vp;
-    int err = VOP_MKDIR(dvp, name, &va, &vp, kcred);
-    if (!err && vpp)
-        *vpp = vp;
-    else if (!err)
-        VN_RELE(vp);
-    return err;
-}
-
-static int t_io(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,
-                size_t *done)
-{
-    struct uio uio = { .uio_base = buf, .uio_resid = len, .uio_offset = off };
-    int err = write ? VOP_WRITE(vp, &uio, ioflag, kcred) : VOP_READ(vp, &uio, ioflag, kcred);
-    if (done)
-        *done = len - uio.uio_resid;
-    return err;
-}
-
-static uint32_t t_nlink(struct vnode *vp)
-{
-    struct vattr va;
-    VOP_GETATTR(vp, &va, kcred);
-    return va.va_nlink;
-}
-
-static int t_lookup_nlink(struct vnode *dvp, const char *name)
-{
-    struct vnode *vp;
-    int err = VOP_LOOKUP(dvp, name, &vp, kcred);
-    if (err)
-        return err;
-    int n = (int)t_nlink(vp);
-    VN_RELE(vp);
-    return n;
-}
-
-/* The byte at offset off of file number f. */
-static uint8_t pat(uint64_t off, uint32_t f)
-{
-    return (uint8_t)((off * 31 + f * 7 + (off >> 10) * 13) & 0xff);
-}
-
-static void fill_pat(uint8_t *buf, size_t len, uint64_t off, uint32_t f)
-{
-    for (size_t i = 0; i < len; i++)
-        buf[i] = pat(off + i, f);
-}
-
-/* Offset of the first byte of buf that is not the pattern, or -1. */
-static int64_t bad_pat(const uint8_t *buf, size_t len, uint64_t off, uint32_t f)
-{
-    for (size_t i = 0; i < len; i++)
-        if (buf[i] != pat(off + i, f))
-            return (int64_t)(off + i);
-    return -1;
-}
-
-/* Write the pattern of file f over [off, off + len) in chunks of chunk. */
-static int write_pat(struct vnode *vp, uint64_t off, size_t len, uint32_t f, size_t chunk)
-{
-    uint8_t *buf = kmalloc(chunk);
-    if (!buf)
-        return -ENOMEM;
-    int err = 0;
-    for (size_t done = 0; done < len && !err; ) {
-        size_t n = MIN(chunk, len - done), moved;
-        fill_pat(buf, n, off + done, f);
-        err = t_io(vp, true, buf, n, off + done, 0, &moved);
-        if (!err && moved != n)
-            err = -ENOSPC;
-        done += n;
-    }
-    kfree(buf);
-    return err;
-}
-
-/* Read back [off, off + len) and compare; -EILSEQ on a mismatch. */
-static int check_pat(struct vnode *vp, uint64_t off, size_t len, uint32_t f, size_t chunk)
-{
-    uint8_t *buf = kmalloc(chunk);
-    if (!buf)
-        return -ENOMEM;
-    int err = 0;
-    for (size_t done = 0; done < len && !err; ) {
-        size_t n = MIN(chunk, len - done), moved;
-        err = t_io(vp, false, buf, n, off + done, 0, &moved);
-        if (!err && (moved != n || bad_pat(buf, n, off + done, f) >= 0)) {
-            kprintf("ktest: s5: mismatch near offset %lu (moved %lu of %lu)\n",
-                    (uint64_t)bad_pat(buf, n, off + done, f), moved, n);
-            err = -EILSEQ;
-        }
-        done += n;
-    }
-    kfree(buf);
-    return err;
-}
-
-/* Are the len bytes at off all zero? */
-static bool reads_zero(struct vnode *vp, uint64_t off, size_t len)
-{
-    uint8_t buf[64];
-    size_t moved;
-    len = MIN(len, sizeof buf);
-    if (t_io(vp, false, buf, len, off, 0, &moved) || moved != len)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        if (buf[i])
-            return false;
-    return true;
-}
-
-/* Raw access to S5 block bno of dev (for corrupting a disk on purpose). */
-static int raw_block(struct blkdev *dev, uint32_t bno, void *buf, bool write)
-{
-    uint32_t per = S5_BSIZE / dev->bsize;
-    return blk_rw(dev, (uint64_t)bno * per, per, buf, write);
-}
 
 /* ---- s5_rw ---- */
 
@@ -266,15 +54,15 @@ static int raw_block(struct blkdev *dev, uint32_t bno, void *buf, bool write)
 
 static int rw_big_file(struct s5t *t, struct vnode *vp, uint64_t free0)
 {
-    KT_ASSERT_EQ(write_pat(vp, 0, RW_BLOCKS * S5_BSIZE, 1, 3000), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, RW_BLOCKS * S5_BSIZE, 1, 3000), 0);
     uint64_t far = (uint64_t)RW_FAR_LBN * S5_BSIZE + 100;
-    KT_ASSERT_EQ(write_pat(vp, far, 700, 1, 700), 0);
-    KT_ASSERT_EQ(check_pat(vp, 0, RW_BLOCKS * S5_BSIZE, 1, 5000), 0);
-    KT_ASSERT_EQ(check_pat(vp, far, 700, 1, 700), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, far, 700, 1, 700), 0);
+    KT_ASSERT_EQ(t_check_pat(vp, 0, RW_BLOCKS * S5_BSIZE, 1, 5000), 0);
+    KT_ASSERT_EQ(t_check_pat(vp, far, 700, 1, 700), 0);
     /* Holes read as zeros: in the double tree, and before the far write. */
-    KT_ASSERT(reads_zero(vp, (uint64_t)RW_BLOCKS * S5_BSIZE, 64));
-    KT_ASSERT(reads_zero(vp, (uint64_t)(S5_NDADDR + S5_NBLK1 + 5000) * S5_BSIZE, 64));
-    KT_ASSERT(reads_zero(vp, far - 64, 64));
+    KT_ASSERT(t_reads_zero(vp, (uint64_t)RW_BLOCKS * S5_BSIZE, 64));
+    KT_ASSERT(t_reads_zero(vp, (uint64_t)(S5_NDADDR + S5_NBLK1 + 5000) * S5_BSIZE, 64));
+    KT_ASSERT(t_reads_zero(vp, far - 64, 64));
     /* Blocks: the data, the indirect blocks of a contiguous file, and for
      * the far block its data block plus triple, double and single blocks. */
     uint64_t expect = RW_BLOCKS + s5_indir_blocks(RW_BLOCKS) + 4;
@@ -293,15 +81,15 @@ static int rw_big_file(struct s5t *t, struct vnode *vp, uint64_t free0)
 
 static int rw_partial_truncate(struct s5t *t, struct vnode *vp, uint64_t free0)
 {
-    KT_ASSERT_EQ(write_pat(vp, 0, 20 * S5_BSIZE, 2, 4096), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 20 * S5_BSIZE, 2, 4096), 0);
     KT_ASSERT_EQ(free0 - t_bfree(t), 20 + s5_indir_blocks(20));
     KT_ASSERT_EQ(VOP_TRUNCATE(vp, 5000, kcred), 0);
     KT_ASSERT_EQ(free0 - t_bfree(t), 5);
-    KT_ASSERT_EQ(check_pat(vp, 0, 5000, 2, 5000), 0);
+    KT_ASSERT_EQ(t_check_pat(vp, 0, 5000, 2, 5000), 0);
     /* Extending again shows zeros where the old data was. */
     KT_ASSERT_EQ(VOP_TRUNCATE(vp, 10000, kcred), 0);
-    KT_ASSERT(reads_zero(vp, 5000, 64));
-    KT_ASSERT(reads_zero(vp, 9000, 64));
+    KT_ASSERT(t_reads_zero(vp, 5000, 64));
+    KT_ASSERT(t_reads_zero(vp, 9000, 64));
     KT_ASSERT_EQ(free0 - t_bfree(t), 5);
     /* EFBIG at the largest size; one byte short of it works. */
     uint8_t two[2] = { 1, 2 };
@@ -318,7 +106,7 @@ static int rw_partial_truncate(struct s5t *t, struct vnode *vp, uint64_t free0)
 static bool disk_is_clean(struct blkdev *dev)
 {
     struct s5_super *sb = kmalloc(S5_BSIZE);
-    bool clean = sb && raw_block(dev, S5_SUPERBLOCK, sb, false) == 0 && s5_sb_is_clean(sb);
+    bool clean = sb && t_raw_block(dev, S5_SUPERBLOCK, sb, false) == 0 && s5_sb_is_clean(sb);
     kfree(sb);
     return clean;
 }
@@ -347,7 +135,7 @@ KTEST(s5_rw)
     struct vattr va;
     KT_ASSERT_EQ(VOP_GETATTR(vp, &va, kcred), 0);
     KT_ASSERT_EQ(va.va_size, 10000);
-    r = check_pat(vp, 0, 5000, 2, 1000);
+    r = t_check_pat(vp, 0, 5000, 2, 1000);
     VN_RELE(vp);
     KT_ASSERT_EQ(r, 0);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
@@ -452,14 +240,14 @@ KTEST(s5_enospc)
     KT_ASSERT_EQ(t_fresh(&t, 200, 32), 0);
     uint64_t free0 = t_bfree(&t), ffree0 = t_ffree(&t);
     KT_ASSERT_EQ(t_create(t.root, "fill", &vp), 0);
-    int err = write_pat(vp, 0, 400 * S5_BSIZE, 3, 2048);
+    int err = t_write_pat(vp, 0, 400 * S5_BSIZE, 3, 2048);
     KT_ASSERT_EQ(err, -ENOSPC);
     KT_ASSERT_EQ(t_bfree(&t), 0);
     /* Everything written before the disk filled reads back. */
     struct vattr va;
     KT_ASSERT_EQ(VOP_GETATTR(vp, &va, kcred), 0);
     KT_ASSERT(va.va_size > 100 * S5_BSIZE);
-    KT_ASSERT_EQ(check_pat(vp, 0, va.va_size, 3, 4096), 0);
+    KT_ASSERT_EQ(t_check_pat(vp, 0, va.va_size, 3, 4096), 0);
     KT_ASSERT_EQ(va.va_blocks / 2, free0);
     VN_RELE(vp);
     /* A new directory needs a block: none left. */
@@ -637,262 +425,6 @@ KTEST(s5_links)
     return 0;
 }
 
-/* ---- s5_inactive ---- */
-
-struct churn_arg {
-    struct vnode *dvp;
-    int rounds;
-    volatile int *finished;
-    int error;
-};
-
-/* Look the same name up and release it, over and over. */
-static void churn_body(void *p)
-{
-    struct churn_arg *a = p;
-    for (int i = 0; i < a->rounds && !a->error; i++) {
-        struct vnode *vp;
-        int err = VOP_LOOKUP(a->dvp, "x", &vp, kcred);
-        if (err) {
-            a->error = err;
-            break;
-        }
-        if (i % 3 == 0)
-            dnlc_remove(a->dvp, "x");       /* so the last reference is often ours */
-        VN_RELE(vp);
-    }
-    __atomic_add_fetch(a->finished, 1, __ATOMIC_SEQ_CST);
-}
-
-static int inactive_churn(struct s5t *t)
-{
-    static struct churn_arg args[MAX_CPUS];
-    static struct thread *th[MAX_CPUS];
-    volatile int finished = 0;
-    int n = ncpus_online;
-    for (int i = 0; i < n; i++) {
-        args[i] = (struct churn_arg){ .dvp = t->root, .rounds = 200, .finished = &finished };
-        th[i] = thread_create("s5_churn", churn_body, &args[i], 1UL << i);
-    }
-    for (int i = 0; i < n; i++)
-        if (th[i])
-            thread_join(th[i]);
-    for (int i = 0; i < n; i++) {
-        KT_ASSERT(th[i] != NULL);
-        KT_ASSERT_EQ(args[i].error, 0);
-    }
-    int nfree;
-    KT_ASSERT_EQ(s5_icache_audit(&nfree), 0);
-    return 0;
-}
-
-KTEST(s5_inactive)
-{
-    struct s5t t;
-    struct vnode *vp, *vp2;
-    KT_ASSERT_EQ(t_fresh(&t, 512, 64), 0);
-    KT_ASSERT_EQ(t_create(t.root, "x", &vp), 0);
-    dnlc_purge_vp(vp);                          /* only our reference is left */
-    uint64_t inact = s5_stats.inactives, hits = s5_stats.ihits, misses = s5_stats.imisses;
-    VN_RELE(vp);
-    KT_ASSERT_EQ(s5_stats.inactives - inact, 1);
-    KT_ASSERT_EQ(__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE), -1);
-    /* Looked up again: the same in-core inode, from the cache. */
-    KT_ASSERT_EQ(VOP_LOOKUP(t.root, "x", &vp2, kcred), 0);
-    KT_ASSERT(vp2 == vp);
-    KT_ASSERT(s5_stats.ihits > hits);
-    KT_ASSERT_EQ(s5_stats.imisses, misses);
-    KT_ASSERT(__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) >= 1);
-    /* An extra hold and release does not inactivate it. */
-    VN_HOLD(vp2);
-    VN_RELE(vp2);
-    KT_ASSERT_EQ(s5_stats.inactives - inact, 1);
-    dnlc_purge_vp(vp2);
-    VN_RELE(vp2);
-    KT_ASSERT_EQ(s5_stats.inactives - inact, 2);
-    KT_ASSERT_EQ(__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE), -1);
-    int nfree;
-    KT_ASSERT_EQ(s5_icache_audit(&nfree), 0);
-    /* Every CPU looks up and releases the same file at once. */
-    int r = inactive_churn(&t);
-    if (r) {
-        t_unmount(&t);
-        return r;
-    }
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    KT_ASSERT_EQ(s5_icache_audit(&nfree), 0);
-    return 0;
-}
-
-/* ---- s5_mp ---- */
-
-#define MP_FILES 8
-
-struct mp_arg {
-    struct vnode *shared, *root;
-    int id;
-    volatile int *finished;
-    int error;
-    const char *what;
-};
-
-static int mp_fail(struct mp_arg *a, const char *what, int err)
-{
-    if (!a->error) {
-        a->error = err ? err : -EIO;
-        a->what = what;
-    }
-    return a->error;
-}
-
-/* In the shared directory: make files, write and check them, remove
- * every other one. */
-static int mp_shared(struct mp_arg *a)
-{
-    char name[16];
-    for (int k = 0; k < MP_FILES; k++) {
-        struct vnode *vp;
-        snprintf(name, sizeof name, "s%d_%d", a->id, k);
-        int err = t_create(a->shared, name, &vp);
-        if (err)
-            return mp_fail(a, "create shared", err);
-        uint32_t f = (uint32_t)(a->id * 100 + k);
-        err = write_pat(vp, 0, 1500 + k * 700, f, 1024);
-        if (!err)
-            err = check_pat(vp, 0, 1500 + k * 700, f, 999);
-        VN_RELE(vp);
-        if (err)
-            return mp_fail(a, "write shared", err);
-    }
-    for (int k = 0; k < MP_FILES; k += 2) {
-        snprintf(name, sizeof name, "s%d_%d", a->id, k);
-        int err = VOP_REMOVE(a->shared, name, kcred);
-        if (err)
-            return mp_fail(a, "remove shared", err);
-    }
-    return 0;
-}
-
-/* In a private directory: files, a subdirectory, renames, all removed
- * but one file. */
-static int mp_private(struct mp_arg *a)
-{
-    char name[16], name2[16];
-    struct vnode *d, *sub, *vp;
-    snprintf(name, sizeof name, "d%d", a->id);
-    int err = t_mkdir(a->root, name, &d);
-    if (err)
-        return mp_fail(a, "mkdir", err);
-    err = t_mkdir(d, "sub", &sub);
-    for (int k = 0; k < MP_FILES && !err; k++) {
-        snprintf(name, sizeof name, "p%d", k);
-        err = t_create(d, name, &vp);
-        if (!err) {
-            err = write_pat(vp, 0, 3000, (uint32_t)(a->id * 1000 + k), 3000);
-            VN_RELE(vp);
-        }
-        if (!err)
-            err = VOP_RENAME(d, name, sub, name, kcred);
-    }
-    for (int k = 1; k < MP_FILES && !err; k++) {
-        snprintf(name, sizeof name, "p%d", k);
-        err = VOP_REMOVE(sub, name, kcred);
-    }
-    if (!err) {
-        snprintf(name2, sizeof name2, "keep%d", a->id);
-        err = VOP_RENAME(sub, "p0", a->root, name2, kcred);
-    }
-    if (!err)
-        err = VOP_RMDIR(d, "sub", kcred);
-    if (sub)
-        VN_RELE(sub);
-    VN_RELE(d);
-    return err ? mp_fail(a, "private dir", err) : 0;
-}
-
-static void mp_body(void *p)
-{
-    struct mp_arg *a = p;
-    if (mp_shared(a) == 0)
-        mp_private(a);
-    __atomic_add_fetch(a->finished, 1, __ATOMIC_SEQ_CST);
-}
-
-static int mp_verify(struct s5t *t, int n)
-{
-    /* The survivors: odd files in the shared directory, keep<i> in the root. */
-    struct vnode *shared, *vp;
-    char name[16];
-    KT_ASSERT_EQ(VOP_LOOKUP(t->root, "shared", &shared, kcred), 0);
-    int err = 0;
-    for (int i = 0; i < n && !err; i++) {
-        for (int k = 1; k < MP_FILES && !err; k += 2) {
-            snprintf(name, sizeof name, "s%d_%d", i, k);
-            err = VOP_LOOKUP(shared, name, &vp, kcred);
-            if (!err) {
-                err = check_pat(vp, 0, 1500 + k * 700, (uint32_t)(i * 100 + k), 1024);
-                VN_RELE(vp);
-            }
-        }
-        snprintf(name, sizeof name, "keep%d", i);
-        if (!err)
-            err = VOP_LOOKUP(t->root, name, &vp, kcred);
-        if (!err) {
-            err = check_pat(vp, 0, 3000, (uint32_t)(i * 1000), 3000);
-            VN_RELE(vp);
-        }
-    }
-    VN_RELE(shared);
-    KT_ASSERT_EQ(err, 0);
-    return 0;
-}
-
-/* OPEN BUG (issue 4): hangs now and then with several CPUs (seen on
- * default and hector); run only by name until it is found. */
-KTEST_EXPLICIT(s5_mp)
-{
-    static struct mp_arg args[MAX_CPUS];
-    static struct thread *th[MAX_CPUS];
-    struct s5t t;
-    struct vnode *shared;
-    KT_ASSERT_EQ(t_fresh(&t, 4096, 1024), 0);
-    uint64_t ffree0 = t_ffree(&t);
-    KT_ASSERT_EQ(t_mkdir(t.root, "shared", &shared), 0);
-    volatile int finished = 0;
-    int n = ncpus_online;
-    for (int i = 0; i < n; i++) {
-        args[i] = (struct mp_arg){ .shared = shared, .root = t.root, .id = i,
-                                   .finished = &finished };
-        th[i] = thread_create("s5_mp", mp_body, &args[i], 1UL << i);
-    }
-    for (int i = 0; i < n; i++)
-        if (th[i])
-            thread_join(th[i]);
-    VN_RELE(shared);
-    for (int i = 0; i < n; i++) {
-        if (!th[i] || args[i].error) {
-            t_unmount(&t);
-            ktest_fail("cpu %d: %s: error %d", i, th[i] ? args[i].what : "no thread",
-                       args[i].error);
-            return 1;
-        }
-    }
-    /* shared, then per CPU: the odd files, the private dir, keep<i>. */
-    KT_ASSERT_EQ(ffree0 - t_ffree(&t), 1 + (uint64_t)n * (MP_FILES / 2 + 2));
-    struct s5_check_result res;
-    KT_ASSERT_EQ(t_finish(&t, &res), 0);
-    KT_ASSERT_EQ(res.dirs, 2 + n);
-    KT_ASSERT_EQ(t_mount(&t, t.dev), 0);
-    KT_ASSERT_EQ(ffree0 - t_ffree(&t), 1 + (uint64_t)n * (MP_FILES / 2 + 2));
-    int r = mp_verify(&t, n);
-    if (r) {
-        t_unmount(&t);
-        return r;
-    }
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    return 0;
-}
-
 /* ---- s5_corrupt ---- */
 
 /* Make a small file system with a file "f" of 3 blocks and a directory
@@ -907,7 +439,7 @@ static int corrupt_base(struct blkdev *dev, uint32_t *ino_f, uint32_t *ino_d)
         return err;
     err = t_create(t.root, "f", &vp);
     if (!err) {
-        err = write_pat(vp, 0, 3 * S5_BSIZE, 9, 1024);
+        err = t_write_pat(vp, 0, 3 * S5_BSIZE, 9, 1024);
         VOP_GETATTR(vp, &va, kcred);
         *ino_f = (uint32_t)va.va_ino;
         VN_RELE(vp);
@@ -929,10 +461,10 @@ static int patch_super(struct blkdev *dev, void (*fn)(struct s5_super *))
     uint8_t *blk = kmalloc(S5_BSIZE);
     if (!blk)
         return -ENOMEM;
-    int err = raw_block(dev, S5_SUPERBLOCK, blk, false);
+    int err = t_raw_block(dev, S5_SUPERBLOCK, blk, false);
     if (!err) {
         fn((struct s5_super *)blk);
-        err = raw_block(dev, S5_SUPERBLOCK, blk, true);
+        err = t_raw_block(dev, S5_SUPERBLOCK, blk, true);
     }
     kfree(blk);
     return err;
@@ -944,14 +476,14 @@ static int patch_inode(struct blkdev *dev, uint32_t ino, int addr_slot, uint32_t
     uint8_t *blk = kmalloc(S5_BSIZE);
     if (!blk)
         return -ENOMEM;
-    int err = raw_block(dev, s5_itod(ino), blk, false);
+    int err = t_raw_block(dev, s5_itod(ino), blk, false);
     if (!err) {
         struct s5_dinode *di = (struct s5_dinode *)(blk + s5_itooff(ino));
         if (addr_slot >= 0)
             s5_setaddr(di, addr_slot, addr);
         if (size >= 0)
             di->di_size = (uint32_t)size;
-        err = raw_block(dev, s5_itod(ino), blk, true);
+        err = t_raw_block(dev, s5_itod(ino), blk, true);
     }
     kfree(blk);
     return err;
@@ -982,9 +514,9 @@ static int corrupt_superblocks(struct blkdev *dev)
     KT_ASSERT_EQ(corrupt_base(dev, &ino_f, &ino_d), 0);
     uint8_t *blk = kmalloc(S5_BSIZE);
     KT_ASSERT(blk != NULL);
-    raw_block(dev, s5_itod(S5_ROOTINO), blk, false);
+    t_raw_block(dev, s5_itod(S5_ROOTINO), blk, false);
     ((struct s5_dinode *)(blk + s5_itooff(S5_ROOTINO)))->di_mode = S5_IFREG | 0644;
-    raw_block(dev, s5_itod(S5_ROOTINO), blk, true);
+    t_raw_block(dev, s5_itod(S5_ROOTINO), blk, true);
     kfree(blk);
     struct s5t t;
     KT_ASSERT_EQ(t_mount(&t, dev), -EUCLEAN);
@@ -1029,7 +561,7 @@ static int op_write_new(struct s5t *t)
     int err = t_create(t->root, "new", &vp);
     if (err)
         return err;
-    err = write_pat(vp, 0, 4 * S5_BSIZE, 5, 1024);
+    err = t_write_pat(vp, 0, 4 * S5_BSIZE, 5, 1024);
     VN_RELE(vp);
     return err;
 }
@@ -1049,10 +581,10 @@ static int patch_root_entry(struct blkdev *dev, uint32_t root_block, uint16_t in
     uint8_t *blk = kmalloc(S5_BSIZE);
     if (!blk)
         return -ENOMEM;
-    int err = raw_block(dev, root_block, blk, false);
+    int err = t_raw_block(dev, root_block, blk, false);
     ((struct s5_direct *)blk)[2].d_ino = ino;
     if (!err)
-        err = raw_block(dev, root_block, blk, true);
+        err = t_raw_block(dev, root_block, blk, true);
     kfree(blk);
     return err;
 }
@@ -1064,7 +596,7 @@ static int corrupt_operations(struct blkdev *dev)
     KT_ASSERT(sb != NULL);
     /* A directory entry past the inode list. */
     KT_ASSERT_EQ(corrupt_base(dev, &ino_f, &ino_d), 0);
-    raw_block(dev, S5_SUPERBLOCK, sb, false);
+    t_raw_block(dev, S5_SUPERBLOCK, sb, false);
     uint32_t root_block = sb->s_isize, fsize = sb->s_fsize, ninodes = s5_ninodes(sb);
     KT_ASSERT_EQ(patch_root_entry(dev, root_block, (uint16_t)(ninodes + 5)), 0);
     if (mount_and(dev, op_lookup_f, -EUCLEAN))
@@ -1076,13 +608,13 @@ static int corrupt_operations(struct blkdev *dev)
         goto fail;
     /* A free-list chain block claiming more than 50 entries. */
     KT_ASSERT_EQ(corrupt_base(dev, &ino_f, &ino_d), 0);
-    raw_block(dev, S5_SUPERBLOCK, sb, false);
+    t_raw_block(dev, S5_SUPERBLOCK, sb, false);
     uint32_t chain = sb->s_free[0];
     KT_ASSERT(chain != 0);
     uint8_t *blk = (uint8_t *)sb;
-    raw_block(dev, chain, blk, false);
+    t_raw_block(dev, chain, blk, false);
     ((struct s5_fblk *)blk)->df_nfree = 77;
-    raw_block(dev, chain, blk, true);
+    t_raw_block(dev, chain, blk, true);
     if (mount_and(dev, op_write_new, -EUCLEAN))
         goto fail;
     /* An absurd directory size. */
@@ -1178,139 +710,6 @@ KTEST(s5_attr)
     return 0;
 }
 
-/* ---- s5_enfile ---- */
-
-/*
- * Hold in-core inodes until the table is full: iget first purges the DNLC
- * (whose references keep released inodes active) and only then says
- * -ENFILE; after some are released, creating works again.  Nothing else
- * may be using S5 meanwhile, or its inodes count against the table too.
- */
-KTEST(s5_enfile)
-{
-    struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 2048, 1024), 0);
-    struct vnode **held = kzalloc(S5_NINODE * sizeof *held);
-    KT_ASSERT(held != NULL);
-    uint64_t purges = s5_stats.purges;
-    int n = 0, err = 0;
-    char name[16];
-    while (n < S5_NINODE) {
-        snprintf(name, sizeof name, "f%d", n);
-        err = t_create(t.root, name, &held[n]);
-        if (err)
-            break;
-        n++;
-    }
-    int r = 0;
-    if (err != -ENFILE || n < S5_NINODE / 2 || s5_stats.purges == purges) {
-        ktest_fail("after %d files: error %d, %lu purges", n, err, s5_stats.purges - purges);
-        r = 1;
-    }
-    /* With some released, new files can be made again. */
-    for (int i = 0; i < 8 && i < n; i++) {
-        VN_RELE(held[i]);
-        held[i] = NULL;
-    }
-    struct vnode *vp;
-    if (!r && (err = t_create(t.root, "again", &vp)) != 0) {
-        ktest_fail("create after release: error %d", err);
-        r = 1;
-    }
-    if (!r)
-        VN_RELE(vp);
-    for (int i = 0; i < n; i++)
-        if (held[i])
-            VN_RELE(held[i]);
-    kfree(held);
-    int nfree;
-    if (!r && s5_icache_audit(&nfree) != 0) {
-        ktest_fail("inode cache audit failed");
-        r = 1;
-    }
-    int problems = t_finish(&t, NULL);
-    KT_ASSERT_EQ(r, 0);
-    KT_ASSERT_EQ(problems, 0);
-    return 0;
-}
-
-/* ---- s5_mp_rename ---- */
-
-struct swap_arg {
-    struct vnode *root, *p, *q;
-    int id;
-    volatile int *go;
-    int result;
-};
-
-/*
- * Even threads try to move P into Q, odd ones Q into P, all at once.
- * Exactly one move can succeed: after it, the other would make P and Q
- * each other's parent, a cycle cut off from the root, and must fail with
- * EINVAL (the rename lock and its ancestor check); the same move again
- * finds its name gone (ENOENT).
- */
-static void swap_body(void *p)
-{
-    struct swap_arg *a = p;
-    bool even = a->id % 2 == 0;
-    while (!__atomic_load_n(a->go, __ATOMIC_ACQUIRE))
-        thread_yield();
-    a->result = VOP_RENAME(a->root, even ? "P" : "Q", even ? a->q : a->p, even ? "P" : "Q",
-                           kcred);
-}
-
-static int swap_round(struct s5t *t, struct vnode *p, struct vnode *q, int n)
-{
-    static struct swap_arg args[MAX_CPUS];
-    static struct thread *th[MAX_CPUS];
-    volatile int go = 0;
-    for (int i = 0; i < n; i++) {
-        args[i] = (struct swap_arg){ .root = t->root, .p = p, .q = q, .id = i, .go = &go,
-                                     .result = 1 };
-        th[i] = thread_create("s5_swap", swap_body, &args[i], 1UL << (i % ncpus_online));
-    }
-    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-    int moved = 0, other = 0;
-    for (int i = 0; i < n; i++) {
-        if (th[i])
-            thread_join(th[i]);
-        if (!th[i])
-            other = -ENOMEM;
-        else if (args[i].result == 0)
-            moved++;
-        else if (args[i].result != -EINVAL && args[i].result != -ENOENT)
-            other = args[i].result;
-    }
-    /* Back to the root for the next round. */
-    VOP_RENAME(p, "Q", t->root, "Q", kcred);
-    VOP_RENAME(q, "P", t->root, "P", kcred);
-    KT_ASSERT_EQ(other, 0);
-    KT_ASSERT_EQ(moved, 1);
-    return 0;
-}
-
-/* OPEN BUG (issue 4): hangs now and then with several CPUs (seen on
- * default and hector); run only by name until it is found. */
-KTEST_EXPLICIT(s5_mp_rename)
-{
-    struct s5t t;
-    struct vnode *p, *q;
-    KT_ASSERT_EQ(t_fresh(&t, 1024, 64), 0);
-    KT_ASSERT_EQ(t_mkdir(t.root, "P", &p), 0);
-    KT_ASSERT_EQ(t_mkdir(t.root, "Q", &q), 0);
-    int n = MAX(ncpus_online, 2), r = 0;
-    for (int round = 0; round < 6 && !r; round++)
-        r = swap_round(&t, p, q, n);
-    VN_RELE(p);
-    VN_RELE(q);
-    int problems = t_finish(&t, NULL);
-    if (r)
-        return r;
-    KT_ASSERT_EQ(problems, 0);
-    return 0;
-}
-
 /* ---- s5_vfs ---- */
 
 static int vfs_ops(void)
@@ -1318,12 +717,12 @@ static int vfs_ops(void)
     struct vnode *vp;
     KT_ASSERT_EQ(vn_mkdir("/s5mnt/a", NULL, 0755, kcred), 0);
     KT_ASSERT_EQ(vn_open("/s5mnt/a/f", NULL, O_CREAT | O_EXCL | O_RDWR, 0644, &vp, kcred), 0);
-    KT_ASSERT_EQ(write_pat(vp, 0, 5000, 11, 1000), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 5000, 11, 1000), 0);
     KT_ASSERT_EQ(vn_close(vp, O_RDWR, kcred), 0);
     KT_ASSERT_EQ(vn_rename("/s5mnt/a/f", "/s5mnt/g", NULL, kcred), 0);
     KT_ASSERT_EQ(vn_symlink("g", "/s5mnt/ln", NULL, kcred), 0);
     KT_ASSERT_EQ(vn_open("/s5mnt/ln", NULL, O_RDONLY, 0, &vp, kcred), 0);
-    int r = check_pat(vp, 0, 5000, 11, 700);
+    int r = t_check_pat(vp, 0, 5000, 11, 700);
     vn_close(vp, O_RDONLY, kcred);
     KT_ASSERT_EQ(r, 0);
     KT_ASSERT_EQ(vn_open("/s5mnt/abcdefghijklmno", NULL, O_CREAT | O_RDWR, 0644, &vp, kcred),
