@@ -104,15 +104,20 @@ static bool panic_enter(void)
     return true;
 }
 
+static void print_panic_line(const char *fmt, va_list ap)
+{
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    kprintf("\nPANIC: %s\n", msg);
+}
+
 void panic(const char *fmt, ...)
 {
     panic_enter();
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    print_panic_line(fmt, ap);
     va_end(ap);
-    kprintf("\nPANIC: %s\n", msg);
     backtrace_from((uint64_t)__builtin_frame_address(0), 0);
     panic_finish();
 }
@@ -132,12 +137,10 @@ void panic_hung(const struct trapframe *tf, const char *fmt, ...)
 {
     panic_enter();
     this_cpu()->stopped_tf = tf;
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    print_panic_line(fmt, ap);
     va_end(ap);
-    kprintf("\nPANIC: %s\n", msg);
     wait_others_stopped();
     thread_dump_all();
     panic_finish();
