@@ -29,42 +29,70 @@ static struct s5_direct *entry_at(struct buf *bp, uint32_t off)
     return (struct s5_direct *)((char *)bp->b_data + s5_blkoff(off));
 }
 
-int s5_dirsearch(struct s5_inode *dp, const char *name, struct s5_dirslot *ds)
+/*
+ * Call visit on each entry slot of dp, in order, a block at a time (the
+ * block busy meanwhile), until it returns non-zero.  Returns that value,
+ * 0 when every slot was visited, or a negative errno from a block read.
+ */
+static int dir_walk(struct s5_inode *dp,
+                    int (*visit)(const struct s5_direct *de, uint32_t off, void *arg), void *arg)
 {
-    uint32_t len = (uint32_t)strlen(name);
-    ds->ino = 0;
-    ds->off = 0;
-    ds->free_off = -1;
     for (uint32_t off = 0; off < dp->i_size; ) {
         struct buf *bp;
         int err = s5_dirblk(dp, off, &bp);
         if (err)
             return err;
         uint32_t end = MIN(dp->i_size, (s5_lblkno(off) + 1) * S5_BSIZE);
-        for (; off < end; off += S5_DIRENT_SIZE) {
-            const struct s5_direct *de = entry_at(bp, off);
-            if (de->d_ino == 0) {
-                if (ds->free_off < 0)
-                    ds->free_off = off;
-                continue;
-            }
-            if (!s5_namematch(de->d_name, name, len))
-                continue;
-            uint32_t ino = de->d_ino;
-            brelse(bp);
-            if (!s5_ino_valid(&dp->i_fs->fs_sb, ino)) {
-                s5_corrupt(dp->i_fs, "directory %u: entry '%s' points to inode %u past the "
-                           "inode list (%u inodes)", dp->i_number, name, ino,
-                           s5_ninodes(&dp->i_fs->fs_sb));
-                return -EUCLEAN;
-            }
-            ds->ino = ino;
-            ds->off = off;
-            return 0;
-        }
+        int r = 0;
+        for (; off < end && !r; off += S5_DIRENT_SIZE)
+            r = visit(entry_at(bp, off), off, arg);
         brelse(bp);
+        if (r)
+            return r;
     }
-    return -ENOENT;
+    return 0;
+}
+
+struct search {
+    const char *name;
+    uint32_t len;
+    struct s5_dirslot *ds;
+};
+
+static int search_visit(const struct s5_direct *de, uint32_t off, void *arg)
+{
+    struct search *s = arg;
+    if (de->d_ino == 0) {
+        if (s->ds->free_off < 0)
+            s->ds->free_off = off;
+        return 0;
+    }
+    if (!s5_namematch(de->d_name, s->name, s->len))
+        return 0;
+    s->ds->ino = de->d_ino;
+    s->ds->off = off;
+    return 1;
+}
+
+int s5_dirsearch(struct s5_inode *dp, const char *name, struct s5_dirslot *ds)
+{
+    struct search s = { .name = name, .len = (uint32_t)strlen(name), .ds = ds };
+    ds->ino = 0;
+    ds->off = 0;
+    ds->free_off = -1;
+    int r = dir_walk(dp, search_visit, &s);
+    if (r < 0)
+        return r;
+    if (r == 0)
+        return -ENOENT;
+    if (!s5_ino_valid(&dp->i_fs->fs_sb, ds->ino)) {
+        s5_corrupt(dp->i_fs, "directory %u: entry '%s' points to inode %u past the "
+                   "inode list (%u inodes)", dp->i_number, name, ds->ino,
+                   s5_ninodes(&dp->i_fs->fs_sb));
+        ds->ino = 0;
+        return -EUCLEAN;
+    }
+    return 0;
 }
 
 int s5_direnter(struct s5_inode *dp, const char *name, uint32_t ino,
@@ -117,25 +145,17 @@ int s5_dirrewrite(struct s5_inode *dp, uint32_t off, uint32_t ino)
     return s5_iupdat(dp, s5_syncwrites());
 }
 
+/* A slot that is neither free nor "." nor "..". */
+static int occupied_visit(const struct s5_direct *de, uint32_t off, void *arg)
+{
+    return de->d_ino != 0 && !s5_namematch(de->d_name, ".", 1) &&
+           !s5_namematch(de->d_name, "..", 2);
+}
+
 int s5_dirempty(struct s5_inode *dp)
 {
-    for (uint32_t off = 0; off < dp->i_size; ) {
-        struct buf *bp;
-        int err = s5_dirblk(dp, off, &bp);
-        if (err)
-            return err;
-        uint32_t end = MIN(dp->i_size, (s5_lblkno(off) + 1) * S5_BSIZE);
-        for (; off < end; off += S5_DIRENT_SIZE) {
-            const struct s5_direct *de = entry_at(bp, off);
-            if (de->d_ino != 0 && !s5_namematch(de->d_name, ".", 1) &&
-                !s5_namematch(de->d_name, "..", 2)) {
-                brelse(bp);
-                return 0;
-            }
-        }
-        brelse(bp);
-    }
-    return 1;
+    int r = dir_walk(dp, occupied_visit, NULL);
+    return r < 0 ? r : !r;
 }
 
 int s5_dirinit(struct s5_inode *ip, uint32_t parent)

@@ -265,6 +265,12 @@ int s5_sticky_check(struct s5_inode *dp, struct s5_inode *ip, struct cred *cr);
  * ILOCKED; an entry naming dp itself, a held inode or a free inode is
  * corruption (-EUCLEAN). */
 int s5_iget_entry(struct s5_inode *dp, uint32_t ino, struct s5_inode **ipp);
+/* For removing or renaming the entry name of dp: ILOCK dp (it stays
+ * locked, error or not), check write and search permission, find the
+ * entry (*ds) and return its inode referenced and ILOCKED (*ipp, NULL on
+ * error). */
+int s5_lock_entry(struct s5_inode *dp, const char *name, struct cred *cr,
+                  struct s5_dirslot *ds, struct s5_inode **ipp);
 int s5_access(struct vnode *vp, int mode, struct cred *cr);
 int s5_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp, const char *tname,
               struct cred *cr);

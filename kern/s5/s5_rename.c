@@ -65,13 +65,8 @@ struct rename_args {
 static int rename_source(struct rename_args *a)
 {
     struct s5_dirslot ds;
-    struct s5_inode *sip = NULL;
-    ILOCK(a->sdp);
-    int err = s5_iaccess(a->sdp, VWRITE | VEXEC, a->cr);
-    if (!err)
-        err = s5_dirsearch(a->sdp, a->sname, &ds);
-    if (!err)
-        err = s5_iget_entry(a->sdp, ds.ino, &sip);
+    struct s5_inode *sip;
+    int err = s5_lock_entry(a->sdp, a->sname, a->cr, &ds, &sip);
     if (!err) {
         err = s5_sticky_check(a->sdp, sip, a->cr);
         IUNLOCK(sip);

@@ -94,6 +94,21 @@ int s5_iget_entry(struct s5_inode *dp, uint32_t ino, struct s5_inode **ipp)
     return 0;
 }
 
+int s5_lock_entry(struct s5_inode *dp, const char *name, struct cred *cr,
+                  struct s5_dirslot *ds, struct s5_inode **ipp)
+{
+    *ipp = NULL;
+    ILOCK(dp);
+    int err = s5_iaccess(dp, VWRITE | VEXEC, cr);
+    if (!err)
+        err = s5_dirsearch(dp, name, ds);
+    if (!err)
+        err = s5_iget_entry(dp, ds->ino, ipp);
+    if (err)
+        *ipp = NULL;
+    return err;
+}
+
 /* Owner and group of a new inode. */
 static void set_owner(struct s5_inode *ip, struct cred *cr)
 {
@@ -726,12 +741,7 @@ static int s5_remove(struct vnode *dvp, const char *name, struct cred *cr)
     if (err)
         return err;
     struct s5_dirslot ds;
-    ILOCK(dp);
-    err = s5_iaccess(dp, VWRITE | VEXEC, cr);
-    if (!err)
-        err = s5_dirsearch(dp, name, &ds);
-    if (!err)
-        err = s5_iget_entry(dp, ds.ino, &ip);
+    err = s5_lock_entry(dp, name, cr, &ds, &ip);
     if (!err && ip->i_vnode.v_type == VDIR)
         err = -EISDIR;
     if (!err)
@@ -764,12 +774,7 @@ static int s5_rmdir(struct vnode *dvp, const char *name, struct cred *cr)
     struct s5_fs *fs = dp->i_fs;
     struct s5_dirslot ds;
     rlock_acquire(&fs->fs_rename);
-    ILOCK(dp);
-    err = s5_iaccess(dp, VWRITE | VEXEC, cr);
-    if (!err)
-        err = s5_dirsearch(dp, name, &ds);
-    if (!err)
-        err = s5_iget_entry(dp, ds.ino, &ip);
+    err = s5_lock_entry(dp, name, cr, &ds, &ip);
     if (!err && ip->i_vnode.v_type != VDIR)
         err = -ENOTDIR;
     if (!err && (ip == fs->fs_root || ITOV(ip)->v_vfsmountedhere))
