@@ -6,6 +6,9 @@
 #   make debug      QEMU halted with its gdb stub, and gdb with the symbols
 #   make check      every test; ends with "N passed, N failed"
 #   make tools      host tools into build/tools/
+#   make bench      the user-space benchmarks into build/bench/
+#   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
+#                   (the peer the benchmarks are compared with)
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
@@ -35,7 +38,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
-.PHONY: all deps run bochs debug check tools clean iso
+.PHONY: all deps run bochs debug check tools clean iso bench linux-run
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
@@ -109,6 +112,16 @@ tools: $(DEPS_OK)
 
 check: all tools
 	$(PYTHON) tests/check.py
+
+# The Linux peer: Debian's kernel on the same machine, running RUN
+# (tools/linux_peer.py; bench/README.md).  RUN reaches the script through
+# the environment, so any shell quoting in it survives.
+LINUX_APPEND ?=
+bench: $(DEPS_OK)
+	$(MAKE) -s -C bench BUILD=$(abspath $(BUILD))/bench
+linux-run: export LINUX_RUN = $(value RUN)
+linux-run: bench
+	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"
 
 clean:
 	rm -rf $(BUILD)

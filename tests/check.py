@@ -598,13 +598,14 @@ def job_kbench(ctx):
     ctx.results.add(name, r.ok and not p, _why(r, p))
 
 
-def job_s5tools(ctx):
-    """mkfs.s5/fsck.s5 host tests: their per-case lines count individually."""
-    script = os.path.join(ROOT, "tests", "unit", "test_s5tools.py")
-    log = os.path.join(LOGDIR, "s5tools.log")
+def run_host_script(ctx, prefix, script, timeout):
+    """Run a host test script whose lines are "PASS name" / "FAIL name:
+    why" and which ends with "N passed, N failed"; each case counts as a
+    result named prefix/name, and the script as a whole as prefix."""
+    log = os.path.join(LOGDIR, prefix.replace("/", "_") + ".log")
     try:
         p = subprocess.run([sys.executable, script], cwd=ROOT, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=T_UNIT)
+                           stderr=subprocess.STDOUT, timeout=timeout)
         out, rc = p.stdout.decode(errors="replace"), p.returncode
     except subprocess.TimeoutExpired:
         out, rc = "timed out", -1
@@ -612,11 +613,24 @@ def job_s5tools(ctx):
         f.write(out)
     cases = 0
     for m in re.finditer(r"^(PASS|FAIL) (\S+?):?(?:\s+(.*))?$", out, re.M):
-        ctx.results.add("s5tools/" + m.group(2), m.group(1) == "PASS", m.group(3) or "")
+        ctx.results.add(prefix + "/" + m.group(2), m.group(1) == "PASS", m.group(3) or "")
         cases += 1
     summary = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
     ok = rc == 0 and summary is not None and cases > 0
-    ctx.results.add("s5tools", ok, "exit %s, %d cases [build/check/s5tools.log]" % (rc, cases))
+    ctx.results.add(prefix, ok, "exit %s, %d cases [%s]" % (rc, cases, os.path.relpath(log, ROOT)))
+
+
+def job_s5tools(ctx):
+    """mkfs.s5/fsck.s5 host tests: their per-case lines count individually."""
+    run_host_script(ctx, "s5tools", os.path.join(ROOT, "tests", "unit", "test_s5tools.py"),
+                    T_UNIT)
+
+
+def job_linux_peer(ctx):
+    """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
+    default preset, runs a command with its status, and runs every
+    benchmark once (tests/test_linux_peer.py)."""
+    run_host_script(ctx, "linux", os.path.join(ROOT, "tests", "test_linux_peer.py"), T_UNIT)
 
 
 def job_icount(ctx):
@@ -789,7 +803,7 @@ def all_jobs():
     fs_matrix = [("fs/matrix/cache=%s,lock=%s" % (c, l), make_fs_matrix_job(c, l))
                  for c in CACHE_MODELS for l in LOCK_ALGOS if (c, l) not in covered]
 
-    jobs = [("unit", job_unit), ("s5tools", job_s5tools)]
+    jobs = [("unit", job_unit), ("s5tools", job_s5tools), ("linux", job_linux_peer)]
     jobs += ktests(big)
     jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
     jobs += [("disks/svr4mp", job_disks_svr4mp), ("disks/image", job_disks_image)]

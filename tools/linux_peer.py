@@ -1,0 +1,795 @@
+#!/usr/bin/env python3
+"""The Linux peer: run a shell command on Debian's Linux kernel in QEMU, on
+the same machine preset and accelerator Tempest would be booted with, so
+that the benchmarks in bench/ can be compared between the two kernels
+(DESIGN.md section 10).
+
+    linux_peer.py run --machine default --accel tcg --run 'CMD'
+    linux_peer.py run --machine up                     (an interactive shell)
+    linux_peer.py fetch [--refresh]    (just fetch and unpack the kernel)
+    linux_peer.py cmdline --machine hector             (the QEMU command line)
+
+`make linux-run MACHINE=NAME RUN='CMD' [ACCEL=...]` calls the first.
+
+The kernel.  Debian's linux-image-amd64 package is fetched with
+`apt-get download` (never installed), together with the
+linux-image-VERSION-amd64 package it depends on; the compressed kernel
+boot/vmlinuz-VERSION is taken from it with `dpkg-deb -x`.  That file is a
+bzImage: real-mode set-up code, then a small decompressor with the kernel
+proper as a compressed payload.  The payload is found by its compression
+format's magic number (the set-up header's payload_offset field, when it
+has one, says where to look first) and decompressed here, giving the ELF
+vmlinux.  QEMU boots an ELF vmlinux directly through its PVH entry note
+(Debian builds with CONFIG_PVH), handing it the initramfs and command line.
+Everything is cached under build/linux/: the vmlinux, the vmlinuz and
+config it came from, and the base initramfs.
+
+The initramfs.  A newc cpio archive written here: /bin/busybox from Debian's
+busybox-static with a link for each applet, /dev/console and /dev/null,
+the benchmark binaries under /bench (bench/Makefile is run first to build
+them), and /init, a busybox sh script that mounts /proc, /sys and /dev,
+turns off transparent huge pages (so the page-fault benchmark faults one
+4 KiB page at a time, as on Tempest), runs /run.sh under /bin/sh with its
+standard input from /dev/null, prints a marker line with its exit status,
+and powers the machine off.  The base archive (gzip-compressed) is cached;
+each run appends a small uncompressed archive holding its /run.sh (Linux
+unpacks concatenated archives in order).
+
+The machine.  tests/tempest.py's qemu_cmd() gives the QEMU arguments of the
+preset (CPUs, memory, -numa nodes and distances) and the accelerator; the
+boot CD-ROM is swapped for -kernel, -initrd and -append.  The preset's
+scratch disks are not attached (the benchmarks use none).  The kernel
+command line is APPEND below plus --append: no speculative-execution
+mitigations, since Tempest has none and the comparison is of kernel
+structure, and no automatic NUMA balancing, whose page-table scans would
+add hinting faults to the benchmarks.  Under ACCEL=icount each iteration of
+a rep string instruction counts as one instruction, and Linux clears and
+copies pages with rep stosb/movsb on a CPU with ERMS (which -cpu max
+offers); --append clearcpuid=erms makes it use the rep stosq/movsq
+versions instead (bench/README.md).
+
+Exit status: the command's own, or 124 when the time limit passed, 125 when
+the peer itself failed (kernel did not boot, no exit marker, a tool
+missing).  The command's output is printed as it arrives; -v prints the
+whole console, kernel messages included.
+
+Only the python3 standard library is used, and tests/tempest.py.
+"""
+
+import argparse
+import gzip
+import hashlib
+import lzma
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import bz2
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import tempest  # noqa: E402  (the presets and the QEMU command line)
+
+BUILD = os.path.join(ROOT, "build")
+LINUX_DIR = os.path.join(BUILD, "linux")
+BENCH_BUILD = os.path.join(BUILD, "bench")
+BENCH_SRC = os.path.join(ROOT, "bench")
+VMLINUX = os.path.join(LINUX_DIR, "vmlinux")
+VMLINUX_VERSION = os.path.join(LINUX_DIR, "vmlinux.version")
+
+META_PACKAGE = "linux-image-amd64"
+BUSYBOX = "/bin/busybox"
+BUSYBOX_PACKAGE = "busybox-static"
+
+APPEND = "console=ttyS0 quiet panic=-1 mitigations=off numa_balancing=disable"
+DEFAULT_TIMEOUT = 600
+EXIT_TIMEOUT = 124
+EXIT_FAILED = 125
+
+START_MARK = "@@linux-peer: start@@"
+EXIT_MARK_RE = re.compile(r"^@@linux-peer: exit (\d+)@@$", re.M)
+
+# The base initramfs's layout changes with this script; its cache key
+# includes this version so an edit here rebuilds it.
+INITRAMFS_FORMAT = 1
+
+INIT_SCRIPT = r"""#!/bin/sh
+# /init of the Linux peer, written by tools/linux_peer.py.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /tmp
+# One fault per 4 KiB page, as on Tempest (Debian's default is "always").
+thp=/sys/kernel/mm/transparent_hugepage/enabled
+[ -w $thp ] && echo never > $thp
+cd /
+if [ -f /run.sh ]; then
+    echo "@@linux-peer: start@@"
+    /bin/sh /run.sh </dev/null
+    status=$?
+    echo "@@linux-peer: exit $status@@"
+else
+    echo "linux-peer: interactive shell; exit it to power off"
+    setsid cttyhack /bin/sh -l
+fi
+sync
+poweroff -f
+"""
+
+
+class PeerError(RuntimeError):
+    pass
+
+
+def log(msg):
+    print("linux-peer: %s" % msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Fetching the kernel package
+
+def _sudo():
+    return [] if os.geteuid() == 0 else ["sudo"]
+
+
+def _apt_download(package, dest):
+    """apt-get download package into dest; runs apt-get update once if apt
+    does not know the package yet.  Returns the .deb's path."""
+    for attempt in (1, 2):
+        before = set(os.listdir(dest))
+        r = subprocess.run(["apt-get", "download", "-q", package], cwd=dest,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+        debs = [n for n in set(os.listdir(dest)) - before if n.endswith(".deb")]
+        if r.returncode == 0 and debs:
+            return os.path.join(dest, debs[0])
+        if attempt == 1:
+            log("apt-get download %s failed; running apt-get update" % package)
+            subprocess.run(_sudo() + ["apt-get", "update", "-qq"],
+                           stdin=subprocess.DEVNULL)
+    raise PeerError("apt-get download %s failed:\n%s"
+                    % (package, r.stdout.decode(errors="replace")))
+
+
+def _kernel_package(meta_deb):
+    """The linux-image-VERSION-amd64 package the meta package depends on."""
+    r = subprocess.run(["dpkg-deb", "-f", meta_deb, "Depends"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    for dep in r.stdout.decode().split(","):
+        name = dep.split("|")[0].split("(")[0].strip()
+        if name.startswith("linux-image-"):
+            return name
+    raise PeerError("%s depends on no linux-image package: %r"
+                    % (meta_deb, r.stdout.decode()))
+
+
+def fetch_kernel(refresh=False):
+    """Path of the ELF vmlinux of Debian's current kernel package, fetching
+    and unpacking it into build/linux/ the first time (or with refresh)."""
+    if os.path.exists(VMLINUX) and not refresh:
+        return VMLINUX
+    os.makedirs(LINUX_DIR, exist_ok=True)
+    dl = tempfile.mkdtemp(prefix="dl-", dir=LINUX_DIR)
+    # apt's download sandbox user must be able to write there.
+    os.chmod(dl, 0o777)
+    try:
+        meta = _apt_download(META_PACKAGE, dl)
+        package = _kernel_package(meta)
+        log("fetching %s" % package)
+        deb = _apt_download(package, dl)
+        tree = os.path.join(dl, "tree")
+        subprocess.run(["dpkg-deb", "-x", deb, tree], check=True)
+        boot = os.path.join(tree, "boot")
+        names = sorted(n for n in os.listdir(boot) if n.startswith("vmlinuz-"))
+        if not names:
+            raise PeerError("%s holds no boot/vmlinuz-*" % os.path.basename(deb))
+        version = names[-1][len("vmlinuz-"):]
+        vmlinuz = os.path.join(LINUX_DIR, names[-1])
+        shutil.copy(os.path.join(boot, names[-1]), vmlinuz)
+        config = os.path.join(boot, "config-" + version)
+        if os.path.exists(config):
+            shutil.copy(config, LINUX_DIR)
+        with open(vmlinuz, "rb") as f:
+            image, how = extract_vmlinux(f.read())
+        check_pvh(image)
+        tmp = VMLINUX + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(image)
+        os.replace(tmp, VMLINUX)
+        with open(VMLINUX_VERSION, "w") as f:
+            f.write("%s %s (%s payload)\n" % (package, version, how))
+        log("%s: %s, %d bytes, from a %s payload"
+            % (os.path.relpath(VMLINUX), version, len(image), how))
+        return VMLINUX
+    finally:
+        shutil.rmtree(dl, ignore_errors=True)
+
+
+def kernel_version():
+    try:
+        with open(VMLINUX_VERSION) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+# --------------------------------------------------------------------------
+# bzImage to vmlinux
+
+def _unxz(data):
+    d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    return d.decompress(data)
+
+
+def _unlzma(data):
+    d = lzma.LZMADecompressor(format=lzma.FORMAT_ALONE)
+    return d.decompress(data)
+
+
+def _gunzip(data):
+    d = zlib.decompressobj(wbits=31)
+    return d.decompress(data)
+
+
+def _bunzip2(data):
+    return bz2.BZ2Decompressor().decompress(data)
+
+
+def _tool(argv):
+    def run(data):
+        if shutil.which(argv[0]) is None:
+            raise PeerError("%s is not installed" % argv[0])
+        r = subprocess.run(argv, input=data, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        # Trailing bytes after the stream (the decompressor's size word,
+        # padding) make the tools complain after writing everything out.
+        return r.stdout
+    return run
+
+
+# Compression formats a bzImage payload may use: (name, magic, decompress).
+# The lzma magic (properties byte 0x5d, dictionary size) is weak, so it is
+# tried last and only ELF output is accepted anyway.
+FORMATS = [
+    ("xz", b"\xfd7zXZ\x00", _unxz),
+    ("zstd", b"\x28\xb5\x2f\xfd", _tool(["zstd", "-dcq"])),
+    ("gzip", b"\x1f\x8b\x08", _gunzip),
+    ("bzip2", b"BZh", _bunzip2),
+    ("lz4", b"\x02\x21\x4c\x18", _tool(["lz4", "-dc"])),
+    ("lzo", b"\x89LZO", _tool(["lzop", "-dc"])),
+    ("lzma", b"\x5d\x00\x00", _unlzma),
+]
+
+
+def _payload_hint(image):
+    """(offset, length) of the payload per the boot protocol's set-up
+    header (version 2.08 and later), or None."""
+    if len(image) < 0x250 or image[0x202:0x206] != b"HdrS":
+        return None
+    version = struct.unpack_from("<H", image, 0x206)[0]
+    if version < 0x208:
+        return None
+    setup_sects = image[0x1f1] or 4
+    offset, length = struct.unpack_from("<II", image, 0x248)
+    start = (setup_sects + 1) * 512 + offset
+    if start + length > len(image):
+        return None
+    return start, length
+
+
+def _is_elf64(data):
+    return (len(data) > 64 and data[:4] == b"\x7fELF" and data[4] == 2
+            and struct.unpack_from("<H", data, 18)[0] == 62)
+
+
+def extract_vmlinux(image):
+    """The ELF vmlinux inside a bzImage: (bytes, format name).
+
+    Candidates are every place a known magic number occurs, the one the
+    set-up header points at first; the first that decompresses to an
+    x86-64 ELF file wins."""
+    hint = _payload_hint(image)
+    candidates = []
+    if hint:
+        start, length = hint
+        for name, magic, fn in FORMATS:
+            if image.startswith(magic, start):
+                candidates.append((start, start + length, name, fn))
+    for name, magic, fn in FORMATS:
+        pos = image.find(magic)
+        while pos >= 0:
+            candidates.append((pos, len(image), name, fn))
+            pos = image.find(magic, pos + 1)
+    tried = set()
+    for start, end, name, fn in candidates:
+        if (start, name) in tried:
+            continue
+        tried.add((start, name))
+        try:
+            out = fn(image[start:end])
+        except (lzma.LZMAError, zlib.error, OSError, EOFError, ValueError):
+            continue
+        if _is_elf64(out):
+            return out, name
+    raise PeerError("no compressed ELF kernel found in the bzImage "
+                    "(tried %d candidate payloads)" % len(tried))
+
+
+def _notes(elf):
+    """(name, type, desc) of every ELF note in elf's PT_NOTE segments."""
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(
+            "<IIQQQQ", elf, phoff + i * phentsize)
+        if p_type != 4:                         # PT_NOTE
+            continue
+        pos, end = p_offset, p_offset + p_filesz
+        while pos + 12 <= end:
+            namesz, descsz, ntype = struct.unpack_from("<III", elf, pos)
+            pos += 12
+            name = elf[pos:pos + namesz].rstrip(b"\0")
+            pos += (namesz + 3) & ~3
+            desc = elf[pos:pos + descsz]
+            pos += (descsz + 3) & ~3
+            yield name, ntype, desc
+
+
+def check_pvh(elf):
+    """QEMU's -kernel boots an ELF only through the Xen PVH entry note
+    (XEN_ELFNOTE_PHYS32_ENTRY, type 18)."""
+    if not any(n == b"Xen" and t == 18 for n, t, _ in _notes(elf)):
+        raise PeerError("the kernel has no PVH entry note (CONFIG_PVH); "
+                        "QEMU cannot boot it as an ELF with -kernel")
+
+
+# --------------------------------------------------------------------------
+# The initramfs
+
+class Cpio:
+    """A newc ("070701") cpio archive being written in memory."""
+
+    def __init__(self):
+        self.data = bytearray()
+        self.ino = 1
+
+    def _entry(self, name, mode, body=b"", nlink=1, rdev=(0, 0)):
+        name_b = name.encode() + b"\0"
+        fields = (self.ino, mode, 0, 0, nlink, 0, len(body), 0, 0,
+                  rdev[0], rdev[1], len(name_b), 0)
+        self.ino += 1
+        self.data += b"070701" + b"".join(b"%08X" % f for f in fields)
+        self.data += name_b
+        self._pad()
+        self.data += body
+        self._pad()
+
+    def _pad(self):
+        self.data += b"\0" * (-len(self.data) % 4)
+
+    def dir(self, name, mode=0o755):
+        self._entry(name, 0o040000 | mode, nlink=2)
+
+    def file(self, name, body, mode=0o644):
+        self._entry(name, 0o100000 | mode, body)
+
+    def symlink(self, name, target):
+        self._entry(name, 0o120000 | 0o777, target.encode())
+
+    def chardev(self, name, major, minor, mode=0o600):
+        self._entry(name, 0o020000 | mode, rdev=(major, minor))
+
+    def finish(self):
+        self._entry("TRAILER!!!", 0)
+        return bytes(self.data)
+
+
+def _is_static(path):
+    with open(path, "rb") as f:
+        elf = f.read()
+    if not _is_elf64(elf):
+        return False
+    phoff, = struct.unpack_from("<Q", elf, 32)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 54)
+    return all(struct.unpack_from("<I", elf, phoff + i * phentsize)[0] != 3
+               for i in range(phnum))               # no PT_INTERP
+
+
+def find_busybox():
+    """A static busybox: the installed busybox-static's, else one fetched
+    with apt-get download into build/linux/."""
+    if os.path.exists(BUSYBOX) and _is_static(BUSYBOX):
+        return BUSYBOX
+    cached = os.path.join(LINUX_DIR, "busybox")
+    if os.path.exists(cached):
+        return cached
+    log("%s is missing or not static; fetching %s" % (BUSYBOX, BUSYBOX_PACKAGE))
+    os.makedirs(LINUX_DIR, exist_ok=True)
+    dl = tempfile.mkdtemp(prefix="dl-", dir=LINUX_DIR)
+    os.chmod(dl, 0o777)
+    try:
+        deb = _apt_download(BUSYBOX_PACKAGE, dl)
+        tree = os.path.join(dl, "tree")
+        subprocess.run(["dpkg-deb", "-x", deb, tree], check=True)
+        shutil.copy(os.path.join(tree, "bin", "busybox"), cached + ".tmp")
+        os.replace(cached + ".tmp", cached)
+        return cached
+    finally:
+        shutil.rmtree(dl, ignore_errors=True)
+
+
+def busybox_applets(busybox):
+    """The applets' paths (e.g. usr/bin/awk), from busybox --list-full."""
+    r = subprocess.run([busybox, "--list-full"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, check=True)
+    return sorted(set(l.strip().strip("/") for l in r.stdout.decode().split()
+                      if l.strip()) - {"bin/busybox"})
+
+
+def build_benchmarks():
+    """Run bench/Makefile; returns {name: path} of the built programs."""
+    r = subprocess.run(["make", "-s", "-C", BENCH_SRC, "BUILD=" + BENCH_BUILD],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise PeerError("building the benchmarks failed:\n"
+                        + r.stdout.decode(errors="replace"))
+    return {n: os.path.join(BENCH_BUILD, n) for n in sorted(os.listdir(BENCH_BUILD))
+            if os.access(os.path.join(BENCH_BUILD, n), os.X_OK)
+            and os.path.isfile(os.path.join(BENCH_BUILD, n))}
+
+
+def base_initramfs():
+    """The gzip-compressed base initramfs (bytes), cached in build/linux/
+    and rebuilt when busybox, the benchmarks or this script's layout
+    change."""
+    busybox = find_busybox()
+    applets = busybox_applets(busybox)
+    benches = build_benchmarks()
+    with open(busybox, "rb") as f:
+        bb = f.read()
+    bench_bytes = {}
+    for name, path in benches.items():
+        with open(path, "rb") as f:
+            bench_bytes[name] = f.read()
+    key = hashlib.sha256()
+    for part in ([str(INITRAMFS_FORMAT), INIT_SCRIPT, bb, "\0".join(applets)]
+                 + [x for n in sorted(bench_bytes) for x in (n, bench_bytes[n])]):
+        key.update(part.encode() if isinstance(part, str) else part)
+        key.update(b"\0")
+    key = key.hexdigest()[:16]
+    path = os.path.join(LINUX_DIR, "initramfs-%s.cpio.gz" % key)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        pass
+    a = Cpio()
+    for d in ("bin", "sbin", "usr", "usr/bin", "usr/sbin", "proc", "sys",
+              "dev", "tmp", "root", "etc", "bench"):
+        a.dir(d, 0o1777 if d == "tmp" else 0o755)
+    a.chardev("dev/console", 5, 1)
+    a.chardev("dev/null", 1, 3, 0o666)
+    a.file("bin/busybox", bb, 0o755)
+    for applet in applets:
+        a.symlink(applet, "/bin/busybox")
+    a.file("init", INIT_SCRIPT.encode(), 0o755)
+    a.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
+    for name, body in sorted(bench_bytes.items()):
+        a.file("bench/" + name, body, 0o755)
+    data = gzip.compress(a.finish(), compresslevel=6, mtime=0)
+    os.makedirs(LINUX_DIR, exist_ok=True)
+    tmp = path + ".%d.tmp" % os.getpid()
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    _prune_initramfs(os.path.basename(path))
+    return data
+
+
+def _prune_initramfs(current, age=600):
+    """Remove other base initramfs files once they are ten minutes old (a
+    run started just before may still be about to read its own)."""
+    now = time.time()
+    for name in os.listdir(LINUX_DIR):
+        p = os.path.join(LINUX_DIR, name)
+        if name.startswith("initramfs-") and name != current:
+            try:
+                if now - os.path.getmtime(p) > age:
+                    os.unlink(p)
+            except OSError:
+                pass
+
+
+def make_initrd(dest, command):
+    """Write to dest the base initramfs followed by an archive holding
+    /run.sh (the command), or nothing for an interactive shell."""
+    data = base_initramfs()
+    if command is not None:
+        # Linux reads the next archive only from a 4-byte boundary; it
+        # skips zero bytes between archives.
+        data += b"\0" * (-len(data) % 4)
+        a = Cpio()
+        a.file("run.sh", command.encode() + b"\n", 0o755)
+        data += a.finish()
+    with open(dest, "wb") as f:
+        f.write(data)
+    return dest
+
+
+# --------------------------------------------------------------------------
+# Booting
+
+def qemu_command(m, kernel, initrd, accel="tcg", serial=None, append=""):
+    """Tempest's QEMU command line for machine m and accel, booting kernel
+    with initrd instead of the CD-ROM."""
+    cmd = tempest.qemu_cmd(m, "@CDROM@", accel, serial=serial)
+    i = cmd.index("-cdrom")
+    if cmd[i:i + 4] != ["-cdrom", "@CDROM@", "-boot", "d"]:
+        raise PeerError("tempest.qemu_cmd's boot arguments have changed: %r"
+                        % cmd[i:i + 4])
+    del cmd[i:i + 4]
+    return cmd + ["-kernel", kernel, "-initrd", initrd,
+                  "-append", " ".join((APPEND + " " + append).split())]
+
+
+class PeerResult:
+    """What run() returns.  status: the command's exit status, or None if
+    it never finished (then reason says why); output: what the command
+    printed; console: the whole serial console."""
+
+    def __init__(self, status, output, console, reason="", elapsed=0.0, command=None):
+        self.status = status
+        self.output = output
+        self.console = console
+        self.reason = reason
+        self.elapsed = elapsed
+        self.command = command
+
+    @property
+    def exit_code(self):
+        if self.status is not None:
+            return self.status
+        return EXIT_TIMEOUT if self.reason.startswith("timeout") else EXIT_FAILED
+
+    def __repr__(self):
+        return "PeerResult(status=%r, reason=%r, %.1fs)" % (
+            self.status, self.reason, self.elapsed)
+
+
+class _Follower:
+    """Follows the console file; passes the command's output (the lines
+    between the start and exit markers) to a callback as it arrives."""
+
+    def __init__(self, path, echo=None, echo_all=None):
+        self.path = path
+        self.echo = echo
+        self.echo_all = echo_all
+        self.offset = 0
+        self.buf = b""
+        self.started = False
+        self.finished = False
+
+    def poll(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return
+        self.offset += len(data)
+        if self.echo_all and data:
+            self.echo_all.write(data)
+            self.echo_all.flush()
+        self.buf += data
+        end = self.buf.rfind(b"\n")
+        if end < 0:
+            return
+        lines, self.buf = self.buf[:end + 1], self.buf[end + 1:]
+        for line in tempest.clean_output(lines).splitlines(True):
+            if not self.started:
+                self.started = line.rstrip("\n") == START_MARK
+            elif not self.finished:
+                if EXIT_MARK_RE.match(line.rstrip("\n")):
+                    self.finished = True
+                elif self.echo:
+                    self.echo(line)
+
+
+def _command_output(console):
+    """The lines between the markers, and the exit status (or None)."""
+    start = console.find(START_MARK + "\n")
+    if start < 0:
+        return "", None
+    body = console[start + len(START_MARK) + 1:]
+    m = EXIT_MARK_RE.search(body)
+    if not m:
+        return body, None
+    return body[:m.start()], int(m.group(1))
+
+
+def _failure(console, rc, timed_out, timeout):
+    if timed_out:
+        return "timeout after %g s" % timeout
+    for pat in (r"^.*Kernel panic.*$", r"^.*BUG:.*$"):
+        m = re.search(pat, console, re.M)
+        if m:
+            return m.group(0).strip()[:200]
+    if START_MARK not in console:
+        return "the command never started (QEMU exited with %s)" % rc
+    return "no exit marker (QEMU exited with %s)" % rc
+
+
+def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
+        echo=None, echo_all=None, keep=None):
+    """Boot the Linux peer on machine_spec, run command under /bin/sh and
+    power off.  echo(line) receives the command's output lines as they
+    arrive; echo_all, a binary stream, the whole console.  keep, a
+    directory, receives the console and QEMU command line."""
+    m = tempest.machine(machine_spec)
+    kernel = fetch_kernel()
+    tmp = tempfile.mkdtemp(prefix="linux-peer-")
+    try:
+        initrd = make_initrd(os.path.join(tmp, "initrd"), command)
+        out = os.path.join(tmp, "console.txt")
+        err = os.path.join(tmp, "stderr.txt")
+        open(out, "wb").close()
+        cmd = qemu_command(m, kernel, initrd, accel, serial="file:" + out,
+                           append=append)
+        if shutil.which(cmd[0]) is None:
+            raise PeerError("%s is not installed" % cmd[0])
+        wrapped = cmd
+        if timeout and shutil.which("timeout"):
+            wrapped = ["timeout", "-s", "KILL", str(int(timeout) + 60)] + cmd
+        follower = _Follower(out, echo, echo_all)
+        start = time.monotonic()
+        timed_out = False
+        with open(err, "wb") as errf:
+            proc = subprocess.Popen(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
+                                    stdout=errf, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            try:
+                while proc.poll() is None:
+                    follower.poll()
+                    if timeout and time.monotonic() - start > timeout:
+                        timed_out = True
+                        break
+                    time.sleep(0.1)
+            finally:
+                tempest._kill_group(proc)
+        follower.poll()
+        elapsed = time.monotonic() - start
+        console = tempest.clean_output(tempest._read(out))
+        output, status = _command_output(console)
+        reason = ""
+        if status is None:
+            reason = _failure(console, proc.returncode, timed_out, timeout)
+            stderr_tail = tempest._tail(err, 5)
+            if stderr_tail.strip() and not timed_out:
+                reason += ": " + " | ".join(stderr_tail.splitlines())
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            shutil.copy(out, os.path.join(keep, "console.txt"))
+            shutil.copy(err, os.path.join(keep, "stderr.txt"))
+            with open(os.path.join(keep, "command.txt"), "w") as f:
+                f.write(" ".join(cmd) + "\n")
+        return PeerResult(status, output, console, reason, elapsed, cmd)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def interactive(machine_spec, accel="tcg", append=""):
+    """Boot the peer with a shell on the terminal (Ctrl-A X quits QEMU)."""
+    m = tempest.machine(machine_spec)
+    kernel = fetch_kernel()
+    tmp = tempfile.mkdtemp(prefix="linux-peer-")
+    try:
+        initrd = make_initrd(os.path.join(tmp, "initrd"), None)
+        cmd = qemu_command(m, kernel, initrd, accel, serial="mon:stdio",
+                           append=append)
+        log("%s (%s), accel %s, an interactive shell; Ctrl-A X quits"
+            % (m.name, m.describe(), accel))
+        return subprocess.call(cmd)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# The commands
+
+def cmd_run(args):
+    command = args.run if args.run is not None else (
+        " ".join(args.command) if args.command else None)
+    if not command or not command.strip():
+        if not sys.stdin.isatty():
+            log("no command given (RUN='...') and no terminal for a shell")
+            return 2
+        return interactive(args.machine, args.accel, args.append)
+    m = tempest.machine(args.machine)
+    timeout = args.timeout or DEFAULT_TIMEOUT
+    log("%s (%s), accel %s, kernel %s" % (m.name, m.describe(), args.accel,
+                                          kernel_version() if os.path.exists(VMLINUX)
+                                          else "to be fetched"))
+
+    def echo(line):
+        sys.stdout.write(line)
+        sys.stdout.flush()
+
+    r = run(m, command, args.accel, timeout, args.append,
+            echo=None if args.verbose else echo,
+            echo_all=sys.stdout.buffer if args.verbose else None, keep=args.keep)
+    if r.status is None:
+        # The output so far was streamed; a boot that never reached the
+        # command gets the end of its console instead.
+        if not args.verbose and START_MARK not in r.console:
+            tail = "\n".join(r.console.splitlines()[-15:])
+            log("console tail:\n" + tail)
+        log("FAILED: %s" % r.reason)
+    else:
+        log("exit status %d after %.1f s" % (r.status, r.elapsed))
+    return r.exit_code
+
+
+def cmd_fetch(args):
+    path = fetch_kernel(refresh=args.refresh)
+    print("%s  (%s)" % (path, kernel_version()))
+    return 0
+
+
+def cmd_cmdline(args):
+    m = tempest.machine(args.machine)
+    kernel = fetch_kernel()
+    initrd = os.path.join(LINUX_DIR, "initrd-example")
+    make_initrd(initrd, args.run)
+    print(shlex.join(qemu_command(m, kernel, initrd, args.accel, serial="mon:stdio",
+                                append=args.append)))
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+
+    def common(sp):
+        sp.add_argument("--machine", default="default",
+                        help="preset name or key=value spec (default: default)")
+        sp.add_argument("--accel", default="tcg", choices=tempest.ACCELS)
+        sp.add_argument("--append", default="",
+                        help="more kernel command-line words")
+        sp.add_argument("--run", help="the shell command to run")
+
+    sp = sub.add_parser("run", help="boot, run a command, power off")
+    common(sp)
+    sp.add_argument("--timeout", type=float, default=0,
+                    help="seconds (0: %d)" % DEFAULT_TIMEOUT)
+    sp.add_argument("--keep", help="directory to keep the console and command line in")
+    sp.add_argument("-v", "--verbose", action="store_true",
+                    help="print the whole console, kernel messages included")
+    sp.add_argument("command", nargs="*", help="the command (instead of --run)")
+    sp = sub.add_parser("fetch", help="fetch and unpack Debian's kernel")
+    sp.add_argument("--refresh", action="store_true",
+                    help="fetch again even if build/linux/vmlinux exists")
+    common(sub.add_parser("cmdline", help="print the QEMU command line"))
+    args = p.parse_args(argv)
+    try:
+        return {"run": cmd_run, "fetch": cmd_fetch,
+                "cmdline": cmd_cmdline}[args.what](args)
+    except (PeerError, tempest.MachineError, ValueError,
+            subprocess.CalledProcessError) as e:
+        log(str(e))
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
