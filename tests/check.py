@@ -626,6 +626,13 @@ def job_s5tools(ctx):
                     T_UNIT)
 
 
+def job_user_host(ctx):
+    """The user-space tests (userland/tests/) on the build host's Linux:
+    they must pass there, which shows they test Linux semantics
+    (tests/usertests.py)."""
+    run_host_script(ctx, "user/host", os.path.join(ROOT, "tests", "usertests.py"), T_UNIT)
+
+
 def job_linux_peer(ctx):
     """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
     default preset, runs a command with its status, and runs every
@@ -803,7 +810,8 @@ def all_jobs():
     fs_matrix = [("fs/matrix/cache=%s,lock=%s" % (c, l), make_fs_matrix_job(c, l))
                  for c in CACHE_MODELS for l in LOCK_ALGOS if (c, l) not in covered]
 
-    jobs = [("unit", job_unit), ("s5tools", job_s5tools), ("linux", job_linux_peer)]
+    jobs = [("unit", job_unit), ("s5tools", job_s5tools), ("linux", job_linux_peer),
+            ("user/host", job_user_host)]
     jobs += ktests(big)
     jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
     jobs += [("disks/svr4mp", job_disks_svr4mp), ("disks/image", job_disks_image)]

@@ -1,0 +1,190 @@
+/*
+ * t_time: clocks and accounting.
+ *
+ * clock_gettime, gettimeofday, nanosleep, times, getrusage, sched_yield.
+ * Nothing here depends on how fast the machine is: sleeps are checked
+ * only for lasting at least as long as asked, and CPU time is burnt until
+ * the accounting shows it (the alarm guards that loop).
+ */
+#include "ut.h"
+
+#include <sched.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/times.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ns(&t);
+}
+
+static void test_clocks(void)
+{
+	struct timespec rt, mono, prev;
+	CHECK_OK(clock_gettime(CLOCK_REALTIME, &rt));
+	CHECK(rt.tv_nsec >= 0 && rt.tv_nsec < 1000000000);
+	time_t now = time(NULL);
+	CHECK(rt.tv_sec >= now - 2 && rt.tv_sec <= now + 2);
+	CHECK(rt.tv_sec > 1600000000); /* after September 2020 */
+
+	CHECK_OK(clock_gettime(CLOCK_MONOTONIC, &prev));
+	int monotonic = 1;
+	for (int i = 0; i < 2000; i++) {
+		monotonic &= clock_gettime(CLOCK_MONOTONIC, &mono) == 0 &&
+			     ns(&mono) >= ns(&prev) && mono.tv_nsec < 1000000000;
+		prev = mono;
+	}
+	CHECK(monotonic);
+	/* The raw system call, as Tempest (without a vDSO) will see it. */
+	CHECK_OK(syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mono));
+	CHECK(ns(&mono) >= ns(&prev));
+	CHECK_OK(syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt));
+	CHECK(rt.tv_sec >= now - 2 && rt.tv_sec <= now + 2);
+	CHECK_ERR(syscall(SYS_clock_gettime, 12345, &rt), EINVAL);
+	CHECK_ERR(syscall(SYS_clock_gettime, -1000, &rt), EINVAL);
+	CHECK_ERR(syscall(SYS_clock_gettime, CLOCK_REALTIME, UT_BADPTR), EFAULT);
+	CHECK_ERR(syscall(SYS_clock_gettime, CLOCK_MONOTONIC, UT_KERNPTR), EFAULT);
+
+	struct timeval tv;
+	CHECK_OK(gettimeofday(&tv, NULL));
+	CHECK(tv.tv_usec >= 0 && tv.tv_usec < 1000000);
+	CHECK(tv.tv_sec >= now - 2 && tv.tv_sec <= time(NULL) + 2);
+	CHECK_OK(syscall(SYS_gettimeofday, &tv, NULL));
+	CHECK(tv.tv_sec >= now - 2 && tv.tv_sec <= time(NULL) + 2);
+	CHECK_ERR(syscall(SYS_gettimeofday, UT_BADPTR, NULL), EFAULT);
+	CHECK_OK(syscall(SYS_gettimeofday, NULL, NULL));
+}
+
+static void test_nanosleep(void)
+{
+	struct timespec req = { 0, 20 * 1000000 }, rem;
+	int64_t t0 = mono_ns();
+	CHECK_OK(nanosleep(&req, &rem));
+	CHECK(mono_ns() - t0 >= 20 * 1000000); /* at least as long as asked */
+	req.tv_nsec = 0;
+	CHECK_OK(nanosleep(&req, NULL));
+	req.tv_nsec = 1000000000;
+	CHECK_ERR(nanosleep(&req, NULL), EINVAL);
+	req.tv_nsec = -1;
+	CHECK_ERR(nanosleep(&req, NULL), EINVAL);
+	req.tv_sec = -1;
+	req.tv_nsec = 0;
+	CHECK_ERR(nanosleep(&req, NULL), EINVAL);
+	CHECK_ERR(syscall(SYS_nanosleep, UT_BADPTR, NULL), EFAULT);
+	req.tv_sec = 0;
+	req.tv_nsec = 1000;
+	CHECK_OK(syscall(SYS_nanosleep, &req, NULL));
+}
+
+static volatile uint64_t sink;
+
+static int64_t cpu_us(int who)
+{
+	struct rusage ru;
+	if (getrusage(who, &ru) != 0)
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+/* Burns CPU until getrusage shows at least us microseconds more. */
+static void burn(int64_t us)
+{
+	int64_t start = cpu_us(RUSAGE_SELF);
+	while (cpu_us(RUSAGE_SELF) - start < us)
+		for (int i = 0; i < 100000; i++)
+			sink += i * sink + 1;
+}
+
+static void test_rusage(void)
+{
+	struct rusage ru;
+	CHECK_OK(getrusage(RUSAGE_SELF, &ru));
+	CHECK(ru.ru_utime.tv_usec >= 0 && ru.ru_utime.tv_usec < 1000000);
+	CHECK(ru.ru_stime.tv_usec >= 0 && ru.ru_stime.tv_usec < 1000000);
+	int64_t before = cpu_us(RUSAGE_SELF);
+	burn(30000);
+	CHECK(cpu_us(RUSAGE_SELF) >= before + 30000);
+
+	int64_t kids = cpu_us(RUSAGE_CHILDREN);
+	CHECK(kids >= 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		burn(50000);
+		_exit(0);
+	}
+	CHECK_EQ(ut_wait(pid), 0);
+	/* A reaped child's time is added to RUSAGE_CHILDREN. */
+	CHECK(cpu_us(RUSAGE_CHILDREN) >= kids + 50000);
+	CHECK_ERR(getrusage(5, &ru), EINVAL);
+	CHECK_ERR(syscall(SYS_getrusage, RUSAGE_SELF, UT_BADPTR), EFAULT);
+	CHECK_OK(syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru));
+}
+
+static void test_times(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	CHECK(hz > 0);
+	struct tms t0, t1;
+	clock_t c0 = times(&t0);
+	CHECK(c0 != (clock_t)-1);
+	/* Burn until our user+system ticks move by 3. */
+	do {
+		for (int i = 0; i < 100000; i++)
+			sink += i * sink + 1;
+		times(&t1);
+	} while (t1.tms_utime + t1.tms_stime < t0.tms_utime + t0.tms_stime + 3);
+	clock_t c1 = times(&t1);
+	CHECK(c1 >= c0); /* elapsed ticks do not go back */
+	CHECK(t1.tms_utime >= t0.tms_utime && t1.tms_stime >= t0.tms_stime);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct tms a, b;
+		times(&a);
+		do {
+			for (int i = 0; i < 100000; i++)
+				sink += i * sink + 1;
+			times(&b);
+		} while (b.tms_utime + b.tms_stime < a.tms_utime + a.tms_stime + 5);
+		_exit(0);
+	}
+	CHECK_EQ(ut_wait(pid), 0);
+	struct tms t2;
+	times(&t2);
+	CHECK(t2.tms_cutime + t2.tms_cstime >= t1.tms_cutime + t1.tms_cstime + 5);
+	CHECK_ERR(syscall(SYS_times, UT_BADPTR), EFAULT);
+	CHECK(syscall(SYS_times, NULL) != -1);
+}
+
+static void test_yield(void)
+{
+	for (int i = 0; i < 100; i++)
+		if (sched_yield() != 0)
+			break;
+	CHECK_OK(sched_yield());
+	CHECK_OK(syscall(SYS_sched_yield));
+}
+
+int main(int argc, char **argv)
+{
+	ut_init(argc, argv);
+	test_clocks();
+	test_nanosleep();
+	test_rusage();
+	test_times();
+	test_yield();
+	return ut_done();
+}
