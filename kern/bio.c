@@ -337,6 +337,54 @@ int blk_stats_lookup(const char *name, struct blk_stats *out)
     return 0;
 }
 
+void blk_stats_reset(void)
+{
+    int n = blk_count();
+    for (int i = 0; i < n; i++) {
+        struct blkdev *d = blk_devs[i];
+        spin_lock(&d->qlock);
+        uint64_t now = rdtsc();
+        memset(&d->st, 0, sizeof d->st);
+        d->start_tsc = d->qlen_changed = now;
+        if (d->inflight)
+            d->busy_since = now;
+        spin_unlock(&d->qlock);
+    }
+}
+
+long blk_stats_snapshot(void *buf, size_t len, size_t *needed)
+{
+    uint32_t n = (uint32_t)blk_count();
+    size_t need = sizeof(struct blkstat_snapshot_hdr) + n * sizeof(struct blkstat_rec);
+    if (needed)
+        *needed = need;
+    if (!buf || len < need)
+        return -ENOSPC;
+    struct blkstat_snapshot_hdr *h = buf;
+    *h = (struct blkstat_snapshot_hdr){ .version = BLKSTAT_VERSION, .ndisks = n, .tsc_hz = tsc_hz };
+    struct blkstat_rec *r = (void *)(h + 1);
+    for (uint32_t i = 0; i < n; i++, r++) {
+        struct blk_stats st;
+        blk_stats_get(blk_devs[i], &st);
+        memset(r, 0, sizeof *r);
+        strlcpy(r->name, blk_devs[i]->name, sizeof r->name);
+        r->ops = st.ops;
+        r->reads = st.reads;
+        r->writes = st.writes;
+        r->blocks = st.blocks;
+        r->errors = st.errors;
+        r->qlen_sum = st.qlen_sum;
+        r->qlen_samples = st.qlen_samples;
+        r->qlen_max = st.qlen_max;
+        r->busy_tsc = st.busy_tsc;
+        r->qlen_tsc = st.qlen_tsc;
+        r->wait_tsc = st.wait_tsc;
+        r->service_tsc = st.service_tsc;
+        r->elapsed_tsc = st.elapsed_tsc;
+    }
+    return (long)need;
+}
+
 /* a * scale / b without overflow (0 when b is 0): both are halved until
  * the product fits, which costs only low-order precision. */
 static uint64_t scaled_ratio(uint64_t a, uint64_t b, uint64_t scale)

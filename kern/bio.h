@@ -15,6 +15,7 @@
 #define KERN_BIO_H
 
 #include <kern/types.h>
+#include <kern/abi/tempest_abi.h>
 #include <kern/spinlock.h>
 
 /* Negative errno values (kern/errno.h) returned by this layer and the
@@ -144,6 +145,13 @@ void blk_stats_get(struct blkdev *d, struct blk_stats *out);
 /* The same by name, for the system call: 0, or -ENXIO (no such disk) /
  * -EINVAL (NULL argument). */
 int blk_stats_lookup(const char *name, struct blk_stats *out);
+/* Zero every disk's statistics (the lockstat reset system call). */
+void blk_stats_reset(void);
+/* The disks' statistics for the system call (records in
+ * kern/abi/tempest_abi.h): the bytes written, or -ENOSPC with *needed set
+ * when len is too small, in which case nothing is written.  A disk that
+ * registers between two calls can make the second one need more. */
+long blk_stats_snapshot(void *buf, size_t len, size_t *needed);
 /* A header and one "blkstat:" line per disk (printed by lockdump). */
 void blk_stats_print(void);
 

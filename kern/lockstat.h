@@ -24,6 +24,7 @@
 #define KERN_LOCKSTAT_H
 
 #include <kern/lock.h>
+#include <kern/abi/tempest_abi.h>
 #include <kern/options.h>
 #include <kern/arch.h>
 
@@ -113,38 +114,15 @@ extern struct lock_class __lockclass_start[], __lockclass_end[];
     for (struct lock_class *c = __lockclass_start; c < __lockclass_end; c++)
 
 /*
- * Snapshot for the statistics system call: a header, then nclasses class
+ * Snapshot for the statistics system call (the records are in
+ * kern/abi/tempest_abi.h, shared with user space): a header, then nclasses class
  * records (every class, in link order), then ninst instance records (the
  * LOCKSTAT_TOPN most-missed live instances of each class, grouped by
  * class).  Returns the bytes written, or -LOCKSTAT_ENOSPC with *needed set
  * when len is too small, in which case nothing is copied.
  */
-#define LOCKSTAT_VERSION 1
 #define LOCKSTAT_TOPN 4
 #define LOCKSTAT_ENOSPC 28      /* ENOSPC */
-
-struct lockstat_snapshot_hdr {
-    uint32_t version;           /* LOCKSTAT_VERSION */
-    uint32_t nclasses;
-    uint32_t ninst;
-    uint32_t reserved;          /* 0 */
-    uint64_t tsc_hz;            /* to turn cycles into time */
-};
-
-struct lockstat_class_rec {
-    char name[32];
-    uint32_t kind;              /* enum lock_kind */
-    uint32_t reserved;          /* 0 */
-    uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
-    uint64_t ninstances;        /* live instances */
-};
-
-struct lockstat_inst_rec {
-    char cls[32];
-    char name[32];              /* instance name, or "" */
-    uint64_t addr;              /* address of the lock_instance */
-    uint64_t hits, misses, wait_cycles;
-};
 
 long lockstat_snapshot(void *buf, size_t len, size_t *needed);
 

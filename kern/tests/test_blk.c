@@ -10,6 +10,9 @@
  *   blk_stats        a private RAM disk with 1024-byte blocks ("ktram"):
  *                    data round trip, and every counter of a known request
  *                    sequence exact; then the statistics table
+ *   blk_snapshot     the statistics system call's snapshot: -ENOSPC and
+ *                    the size needed when the buffer is short, with nothing
+ *                    written; then every disk, counts as blk_stats_lookup's
  *   blk_ram          ram0: patterns over the whole disk, read back in other
  *                    chunk sizes, the last blocks, blk_rw's splitting
  *   blk_ram_mp       a thread on every CPU at once against ram0, each on its
@@ -744,6 +747,41 @@ static int t_image(void)
     return 0;
 }
 
+/* The snapshot for the statistics system call: all or nothing, and the
+ * same counts blk_stats_lookup gives. */
+static int t_snapshot(void)
+{
+    size_t need = 0;
+    KT_ASSERT_EQ(blk_stats_snapshot(NULL, 0, &need), -ENOSPC);
+    KT_ASSERT(need >= sizeof(struct blkstat_snapshot_hdr) + sizeof(struct blkstat_rec));
+    uint8_t *buf = kmalloc(need + 64);
+    KT_ASSERT(buf != NULL);
+    memset(buf, 0xA5, need + 64);
+    size_t need2 = 0;
+    long r = blk_stats_snapshot(buf, need - 1, &need2);
+    bool untouched = true;
+    for (size_t i = 0; i < need + 64; i++)
+        untouched &= buf[i] == 0xA5;
+    r = r == -ENOSPC && untouched && need2 == need ? blk_stats_snapshot(buf, need + 64, &need2) : -1;
+    const struct blkstat_snapshot_hdr *h = (const void *)buf;
+    const struct blkstat_rec *rec = (const void *)(h + 1);
+    int ram0 = -1;
+    for (uint32_t i = 0; r > 0 && i < h->ndisks; i++)
+        if (strcmp(rec[i].name, "ram0") == 0)
+            ram0 = (int)i;
+    struct blk_stats st;
+    int err = blk_stats_lookup("ram0", &st);
+    bool same = ram0 >= 0 && err == 0 && rec[ram0].ops <= st.ops && rec[ram0].blocks <= st.blocks;
+    uint32_t version = h->version, ndisks = h->ndisks;
+    kfree(buf);
+    KT_ASSERT_EQ(r, (long)need);
+    KT_ASSERT_EQ(version, BLKSTAT_VERSION);
+    KT_ASSERT_EQ(ndisks, (uint32_t)blk_count());
+    KT_ASSERT(same);
+    return 0;
+}
+
+KTEST(blk_snapshot) { return t_snapshot(); }
 KTEST(blk_image) { return t_image(); }
 KTEST(blk_errors) { return t_errors(); }
 KTEST(blk_faults) { return t_faults(); }

@@ -1,0 +1,80 @@
+/*
+ * Tempest's own system calls: the user ABI beyond Linux's.  This header is
+ * shared by the kernel and user programs (userland/ includes it), so it
+ * uses only <stdint.h> types and fixed-size records.
+ *
+ * The numbers sit far above Linux's range, so a Tempest binary run on
+ * Linux gets ENOSYS, never another call.  Arguments and results follow the
+ * Linux convention: rdi, rsi, rdx; a negative errno on failure.
+ *
+ *   TEMPEST_SYS_LOCKSTAT_RESET ()
+ *       zero every lock statistic (classes and instances) and the disk
+ *       statistics' counters.
+ *   TEMPEST_SYS_LOCKSTAT_SNAPSHOT (void *buf, size_t len, size_t *needed)
+ *       copy out a snapshot: a struct lockstat_snapshot_hdr, nclasses
+ *       struct lockstat_class_rec (every class), ninst struct
+ *       lockstat_inst_rec (the most contended instances of each class).
+ *       Returns the bytes copied.  When len is too small nothing is copied:
+ *       the call returns -ENOSPC and stores the size needed at *needed
+ *       (when needed is not NULL).
+ *   TEMPEST_SYS_BLKSTAT_SNAPSHOT (void *buf, size_t len, size_t *needed)
+ *       the same for the disks: a struct blkstat_snapshot_hdr, then ndisks
+ *       struct blkstat_rec.
+ *   TEMPEST_SYS_ENOSYS_COUNTS (uint64_t *counts, size_t n)
+ *       how often each system call number below n was refused with ENOSYS
+ *       since boot; returns how many numbers the kernel counts.
+ */
+#ifndef TEMPEST_ABI_H
+#define TEMPEST_ABI_H
+
+#include <stdint.h>
+
+#define TEMPEST_SYS_LOCKSTAT_RESET      1000
+#define TEMPEST_SYS_LOCKSTAT_SNAPSHOT   1001
+#define TEMPEST_SYS_BLKSTAT_SNAPSHOT    1002
+#define TEMPEST_SYS_ENOSYS_COUNTS       1003
+
+#define LOCKSTAT_VERSION 1
+
+struct lockstat_snapshot_hdr {
+    uint32_t version;           /* LOCKSTAT_VERSION */
+    uint32_t nclasses;
+    uint32_t ninst;
+    uint32_t reserved;          /* 0 */
+    uint64_t tsc_hz;            /* to turn cycles into time */
+};
+
+/* enum lock_kind values of struct lockstat_class_rec's kind. */
+#define LOCKSTAT_KIND_NAMES { "spin", "mutex_spin", "mutex_sleep", "rwlock", "resource" }
+
+struct lockstat_class_rec {
+    char name[32];
+    uint32_t kind;              /* enum lock_kind (kern/lock.h) */
+    uint32_t reserved;          /* 0 */
+    uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
+    uint64_t ninstances;        /* live instances */
+};
+
+struct lockstat_inst_rec {
+    char cls[32];
+    char name[32];              /* instance name, or "" */
+    uint64_t addr;              /* address of the lock_instance */
+    uint64_t hits, misses, wait_cycles;
+};
+
+#define BLKSTAT_VERSION 1
+
+struct blkstat_snapshot_hdr {
+    uint32_t version;           /* BLKSTAT_VERSION */
+    uint32_t ndisks;
+    uint64_t tsc_hz;
+};
+
+struct blkstat_rec {
+    char name[16];
+    uint64_t ops, reads, writes, blocks, errors;
+    uint64_t qlen_sum, qlen_samples, qlen_max;  /* queue length seen by arrivals */
+    uint64_t busy_tsc, qlen_tsc, wait_tsc, service_tsc, elapsed_tsc;
+};
+
+#endif
