@@ -1,7 +1,9 @@
 # Tempest build.
 #
 #   make            kernel ELF, boot ISO and compile_commands.json
-#   make run        boot a machine preset in QEMU (MACHINE=, OPTS=, ACCEL=)
+#   make run        boot a machine preset in QEMU to a shell (MACHINE=, OPTS=,
+#                   ACCEL=; RUN='cmd' runs cmd and powers off; ADD=DIR)
+#   make boot       boot the kernel alone, no root file system (OPTS=)
 #   make bochs      boot a preset in Bochs (MACHINE=, OPTS=)
 #   make debug      QEMU halted with its gdb stub, and gdb with the symbols
 #   make check      every test; ends with "N passed, N failed"
@@ -38,7 +40,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
-.PHONY: all deps run bochs debug check tools clean iso bench linux-run
+.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
@@ -98,8 +100,19 @@ $(BUILD)/tempest.iso: $(BUILD)/kernel.elf tools/mkiso.sh
 compile_commands.json: Makefile $(CSRCS)
 	$(Q)$(PYTHON) tools/compile_commands.py "$(CC) $(KCFLAGS)" $(BUILD) $(CSRCS) > $@
 
-run: all
+# make run: a root image with busybox, init, the tests and benchmarks
+# (tools/userrun.py); RUN='cmd' runs cmd and exits with its status,
+# ADD=DIR puts a host directory under /add.  make boot: the kernel alone,
+# no root file system (OPTS= for ktest=, kbench= ...).
+run: export TEMPEST_RUN = $(value RUN)
+run: all tools userland bench
+	$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d))
+
+boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))
+
+userland: $(DEPS_OK)
+	$(MAKE) -s -C userland BUILD=$(abspath $(BUILD))/userland
 
 bochs: all
 	$(PYTHON) tests/tempest.py bochs --machine $(MACHINE) --opts "$(OPTS)" --timeout $(TIMEOUT)

@@ -4,7 +4,8 @@ holding Debian's busybox-static with its applet links, Tempest's init, and
 whatever else the caller adds.
 
     mkroot.py IMAGE [--size 32M] [--init PATH] [--busybox PATH]
-              [--add DIR] [--tests DIR] [--bench DIR] [--run 'shell command']
+              [--bin PROG ...] [--add DIR] [--tests DIR] [--bench DIR]
+              [--run 'shell command']
 
 The tree:
 
@@ -12,6 +13,7 @@ The tree:
     /bin/NAME, /sbin/NAME   symbolic links to /bin/busybox, one per applet
                             (names longer than S5's 14 bytes are left out)
     /sbin/init              Tempest's init (userland/init/init.c)
+    /bin/PROG               with --bin PROG: more programs (e.g. lockstat)
     /etc/motd, /etc/passwd, /etc/group
     /etc/rc.run             with --run: the command init runs under /bin/sh
                             before it powers the machine off
@@ -81,6 +83,12 @@ def stage(tmp, args):
         link = os.path.join(top, d, name)
         if not os.path.lexists(link):
             os.symlink("/bin/busybox", link)
+    for prog in args.bin:
+        dst = os.path.join(top, "bin", os.path.basename(prog))
+        if os.path.lexists(dst):
+            os.remove(dst)
+        shutil.copy2(prog, dst)
+        os.chmod(dst, 0o755)
     if args.init:
         if os.path.lexists(os.path.join(top, "sbin", "init")):
             os.remove(os.path.join(top, "sbin", "init"))
@@ -115,6 +123,7 @@ def main():
     p.add_argument("--size", default="32M")
     p.add_argument("--busybox", default=BUSYBOX)
     p.add_argument("--init", help="the init program (static)")
+    p.add_argument("--bin", action="append", default=[], help="a program copied to /bin")
     p.add_argument("--add", help="host directory copied to /add")
     p.add_argument("--tests", help="host directory copied to /tests")
     p.add_argument("--bench", help="host directory copied to /bench")
