@@ -2,30 +2,8 @@
 # Run as `busybox sh sh_basics.sh`; prints one line per failure and ends
 # with "N passed, N failed" (exit status 0 only when none failed).
 
-pass=0
-fail=0
-eq() { # what expected actual
-	if [ "$2" = "$3" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1: expected '$2', got '$3'"
-	fi
-}
-ok() { # what command...
-	what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $what"
-	fi
-}
-not() { ! "$@"; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/ut.sh_basics.XXXXXX") || { echo "FAIL mktemp"; echo "0 passed, 1 failed"; exit 1; }
-cd "$T" || exit 1
+. "$(dirname "$0")/ut.inc"
+ut_begin sh_basics
 
 # Variables, quoting, parameter expansion.
 a=hello
@@ -145,6 +123,4 @@ ok "sleep bad" not sleep nonsense 2>/dev/null
 printf '#!/bin/sh\necho from-script "$@"\n' > s.sh
 eq "sh script.sh" "from-script 1 2" "$(sh s.sh 1 2)"
 
-cd / && rm -rf "$T"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+ut_end

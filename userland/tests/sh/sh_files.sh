@@ -1,30 +1,8 @@
 # sh_files: busybox file utilities: ls, cat, cp, mv, rm, mkdir, find,
 # head, tail, wc, test.  Ends with "N passed, N failed".
 
-pass=0
-fail=0
-eq() { # what expected actual
-	if [ "$2" = "$3" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1: expected '$2', got '$3'"
-	fi
-}
-ok() { # what command...
-	what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $what"
-	fi
-}
-not() { ! "$@"; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/ut.sh_files.XXXXXX") || { echo "FAIL mktemp"; echo "0 passed, 1 failed"; exit 1; }
-cd "$T" || exit 1
+. "$(dirname "$0")/ut.inc"
+ut_begin sh_files
 
 # mkdir.
 ok "mkdir" mkdir d1
@@ -159,7 +137,4 @@ else
 fi
 chmod 644 perm
 
-cd / && rm -rf "$T"
-ok "cleanup" not test -e "$T"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+ut_end

@@ -1,30 +1,8 @@
 # sh_text: busybox text tools: grep, sed, sort, wc, head, tail, echo,
 # in pipelines.  Ends with "N passed, N failed".
 
-pass=0
-fail=0
-eq() { # what expected actual
-	if [ "$2" = "$3" ]; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1: expected '$2', got '$3'"
-	fi
-}
-ok() { # what command...
-	what=$1
-	shift
-	if "$@"; then
-		pass=$((pass + 1))
-	else
-		fail=$((fail + 1))
-		echo "FAIL $what"
-	fi
-}
-not() { ! "$@"; }
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/ut.sh_text.XXXXXX") || { echo "FAIL mktemp"; echo "0 passed, 1 failed"; exit 1; }
-cd "$T" || exit 1
+. "$(dirname "$0")/ut.inc"
+ut_begin sh_text
 
 cat > fruit <<'END'
 apple 3
@@ -125,6 +103,4 @@ eq "3000 rows through sort -n" "row 2999" "$(sort -k2 -n many | tail -n 1)"
 eq "grep count on many" 300 "$(grep -c '9$' many)"
 eq "cat | wc" 3000 "$(cat many | cat | wc -l | tr -d ' ')"
 
-cd / && rm -rf "$T"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+ut_end
