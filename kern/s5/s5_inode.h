@@ -251,7 +251,7 @@ int s5_dirinit(struct s5_inode *ip, uint32_t parent);
 /* The buffer for the directory block holding offset off. */
 int s5_dirblk(struct s5_inode *dp, uint32_t off, struct buf **bpp);
 
-/* ---- s5_vnops.c and s5_rename.c: the vnode operations ---- */
+/* ---- s5_vnops.c, s5_namei.c and s5_rename.c: the vnode operations ---- */
 
 /* Permission check on an ILOCKED inode (-EROFS for writes on a read-only
  * mount). */
@@ -264,6 +264,17 @@ int s5_sticky_check(struct s5_inode *dp, struct s5_inode *ip, struct cred *cr);
 /* The inode entry ino of ILOCKED directory dp names, referenced and
  * ILOCKED; an entry naming dp itself, a held inode or a free inode is
  * corruption (-EUCLEAN). */
+/* ---- s5_namei.c: the name-space VOPs (in s5_vnodeops) ---- */
+int s5_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, struct cred *cr);
+int s5_create(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
+              struct vnode **vpp, struct cred *cr);
+int s5_mkdir(struct vnode *dvp, const char *name, const struct vattr *va, struct vnode **vpp,
+             struct cred *cr);
+int s5_symlink(struct vnode *dvp, const char *name, const struct vattr *va, const char *target,
+               struct cred *cr);
+int s5_link(struct vnode *tdvp, struct vnode *svp, const char *tname, struct cred *cr);
+int s5_remove(struct vnode *dvp, const char *name, struct cred *cr);
+int s5_rmdir(struct vnode *dvp, const char *name, struct cred *cr);
 int s5_iget_entry(struct s5_inode *dp, uint32_t ino, struct s5_inode **ipp);
 /* For removing or renaming the entry name of dp: ILOCK dp (it stays
  * locked, error or not), check write and search permission, find the

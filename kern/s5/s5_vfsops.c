@@ -5,9 +5,9 @@
  * holds the theory, mount/unmount/sync/statfs and the buffer helpers; the
  * rest is in s5_inode.c (inode cache, iget, inactive, truncate),
  * s5_alloc.c (free lists), s5_bmap.c (block mapping), s5_dir.c
- * (directory entries), s5_vnops.c and s5_rename.c (the vnode operations),
- * and s5_mkfs.c and s5_check.c (an in-kernel mkfs and fsck for RAM disks
- * and tests).  The in-core structures and their lock key are in
+ * (directory entries), s5_vnops.c, s5_namei.c and s5_rename.c (the vnode
+ * operations), and s5_mkfs.c and s5_check.c (an in-kernel mkfs and fsck
+ * for RAM disks and tests).  The in-core structures and their lock key are in
  * s5_inode.h.
  *
  * Theory.
