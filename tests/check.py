@@ -75,6 +75,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tempest  # noqa: E402
 import fs_check  # noqa: E402
+import user_check  # noqa: E402
 
 ROOT = tempest.ROOT
 LOGDIR = os.path.join(tempest.BUILD, "check")
@@ -115,6 +116,7 @@ T_ICOUNT = 420
 T_BOCHS = 300
 T_DISKS = 300
 T_UNIT = 600
+T_USER = 600
 BUDGET = 25 * 60
 
 # --------------------------------------------------------------------------
@@ -631,6 +633,25 @@ def job_user_host(ctx):
     they must pass there, which shows they test Linux semantics
     (tests/usertests.py)."""
     run_host_script(ctx, "user/host", os.path.join(ROOT, "tests", "usertests.py"), T_UNIT)
+
+
+def make_user_job(preset, small=False, opts=""):
+    """The user-space tests inside Tempest (tests/user_check.py): each
+    program is one result user/PRESET/NAME; the boot itself another."""
+    def job(ctx):
+        name = "user/" + preset
+
+        def boot(machine, boot_opts, limit, images):
+            return ctx.boot(name, machine, boot_opts, limit, disk_images=images)
+
+        r, results = user_check.run(boot, preset, opts, T_USER, small)
+        if r is None:
+            return _budget_gone(ctx, [name])
+        for test, ok, why in results:
+            ctx.results.add(name + "/" + test, ok, why)
+        ctx.results.add(name, r.ok and bool(results),
+                        _why(r, [] if results else ["no tests ran"]))
+    return job
 
 
 def job_linux_peer(ctx):

@@ -1,0 +1,118 @@
+"""The user-space tests inside Tempest, for tests/check.py.
+
+The programs tests/usertests.py runs on the host's Linux (userland/tests/)
+run again inside Tempest: a root image (tools/mkroot.py) holds them under
+/tests, and init runs a script that starts each one and brackets its
+output with
+
+    usertest: begin NAME
+    ... the program's own lines, ending "N passed, N failed" ...
+    usertest: end NAME status S
+
+so each program counts as one result, passed when it exited 0 and its last
+summary says 0 failed.  A program that hangs or kills the kernel leaves
+the rest unreported, and they count as failures.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+USERLAND = os.path.join(BUILD, "userland")
+MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
+
+BEGIN_RE = re.compile(r"^usertest: begin (\S+)\s*$", re.M)
+END_RE = re.compile(r"^usertest: end (\S+) status (\d+)\s*$", re.M)
+SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
+
+# Programs and arguments; the random-syscall program with a fixed seed.
+FUZZ = ("ut_fuzz", "2000 1")
+# hector (16 CPUs) runs a smaller set: the calls every program needs.
+SMALL_SET = ("t_fileio", "t_proc", "t_mem", "t_signal")
+
+
+def build_userland():
+    subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "userland"),
+                    "BUILD=" + USERLAND], check=True)
+
+
+def test_names(small=False):
+    """The C test programs (and the shell scripts) to run, as
+    (name, command) pairs for the in-image script."""
+    tests = os.path.join(USERLAND, "tests")
+    names = sorted(f for f in os.listdir(tests)
+                   if f.startswith("t_") and os.access(os.path.join(tests, f), os.X_OK))
+    if small:
+        names = [n for n in names if n in SMALL_SET]
+    cmds = [(n, "/tests/" + n) for n in names]
+    if not small:
+        cmds.append(("%s/%s" % (FUZZ[0], FUZZ[1].replace(" ", ",")),
+                     "/tests/%s %s" % FUZZ))
+        shdir = os.path.join(tests, "sh")
+        for f in sorted(os.listdir(shdir)) if os.path.isdir(shdir) else []:
+            if f.endswith(".sh"):
+                cmds.append(("sh/" + f, "/bin/sh /tests/sh/" + f))
+    return cmds
+
+
+def run_script(cmds):
+    """The shell script init runs: each program in /tmp, bracketed."""
+    lines = ["cd /tmp"]
+    for name, cmd in cmds:
+        lines.append("echo 'usertest: begin %s'" % name)
+        lines.append("%s; echo \"usertest: end %s status $?\"" % (cmd, name))
+    return "\n".join(lines)
+
+
+def make_image(tmp, cmds):
+    img = os.path.join(tmp, "root.img")
+    subprocess.run([sys.executable, MKROOT, img, "--size", "48M",
+                    "--init", os.path.join(USERLAND, "init"),
+                    "--tests", os.path.join(USERLAND, "tests"),
+                    "--run", run_script(cmds)], check=True)
+    return img
+
+
+def judge(output, cmds):
+    """[(name, ok, why)] from the console of the boot."""
+    sections = {}
+    for m in BEGIN_RE.finditer(output):
+        end = END_RE.search(output, m.end())
+        if end and end.group(1) == m.group(1):
+            sections[m.group(1)] = (output[m.end():end.start()], int(end.group(2)))
+    results = []
+    for name, _ in cmds:
+        if name not in sections:
+            results.append((name, False, "did not finish (hang or crash?)"))
+            continue
+        text, status = sections[name]
+        summ = SUMMARY_RE.findall(text)
+        fails = [l for l in text.splitlines() if l.startswith("FAIL")]
+        ok = status == 0 and bool(summ) and summ[-1][1] == "0"
+        why = "" if ok else "status %d, %s%s" % (
+            status, "%s passed, %s failed" % summ[-1] if summ else "no summary",
+            ": " + " | ".join(fails[:3]) if fails else "")
+        results.append((name, ok, why))
+    return results
+
+
+def run(boot, machine, opts, timeout, small=False):
+    """Boot machine with the tests as its root; boot(machine, opts, timeout,
+    disk_images) is the harness's boot (returns a BootResult or None when
+    the budget is gone).  Returns (BootResult or None, results)."""
+    build_userland()
+    cmds = test_names(small)
+    tmp = tempfile.mkdtemp(prefix="tempest-user-")
+    try:
+        img = make_image(tmp, cmds)
+        r = boot(machine, ("root=vda poweroff " + opts).strip(), timeout, [img])
+        if r is None:
+            return None, []
+        return r, judge(r.output, cmds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
