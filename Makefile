@@ -62,6 +62,15 @@ $(BUILD)/%.asm.o: %.asm $(DEPS_OK)
 	@$(if $(Q),echo "  NASM    $<")
 	$(Q)$(NASM) -f elf64 -g -F dwarf -MD $(@:.o=.d) $< -o $@
 
+# User programs the user-mode ktests run (userland/ktprogs/), built static
+# against musl and embedded in the kernel by kern/tests/ktprogs.asm.
+KTPROGS := $(BUILD)/ktprogs/ktprog
+$(BUILD)/ktprogs/%: userland/ktprogs/%.c $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MUSL    $<")
+	$(Q)musl-gcc -static -O2 -Wall -o $@ $<
+$(BUILD)/kern/tests/ktprogs.asm.o: $(KTPROGS)
+
 # The object list as a file, rewritten only when it changes, so that adding
 # or removing a source file relinks the kernel.
 $(BUILD)/objs.list: FORCE

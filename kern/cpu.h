@@ -63,6 +63,8 @@ struct trapframe;
 
 struct cpu {
     struct cpu *self;           /* [boot] must stay first: this_cpu() reads %gs:0 */
+    uint64_t kstack_top;        /* [own] running thread's kernel stack top (SYSCALL; offset 8) */
+    uint64_t user_rsp;          /* [own] SYSCALL entry scratch (offset 16) */
     int id;                     /* [boot] logical CPU number, MADT order */
     uint32_t apic_id;           /* [boot] */
     int node;                   /* [boot] NUMA node */

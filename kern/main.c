@@ -39,6 +39,7 @@
 #include <drivers/timer.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
+#include <kern/proc/proc.h>
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;
@@ -131,6 +132,7 @@ static void finish(void)
         ktest_run(opts.ktest);
     if (opts.fsprobe[0])
         fsprobe_run(opts.fsprobe);
+    init_run();                 /* user space: init= (kern/proc/proc.c) */
     if (opts.crash != CRASH_NONE)
         crash_on_purpose(opts.crash);
     if (opts.lockdump) {
@@ -192,6 +194,7 @@ void kmain(uint32_t magic, uint32_t info)
     blk_init();
     vfs_init();
     vfs_mountroot(opts.root);
+    proc_init();
 
     finish();
     thread_exit();

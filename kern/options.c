@@ -56,6 +56,7 @@ static const struct option_desc option_table[] = {
     STRING("kbench", kbench),
     STRING("root", root),
     STRING("fsprobe", fsprobe),
+    STRING("init", init),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

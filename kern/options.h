@@ -32,6 +32,8 @@ struct options {
     char kbench[OPT_STR_MAX];   /* "", or a comma list of benchmark names */
     char root[32];              /* root file system's disk: "vda", "ata0", "ram0"; "" none */
     char fsprobe[OPT_STR_MAX];  /* disks to mount, walk and report (kern/vfs/fsprobe.c) */
+    char init[64];              /* program run as pid 1 (kern/proc/proc.c): "" means
+                                 * /sbin/init when it exists, "none" no user space */
 };
 
 extern struct options opts;

@@ -29,6 +29,7 @@
 #include <kern/vm/pmap.h>
 #include <kern/numa.h>
 #include <kern/sched/thread.h>
+#include <kern/proc/proc.h>
 #include <drivers/lapic.h>
 #include <drivers/timer.h>
 
@@ -51,6 +52,7 @@ void cpu_features_init(void)
     cr0 |= 1UL << 1;            /* MP */
     __asm__ volatile("mov %0, %%cr0" :: "r"(cr0));
     write_cr4(read_cr4() | (1UL << 9) | (1UL << 10));  /* OSFXSR, OSXMMEXCPT */
+    user_cpu_init();            /* SYSCALL, SMEP, SMAP */
 }
 
 static void call_handler(struct trapframe *tf, void *unused)

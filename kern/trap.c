@@ -13,6 +13,7 @@
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <drivers/lapic.h>
+#include <kern/proc/proc.h>
 
 static const char *const exception_names[32] = {
     "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
@@ -60,6 +61,8 @@ void trap(struct trapframe *tf)
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
         stop_this_cpu(tf);
+    if (v < 32 && user_trap(tf))
+        return;                 /* a user-mode exception, or a copyin fault */
     if (v < 32) {
         char what[64];
         snprintf(what, sizeof what, "%s", exception_names[v] ? exception_names[v] : "exception");
@@ -73,4 +76,6 @@ void trap(struct trapframe *tf)
     this_cpu()->intr_depth--;
     if (v != VEC_SPURIOUS)
         lapic_eoi();
+    if (tf->cs & 3)
+        user_trap_return(tf);   /* preemption of user mode, pending kills */
 }

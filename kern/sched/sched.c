@@ -53,6 +53,7 @@
 #include <kern/kprintf.h>
 #include <kern/panic.h>
 #include <drivers/lapic.h>
+#include <kern/proc/proc.h>
 
 struct runq {
     spinlock_t lock;
@@ -322,6 +323,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     c->thread = next;
     c->held = &next->held;
     c->switch_from = prev;
+    user_switch(c, prev, next);
     swtch(&prev->rsp, next->rsp);
     sched_finish_switch();
 }

@@ -55,6 +55,12 @@ struct thread {
     uint64_t last_ran_mask;         /* [a] CPUs it has run on (tests) */
 
     struct thread *all_next, *all_prev; /* [T] every thread, for thread_dump_all */
+
+    /* User mode (kern/proc/): the process, its address space (loaded by
+     * the context switch) and the user FS base. */
+    struct proc *proc;              /* [o] NULL for a kernel thread */
+    struct as *as;                  /* [o] NULL: the kernel's tables alone */
+    uint64_t fs_base;               /* [o] */
 };
 
 /* The thread running on this CPU. */

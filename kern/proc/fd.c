@@ -1,0 +1,133 @@
+/*
+ * Open files and descriptor tables.
+ *
+ * Theory.  A struct file is one open of a vnode: the access mode and
+ * flags given to open and the file offset, shared by every descriptor
+ * dup'ed from it and by the child after fork (Unix semantics).  It is
+ * reference counted; the last reference closes the vnode (vn_close).
+ * Each process has a table of NOFILE descriptors, each a file pointer and
+ * the FD_CLOEXEC flag.
+ *
+ * Locks.  p_fdlock (class "fdtable") guards a table's slots; a file's
+ * f_lock (class "file") guards its offset and flags, held across the
+ * VOP_READ/VOP_WRITE that moves the offset (so concurrent readers of one
+ * open file do not read the same bytes).  f_count is atomic.  fd_get takes
+ * a reference under p_fdlock and the caller uses the file without it.
+ */
+#include <kern/proc/proc.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/kmem.h>
+#include <kern/errno.h>
+
+LOCK_CLASS(file_lock_class, "file", LK_MUTEX_SLEEP);
+
+struct file *file_alloc(struct vnode *vp, int flags)
+{
+    struct file *fp = kzalloc(sizeof *fp);
+    if (!fp)
+        return NULL;
+    fp->f_count = 1;
+    fp->f_flags = flags & (O_ACCMODE | O_APPEND | O_NONBLOCK);
+    fp->f_vp = vp;
+    mutex_init(&fp->f_lock, &file_lock_class, 0, "file");
+    return fp;
+}
+
+void file_hold(struct file *fp)
+{
+    __atomic_add_fetch(&fp->f_count, 1, __ATOMIC_RELAXED);
+}
+
+void file_rele(struct file *fp)
+{
+    if (__atomic_sub_fetch(&fp->f_count, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    struct proc *p = curproc();
+    vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
+    kfree(fp);
+}
+
+int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags)
+{
+    int limit = (int)MIN((uint64_t)NOFILE, p->p_rlim[RLIMIT_NOFILE][0]);
+    if (minfd < 0 || minfd >= NOFILE)
+        return -EINVAL;
+    mutex_enter(&p->p_fdlock);
+    for (int fd = minfd; fd < limit; fd++) {
+        if (!p->p_fd[fd]) {
+            p->p_fd[fd] = fp;
+            p->p_fdflags[fd] = fdflags;
+            mutex_exit(&p->p_fdlock);
+            return fd;
+        }
+    }
+    mutex_exit(&p->p_fdlock);
+    return -EMFILE;
+}
+
+struct file *fd_get(struct proc *p, int fd)
+{
+    if (fd < 0 || fd >= NOFILE)
+        return NULL;
+    mutex_enter(&p->p_fdlock);
+    struct file *fp = p->p_fd[fd];
+    if (fp)
+        file_hold(fp);
+    mutex_exit(&p->p_fdlock);
+    return fp;
+}
+
+int fd_close(struct proc *p, int fd)
+{
+    if (fd < 0 || fd >= NOFILE)
+        return -EBADF;
+    mutex_enter(&p->p_fdlock);
+    struct file *fp = p->p_fd[fd];
+    p->p_fd[fd] = NULL;
+    p->p_fdflags[fd] = 0;
+    mutex_exit(&p->p_fdlock);
+    if (!fp)
+        return -EBADF;
+    file_rele(fp);
+    return 0;
+}
+
+static void close_matching(struct proc *p, bool only_cloexec)
+{
+    for (int fd = 0; fd < NOFILE; fd++) {
+        mutex_enter(&p->p_fdlock);
+        struct file *fp = p->p_fd[fd];
+        if (fp && (!only_cloexec || (p->p_fdflags[fd] & FD_CLOEXEC))) {
+            p->p_fd[fd] = NULL;
+            p->p_fdflags[fd] = 0;
+        } else {
+            fp = NULL;
+        }
+        mutex_exit(&p->p_fdlock);
+        if (fp)
+            file_rele(fp);
+    }
+}
+
+void fd_close_all(struct proc *p)
+{
+    close_matching(p, false);
+}
+
+void fd_close_on_exec(struct proc *p)
+{
+    close_matching(p, true);
+}
+
+void fd_dup_table(struct proc *to, struct proc *from)
+{
+    mutex_enter(&from->p_fdlock);
+    for (int fd = 0; fd < NOFILE; fd++) {
+        to->p_fd[fd] = from->p_fd[fd];
+        to->p_fdflags[fd] = from->p_fdflags[fd];
+        if (to->p_fd[fd])
+            file_hold(to->p_fd[fd]);
+    }
+    mutex_exit(&from->p_fdlock);
+}

@@ -1,0 +1,234 @@
+/*
+ * Pipes: a vnode of type VFIFO with no file system, holding a ring
+ * buffer.  pipe/pipe2 make one vnode and two open files on it, the read
+ * end (O_RDONLY) and the write end (O_WRONLY).  VOP_CLOSE of an end (the
+ * last reference to its struct file) lowers the count of readers or
+ * writers; the last VN_RELE frees the pipe.
+ *
+ * A read waits while the pipe is empty and has writers, and returns 0
+ * (end of file) once it is empty with no writer left.  A write waits
+ * while the pipe is full; with no reader left it fails with -EPIPE and
+ * the writer is marked to die by SIGPIPE (no signal handlers yet).
+ * O_NONBLOCK makes either -EAGAIN instead of waiting.
+ *
+ * Locks.  pi_lock (class "pipe", a sleep mutex) guards the buffer and
+ * the counts; readers sleep on &pi->pi_rchan and writers on
+ * &pi->pi_wchan with sleep_on under it, and each side wakes the other
+ * under it, so no wakeup is lost.  The VOP macros hold the vnode lock
+ * around every call; like every SVR4 mutex it is let go while the thread
+ * sleeps, so a reader waiting inside VOP_READ does not block the writer's
+ * VOP_WRITE.  A process killed while it waits on a pipe dies when the pipe
+ * wakes it (a known limitation: no signal interrupts a sleep yet).
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/vm/as.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/sleep.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/errno.h>
+
+#define PIPE_SIZE 16384
+#define O_CLOEXEC 0x80000
+#define SIGPIPE   13
+
+LOCK_CLASS(pipe_lock_class, "pipe", LK_MUTEX_SLEEP);
+
+struct pipe {
+    struct vnode pi_vn;
+    struct mutex pi_lock;
+    char *pi_buf;                   /* [pi_lock] PIPE_SIZE bytes */
+    size_t pi_head, pi_count;       /* [pi_lock] */
+    int pi_readers, pi_writers;     /* [pi_lock] open ends */
+    int pi_rchan, pi_wchan;         /* wait channels */
+    uint64_t pi_ino;                /* [c] */
+};
+
+static volatile uint64_t next_pipe_ino = 1;
+
+static struct pipe *vtopipe(struct vnode *vp) { return vp->v_data; }
+
+static int pipe_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
+
+static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(vp);
+    mutex_enter(&pi->pi_lock);
+    if ((flags & O_ACCMODE) != O_WRONLY)
+        pi->pi_readers--;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        pi->pi_writers--;
+    wakeup(&pi->pi_rchan);
+    wakeup(&pi->pi_wchan);
+    mutex_exit(&pi->pi_lock);
+    return 0;
+}
+
+static void uio_move(struct uio *uio, size_t n)
+{
+    uio->uio_base = (char *)uio->uio_base + n;
+    uio->uio_resid -= n;
+    uio->uio_offset += n;
+}
+
+static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(vp);
+    mutex_enter(&pi->pi_lock);
+    while (pi->pi_count == 0 && pi->pi_writers > 0) {
+        if (ioflag & O_NONBLOCK) {
+            mutex_exit(&pi->pi_lock);
+            return -EAGAIN;
+        }
+        sleep_on(&pi->pi_rchan);
+    }
+    while (uio->uio_resid && pi->pi_count) {
+        size_t n = MIN(uio->uio_resid, MIN(pi->pi_count, PIPE_SIZE - pi->pi_head));
+        memcpy(uio->uio_base, pi->pi_buf + pi->pi_head, n);
+        pi->pi_head = (pi->pi_head + n) % PIPE_SIZE;
+        pi->pi_count -= n;
+        uio_move(uio, n);
+    }
+    wakeup(&pi->pi_wchan);
+    mutex_exit(&pi->pi_lock);
+    return 0;
+}
+
+static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(vp);
+    size_t start = uio->uio_resid;
+    mutex_enter(&pi->pi_lock);
+    while (uio->uio_resid) {
+        if (pi->pi_readers == 0) {
+            mutex_exit(&pi->pi_lock);
+            proc_kill_current(SIGPIPE, "write on a pipe with no reader");
+            return uio->uio_resid < start ? 0 : -EPIPE;
+        }
+        if (pi->pi_count == PIPE_SIZE) {
+            if (ioflag & O_NONBLOCK) {
+                mutex_exit(&pi->pi_lock);
+                return uio->uio_resid < start ? 0 : -EAGAIN;
+            }
+            sleep_on(&pi->pi_wchan);
+            continue;
+        }
+        size_t tail = (pi->pi_head + pi->pi_count) % PIPE_SIZE;
+        size_t n = MIN(uio->uio_resid, MIN(PIPE_SIZE - pi->pi_count, PIPE_SIZE - tail));
+        memcpy(pi->pi_buf + tail, uio->uio_base, n);
+        pi->pi_count += n;
+        uio_move(uio, n);
+        wakeup(&pi->pi_rchan);
+    }
+    mutex_exit(&pi->pi_lock);
+    return 0;
+}
+
+static int pipe_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(vp);
+    memset(va, 0, sizeof *va);
+    va->va_type = VFIFO;
+    va->va_mode = S_IFIFO | 0600;
+    va->va_uid = cr->cr_uid;
+    va->va_gid = cr->cr_gid;
+    va->va_nlink = 1;
+    va->va_ino = pi->pi_ino;
+    va->va_size = pi->pi_count;
+    va->va_blksize = PAGE_SIZE;
+    va->va_fsid = 0x50495045;       /* "PIPE" */
+    return 0;
+}
+
+static int pipe_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
+static int pipe_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr) { return -ENOTTY; }
+static int pipe_fsync(struct vnode *vp, struct cred *cr) { return -EINVAL; }
+static int pipe_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr) { return -EINVAL; }
+static int pipe_truncate(struct vnode *vp, uint64_t size, struct cred *cr) { return -EINVAL; }
+static int pipe_notdir(void) { return -ENOTDIR; }
+
+static void pipe_inactive(struct vnode *vp, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(vp);
+    vn_destroy(vp);
+    kfree(pi->pi_buf);
+    kfree(pi);
+}
+
+static const struct vnodeops pipe_vnodeops = {
+    .vop_open = pipe_open,
+    .vop_close = pipe_close,
+    .vop_read = pipe_read,
+    .vop_write = pipe_write,
+    .vop_ioctl = pipe_ioctl,
+    .vop_getattr = pipe_getattr,
+    .vop_setattr = pipe_setattr,
+    .vop_access = pipe_access,
+    .vop_lookup = (void *)pipe_notdir,
+    .vop_create = (void *)pipe_notdir,
+    .vop_remove = (void *)pipe_notdir,
+    .vop_link = (void *)pipe_notdir,
+    .vop_rename = (void *)pipe_notdir,
+    .vop_mkdir = (void *)pipe_notdir,
+    .vop_rmdir = (void *)pipe_notdir,
+    .vop_readdir = (void *)pipe_notdir,
+    .vop_symlink = (void *)pipe_notdir,
+    .vop_readlink = (void *)pipe_notdir,
+    .vop_fsync = pipe_fsync,
+    .vop_truncate = pipe_truncate,
+    .vop_inactive = pipe_inactive,
+};
+
+static int64_t do_pipe(uint64_t ufds, int flags)
+{
+    if (flags & ~(O_CLOEXEC | O_NONBLOCK))
+        return -EINVAL;
+    struct proc *p = curproc();
+    struct pipe *pi = kzalloc(sizeof *pi);
+    char *buf = kmalloc(PIPE_SIZE);
+    if (!pi || !buf) {
+        kfree(pi);
+        kfree(buf);
+        return -ENOMEM;
+    }
+    pi->pi_buf = buf;
+    pi->pi_ino = __atomic_fetch_add(&next_pipe_ino, 1, __ATOMIC_RELAXED);
+    mutex_init(&pi->pi_lock, &pipe_lock_class, 0, "pipe");
+    vn_init(&pi->pi_vn, &pipe_vnodeops, VFIFO, NULL, pi);
+    pi->pi_readers = pi->pi_writers = 1;
+    VN_HOLD(&pi->pi_vn);                        /* one reference per end */
+    int extra = flags & O_NONBLOCK;
+    struct file *rf = file_alloc(&pi->pi_vn, O_RDONLY | extra);
+    struct file *wf = rf ? file_alloc(&pi->pi_vn, O_WRONLY | extra) : NULL;
+    if (!wf) {
+        if (rf)
+            file_rele(rf);          /* closes the read end, drops its reference */
+        else
+            vn_close(&pi->pi_vn, O_RDONLY, p->p_cred);
+        vn_close(&pi->pi_vn, O_WRONLY, p->p_cred);
+        return -ENOMEM;
+    }
+    int fdflags = (flags & O_CLOEXEC) ? FD_CLOEXEC : 0;
+    int fds[2];
+    fds[0] = fd_install(p, rf, 0, fdflags);
+    fds[1] = fds[0] < 0 ? -EMFILE : fd_install(p, wf, 0, fdflags);
+    if (fds[1] < 0) {
+        if (fds[0] >= 0)
+            fd_close(p, fds[0]);
+        else
+            file_rele(rf);
+        file_rele(wf);
+        return -EMFILE;
+    }
+    if (copyout(fds, (void *)ufds, sizeof fds)) {
+        fd_close(p, fds[0]);
+        fd_close(p, fds[1]);
+        return -EFAULT;
+    }
+    return 0;
+}
+
+SYSCALL_DECL(sys_pipe) { return do_pipe(a0, 0); }
+SYSCALL_DECL(sys_pipe2) { return do_pipe(a0, (int)a1); }

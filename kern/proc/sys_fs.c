@@ -1,0 +1,902 @@
+/*
+ * File system calls on top of the VFS path operations (kern/vfs/vfs.h)
+ * and the vnode operations.
+ *
+ * Theory.  Every pathname is copied in first (copyinstr, PATH_MAX) and
+ * every transfer goes through a kernel bounce buffer: the file systems see
+ * kernel buffers only (uio_user is never set), and user memory is touched
+ * only by copyin/copyout, outside every vnode and file-system lock, so a
+ * fault on a user buffer (which may read a file to resolve it) can never
+ * deadlock against the file system.  A bad user pointer is -EFAULT.
+ *
+ * The "at" calls take a directory descriptor or AT_FDCWD; relative paths
+ * start there, absolute ones at the root.
+ *
+ * Locks.  A file's offset is read and written under f_lock (held only
+ * around the offset arithmetic, never across a VOP: SVR4 mutexes are let
+ * go at every context switch anyway, so they could not make a read and
+ * its offset update atomic).  Two processes sharing an open file after
+ * fork may therefore both read at the same offset: a known difference
+ * from Unix, harmless for the programs run today.  The descriptor table
+ * has its own lock (kern/proc/fd.c).
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/vm/as.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/errno.h>
+
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+#define AT_EMPTY_PATH       0x1000
+#define O_CLOEXEC           0x80000
+#define SEEK_SET 0
+#define SEEK_CUR 1
+#define SEEK_END 2
+#define F_DUPFD 0
+#define F_GETFD 1
+#define F_SETFD 2
+#define F_GETFL 3
+#define F_SETFL 4
+#define F_DUPFD_CLOEXEC 1030
+#define TCGETS     0x5401
+#define TIOCGPGRP  0x540F
+#define TIOCGWINSZ 0x5413
+#define FIONREAD   0x541B
+#define FIONCLEX   0x5450
+#define FIOCLEX    0x5451
+#define BOUNCE     16384
+#define IOV_MAX    1024
+
+static struct cred *cr(void) { return curproc()->p_cred; }
+static int build_path(struct vnode *start, char *out, size_t size);
+
+static struct vnode *cwd(void)
+{
+    struct vnode *v = curproc()->p_cwd;
+    return v ? v : rootdir;
+}
+
+/* Copy in a path; the caller frees *out. */
+static int get_path(uint64_t upath, char **out)
+{
+    char *p = kmalloc(PATH_MAX);
+    if (!p)
+        return -ENOMEM;
+    long n = copyinstr((const char *)upath, p, PATH_MAX);
+    if (n == 0)
+        n = -ENOENT;
+    if (n < 0) {
+        kfree(p);
+        return (int)n;
+    }
+    *out = p;
+    return 0;
+}
+
+/* The starting directory for an "at" call (held in *fpp when a
+ * descriptor's): its vnode, or NULL with *err. */
+static struct vnode *at_dir(int dirfd, const char *path, struct file **fpp, int *err)
+{
+    *fpp = NULL;
+    if (path[0] == '/' || dirfd == AT_FDCWD)
+        return cwd();
+    struct file *fp = fd_get(curproc(), dirfd);
+    if (!fp) {
+        *err = -EBADF;
+        return NULL;
+    }
+    if (fp->f_vp->v_type != VDIR) {
+        file_rele(fp);
+        *err = -ENOTDIR;
+        return NULL;
+    }
+    *fpp = fp;
+    return fp->f_vp;
+}
+
+static void at_done(struct file *fp)
+{
+    if (fp)
+        file_rele(fp);
+}
+
+/* ---- reading and writing ---- */
+
+static bool readable(const struct file *fp) { return (fp->f_flags & O_ACCMODE) != O_WRONLY; }
+static bool writable(const struct file *fp) { return (fp->f_flags & O_ACCMODE) != O_RDONLY; }
+
+/* Move len bytes between user memory at ubuf and the file at *off. */
+static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, uint64_t *off)
+{
+    struct vnode *vp = fp->f_vp;
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    char *kbuf = kmalloc(MIN(len, (size_t)BOUNCE) ? MIN(len, (size_t)BOUNCE) : 1);
+    if (!kbuf)
+        return -ENOMEM;
+    size_t done = 0;
+    int err = 0;
+    while (done < len) {
+        size_t n = MIN(len - done, (size_t)BOUNCE);
+        struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = *off };
+        if (write) {
+            if ((err = copyin((void *)(ubuf + done), kbuf, n)))
+                break;
+            int io = (fp->f_flags & O_APPEND) ? IO_APPEND : 0;
+            if (vp->v_type == VFIFO)
+                io = fp->f_flags & O_NONBLOCK;      /* pipes (pipe.c) take O_NONBLOCK */
+            err = VOP_WRITE(vp, &uio, io, cr());
+        } else {
+            int io = vp->v_type == VFIFO ? (fp->f_flags & O_NONBLOCK) : 0;
+            err = VOP_READ(vp, &uio, io, cr());
+        }
+        size_t moved = n - uio.uio_resid;
+        *off = uio.uio_offset;
+        if (!write && moved && copyout(kbuf, (void *)(ubuf + done), moved)) {
+            err = -EFAULT;
+            break;
+        }
+        done += moved;
+        if (err || moved < n)
+            break;
+    }
+    kfree(kbuf);
+    return done ? (int64_t)done : err;
+}
+
+static int64_t rw_fd(int fd, bool write, uint64_t ubuf, size_t len, bool at_off, uint64_t off)
+{
+    struct file *fp = fd_get(curproc(), fd);
+    if (!fp)
+        return -EBADF;
+    int64_t r;
+    if (write ? !writable(fp) : !readable(fp)) {
+        r = -EBADF;
+    } else if (at_off && fp->f_vp->v_type == VFIFO) {
+        r = -ESPIPE;
+    } else if (at_off) {
+        r = rw_user(fp, write, ubuf, len, &off);
+    } else {
+        mutex_enter(&fp->f_lock);
+        uint64_t o = fp->f_offset;
+        mutex_exit(&fp->f_lock);
+        r = rw_user(fp, write, ubuf, len, &o);
+        mutex_enter(&fp->f_lock);
+        fp->f_offset = o;
+        mutex_exit(&fp->f_lock);
+    }
+    file_rele(fp);
+    return r;
+}
+
+SYSCALL_DECL(sys_read) { return rw_fd((int)a0, false, a1, a2, false, 0); }
+SYSCALL_DECL(sys_write) { return rw_fd((int)a0, true, a1, a2, false, 0); }
+
+SYSCALL_DECL(sys_pread64)
+{
+    if ((int64_t)a3 < 0)
+        return -EINVAL;
+    return rw_fd((int)a0, false, a1, a2, true, a3);
+}
+
+SYSCALL_DECL(sys_pwrite64)
+{
+    if ((int64_t)a3 < 0)
+        return -EINVAL;
+    return rw_fd((int)a0, true, a1, a2, true, a3);
+}
+
+struct iovec_u {
+    uint64_t base;
+    uint64_t len;
+};
+
+static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
+{
+    if (cnt < 0 || cnt > IOV_MAX)
+        return -EINVAL;
+    int64_t total = 0;
+    for (int i = 0; i < cnt; i++) {
+        struct iovec_u v;
+        if (copyin((void *)(uiov + i * sizeof v), &v, sizeof v))
+            return total ? total : -EFAULT;
+        if (v.len == 0)
+            continue;
+        int64_t r = rw_fd(fd, write, v.base, v.len, false, 0);
+        if (r < 0)
+            return total ? total : r;
+        total += r;
+        if ((uint64_t)r < v.len)
+            break;
+    }
+    return total;
+}
+
+SYSCALL_DECL(sys_readv) { return rw_vec((int)a0, false, a1, (int)a2); }
+SYSCALL_DECL(sys_writev) { return rw_vec((int)a0, true, a1, (int)a2); }
+
+/* ---- open and close ---- */
+
+static int64_t do_open(int dirfd, uint64_t upath, int flags, uint32_t mode)
+{
+    char *path = NULL;
+    int err = get_path(upath, &path);
+    if (err)
+        return err;
+    struct file *dfp;
+    struct vnode *dir = at_dir(dirfd, path, &dfp, &err);
+    struct vnode *vp = NULL;
+    if (dir)
+        err = vn_open(path, dir, flags & ~O_CLOEXEC, mode & 07777 & ~curproc()->p_umask, &vp, cr());
+    at_done(dfp);
+    kfree(path);
+    if (err)
+        return err;
+    struct file *fp = file_alloc(vp, flags);
+    if (!fp) {
+        vn_close(vp, flags, cr());
+        return -ENOMEM;
+    }
+    int fd = fd_install(curproc(), fp, 0, (flags & O_CLOEXEC) ? FD_CLOEXEC : 0);
+    if (fd < 0)
+        file_rele(fp);
+    return fd;
+}
+
+SYSCALL_DECL(sys_open) { return do_open(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }
+SYSCALL_DECL(sys_openat) { return do_open((int)a0, a1, (int)a2, (uint32_t)a3); }
+SYSCALL_DECL(sys_creat) { return do_open(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
+SYSCALL_DECL(sys_close) { return fd_close(curproc(), (int)a0); }
+
+SYSCALL_DECL(sys_lseek)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int64_t off = (int64_t)a1, base = 0;
+    int64_t r = fp->f_vp->v_type == VFIFO ? -ESPIPE : 0;
+    if (a2 == SEEK_END) {
+        struct vattr va;
+        r = VOP_GETATTR(fp->f_vp, &va, cr());
+        base = (int64_t)va.va_size;
+    }
+    mutex_enter(&fp->f_lock);
+    if (a2 == SEEK_CUR)
+        base = (int64_t)fp->f_offset;
+    if (r == 0 && a2 > SEEK_END)
+        r = -EINVAL;
+    if (r == 0 && base + off < 0)
+        r = -EINVAL;
+    if (r == 0)
+        r = (int64_t)(fp->f_offset = (uint64_t)(base + off));
+    mutex_exit(&fp->f_lock);
+    file_rele(fp);
+    return r;
+}
+
+/* ---- attributes ---- */
+
+struct stat_u {
+    uint64_t st_dev, st_ino, st_nlink;
+    uint32_t st_mode, st_uid, st_gid, pad0;
+    uint64_t st_rdev;
+    int64_t st_size, st_blksize, st_blocks;
+    int64_t st_atime, st_atime_nsec, st_mtime, st_mtime_nsec, st_ctime, st_ctime_nsec;
+    int64_t unused[3];
+};
+
+static int stat_out(const struct vattr *va, uint64_t ubuf)
+{
+    struct stat_u st;
+    memset(&st, 0, sizeof st);
+    st.st_dev = va->va_fsid;
+    st.st_ino = va->va_ino;
+    st.st_nlink = va->va_nlink;
+    st.st_mode = va->va_mode;
+    st.st_uid = va->va_uid;
+    st.st_gid = va->va_gid;
+    st.st_rdev = va->va_rdev;
+    st.st_size = (int64_t)va->va_size;
+    st.st_blksize = va->va_blksize;
+    st.st_blocks = (int64_t)va->va_blocks;
+    st.st_atime = va->va_atime;
+    st.st_mtime = va->va_mtime;
+    st.st_ctime = va->va_ctime;
+    return copyout(&st, (void *)ubuf, sizeof st);
+}
+
+static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
+{
+    struct vattr va;
+    int err;
+    if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 /* AT_NO_AUTOMOUNT */))
+        return -EINVAL;
+    if (flags & AT_EMPTY_PATH) {
+        char c;
+        if (copyin((void *)upath, &c, 1) == 0 && c == 0) {
+            struct file *fp = fd_get(curproc(), dirfd);
+            if (!fp)
+                return -EBADF;
+            err = VOP_GETATTR(fp->f_vp, &va, cr());
+            file_rele(fp);
+            return err ? err : stat_out(&va, ubuf);
+        }
+    }
+    char *path = NULL;
+    if ((err = get_path(upath, &path)))
+        return err;
+    struct file *dfp;
+    struct vnode *dir = at_dir(dirfd, path, &dfp, &err);
+    if (dir)
+        err = vn_stat(path, dir, !(flags & AT_SYMLINK_NOFOLLOW), &va, cr());
+    at_done(dfp);
+    kfree(path);
+    return err ? err : stat_out(&va, ubuf);
+}
+
+SYSCALL_DECL(sys_stat) { return do_stat(AT_FDCWD, a0, a1, 0); }
+SYSCALL_DECL(sys_lstat) { return do_stat(AT_FDCWD, a0, a1, AT_SYMLINK_NOFOLLOW); }
+SYSCALL_DECL(sys_newfstatat) { return do_stat((int)a0, a1, a2, (int)a3); }
+
+SYSCALL_DECL(sys_fstat)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    struct vattr va;
+    int err = VOP_GETATTR(fp->f_vp, &va, cr());
+    file_rele(fp);
+    return err ? err : stat_out(&va, a1);
+}
+
+static int64_t do_access(int dirfd, uint64_t upath, int mode)
+{
+    if (mode & ~7)
+        return -EINVAL;
+    char *path = NULL;
+    int err = get_path(upath, &path);
+    if (err)
+        return err;
+    struct file *dfp;
+    struct vnode *dir = at_dir(dirfd, path, &dfp, &err), *vp;
+    if (dir && !(err = lookupname(path, dir, true, &vp, cr()))) {
+        if (mode)
+            err = VOP_ACCESS(vp, mode, cr());
+        VN_RELE(vp);
+    }
+    at_done(dfp);
+    kfree(path);
+    return err;
+}
+
+SYSCALL_DECL(sys_access) { return do_access(AT_FDCWD, a0, (int)a1); }
+SYSCALL_DECL(sys_faccessat) { return do_access((int)a0, a1, (int)a2); }
+
+/* ---- directories ---- */
+
+SYSCALL_DECL(sys_getdents64)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    size_t len = MIN(a2, (uint64_t)BOUNCE);
+    int64_t r;
+    char *kbuf = NULL;
+    if (fp->f_vp->v_type != VDIR) {
+        r = -ENOTDIR;
+    } else if (len < sizeof(struct dirent64) + 8) {
+        r = -EINVAL;
+    } else if (!(kbuf = kmalloc(len))) {
+        r = -ENOMEM;
+    } else {
+        mutex_enter(&fp->f_lock);
+        struct uio uio = { .uio_base = kbuf, .uio_resid = len, .uio_offset = fp->f_offset };
+        mutex_exit(&fp->f_lock);
+        bool eof = false;
+        r = VOP_READDIR(fp->f_vp, &uio, cr(), &eof);
+        size_t got = len - uio.uio_resid;
+        if (r == 0 && got == 0 && !eof)
+            r = -EINVAL;            /* the buffer holds not even one entry */
+        if (r == 0 && got && copyout(kbuf, (void *)a1, got))
+            r = -EFAULT;
+        if (r == 0) {
+            /* Resume after the last record returned: its d_off is the
+             * file system's cookie for the next one. */
+            uint64_t next = uio.uio_offset;
+            for (size_t pos = 0; pos < got;) {
+                struct dirent64 *d = (struct dirent64 *)(kbuf + pos);
+                if (d->d_reclen == 0)
+                    break;
+                next = (uint64_t)d->d_off;
+                pos += d->d_reclen;
+            }
+            mutex_enter(&fp->f_lock);
+            fp->f_offset = next;
+            mutex_exit(&fp->f_lock);
+            r = (int64_t)got;
+        }
+    }
+    kfree(kbuf);
+    file_rele(fp);
+    return r;
+}
+
+typedef int (*path_op)(const char *path, struct vnode *dir, uint64_t arg);
+
+/* Run op on a copied-in path relative to dirfd. */
+static int64_t with_path(int dirfd, uint64_t upath, path_op op, uint64_t arg)
+{
+    char *path = NULL;
+    int err = get_path(upath, &path);
+    if (err)
+        return err;
+    struct file *dfp;
+    struct vnode *dir = at_dir(dirfd, path, &dfp, &err);
+    if (dir)
+        err = op(path, dir, arg);
+    at_done(dfp);
+    kfree(path);
+    return err;
+}
+
+static int op_mkdir(const char *path, struct vnode *dir, uint64_t mode)
+{
+    return vn_mkdir(path, dir, (uint32_t)mode & 07777 & ~curproc()->p_umask, cr());
+}
+static int op_rmdir(const char *path, struct vnode *dir, uint64_t unused)
+{
+    return vn_rmdir(path, dir, cr());
+}
+static int op_unlink(const char *path, struct vnode *dir, uint64_t flags)
+{
+    return (flags & AT_REMOVEDIR) ? vn_rmdir(path, dir, cr()) : vn_remove(path, dir, cr());
+}
+
+SYSCALL_DECL(sys_mkdir) { return with_path(AT_FDCWD, a0, op_mkdir, a1); }
+SYSCALL_DECL(sys_mkdirat) { return with_path((int)a0, a1, op_mkdir, a2); }
+SYSCALL_DECL(sys_rmdir) { return with_path(AT_FDCWD, a0, op_rmdir, 0); }
+SYSCALL_DECL(sys_unlink) { return with_path(AT_FDCWD, a0, op_unlink, 0); }
+SYSCALL_DECL(sys_unlinkat)
+{
+    if (a2 & ~(uint64_t)AT_REMOVEDIR)
+        return -EINVAL;
+    return with_path((int)a0, a1, op_unlink, a2);
+}
+
+/* Two-path calls: link, rename, symlink. */
+static int64_t two_paths(uint64_t ua, uint64_t ub, int which)
+{
+    char *a = NULL, *b = NULL;
+    int err = get_path(ua, &a);
+    if (err)
+        return err;
+    if ((err = get_path(ub, &b))) {
+        kfree(a);
+        return err;
+    }
+    switch (which) {
+    case 0: err = vn_link(a, b, cwd(), cr()); break;
+    case 1: err = vn_rename(a, b, cwd(), cr()); break;
+    default: err = vn_symlink(a, b, cwd(), cr()); break;
+    }
+    kfree(a);
+    kfree(b);
+    return err;
+}
+
+SYSCALL_DECL(sys_link) { return two_paths(a0, a1, 0); }
+
+/* An "at" path made absolute (vn_rename and vn_link take one starting
+ * directory for both names): dirfd's directory path, "/", the name. */
+static int abs_at(int dirfd, uint64_t upath, char **out)
+{
+    char *path = NULL;
+    int err = get_path(upath, &path);
+    if (err || path[0] == '/' || dirfd == AT_FDCWD) {
+        *out = path;
+        return err;
+    }
+    struct file *fp;
+    struct vnode *dir = at_dir(dirfd, path, &fp, &err);
+    char *full = dir ? kmalloc(PATH_MAX) : NULL;
+    if (dir && !full)
+        err = -ENOMEM;
+    if (full) {
+        int n = build_path(dir, full, PATH_MAX);
+        size_t len = n > 0 ? strlen(full) : 0;
+        if (n < 0)
+            err = n;
+        else if (len + 1 + strlen(path) + 1 > PATH_MAX)
+            err = -ENAMETOOLONG;
+        else {
+            if (full[len - 1] != '/')
+                full[len++] = '/';
+            strlcpy(full + len, path, PATH_MAX - len);
+        }
+    }
+    at_done(fp);
+    kfree(path);
+    if (err) {
+        kfree(full);
+        return err;
+    }
+    *out = full;
+    return 0;
+}
+
+static int64_t two_at(int da, uint64_t ua, int db, uint64_t ub, int which)
+{
+    char *a = NULL, *b = NULL;
+    int err = abs_at(da, ua, &a);
+    if (!err)
+        err = abs_at(db, ub, &b);
+    if (!err && which == 0)
+        err = vn_link(a, b, cwd(), cr());
+    else if (!err && which == 1)
+        err = vn_rename(a, b, cwd(), cr());
+    else if (!err)
+        err = vn_symlink(a, b, cwd(), cr());
+    kfree(a);
+    kfree(b);
+    return err;
+}
+
+SYSCALL_DECL(sys_renameat) { return two_at((int)a0, a1, (int)a2, a3, 1); }
+SYSCALL_DECL(sys_renameat2) { return a4 ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 1); }
+SYSCALL_DECL(sys_linkat) { return (a4 & ~0x400UL) ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 0); }
+SYSCALL_DECL(sys_rename) { return two_paths(a0, a1, 1); }
+SYSCALL_DECL(sys_symlink) { return two_paths(a0, a1, 2); }
+
+static int64_t do_readlink(int dirfd, uint64_t upath, uint64_t ubuf, int64_t size)
+{
+    if (size <= 0)
+        return -EINVAL;
+    char *path = NULL;
+    int err = get_path(upath, &path);
+    if (err)
+        return err;
+    struct file *dfp;
+    struct vnode *dir = at_dir(dirfd, path, &dfp, &err), *vp;
+    int64_t r = err;
+    if (dir && !(err = lookupname(path, dir, false, &vp, cr()))) {
+        size_t len = MIN((size_t)size, (size_t)PATH_MAX);
+        char *kbuf = kmalloc(len);
+        if (vp->v_type != VLNK) {
+            r = -EINVAL;
+        } else if (!kbuf) {
+            r = -ENOMEM;
+        } else {
+            struct uio uio = { .uio_base = kbuf, .uio_resid = len, .uio_offset = 0 };
+            r = VOP_READLINK(vp, &uio, cr());
+            size_t got = len - uio.uio_resid;
+            if (r == 0)
+                r = copyout(kbuf, (void *)ubuf, got) ? -EFAULT : (int64_t)got;
+        }
+        kfree(kbuf);
+        VN_RELE(vp);
+    } else if (dir) {
+        r = err;
+    }
+    at_done(dfp);
+    kfree(path);
+    return r;
+}
+
+SYSCALL_DECL(sys_readlink) { return do_readlink(AT_FDCWD, a0, a1, (int64_t)a2); }
+SYSCALL_DECL(sys_readlinkat) { return do_readlink((int)a0, a1, a2, (int64_t)a3); }
+
+static int set_cwd(struct vnode *vp)
+{
+    if (vp->v_type != VDIR)
+        return -ENOTDIR;
+    int err = VOP_ACCESS(vp, VEXEC, cr());
+    if (err)
+        return err;
+    struct proc *p = curproc();
+    VN_HOLD(vp);
+    struct vnode *old = p->p_cwd;
+    p->p_cwd = vp;
+    if (old)
+        VN_RELE(old);
+    return 0;
+}
+
+static int op_chdir(const char *path, struct vnode *dir, uint64_t unused)
+{
+    struct vnode *vp;
+    int err = lookupname(path, dir, true, &vp, cr());
+    if (err)
+        return err;
+    err = set_cwd(vp);
+    VN_RELE(vp);
+    return err;
+}
+
+SYSCALL_DECL(sys_chdir) { return with_path(AT_FDCWD, a0, op_chdir, 0); }
+
+SYSCALL_DECL(sys_fchdir)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int err = set_cwd(fp->f_vp);
+    file_rele(fp);
+    return err;
+}
+
+/* The name in directory dvp of the entry with inode number ino. */
+static int name_in_dir(struct vnode *dvp, uint64_t ino, char *name, size_t max)
+{
+    char *buf = kmalloc(4096);
+    if (!buf)
+        return -ENOMEM;
+    uint64_t off = 0;
+    int err = -ENOENT;
+    for (int rounds = 0; rounds < 4096; rounds++) {
+        struct uio uio = { .uio_base = buf, .uio_resid = 4096, .uio_offset = off };
+        bool eof = false;
+        int e = VOP_READDIR(dvp, &uio, cr(), &eof);
+        size_t got = 4096 - uio.uio_resid;
+        if (e) {
+            err = e;
+            break;
+        }
+        for (size_t pos = 0; pos < got;) {
+            struct dirent64 *d = (struct dirent64 *)(buf + pos);
+            if (d->d_reclen == 0)
+                break;
+            if (d->d_ino == ino && strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
+                strlcpy(name, d->d_name, max);
+                kfree(buf);
+                return 0;
+            }
+            pos += d->d_reclen;
+        }
+        if (eof || got == 0)
+            break;
+        off = uio.uio_offset;
+    }
+    kfree(buf);
+    return err;
+}
+
+/* Build the path of directory start by walking "..". */
+static int build_path(struct vnode *start, char *out, size_t size)
+{
+    char *path = kmalloc(PATH_MAX), name[NAME_MAX + 1];
+    if (!path)
+        return -ENOMEM;
+    size_t pos = PATH_MAX - 1;
+    path[pos] = 0;
+    struct vnode *cur = start;
+    VN_HOLD(cur);
+    int err = 0;
+    for (int depth = 0; cur != rootdir && depth < 64; depth++) {
+        struct vnode *named = cur;
+        if ((cur->v_flag & VROOT) && cur->v_vfsp->vfs_vnodecovered)
+            named = cur->v_vfsp->vfs_vnodecovered;
+        struct vattr va;
+        struct vnode *parent;
+        if ((err = VOP_GETATTR(named, &va, cr())) ||
+            (err = lookupname("..", cur, false, &parent, cr())))
+            break;
+        err = name_in_dir(parent, va.va_ino, name, sizeof name);
+        VN_RELE(cur);
+        cur = parent;
+        size_t n = strlen(name);
+        if (err || n + 1 > pos) {
+            err = err ? err : -ENAMETOOLONG;
+            break;
+        }
+        pos -= n;
+        memcpy(path + pos, name, n);
+        path[--pos] = '/';
+    }
+    VN_RELE(cur);
+    if (!err && pos == PATH_MAX - 1)
+        path[--pos] = '/';
+    size_t len = PATH_MAX - 1 - pos;
+    if (!err && len + 1 > size)
+        err = -ERANGE;
+    if (!err)
+        memcpy(out, path + pos, len + 1);
+    kfree(path);
+    return err ? err : (int)(len + 1);
+}
+
+SYSCALL_DECL(sys_getcwd)
+{
+    char *k = kmalloc(PATH_MAX);
+    if (!k)
+        return -ENOMEM;
+    int r = build_path(cwd(), k, MIN(a1, (uint64_t)PATH_MAX));
+    if (r > 0 && copyout(k, (void *)a0, r))
+        r = -EFAULT;
+    kfree(k);
+    return r;
+}
+
+/* ---- descriptors ---- */
+
+/* Put fp (a new reference) at exactly newfd, closing what was there. */
+static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
+{
+    if (newfd < 0 || newfd >= NOFILE) {
+        file_rele(fp);
+        return -EBADF;
+    }
+    mutex_enter(&p->p_fdlock);
+    struct file *old = p->p_fd[newfd];
+    p->p_fd[newfd] = fp;
+    p->p_fdflags[newfd] = fdflags;
+    mutex_exit(&p->p_fdlock);
+    if (old)
+        file_rele(old);
+    return newfd;
+}
+
+SYSCALL_DECL(sys_dup)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int fd = fd_install(curproc(), fp, 0, 0);
+    if (fd < 0)
+        file_rele(fp);
+    return fd;
+}
+
+static int64_t do_dup3(int oldfd, int newfd, int flags)
+{
+    struct file *fp = fd_get(curproc(), oldfd);
+    if (!fp)
+        return -EBADF;
+    return fd_place(curproc(), newfd, fp, (flags & O_CLOEXEC) ? FD_CLOEXEC : 0);
+}
+
+SYSCALL_DECL(sys_dup2)
+{
+    if ((int)a0 == (int)a1) {
+        struct file *fp = fd_get(curproc(), (int)a0);
+        if (!fp)
+            return -EBADF;
+        file_rele(fp);
+        return (int)a1;
+    }
+    return do_dup3((int)a0, (int)a1, 0);
+}
+
+SYSCALL_DECL(sys_dup3)
+{
+    if ((int)a0 == (int)a1 || (a2 & ~(uint64_t)O_CLOEXEC))
+        return -EINVAL;
+    return do_dup3((int)a0, (int)a1, (int)a2);
+}
+
+SYSCALL_DECL(sys_fcntl)
+{
+    struct proc *p = curproc();
+    int fd = (int)a0;
+    struct file *fp = fd_get(p, fd);
+    if (!fp)
+        return -EBADF;
+    int64_t r = 0;
+    switch (a1) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        r = fd_install(p, fp, (int)a2, a1 == F_DUPFD_CLOEXEC ? FD_CLOEXEC : 0);
+        if (r >= 0)
+            return r;           /* the reference went to the new descriptor */
+        if (r == -EINVAL)
+            r = -EINVAL;
+        break;
+    case F_GETFD:
+        mutex_enter(&p->p_fdlock);
+        r = p->p_fdflags[fd];
+        mutex_exit(&p->p_fdlock);
+        break;
+    case F_SETFD:
+        mutex_enter(&p->p_fdlock);
+        if (p->p_fd[fd] == fp)
+            p->p_fdflags[fd] = a2 & FD_CLOEXEC;
+        mutex_exit(&p->p_fdlock);
+        break;
+    case F_GETFL:
+        mutex_enter(&fp->f_lock);
+        r = fp->f_flags;
+        mutex_exit(&fp->f_lock);
+        break;
+    case F_SETFL:
+        mutex_enter(&fp->f_lock);
+        fp->f_flags = (fp->f_flags & O_ACCMODE) | (a2 & (O_APPEND | O_NONBLOCK));
+        mutex_exit(&fp->f_lock);
+        break;
+    default:
+        r = -EINVAL;
+    }
+    file_rele(fp);
+    return r;
+}
+
+SYSCALL_DECL(sys_umask)
+{
+    struct proc *p = curproc();
+    uint32_t old = p->p_umask;
+    p->p_umask = a0 & 0777;
+    return old;
+}
+
+static bool is_console(const struct vnode *vp)
+{
+    return vp->v_type == VCHR && vp->v_rdev == vn_makedev(5, 1);
+}
+
+SYSCALL_DECL(sys_ioctl)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int64_t r = -ENOTTY;
+    if (a1 == FIOCLEX || a1 == FIONCLEX) {
+        struct proc *p = curproc();
+        mutex_enter(&p->p_fdlock);
+        if (p->p_fd[(int)a0] == fp)
+            p->p_fdflags[(int)a0] = a1 == FIOCLEX ? FD_CLOEXEC : 0;
+        mutex_exit(&p->p_fdlock);
+        r = 0;
+    } else if (a1 == FIONREAD && (fp->f_vp->v_type == VFIFO || fp->f_vp->v_type == VREG)) {
+        /* bytes ready: what the pipe holds, or the file past the offset */
+        struct vattr va;
+        r = VOP_GETATTR(fp->f_vp, &va, cr());
+        if (r == 0) {
+            mutex_enter(&fp->f_lock);
+            uint64_t off = fp->f_vp->v_type == VREG ? fp->f_offset : 0;
+            mutex_exit(&fp->f_lock);
+            int n = (int)MIN(va.va_size > off ? va.va_size - off : 0, (uint64_t)INT32_MAX);
+            r = copyout(&n, (void *)a2, sizeof n);
+        }
+    } else if (is_console(fp->f_vp)) {
+        if (a1 == TCGETS) {
+            /* struct termios: iflag, oflag, cflag, lflag, line, cc[19] */
+            uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
+                              0xbf /* CS8|CREAD|B38400 */, 0x8a3b /* ISIG|ICANON|ECHO... */ };
+            r = copyout(t, (void *)a2, 36);
+        } else if (a1 == TIOCGWINSZ) {
+            uint16_t ws[4] = { 24, 80, 0, 0 };
+            r = copyout(ws, (void *)a2, sizeof ws);
+        } else if (a1 == TIOCGPGRP) {
+            int pg = curproc()->p_pgid;
+            r = copyout(&pg, (void *)a2, sizeof pg);
+        } else {
+            r = -EINVAL;
+        }
+    }
+    file_rele(fp);
+    return r;
+}
+
+SYSCALL_DECL(sys_fsync)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int err = VOP_FSYNC(fp->f_vp, cr());
+    file_rele(fp);
+    return err;
+}
+
+SYSCALL_DECL(sys_ftruncate)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int err = (int64_t)a1 < 0 ? -EINVAL : !writable(fp) ? -EINVAL :
+              fp->f_vp->v_type != VREG ? -EINVAL : VOP_TRUNCATE(fp->f_vp, a1, cr());
+    file_rele(fp);
+    return err;
+}

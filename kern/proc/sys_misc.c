@@ -1,0 +1,414 @@
+/*
+ * The smaller system calls: file modes and owners, truncate, sync, user
+ * and group ids, clocks and sleeping, resource limits, times/getrusage,
+ * kill, getrandom.
+ *
+ * Simplifications, said plainly:
+ *   - Clocks: CLOCK_MONOTONIC and CLOCK_REALTIME both count from boot
+ *     (uptime_ns); there is no wall clock yet, so the realtime clock
+ *     starts at REALTIME_BASE (a fixed date, the one S5 uses for its
+ *     timestamps), not at the real time.
+ *   - nanosleep yields the CPU until the time has passed (there are no
+ *     timed sleeps in the scheduler yet): correct, but it keeps the CPU
+ *     busy when nothing else is runnable.
+ *   - kill: no signal handlers exist (rt_sigaction is a stub, see
+ *     sys_proc.c), so a signal whose default action terminates marks the
+ *     target to exit with it at its next return to user mode; the signals
+ *     whose default is to be ignored (SIGCHLD, SIGCONT, SIGURG, SIGWINCH)
+ *     and the stop signals do nothing.  A target asleep in the kernel
+ *     (wait4) notices only when it wakes.
+ *   - times/getrusage report the elapsed time as user time for the
+ *     caller and zero for children: no per-process CPU accounting yet.
+ *   - getrandom returns a TSC-seeded pseudo-random stream, not
+ *     cryptographic randomness.
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/vm/as.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/sched/thread.h>
+#include <kern/arch.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/errno.h>
+#include <drivers/timer.h>
+
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define CLOCK_REALTIME      0
+#define CLOCK_MONOTONIC     1
+#define CLOCK_PROCESS_CPUTIME_ID 2
+#define CLOCK_THREAD_CPUTIME_ID 3
+#define CLOCK_MONOTONIC_RAW 4
+#define CLOCK_REALTIME_COARSE 5
+#define CLOCK_MONOTONIC_COARSE 6
+#define CLOCK_BOOTTIME      7
+#define REALTIME_BASE       1704067200UL    /* 2024-01-01, the base of s5_now */
+#define NSEC                1000000000UL
+
+static struct cred *cr(void) { return curproc()->p_cred; }
+
+/* ---- modes and owners ---- */
+
+static int set_mode(struct vnode *vp, uint32_t mode)
+{
+    struct vattr va;
+    int err = VOP_GETATTR(vp, &va, cr());
+    if (err)
+        return err;
+    if (cr()->cr_uid != 0 && cr()->cr_uid != va.va_uid)
+        return -EPERM;
+    struct vattr nva = { .va_mask = AT_MODE, .va_mode = (va.va_mode & S_IFMT) | (mode & 07777) };
+    return VOP_SETATTR(vp, &nva, cr());
+}
+
+static int set_owner(struct vnode *vp, uint32_t uid, uint32_t gid)
+{
+    struct vattr va;
+    int err = VOP_GETATTR(vp, &va, cr());
+    if (err)
+        return err;
+    bool owner = cr()->cr_uid == va.va_uid;
+    bool same_uid = uid == (uint32_t)-1 || uid == va.va_uid;
+    bool own_group = gid == (uint32_t)-1 || cred_groupmember(cr(), gid);
+    if (cr()->cr_uid != 0 && !(owner && same_uid && own_group))
+        return -EPERM;
+    struct vattr nva = { .va_mask = 0 };
+    if (uid != (uint32_t)-1) {
+        nva.va_mask |= AT_UID;
+        nva.va_uid = uid;
+    }
+    if (gid != (uint32_t)-1) {
+        nva.va_mask |= AT_GID;
+        nva.va_gid = gid;
+    }
+    if (nva.va_mask && va.va_type != VDIR && (va.va_mode & (S_ISUID | S_ISGID))) {
+        nva.va_mask |= AT_MODE;     /* a new owner never inherits set-id bits */
+        nva.va_mode = va.va_mode & ~(uint32_t)(S_ISUID | S_ISGID);
+    }
+    return nva.va_mask ? VOP_SETATTR(vp, &nva, cr()) : 0;
+}
+
+/* Look up a user path (relative to the cwd or dirfd) and run fn on it. */
+static int64_t on_path(int dirfd, uint64_t upath, bool follow,
+                       int (*fn)(struct vnode *, uint64_t, uint64_t), uint64_t x, uint64_t y)
+{
+    char *path = kmalloc(PATH_MAX);
+    if (!path)
+        return -ENOMEM;
+    long n = copyinstr((const char *)upath, path, PATH_MAX);
+    int err = n < 0 ? (int)n : n == 0 ? -ENOENT : 0;
+    struct file *dfp = NULL;
+    struct vnode *dir = curproc()->p_cwd ? curproc()->p_cwd : rootdir, *vp;
+    if (!err && path[0] != '/' && dirfd != AT_FDCWD) {
+        dfp = fd_get(curproc(), dirfd);
+        err = !dfp ? -EBADF : dfp->f_vp->v_type != VDIR ? -ENOTDIR : 0;
+        if (dfp)
+            dir = dfp->f_vp;
+    }
+    if (!err && !(err = lookupname(path, dir, follow, &vp, cr()))) {
+        err = fn(vp, x, y);
+        VN_RELE(vp);
+    }
+    if (dfp)
+        file_rele(dfp);
+    kfree(path);
+    return err;
+}
+
+static int fn_mode(struct vnode *vp, uint64_t mode, uint64_t unused) { return set_mode(vp, mode); }
+static int fn_owner(struct vnode *vp, uint64_t uid, uint64_t gid) { return set_owner(vp, uid, gid); }
+
+static int fn_truncate(struct vnode *vp, uint64_t len, uint64_t unused)
+{
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    if (vp->v_type != VREG)
+        return -EINVAL;
+    int err = VOP_ACCESS(vp, VWRITE, cr());
+    return err ? err : VOP_TRUNCATE(vp, len, cr());
+}
+
+static int64_t on_fd(int fd, int (*fn)(struct vnode *, uint64_t, uint64_t), uint64_t x, uint64_t y)
+{
+    struct file *fp = fd_get(curproc(), fd);
+    if (!fp)
+        return -EBADF;
+    int err = fn(fp->f_vp, x, y);
+    file_rele(fp);
+    return err;
+}
+
+SYSCALL_DECL(sys_chmod) { return on_path(AT_FDCWD, a0, true, fn_mode, a1, 0); }
+SYSCALL_DECL(sys_fchmodat) { return on_path((int)a0, a1, true, fn_mode, a2, 0); }
+SYSCALL_DECL(sys_fchmod) { return on_fd((int)a0, fn_mode, a1, 0); }
+SYSCALL_DECL(sys_chown) { return on_path(AT_FDCWD, a0, true, fn_owner, (uint32_t)a1, (uint32_t)a2); }
+SYSCALL_DECL(sys_lchown) { return on_path(AT_FDCWD, a0, false, fn_owner, (uint32_t)a1, (uint32_t)a2); }
+SYSCALL_DECL(sys_fchown) { return on_fd((int)a0, fn_owner, (uint32_t)a1, (uint32_t)a2); }
+SYSCALL_DECL(sys_fchownat)
+{
+    return on_path((int)a0, a1, !(a4 & AT_SYMLINK_NOFOLLOW), fn_owner, (uint32_t)a2, (uint32_t)a3);
+}
+
+SYSCALL_DECL(sys_truncate)
+{
+    if ((int64_t)a1 < 0)
+        return -EINVAL;
+    return on_path(AT_FDCWD, a0, true, fn_truncate, a1, 0);
+}
+
+SYSCALL_DECL(sys_sync)
+{
+    vfs_sync_all();
+    return 0;
+}
+
+/* ---- ids ---- */
+
+/* Give the process a new credential with these ids (SVR4: a shared
+ * credential never changes). */
+static int replace_cred(uint32_t ruid, uint32_t uid, uint32_t rgid, uint32_t gid)
+{
+    struct proc *p = curproc();
+    struct cred *old = p->p_cred;
+    struct cred *n = cred_alloc(uid, gid);
+    if (!n)
+        return -ENOMEM;
+    n->cr_ruid = ruid;
+    n->cr_rgid = rgid;
+    n->cr_ngroups = old->cr_ngroups;
+    memcpy(n->cr_groups, old->cr_groups, sizeof n->cr_groups);
+    p->p_cred = n;
+    cred_rele(old);
+    return 0;
+}
+
+SYSCALL_DECL(sys_setuid)
+{
+    struct cred *c = cr();
+    uint32_t uid = (uint32_t)a0;
+    if (uid == (uint32_t)-1)
+        return -EINVAL;
+    if (c->cr_uid == 0)
+        return replace_cred(uid, uid, c->cr_rgid, c->cr_gid);
+    if (uid == c->cr_ruid || uid == c->cr_uid)
+        return replace_cred(c->cr_ruid, uid, c->cr_rgid, c->cr_gid);
+    return -EPERM;
+}
+
+SYSCALL_DECL(sys_setgid)
+{
+    struct cred *c = cr();
+    uint32_t gid = (uint32_t)a0;
+    if (gid == (uint32_t)-1)
+        return -EINVAL;
+    if (c->cr_uid == 0)
+        return replace_cred(c->cr_ruid, c->cr_uid, gid, gid);
+    if (gid == c->cr_rgid || gid == c->cr_gid)
+        return replace_cred(c->cr_ruid, c->cr_uid, c->cr_rgid, gid);
+    return -EPERM;
+}
+
+SYSCALL_DECL(sys_getgroups)
+{
+    struct cred *c = cr();
+    int n = (int)c->cr_ngroups;
+    if ((int)a0 < 0)
+        return -EINVAL;
+    if (a0 == 0)
+        return n;
+    if ((int)a0 < n)
+        return -EINVAL;
+    return copyout(c->cr_groups, (void *)a1, n * sizeof(uint32_t)) ? -EFAULT : n;
+}
+
+/* ---- time ---- */
+
+struct timespec_u { int64_t sec, nsec; };
+
+static uint64_t clock_ns(int clk)
+{
+    uint64_t ns = uptime_ns();
+    return (clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE) ? ns + REALTIME_BASE * NSEC : ns;
+}
+
+SYSCALL_DECL(sys_clock_gettime)
+{
+    int clk = (int)a0;
+    if (clk < 0 || clk > CLOCK_BOOTTIME)
+        return -EINVAL;
+    uint64_t ns = clock_ns(clk);
+    struct timespec_u ts = { (int64_t)(ns / NSEC), (int64_t)(ns % NSEC) };
+    return copyout(&ts, (void *)a1, sizeof ts);
+}
+
+SYSCALL_DECL(sys_clock_getres)
+{
+    if ((int)a0 < 0 || (int)a0 > CLOCK_BOOTTIME)
+        return -EINVAL;
+    struct timespec_u ts = { 0, 1 };
+    return a1 ? copyout(&ts, (void *)a1, sizeof ts) : 0;
+}
+
+SYSCALL_DECL(sys_gettimeofday)
+{
+    uint64_t ns = clock_ns(CLOCK_REALTIME);
+    int64_t tv[2] = { (int64_t)(ns / NSEC), (int64_t)(ns % NSEC / 1000) };
+    if (a0 && copyout(tv, (void *)a0, sizeof tv))
+        return -EFAULT;
+    if (a1) {
+        int32_t tz[2] = { 0, 0 };
+        if (copyout(tz, (void *)a1, sizeof tz))
+            return -EFAULT;
+    }
+    return 0;
+}
+
+SYSCALL_DECL(sys_time)
+{
+    int64_t t = (int64_t)(clock_ns(CLOCK_REALTIME) / NSEC);
+    if (a0 && copyout(&t, (void *)a0, sizeof t))
+        return -EFAULT;
+    return t;
+}
+
+static int64_t sleep_ns(uint64_t ureq, uint64_t urem)
+{
+    struct timespec_u ts;
+    if (copyin((void *)ureq, &ts, sizeof ts))
+        return -EFAULT;
+    if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= (int64_t)NSEC)
+        return -EINVAL;
+    uint64_t end = uptime_ns() + (uint64_t)ts.sec * NSEC + (uint64_t)ts.nsec;
+    struct proc *p = curproc();
+    while (uptime_ns() < end && !__atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE))
+        thread_yield();
+    return 0;
+}
+
+SYSCALL_DECL(sys_nanosleep) { return sleep_ns(a0, a1); }
+
+SYSCALL_DECL(sys_clock_nanosleep)
+{
+    if ((int)a0 < 0 || (int)a0 > CLOCK_BOOTTIME)
+        return -EINVAL;
+    if (a1 & 1) {               /* TIMER_ABSTIME */
+        struct timespec_u ts;
+        if (copyin((void *)a2, &ts, sizeof ts))
+            return -EFAULT;
+        uint64_t end = (uint64_t)ts.sec * NSEC + (uint64_t)ts.nsec;
+        while (clock_ns((int)a0) < end && !curproc()->p_killsig)
+            thread_yield();
+        return 0;
+    }
+    return sleep_ns(a2, a3);
+}
+
+SYSCALL_DECL(sys_times)
+{
+    uint64_t ticks = uptime_ns() / (NSEC / 100);
+    if (a0) {
+        int64_t tms[4] = { (int64_t)ticks, 0, 0, 0 };
+        if (copyout(tms, (void *)a0, sizeof tms))
+            return -EFAULT;
+    }
+    return (int64_t)ticks;
+}
+
+SYSCALL_DECL(sys_getrusage)
+{
+    int who = (int)a0;
+    if (who != 0 && who != -1 && who != 1)      /* SELF, CHILDREN, THREAD */
+        return -EINVAL;
+    int64_t ru[18];
+    memset(ru, 0, sizeof ru);
+    if (who != -1) {
+        uint64_t us = uptime_ns() / 1000;
+        ru[0] = (int64_t)(us / 1000000);
+        ru[1] = (int64_t)(us % 1000000);
+    }
+    return copyout(ru, (void *)a1, sizeof ru);
+}
+
+/* ---- resource limits ---- */
+
+struct rlimit_u { uint64_t cur, max; };
+
+static int64_t do_prlimit(int pid, int res, uint64_t unew, uint64_t uold)
+{
+    struct proc *p = curproc();
+    if (pid != 0 && pid != p->p_pid)
+        return -ESRCH;          /* other processes: not yet */
+    if (res < 0 || res >= RLIM_NLIMITS)
+        return -EINVAL;
+    struct rlimit_u n;
+    if (unew) {
+        if (copyin((void *)unew, &n, sizeof n))
+            return -EFAULT;
+        if (n.cur > n.max)
+            return -EINVAL;
+        if (n.max > p->p_rlim[res][1] && p->p_cred->cr_uid != 0)
+            return -EPERM;
+    }
+    struct rlimit_u old = { p->p_rlim[res][0], p->p_rlim[res][1] };
+    if (uold && copyout(&old, (void *)uold, sizeof old))
+        return -EFAULT;
+    if (unew) {
+        p->p_rlim[res][0] = n.cur;
+        p->p_rlim[res][1] = n.max;
+    }
+    return 0;
+}
+
+SYSCALL_DECL(sys_getrlimit) { return do_prlimit(0, (int)a0, 0, a1); }
+SYSCALL_DECL(sys_setrlimit) { return do_prlimit(0, (int)a0, a1, 0); }
+SYSCALL_DECL(sys_prlimit64) { return do_prlimit((int)a0, (int)a1, a2, a3); }
+
+/* ---- kill ---- */
+
+static bool ignored_by_default(int sig)
+{
+    return sig == SIGCHLD || sig == 18 || sig == 23 || sig == 28 ||   /* CONT URG WINCH */
+           sig == 19 || sig == 20 || sig == 21 || sig == 22;          /* STOP TSTP TTIN TTOU */
+}
+
+SYSCALL_DECL(sys_kill)
+{
+    int pid = (int)a0, sig = (int)a1;
+    if (sig < 0 || sig > 64) {
+        int r = proc_signal(pid, 0, false);     /* no such process comes first */
+        return r == -ESRCH ? r : -EINVAL;
+    }
+    return proc_signal(pid, sig, sig && !ignored_by_default(sig));
+}
+
+SYSCALL_DECL(sys_tkill)
+{
+    if ((int)a0 != curproc()->p_pid)
+        return -ESRCH;
+    return sys_kill(a0, a1, 0, 0, 0, 0);
+}
+
+SYSCALL_DECL(sys_tgkill)
+{
+    if ((int)a1 != curproc()->p_pid || ((int)a0 != curproc()->p_pid))
+        return -ESRCH;
+    return sys_kill(a1, a2, 0, 0, 0, 0);
+}
+
+/* ---- randomness ---- */
+
+SYSCALL_DECL(sys_getrandom)
+{
+    size_t len = MIN(a1, (uint64_t)256);
+    uint8_t buf[256];
+    uint64_t x = rdtsc() ^ ((uint64_t)curproc()->p_pid << 32);
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (uint8_t)(x >> 24);
+    }
+    return copyout(buf, (void *)a0, len) ? -EFAULT : (int64_t)len;
+}

@@ -1,0 +1,265 @@
+/*
+ * The boundary between user mode and the kernel.
+ *
+ * Theory.  User programs enter by SYSCALL (boot/syscall.asm) with the
+ * Linux x86-64 convention: number in rax, arguments in rdi, rsi, rdx, r10,
+ * r8, r9, the result or -errno back in rax.  The entry builds a struct
+ * trapframe at the top of the thread's kernel stack, exactly where the
+ * CPU puts the frame of an interrupt or exception from user mode (TSS
+ * rsp0), so curtf() finds the user registers however the thread entered.
+ * The return is SYSRET when the frame allows it and IRET otherwise (and
+ * always after an interrupt or exception).
+ *
+ * Kernel threads are not preempted (kern/sched/sched.c), but user mode
+ * is: the timer interrupt that arrives in user mode yields the CPU before
+ * returning (user_trap_return).  The thread holds no lock there.  A
+ * process marked to die (p_killsig) exits at the same place and after
+ * every system call.
+ *
+ * Faults in user mode go to the address space (as_fault); one that cannot
+ * be resolved kills the process with SIGSEGV (SIGKILL when memory ran
+ * out), and the other exceptions kill it with their signal.  Signals are
+ * not delivered to handlers yet: a fatal condition is an exit status.
+ *
+ * The context switch (user_switch) saves the user x87/SSE registers of a
+ * process thread it leaves and loads those of the one it enters, sets the
+ * next thread's kernel stack in the TSS and for SYSCALL, loads its address
+ * space (as_activate) and its FS base.
+ *
+ * Unknown system calls return -ENOSYS and are counted per number
+ * (unknown_calls[], atomic; read with syscall_unknown_count in the kernel
+ * and TEMPEST_SYS_ENOSYS_COUNTS from user mode).
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/vm/as.h>
+#include <kern/sched/thread.h>
+#include <kern/sched/sched.h>
+#include <kern/trap.h>
+#include <kern/cpu.h>
+#include <kern/arch.h>
+#include <kern/errno.h>
+#include <kern/kprintf.h>
+#include <kern/string.h>
+#include <kern/abi/tempest_abi.h>
+
+_Static_assert(offsetof(struct cpu, kstack_top) == 8, "boot/syscall.asm CPU_KSTACK_TOP");
+_Static_assert(offsetof(struct cpu, user_rsp) == 16, "boot/syscall.asm CPU_USER_RSP");
+_Static_assert(sizeof(struct trapframe) == 22 * 8, "trapframe layout");
+
+#define MSR_STAR    0xC0000081
+#define MSR_LSTAR   0xC0000082
+#define MSR_FMASK   0xC0000084
+#define CR4_SMEP    (1UL << 20)
+#define CR4_SMAP    (1UL << 21)
+
+extern void syscall_entry(void);
+
+static volatile uint64_t unknown_calls[NSYSCALL];     /* [a] */
+
+void user_cpu_init(void)
+{
+    wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 1);       /* SCE: SYSCALL enabled */
+    /* SYSCALL loads CS = 0x08, SS = 0x10; SYSRET CS = 0x13 + 16 = 0x23
+     * (user code), SS = 0x13 + 8 = 0x1b (user data), as the GDT has them. */
+    wrmsr(MSR_STAR, ((uint64_t)(SEL_UDATA - 8) << 48) | ((uint64_t)SEL_KCODE << 32));
+    wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+    wrmsr(MSR_FMASK, RFLAGS_IF | (1UL << 8) | (1UL << 10) | (1UL << 18));  /* IF TF DF AC */
+    uint32_t a, b, c, d;
+    cpuid(0, 0, &a, &b, &c, &d);
+    if (a < 7)
+        return;
+    cpuid(7, 0, &a, &b, &c, &d);
+    uint64_t cr4 = read_cr4();
+    if (b & (1u << 7))
+        cr4 |= CR4_SMEP;
+    if (b & (1u << 20)) {
+        cr4 |= CR4_SMAP;
+        smap_enabled = true;    /* the same answer on every CPU */
+    }
+    write_cr4(cr4);
+}
+
+struct trapframe *curtf(void)
+{
+    struct thread *t = curthread();
+    return (struct trapframe *)((char *)t->kstack + KSTACK_SIZE) - 1;
+}
+
+/* FXSAVE area defaults: FCW 0x37f (all x87 exceptions masked), MXCSR
+ * 0x1f80 (all SSE exceptions masked, round to nearest). */
+static void fpu_default(uint8_t *area)
+{
+    memset(area, 0, 512);
+    *(uint16_t *)area = 0x37f;
+    *(uint32_t *)(area + 24) = 0x1f80;
+}
+
+void fpu_reset_current(void)
+{
+    struct proc *p = curthread()->proc;
+    fpu_default(p->p_fpu);
+    __asm__ volatile("fxrstor64 %0" :: "m"(*(uint8_t (*)[512])p->p_fpu));
+}
+
+/* fork: the child starts with the parent's live registers. */
+void fpu_copy_current(struct proc *to)
+{
+    __asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t (*)[512])to->p_fpu));
+}
+
+void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
+{
+    /* User SSE state is switched eagerly: the kernel uses no SSE, so the
+     * registers still hold prev's user values here. */
+    if (prev && prev->proc && prev != next)
+        __asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t (*)[512])prev->proc->p_fpu));
+    if (next->proc && prev != next)
+        __asm__ volatile("fxrstor64 %0" :: "m"(*(uint8_t (*)[512])next->proc->p_fpu));
+    if (next->kstack) {
+        c->kstack_top = (uint64_t)next->kstack + KSTACK_SIZE;
+        c->tss.rsp[0] = c->kstack_top;
+    }
+    as_activate(next->as);
+    if (next->proc) {
+        wrmsr(MSR_FS_BASE, next->fs_base);
+        wrmsr(MSR_KGS_BASE, next->proc->p_gs_base);
+    }
+}
+
+/* ---- exceptions from user mode ---- */
+
+static int signal_of(uint64_t vector)
+{
+    switch (vector) {
+    case T_DIVIDE: case T_FPU: case T_SIMD: return SIGFPE;
+    case T_INVALIDOP: return SIGILL;
+    case T_DEBUG: case T_BREAKPOINT: return SIGTRAP;
+    case T_ALIGN: return SIGBUS;
+    default: return SIGSEGV;
+    }
+}
+
+static void user_fault(struct trapframe *tf, vaddr_t addr)
+{
+    intr_enable();
+    int access = (tf->error & 2) ? FA_WRITE : (tf->error & 16) ? FA_EXEC : FA_READ;
+    int err = as_fault(curthread()->as, addr, access);
+    intr_disable();
+    if (err == -ENOMEM) {
+        proc_kill_current(SIGKILL, "out of memory");
+    } else if (err) {
+        char why[96];
+        snprintf(why, sizeof why, "segmentation fault at 0x%lx (rip 0x%lx)", addr, tf->rip);
+        proc_kill_current(SIGSEGV, why);
+    }
+}
+
+bool user_trap(struct trapframe *tf)
+{
+    vaddr_t addr = tf->vector == T_PAGEFAULT ? read_cr2() : 0;
+    if (!(tf->cs & 3))
+        return tf->vector == T_PAGEFAULT && copy_fault_fixup(tf, addr);
+    if (!curthread()->proc)
+        return false;
+    if (tf->vector == T_PAGEFAULT) {
+        user_fault(tf, addr);
+    } else if (tf->vector == T_NMI || tf->vector == T_MCE) {
+        return false;
+    } else {
+        char why[64];
+        snprintf(why, sizeof why, "exception %lu at rip 0x%lx", tf->vector, tf->rip);
+        proc_kill_current(signal_of(tf->vector), why);
+    }
+    user_trap_return(tf);
+    return true;
+}
+
+void user_trap_return(struct trapframe *tf)
+{
+    struct proc *p = curthread()->proc;
+    if (!p)
+        return;
+    if (tf->vector == VEC_TIMER)
+        thread_yield();
+    int sig = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
+    if (sig) {
+        intr_enable();
+        proc_exit(W_SIGNALED(sig));
+    }
+}
+
+/* ---- system calls ---- */
+
+typedef int64_t (*syscall_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
+#define S(nr, fn) [nr] = (syscall_fn)fn
+
+static const syscall_fn syscall_table[NSYSCALL] = {
+    S(0, sys_read), S(1, sys_write), S(2, sys_open), S(3, sys_close),
+    S(4, sys_stat), S(5, sys_fstat), S(6, sys_lstat), S(8, sys_lseek),
+    S(9, sys_mmap), S(10, sys_mprotect), S(11, sys_munmap), S(12, sys_brk),
+    S(13, sys_rt_sigaction), S(14, sys_rt_sigprocmask), S(16, sys_ioctl),
+    S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),
+    S(21, sys_access), S(24, sys_sched_yield), S(32, sys_dup), S(33, sys_dup2),
+    S(39, sys_getpid), S(57, sys_fork), S(58, sys_fork), S(59, sys_execve),
+    S(60, sys_exit), S(61, sys_wait4), S(63, sys_uname), S(72, sys_fcntl),
+    S(74, sys_fsync), S(77, sys_ftruncate),
+    S(79, sys_getcwd), S(80, sys_chdir), S(81, sys_fchdir), S(82, sys_rename),
+    S(83, sys_mkdir), S(84, sys_rmdir), S(85, sys_creat), S(86, sys_link),
+    S(87, sys_unlink), S(88, sys_symlink), S(89, sys_readlink), S(95, sys_umask),
+    S(102, sys_getuid), S(104, sys_getgid), S(107, sys_geteuid), S(108, sys_getegid),
+    S(109, sys_setpgid), S(110, sys_getppid), S(111, sys_getpgrp), S(112, sys_setsid),
+    S(121, sys_getpgid), S(124, sys_getsid), S(158, sys_arch_prctl), S(186, sys_getpid),
+    S(217, sys_getdents64), S(218, sys_set_tid_address), S(231, sys_exit_group),
+    S(257, sys_openat), S(258, sys_mkdirat), S(262, sys_newfstatat), S(263, sys_unlinkat),
+    S(267, sys_readlinkat), S(269, sys_faccessat), S(292, sys_dup3),
+    S(35, sys_nanosleep), S(62, sys_kill), S(76, sys_truncate), S(90, sys_chmod),
+    S(91, sys_fchmod), S(92, sys_chown), S(93, sys_fchown), S(94, sys_lchown),
+    S(96, sys_gettimeofday), S(97, sys_getrlimit), S(98, sys_getrusage), S(100, sys_times),
+    S(105, sys_setuid), S(106, sys_setgid), S(115, sys_getgroups), S(160, sys_setrlimit),
+    S(162, sys_sync), S(200, sys_tkill), S(201, sys_time), S(228, sys_clock_gettime),
+    S(229, sys_clock_getres), S(230, sys_clock_nanosleep), S(234, sys_tgkill),
+    S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
+    S(265, sys_linkat),
+    S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause),
+    S(260, sys_fchownat), S(268, sys_fchmodat), S(302, sys_prlimit64), S(318, sys_getrandom),
+};
+
+uint64_t syscall_unknown_count(unsigned nr)
+{
+    return nr < NSYSCALL ? unknown_calls[nr] : 0;
+}
+
+/* TEMPEST_SYS_ENOSYS_COUNTS (kern/abi/tempest_abi.h): copy out the
+ * counts of the first n numbers; returns how many numbers are counted. */
+static int64_t sys_enosys_counts(uint64_t ucounts, uint64_t n)
+{
+    n = MIN(n, (uint64_t)NSYSCALL);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t c = unknown_calls[i];
+        if (copyout(&c, (uint64_t *)ucounts + i, sizeof c))
+            return -EFAULT;
+    }
+    return NSYSCALL;
+}
+
+void syscall_dispatch(struct trapframe *tf)
+{
+    uint64_t nr = tf->rax;
+    syscall_fn fn = nr < NSYSCALL ? syscall_table[nr] : NULL;
+    int64_t r;
+    if (fn) {
+        r = fn(tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
+    } else if (nr == TEMPEST_SYS_ENOSYS_COUNTS) {
+        r = sys_enosys_counts(tf->rdi, tf->rsi);
+    } else {
+        __atomic_add_fetch(&unknown_calls[MIN(nr, (uint64_t)NSYSCALL - 1)], 1, __ATOMIC_RELAXED);
+        r = -ENOSYS;
+    }
+    tf->rax = (uint64_t)r;
+    struct proc *p = curthread()->proc;
+    int sig = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
+    if (sig)
+        proc_exit(W_SIGNALED(sig));
+}

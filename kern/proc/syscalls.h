@@ -1,0 +1,121 @@
+/*
+ * The system call handlers (kern/proc/sys_proc.c, kern/proc/sys_fs.c),
+ * called by syscall_dispatch with the six argument registers.  Each
+ * returns a result or a negative errno.  Prototypes take uint64_t so the
+ * table in syscall.c can hold them all.
+ */
+#ifndef KERN_PROC_SYSCALLS_H
+#define KERN_PROC_SYSCALLS_H
+
+#include <kern/types.h>
+
+#define SYSCALL_DECL(name) int64_t name(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, \
+                                        uint64_t a4, uint64_t a5)
+
+/* processes and memory: sys_proc.c */
+SYSCALL_DECL(sys_fork);
+SYSCALL_DECL(sys_clone);
+SYSCALL_DECL(sys_reboot);
+SYSCALL_DECL(sys_pause);
+SYSCALL_DECL(sys_execve);
+SYSCALL_DECL(sys_exit);
+SYSCALL_DECL(sys_exit_group);
+SYSCALL_DECL(sys_wait4);
+SYSCALL_DECL(sys_getpid);
+SYSCALL_DECL(sys_getppid);
+SYSCALL_DECL(sys_getuid);
+SYSCALL_DECL(sys_getgid);
+SYSCALL_DECL(sys_geteuid);
+SYSCALL_DECL(sys_getegid);
+SYSCALL_DECL(sys_setpgid);
+SYSCALL_DECL(sys_getpgid);
+SYSCALL_DECL(sys_getpgrp);
+SYSCALL_DECL(sys_setsid);
+SYSCALL_DECL(sys_getsid);
+SYSCALL_DECL(sys_arch_prctl);
+SYSCALL_DECL(sys_set_tid_address);
+SYSCALL_DECL(sys_rt_sigaction);
+SYSCALL_DECL(sys_rt_sigprocmask);
+SYSCALL_DECL(sys_sched_yield);
+SYSCALL_DECL(sys_uname);
+SYSCALL_DECL(sys_brk);
+SYSCALL_DECL(sys_mmap);
+SYSCALL_DECL(sys_munmap);
+SYSCALL_DECL(sys_mprotect);
+
+/* files: sys_fs.c */
+SYSCALL_DECL(sys_read);
+SYSCALL_DECL(sys_write);
+SYSCALL_DECL(sys_readv);
+SYSCALL_DECL(sys_writev);
+SYSCALL_DECL(sys_pread64);
+SYSCALL_DECL(sys_pwrite64);
+SYSCALL_DECL(sys_open);
+SYSCALL_DECL(sys_openat);
+SYSCALL_DECL(sys_creat);
+SYSCALL_DECL(sys_close);
+SYSCALL_DECL(sys_lseek);
+SYSCALL_DECL(sys_stat);
+SYSCALL_DECL(sys_fstat);
+SYSCALL_DECL(sys_lstat);
+SYSCALL_DECL(sys_newfstatat);
+SYSCALL_DECL(sys_access);
+SYSCALL_DECL(sys_faccessat);
+SYSCALL_DECL(sys_getdents64);
+SYSCALL_DECL(sys_mkdir);
+SYSCALL_DECL(sys_mkdirat);
+SYSCALL_DECL(sys_rmdir);
+SYSCALL_DECL(sys_unlink);
+SYSCALL_DECL(sys_unlinkat);
+SYSCALL_DECL(sys_link);
+SYSCALL_DECL(sys_renameat);
+SYSCALL_DECL(sys_renameat2);
+SYSCALL_DECL(sys_linkat);
+SYSCALL_DECL(sys_pipe);
+SYSCALL_DECL(sys_pipe2);
+SYSCALL_DECL(sys_rename);
+SYSCALL_DECL(sys_symlink);
+SYSCALL_DECL(sys_readlink);
+SYSCALL_DECL(sys_readlinkat);
+SYSCALL_DECL(sys_chdir);
+SYSCALL_DECL(sys_fchdir);
+SYSCALL_DECL(sys_getcwd);
+SYSCALL_DECL(sys_dup);
+SYSCALL_DECL(sys_dup2);
+SYSCALL_DECL(sys_dup3);
+SYSCALL_DECL(sys_fcntl);
+SYSCALL_DECL(sys_umask);
+SYSCALL_DECL(sys_ioctl);
+SYSCALL_DECL(sys_fsync);
+SYSCALL_DECL(sys_ftruncate);
+
+/* the smaller calls: sys_misc.c */
+SYSCALL_DECL(sys_chmod);
+SYSCALL_DECL(sys_fchmod);
+SYSCALL_DECL(sys_fchmodat);
+SYSCALL_DECL(sys_chown);
+SYSCALL_DECL(sys_lchown);
+SYSCALL_DECL(sys_fchown);
+SYSCALL_DECL(sys_fchownat);
+SYSCALL_DECL(sys_truncate);
+SYSCALL_DECL(sys_sync);
+SYSCALL_DECL(sys_setuid);
+SYSCALL_DECL(sys_setgid);
+SYSCALL_DECL(sys_getgroups);
+SYSCALL_DECL(sys_clock_gettime);
+SYSCALL_DECL(sys_clock_getres);
+SYSCALL_DECL(sys_gettimeofday);
+SYSCALL_DECL(sys_time);
+SYSCALL_DECL(sys_nanosleep);
+SYSCALL_DECL(sys_clock_nanosleep);
+SYSCALL_DECL(sys_times);
+SYSCALL_DECL(sys_getrusage);
+SYSCALL_DECL(sys_getrlimit);
+SYSCALL_DECL(sys_setrlimit);
+SYSCALL_DECL(sys_prlimit64);
+SYSCALL_DECL(sys_kill);
+SYSCALL_DECL(sys_tkill);
+SYSCALL_DECL(sys_tgkill);
+SYSCALL_DECL(sys_getrandom);
+
+#endif

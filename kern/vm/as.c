@@ -1,0 +1,773 @@
+/*
+ * User address spaces (SVR4's struct as and its segments).
+ *
+ * Theory.  An address space is a sorted list of segments and the page
+ * tables of the user half of the address space.  Each segment is a range
+ * of pages with one protection and one backing:
+ *
+ *   anonymous private   demand-zero pages, copied on write after fork
+ *   anonymous shared    pages kept in an amap shared by every address
+ *                       space the segment was inherited into (fork)
+ *   vnode private       pages read from the file through VOP_READ (by
+ *                       vn_rdwr) at the first touch, s_flen bytes of the
+ *                       file and zeros after them (an ELF segment's bss
+ *                       tail), then private: a write never reaches the file
+ *
+ * There is no page cache: every private page belongs to the address
+ * spaces whose PTEs map it.  page->count is the number of mappings (plus
+ * one for an amap holding the page), changed atomically; a private page
+ * with count 1 is written in place, one with more is copied at the write
+ * fault (copy-on-write).  fork (as_dup) write-protects every private page
+ * in the parent and maps it read-only into the child.
+ *
+ * Page tables.  Each address space has its own PML4 whose upper half
+ * (entries 256..511) is copied from the kernel's, so the kernel half is
+ * shared and never changes after boot.  Table pages and fault pages come
+ * from the faulting CPU's node (page_alloc_node), as SALSA and Tornado
+ * advise.
+ *
+ * TLB consistency.  a_cpumask has a bit for each CPU that has this
+ * address space loaded in CR3 (as_activate sets it before loading and
+ * clears it after loading another).  A change that removes or reduces a
+ * mapping flushes the local TLB and sends a cross-CPU call only to the
+ * CPUs in the mask: a CPU that has switched to another CR3 holds no
+ * entries of ours (user PTEs are never global).  The PTE is changed before
+ * the mask is read, and a CPU sets its bit before it loads CR3, so a CPU
+ * missed by the shootdown loads the new PTE.
+ *
+ * Locks.  a_lock is a resource lock (class "as"), held across the sleep of
+ * a fault that reads a file: it protects the segment list, the page
+ * tables and the break.  It is taken by faults, mmap, munmap, mprotect,
+ * brk and fork; never while copying to or from user memory (a copy can
+ * fault, and the fault takes a_lock).  An amap's am_lock (class "amap", a
+ * mutex) is taken inside a_lock.  page->count is atomic.
+ */
+#include <kern/vm/as.h>
+#include <kern/vm/page.h>
+#include <kern/vm/pmap.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/sched/thread.h>
+#include <kern/kmem.h>
+#include <kern/string.h>
+#include <kern/arch.h>
+#include <kern/cpu.h>
+#include <kern/smp.h>
+#include <kern/errno.h>
+#include <kern/panic.h>
+#include <kern/kprintf.h>
+
+LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
+LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);
+
+/* A software PTE bit: a page kept, not present, under PROT_NONE. */
+#define PTE_KEPT 0x200UL
+
+#define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
+
+static struct as *cpu_as[MAX_CPUS];         /* [own] loaded on each CPU */
+static volatile uint64_t shootdown_ipis;    /* [a] */
+
+uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
+
+static uint64_t nx_bit(void)
+{
+    return (rdmsr(MSR_EFER) & (1UL << 11)) ? PTE_NX : 0;
+}
+
+/* ---- pages ---- */
+
+static struct page *user_page_alloc(void)
+{
+    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    if (pg)
+        pg->count = 1;
+    return pg;
+}
+
+static void user_page_hold(struct page *pg)
+{
+    __atomic_add_fetch(&pg->count, 1, __ATOMIC_RELAXED);
+}
+
+static void user_page_rele(struct page *pg)
+{
+    if (__atomic_sub_fetch(&pg->count, 1, __ATOMIC_ACQ_REL) == 0)
+        page_free(pg, 0);
+}
+
+static struct page *pte_page(uint64_t pte)
+{
+    return pfn_to_page((pte & PTE_ADDR) >> PAGE_SHIFT);
+}
+
+/* ---- page tables ---- */
+
+static uint64_t *table_of(uint64_t e)
+{
+    return phys_to_virt(e & PTE_ADDR);
+}
+
+/* The PTE for va, making the tables on the way when create is set; NULL
+ * when absent (or no memory). */
+static uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
+{
+    uint64_t *t = as->a_pml4;
+    for (int level = 3; level > 0; level--) {
+        uint64_t *e = &t[(va >> PTE_SHIFT(level)) & 511];
+        if (!(*e & PTE_P)) {
+            if (!create)
+                return NULL;
+            struct page *pg = page_alloc_node(0, this_cpu()->node);
+            if (!pg)
+                return NULL;
+            memset(page_to_virt(pg), 0, PAGE_SIZE);
+            *e = page_to_phys(pg) | PTE_P | PTE_W | PTE_U;
+        }
+        t = table_of(*e);
+    }
+    return &t[(va >> PAGE_SHIFT) & 511];
+}
+
+typedef void (*pte_fn)(uint64_t *pte, vaddr_t va, void *arg);
+
+/* Call fn for every present PTE in [s, e), skipping absent tables. */
+static void walk_range(uint64_t *t, int level, vaddr_t base, vaddr_t s, vaddr_t e, pte_fn fn,
+                       void *arg)
+{
+    uint64_t span = 1UL << PTE_SHIFT(level);
+    vaddr_t lo = MAX(s, base);
+    int first = (int)((lo - base) >> PTE_SHIFT(level));
+    int last = (int)((MIN(e, base + 512 * span) - 1 - base) >> PTE_SHIFT(level));
+    for (int i = first; i <= last && i < 512; i++) {
+        vaddr_t va = base + (uint64_t)i * span;
+        if (level == 0) {
+            if (t[i] & (PTE_P | PTE_KEPT))
+                fn(&t[i], va, arg);
+            continue;
+        }
+        if (t[i] & PTE_P)
+            walk_range(table_of(t[i]), level - 1, va, s, e, fn, arg);
+    }
+}
+
+static void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg)
+{
+    if (s < e)
+        walk_range(as->a_pml4, 3, 0, s, e, fn, arg);
+}
+
+static void free_tables(uint64_t *t, int level)
+{
+    for (int i = 0; i < 512; i++)
+        if ((t[i] & PTE_P) && level > 1)
+            free_tables(table_of(t[i]), level - 1);
+        else if (t[i] & PTE_P)
+            page_free(virt_to_page(table_of(t[i])), 0);
+    page_free(virt_to_page(t), 0);
+}
+
+/* ---- TLB consistency ---- */
+
+struct shootdown {
+    paddr_t root;
+    vaddr_t va;
+    size_t npages;
+};
+
+static void flush_local(paddr_t root, vaddr_t va, size_t npages)
+{
+    if ((read_cr3() & PTE_ADDR) != root)
+        return;
+    if (npages > 32) {
+        write_cr3(read_cr3());
+        return;
+    }
+    for (size_t i = 0; i < npages; i++)
+        invlpg(va + i * PAGE_SIZE);
+}
+
+static void shootdown_handler(void *arg)
+{
+    struct shootdown *sd = arg;
+    flush_local(sd->root, sd->va, sd->npages);
+}
+
+/* The PTEs of [va, va + npages) changed: flush them here and on every
+ * other CPU that may hold them. */
+static void tlb_flush(struct as *as, vaddr_t va, size_t npages)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    flush_local(as->a_root, va, npages);
+    struct shootdown sd = { as->a_root, va, npages };
+    uint64_t mask = __atomic_load_n(&as->a_cpumask, __ATOMIC_SEQ_CST) & ~(1UL << cpu_id());
+    while (mask) {
+        int c = __builtin_ctzl(mask);
+        mask &= mask - 1;
+        __atomic_add_fetch(&shootdown_ipis, 1, __ATOMIC_RELAXED);
+        smp_call_one(c, shootdown_handler, &sd);
+    }
+}
+
+void as_activate(struct as *as)
+{
+    uint64_t f = intr_save();
+    int me = cpu_id();
+    struct as *old = cpu_as[me];
+    if (old != as) {
+        if (as)
+            __atomic_or_fetch(&as->a_cpumask, 1UL << me, __ATOMIC_SEQ_CST);
+        write_cr3(as ? as->a_root : pmap_kernel_root());
+        if (old)
+            __atomic_and_fetch(&old->a_cpumask, ~(1UL << me), __ATOMIC_SEQ_CST);
+        cpu_as[me] = as;
+    }
+    intr_restore(f);
+}
+
+struct as *as_current(void)
+{
+    return cpu_as[cpu_id()];
+}
+
+/* ---- creation and destruction ---- */
+
+struct as *as_create(void)
+{
+    struct as *as = kzalloc(sizeof *as);
+    if (!as)
+        return NULL;
+    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    if (!pg) {
+        kfree(as);
+        return NULL;
+    }
+    as->a_pml4 = page_to_virt(pg);
+    as->a_root = page_to_phys(pg);
+    memset(as->a_pml4, 0, PAGE_SIZE / 2);
+    const uint64_t *kpml4 = phys_to_virt(pmap_kernel_root());
+    memcpy(as->a_pml4 + 256, kpml4 + 256, PAGE_SIZE / 2);
+    rlock_init(&as->a_lock, &as_lock_class, "as");
+    return as;
+}
+
+static void amap_rele(struct amap *am)
+{
+    if (__atomic_sub_fetch(&am->am_ref, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    for (size_t i = 0; i < am->am_npages; i++)
+        if (am->am_pages[i])
+            user_page_rele(am->am_pages[i]);
+    kfree(am->am_pages);
+    kfree(am);
+}
+
+static void seg_free(struct seg *s)
+{
+    if (s->s_vp)
+        VN_RELE(s->s_vp);
+    if (s->s_amap)
+        amap_rele(s->s_amap);
+    kfree(s);
+}
+
+static void unmap_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    struct as *as = arg;
+    struct page *pg = pte_page(*pte);
+    *pte = 0;
+    as->a_rss--;
+    user_page_rele(pg);
+}
+
+void as_destroy(struct as *as)
+{
+    for (int c = 0; c < ncpus; c++)
+        assert(cpu_as[c] != as);
+    for_each_pte(as, 0, USER_TOP, unmap_pte, as);
+    while (as->a_segs) {
+        struct seg *s = as->a_segs;
+        as->a_segs = s->s_next;
+        seg_free(s);
+    }
+    for (int i = 0; i < 256; i++)
+        if (as->a_pml4[i] & PTE_P)
+            free_tables(table_of(as->a_pml4[i]), 2);
+    page_free(virt_to_page(as->a_pml4), 0);
+    rlock_destroy(&as->a_lock);
+    kfree(as);
+}
+
+/* ---- segments ---- */
+
+static struct seg *seg_find(struct as *as, vaddr_t va)
+{
+    for (struct seg *s = as->a_segs; s && s->s_start <= va; s = s->s_next)
+        if (va < s->s_end)
+            return s;
+    return NULL;
+}
+
+static void seg_insert(struct as *as, struct seg *n)
+{
+    struct seg **pp = &as->a_segs;
+    while (*pp && (*pp)->s_start < n->s_start)
+        pp = &(*pp)->s_next;
+    n->s_next = *pp;
+    *pp = n;
+}
+
+/* Split s at addr (inside it): s keeps [start, addr), a new segment
+ * after it gets [addr, end).  -ENOMEM when no memory. */
+static int seg_split(struct seg *s, vaddr_t addr)
+{
+    struct seg *n = kmalloc(sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    *n = *s;
+    uint64_t d = addr - s->s_start;
+    n->s_start = addr;
+    n->s_off = s->s_off + d;
+    n->s_flen = s->s_flen > d ? s->s_flen - d : 0;
+    n->s_amap_off = s->s_amap_off + d / PAGE_SIZE;
+    if (n->s_vp)
+        VN_HOLD(n->s_vp);
+    if (n->s_amap)
+        __atomic_add_fetch(&n->s_amap->am_ref, 1, __ATOMIC_RELAXED);
+    s->s_end = addr;
+    s->s_flen = MIN(s->s_flen, d);
+    s->s_next = n;
+    return 0;
+}
+
+/* Make segment boundaries at lo and hi. */
+static int split_at(struct as *as, vaddr_t lo, vaddr_t hi)
+{
+    struct seg *s = seg_find(as, lo);
+    if (s && s->s_start < lo) {
+        int err = seg_split(s, lo);
+        if (err)
+            return err;
+    }
+    s = seg_find(as, hi);
+    if (s && s->s_start < hi)
+        return seg_split(s, hi);
+    return 0;
+}
+
+/* Remove every mapping in [lo, hi) (page aligned). */
+static int unmap_locked(struct as *as, vaddr_t lo, vaddr_t hi)
+{
+    int err = split_at(as, lo, hi);
+    if (err)
+        return err;
+    for_each_pte(as, lo, hi, unmap_pte, as);
+    tlb_flush(as, lo, (hi - lo) / PAGE_SIZE);
+    struct seg **pp = &as->a_segs;
+    while (*pp) {
+        struct seg *s = *pp;
+        if (s->s_start >= lo && s->s_end <= hi) {
+            *pp = s->s_next;
+            seg_free(s);
+        } else {
+            pp = &s->s_next;
+        }
+    }
+    return 0;
+}
+
+static bool range_free(struct as *as, vaddr_t lo, vaddr_t hi)
+{
+    for (struct seg *s = as->a_segs; s; s = s->s_next)
+        if (s->s_start < hi && lo < s->s_end)
+            return false;
+    return true;
+}
+
+/* The highest free range of len bytes below USER_MMAP_TOP, or 0. */
+static vaddr_t find_room(struct as *as, size_t len)
+{
+    vaddr_t top = USER_MMAP_TOP;
+    for (int tries = 0; tries < 10000 && top >= USER_MIN + len; tries++) {
+        vaddr_t lo = top - len;
+        struct seg *clash = NULL;
+        for (struct seg *s = as->a_segs; s; s = s->s_next)
+            if (s->s_start < top && lo < s->s_end)
+                clash = s;
+        if (!clash)
+            return lo < MAX(as->a_brk, USER_MIN) ? 0 : lo;
+        top = clash->s_start;
+    }
+    return 0;
+}
+
+static struct amap *amap_create(size_t npages)
+{
+    struct amap *am = kzalloc(sizeof *am);
+    if (!am)
+        return NULL;
+    am->am_pages = kzalloc(npages * sizeof(struct page *));
+    if (!am->am_pages) {
+        kfree(am);
+        return NULL;
+    }
+    am->am_npages = npages;
+    am->am_ref = 1;
+    mutex_init(&am->am_lock, &amap_lock_class, 0, "amap");
+    return am;
+}
+
+int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struct vnode *vp,
+               uint64_t off, uint64_t flen)
+{
+    if (len == 0 || (va & (PAGE_SIZE - 1)) || (off & (PAGE_SIZE - 1)))
+        return -EINVAL;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    if (len > USER_TOP)
+        return -ENOMEM;
+    bool shared = (flags & MAP_SHARED) != 0;
+    if (shared && vp)
+        return -EINVAL;         /* shared file mappings need a page cache: not yet */
+    struct seg *s = kzalloc(sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    if (shared && !(s->s_amap = amap_create(len / PAGE_SIZE))) {
+        kfree(s);
+        return -ENOMEM;
+    }
+    rlock_acquire(&as->a_lock);
+    if (flags & MAP_FIXED) {
+        if (va < USER_MIN || va + len > USER_TOP || va + len < va) {
+            rlock_release(&as->a_lock);
+            seg_free(s);
+            return -EINVAL;
+        }
+        int err = unmap_locked(as, va, va + len);
+        if (err) {
+            rlock_release(&as->a_lock);
+            seg_free(s);
+            return err;
+        }
+    } else if (va < USER_MIN || va + len > USER_MMAP_TOP || va + len < va ||
+               !range_free(as, va, va + len)) {
+        va = find_room(as, len);
+        if (!va) {
+            rlock_release(&as->a_lock);
+            seg_free(s);
+            return -ENOMEM;
+        }
+    }
+    s->s_start = va;
+    s->s_end = va + len;
+    s->s_prot = prot;
+    s->s_flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (vp ? 0 : MAP_ANONYMOUS);
+    s->s_vp = vp;
+    if (vp)
+        VN_HOLD(vp);
+    s->s_off = off;
+    s->s_flen = vp ? flen : 0;
+    seg_insert(as, s);
+    rlock_release(&as->a_lock);
+    return (int64_t)va;
+}
+
+int as_unmap(struct as *as, vaddr_t va, size_t len)
+{
+    if ((va & (PAGE_SIZE - 1)) || len == 0)
+        return -EINVAL;
+    vaddr_t hi = va + ALIGN_UP(len, PAGE_SIZE);
+    if (hi > USER_TOP || hi < va)
+        return -EINVAL;
+    rlock_acquire(&as->a_lock);
+    int err = unmap_locked(as, va, hi);
+    rlock_release(&as->a_lock);
+    return err;
+}
+
+static uint64_t pte_flags(const struct seg *s, bool writable)
+{
+    uint64_t f = PTE_P | PTE_U;
+    if (writable && (s->s_prot & PROT_WRITE))
+        f |= PTE_W;
+    if (!(s->s_prot & PROT_EXEC))
+        f |= nx_bit();
+    return f;
+}
+
+static void protect_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    const struct seg *s = arg;
+    if (!(s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC))) {
+        *pte = (*pte & ~PTE_P) | PTE_KEPT;  /* PROT_NONE: keep the page, forbid access */
+        return;
+    }
+    struct page *pg = pte_page(*pte);
+    bool w = (s->s_flags & MAP_SHARED) || ((*pte & PTE_W) && pg->count == 1);
+    *pte = (*pte & PTE_ADDR) | pte_flags(s, w);
+}
+
+int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
+{
+    if ((va & (PAGE_SIZE - 1)))
+        return -EINVAL;
+    vaddr_t hi = va + ALIGN_UP(len, PAGE_SIZE);
+    if (hi > USER_TOP || hi < va)
+        return -ENOMEM;
+    rlock_acquire(&as->a_lock);
+    /* Every page of the range must be mapped. */
+    for (vaddr_t a = va; a < hi;) {
+        struct seg *s = seg_find(as, a);
+        if (!s) {
+            rlock_release(&as->a_lock);
+            return -ENOMEM;
+        }
+        a = s->s_end;
+    }
+    int err = split_at(as, va, hi);
+    if (!err) {
+        for (struct seg *s = as->a_segs; s; s = s->s_next) {
+            if (s->s_start < va || s->s_end > hi)
+                continue;
+            s->s_prot = prot;
+            for_each_pte(as, s->s_start, s->s_end, protect_pte, s);
+        }
+        tlb_flush(as, va, (hi - va) / PAGE_SIZE);
+    }
+    rlock_release(&as->a_lock);
+    return err;
+}
+
+vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
+{
+    rlock_acquire(&as->a_lock);
+    vaddr_t cur = as->a_brk;
+    if (newbrk < as->a_brk_base || newbrk > USER_MMAP_TOP) {
+        rlock_release(&as->a_lock);
+        return cur;
+    }
+    vaddr_t old_end = ALIGN_UP(cur, PAGE_SIZE), new_end = ALIGN_UP(newbrk, PAGE_SIZE);
+    if (new_end > old_end) {
+        if (!range_free(as, old_end, new_end)) {
+            rlock_release(&as->a_lock);
+            return cur;
+        }
+        struct seg *prev = old_end > as->a_brk_base ? seg_find(as, old_end - 1) : NULL;
+        if (prev && prev->s_end == old_end && !prev->s_vp && !prev->s_amap &&
+            prev->s_prot == (PROT_READ | PROT_WRITE)) {
+            prev->s_end = new_end;
+        } else {
+            struct seg *s = kzalloc(sizeof *s);
+            if (!s) {
+                rlock_release(&as->a_lock);
+                return cur;
+            }
+            s->s_start = old_end;
+            s->s_end = new_end;
+            s->s_prot = PROT_READ | PROT_WRITE;
+            s->s_flags = MAP_PRIVATE | MAP_ANONYMOUS;
+            seg_insert(as, s);
+        }
+    } else if (new_end < old_end) {
+        if (unmap_locked(as, new_end, old_end) != 0) {
+            rlock_release(&as->a_lock);
+            return cur;
+        }
+    }
+    as->a_brk = newbrk;
+    rlock_release(&as->a_lock);
+    return newbrk;
+}
+
+/* ---- fork ---- */
+
+struct dup_ctx {
+    struct as *parent, *child;
+    int err;
+};
+
+static void dup_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    struct dup_ctx *d = arg;
+    if (d->err)
+        return;
+    struct seg *s = seg_find(d->parent, va);
+    if (!s)
+        return;
+    uint64_t *cpte = pt_walk(d->child, va, true);
+    if (!cpte) {
+        d->err = -ENOMEM;
+        return;
+    }
+    user_page_hold(pte_page(*pte));
+    if (!(s->s_flags & MAP_SHARED))
+        *pte &= ~PTE_W;         /* both sides copy on their next write */
+    *cpte = *pte;
+    d->child->a_rss++;
+}
+
+struct as *as_dup(struct as *as, int *err)
+{
+    struct as *n = as_create();
+    if (!n) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    rlock_acquire(&as->a_lock);
+    struct seg **tail = &n->a_segs;
+    for (struct seg *s = as->a_segs; s; s = s->s_next) {
+        struct seg *c = kmalloc(sizeof *c);
+        if (!c) {
+            rlock_release(&as->a_lock);
+            as_destroy(n);
+            *err = -ENOMEM;
+            return NULL;
+        }
+        *c = *s;
+        c->s_next = NULL;
+        if (c->s_vp)
+            VN_HOLD(c->s_vp);
+        if (c->s_amap)
+            __atomic_add_fetch(&c->s_amap->am_ref, 1, __ATOMIC_RELAXED);
+        *tail = c;
+        tail = &c->s_next;
+    }
+    n->a_brk_base = as->a_brk_base;
+    n->a_brk = as->a_brk;
+    struct dup_ctx d = { as, n, 0 };
+    for_each_pte(as, 0, USER_TOP, dup_pte, &d);
+    tlb_flush(as, 0, 1UL << 40);        /* many pages: a full flush */
+    rlock_release(&as->a_lock);
+    if (d.err) {
+        as_destroy(n);
+        *err = d.err;
+        return NULL;
+    }
+    return n;
+}
+
+/* ---- faults ---- */
+
+static bool access_allowed(const struct seg *s, int access)
+{
+    if (access & FA_WRITE)
+        return s->s_prot & PROT_WRITE;
+    if (access & FA_EXEC)
+        return s->s_prot & PROT_EXEC;
+    return s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
+}
+
+/* Fill a new private page for va from its segment's backing. */
+static int fill_page(struct seg *s, vaddr_t va, struct page *pg)
+{
+    char *p = page_to_virt(pg);
+    uint64_t rel = va - s->s_start;
+    size_t want = s->s_vp && s->s_flen > rel ? MIN(PAGE_SIZE, s->s_flen - rel) : 0;
+    size_t got = 0;
+    if (want) {
+        int err = vn_rdwr(s->s_vp, false, p, want, s->s_off + rel, 0, &got, kcred);
+        if (err < 0)
+            return err;
+    }
+    memset(p + got, 0, PAGE_SIZE - got);
+    return 0;
+}
+
+/* The shared amap page for va, made on first touch (held for the PTE). */
+static struct page *amap_page(struct seg *s, vaddr_t va)
+{
+    struct amap *am = s->s_amap;
+    size_t idx = s->s_amap_off + (va - s->s_start) / PAGE_SIZE;
+    mutex_enter(&am->am_lock);
+    struct page *pg = am->am_pages[idx];
+    if (!pg && (pg = user_page_alloc())) {
+        memset(page_to_virt(pg), 0, PAGE_SIZE);
+        am->am_pages[idx] = pg;
+    }
+    if (pg)
+        user_page_hold(pg);
+    mutex_exit(&am->am_lock);
+    return pg;
+}
+
+static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
+{
+    if (*pte & PTE_KEPT)
+        return -EFAULT;         /* a PROT_NONE page kept */
+    struct page *pg;
+    if (s->s_amap) {
+        pg = amap_page(s, va);
+        if (!pg)
+            return -ENOMEM;
+        *pte = page_to_phys(pg) | pte_flags(s, true);
+        as->a_rss++;
+        return 0;
+    }
+    pg = user_page_alloc();
+    if (!pg)
+        return -ENOMEM;
+    int err = fill_page(s, va, pg);
+    if (err) {
+        user_page_rele(pg);
+        return -EFAULT;
+    }
+    *pte = page_to_phys(pg) | pte_flags(s, true);
+    as->a_rss++;
+    return 0;
+}
+
+/* A write to a present read-only private page: copy it unless we are its
+ * only mapping. */
+static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
+{
+    struct page *old = pte_page(*pte);
+    if (s->s_flags & MAP_SHARED) {
+        *pte |= PTE_W;
+    } else if (__atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
+        *pte |= PTE_W;
+    } else {
+        struct page *pg = user_page_alloc();
+        if (!pg)
+            return -ENOMEM;
+        memcpy(page_to_virt(pg), page_to_virt(old), PAGE_SIZE);
+        *pte = page_to_phys(pg) | pte_flags(s, true);
+        user_page_rele(old);
+    }
+    tlb_flush(as, va, 1);
+    return 0;
+}
+
+int as_fault(struct as *as, vaddr_t va, int access)
+{
+    if (!as || va >= USER_TOP)
+        return -EFAULT;
+    va = ALIGN_DOWN(va, PAGE_SIZE);
+    rlock_acquire(&as->a_lock);
+    int err = -EFAULT;
+    struct seg *s = seg_find(as, va);
+    if (s && access_allowed(s, access)) {
+        uint64_t *pte = pt_walk(as, va, true);
+        if (!pte)
+            err = -ENOMEM;
+        else if (!(*pte & PTE_P))
+            err = fault_absent(as, s, va, pte);
+        else if ((access & FA_WRITE) && !(*pte & PTE_W))
+            err = fault_cow(as, s, va, pte);
+        else {
+            invlpg(va);         /* a stale TLB entry: the PTE is fine now */
+            err = 0;
+        }
+    }
+    rlock_release(&as->a_lock);
+    return err;
+}
+
+struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable)
+{
+    rlock_acquire(&as->a_lock);
+    uint64_t *pte = pt_walk(as, va, false);
+    struct page *pg = pte && (*pte & PTE_P) ? pte_page(*pte) : NULL;
+    if (writable)
+        *writable = pte && (*pte & PTE_W);
+    rlock_release(&as->a_lock);
+    return pg;
+}

@@ -1,0 +1,132 @@
+/*
+ * User address spaces in the SVR4 style: a struct as holds a sorted list
+ * of segments, each a range of user addresses with one protection and one
+ * backing (anonymous memory, or a vnode read privately), and the 4-level
+ * page tables of the user half.  Theory and locking in kern/vm/as.c.
+ *
+ * Lock key:
+ *   [l]  as->a_lock, the address space's resource lock (held across the
+ *        sleeps of a fault that reads a file)
+ *   [a]  atomic operations
+ *   [c]  constant after creation
+ */
+#ifndef KERN_VM_AS_H
+#define KERN_VM_AS_H
+
+#include <kern/types.h>
+#include <kern/sleep.h>
+
+struct vnode;
+struct page;
+
+#define PROT_NONE   0x0
+#define PROT_READ   0x1
+#define PROT_WRITE  0x2
+#define PROT_EXEC   0x4
+
+#define MAP_SHARED      0x01
+#define MAP_PRIVATE     0x02
+#define MAP_FIXED       0x10
+#define MAP_ANONYMOUS   0x20
+#define MAP_NORESERVE   0x4000
+#define MAP_FAILED      ((vaddr_t)-1)
+
+/* User addresses are [USER_MIN, USER_TOP): the lower canonical half less
+ * its last page (so SYSRET never returns to a non-canonical rip) and the
+ * first 64 KiB (null pointers fault). */
+#define USER_MIN        0x10000UL
+#define USER_TOP        0x00007ffffffff000UL
+#define USER_STACK_TOP  USER_TOP
+#define USER_STACK_SIZE (8UL << 20)
+#define USER_MMAP_TOP   (USER_STACK_TOP - USER_STACK_SIZE - (1UL << 30))
+
+/* Fault access bits for as_fault. */
+#define FA_READ  0x0
+#define FA_WRITE 0x1
+#define FA_EXEC  0x2
+
+/* Anonymous pages of a MAP_SHARED|MAP_ANONYMOUS segment, shared by every
+ * address space the segment was inherited into; each page is held by the
+ * amap and by each PTE that maps it (page->count). */
+struct amap {
+    int am_ref;                     /* [a] segments using it */
+    struct mutex am_lock;           /* am_pages */
+    size_t am_npages;               /* [c] */
+    struct page **am_pages;         /* [am_lock] NULL: not yet touched */
+};
+
+struct seg {
+    struct seg *s_next;             /* [l] sorted by s_start */
+    vaddr_t s_start, s_end;         /* [l] page aligned */
+    int s_prot;                     /* [l] PROT_* */
+    int s_flags;                    /* [l] MAP_SHARED or MAP_PRIVATE, MAP_ANONYMOUS */
+    struct vnode *s_vp;             /* [c] private file backing (held), or NULL */
+    uint64_t s_off;                 /* [l] file offset of s_start */
+    uint64_t s_flen;                /* [l] file bytes from s_start; the rest reads as zeros */
+    struct amap *s_amap;            /* [c] shared anonymous pages, or NULL */
+    uint64_t s_amap_off;            /* [l] page index in s_amap of s_start */
+};
+
+struct as {
+    struct rlock a_lock;
+    uint64_t *a_pml4;               /* [c] top table (direct-map address) */
+    paddr_t a_root;                 /* [c] its physical address, for CR3 */
+    struct seg *a_segs;             /* [l] */
+    volatile uint64_t a_cpumask;    /* [a] CPUs that have loaded a_root and may hold its TLB entries */
+    vaddr_t a_brk_base, a_brk;      /* [l] program break */
+    uint64_t a_rss;                 /* [l] pages mapped */
+};
+
+/* A new, empty address space sharing the kernel half; NULL on no memory. */
+struct as *as_create(void);
+/* Free every segment, page and table.  No CPU may be using it. */
+void as_destroy(struct as *as);
+/* fork: a copy of as, private pages shared copy-on-write.  NULL and *err. */
+struct as *as_dup(struct as *as, int *err);
+
+/* Add a mapping.  va == 0 without MAP_FIXED: find room below
+ * USER_MMAP_TOP.  MAP_FIXED replaces what was there.  vp: private file
+ * mapping from off, flen bytes of it (then zeros).  Returns the address
+ * or a negative errno. */
+int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struct vnode *vp,
+               uint64_t off, uint64_t flen);
+int as_unmap(struct as *as, vaddr_t va, size_t len);
+int as_protect(struct as *as, vaddr_t va, size_t len, int prot);
+/* brk: 0 queries; returns the new (or unchanged) break. */
+vaddr_t as_set_brk(struct as *as, vaddr_t newbrk);
+
+/* Resolve a fault at va: 0, -EFAULT (no segment or not allowed) or
+ * -ENOMEM (no page: the process is out of memory). */
+int as_fault(struct as *as, vaddr_t va, int access);
+
+/* Load as (NULL: the kernel's tables alone) on this CPU, keeping the CPU
+ * masks right.  Called by the context switch and by exit/exec. */
+void as_activate(struct as *as);
+/* The address space loaded on this CPU, or NULL. */
+struct as *as_current(void);
+
+/* The physical page mapped at va, or NULL (tests). */
+struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable);
+
+/* Statistics: TLB shootdown IPIs sent in all. */
+uint64_t as_shootdown_ipis(void);
+
+/* Copy-on-write: allocate pages from the faulting CPU's node. */
+
+/* User memory access (kern/vm/copy.c): 0 or -EFAULT for any bad user
+ * pointer (kernel address, unmapped, protection). */
+int copyin(const void *uaddr, void *kaddr, size_t len);
+int copyout(const void *kaddr, void *uaddr, size_t len);
+/* Copy a NUL-terminated string of at most max bytes (NUL included):
+ * length without the NUL, -EFAULT, or -ENAMETOOLONG when too long. */
+long copyinstr(const char *uaddr, char *kaddr, size_t max);
+
+struct trapframe;
+/* The page-fault handler for faults in kernel mode: resolves demand faults
+ * inside the copy routines, or moves them to their -EFAULT exit.  False
+ * when the fault is not ours (a kernel bug: the caller panics). */
+bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr);
+
+extern bool smap_enabled;
+
+#endif
