@@ -139,7 +139,7 @@ static void finish(void)
         lockstat_dump();
         blk_stats_print();      /* disk queues: length, busy time, operations */
     }
-    if (opts.poweroff) {
+    if (opts.poweroff || init_poweroff) {
         /* Nothing written may be lost: sync and unmount every file
          * system (the superblocks are marked clean) before the power goes. */
         vfs_unmount_all();

@@ -48,6 +48,7 @@ static struct mutex proc_lock;
 static struct proc *allproc;        /* [P] */
 static int next_pid = 2;            /* [P] pid 1 is kept for init */
 static struct proc *initproc;       /* [P] pid 1 once started */
+volatile bool init_poweroff;        /* [a] init called reboot */
 int proc_maxuproc = 64;
 
 extern void user_enter(struct trapframe *tf) __noreturn;

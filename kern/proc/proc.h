@@ -193,5 +193,8 @@ void user_trap_return(struct trapframe *tf);
 /* The init process (init= option): started by kmain after the root is
  * mounted; returns when it has exited (or at once without one). */
 void init_run(void);
+/* Set when init asked for power-off (reboot): kmain then powers off as
+ * with the poweroff option, once init has exited. */
+extern volatile bool init_poweroff;
 
 #endif

@@ -79,7 +79,10 @@ SYSCALL_DECL(sys_clone)
 #define REBOOT_RESTART  0x01234567
 
 /* reboot: power off (halt and restart too: the harness has only power
- * off) after syncing and unmounting the file systems.  Root only. */
+ * off) after syncing and unmounting the file systems.  Root only.  From
+ * init (pid 1), the usual caller, the request is noted and init exits:
+ * kmain powers off once init is gone, when its files and working
+ * directory are released and the root unmounts clean. */
 SYSCALL_DECL(sys_reboot)
 {
     if (curproc()->p_cred->cr_uid != 0)
@@ -90,6 +93,10 @@ SYSCALL_DECL(sys_reboot)
         (uint32_t)a2 != REBOOT_RESTART)
         return -EINVAL;
     kprintf("reboot: pid %d asked for power-off\n", curproc()->p_pid);
+    if (curproc()->p_pid == 1) {
+        __atomic_store_n(&init_poweroff, true, __ATOMIC_RELEASE);
+        proc_exit(W_EXITCODE(0));
+    }
     vfs_unmount_all();
     kprintf("poweroff: powering off\n");
     machine_poweroff();
