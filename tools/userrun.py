@@ -31,7 +31,7 @@ import tempest  # noqa: E402
 BUILD = os.path.join(ROOT, "build")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 USERLAND = os.path.join(BUILD, "userland")
-EXIT_RE = re.compile(r"^init: (exit status|killed by signal) (\d+)\s*$", re.M)
+EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
 BOOT_FAILED = 125
 
 

@@ -45,6 +45,7 @@ void file_rele(struct file *fp)
         return;
     struct proc *p = curproc();
     vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
+    mutex_destroy(&fp->f_lock);     /* unregisters it from the statistics */
     kfree(fp);
 }
 

@@ -153,6 +153,7 @@ static void pipe_inactive(struct vnode *vp, struct cred *cr)
 {
     struct pipe *pi = vtopipe(vp);
     vn_destroy(vp);
+    mutex_destroy(&pi->pi_lock);
     kfree(pi->pi_buf);
     kfree(pi);
 }

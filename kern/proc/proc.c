@@ -116,6 +116,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     if (cr->cr_ruid != 0 && (have >= proc_maxuproc || (uint64_t)have >= nproc_limit)) {
         mutex_exit(&proc_lock);
         cred_rele(cr);
+        mutex_destroy(&p->p_fdlock);
         kfree(p);
         *err = -EAGAIN;
         return NULL;
@@ -158,6 +159,7 @@ static void proc_free(struct proc *p)
     if (p->p_thread)
         thread_join(p->p_thread);
     cred_rele(p->p_cred);
+    mutex_destroy(&p->p_fdlock);
     kfree(p->p_forktf);
     kfree(p);
 }

@@ -233,8 +233,9 @@ uint64_t syscall_unknown_count(unsigned nr)
 
 /* TEMPEST_SYS_ENOSYS_COUNTS (kern/abi/tempest_abi.h): copy out the
  * counts of the first n numbers; returns how many numbers are counted. */
-static int64_t sys_enosys_counts(uint64_t ucounts, uint64_t n)
+SYSCALL_DECL(sys_enosys_counts)
 {
+    uint64_t ucounts = a0, n = a1;
     n = MIN(n, (uint64_t)NSYSCALL);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t c = unknown_calls[i];
@@ -244,15 +245,31 @@ static int64_t sys_enosys_counts(uint64_t ucounts, uint64_t n)
     return NSYSCALL;
 }
 
+/* Tempest's own calls, numbered from TEMPEST_SYS_LOCKSTAT_RESET up. */
+#define T(nr, fn) [(nr) - TEMPEST_SYS_LOCKSTAT_RESET] = (syscall_fn)fn
+static const syscall_fn tempest_table[] = {
+    T(TEMPEST_SYS_LOCKSTAT_RESET, sys_lockstat_reset),
+    T(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, sys_lockstat_snapshot),
+    T(TEMPEST_SYS_BLKSTAT_SNAPSHOT, sys_blkstat_snapshot),
+    T(TEMPEST_SYS_ENOSYS_COUNTS, sys_enosys_counts),
+};
+
+static syscall_fn lookup(uint64_t nr)
+{
+    if (nr < NSYSCALL)
+        return syscall_table[nr];
+    uint64_t t = nr - TEMPEST_SYS_LOCKSTAT_RESET;
+    return nr >= TEMPEST_SYS_LOCKSTAT_RESET && t < ARRAY_SIZE(tempest_table) ? tempest_table[t]
+                                                                              : NULL;
+}
+
 void syscall_dispatch(struct trapframe *tf)
 {
     uint64_t nr = tf->rax;
-    syscall_fn fn = nr < NSYSCALL ? syscall_table[nr] : NULL;
+    syscall_fn fn = lookup(nr);
     int64_t r;
     if (fn) {
         r = fn(tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
-    } else if (nr == TEMPEST_SYS_ENOSYS_COUNTS) {
-        r = sys_enosys_counts(tf->rdi, tf->rsi);
     } else {
         __atomic_add_fetch(&unknown_calls[MIN(nr, (uint64_t)NSYSCALL - 1)], 1, __ATOMIC_RELAXED);
         r = -ENOSYS;

@@ -118,4 +118,9 @@ SYSCALL_DECL(sys_tkill);
 SYSCALL_DECL(sys_tgkill);
 SYSCALL_DECL(sys_getrandom);
 
+/* Tempest's statistics calls: sys_stats.c */
+SYSCALL_DECL(sys_lockstat_reset);
+SYSCALL_DECL(sys_lockstat_snapshot);
+SYSCALL_DECL(sys_blkstat_snapshot);
+
 #endif

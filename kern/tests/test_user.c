@@ -6,6 +6,7 @@
  * per-user process limit, preemption of user mode).
  */
 #include <kern/ktest.h>
+#include <kern/lockstat.h>
 #include <kern/kprintf.h>
 #include <kern/string.h>
 #include <kern/kmem.h>
@@ -183,6 +184,39 @@ USER_MODE_TEST(user_files, "files", 0)
 USER_MODE_TEST(user_mmap, "mmap", 0)
 USER_MODE_TEST(user_exec, "exec", 0)
 USER_MODE_TEST(user_fpu, "fpu", 0)
+
+/* Every live lock instance of every class (lockstat's registry). */
+static uint64_t live_lock_instances(void)
+{
+    uint64_t n = 0;
+    for_each_lock_class(c) {
+        struct lockstat_totals t;
+        lockstat_class_totals(c, &t);
+        n += t.ninstances;
+    }
+    return n;
+}
+
+/* Processes, open files, pipes and shared memory register locks with the
+ * statistics; when they go, so must their locks (a freed lock left on the
+ * registry is garbage to the next snapshot). */
+KTEST(user_lock_instances)
+{
+    NEED_ROOT();
+    uint64_t before = live_lock_instances();
+    KT_ASSERT_EQ(run_ktprog("fork", NULL, kcred, NULL), 0);
+    KT_ASSERT_EQ(run_ktprog("files", NULL, kcred, NULL), 0);
+    KT_ASSERT_EQ(run_ktprog("mmap", NULL, kcred, NULL), 0);
+    KT_ASSERT_EQ(live_lock_instances(), before);
+    size_t need = 0;
+    KT_ASSERT_EQ(lockstat_snapshot(NULL, 0, &need), -LOCKSTAT_ENOSPC);
+    void *buf = kmalloc(need);
+    KT_ASSERT(buf != NULL);
+    long r = lockstat_snapshot(buf, need, &need);
+    kfree(buf);
+    KT_ASSERT(r > 0);
+    return 0;
+}
 
 KTEST(user_efault)
 {

@@ -258,6 +258,7 @@ static void amap_rele(struct amap *am)
     for (size_t i = 0; i < am->am_npages; i++)
         if (am->am_pages[i])
             user_page_rele(am->am_pages[i]);
+    mutex_destroy(&am->am_lock);
     kfree(am->am_pages);
     kfree(am);
 }
