@@ -644,6 +644,9 @@ def make_user_job(preset, small=False, opts=""):
         def boot(machine, boot_opts, limit, images):
             return ctx.boot(name, machine, boot_opts, limit, disk_images=images)
 
+        for test, reason in user_check.skipped(small):
+            with ctx.results.lock:
+                print("SKIP %s/%s: %s" % (name, test, reason), flush=True)
         r, results = user_check.run(boot, preset, opts, T_USER, small)
         if r is None:
             return _budget_gone(ctx, [name])
@@ -841,6 +844,9 @@ def all_jobs():
     jobs += [("fs/corrupt", job_fs_corrupt)] + fs_matrix
     jobs += [("ktest/default/witness", job_witness), ("kbench/locks", job_kbench),
              ("kbench/fs", job_kbench_fs), ("fs/rootfail", job_fs_rootfail)]
+    jobs += [("user/default", make_user_job("default")),
+             ("user/svr4mp", make_user_job("svr4mp")),
+             ("user/hector", make_user_job("hector", small=True))]
     jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
              ("panic/pagefault", job_panic)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in small]

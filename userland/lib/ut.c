@@ -158,10 +158,9 @@ const char *ut_scratch(void)
 		tmp = "/tmp";
 	if (!getcwd(start_dir, sizeof start_dir))
 		strcpy(start_dir, "/");
-	const char *name = strrchr(ut_self, '/');
-	name = name ? name + 1 : (*ut_self ? ut_self : "ut");
-	snprintf(scratch_path, sizeof scratch_path, "%s/ut.%s.%d.%d", tmp, name,
-		 (int)getpid(), serial++);
+	/* "ut<pid>.<n>": short, because S5 names hold 14 bytes at most. */
+	snprintf(scratch_path, sizeof scratch_path, "%s/ut%d.%d", tmp, (int)getpid(),
+		 serial++);
 	ut_rmtree(scratch_path); /* left over by a killed earlier run */
 	if (mkdir(scratch_path, 0755) != 0 || chmod(scratch_path, 0755) != 0 ||
 	    chdir(scratch_path) != 0) {
