@@ -49,9 +49,14 @@ void file_rele(struct file *fp)
     kfree(fp);
 }
 
+uint64_t fd_limit(const struct proc *p)
+{
+    return MIN((uint64_t)NOFILE, p->p_rlim[RLIMIT_NOFILE][0]);
+}
+
 int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags)
 {
-    int limit = (int)MIN((uint64_t)NOFILE, p->p_rlim[RLIMIT_NOFILE][0]);
+    int limit = (int)fd_limit(p);
     if (minfd < 0 || minfd >= NOFILE)
         return -EINVAL;
     mutex_enter(&p->p_fdlock);

@@ -162,6 +162,8 @@ void file_rele(struct file *fp);
 int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags);
 /* The file at fd with a new reference, or NULL. */
 struct file *fd_get(struct proc *p, int fd);
+/* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
+uint64_t fd_limit(const struct proc *p);
 int fd_close(struct proc *p, int fd);
 void fd_close_all(struct proc *p);
 void fd_close_on_exec(struct proc *p);

@@ -136,11 +136,12 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
             err = VOP_READ(vp, &uio, io, cr());
         }
         size_t moved = n - uio.uio_resid;
-        *off = uio.uio_offset;
+        /* Bytes read but not delivered (a bad buffer) do not move the offset. */
         if (!write && moved && copyout(kbuf, (void *)(ubuf + done), moved)) {
             err = -EFAULT;
             break;
         }
+        *off = uio.uio_offset;
         done += moved;
         if (err || moved < n)
             break;
@@ -726,7 +727,7 @@ SYSCALL_DECL(sys_getcwd)
 /* Put fp (a new reference) at exactly newfd, closing what was there. */
 static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
 {
-    if (newfd < 0 || newfd >= NOFILE) {
+    if (newfd < 0 || (uint64_t)newfd >= fd_limit(p)) {
         file_rele(fp);
         return -EBADF;
     }
@@ -789,11 +790,11 @@ SYSCALL_DECL(sys_fcntl)
     switch (a1) {
     case F_DUPFD:
     case F_DUPFD_CLOEXEC:
-        r = fd_install(p, fp, (int)a2, a1 == F_DUPFD_CLOEXEC ? FD_CLOEXEC : 0);
+        /* A start at or past RLIMIT_NOFILE is EINVAL (Linux), not EMFILE. */
+        r = (int64_t)a2 < 0 || a2 >= fd_limit(p) ? -EINVAL
+            : fd_install(p, fp, (int)a2, a1 == F_DUPFD_CLOEXEC ? FD_CLOEXEC : 0);
         if (r >= 0)
             return r;           /* the reference went to the new descriptor */
-        if (r == -EINVAL)
-            r = -EINVAL;
         break;
     case F_GETFD:
         mutex_enter(&p->p_fdlock);
