@@ -34,7 +34,6 @@ SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
 # run (a hang would cost the whole boot) and each prints a SKIP line, so
 # the gap stays visible.  Remove an entry when its program passes.
 KNOWN_GAPS = {
-    "t_dir": "S5 readdir gives DT_UNKNOWN, and small-buffer getdents64 repeats entries",
     "t_mem": "MAP_SHARED file mappings are refused (no page cache yet)",
     "t_proc": "waitid is ENOSYS; vfork does not share memory; setpgid of a child",
     "t_signal": "signals are not delivered to handlers yet",

@@ -705,6 +705,44 @@ void s5_inactive(struct vnode *vp, struct cred *cr)
     inactive_locked(ip);
 }
 
+/* ---- directory entry types (readdir's d_type) ---- */
+
+static uint8_t dtype_of(uint16_t mode)
+{
+    switch (mode & S5_IFMT) {
+    case S5_IFREG: return DT_REG;
+    case S5_IFDIR: return DT_DIR;
+    case S5_IFLNK: return DT_LNK;
+    case S5_IFCHR: return DT_CHR;
+    case S5_IFBLK: return DT_BLK;
+    case S5_IFIFO: return DT_FIFO;
+    default:       return DT_UNKNOWN;
+    }
+}
+
+/*
+ * The type of inode ino, for readdir: from the in-core inode when there
+ * is one, else from its disk block.  A hint, read without the inode's
+ * ILOCK (a type changes only when an inode is freed and reused, and
+ * readdir races with that anyway); DT_UNKNOWN when it cannot tell.
+ */
+uint8_t s5_dtype(struct s5_fs *fs, uint32_t ino)
+{
+    mutex_enter(&s5_icache_lock);
+    struct s5_inode *ip = hash_find(fs, ino);
+    uint16_t mode = ip && (READ_ONCE(ip->i_flag) & IVALID) ? READ_ONCE(ip->i_mode) : 0;
+    mutex_exit(&s5_icache_lock);
+    if (mode)
+        return dtype_of(mode);
+    int err = 0;
+    struct buf *bp = s5_bread(fs, s5_itod(ino), &err);
+    if (!bp)
+        return DT_UNKNOWN;
+    mode = ((const struct s5_dinode *)((char *)bp->b_data + s5_itooff(ino)))->di_mode;
+    brelse(bp);
+    return dtype_of(mode);
+}
+
 /* ---- whole-file-system walks (sync, unmount, the inode scan) ---- */
 
 bool s5_iactive(struct s5_fs *fs, uint32_t ino)

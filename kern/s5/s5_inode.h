@@ -200,6 +200,8 @@ void s5_ievict(struct s5_fs *fs);
 /* Wait until the inactivations deferred to the reaper are done (unmount
  * does, before it counts busy inodes). */
 void s5_reap_drain(void);
+/* The DT_* type of inode ino, for readdir (a hint; see s5_inode.c). */
+uint8_t s5_dtype(struct s5_fs *fs, uint32_t ino);
 /* Is (fs, ino) in core and referenced (v_count >= 0)? (the inode scan) */
 bool s5_iactive(struct s5_fs *fs, uint32_t ino);
 /* Tests: the number of broken cache invariants (0 is good); *nfree gets

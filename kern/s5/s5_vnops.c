@@ -328,9 +328,10 @@ static int s5_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 
 /* ---- readdir ---- */
 
-/* Emit one dirent64 record for entry de at offset off; false if it does
- * not fit in what is left of the transfer. */
-static bool emit_dirent(const struct s5_direct *de, uint32_t next_off, struct uio *uio)
+/* Emit one dirent64 record for entry de at offset off, with its type;
+ * false if it does not fit in what is left of the transfer. */
+static bool emit_dirent(struct s5_fs *fs, const struct s5_direct *de, uint32_t next_off,
+                        struct uio *uio)
 {
     char rec[sizeof(struct dirent64) + S5_DIRSIZ + 1 + 8];
     uint32_t len = s5_namelen(de->d_name);
@@ -343,7 +344,7 @@ static bool emit_dirent(const struct s5_direct *de, uint32_t next_off, struct ui
     d->d_off = next_off;
     d->d_reclen = (uint16_t)reclen;
     bool dots = s5_namematch(de->d_name, ".", 1) || s5_namematch(de->d_name, "..", 2);
-    d->d_type = dots ? DT_DIR : DT_UNKNOWN;
+    d->d_type = dots ? DT_DIR : s5_dtype(fs, de->d_ino);
     memcpy(d->d_name, de->d_name, len);
     uio_copy(rec, reclen, true, uio);
     return true;
@@ -376,7 +377,7 @@ static int s5_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *
                 err = -EUCLEAN;
                 break;
             }
-            if (!emit_dirent(de, off + S5_DIRENT_SIZE, uio)) {
+            if (!emit_dirent(ip->i_fs, de, off + S5_DIRENT_SIZE, uio)) {
                 full = true;
                 break;
             }
