@@ -1,5 +1,6 @@
 /*
- * COM1 console: a 16550 UART at I/O port 0x3F8, 115200 baud 8N1, polled.
+ * COM1 console: a 16550 UART at I/O port 0x3F8, 115200 baud 8N1.  Output
+ * is polled; input interrupts once kern/tty.c enables it.
  * Callers serialize through the console lock in kern/console.c.
  */
 #include <drivers/serial.h>
@@ -31,6 +32,16 @@ void serial_putc(char c)
     for (int spins = 0; spins < 100000 && !(inb(COM1 + 5) & LSR_THR_EMPTY); spins++)
         cpu_relax();
     outb(COM1, (uint8_t)c);
+}
+
+void serial_enable_rx_interrupt(void)
+{
+    if (!serial_present)
+        return;
+    outb(COM1 + 4, 0x0B);       /* DTR, RTS, OUT2: OUT2 gates the IRQ line */
+    outb(COM1 + 1, 0x01);       /* interrupt when data is received */
+    while (serial_getc_nowait() >= 0)
+        ;                       /* drop what came before */
 }
 
 int serial_getc_nowait(void)

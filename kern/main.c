@@ -40,6 +40,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>
+#include <kern/tty.h>
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;
@@ -192,6 +193,7 @@ void kmain(uint32_t magic, uint32_t info)
      * them.  After the APs, so disk interrupts can go to every CPU and
      * each disk's service thread can run anywhere. */
     blk_init();
+    tty_init();
     vfs_init();
     vfs_mountroot(opts.root);
     proc_init();

@@ -28,6 +28,7 @@
 #include <kern/kmem.h>
 #include <kern/string.h>
 #include <kern/errno.h>
+#include <kern/tty.h>
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -837,6 +838,56 @@ static bool is_console(const struct vnode *vp)
     return vp->v_type == VCHR && vp->v_rdev == vn_makedev(5, 1);
 }
 
+#define TCSETS     0x5402
+#define TCSETSW    0x5403
+#define TCSETSF    0x5404
+#define TIOCSCTTY  0x540E
+#define TIOCSPGRP  0x5410
+
+/* The console's terminal calls, on the line discipline (kern/tty.c). */
+static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
+{
+    /* struct termios: iflag, oflag, cflag, lflag, then line and cc[19] */
+    uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
+                      0xbf /* CS8|CREAD|B38400 */, tty_lflag() };
+    uint8_t *cc = (uint8_t *)t + 17;
+    int pg;
+    switch (cmd) {
+    case TCGETS:
+        cc[0] = 0x03;           /* VINTR ^C */
+        cc[2] = 0x7f;           /* VERASE DEL */
+        cc[3] = 0x15;           /* VKILL ^U */
+        cc[4] = 0x04;           /* VEOF ^D */
+        cc[6] = 1;              /* VMIN */
+        return copyout(t, (void *)arg, 36);
+    case TCSETS:
+    case TCSETSW:
+    case TCSETSF:
+        if (copyin((void *)arg, t, 36))
+            return -EFAULT;
+        tty_set_lflag(t[3]);
+        return 0;
+    case TIOCGWINSZ: {
+        uint16_t ws[4] = { 24, 80, 0, 0 };
+        return copyout(ws, (void *)arg, sizeof ws);
+    }
+    case TIOCGPGRP:
+        pg = tty_fg_pgrp() ? tty_fg_pgrp() : curproc()->p_pgid;
+        return copyout(&pg, (void *)arg, sizeof pg);
+    case TIOCSPGRP:
+        if (copyin((void *)arg, &pg, sizeof pg))
+            return -EFAULT;
+        if (pg <= 0)
+            return -EINVAL;
+        tty_set_fg_pgrp(pg);
+        return 0;
+    case TIOCSCTTY:
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
 SYSCALL_DECL(sys_ioctl)
 {
     struct file *fp = fd_get(curproc(), (int)a0);
@@ -862,20 +913,7 @@ SYSCALL_DECL(sys_ioctl)
             r = copyout(&n, (void *)a2, sizeof n);
         }
     } else if (is_console(fp->f_vp)) {
-        if (a1 == TCGETS) {
-            /* struct termios: iflag, oflag, cflag, lflag, line, cc[19] */
-            uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
-                              0xbf /* CS8|CREAD|B38400 */, 0x8a3b /* ISIG|ICANON|ECHO... */ };
-            r = copyout(t, (void *)a2, 36);
-        } else if (a1 == TIOCGWINSZ) {
-            uint16_t ws[4] = { 24, 80, 0, 0 };
-            r = copyout(ws, (void *)a2, sizeof ws);
-        } else if (a1 == TIOCGPGRP) {
-            int pg = curproc()->p_pgid;
-            r = copyout(&pg, (void *)a2, sizeof pg);
-        } else {
-            r = -EINVAL;
-        }
+        r = console_ioctl(a1, a2);
     }
     file_rele(fp);
     return r;

@@ -197,7 +197,7 @@ typedef int64_t (*syscall_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, 
 
 static const syscall_fn syscall_table[NSYSCALL] = {
     S(0, sys_read), S(1, sys_write), S(2, sys_open), S(3, sys_close),
-    S(4, sys_stat), S(5, sys_fstat), S(6, sys_lstat), S(8, sys_lseek),
+    S(4, sys_stat), S(5, sys_fstat), S(6, sys_lstat), S(7, sys_poll), S(8, sys_lseek),
     S(9, sys_mmap), S(10, sys_mprotect), S(11, sys_munmap), S(12, sys_brk),
     S(13, sys_rt_sigaction), S(14, sys_rt_sigprocmask), S(16, sys_ioctl),
     S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),

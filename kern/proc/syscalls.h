@@ -123,4 +123,7 @@ SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);
 SYSCALL_DECL(sys_blkstat_snapshot);
 
+/* poll: sys_poll.c */
+SYSCALL_DECL(sys_poll);
+
 #endif

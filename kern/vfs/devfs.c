@@ -19,6 +19,7 @@
  * (the console serializes its own output).
  */
 #include <kern/vfs/vfs.h>
+#include <kern/tty.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
 #include <kern/kprintf.h>
@@ -69,9 +70,17 @@ static int read_zeros(struct uio *uio)
     return 0;
 }
 
-/* The console: output goes to the kernel console.  Input is end of file
- * for now: the terminal line discipline (and the keyboard and serial input
- * behind it) arrives with user space in a later issue. */
+/* The console: output goes to the kernel console; input comes a line at
+ * a time from the terminal line discipline (kern/tty.c). */
+static int console_dev_read(struct uio *uio)
+{
+    long n = tty_read(uio->uio_base, uio->uio_resid, false);
+    if (n < 0)
+        return (int)n;
+    uio_advance(uio, (size_t)n);
+    return 0;
+}
+
 static int console_dev_write(struct uio *uio)
 {
     console_write(uio->uio_base, uio->uio_resid);
@@ -80,7 +89,7 @@ static int console_dev_write(struct uio *uio)
 }
 
 static const struct devfs_dev devfs_devs[] = {
-    { "console", 5, 1, read_eof, console_dev_write },
+    { "console", 5, 1, console_dev_read, console_dev_write },
     { "null", 1, 3, read_eof, write_swallow },
     { "zero", 1, 5, read_zeros, write_swallow },
 };
