@@ -67,6 +67,8 @@ syscall_entry:
     ; SYSRET only to a canonical user address and the user code segment;
     ; anything else (exec of a strange entry, a frame changed by the
     ; kernel) leaves through IRET, which checks everything.
+    cmp qword [rsp + 15*8], VEC_SYSCALL
+    jne .iret                       ; rt_sigreturn: every register back
     mov rcx, [rsp + 17*8]           ; rip
     mov r11, USER_RIP_LIMIT
     cmp rcx, r11

@@ -1,7 +1,7 @@
 /*
  * Trap dispatch.  Exceptions in the kernel are fatal: they print the frame
- * and a backtrace and panic (a later issue turns user-mode faults into
- * signals).  Interrupts go to the handler installed for their vector and
+ * and a backtrace and panic; exceptions from user mode become signals
+ * (user_trap, kern/proc/syscall.c).  Interrupts go to the handler installed for their vector and
  * are acknowledged at the local APIC.
  *
  * irq_handlers[] is written only during boot, before the vector can fire,
@@ -77,5 +77,5 @@ void trap(struct trapframe *tf)
     if (v != VEC_SPURIOUS)
         lapic_eoi();
     if (tf->cs & 3)
-        user_trap_return(tf);   /* preemption of user mode, pending kills */
+        user_trap_return(tf);   /* preemption of user mode, pending signals */
 }

@@ -8,17 +8,19 @@
  * A read waits while the pipe is empty and has writers, and returns 0
  * (end of file) once it is empty with no writer left.  A write waits
  * while the pipe is full; with no reader left it fails with -EPIPE and
- * the writer is marked to die by SIGPIPE (no signal handlers yet).
+ * SIGPIPE is sent to the writer (which dies by it unless it is ignored,
+ * blocked or handled).
  * O_NONBLOCK makes either -EAGAIN instead of waiting.
  *
  * Locks.  pi_lock (class "pipe", a sleep mutex) guards the buffer and
  * the counts; readers sleep on &pi->pi_rchan and writers on
- * &pi->pi_wchan with sleep_on under it, and each side wakes the other
+ * &pi->pi_wchan with sig_sleep under it, and each side wakes the other
  * under it, so no wakeup is lost.  The VOP macros hold the vnode lock
  * around every call; like every SVR4 mutex it is let go while the thread
  * sleeps, so a reader waiting inside VOP_READ does not block the writer's
- * VOP_WRITE.  A process killed while it waits on a pipe dies when the pipe
- * wakes it (a known limitation: no signal interrupts a sleep yet).
+ * VOP_WRITE.  A signal interrupts the wait: the call returns -ERESTARTSYS
+ * (what was written so far, for a write), which becomes a restart or
+ * -EINTR at the return to user mode.
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -32,7 +34,6 @@
 
 #define PIPE_SIZE 16384
 #define O_CLOEXEC 0x80000
-#define SIGPIPE   13
 
 LOCK_CLASS(pipe_lock_class, "pipe", LK_MUTEX_SLEEP);
 
@@ -82,7 +83,11 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
             mutex_exit(&pi->pi_lock);
             return -EAGAIN;
         }
-        sleep_on(&pi->pi_rchan);
+        int err = sig_sleep(&pi->pi_rchan);
+        if (err) {
+            mutex_exit(&pi->pi_lock);
+            return err;
+        }
     }
     while (uio->uio_resid && pi->pi_count) {
         size_t n = MIN(uio->uio_resid, MIN(pi->pi_count, PIPE_SIZE - pi->pi_head));
@@ -104,7 +109,10 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
     while (uio->uio_resid) {
         if (pi->pi_readers == 0) {
             mutex_exit(&pi->pi_lock);
-            proc_kill_current(SIGPIPE, "write on a pipe with no reader");
+            struct ksiginfo si = { .si_signo = SIGPIPE, .si_code = SI_USER,
+                                   .si_pid = curproc()->p_pid,
+                                   .si_uid = (int)curproc()->p_cred->cr_ruid };
+            sig_post(curproc(), SIGPIPE, &si);
             return uio->uio_resid < start ? 0 : -EPIPE;
         }
         if (pi->pi_count == PIPE_SIZE) {
@@ -112,7 +120,11 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
                 mutex_exit(&pi->pi_lock);
                 return uio->uio_resid < start ? 0 : -EAGAIN;
             }
-            sleep_on(&pi->pi_wchan);
+            int err = sig_sleep(&pi->pi_wchan);
+            if (err) {
+                mutex_exit(&pi->pi_lock);
+                return uio->uio_resid < start ? 0 : err;
+            }
             continue;
         }
         size_t tail = (pi->pi_head + pi->pi_count) % PIPE_SIZE;

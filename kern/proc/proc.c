@@ -12,7 +12,9 @@
  * Exit (proc_exit) runs on the exiting thread: it closes the descriptors,
  * drops the current directory, loads the kernel's page tables and frees
  * the address space, gives its children to init, then becomes a zombie
- * and wakes its parent.  The parent's wait4 reaps the zombie: it joins the
+ * and wakes its parent, with SIGCHLD (kern/proc/signal.c) unless the
+ * parent ignores SIGCHLD: then the zombie is marked p_autoreap and wait4
+ * frees it without reporting it.  The parent's wait4 reaps the zombie: it joins the
  * thread (thread_join waits until it is fully off its CPU, then frees its
  * stack) and frees the struct proc.  A process the kernel spawned has no
  * parent; proc_wait_spawned reaps it the same way.  A process whose parent
@@ -21,8 +23,8 @@
  *
  * Locks.  proc_lock (a sleep mutex, class "proc") guards the process list,
  * pids, parent/child links, process groups and exit state; wait4 sleeps on
- * the parent with sleep_on under it, and an exiting child calls wakeup on
- * its parent under it.  It is taken before a descriptor table's p_fdlock
+ * the parent with sig_sleep under it (a signal interrupts the wait), and
+ * an exiting child calls wakeup on its parent under it.  It is taken before a descriptor table's p_fdlock
  * and never while an address space's lock is held.
  */
 #include <kern/proc/proc.h>
@@ -98,6 +100,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
         return NULL;
     }
     mutex_init(&p->p_fdlock, &fdtable_lock_class, 0, "fdtable");
+    sig_init_proc(p, parent);   /* fork copies dispositions and mask */
     p->p_cred = cr;
     cred_hold(cr);
     p->p_state = PS_RUN;
@@ -117,6 +120,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
         mutex_exit(&proc_lock);
         cred_rele(cr);
         mutex_destroy(&p->p_fdlock);
+        spin_destroy(&p->p_siglock);
         kfree(p);
         *err = -EAGAIN;
         return NULL;
@@ -160,6 +164,7 @@ static void proc_free(struct proc *p)
         thread_join(p->p_thread);
     cred_rele(p->p_cred);
     mutex_destroy(&p->p_fdlock);
+    spin_destroy(&p->p_siglock);
     kfree(p->p_forktf);
     kfree(p);
 }
@@ -195,6 +200,28 @@ static void give_children_away(struct proc *p)
         wakeup(heir);
 }
 
+/* SIGCHLD to the parent of the zombie p, or (parent ignoring SIGCHLD or
+ * with SA_NOCLDWAIT) mark p to be reaped without a status.  Under
+ * proc_lock. */
+static void tell_parent(struct proc *p)
+{
+    struct proc *parent = p->p_parent;
+    const struct sigaction_k *sa = &parent->p_sigact[SIGCHLD - 1];
+    if (sa->handler == SIG_IGN || (sa->flags & SA_NOCLDWAIT)) {
+        p->p_autoreap = true;
+        return;
+    }
+    int st = p->p_status;
+    struct ksiginfo si = {
+        .si_signo = SIGCHLD,
+        .si_code = (st & 0x7f) ? ((st & 0x80) ? CLD_DUMPED : CLD_KILLED) : CLD_EXITED,
+        .si_pid = p->p_pid,
+        .si_uid = (int)p->p_cred->cr_ruid,
+        .si_status = (st & 0x7f) ? (st & 0x7f) : (st >> 8) & 0xff,
+    };
+    sig_post(parent, SIGCHLD, &si);
+}
+
 void proc_exit(int status)
 {
     struct thread *t = curthread();
@@ -214,6 +241,8 @@ void proc_exit(int status)
     give_children_away(p);
     p->p_status = status;
     p->p_state = PS_ZOMBIE;
+    if (p->p_parent)
+        tell_parent(p);
     wakeup(p->p_parent ? (void *)p->p_parent : (void *)p);
     mutex_exit(&proc_lock);
     thread_exit();
@@ -252,10 +281,17 @@ static bool kill_matches(const struct proc *me, const struct proc *p, int pid)
     return p->p_pgid == -pid;
 }
 
+/* fatal is no longer used: every signal is queued and its disposition
+ * decides at delivery (the parameter stays for the callers). */
 int proc_signal(int pid, int sig, bool fatal)
 {
+    (void)fatal;
     struct proc *me = curproc();
     int found = 0, allowed = 0;
+    struct ksiginfo si = {
+        .si_signo = sig, .si_code = SI_USER,
+        .si_pid = me ? me->p_pid : 0, .si_uid = me ? (int)me->p_cred->cr_ruid : 0,
+    };
     mutex_enter(&proc_lock);
     for (struct proc *p = allproc; p; p = p->p_next) {
         if (!kill_matches(me, p, pid))
@@ -264,10 +300,8 @@ int proc_signal(int pid, int sig, bool fatal)
         if (!may_signal(me, p))
             continue;
         allowed++;
-        int none = 0;
-        if (fatal && p->p_state != PS_ZOMBIE)
-            __atomic_compare_exchange_n(&p->p_killsig, &none, sig, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE);
+        if (sig && p->p_state != PS_ZOMBIE)
+            sig_post(p, sig, &si);
     }
     mutex_exit(&proc_lock);
     return !found ? -ESRCH : !allowed ? -EPERM : 0;
@@ -294,9 +328,19 @@ int proc_wait(int pid, int *status, bool nohang)
     mutex_enter(&proc_lock);
     for (;;) {
         bool any = false;
+    rescan:
         for (struct proc *c = me->p_children; c; c = c->p_sibling) {
             if (!wait_matches(me, c, pid))
                 continue;
+            if (c->p_state == PS_ZOMBIE && c->p_autoreap) {
+                /* Nobody wanted its status (SIGCHLD ignored): free it and
+                 * look again. */
+                proc_unlink_locked(c);
+                mutex_exit(&proc_lock);
+                proc_free(c);
+                mutex_enter(&proc_lock);
+                goto rescan;
+            }
             any = true;
             if (c->p_state != PS_ZOMBIE)
                 continue;
@@ -315,7 +359,11 @@ int proc_wait(int pid, int *status, bool nohang)
             mutex_exit(&proc_lock);
             return 0;
         }
-        sleep_on(me);
+        int err = sig_sleep(me);
+        if (err) {
+            mutex_exit(&proc_lock);
+            return err;
+        }
     }
 }
 

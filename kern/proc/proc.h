@@ -20,6 +20,7 @@
 
 #include <kern/types.h>
 #include <kern/mutex.h>
+#include <kern/spinlock.h>
 
 struct as;
 struct vnode;
@@ -33,7 +34,46 @@ struct trapframe;
 #define SIGFPE   8
 #define SIGKILL  9
 #define SIGSEGV  11
+#define SIGPIPE  13
 #define SIGCHLD  17
+#define SIGSTOP  19
+#define NSIG     64
+
+/* Signal dispositions and sa_flags, as Linux's (kern/proc/signal.c). */
+#define SIG_DFL       0
+#define SIG_IGN       1
+#define SA_NOCLDWAIT  0x00000002
+#define SA_SIGINFO    0x00000004
+#define SA_RESTORER   0x04000000
+#define SA_RESTART    0x10000000
+#define SA_NODEFER    0x40000000
+#define SA_RESETHAND  0x80000000UL
+#define SIGBIT(sig)   (1UL << ((sig) - 1))
+#define SI_USER       0
+#define CLD_EXITED    1
+#define CLD_KILLED    2
+#define CLD_DUMPED    3
+#define SEGV_MAPERR   1
+#define SEGV_ACCERR   2
+/* A sleep interrupted by a signal: the system call is restarted, or
+ * fails with -EINTR when a handler without SA_RESTART runs.  Never seen
+ * by user space. */
+#define ERESTARTSYS   512
+
+/* The kernel's struct sigaction (rt_sigaction's layout). */
+struct sigaction_k {
+    uint64_t handler;           /* SIG_DFL, SIG_IGN or the handler's address */
+    uint64_t flags;
+    uint64_t restorer;
+    uint64_t mask;
+};
+
+/* What a pending signal carries to the handler's siginfo. */
+struct ksiginfo {
+    int si_signo, si_code;
+    int si_pid, si_uid, si_status;
+    uint64_t si_addr;
+};
 
 #define NOFILE   64
 
@@ -83,6 +123,20 @@ struct proc {
     uint64_t p_fork_fsbase;     /* [c] the parent's FS base at fork */
     uint64_t p_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
 
+    /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
+     * (class "signal") taken under proc_lock and under sleep-queue-free
+     * contexts only.  Senders read p_sigact without a lock: a disposition
+     * changing under a send decides only whether the signal is queued. */
+    spinlock_t p_siglock;
+    uint64_t p_sigpending;      /* [s] written; read [a] */
+    struct ksiginfo p_siginfo[NSIG];    /* [s] the info of each pending signal */
+    uint64_t p_sigmask;         /* [o] blocked signals; read [a] */
+    struct sigaction_k p_sigact[NSIG];  /* [o] */
+    uint64_t p_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
+    bool p_restoremask;         /* [o] p_sigsaved is to be restored */
+    const void *volatile p_sleepchan;   /* [a] the channel of an interruptible sleep */
+    bool p_autoreap;            /* [P] zombie nobody waits for (parent ignores SIGCHLD) */
+
     /* The user's x87/SSE registers while its thread is switched out
      * (FXSAVE area; the kernel itself never touches them). */
     uint8_t p_fpu[512] __aligned(64);   /* [o] */
@@ -129,6 +183,31 @@ int proc_wait(int pid, int *status, bool nohang);
  * die by sig when fatal is set; 0, -ESRCH (none) or -EPERM (none the
  * caller may signal). */
 int proc_signal(int pid, int sig, bool fatal);
+
+/* Signals (kern/proc/signal.c). */
+void sig_init_proc(struct proc *p, struct proc *parent);
+/* Queue sig for p with its info (a no-op for an ignored, unblocked
+ * signal; SIGKILL marks p_killsig).  Wakes p from an interruptible sleep. */
+void sig_post(struct proc *p, int sig, const struct ksiginfo *si);
+/* A synchronous fault: delivered to a handler, or death when the signal
+ * is blocked, ignored or at its default. */
+void sig_fault(int sig, int code, uint64_t addr, const char *why);
+/* Does a signal wait for p (an unblocked pending one, or a kill)? */
+bool sig_interrupting(struct proc *p);
+/* Sleep on chan (as sleep_on) unless a signal interrupts: 0, or
+ * -ERESTARTSYS without sleeping when a signal is pending. */
+int sig_sleep(const void *chan);
+/* At the return to user mode (interrupts enabled): take the pending
+ * signals.  restarting: tf was rewound to repeat an interrupted call. */
+void sig_deliver(struct trapframe *tf, bool restarting);
+/* rt_sigreturn: restore the frame the handler's return found; the rax
+ * to return. */
+int64_t sig_return(struct trapframe *tf);
+/* execve: handled signals back to the default. */
+void sig_exec_reset(struct proc *p);
+/* The signal's default action is to ignore it (stop/continue too: no job
+ * control yet). */
+bool sig_default_ignores(int sig);
 
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);

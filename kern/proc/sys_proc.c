@@ -3,11 +3,10 @@
  * process groups, arch_prctl, brk, mmap, munmap, mprotect, uname, and the
  * signal calls musl's start-up makes.
  *
- * STUBS, said plainly: signals are not implemented.  rt_sigaction and
- * rt_sigprocmask succeed and do nothing (the old action/mask read back as
- * zero), so that static musl programs start and run; a fatal fault or a
- * kill is an exit status with the signal number (SIGSEGV, SIGKILL...),
- * never a handler call.  set_tid_address records the address and returns
+ * The signal calls (rt_sigaction, rt_sigprocmask, rt_sigpending,
+ * rt_sigsuspend, pause, and nanosleep, which a signal interrupts) are
+ * here; delivery, the frames and rt_sigreturn are in kern/proc/signal.c.
+ * set_tid_address records the address and returns
  * the tid, but the word is not cleared at exit (no threads share memory).
  *
  * Locking is in the layers called: proc_lock (kern/proc/proc.c), the
@@ -26,6 +25,7 @@
 #include <kern/errno.h>
 #include <kern/kprintf.h>
 #include <kern/panic.h>
+#include <drivers/timer.h>
 
 #define WNOHANG 1
 #define ARCH_SET_GS 0x1001
@@ -102,13 +102,12 @@ SYSCALL_DECL(sys_reboot)
     machine_poweroff();
 }
 
-/* pause: wait for a signal, which (no handlers yet) only a kill ends. */
+static int64_t wait_for_signal(struct proc *p);
+
+/* pause: wait for a signal to be taken. */
 SYSCALL_DECL(sys_pause)
 {
-    struct proc *p = curproc();
-    while (!__atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE))
-        thread_yield();
-    return -EINTR;
+    return wait_for_signal(curproc());
 }
 
 /* Copy a NULL-terminated user vector of strings into ea. */
@@ -161,6 +160,8 @@ SYSCALL_DECL(sys_execve)
         err = copy_strings(&ea, (const char *const *)a2, &ea.envc);
     if (!err)
         err = proc_exec(path, &ea, curtf());
+    if (!err)
+        sig_exec_reset(curproc());
     execargs_free(&ea);
     kfree(path);
     return err;
@@ -278,30 +279,136 @@ SYSCALL_DECL(sys_set_tid_address)
     return curproc()->p_pid;
 }
 
-/* STUB (see the top of the file): no signal delivery yet. */
+/* ---- signals (the machinery is in kern/proc/signal.c) ---- */
+
+#define SIG_BLOCK   0
+#define SIG_UNBLOCK 1
+#define SIG_SETMASK 2
+#define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
+
 SYSCALL_DECL(sys_rt_sigaction)
 {
-    if (a3 != 8 || a0 == 0 || a0 > 64)
+    int sig = (int)a0;
+    struct proc *p = curproc();
+    if (a3 != 8 || sig <= 0 || sig > NSIG)
         return -EINVAL;
-    if (a2) {
-        uint8_t zero[32] = { 0 };     /* handler, flags, restorer, mask */
-        if (copyout(zero, (void *)a2, sizeof zero))
-            return -EFAULT;
+    struct sigaction_k sa;
+    if (a1 && copyin((void *)a1, &sa, sizeof sa))
+        return -EFAULT;
+    if (a1 && (sig == SIGKILL || sig == SIGSTOP))
+        return -EINVAL;
+    struct sigaction_k old = p->p_sigact[sig - 1];
+    if (a2 && copyout(&old, (void *)a2, sizeof old))
+        return -EFAULT;
+    if (a1) {
+        sa.mask &= ~UNBLOCKABLE;
+        p->p_sigact[sig - 1] = sa;
+        /* POSIX: setting SIG_IGN (or a default of ignore) discards a
+         * pending instance. */
+        if (sa.handler == SIG_IGN || (sa.handler == SIG_DFL && sig_default_ignores(sig))) {
+            spin_lock(&p->p_siglock);
+            __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+            spin_unlock(&p->p_siglock);
+        }
     }
     return 0;
 }
 
-/* STUB: every mask reads as empty. */
 SYSCALL_DECL(sys_rt_sigprocmask)
 {
+    int how = (int)a0;
+    struct proc *p = curproc();
     if (a3 != 8)
         return -EINVAL;
-    if (a2) {
-        uint64_t zero = 0;
-        if (copyout(&zero, (void *)a2, sizeof zero))
+    uint64_t set = 0, old = p->p_sigmask;
+    if (a1) {
+        if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+            return -EINVAL;
+        if (copyin((void *)a1, &set, sizeof set))
             return -EFAULT;
     }
+    if (a2 && copyout(&old, (void *)a2, sizeof old))
+        return -EFAULT;
+    if (a1) {
+        uint64_t mask = how == SIG_BLOCK ? old | set : how == SIG_UNBLOCK ? old & ~set : set;
+        __atomic_store_n(&p->p_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    }
     return 0;
+}
+
+SYSCALL_DECL(sys_rt_sigpending)
+{
+    struct proc *p = curproc();
+    if (a1 != 8)
+        return -EINVAL;
+    uint64_t pend = __atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE) & p->p_sigmask;
+    return copyout(&pend, (void *)a0, sizeof pend);
+}
+
+/* Sleep until a signal is to be taken; always -EINTR. */
+static int64_t wait_for_signal(struct proc *p)
+{
+    while (!sig_interrupting(p))
+        sig_sleep((const void *)&p->p_sigsaved);     /* a channel of its own */
+    return -EINTR;
+}
+
+/* rt_sigsuspend: wait under a temporary mask; the old one comes back when
+ * the handler returns (sig_deliver). */
+SYSCALL_DECL(sys_rt_sigsuspend)
+{
+    struct proc *p = curproc();
+    uint64_t set;
+    if (a1 != 8)
+        return -EINVAL;
+    if (copyin((void *)a0, &set, sizeof set))
+        return -EFAULT;
+    p->p_sigsaved = p->p_sigmask;
+    p->p_restoremask = true;
+    __atomic_store_n(&p->p_sigmask, set & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    return wait_for_signal(p);
+}
+
+struct timespec_k {
+    int64_t sec, nsec;
+};
+
+/* Sleep for the relative time at ureq, polling for signals: 0, or -EINTR
+ * with the time left at urem (when given). */
+static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
+{
+    struct timespec_k ts;
+    if (copyin((void *)ureq, &ts, sizeof ts))
+        return -EFAULT;
+    if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000)
+        return -EINVAL;
+    uint64_t now = uptime_ns(), end = now + (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
+    struct proc *p = curproc();
+    while ((now = uptime_ns()) < end) {
+        if (sig_interrupting(p)) {
+            uint64_t left = end - now;
+            struct timespec_k rem = { (int64_t)(left / 1000000000UL), (int64_t)(left % 1000000000UL) };
+            if (urem && copyout(&rem, (void *)urem, sizeof rem))
+                return -EFAULT;
+            return -EINTR;
+        }
+        thread_yield();
+    }
+    return 0;
+}
+
+SYSCALL_DECL(sys_nanosleep_sig)
+{
+    return sleep_interruptible(a0, a1);
+}
+
+/* clock_nanosleep: relative sleeps here; absolute ones (TIMER_ABSTIME)
+ * in sys_misc.c (they notice only a kill). */
+SYSCALL_DECL(sys_clock_nanosleep_sig)
+{
+    if ((int)a0 < 0 || (int)a0 > 7 || (a1 & 1))
+        return sys_clock_nanosleep(a0, a1, a2, a3, a4, a5);
+    return sleep_interruptible(a2, a3);
 }
 
 SYSCALL_DECL(sys_sched_yield)

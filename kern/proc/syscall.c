@@ -17,9 +17,12 @@
  * every system call.
  *
  * Faults in user mode go to the address space (as_fault); one that cannot
- * be resolved kills the process with SIGSEGV (SIGKILL when memory ran
- * out), and the other exceptions kill it with their signal.  Signals are
- * not delivered to handlers yet: a fatal condition is an exit status.
+ * be resolved raises SIGSEGV (SIGKILL when memory ran out), and the other
+ * exceptions raise their signal (sig_fault, kern/proc/signal.c).  Pending
+ * signals are taken at every return to user mode (sig_deliver); a system
+ * call a signal interrupted (-ERESTARTSYS) is rewound to be repeated, and
+ * rt_sigreturn (number 15) restores the whole frame and leaves through
+ * IRET (the frame's vector says so to boot/syscall.asm).
  *
  * The context switch (user_switch) saves the user x87/SSE registers of a
  * process thread it leaves and loads those of the one it enters, sets the
@@ -145,13 +148,24 @@ static void user_fault(struct trapframe *tf, vaddr_t addr)
     intr_enable();
     int access = (tf->error & 2) ? FA_WRITE : (tf->error & 16) ? FA_EXEC : FA_READ;
     int err = as_fault(curthread()->as, addr, access);
-    intr_disable();
     if (err == -ENOMEM) {
         proc_kill_current(SIGKILL, "out of memory");
     } else if (err) {
         char why[96];
         snprintf(why, sizeof why, "segmentation fault at 0x%lx (rip 0x%lx)", addr, tf->rip);
-        proc_kill_current(SIGSEGV, why);
+        sig_fault(SIGSEGV, err == -EACCES ? SEGV_ACCERR : SEGV_MAPERR, addr, why);
+    }
+    intr_disable();
+}
+
+/* The si_code of an exception's signal (Linux's: FPE_INTDIV, ILL_ILLOPN,
+ * TRAP_BRKPT, BUS_ADRALN, or SI_KERNEL for a general protection fault). */
+static int code_of(uint64_t vector)
+{
+    switch (vector) {
+    case T_DIVIDE: case T_INVALIDOP: case T_BREAKPOINT: case T_ALIGN: return vector == T_INVALIDOP ? 2 : 1;
+    case T_FPU: case T_SIMD: return 0;
+    default: return 0x80;
     }
 }
 
@@ -169,12 +183,16 @@ bool user_trap(struct trapframe *tf)
     } else {
         char why[64];
         snprintf(why, sizeof why, "exception %lu at rip 0x%lx", tf->vector, tf->rip);
-        proc_kill_current(signal_of(tf->vector), why);
+        intr_enable();
+        sig_fault(signal_of(tf->vector), code_of(tf->vector), tf->rip, why);
+        intr_disable();
     }
     user_trap_return(tf);
     return true;
 }
 
+/* Preemption, kills and signals at every return to user mode from an
+ * interrupt or exception (called with interrupts disabled). */
 void user_trap_return(struct trapframe *tf)
 {
     struct proc *p = curthread()->proc;
@@ -182,10 +200,10 @@ void user_trap_return(struct trapframe *tf)
         return;
     if (tf->vector == VEC_TIMER)
         thread_yield();
-    int sig = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
-    if (sig) {
+    if (sig_interrupting(p)) {
         intr_enable();
-        proc_exit(W_SIGNALED(sig));
+        sig_deliver(tf, false);
+        intr_disable();
     }
 }
 
@@ -199,7 +217,8 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(0, sys_read), S(1, sys_write), S(2, sys_open), S(3, sys_close),
     S(4, sys_stat), S(5, sys_fstat), S(6, sys_lstat), S(7, sys_poll), S(8, sys_lseek),
     S(9, sys_mmap), S(10, sys_mprotect), S(11, sys_munmap), S(12, sys_brk),
-    S(13, sys_rt_sigaction), S(14, sys_rt_sigprocmask), S(16, sys_ioctl),
+    S(13, sys_rt_sigaction), S(14, sys_rt_sigprocmask), S(127, sys_rt_sigpending),
+    S(130, sys_rt_sigsuspend), S(16, sys_ioctl),
     S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),
     S(21, sys_access), S(24, sys_sched_yield), S(32, sys_dup), S(33, sys_dup2),
     S(39, sys_getpid), S(57, sys_fork), S(58, sys_fork), S(59, sys_execve),
@@ -214,12 +233,12 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(217, sys_getdents64), S(218, sys_set_tid_address), S(231, sys_exit_group),
     S(257, sys_openat), S(258, sys_mkdirat), S(262, sys_newfstatat), S(263, sys_unlinkat),
     S(267, sys_readlinkat), S(269, sys_faccessat), S(292, sys_dup3),
-    S(35, sys_nanosleep), S(62, sys_kill), S(76, sys_truncate), S(90, sys_chmod),
+    S(35, sys_nanosleep_sig), S(62, sys_kill), S(76, sys_truncate), S(90, sys_chmod),
     S(91, sys_fchmod), S(92, sys_chown), S(93, sys_fchown), S(94, sys_lchown),
     S(96, sys_gettimeofday), S(97, sys_getrlimit), S(98, sys_getrusage), S(100, sys_times),
     S(105, sys_setuid), S(106, sys_setgid), S(115, sys_getgroups), S(160, sys_setrlimit),
     S(162, sys_sync), S(200, sys_tkill), S(201, sys_time), S(228, sys_clock_gettime),
-    S(229, sys_clock_getres), S(230, sys_clock_nanosleep), S(234, sys_tgkill),
+    S(229, sys_clock_getres), S(230, sys_clock_nanosleep_sig), S(234, sys_tgkill),
     S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
     S(265, sys_linkat),
     S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause),
@@ -268,15 +287,23 @@ void syscall_dispatch(struct trapframe *tf)
     uint64_t nr = tf->rax;
     syscall_fn fn = lookup(nr);
     int64_t r;
-    if (fn) {
+    if (nr == 15) {
+        r = sig_return(tf);
+    } else if (fn) {
         r = fn(tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
     } else {
         __atomic_add_fetch(&unknown_calls[MIN(nr, (uint64_t)NSYSCALL - 1)], 1, __ATOMIC_RELAXED);
         r = -ENOSYS;
     }
-    tf->rax = (uint64_t)r;
+    /* rt_sigreturn's r is the restored rax, whatever its value. */
+    bool restarting = nr != 15 && r == -ERESTARTSYS;
+    if (restarting) {
+        tf->rax = nr;           /* repeat the call unless a handler says otherwise */
+        tf->rip -= 2;
+    } else {
+        tf->rax = (uint64_t)r;
+    }
     struct proc *p = curthread()->proc;
-    int sig = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
-    if (sig)
-        proc_exit(W_SIGNALED(sig));
+    if (sig_interrupting(p))
+        sig_deliver(tf, restarting);
 }

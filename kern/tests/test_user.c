@@ -185,6 +185,7 @@ USER_MODE_TEST(user_files, "files", 0)
 USER_MODE_TEST(user_mmap, "mmap", 0)
 USER_MODE_TEST(user_exec, "exec", 0)
 USER_MODE_TEST(user_fpu, "fpu", 0)
+USER_MODE_TEST(user_signal, "signal", 0)
 
 /* Live lock instances of the classes that come and go with open files,
  * pipes and anonymous memory (lockstat's registry). */

@@ -113,6 +113,52 @@ static int mode_segv(void)
     return 0;
 }
 
+/* Signals: a handler runs for raise() before it returns, with the signal
+ * blocked inside, and registers survive the handler; a caught SIGSEGV
+ * fixes the mapping with mprotect and the faulting write is retried. */
+static volatile sig_atomic_t sig_hits, sig_blocked;
+static volatile char *sig_page;
+
+static void on_usr1(int sig)
+{
+    sigset_t cur;
+    sigprocmask(SIG_BLOCK, NULL, &cur);
+    sig_blocked = sigismember(&cur, sig);
+    sig_hits++;
+}
+
+static void on_segv_fix(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    /* si_addr is the faulting byte (sig_page + 5), as on Linux. */
+    if ((char *)si->si_addr == (char *)sig_page + 5 &&
+        mprotect((void *)sig_page, 4096, PROT_READ | PROT_WRITE) == 0)
+        sig_hits++;
+    else
+        _exit(7);
+}
+
+static int mode_signal(void)
+{
+    struct sigaction sa = { 0 };
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    CHECK(raise(SIGUSR1) == 0);
+    CHECK(sig_hits == 1 && sig_blocked == 1);
+    sigset_t cur;
+    sigprocmask(SIG_BLOCK, NULL, &cur);
+    CHECK(!sigismember(&cur, SIGUSR1));
+    sig_page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(sig_page != MAP_FAILED);
+    sa.sa_sigaction = on_segv_fix;
+    sa.sa_flags = SA_SIGINFO;
+    CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+    sig_page[5] = 42;
+    CHECK(sig_hits == 2 && sig_page[5] == 42);
+    return 0;
+}
+
 static int mode_efault(void)
 {
     char buf[16];
@@ -382,6 +428,8 @@ int main(int argc, char **argv)
         return mode_segv();
     if (!strcmp(mode, "efault"))
         return mode_efault();
+    if (!strcmp(mode, "signal"))
+        return mode_signal();
     if (!strcmp(mode, "files"))
         return mode_files();
     if (!strcmp(mode, "mmap"))

@@ -1,0 +1,390 @@
+/*
+ * POSIX signals for single-threaded processes, with Linux x86-64
+ * semantics and frame layout.
+ *
+ * Theory.  A process has a disposition per signal (p_sigact: SIG_DFL,
+ * SIG_IGN or a handler with its flags and mask), a mask of blocked
+ * signals (p_sigmask) and a set of pending ones (p_sigpending, with the
+ * siginfo of each).  Standard signals do not queue: a second send of a
+ * pending signal is lost.  A sender (kill, a child's exit, a pipe with no
+ * reader) queues the signal with sig_post; an ignored, unblocked signal
+ * is dropped at once, and SIGKILL sets p_killsig, which every return to
+ * user mode and every sleep loop already obeys.
+ *
+ * Signals are taken at the return to user mode, after every system call
+ * (syscall_dispatch) and every interrupt or exception from user mode
+ * (user_trap_return), by sig_deliver.  Each unblocked pending signal is
+ * ignored, kills (the default action of most: the wait status says
+ * "signaled"; no core files are written, and the stop signals and SIGCONT
+ * are ignored, as there is no job control yet), or gets a handler frame:
+ * below the interrupted stack pointer and its 128-byte red zone we put
+ * the FXSAVE image of the x87/SSE registers (64-byte aligned) and then
+ * Linux's struct rt_sigframe -- the restorer's address where a call would
+ * leave its return address (so rsp + 8 is 16-byte aligned at the
+ * handler's first instruction, as the ABI wants), the ucontext (flags,
+ * link, stack, the sigcontext with the registers in Linux's order and a
+ * pointer to the FXSAVE image, the mask to restore) and the siginfo.  The
+ * handler is entered with rdi = signal, rsi = &siginfo, rdx = &ucontext,
+ * with its sa_mask and (without SA_NODEFER) the signal itself blocked.
+ * If the frame cannot be written the process dies by SIGSEGV.
+ *
+ * The restorer calls rt_sigreturn, which reads the ucontext back at the
+ * stack pointer (the handler's ret popped the return address) and loads
+ * the registers, the mask and the FP state.  Nothing there is trusted:
+ * the code and stack selectors are the user's fixed ones, rflags keeps
+ * only the arithmetic flags, TF, DF and AC (IF always on, IOPL 0), rip
+ * must be a user address and MXCSR only its defined bits; a bad frame is
+ * death by SIGSEGV.  The return leaves through IRET (not SYSRET) so that
+ * rcx and r11 come back too (syscall_dispatch marks the frame).
+ *
+ * A blocking call (wait4, pipe read and write) sleeps with sig_sleep: the
+ * sleeper publishes its channel in p_sleepchan and checks for signals
+ * under the sleep queue's lock; a sender queues the signal, then (after a
+ * full fence) wakes whatever channel it finds published, under the same
+ * lock, so a signal cannot slip between the check and the sleep.  The
+ * call then returns -ERESTARTSYS: syscall_dispatch rewinds the frame to
+ * repeat the call, and a handler without SA_RESTART turns that into
+ * -EINTR.  pause sleeps on its own channel, and nanosleep polls; both
+ * fail with -EINTR (Linux does not restart them).
+ *
+ * Faults (sig_fault) are synchronous: with a handler and the signal
+ * unblocked it is queued and taken at the trap's return (a SIGSEGV
+ * handler may mprotect and return to retry); blocked, ignored or at its
+ * default, the process dies by it, as on Linux.
+ *
+ * Locks: p_siglock (spin, class "signal") guards p_sigpending and
+ * p_siginfo; it may be taken under proc_lock and is never held across a
+ * sleep or a user copy.  p_sigact and p_sigmask belong to the process's
+ * own thread (and to fork before the child runs).
+ */
+#include <kern/proc/proc.h>
+#include <kern/vm/as.h>
+#include <kern/sched/thread.h>
+#include <kern/sleep.h>
+#include <kern/trap.h>
+#include <kern/cpu.h>
+#include <kern/arch.h>
+#include <kern/errno.h>
+#include <kern/string.h>
+#include <kern/kprintf.h>
+
+LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
+
+#define UNBLOCKABLE   (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
+#define RED_ZONE      128
+#define FXSAVE_SIZE   512
+/* rflags bits a signal frame may set: CF PF AF ZF SF TF DF OF AC. */
+#define RFLAGS_USER   0x40dd5UL
+#define RFLAGS_TF_DF  ((1UL << 8) | (1UL << 10))
+#define VEC_SYSCALL_IRET 0x101  /* boot/syscall.asm: leave through IRET */
+
+/* Linux's struct sigcontext (x86-64), the uc_mcontext of a ucontext. */
+struct sigcontext_k {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, rflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2;
+    uint64_t fpstate;           /* user address of the FXSAVE image, or 0 */
+    uint64_t reserved[8];
+};
+
+struct ucontext_k {
+    uint64_t uc_flags, uc_link;
+    uint64_t ss_sp;
+    int32_t ss_flags, pad;
+    uint64_t ss_size;
+    struct sigcontext_k mc;
+    uint64_t sigmask;
+};
+
+struct siginfo_k {
+    int32_t si_signo, si_errno, si_code, pad;
+    union {
+        struct { int32_t pid; uint32_t uid; int32_t status; } proc;
+        uint64_t addr;
+        uint8_t raw[112];
+    } f;
+};
+
+struct rt_sigframe_k {
+    uint64_t pretcode;          /* the restorer: the handler's return address */
+    struct ucontext_k uc;
+    struct siginfo_k info;
+};
+
+_Static_assert(sizeof(struct sigcontext_k) == 256, "Linux sigcontext");
+_Static_assert(sizeof(struct ucontext_k) == 304, "Linux ucontext");
+_Static_assert(sizeof(struct siginfo_k) == 128, "Linux siginfo");
+
+void sig_init_proc(struct proc *p, struct proc *parent)
+{
+    spin_init(&p->p_siglock, &signal_lock_class);
+    if (parent) {
+        memcpy(p->p_sigact, parent->p_sigact, sizeof p->p_sigact);
+        p->p_sigmask = parent->p_sigmask;
+    }
+}
+
+bool sig_default_ignores(int sig)
+{
+    return sig == SIGCHLD || sig == 18 || sig == 23 || sig == 28 ||   /* CONT URG WINCH */
+           sig == 19 || sig == 20 || sig == 21 || sig == 22;          /* STOP TSTP TTIN TTOU */
+}
+
+static bool sig_ignored(const struct proc *p, int sig)
+{
+    uint64_t h = p->p_sigact[sig - 1].handler;
+    return h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig));
+}
+
+bool sig_interrupting(struct proc *p)
+{
+    uint64_t pend = __atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE);
+    uint64_t mask = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED);
+    return (pend & ~mask) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
+}
+
+/* Wake p if it sleeps interruptibly.  The fence orders the caller's
+ * queueing before the look at p_sleepchan (sig_sleep mirrors it). */
+static void sig_wake(struct proc *p)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    const void *chan = __atomic_load_n(&p->p_sleepchan, __ATOMIC_SEQ_CST);
+    if (chan)
+        wakeup(chan);
+}
+
+static void sig_queue(struct proc *p, int sig, const struct ksiginfo *si, bool replace_info)
+{
+    spin_lock(&p->p_siglock);
+    if (replace_info || !(p->p_sigpending & SIGBIT(sig)))
+        p->p_siginfo[sig - 1] = *si;
+    __atomic_or_fetch(&p->p_sigpending, SIGBIT(sig), __ATOMIC_RELEASE);
+    spin_unlock(&p->p_siglock);
+}
+
+void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
+{
+    if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE)
+        return;
+    if (sig == SIGKILL) {
+        int none = 0;
+        __atomic_compare_exchange_n(&p->p_killsig, &none, SIGKILL, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+    } else {
+        bool blocked = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED) & SIGBIT(sig);
+        if (!blocked && sig_ignored(p, sig))
+            return;
+        sig_queue(p, sig, si, false);
+    }
+    sig_wake(p);
+}
+
+void sig_fault(int sig, int code, uint64_t addr, const char *why)
+{
+    struct proc *p = curproc();
+    if (p->p_sigact[sig - 1].handler <= SIG_IGN || (p->p_sigmask & SIGBIT(sig))) {
+        proc_kill_current(sig, why);
+        return;
+    }
+    struct ksiginfo si = { .si_signo = sig, .si_code = code, .si_addr = addr };
+    sig_queue(p, sig, &si, true);
+}
+
+int sig_sleep(const void *chan)
+{
+    struct proc *p = curproc();
+    if (!p) {
+        sleep_on(chan);
+        return 0;
+    }
+    struct sleepq *sq = sleepq_lock(chan);
+    __atomic_store_n(&p->p_sleepchan, chan, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (sig_interrupting(p)) {
+        sleepq_unlock(sq);
+        __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+        return -ERESTARTSYS;
+    }
+    sleep_locked(sq, chan);
+    __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* Take the lowest unblocked pending signal: its number (0: none). */
+static int sig_dequeue(struct proc *p, struct ksiginfo *si)
+{
+    spin_lock(&p->p_siglock);
+    uint64_t ready = p->p_sigpending & ~p->p_sigmask;
+    int sig = 0;
+    if (ready) {
+        sig = __builtin_ctzl(ready) + 1;
+        *si = p->p_siginfo[sig - 1];
+        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+    }
+    spin_unlock(&p->p_siglock);
+    return sig;
+}
+
+static void fill_sigcontext(struct sigcontext_k *mc, const struct trapframe *tf)
+{
+    mc->r8 = tf->r8; mc->r9 = tf->r9; mc->r10 = tf->r10; mc->r11 = tf->r11;
+    mc->r12 = tf->r12; mc->r13 = tf->r13; mc->r14 = tf->r14; mc->r15 = tf->r15;
+    mc->rdi = tf->rdi; mc->rsi = tf->rsi; mc->rbp = tf->rbp; mc->rbx = tf->rbx;
+    mc->rdx = tf->rdx; mc->rax = tf->rax; mc->rcx = tf->rcx; mc->rsp = tf->rsp;
+    mc->rip = tf->rip;
+    mc->rflags = tf->rflags;
+    mc->cs = (uint16_t)tf->cs;
+    mc->ss = (uint16_t)tf->ss;
+    if (tf->vector < 32) {
+        mc->err = tf->error;
+        mc->trapno = tf->vector;
+    }
+}
+
+static void fill_siginfo(struct siginfo_k *info, int sig, const struct ksiginfo *si)
+{
+    info->si_signo = sig;
+    info->si_code = si->si_code;
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP) {
+        info->f.addr = si->si_addr;
+    } else {
+        info->f.proc.pid = si->si_pid;
+        info->f.proc.uid = (uint32_t)si->si_uid;
+        info->f.proc.status = si->si_status;
+    }
+}
+
+/* Build the handler's frame on the user stack and point tf at the
+ * handler; false when the stack cannot take it. */
+static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si,
+                        const struct sigaction_k *sa, uint64_t oldmask)
+{
+    uint8_t fx[FXSAVE_SIZE] __aligned(16);
+    struct rt_sigframe_k f;
+    uint64_t sp = tf->rsp - RED_ZONE;
+    uint64_t fpaddr = (sp - FXSAVE_SIZE) & ~63UL;
+    sp = ((fpaddr - sizeof f) & ~15UL) - 8;
+    if (tf->rsp > USER_TOP || sp >= USER_TOP || sp < PAGE_SIZE)
+        return false;
+    memset(&f, 0, sizeof f);
+    f.pretcode = (sa->flags & SA_RESTORER) ? sa->restorer : 0;
+    fill_sigcontext(&f.uc.mc, tf);
+    f.uc.mc.oldmask = oldmask;
+    f.uc.mc.cr2 = sig == SIGSEGV || sig == SIGBUS ? si->si_addr : 0;
+    f.uc.mc.fpstate = fpaddr;
+    f.uc.ss_flags = 2;          /* SS_DISABLE: no sigaltstack */
+    f.uc.sigmask = oldmask;
+    fill_siginfo(&f.info, sig, si);
+    __asm__ volatile("fxsave64 %0" : "=m"(fx));
+    if (copyout(fx, (void *)fpaddr, sizeof fx) || copyout(&f, (void *)sp, sizeof f))
+        return false;
+    tf->rsp = sp;
+    tf->rip = sa->handler;
+    tf->rdi = (uint64_t)sig;
+    tf->rsi = sp + offsetof(struct rt_sigframe_k, info);
+    tf->rdx = sp + offsetof(struct rt_sigframe_k, uc);
+    tf->rax = 0;
+    tf->rflags &= ~(RFLAGS_TF_DF | (1UL << 16));   /* TF DF RF */
+    return true;
+}
+
+static void run_handler(struct proc *p, struct trapframe *tf, int sig,
+                        const struct ksiginfo *si, bool *restarting)
+{
+    struct sigaction_k sa = p->p_sigact[sig - 1];
+    if (*restarting && !(sa.flags & SA_RESTART)) {
+        tf->rip += 2;               /* back after the syscall instruction */
+        tf->rax = (uint64_t)-EINTR;
+    }
+    *restarting = false;
+    /* After rt_sigsuspend the handler returns to the mask from before. */
+    uint64_t oldmask = p->p_restoremask ? p->p_sigsaved : p->p_sigmask;
+    p->p_restoremask = false;
+    if (!setup_frame(tf, sig, si, &sa, oldmask)) {
+        proc_kill_current(SIGSEGV, "cannot write the signal frame");
+        return;
+    }
+    uint64_t mask = p->p_sigmask | sa.mask;
+    if (!(sa.flags & SA_NODEFER))
+        mask |= SIGBIT(sig);
+    __atomic_store_n(&p->p_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    if (sa.flags & SA_RESETHAND) {
+        p->p_sigact[sig - 1].handler = SIG_DFL;
+        p->p_sigact[sig - 1].flags &= ~SA_SIGINFO;
+    }
+}
+
+void sig_deliver(struct trapframe *tf, bool restarting)
+{
+    struct proc *p = curproc();
+    struct ksiginfo si;
+    int sig;
+    while (!p->p_killsig && (sig = sig_dequeue(p, &si))) {
+        uint64_t h = p->p_sigact[sig - 1].handler;
+        if (h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig)))
+            continue;
+        if (h == SIG_DFL) {
+            intr_enable();
+            proc_exit(W_SIGNALED(sig));
+        }
+        run_handler(p, tf, sig, &si, &restarting);
+    }
+    if (p->p_restoremask) {
+        p->p_restoremask = false;
+        __atomic_store_n(&p->p_sigmask, p->p_sigsaved, __ATOMIC_RELAXED);
+    }
+    int kill = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
+    if (kill) {
+        intr_enable();
+        proc_exit(W_SIGNALED(kill));
+    }
+}
+
+int64_t sig_return(struct trapframe *tf)
+{
+    struct proc *p = curproc();
+    struct ucontext_k uc;
+    uint8_t fx[FXSAVE_SIZE] __aligned(16);
+    if (copyin((void *)tf->rsp, &uc, sizeof uc))
+        goto bad;
+    const struct sigcontext_k *mc = &uc.mc;
+    if (mc->rip >= USER_TOP || mc->rsp > USER_TOP)
+        goto bad;
+    if (mc->fpstate) {
+        if (copyin((void *)mc->fpstate, fx, sizeof fx))
+            goto bad;
+        uint8_t cur[FXSAVE_SIZE] __aligned(16);
+        __asm__ volatile("fxsave64 %0" : "=m"(cur));
+        uint32_t mxcsr_mask = *(uint32_t *)(cur + 28);
+        if (!mxcsr_mask)
+            mxcsr_mask = 0xffbf;
+        *(uint32_t *)(fx + 24) &= mxcsr_mask;
+        *(uint32_t *)(fx + 28) = mxcsr_mask;
+        __asm__ volatile("fxrstor64 %0" :: "m"(fx));
+    }
+    tf->r8 = mc->r8; tf->r9 = mc->r9; tf->r10 = mc->r10; tf->r11 = mc->r11;
+    tf->r12 = mc->r12; tf->r13 = mc->r13; tf->r14 = mc->r14; tf->r15 = mc->r15;
+    tf->rdi = mc->rdi; tf->rsi = mc->rsi; tf->rbp = mc->rbp; tf->rbx = mc->rbx;
+    tf->rdx = mc->rdx; tf->rcx = mc->rcx; tf->rsp = mc->rsp; tf->rip = mc->rip;
+    tf->rflags = (mc->rflags & RFLAGS_USER) | RFLAGS_IF | 2;
+    tf->cs = SEL_UCODE;
+    tf->ss = SEL_UDATA;
+    tf->vector = VEC_SYSCALL_IRET;
+    __atomic_store_n(&p->p_sigmask, uc.sigmask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    return (int64_t)mc->rax;
+bad:
+    proc_kill_current(SIGSEGV, "bad frame for rt_sigreturn");
+    return tf->rax;
+}
+
+void sig_exec_reset(struct proc *p)
+{
+    for (int i = 0; i < NSIG; i++) {
+        struct sigaction_k *sa = &p->p_sigact[i];
+        if (sa->handler != SIG_IGN)
+            memset(sa, 0, sizeof *sa);
+        else
+            sa->flags = sa->restorer = sa->mask = 0;
+    }
+}
