@@ -246,7 +246,9 @@ static void init_new_inode(struct s5_inode *ip, uint16_t mode)
  * recursively).  With the lock released, two threads can get the same
  * number (a refill scan may have put back a number being allocated), so
  * after iget the inode is checked: if it is already allocated, or someone
- * else still holds it, it is dropped and the next number tried.
+ * else still holds it, it is dropped and the next number tried.  The iget
+ * only tries the inode's ILOCK (s5_iget_try): waiting for it while the
+ * caller holds its directory's ILOCK could close a cycle with the holder.
  */
 int s5_ialloc(struct s5_fs *fs, uint16_t mode, struct s5_inode **ipp)
 {
@@ -269,10 +271,17 @@ int s5_ialloc(struct s5_fs *fs, uint16_t mode, struct s5_inode **ipp)
             s5_corrupt(fs, "free-inode cache holds inode %u; dropped", ino);
             continue;
         }
+        /* Only try the ILOCK: the caller holds its directory's, and a
+         * number that is not free after all (a stale hint) may be any
+         * inode, whose holder may be waiting for that directory.  Locked
+         * by someone else means in use, or being freed: skip it (a later
+         * inode scan finds it again if it is free on disk). */
         struct s5_inode *ip;
-        int err = s5_iget(fs, ino, &ip);
-        if (err == -EDEADLK)
-            continue;                       /* one we hold: surely not free */
+        int err = s5_iget_try(fs, ino, &ip);
+        if (err == -EDEADLK || err == -EBUSY) {
+            __atomic_add_fetch(&s5_stats.ialloc_races, 1, __ATOMIC_RELAXED);
+            continue;                       /* in use: surely not free */
+        }
         if (err)
             return err;
         if (ip->i_mode != 0 || __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) != 1) {

@@ -139,6 +139,7 @@ static void forget_identity(struct s5_inode *ip)
 }
 
 static void reap_init(void);
+static bool ilock_try(struct s5_inode *ip);
 
 /* ---- building the table ---- */
 
@@ -311,7 +312,9 @@ static int iread(struct s5_inode *ip)
     return 0;
 }
 
-int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
+/* iget; with try, an inode another thread has ILOCKED is -EBUSY instead
+ * of a wait. */
+static int iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp, bool try)
 {
     if (!s5_ino_valid(&fs->fs_sb, ino)) {
         s5_corrupt(fs, "inode number %u outside the inode list (1..%u)", ino,
@@ -330,7 +333,12 @@ int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
             VN_RELE(ITOV(ip));
             return -EDEADLK;
         }
-        ILOCK(ip);
+        if (!try) {
+            ILOCK(ip);
+        } else if (!ilock_try(ip)) {
+            VN_RELE(ITOV(ip));
+            return -EBUSY;
+        }
         /* The sleep for the lock may have let the identity change (a
          * failed read dropped it): check it again (seed 001). */
         if (ip->i_fs != fs || ip->i_number != ino) {
@@ -352,6 +360,16 @@ int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
         *ipp = ip;
         return 0;
     }
+}
+
+int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
+{
+    return iget(fs, ino, ipp, false);
+}
+
+int s5_iget_try(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
+{
+    return iget(fs, ino, ipp, true);
 }
 
 void s5_iput(struct s5_inode *ip)

@@ -137,6 +137,9 @@ void s5_icache_init(void);
  * stays full after purging the DNLC; -EUCLEAN/-EIO for a bad inode;
  * -EDEADLK if the calling thread already holds that inode's ILOCKED. */
 int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp);
+/* The same, but -EBUSY at once if another thread has it ILOCKED (for a
+ * caller that holds other ILOCKs and may not wait for an arbitrary one). */
+int s5_iget_try(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp);
 /* IUNLOCK and VN_RELE. */
 void s5_iput(struct s5_inode *ip);
 /*
