@@ -11,12 +11,8 @@
  *   - nanosleep yields the CPU until the time has passed (there are no
  *     timed sleeps in the scheduler yet): correct, but it keeps the CPU
  *     busy when nothing else is runnable.
- *   - kill: no signal handlers exist (rt_sigaction is a stub, see
- *     sys_proc.c), so a signal whose default action terminates marks the
- *     target to exit with it at its next return to user mode; the signals
- *     whose default is to be ignored (SIGCHLD, SIGCONT, SIGURG, SIGWINCH)
- *     and the stop signals do nothing.  A target asleep in the kernel
- *     (wait4) notices only when it wakes.
+ *   - kill/tkill/tgkill post the signal (kern/proc/signal.c); its
+ *     disposition decides at delivery.
  *   - times/getrusage report the elapsed time as user time for the
  *     caller and zero for children: no per-process CPU accounting yet.
  *   - getrandom returns a TSC-seeded pseudo-random stream, not
@@ -367,12 +363,6 @@ SYSCALL_DECL(sys_prlimit64) { return do_prlimit((int)a0, (int)a1, a2, a3); }
 
 /* ---- kill ---- */
 
-static bool ignored_by_default(int sig)
-{
-    return sig == SIGCHLD || sig == 18 || sig == 23 || sig == 28 ||   /* CONT URG WINCH */
-           sig == 19 || sig == 20 || sig == 21 || sig == 22;          /* STOP TSTP TTIN TTOU */
-}
-
 SYSCALL_DECL(sys_kill)
 {
     int pid = (int)a0, sig = (int)a1;
@@ -380,7 +370,7 @@ SYSCALL_DECL(sys_kill)
         int r = proc_signal(pid, 0, false);     /* no such process comes first */
         return r == -ESRCH ? r : -EINVAL;
     }
-    return proc_signal(pid, sig, sig && !ignored_by_default(sig));
+    return proc_signal(pid, sig, false);
 }
 
 SYSCALL_DECL(sys_tkill)
