@@ -241,6 +241,12 @@ void file_rele(struct file *fp);
 int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags);
 /* The file at fd with a new reference, or NULL. */
 struct file *fd_get(struct proc *p, int fd);
+/* May the open file be read, or written?  (Its access mode, f_flags & O_ACCMODE:
+ * 0 O_RDONLY, 1 O_WRONLY, 2 O_RDWR; kern/vfs/vfs.h.) */
+static inline bool file_readable(const struct file *fp) { return (fp->f_flags & 3) != 1; }
+static inline bool file_writable(const struct file *fp) { return (fp->f_flags & 3) != 0; }
+/* Is vp the console (/dev/console, the terminal of kern/tty.c)? */
+bool vn_is_console(const struct vnode *vp);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);
 int fd_close(struct proc *p, int fd);

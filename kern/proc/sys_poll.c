@@ -26,11 +26,6 @@ struct pollfd_u {
     short events, revents;
 };
 
-static bool is_console_vp(const struct vnode *vp)
-{
-    return vp->v_type == VCHR && vp->v_rdev == vn_makedev(5, 1);
-}
-
 static short ready(struct proc *p, const struct pollfd_u *pf)
 {
     if (pf->fd < 0)
@@ -39,7 +34,7 @@ static short ready(struct proc *p, const struct pollfd_u *pf)
     if (!fp)
         return POLLNVAL;
     short r = pf->events & (POLLIN | POLLOUT);
-    if (is_console_vp(fp->f_vp) && !tty_readable())
+    if (vn_is_console(fp->f_vp) && !tty_readable())
         r &= (short)~POLLIN;
     file_rele(fp);
     return r;

@@ -1,0 +1,249 @@
+/*
+ * Descriptor system calls: dup, dup2, dup3, fcntl, ioctl (the console's
+ * terminal calls go to the line discipline, kern/tty.c), fsync,
+ * ftruncate, and umask.  The descriptor table itself is kern/proc/fd.c;
+ * the path and transfer calls are kern/proc/sys_fs.c.
+ *
+ * Locks.  p_fdlock guards a table's slots (fd.c); a file's f_lock its
+ * offset.  Nothing here holds either across a VOP.
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/vm/as.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/tty.h>
+#include <kern/errno.h>
+
+#define O_CLOEXEC           0x80000
+#define F_DUPFD 0
+#define F_GETFD 1
+#define F_SETFD 2
+#define F_GETFL 3
+#define F_SETFL 4
+#define F_DUPFD_CLOEXEC 1030
+#define TCGETS     0x5401
+#define TIOCGPGRP  0x540F
+#define TIOCGWINSZ 0x5413
+#define FIONREAD   0x541B
+#define FIONCLEX   0x5450
+#define FIOCLEX    0x5451
+
+static struct cred *cr(void) { return curproc()->p_cred; }
+
+/* ---- descriptors ---- */
+
+/* Put fp (a new reference) at exactly newfd, closing what was there. */
+static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
+{
+    if (newfd < 0 || (uint64_t)newfd >= fd_limit(p)) {
+        file_rele(fp);
+        return -EBADF;
+    }
+    mutex_enter(&p->p_fdlock);
+    struct file *old = p->p_fd[newfd];
+    p->p_fd[newfd] = fp;
+    p->p_fdflags[newfd] = fdflags;
+    mutex_exit(&p->p_fdlock);
+    if (old)
+        file_rele(old);
+    return newfd;
+}
+
+SYSCALL_DECL(sys_dup)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int fd = fd_install(curproc(), fp, 0, 0);
+    if (fd < 0)
+        file_rele(fp);
+    return fd;
+}
+
+static int64_t do_dup3(int oldfd, int newfd, int flags)
+{
+    struct file *fp = fd_get(curproc(), oldfd);
+    if (!fp)
+        return -EBADF;
+    return fd_place(curproc(), newfd, fp, (flags & O_CLOEXEC) ? FD_CLOEXEC : 0);
+}
+
+SYSCALL_DECL(sys_dup2)
+{
+    if ((int)a0 == (int)a1) {
+        struct file *fp = fd_get(curproc(), (int)a0);
+        if (!fp)
+            return -EBADF;
+        file_rele(fp);
+        return (int)a1;
+    }
+    return do_dup3((int)a0, (int)a1, 0);
+}
+
+SYSCALL_DECL(sys_dup3)
+{
+    if ((int)a0 == (int)a1 || (a2 & ~(uint64_t)O_CLOEXEC))
+        return -EINVAL;
+    return do_dup3((int)a0, (int)a1, (int)a2);
+}
+
+SYSCALL_DECL(sys_fcntl)
+{
+    struct proc *p = curproc();
+    int fd = (int)a0;
+    struct file *fp = fd_get(p, fd);
+    if (!fp)
+        return -EBADF;
+    int64_t r = 0;
+    switch (a1) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        /* A start at or past RLIMIT_NOFILE is EINVAL (Linux), not EMFILE. */
+        r = (int64_t)a2 < 0 || a2 >= fd_limit(p) ? -EINVAL
+            : fd_install(p, fp, (int)a2, a1 == F_DUPFD_CLOEXEC ? FD_CLOEXEC : 0);
+        if (r >= 0)
+            return r;           /* the reference went to the new descriptor */
+        break;
+    case F_GETFD:
+        mutex_enter(&p->p_fdlock);
+        r = p->p_fdflags[fd];
+        mutex_exit(&p->p_fdlock);
+        break;
+    case F_SETFD:
+        mutex_enter(&p->p_fdlock);
+        if (p->p_fd[fd] == fp)
+            p->p_fdflags[fd] = a2 & FD_CLOEXEC;
+        mutex_exit(&p->p_fdlock);
+        break;
+    case F_GETFL:
+        mutex_enter(&fp->f_lock);
+        r = fp->f_flags;
+        mutex_exit(&fp->f_lock);
+        break;
+    case F_SETFL:
+        mutex_enter(&fp->f_lock);
+        fp->f_flags = (fp->f_flags & O_ACCMODE) | (a2 & (O_APPEND | O_NONBLOCK));
+        mutex_exit(&fp->f_lock);
+        break;
+    default:
+        r = -EINVAL;
+    }
+    file_rele(fp);
+    return r;
+}
+
+SYSCALL_DECL(sys_umask)
+{
+    struct proc *p = curproc();
+    uint32_t old = p->p_umask;
+    p->p_umask = a0 & 0777;
+    return old;
+}
+
+bool vn_is_console(const struct vnode *vp)
+{
+    return vp->v_type == VCHR && vp->v_rdev == vn_makedev(5, 1);
+}
+
+#define TCSETS     0x5402
+#define TCSETSW    0x5403
+#define TCSETSF    0x5404
+#define TIOCSCTTY  0x540E
+#define TIOCSPGRP  0x5410
+
+/* The console's terminal calls, on the line discipline (kern/tty.c). */
+static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
+{
+    /* struct termios: iflag, oflag, cflag, lflag, then line and cc[19] */
+    uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
+                      0xbf /* CS8|CREAD|B38400 */, tty_lflag() };
+    uint8_t *cc = (uint8_t *)t + 17;
+    int pg;
+    switch (cmd) {
+    case TCGETS:
+        cc[0] = 0x03;           /* VINTR ^C */
+        cc[2] = 0x7f;           /* VERASE DEL */
+        cc[3] = 0x15;           /* VKILL ^U */
+        cc[4] = 0x04;           /* VEOF ^D */
+        cc[6] = 1;              /* VMIN */
+        return copyout(t, (void *)arg, 36);
+    case TCSETS:
+    case TCSETSW:
+    case TCSETSF:
+        if (copyin((void *)arg, t, 36))
+            return -EFAULT;
+        tty_set_lflag(t[3]);
+        return 0;
+    case TIOCGWINSZ: {
+        uint16_t ws[4] = { 24, 80, 0, 0 };
+        return copyout(ws, (void *)arg, sizeof ws);
+    }
+    case TIOCGPGRP:
+        pg = tty_fg_pgrp() ? tty_fg_pgrp() : curproc()->p_pgid;
+        return copyout(&pg, (void *)arg, sizeof pg);
+    case TIOCSPGRP:
+        if (copyin((void *)arg, &pg, sizeof pg))
+            return -EFAULT;
+        if (pg <= 0)
+            return -EINVAL;
+        tty_set_fg_pgrp(pg);
+        return 0;
+    case TIOCSCTTY:
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+SYSCALL_DECL(sys_ioctl)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int64_t r = -ENOTTY;
+    if (a1 == FIOCLEX || a1 == FIONCLEX) {
+        struct proc *p = curproc();
+        mutex_enter(&p->p_fdlock);
+        if (p->p_fd[(int)a0] == fp)
+            p->p_fdflags[(int)a0] = a1 == FIOCLEX ? FD_CLOEXEC : 0;
+        mutex_exit(&p->p_fdlock);
+        r = 0;
+    } else if (a1 == FIONREAD && (fp->f_vp->v_type == VFIFO || fp->f_vp->v_type == VREG)) {
+        /* bytes ready: what the pipe holds, or the file past the offset */
+        struct vattr va;
+        r = VOP_GETATTR(fp->f_vp, &va, cr());
+        if (r == 0) {
+            mutex_enter(&fp->f_lock);
+            uint64_t off = fp->f_vp->v_type == VREG ? fp->f_offset : 0;
+            mutex_exit(&fp->f_lock);
+            int n = (int)MIN(va.va_size > off ? va.va_size - off : 0, (uint64_t)INT32_MAX);
+            r = copyout(&n, (void *)a2, sizeof n);
+        }
+    } else if (vn_is_console(fp->f_vp)) {
+        r = console_ioctl(a1, a2);
+    }
+    file_rele(fp);
+    return r;
+}
+
+SYSCALL_DECL(sys_fsync)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int err = VOP_FSYNC(fp->f_vp, cr());
+    file_rele(fp);
+    return err;
+}
+
+SYSCALL_DECL(sys_ftruncate)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int err = (int64_t)a1 < 0 ? -EINVAL : !file_writable(fp) ? -EINVAL :
+              fp->f_vp->v_type != VREG ? -EINVAL : VOP_TRUNCATE(fp->f_vp, a1, cr());
+    file_rele(fp);
+    return err;
+}
