@@ -33,6 +33,7 @@ extern const struct ktest __ktest_start[], __ktest_end[];
 
 static const char *volatile running_test;       /* [atomic] name, or NULL */
 static volatile uint64_t running_deadline;      /* [atomic] uptime_ns() */
+static volatile int running_limit;              /* [atomic] seconds, for the message */
 
 static char fail_msg[MAX_CPUS][160];   /* [own] slot c written only on cpu c */
 static int results[MAX_CPUS];           /* [own] as fail_msg; read after the test */
@@ -99,13 +100,20 @@ void ktest_watchdog_tick(const struct trapframe *tf)
 {
     const char *name = READ_ONCE(running_test);
     if (name && uptime_ns() > READ_ONCE(running_deadline))
-        panic_hung(tf, "ktest: %s still running after %d s: hung", name, KTEST_HANG_SECONDS);
+        panic_hung(tf, "ktest: %s still running after %d s: hung", name,
+                   READ_ONCE(running_limit));
+}
+
+void ktest_watchdog_arm(const char *name, int seconds)
+{
+    WRITE_ONCE(running_limit, seconds);
+    WRITE_ONCE(running_deadline, uptime_ns() + (uint64_t)seconds * 1000000000ull);
+    __atomic_store_n(&running_test, name, __ATOMIC_RELEASE);
 }
 
 static void watch(const char *name)
 {
-    WRITE_ONCE(running_deadline, uptime_ns() + (uint64_t)KTEST_HANG_SECONDS * 1000000000ull);
-    __atomic_store_n(&running_test, name, __ATOMIC_RELEASE);
+    ktest_watchdog_arm(name, KTEST_HANG_SECONDS);
 }
 
 static bool run_one(const struct ktest *t, char *why, size_t n)

@@ -35,6 +35,9 @@ struct trapframe;
 /* Every CPU's timer interrupt: stop the machine with a dump of every
  * thread if the running test has overrun its time (a hang). */
 void ktest_watchdog_tick(const struct trapframe *tf);
+/* Watch something other than a ktest (crash=deadlock): after seconds the
+ * machine stops through panic_hung, naming it. */
+void ktest_watchdog_arm(const char *name, int seconds);
 
 void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -108,11 +108,50 @@ static void assign_nodes(void)
         cpus[i].node = numa_node_of_cpu(i);
 }
 
+/*
+ * crash=deadlock: two threads take two resource locks in opposite orders
+ * and wait for each other forever, so the hang watchdog's diagnosis (every
+ * thread, what it holds, what it waits for and who holds that) can be
+ * checked against a deadlock whose cycle is known.
+ */
+LOCK_CLASS(crash_a_class, "crash_a", LK_RESOURCE);
+LOCK_CLASS(crash_b_class, "crash_b", LK_RESOURCE);
+
+static struct rlock crash_locks[2];
+static volatile int crash_holding;          /* [atomic] threads holding their first */
+
+static void deadlock_body(void *arg)
+{
+    int first = (int)(uintptr_t)arg;
+    rlock_acquire(&crash_locks[first]);
+    __atomic_add_fetch(&crash_holding, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&crash_holding, __ATOMIC_SEQ_CST) < 2)
+        thread_yield();
+    rlock_acquire(&crash_locks[!first]);    /* never returns */
+}
+
+static void deadlock_on_purpose(void)
+{
+    rlock_init(&crash_locks[0], &crash_a_class, "crash_a");
+    rlock_init(&crash_locks[1], &crash_b_class, "crash_b");
+    struct thread *t[2];
+    for (int i = 0; i < 2; i++)
+        t[i] = thread_create(i ? "deadlock_b" : "deadlock_a", deadlock_body,
+                             (void *)(uintptr_t)i, AFFINITY_ALL);
+    if (!t[0] || !t[1])
+        panic("crash=deadlock: no memory for its threads");
+    ktest_watchdog_arm("crash=deadlock", 3);
+    thread_join(t[0]);
+}
+
 /* crash=KIND: fail on purpose, so tests can see the panic path work. */
 static void __attribute__((noinline)) crash_on_purpose(int kind)
 {
     volatile int zero = 0;
     switch (kind) {
+    case CRASH_DEADLOCK:
+        deadlock_on_purpose();
+        break;
     case CRASH_PAGEFAULT:
         *(volatile uint64_t *)0xFFFF8FFFFFFFF000UL = 1;   /* unmapped */
         break;

@@ -33,7 +33,8 @@ static const char *const cache_names[] = { "single", "hashfree", "ssac", NULL };
 static const char *const sched_names[] = { "global", "percpu", "cluster", NULL };
 static const char *const wakeup_names[] = { "all", "one", NULL };
 static const char *const lockstat_names[] = { "off", "on", "contended", NULL };
-static const char *const crash_names[] = { "none", "pagefault", "divide", "panic", NULL };
+static const char *const crash_names[] = { "none", "pagefault", "divide", "panic", "deadlock",
+                                           NULL };
 static const char *const bool_names[] = { "off", "on", NULL };
 
 #define CHOICE(n, field, names, d) { n, OPT_CHOICE, offsetof(struct options, field), 0, names, d }

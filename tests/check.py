@@ -38,6 +38,10 @@ cores):
   nosrat/4cpu        4 cpus and no -numa arguments: one node, all cpus
   panic/pagefault    crash=pagefault: PANIC line, symbolized backtrace, and
                      the machine stops by itself
+  panic/deadlock     crash=deadlock: the hang watchdog stops the machine and
+                     its thread dump shows the two threads waiting for each
+                     other (a hung ktest's dump is condensed, one line per
+                     thread, at the end of the check's output)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -297,6 +301,7 @@ class Results:
         self.failed = 0
         self.failures = []
         self.times = []             # (boot, seconds, status)
+        self.dumps = []             # (boot, condensed thread dump) of hung boots
 
     def add(self, name, ok, reason=""):
         with self.lock:
@@ -332,14 +337,66 @@ class Ctx:
         keep = os.path.join(LOGDIR, job.replace("/", "-"))
         r = tempest.boot(machine, opts, timeout=t, keep=keep, **kw)
         r.keep = os.path.relpath(keep, ROOT)
+        dump = condense_thread_dump(r.output)
         with self.results.lock:
             self.results.times.append((job, r.elapsed, r.status))
+            if dump:
+                self.results.dumps.append((job, dump))
         if self.args.verbose and not r.ok:
             tail = "\n".join(r.output.splitlines()[-25:])
             with self.results.lock:
                 print("---- %s: console tail (%s)\n%s\n----" % (job, r.status, tail),
                       flush=True)
         return r
+
+
+# Frames that every sleeping thread shows; the condensed dump leaves them out.
+_DUMP_NOISE = re.compile(r"^(swtch|switch_to|sched_\w+|sleep\w*|thread_\w+|mutex_block\w*|"
+                         r"rlock_wait\w*|wakeup\w*|backtrace\w*)$")
+
+
+def condense_thread_dump(output, max_threads=12):
+    """The thread dump a hung ktest prints (panic_hung: "threads:", then per
+    thread "thread N name: state, cpu C[, wchan W]", "holds CLASS ADDR from
+    SITE" lines and a backtrace), one line per thread that holds a lock or
+    sleeps, so the end of the check's output names the threads of a
+    deadlock even where only its last lines are kept.  None if no dump."""
+    at = output.rfind("\nthreads:\n")
+    if at < 0:
+        return None
+    lines = []
+    cur = None
+    for line in output[at + 10:].splitlines():
+        m = re.match(r"^thread (\d+) (\S+): (\w+), cpu (-?\d+)(?:, wchan ([^,\s]+))?"
+                     r"(?:, waits for (\S+) \S+ held by thread (\d+))?", line)
+        if m:
+            on = " on " + m.group(5)[-6:] if m.group(5) else ""
+            if m.group(6):
+                on += " (%s of t%s)" % (m.group(6), m.group(7))
+            cur = {"head": "t%s %s %s%s" % (m.group(1), m.group(2), m.group(3), on),
+                   "holds": [], "frames": []}
+            lines.append(cur)
+            continue
+        if cur is None:
+            continue
+        h = re.match(r"^\s+holds (\S+) (\S+)", line)
+        if h:
+            cur["holds"].append("%s@%s" % (h.group(1), h.group(2)[-6:]))
+            continue
+        f = re.match(r"^\s+\[<[0-9a-f]+>\] (\w+)\+", line)
+        if f and not _DUMP_NOISE.match(f.group(1)) and len(cur["frames"]) < 5:
+            cur["frames"].append(f.group(1))
+    out = []
+    # The threads in a cycle first: those that hold locks or wait for one.
+    lines.sort(key=lambda t: not (t["holds"] or " of t" in t["head"]))
+    for t in lines:
+        if not t["holds"] and "sleeping" not in t["head"]:
+            continue
+        out.append("  %s; holds %s; in %s" % (t["head"], ",".join(t["holds"]) or "-",
+                                             "<".join(t["frames"]) or "?"))
+    if len(out) > max_threads:
+        out = out[:max_threads] + ["  ... %d more" % (len(out) - max_threads)]
+    return "\n".join(out)
 
 
 def _why(r, problems):
@@ -810,6 +867,32 @@ def job_panic(ctx):
     ctx.results.add(name, not p, "; ".join(p) + " [%s/]" % r.keep)
 
 
+def job_deadlock(ctx):
+    """crash=deadlock: two threads deadlock on two resource locks on
+    purpose; the hang watchdog must stop the machine and its dump must show
+    the cycle -- each thread waiting for the lock the other holds -- both
+    raw and in the condensed form the end of the check prints."""
+    name = "panic/deadlock"
+    r = ctx.boot(name, "default", "crash=deadlock poweroff", T_TOPOLOGY)
+    if r is None:
+        return _budget_gone(ctx, [name])
+    p = []
+    if not re.search(r"^PANIC: ktest: crash=deadlock still running after \d+ s: hung",
+                     r.output, re.M):
+        p.append("no watchdog PANIC line (status %s)" % r.status)
+    waits = dict(re.findall(r"^thread (\d+) deadlock_\w: sleeping, cpu -?\d+, wchan \S+, "
+                            r"waits for crash_\w \S+ held by thread (\d+)", r.output, re.M))
+    if len(waits) != 2 or any(waits.get(holder) != waiter for waiter, holder in waits.items()):
+        p.append("the dump does not show the two threads waiting for each other: %s" % waits)
+    dump = condense_thread_dump(r.output) or ""
+    if len(re.findall(r"deadlock_\w sleeping on \w+ \(crash_\w of t\d+\); holds crash_",
+                      dump)) != 2:
+        p.append("the condensed dump lacks the two waits: %r" % dump[:300])
+    ctx.results.add(name, not p, "; ".join(p) + " [%s/]" % r.keep)
+    with ctx.results.lock:          # a hang on purpose: not one to report
+        ctx.results.dumps = [(j, d) for j, d in ctx.results.dumps if j != name]
+
+
 def job_nosrat(ctx):
     name = "nosrat/4cpu"
     m = tempest.machine("name=nosrat,cpus=4,mem=512")
@@ -848,7 +931,8 @@ def all_jobs():
              ("user/svr4mp", make_user_job("svr4mp")),
              ("user/hector", make_user_job("hector", small=True))]
     jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
-             ("panic/pagefault", job_panic)]
+             ("panic/pagefault", job_panic),
+             ("panic/deadlock", job_deadlock)]
     jobs += [("topology/" + p, make_topology_job(p)) for p in small]
     return jobs
 
@@ -929,6 +1013,8 @@ def main(argv=None):
     with open(os.path.join(LOGDIR, "times.txt"), "w") as f:
         for job, secs, status in sorted(results.times, key=lambda t: -t[1]):
             f.write("%-24s %7.1f s  %s\n" % (job, secs, status))
+    for job, dump in results.dumps:
+        print("hung threads of %s:\n%s" % (job, dump))
     print("check: %d jobs in %d s; logs in %s/" % (len(jobs), elapsed,
                                                    os.path.relpath(LOGDIR, ROOT)))
     print("%d passed, %d failed" % (results.passed, results.failed))

@@ -244,13 +244,42 @@ static void dump_switched_out(const struct thread *t)
     backtrace_from(frame[5], frame[6]);
 }
 
+/* The wait channel of a thread waiting for a held resource lock or
+ * reader/writer lock (kern/rlock.c: &rl->wanted, &rw->readers). */
+static const void *held_lock_chan(const struct held_lock *e)
+{
+    if (!e->cls || !(e->flags & HELD_KEEP))
+        return NULL;
+    if (e->cls->kind == LK_RESOURCE)
+        return &((const struct rlock *)e->lock)->wanted;
+    if (e->cls->kind == LK_RWLOCK)
+        return &((const struct rwlock *)e->lock)->readers;
+    return NULL;
+}
+
+/* ", waits for CLASS ADDR held by thread N" when a sleeping thread's
+ * channel is a lock another thread holds, so a deadlock's cycle can be
+ * read off the dump directly. */
+static void print_wait_target(const struct thread *t)
+{
+    for (const struct thread *u = all_threads; u; u = u->all_next)
+        for (int i = 0; i < u->held.n && i < HELD_MAX; i++)
+            if (held_lock_chan(&u->held.e[i]) == t->wchan) {
+                kprintf(", waits for %s %p held by thread %d", u->held.e[i].cls->name,
+                        u->held.e[i].lock, u->tid);
+                return;
+            }
+}
+
 static void dump_one(const struct thread *t)
 {
     int st = t->state;
     kprintf("thread %d %s: %s, cpu %d", t->tid, t->name,
             st >= 0 && st <= TS_DEAD ? state_names[st] : "?", t->cpu);
-    if (st == TS_SLEEPING)
+    if (st == TS_SLEEPING) {
         kprintf(", wchan %p", t->wchan);
+        print_wait_target(t);
+    }
     kprintf("\n");
     dump_held(&t->held);
     if (t->on_cpu) {
