@@ -235,7 +235,22 @@ static int vblk_submit(struct blkdev *d, struct bio *b)
     return 0;
 }
 
-static const struct blkdev_ops vblk_ops = { .submit = vblk_submit };
+/* The hang dump's view of the ring: what we gave the device, what it gave
+ * back, what we consumed, and the requests still out. */
+static void vblk_dump(struct blkdev *d)
+{
+    struct vblk *v = d->priv;
+    kprintf("  virtio %s: avail %u, device used %u, consumed %u, %u descriptors free, "
+            "%lu interrupts, gsi %u; out:", d->name, v->avail_idx, v->used_hdr[1],
+            v->last_used, v->nfree, v->intrs, v->gsi);
+    for (int i = 0; i < v->qsize; i++)
+        if (v->slots[i].bio)
+            kprintf(" [%s %lu+%u]", v->slots[i].bio->write ? "w" : "r",
+                    v->slots[i].bio->blkno, v->slots[i].bio->count);
+    kprintf("\n");
+}
+
+static const struct blkdev_ops vblk_ops = { .submit = vblk_submit, .dump = vblk_dump };
 
 /* Drain the used ring; returns the finished bios linked through ->drv. */
 static struct bio *vblk_reap(struct vblk *v)

@@ -299,6 +299,23 @@ int blk_rw(struct blkdev *d, uint64_t blkno, uint32_t count, void *buf, bool wri
     return 0;
 }
 
+void blk_dump_busy(void)
+{
+    int n = __atomic_load_n(&blk_ndevs, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        struct blkdev *d = blk_devs[i];
+        if (!d->qlen && !d->inflight)
+            continue;
+        kprintf("disk %s: %u queued, %u in flight%s", d->name, d->qlen, d->inflight,
+                d->paused ? ", paused" : "");
+        for (struct bio *b = d->queue; b; b = b->next)
+            kprintf(" [q %s %lu+%u]", b->write ? "w" : "r", b->blkno, b->count);
+        kprintf("\n");
+        if (d->ops->dump)
+            d->ops->dump(d);
+    }
+}
+
 void blk_pause(struct blkdev *d)
 {
     spin_lock(&d->qlock);

@@ -36,6 +36,9 @@ struct blkdev_ops {
      * with blk_complete(); or it returns a negative errno at once and the
      * layer completes the bio with that error. */
     int (*submit)(struct blkdev *d, struct bio *b);
+    /* Optional, for the hang dump (panic path, other CPUs stopped, no
+     * locks): print the driver's view of its requests on one line. */
+    void (*dump)(struct blkdev *d);
 };
 
 /* Per-disk statistics.  Plain fixed-width counters, so a copy from
@@ -165,5 +168,9 @@ int virtio_blk_probe(void);
 int ata_probe(void);
 /* A RAM disk of mib MiB with the given block size; NULL on failure. */
 struct blkdev *ramdisk_create(const char *name, uint32_t mib, uint32_t bsize);
+
+/* For the hang dump (panic_hung): every disk with requests queued or in
+ * flight, with the driver's view.  Takes no lock. */
+void blk_dump_busy(void);
 
 #endif

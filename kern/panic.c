@@ -11,6 +11,8 @@
  * A second panic on another CPU, or a nested one, just halts.
  */
 #include <kern/panic.h>
+#include <kern/bio.h>
+#include <kern/vfs/buf.h>
 #include <kern/kprintf.h>
 #include <kern/ksyms.h>
 #include <kern/sched/thread.h>
@@ -143,6 +145,8 @@ void panic_hung(const struct trapframe *tf, const char *fmt, ...)
     va_end(ap);
     wait_others_stopped();
     thread_dump_all();
+    buf_dump_busy();            /* a thread may wait for a buffer ... */
+    blk_dump_busy();            /* ... that waits for a disk */
     panic_finish();
 }
 

@@ -396,6 +396,10 @@ def condense_thread_dump(output, max_threads=12):
                                              "<".join(t["frames"]) or "?"))
     if len(out) > max_threads:
         out = out[:max_threads] + ["  ... %d more" % (len(out) - max_threads)]
+    # Then the busy buffers and disks with requests out (buf_dump_busy,
+    # blk_dump_busy), which a thread sleeping on a buffer waits for.
+    extra = re.findall(r"^(buffer \S+ .*|disk \w+: .*|  virtio .*)$", output[at:], re.M)
+    out += ["  " + e.strip()[:200] for e in extra[:8]]
     return "\n".join(out)
 
 

@@ -122,6 +122,7 @@
 #include <kern/numa.h>
 #include <kern/options.h>
 #include <kern/vm/page.h>
+#include <kern/sched/thread.h>
 
 LOCK_CLASS(buf_single_class, "buf_single", LK_SPIN);
 LOCK_CLASS(buf_hash_class, "buf_hash", LK_SPIN);
@@ -141,6 +142,8 @@ struct bufx {
     uint32_t group;             /* [c] the free list it lives on */
     uint32_t row;               /* [H] the hash row it is on, NO_ROW when unhashed */
     struct bio io;              /* [B] asynchronous writes (see the theory) */
+    struct thread *owner;       /* [B] who made it busy; NULL while an asynchronous
+                                 * write owns it (read only by the hang dump) */
     spinlock_t elem;            /* hashfree: E (b_lock points here) */
 } __cacheline;
 
@@ -306,6 +309,7 @@ static void take_free(struct buf *bp)
 {
     free_remove(group_of(bp), bp);
     flag_set(bp, B_BUSY);
+    BX(bp)->owner = curthread();
 }
 
 /* ---- sleeping and waking ---- */
@@ -401,6 +405,7 @@ static void release(struct buf *bp)
         flag_clear(bp, B_DONE | B_DELWRI);
     }
     free_insert(g, bp, forget);
+    BX(bp)->owner = NULL;
     flag_clear(bp, B_BUSY | B_ASYNC);
     wake_buf_waiters(bp);
     wake_free_waiters(g);
@@ -470,6 +475,7 @@ static void async_write_done(struct bio *io)
 static void start_async_write(struct buf *bp)
 {
     flag_set(bp, B_ASYNC);
+    BX(bp)->owner = NULL;
     uint32_t n = sectors_of(bp);
     if (!in_range(bp->b_dev, bp->b_blkno, bp->b_size) || n > bp->b_dev->max_blocks) {
         write_done(bp, buf_io(bp, true));
@@ -663,6 +669,22 @@ static int flush_one(struct buf *bp, struct blkdev *dev)
         }
         ls_unlock_all(&ls);
         return 0;
+    }
+}
+
+void buf_dump_busy(void)
+{
+    for (int i = 0; bc.bufs && i < bc.nbuf; i++) {
+        struct bufx *x = &bc.bufs[i];
+        uint32_t f = flags_of(&x->b);
+        if (!(f & B_BUSY))
+            continue;
+        kprintf("buffer %p %s block %lu: flags %#x, ", &x->b,
+                x->b.b_dev ? x->b.b_dev->name : "-", x->b.b_blkno, f);
+        if (x->owner)
+            kprintf("busy for thread %d\n", x->owner->tid);
+        else
+            kprintf("%s\n", (f & B_ASYNC) ? "being written asynchronously" : "no owner");
     }
 }
 

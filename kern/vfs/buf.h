@@ -76,6 +76,8 @@ void bawrite(struct buf *bp);
 void clrbuf(struct buf *bp);
 /* Write every delayed-write buffer of dev (all disks when NULL); waits. */
 int bflush(struct blkdev *dev);
+/* For the hang dump (panic_hung): every busy buffer and its owner.  No lock. */
+void buf_dump_busy(void);
 /* Forget every buffer of dev (unmount): flushes first; -EBUSY if any busy. */
 int binval(struct blkdev *dev);
 
