@@ -28,6 +28,8 @@ cores):
                      the kernel reads the host's data, and its writes are
                      in the file after power-off
   s5tools/...        host tests of mkfs.s5 and fsck.s5 (tests/unit/test_s5tools.py)
+  source/...         locking rules checked on the source text
+                     (tests/unit/test_source_rules.py)
   icount/default     default under ACCEL=icount with ktest=all: topology
                      and ktest summary
   bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT);
@@ -689,6 +691,12 @@ def job_s5tools(ctx):
                     T_UNIT)
 
 
+def job_source_rules(ctx):
+    """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
+    run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),
+                    T_UNIT)
+
+
 def job_user_host(ctx):
     """The user-space tests (userland/tests/) on the build host's Linux:
     they must pass there, which shows they test Linux semantics
@@ -921,7 +929,7 @@ def all_jobs():
     fs_matrix = [("fs/matrix/cache=%s,lock=%s" % (c, l), make_fs_matrix_job(c, l))
                  for c in CACHE_MODELS for l in LOCK_ALGOS if (c, l) not in covered]
 
-    jobs = [("unit", job_unit), ("s5tools", job_s5tools), ("linux", job_linux_peer),
+    jobs = [("unit", job_unit), ("s5tools", job_s5tools), ("source", job_source_rules), ("linux", job_linux_peer),
             ("user/host", job_user_host)]
     jobs += ktests(big)
     jobs += [("bochs/default", job_bochs), ("icount/default", job_icount)]
@@ -966,7 +974,7 @@ def main(argv=None):
 
     results = Results()
     start = time.monotonic()
-    host_only = ("unit", "s5tools")
+    host_only = ("unit", "s5tools", "source")
     boots = [j for j in jobs if j[0] not in host_only]
     if boots and not os.path.exists(tempest.KERNEL):
         results.add("build", False, "%s is missing; run make first"

@@ -159,9 +159,9 @@ struct buf *s5_getblk(struct s5_fs *fs, uint32_t bno)
     return getblk(fs->fs_dev, bno, S5_BSIZE);
 }
 
+/* bwrite and bdwrite mark the contents valid (B_DONE) themselves. */
 int s5_bwrite_meta(struct buf *bp, bool sync)
 {
-    bp->b_flags |= B_DONE;
     if (sync)
         return bwrite(bp);
     bdwrite(bp);

@@ -140,7 +140,6 @@ static int write_block(struct s5_inode *ip, struct uio *uio, size_t n, int iofla
             return err;
     }
     uio_copy((char *)bp->b_data + boff, n, false, uio);
-    bp->b_flags |= B_DONE;
     if (ioflag & IO_SYNC)
         err = bwrite(bp);
     else

@@ -38,7 +38,13 @@ struct blkdev;
 #define BUF_MAX_SIZE 4096   /* largest block the cache holds */
 
 struct buf {
-    uint32_t b_flags;           /* [E] (B_BUSY set/cleared under [E]; the rest by the owner) */
+    /* [E] B_BUSY set and cleared under [E]; the other bits by the owner
+     * -- but only ever by buf.c's atomic operations, never a plain "|=":
+     * a waiter sets B_WANTED concurrently (under [E], which the owner does
+     * not hold), and a plain read-modify-write by the owner would erase
+     * it, so the release would wake nobody and the waiter would sleep on
+     * a free buffer forever.  Outside buf.c, read only. */
+    uint32_t b_flags;
     struct blkdev *b_dev;       /* [H] identity: disk ... */
     uint64_t b_blkno;           /* [H] ... block number in units of b_size ... */
     uint32_t b_size;            /* [H] ... and block size in bytes */

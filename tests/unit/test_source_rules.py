@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Rules of the kernel's locking that the compiler cannot check, checked
+on the source text.  Each rule names the bug it keeps out.  Lines "PASS
+rule" / "FAIL rule: where", then "N passed, N failed".
+
+  buf_flags_atomic   struct buf's b_flags is written only inside
+                     kern/vfs/buf.c, whose every change is atomic.  A
+                     plain "bp->b_flags |= B_DONE" by a buffer's owner
+                     raced with a waiter setting B_WANTED and erased it:
+                     the release then woke nobody, and the waiter slept on
+                     a free buffer forever (the s5_mp and fs_mp hangs).
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOURCE_DIRS = ("boot", "kern", "drivers")
+
+
+def c_files():
+    for top in SOURCE_DIRS:
+        for d, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in sorted(files):
+                if f.endswith((".c", ".h")):
+                    yield os.path.join(d, f)
+
+
+# An assignment to a b_flags field: "x->b_flags =", "|=", "&=", "^=",
+# "++"/"--" (but not "==").
+B_FLAGS_WRITE = re.compile(r"\bb_flags\s*(?:[|&^+\-]?=(?!=)|\+\+|--)")
+
+
+def rule_buf_flags_atomic():
+    allowed = os.path.join(ROOT, "kern", "vfs", "buf.c")
+    bad = []
+    for path in c_files():
+        if path == allowed:
+            continue
+        with open(path, errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if B_FLAGS_WRITE.search(line):
+                    bad.append("%s:%d" % (os.path.relpath(path, ROOT), n))
+    return bad
+
+
+def self_test():
+    """The pattern must catch what it is for, and not the reads."""
+    hits = ["bp->b_flags |= B_DONE;", "b->b_flags = 0;", "bp->b_flags &= ~B_X;"]
+    misses = ["if (bp->b_flags == B_DONE)", "KT_ASSERT(bp->b_flags & B_BUSY);"]
+    return ([h for h in hits if not B_FLAGS_WRITE.search(h)] +
+            [m for m in misses if B_FLAGS_WRITE.search(m)])
+
+
+def main():
+    passed = failed = 0
+    for name, fn in (("pattern_self_test", self_test),
+                     ("buf_flags_atomic", rule_buf_flags_atomic)):
+        bad = fn()
+        if bad:
+            failed += 1
+            print("FAIL %s: %s" % (name, ", ".join(bad[:10])))
+        else:
+            passed += 1
+            print("PASS %s" % name)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
