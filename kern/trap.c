@@ -14,6 +14,7 @@
 #include <kern/cpu.h>
 #include <drivers/lapic.h>
 #include <kern/proc/proc.h>
+#include <kern/sched/thread.h>
 
 static const char *const exception_names[32] = {
     "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
@@ -61,6 +62,8 @@ void trap(struct trapframe *tf)
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
         stop_this_cpu(tf);
+    if (tf->cs & 3)
+        acct_enter_kernel(curthread()->proc);  /* CPU time; user_trap_return ends it */
     if (v < 32 && user_trap(tf))
         return;                 /* a user-mode exception, or a copyin fault */
     if (v < 32) {

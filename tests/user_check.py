@@ -35,8 +35,6 @@ SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
 # the gap stays visible.  Remove an entry when its program passes.
 KNOWN_GAPS = {
     "t_mem": "MAP_SHARED file mappings are refused (no page cache yet)",
-    "t_proc": "waitid is ENOSYS; vfork does not share memory; setpgid of a child",
-    "t_time": "no CPU-time accounting (times, getrusage)",
     "ut_fuzz": "a child dies after ~2000 random calls (exit 3); not yet found",
     "sh/sh_text.sh": "head | tail in a pipeline gives nothing (pipe end-of-file or SIGPIPE timing)",
 }

@@ -14,12 +14,13 @@
  *
  * Up to the point of no return (the new address space is complete) a
  * failure leaves the process as it was.  After it, the old address space
- * is freed and the stack is written in the System V ABI layout: argc,
- * argv pointers, NULL, envp pointers, NULL, the auxiliary vector (AUX_PHDR,
- * AUX_PHENT, AUX_PHNUM, AUX_PAGESZ, AUX_ENTRY, AUX_UID, AUX_EUID, AUX_GID,
- * AUX_EGID, AUX_SECURE, AUX_RANDOM, AUX_EXECFN, AUX_NULL), then the strings and
- * the 16 random bytes at the top.  A failure there (no memory for the
- * stack pages) kills the process.
+ * is freed (or, borrowed by vfork, handed back to the parent, which
+ * wakes: proc_exec_commit) and the stack is written in the System V ABI
+ * layout: argc, argv pointers, NULL, envp pointers, NULL, the auxiliary
+ * vector (AUX_PHDR, AUX_PHENT, AUX_PHNUM, AUX_PAGESZ, AUX_ENTRY, AUX_UID,
+ * AUX_EUID, AUX_GID, AUX_EGID, AUX_SECURE, AUX_RANDOM, AUX_EXECFN,
+ * AUX_NULL), then the strings and the 16 random bytes at the top.  A
+ * failure there (no memory for the stack pages) kills the process.
  *
  * No lock is held across exec except those of the calls it makes.
  */
@@ -387,13 +388,13 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     if (!as)
         goto out;
 
-    /* The point of no return. */
+    /* The point of no return.  The old address space goes once this CPU
+     * has the new one loaded: freed, or back to a vfork parent. */
     struct as *old = p->p_as;
     p->p_as = as;
     t->as = as;
     as_activate(as);
-    if (old)
-        as_destroy(old);
+    proc_exec_commit(p, old);
     vaddr_t sp = 0;
     err = build_stack(im, ea, &sp, p->p_cred);
     if (err) {

@@ -9,23 +9,63 @@
  * proc_spawn (from the kernel: pid 1, the ktests), and its image is
  * replaced by exec (kern/proc/exec.c).
  *
+ * vfork (and clone with CLONE_VM|CLONE_VFORK, musl's posix_spawn) makes a
+ * child that borrows the parent's address space: p_as is the parent's,
+ * p_as_borrowed says so, and the parent sleeps in proc_vfork_wait until
+ * the child lets the address space go, at its exec's point of no return
+ * or at its exit (release_as, which frees an address space only when it
+ * is the process's own).  The parent's sleep is uninterruptible, as
+ * Linux's was before it became killable: a kill of the parent takes
+ * effect when the child has execed or exited, so an address space is
+ * never freed under a borrower.  CLONE_VFORK without CLONE_VM waits the
+ * same way for a child with its own copy.
+ *
  * Exit (proc_exit) runs on the exiting thread: it closes the descriptors,
- * drops the current directory, loads the kernel's page tables and frees
- * the address space, gives its children to init, then becomes a zombie
- * and wakes its parent, with SIGCHLD (kern/proc/signal.c) unless the
- * parent ignores SIGCHLD: then the zombie is marked p_autoreap and wait4
- * frees it without reporting it.  The parent's wait4 reaps the zombie: it joins the
- * thread (thread_join waits until it is fully off its CPU, then frees its
- * stack) and frees the struct proc.  A process the kernel spawned has no
- * parent; proc_wait_spawned reaps it the same way.  A process whose parent
- * is gone and with no init to adopt it stays a zombie (a small leak, only
- * possible in tests that leave orphans).
+ * drops the current directory, loads the kernel's page tables and lets
+ * the address space go, gives its children to init, then becomes a
+ * zombie and tells its parent (tell_parent): SIGCHLD, and a wakeup for
+ * its wait.  A parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never
+ * sees the zombie: it is unlinked at once and handed to the reaper.  The
+ * parent's wait reaps the zombie: it joins the thread (thread_join waits
+ * until it is fully off its CPU, then frees its stack), adds the child's
+ * CPU times to its own children's times, and frees the struct proc.  A
+ * process the kernel spawned has no parent; proc_wait_spawned reaps it
+ * the same way.
+ *
+ * Orphans go to init (pid 1), which waits for them.  When there is no
+ * init (the program was run as init= itself, or from a ktest, or init has
+ * exited) an orphan has no parent at all: a zombie orphan, and later a
+ * living orphan when it exits, is handed to the reaper, a kernel thread
+ * that joins and frees what nobody will wait for (the exiting thread
+ * cannot free its own stack).  So no zombie outlives its last waiter.
+ *
+ * Waiting (proc_wait: wait4 and waitid) scans the caller's children that
+ * the request names and asks wait_event_of whether each has something to
+ * report for the request's options.  Today that is only an exit
+ * (WEXITED); job control adds stopped and continued children there.
+ *
+ * Accounting.  CPU time is charged from TSC timestamps taken where a
+ * process's thread crosses between user mode and the kernel (the system
+ * call and trap entries and returns, kern/proc/syscall.c and
+ * kern/trap.c) and where it is switched in and out (user_switch): each
+ * stretch goes to user or system time whole.  This costs a TSC read at
+ * each crossing, and in exchange the times are exact (to the cycle) rather
+ * than sampled: the tick (100 Hz here) would charge a whole 10 ms to
+ * whoever it happens to interrupt, so a process that runs between ticks is
+ * never charged (the classic way to cheat tick accounting), short runs
+ * show as zero, and CLOCK_PROCESS_CPUTIME_ID could only move in 10 ms
+ * steps.  A stretch begins and ends on one CPU (a migration passes through
+ * a switch out and a switch in), so the TSCs of different CPUs are never
+ * compared.  A reaped child's times, with those of its own reaped
+ * children, are added to its parent's children's times.
  *
  * Locks.  proc_lock (a sleep mutex, class "proc") guards the process list,
- * pids, parent/child links, process groups and exit state; wait4 sleeps on
- * the parent with sig_sleep under it (a signal interrupts the wait), and
- * an exiting child calls wakeup on its parent under it.  It is taken before a descriptor table's p_fdlock
- * and never while an address space's lock is held.
+ * pids, parent/child links, process groups and exit state, the vfork
+ * links and the reaper's list; wait sleeps on the parent with sig_sleep
+ * under it (a signal interrupts the wait), and an exiting child calls
+ * wakeup on its parent under it.  It is taken before a descriptor table's
+ * p_fdlock and a process's p_siglock, and never while an address space's
+ * lock is held.
  */
 #include <kern/proc/proc.h>
 #include <kern/vm/as.h>
@@ -42,6 +82,7 @@
 #include <kern/kprintf.h>
 #include <kern/options.h>
 #include <kern/panic.h>
+#include <drivers/timer.h>
 
 LOCK_CLASS(proc_lock_class, "proc", LK_MUTEX_SLEEP);
 LOCK_CLASS(fdtable_lock_class, "fdtable", LK_MUTEX_SLEEP);
@@ -49,16 +90,21 @@ LOCK_CLASS(fdtable_lock_class, "fdtable", LK_MUTEX_SLEEP);
 static struct mutex proc_lock;
 static struct proc *allproc;        /* [P] */
 static int next_pid = 2;            /* [P] pid 1 is kept for init */
-static struct proc *initproc;       /* [P] pid 1 once started */
+static struct proc *initproc;       /* [P] pid 1 while it runs */
+static struct proc *unwaited;       /* [P] zombies for the reaper, linked by p_sibling */
 volatile bool init_poweroff;        /* [a] init called reboot */
 int proc_maxuproc = 64;
 
 extern void user_enter(struct trapframe *tf) __noreturn;
 static const char *init_path(void);
 
+static void reaper_main(void *unused);
+
 void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
+    if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
+        panic("proc: no memory for the reaper thread");
 }
 
 struct proc *curproc(void)
@@ -141,8 +187,17 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     return p;
 }
 
-/* Unlink a zombie (or a process that never ran) and free it.  Called
- * with proc_lock held; returns with it held. */
+static void unlink_child(struct proc *parent, struct proc *c)
+{
+    for (struct proc **pp = &parent->p_children; *pp; pp = &(*pp)->p_sibling)
+        if (*pp == c) {
+            *pp = c->p_sibling;
+            break;
+        }
+}
+
+/* Take a zombie (or a process that never ran) off the process list and
+ * its parent's children, before it is freed.  Under proc_lock. */
 static void proc_unlink_locked(struct proc *p)
 {
     for (struct proc **pp = &allproc; *pp; pp = &(*pp)->p_next)
@@ -151,22 +206,116 @@ static void proc_unlink_locked(struct proc *p)
             break;
         }
     if (p->p_parent)
-        for (struct proc **pp = &p->p_parent->p_children; *pp; pp = &(*pp)->p_sibling)
-            if (*pp == p) {
-                *pp = p->p_sibling;
-                break;
-            }
+        unlink_child(p->p_parent, p);
+}
+
+/* Wait until p's thread is finished and off its CPU, and free it: after
+ * this nothing charges p any more time. */
+static void proc_join(struct proc *p)
+{
+    if (p->p_thread)
+        thread_join(p->p_thread);
+    p->p_thread = NULL;
 }
 
 static void proc_free(struct proc *p)
 {
-    if (p->p_thread)
-        thread_join(p->p_thread);
+    proc_join(p);
     cred_rele(p->p_cred);
     mutex_destroy(&p->p_fdlock);
     spin_destroy(&p->p_siglock);
     kfree(p->p_forktf);
     kfree(p);
+}
+
+/* ---- the reaper ---- */
+
+/* Hand the zombie p, which nobody will wait for, to the reaper.  It leaves
+ * the process list and its parent's children now, as a reaped process
+ * does (kill finds it no more, its pid may be used again); the reaper
+ * frees it once its thread is off its CPU.  Under proc_lock. */
+static void to_reaper(struct proc *p)
+{
+    proc_unlink_locked(p);
+    p->p_parent = NULL;
+    p->p_sibling = unwaited;
+    unwaited = p;
+    wakeup(&unwaited);
+}
+
+/* The reaper thread: free the zombies on the unwaited list. */
+static void reaper_main(void *unused)
+{
+    (void)unused;
+    mutex_enter(&proc_lock);
+    for (;;) {
+        while (!unwaited)
+            sleep_on(&unwaited);
+        struct proc *p = unwaited;
+        unwaited = p->p_sibling;
+        mutex_exit(&proc_lock);
+        proc_free(p);
+        mutex_enter(&proc_lock);
+    }
+}
+
+/* ---- CPU-time accounting (the theory is at the top) ---- */
+
+/* Charge the stretch since p's stamp to *to and start a new one now.  A
+ * zero stamp (the process's thread was not running) charges nothing. */
+static void acct_charge(struct proc *p, uint64_t *to, uint64_t now)
+{
+    uint64_t stamp = p->p_acct_stamp;
+    if (stamp && now > stamp)
+        __atomic_store_n(to, *to + (now - stamp), __ATOMIC_RELAXED);
+    p->p_acct_stamp = now;
+}
+
+void acct_enter_kernel(struct proc *p)
+{
+    if (p)
+        acct_charge(p, &p->p_utime, rdtsc());
+}
+
+void acct_leave_kernel(struct proc *p)
+{
+    if (p)
+        acct_charge(p, &p->p_stime, rdtsc());
+}
+
+/* A thread leaves the CPU in the kernel (system time up to now) and the
+ * next one starts a stretch. */
+void acct_switch(struct thread *prev, struct thread *next)
+{
+    uint64_t now = rdtsc();
+    if (prev && prev->proc && prev != next) {
+        acct_charge(prev->proc, &prev->proc->p_stime, now);
+        prev->proc->p_acct_stamp = 0;
+    }
+    if (next && next->proc)
+        next->proc->p_acct_stamp = now;
+}
+
+static uint64_t load_cycles(const uint64_t *c)
+{
+    return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns)
+{
+    struct proc *p = curproc();
+    uint64_t now = rdtsc(), running = 0;
+    if (p->p_acct_stamp && now > p->p_acct_stamp)
+        running = now - p->p_acct_stamp;    /* we are in the kernel, in a system call */
+    *user_ns = tsc_to_ns(p->p_utime);
+    *sys_ns = tsc_to_ns(p->p_stime + running);
+}
+
+void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns)
+{
+    struct proc *p = curproc();
+    *user_ns = tsc_to_ns(p->p_cutime);
+    *sys_ns = tsc_to_ns(p->p_cstime);
 }
 
 /* ---- exit and kill ---- */
@@ -182,10 +331,48 @@ void proc_kill_current(int sig, const char *why)
         kprintf("proc: pid %d (%s) killed by signal %d: %s\n", p->p_pid, p->p_comm, sig, why);
 }
 
+/* siginfo's si_code and si_status for an exit's wait status. */
+static int cld_code(int status)
+{
+    return (status & 0x7f) ? ((status & 0x80) ? CLD_DUMPED : CLD_KILLED) : CLD_EXITED;
+}
+
+static int cld_status(int status)
+{
+    return (status & 0x7f) ? (status & 0x7f) : (status >> 8) & 0xff;
+}
+
+/* The zombie p tells its parent: SIGCHLD (unless the parent ignores it)
+ * and a wakeup for its wait.  A parent that ignores SIGCHLD or set
+ * SA_NOCLDWAIT does not wait for its children: p goes to the reaper, and
+ * the parent's wait (woken) may find it has no children left.  Under
+ * proc_lock. */
+static void tell_parent(struct proc *p)
+{
+    struct proc *parent = p->p_parent;
+    const struct sigaction_k *sa = &parent->p_sigact[SIGCHLD - 1];
+    if (sa->handler != SIG_IGN) {
+        int st = p->p_status;
+        struct ksiginfo si = {
+            .si_signo = SIGCHLD,
+            .si_code = cld_code(st),
+            .si_pid = p->p_pid,
+            .si_uid = (int)p->p_cred->cr_ruid,
+            .si_status = cld_status(st),
+        };
+        sig_post(parent, SIGCHLD, &si);
+    }
+    if (sa->handler == SIG_IGN || (sa->flags & SA_NOCLDWAIT))
+        to_reaper(p);
+    wakeup(parent);
+}
+
+/* p's children go to init.  Without an init (p is init, or there is none)
+ * they become orphans with no parent: the zombies among them go to the
+ * reaper now, the living ones when they exit.  Under proc_lock. */
 static void give_children_away(struct proc *p)
 {
-    struct proc *heir = (initproc && initproc != p) ? initproc : NULL;
-    bool zombies = false;
+    struct proc *heir = initproc != p ? initproc : NULL;
     while (p->p_children) {
         struct proc *c = p->p_children;
         p->p_children = c->p_sibling;
@@ -193,33 +380,37 @@ static void give_children_away(struct proc *p)
         if (heir) {
             c->p_sibling = heir->p_children;
             heir->p_children = c;
+            if (c->p_state == PS_ZOMBIE)
+                tell_parent(c);         /* init learns of it as Linux's does */
+        } else if (c->p_state == PS_ZOMBIE) {
+            to_reaper(c);
         }
-        zombies |= c->p_state == PS_ZOMBIE;
     }
-    if (heir && zombies)
-        wakeup(heir);
 }
 
-/* SIGCHLD to the parent of the zombie p, or (parent ignoring SIGCHLD or
- * with SA_NOCLDWAIT) mark p to be reaped without a status.  Under
- * proc_lock. */
-static void tell_parent(struct proc *p)
+/* p no longer uses the address space as (exec replaced it, or p exits)
+ * and no CPU has it loaded for p: a vfork parent waiting for this moment
+ * wakes, and the address space is freed unless it was the parent's. */
+static void release_as(struct proc *p, struct as *as)
 {
-    struct proc *parent = p->p_parent;
-    const struct sigaction_k *sa = &parent->p_sigact[SIGCHLD - 1];
-    if (sa->handler == SIG_IGN || (sa->flags & SA_NOCLDWAIT)) {
-        p->p_autoreap = true;
-        return;
+    bool borrowed = p->p_as_borrowed;
+    p->p_as_borrowed = false;
+    mutex_enter(&proc_lock);
+    if (p->p_vfork_parent) {
+        p->p_vfork_parent = NULL;
+        wakeup(&p->p_vfork_parent);
     }
-    int st = p->p_status;
-    struct ksiginfo si = {
-        .si_signo = SIGCHLD,
-        .si_code = (st & 0x7f) ? ((st & 0x80) ? CLD_DUMPED : CLD_KILLED) : CLD_EXITED,
-        .si_pid = p->p_pid,
-        .si_uid = (int)p->p_cred->cr_ruid,
-        .si_status = (st & 0x7f) ? (st & 0x7f) : (st >> 8) & 0xff,
-    };
-    sig_post(parent, SIGCHLD, &si);
+    mutex_exit(&proc_lock);
+    if (as && !borrowed)
+        as_destroy(as);
+}
+
+void proc_exec_commit(struct proc *p, struct as *old)
+{
+    mutex_enter(&proc_lock);
+    p->p_execed = true;
+    mutex_exit(&proc_lock);
+    release_as(p, old);
 }
 
 void proc_exit(int status)
@@ -235,32 +426,21 @@ void proc_exit(int status)
     t->as = NULL;
     as_activate(NULL);
     p->p_as = NULL;
-    if (as)
-        as_destroy(as);
+    release_as(p, as);
     mutex_enter(&proc_lock);
+    if (p == initproc)
+        initproc = NULL;        /* orphans from now on have no heir */
     give_children_away(p);
     p->p_status = status;
     p->p_state = PS_ZOMBIE;
     if (p->p_parent)
         tell_parent(p);
-    wakeup(p->p_parent ? (void *)p->p_parent : (void *)p);
+    else if (p->p_spawned)
+        wakeup(p);              /* proc_wait_spawned */
+    else
+        to_reaper(p);           /* an orphan without init */
     mutex_exit(&proc_lock);
     thread_exit();
-}
-
-int proc_ids(int pid, int *pgid, int *sid)
-{
-    int err = -ESRCH;
-    mutex_enter(&proc_lock);
-    for (struct proc *p = allproc; p; p = p->p_next)
-        if (p->p_pid == pid) {
-            *pgid = p->p_pgid;
-            *sid = p->p_sid;
-            err = 0;
-            break;
-        }
-    mutex_exit(&proc_lock);
-    return err;
 }
 
 static bool may_signal(const struct proc *from, const struct proc *to)
@@ -307,55 +487,192 @@ int proc_signal(int pid, int sig, bool fatal)
     return !found ? -ESRCH : !allowed ? -EPERM : 0;
 }
 
-/* ---- waiting ---- */
+/* ---- process groups and sessions ---- */
 
-static bool wait_matches(struct proc *parent, struct proc *c, int pid)
+static struct proc *find_proc_locked(int pid)
 {
-    if (pid > 0)
-        return c->p_pid == pid;
-    if (pid == 0)
-        return c->p_pgid == parent->p_pgid;
-    if (pid < -1)
-        return c->p_pgid == -pid;
-    return true;
+    for (struct proc *p = allproc; p; p = p->p_next)
+        if (p->p_pid == pid)
+            return p;
+    return NULL;
 }
 
-/* wait4 without the copyout: the pid reaped (and *status), 0 with
- * nohang and nothing to reap, or -ECHILD. */
-int proc_wait(int pid, int *status, bool nohang)
+int proc_ids(int pid, int *pgid, int *sid)
+{
+    int err = -ESRCH;
+    mutex_enter(&proc_lock);
+    struct proc *p = find_proc_locked(pid);
+    if (p) {
+        *pgid = p->p_pgid;
+        *sid = p->p_sid;
+        err = 0;
+    }
+    mutex_exit(&proc_lock);
+    return err;
+}
+
+int proc_getppid(void)
+{
+    mutex_enter(&proc_lock);
+    struct proc *parent = curproc()->p_parent;
+    int ppid = parent ? parent->p_pid : 0;
+    mutex_exit(&proc_lock);
+    return ppid;
+}
+
+static bool group_in_session(int pgid, int sid)
+{
+    for (struct proc *p = allproc; p; p = p->p_next)
+        if (p->p_pgid == pgid && p->p_sid == sid)
+            return true;
+    return false;
+}
+
+/* setpgid, as Linux: the caller may move itself or a child of its session
+ * that has not execed, not a session leader, into a new group named by
+ * the process's pid or an existing group of the caller's session. */
+static int setpgid_locked(struct proc *me, int pid, int pgid)
+{
+    struct proc *p = find_proc_locked(pid);
+    if (!p || (p != me && p->p_parent != me))
+        return -ESRCH;
+    if (p != me && p->p_sid != me->p_sid)
+        return -EPERM;
+    if (p != me && p->p_execed)
+        return -EACCES;
+    if (p->p_sid == p->p_pid)
+        return -EPERM;
+    if (pgid == 0)
+        pgid = p->p_pid;
+    if (pgid != p->p_pid && !group_in_session(pgid, me->p_sid))
+        return -EPERM;
+    p->p_pgid = pgid;
+    return 0;
+}
+
+int proc_setpgid(int pid, int pgid)
+{
+    struct proc *me = curproc();
+    if (pgid < 0)
+        return -EINVAL;
+    mutex_enter(&proc_lock);
+    int err = setpgid_locked(me, pid ? pid : me->p_pid, pgid);
+    mutex_exit(&proc_lock);
+    return err;
+}
+
+/* setsid: a new session and group named by the caller's pid, unless a
+ * group of that id exists already (the caller leads one). */
+int proc_setsid(void)
 {
     struct proc *me = curproc();
     mutex_enter(&proc_lock);
+    int err = me->p_pid;
+    for (struct proc *p = allproc; p; p = p->p_next)
+        if (p->p_pgid == me->p_pid)
+            err = -EPERM;
+    if (err > 0)
+        me->p_sid = me->p_pgid = me->p_pid;
+    mutex_exit(&proc_lock);
+    return err;
+}
+
+/* ---- waiting ---- */
+
+static bool wait_matches(const struct wait_req *req, int pgid, const struct proc *c)
+{
+    switch (req->idtype) {
+    case P_PID:
+        return c->p_pid == req->id;
+    case P_PGID:
+        return c->p_pgid == pgid;
+    default:
+        return true;
+    }
+}
+
+/* What a waiter may learn about a child. */
+enum wait_event {
+    WE_NONE,
+    WE_EXITED,          /* a zombie: its exit status */
+};
+
+/*
+ * Does child c have something to report to a wait with these options?
+ * Only exits for now.  Job control adds its events here: a stop not yet
+ * reported (WSTOPPED, wait4's WUNTRACED) and a continue not yet reported
+ * (WCONTINUED); reporting one of those consumes it unless WNOWAIT, and
+ * leaves the child in place (wait_report_event).  Under proc_lock.
+ */
+static enum wait_event wait_event_of(const struct proc *c, int options)
+{
+    if (c->p_state == PS_ZOMBIE && (options & WEXITED))
+        return WE_EXITED;
+    return WE_NONE;
+}
+
+/* The child's times and its reaped children's, for rusage. */
+static void wait_times(const struct proc *c, struct wait_info *info)
+{
+    info->utime_ns = tsc_to_ns(load_cycles(&c->p_utime) + load_cycles(&c->p_cutime));
+    info->stime_ns = tsc_to_ns(load_cycles(&c->p_stime) + load_cycles(&c->p_cstime));
+}
+
+/* Fill info for event ev of child c.  Under proc_lock. */
+static void wait_report_event(const struct proc *c, enum wait_event ev, struct wait_info *info)
+{
+    (void)ev;               /* WE_EXITED: the only event yet */
+    info->pid = c->p_pid;
+    info->uid = (int)c->p_cred->cr_ruid;
+    info->status = c->p_status;
+    info->code = cld_code(c->p_status);
+    info->si_status = cld_status(c->p_status);
+    wait_times(c, info);
+}
+
+/* Reap the zombie child c of me: unlink it, wait for its thread to be
+ * gone, take its final times into info and into me's children's times,
+ * and free it.  Called with proc_lock held; returns with it released. */
+static void reap_child(struct proc *me, struct proc *c, struct wait_info *info)
+{
+    proc_unlink_locked(c);
+    mutex_exit(&proc_lock);
+    proc_join(c);
+    wait_times(c, info);
+    me->p_cutime += c->p_utime + c->p_cutime;
+    me->p_cstime += c->p_stime + c->p_cstime;
+    proc_free(c);
+}
+
+int proc_wait(const struct wait_req *req, struct wait_info *info)
+{
+    struct proc *me = curproc();
+    mutex_enter(&proc_lock);
+    /* P_PGID 0: the caller's group at the time of the call. */
+    int pgid = req->idtype == P_PGID && req->id == 0 ? me->p_pgid : req->id;
     for (;;) {
         bool any = false;
-    rescan:
         for (struct proc *c = me->p_children; c; c = c->p_sibling) {
-            if (!wait_matches(me, c, pid))
+            if (!wait_matches(req, pgid, c))
                 continue;
-            if (c->p_state == PS_ZOMBIE && c->p_autoreap) {
-                /* Nobody wanted its status (SIGCHLD ignored): free it and
-                 * look again. */
-                proc_unlink_locked(c);
-                mutex_exit(&proc_lock);
-                proc_free(c);
-                mutex_enter(&proc_lock);
-                goto rescan;
-            }
+            if (c->p_state == PS_ZOMBIE && !(req->options & WEXITED))
+                continue;       /* as Linux: no child at all to such a wait */
             any = true;
-            if (c->p_state != PS_ZOMBIE)
+            enum wait_event ev = wait_event_of(c, req->options);
+            if (ev == WE_NONE)
                 continue;
-            proc_unlink_locked(c);
-            mutex_exit(&proc_lock);
-            int got = c->p_pid;
-            *status = c->p_status;
-            proc_free(c);
-            return got;
+            wait_report_event(c, ev, info);
+            if (ev == WE_EXITED && !(req->options & WNOWAIT))
+                reap_child(me, c, info);
+            else
+                mutex_exit(&proc_lock);
+            return info->pid;
         }
         if (!any) {
             mutex_exit(&proc_lock);
             return -ECHILD;
         }
-        if (nohang) {
+        if (req->options & WNOHANG) {
             mutex_exit(&proc_lock);
             return 0;
         }
@@ -373,12 +690,28 @@ int proc_wait_spawned(struct proc *p)
     while (p->p_state != PS_ZOMBIE)
         sleep_on(p);
     proc_unlink_locked(p);
-    if (p == initproc)
-        initproc = NULL;
     mutex_exit(&proc_lock);
     int status = p->p_status;
     proc_free(p);
     return status;
+}
+
+/* vfork's parent: sleep (uninterruptibly: see the theory) until the child
+ * has execed or exited.  The child is looked up again after each sleep:
+ * once it has let go it may be reaped and freed (SIGCHLD ignored). */
+void proc_vfork_wait(int pid)
+{
+    struct proc *me = curproc();
+    mutex_enter(&proc_lock);
+    for (;;) {
+        struct proc *c = me->p_children;
+        while (c && c->p_pid != pid)
+            c = c->p_sibling;
+        if (!c || c->p_vfork_parent != me)
+            break;
+        sleep_on(&c->p_vfork_parent);
+    }
+    mutex_exit(&proc_lock);
 }
 
 /* ---- fork ---- */
@@ -390,6 +723,7 @@ static void fork_child_start(void *arg)
     struct trapframe tf = *p->p_forktf;
     tf.rax = 0;                 /* fork returns 0 in the child */
     t->proc = p;
+    p->p_acct_stamp = rdtsc();
     t->as = p->p_as;
     t->fs_base = p->p_fork_fsbase;
     as_activate(p->p_as);
@@ -399,11 +733,13 @@ static void fork_child_start(void *arg)
     }
     intr_disable();
     user_switch(this_cpu(), NULL, t);
+    acct_leave_kernel(p);
     user_enter(&tf);
 }
 
 /* Copy the calling process: the child's pid, or -errno.  ca (clone) may
- * give the child a new stack, FS base and tid words; NULL for fork. */
+ * give the child a new stack, FS base and tid words, or have it borrow the
+ * caller's address space (vfork); NULL for fork. */
 int proc_fork(struct trapframe *tf, const struct clone_req *ca)
 {
     struct thread *t = curthread();
@@ -413,11 +749,16 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     if (!c)
         return err;
     c->p_forktf = kmalloc(sizeof *tf);
-    c->p_as = c->p_forktf ? as_dup(parent->p_as, &err) : NULL;
-    if (!c->p_forktf)
+    if (!c->p_forktf) {
         err = -ENOMEM;
-    if (!c->p_as)
         goto fail;
+    }
+    if (ca && ca->share_vm) {
+        c->p_as = parent->p_as;
+        c->p_as_borrowed = true;
+    } else if (!(c->p_as = as_dup(parent->p_as, &err))) {
+        goto fail;
+    }
     *c->p_forktf = *tf;
     fpu_copy_current(c);
     c->p_fork_fsbase = t->fs_base;
@@ -436,12 +777,17 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     if (c->p_cwd)
         VN_HOLD(c->p_cwd);
     fd_dup_table(c, parent);
+    if (ca && ca->vfork) {
+        mutex_enter(&proc_lock);
+        c->p_vfork_parent = parent;     /* before the child can exec or exit */
+        mutex_exit(&proc_lock);
+    }
     c->p_thread = thread_create(c->p_comm, fork_child_start, c, AFFINITY_ALL);
     if (!c->p_thread) {
         fd_close_all(c);
         if (c->p_cwd)
             VN_RELE(c->p_cwd);
-        as_destroy(c->p_as);
+        release_as(c, c->p_as);
         err = -ENOMEM;
         goto fail;
     }
@@ -485,6 +831,7 @@ static void spawn_start(void *arg)
     struct proc *p = req->p;
     struct thread *t = curthread();
     t->proc = p;
+    p->p_acct_stamp = rdtsc();
     open_console(p);
     struct trapframe tf;
     memset(&tf, 0, sizeof tf);
@@ -498,6 +845,7 @@ static void spawn_start(void *arg)
     kfree(req);
     intr_disable();
     user_switch(this_cpu(), NULL, t);
+    acct_leave_kernel(p);
     user_enter(&tf);
 }
 
@@ -527,6 +875,7 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[], struct 
         return err;
     }
     req->p = p;
+    p->p_spawned = true;
     const char *base = path;
     for (const char *q = path; *q; q++)
         if (*q == '/' && q[1])

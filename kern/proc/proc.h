@@ -53,6 +53,19 @@ struct trapframe;
 #define CLD_EXITED    1
 #define CLD_KILLED    2
 #define CLD_DUMPED    3
+/* waitid's idtype and the wait options, as Linux's. */
+#define P_ALL         0
+#define P_PID         1
+#define P_PGID        2
+#define WNOHANG       0x00000001
+#define WUNTRACED     0x00000002    /* wait4's name for WSTOPPED */
+#define WSTOPPED      0x00000002
+#define WEXITED       0x00000004
+#define WCONTINUED    0x00000008
+#define WNOWAIT       0x01000000
+#define __WNOTHREAD   0x20000000
+#define __WALL        0x40000000
+#define __WCLONE      0x80000000U
 #define SEGV_MAPERR   1
 #define SEGV_ACCERR   2
 /* A sleep interrupted by a signal: the system call is restarted, or
@@ -105,7 +118,13 @@ struct proc {
     int p_pgid, p_sid;          /* [P] */
     int p_state;                /* [P] enum proc_state */
     int p_status;               /* [P] wait status once a zombie */
-    struct proc *p_parent;      /* [P] NULL: the kernel waits for it (spawned) */
+    struct proc *p_parent;      /* [P] NULL: spawned (p_spawned), or an orphan with no init */
+    bool p_spawned;             /* [c] made by proc_spawn: proc_wait_spawned reaps it */
+    bool p_execed;              /* [P] has called execve (setpgid by the parent: EACCES) */
+    /* vfork: the parent sleeping until this child execs or exits (NULL:
+     * none), and whether p_as is that parent's, borrowed meanwhile. */
+    struct proc *p_vfork_parent;        /* [P] */
+    bool p_as_borrowed;                 /* [o] */
     struct proc *p_children;    /* [P] */
     struct proc *p_sibling;     /* [P] */
     struct proc *p_next;        /* [P] every process */
@@ -135,7 +154,13 @@ struct proc {
     uint64_t p_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
     bool p_restoremask;         /* [o] p_sigsaved is to be restored */
     const void *volatile p_sleepchan;   /* [a] the channel of an interruptible sleep */
-    bool p_autoreap;            /* [P] zombie nobody waits for (parent ignores SIGCHLD) */
+
+    /* CPU time, in TSC cycles (kern/proc/proc.c, "accounting").  Written
+     * by the CPU the process's thread runs on; read by the process itself
+     * and, once it is a zombie, by its waiter ([a] relaxed loads). */
+    uint64_t p_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
+    uint64_t p_utime, p_stime;  /* [o] in user mode, in the kernel */
+    uint64_t p_cutime, p_cstime;        /* [o] of its reaped children, theirs included */
 
     /* The user's x87/SSE registers while its thread is switched out
      * (FXSAVE area; the kernel itself never touches them). */
@@ -173,11 +198,50 @@ struct clone_req {
     uint64_t tls;               /* the child's FS base when settls */
     uint64_t child_settid;      /* where the child stores its tid, or 0 */
     uint64_t child_cleartid;    /* recorded as the child's clear_tid */
+    bool share_vm;              /* CLONE_VM: the child borrows the caller's address space */
+    bool vfork;                 /* CLONE_VFORK: the caller will wait (proc_vfork_wait) */
 };
 int proc_fork(struct trapframe *tf, const struct clone_req *ca);
-/* wait4 without the copyout: the pid reaped and its *status, 0 (nohang,
- * none ready) or -ECHILD. */
-int proc_wait(int pid, int *status, bool nohang);
+/* waitid and wait4 without the copyouts.  The request: which children
+ * (idtype P_ALL, P_PID or P_PGID with id) and the options (WEXITED,
+ * WSTOPPED, WCONTINUED, WNOHANG, WNOWAIT). */
+struct wait_req {
+    int idtype, id, options;
+};
+/* What the wait learnt about the child it reports. */
+struct wait_info {
+    int pid, uid;
+    int status;                 /* the wait status word (wait4) */
+    int code, si_status;        /* siginfo's si_code (CLD_*) and si_status */
+    uint64_t utime_ns, stime_ns;        /* the child's and its reaped children's (rusage) */
+};
+/* The pid reported (reaped unless WNOWAIT), 0 (WNOHANG and nothing to
+ * report yet), -ECHILD (no child matches) or -ERESTARTSYS. */
+int proc_wait(const struct wait_req *req, struct wait_info *info);
+
+/* The calling process's parent's pid (0: none). */
+int proc_getppid(void);
+/* setpgid and setsid for the calling process, with Linux's rules. */
+int proc_setpgid(int pid, int pgid);
+int proc_setsid(void);
+/* vfork: sleep until the child (pid) has let the caller's address space
+ * go, by execve or exit. */
+void proc_vfork_wait(int pid);
+/* execve's point of no return, with the new address space loaded: the
+ * old one goes (back to a vfork parent, which wakes, or freed), and the
+ * parent may no longer set the process group. */
+void proc_exec_commit(struct proc *p, struct as *old);
+
+/* CPU-time accounting (kern/proc/proc.c): the calling CPU crosses from
+ * user mode into the kernel (syscall, trap) or back, or switches threads. */
+void acct_enter_kernel(struct proc *p);
+void acct_leave_kernel(struct proc *p);
+struct thread;
+void acct_switch(struct thread *prev, struct thread *next);
+/* The CPU time of the calling process so far, in ns (its running
+ * stretch included); and of its reaped children. */
+void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns);
+void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns);
 
 /* kill: mark the processes pid names (Unix kill's pid conventions) to
  * die by sig when fatal is set; 0, -ESRCH (none) or -EPERM (none the

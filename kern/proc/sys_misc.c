@@ -1,7 +1,7 @@
 /*
  * The smaller system calls: file modes and owners, truncate, sync, user
- * and group ids, clocks and sleeping, resource limits, times/getrusage,
- * kill, getrandom.
+ * and group ids, clocks and sleeping, resource limits, kill, getrandom.
+ * (times and getrusage are with the processes, in sys_proc.c.)
  *
  * Simplifications, said plainly:
  *   - Clocks: CLOCK_MONOTONIC and CLOCK_REALTIME both count from boot
@@ -13,8 +13,9 @@
  *     busy when nothing else is runnable.
  *   - kill/tkill/tgkill post the signal (kern/proc/signal.c); its
  *     disposition decides at delivery.
- *   - times/getrusage report the elapsed time as user time for the
- *     caller and zero for children: no per-process CPU accounting yet.
+ *   - CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID read the
+ *     caller's CPU time (kern/proc/proc.c; a process is one thread);
+ *     clock_nanosleep on them sleeps by the monotonic clock.
  *   - getrandom returns a TSC-seeded pseudo-random stream, not
  *     cryptographic randomness.
  */
@@ -235,6 +236,11 @@ SYSCALL_DECL(sys_clock_gettime)
     if (clk < 0 || clk > CLOCK_BOOTTIME)
         return -EINVAL;
     uint64_t ns = clock_ns(clk);
+    if (clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID) {
+        uint64_t user, sys;
+        proc_cputime(&user, &sys);
+        ns = user + sys;
+    }
     struct timespec_u ts = { (int64_t)(ns / NSEC), (int64_t)(ns % NSEC) };
     return copyout(&ts, (void *)a1, sizeof ts);
 }
@@ -299,32 +305,6 @@ SYSCALL_DECL(sys_clock_nanosleep)
         return 0;
     }
     return sleep_ns(a2, a3);
-}
-
-SYSCALL_DECL(sys_times)
-{
-    uint64_t ticks = uptime_ns() / (NSEC / 100);
-    if (a0) {
-        int64_t tms[4] = { (int64_t)ticks, 0, 0, 0 };
-        if (copyout(tms, (void *)a0, sizeof tms))
-            return -EFAULT;
-    }
-    return (int64_t)ticks;
-}
-
-SYSCALL_DECL(sys_getrusage)
-{
-    int who = (int)a0;
-    if (who != 0 && who != -1 && who != 1)      /* SELF, CHILDREN, THREAD */
-        return -EINVAL;
-    int64_t ru[18];
-    memset(ru, 0, sizeof ru);
-    if (who != -1) {
-        uint64_t us = uptime_ns() / 1000;
-        ru[0] = (int64_t)(us / 1000000);
-        ru[1] = (int64_t)(us % 1000000);
-    }
-    return copyout(ru, (void *)a1, sizeof ru);
 }
 
 /* ---- resource limits ---- */

@@ -1,7 +1,8 @@
 /*
- * System calls for processes and memory: fork, execve, exit, wait4, ids,
- * process groups, arch_prctl, brk, mmap, munmap, mprotect, uname, and the
- * signal calls musl's start-up makes.
+ * System calls for processes and memory: fork, vfork, clone, execve,
+ * exit, wait4, waitid, ids, process groups, times and getrusage,
+ * arch_prctl, brk, mmap, munmap, mprotect, uname, and the signal calls
+ * musl's start-up makes.
  *
  * The signal calls (rt_sigaction, rt_sigprocmask, rt_sigpending,
  * rt_sigsuspend, pause, and nanosleep, which a signal interrupts) are
@@ -27,7 +28,6 @@
 #include <kern/panic.h>
 #include <drivers/timer.h>
 
-#define WNOHANG 1
 #define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
@@ -51,9 +51,11 @@ SYSCALL_DECL(sys_fork)
 
 /* clone(flags, newsp, parent_tid, child_tid, tls): a new process only.
  * Threads (CLONE_THREAD, or CLONE_VM without CLONE_VFORK) are -EINVAL:
- * one thread per process.  CLONE_VM|CLONE_VFORK (posix_spawn) becomes a
- * copy-on-write fork onto the given stack, and the parent does not wait
- * for the child's exec: the child's writes to memory stay its own. */
+ * one thread per process.  CLONE_VM|CLONE_VFORK (vfork, posix_spawn) is
+ * a child running in the caller's address space (on the given stack, if
+ * any) while the caller sleeps until the child execs or exits
+ * (kern/proc/proc.c); CLONE_VFORK alone makes the caller wait the same
+ * way for a copy. */
 SYSCALL_DECL(sys_clone)
 {
     uint64_t flags = a0;
@@ -66,11 +68,20 @@ SYSCALL_DECL(sys_clone)
         .tls = a4,
         .child_settid = (flags & CLONE_CHILD_SETTID) ? a3 : 0,
         .child_cleartid = (flags & CLONE_CHILD_CLEARTID) ? a3 : 0,
+        .share_vm = (flags & CLONE_VM) != 0,
+        .vfork = (flags & CLONE_VFORK) != 0,
     };
     int pid = proc_fork(curtf(), &ca);
     if (pid > 0 && (flags & CLONE_PARENT_SETTID))
         copyout(&pid, (void *)a2, sizeof pid);
+    if (pid > 0 && ca.vfork)
+        proc_vfork_wait(pid);
     return pid;
+}
+
+SYSCALL_DECL(sys_vfork)
+{
+    return sys_clone(CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0, 0);
 }
 
 #define REBOOT_MAGIC1   0xfee1dead
@@ -177,20 +188,134 @@ SYSCALL_DECL(sys_exit_group)
     proc_exit(W_EXITCODE((int)a0));
 }
 
+/* ---- waiting ---- */
+
+/* struct rusage: the times of a wait's child, the rest zero. */
+static int copyout_rusage(uint64_t uaddr, uint64_t utime_ns, uint64_t stime_ns)
+{
+    int64_t ru[18];
+    memset(ru, 0, sizeof ru);
+    ru[0] = (int64_t)(utime_ns / 1000000000UL);
+    ru[1] = (int64_t)(utime_ns % 1000000000UL / 1000);
+    ru[2] = (int64_t)(stime_ns / 1000000000UL);
+    ru[3] = (int64_t)(stime_ns % 1000000000UL / 1000);
+    return copyout(ru, (void *)uaddr, sizeof ru);
+}
+
+/* wait4(pid, status, options, rusage): pid > 0 that child, 0 our group,
+ * -1 any child, < -1 the group -pid.  Exits are always waited for;
+ * WUNTRACED and WCONTINUED are passed on to proc_wait (no child stops
+ * yet). */
 SYSCALL_DECL(sys_wait4)
 {
-    int status = 0;
-    if (a2 & ~(uint64_t)(WNOHANG | 2 | 8 | 0x20000000 | 0x40000000 | 0x80000000))
-        return -EINVAL;     /* WUNTRACED, WCONTINUED, __WNOTHREAD, __WALL, __WCLONE accepted */
-    int r = proc_wait((int)a0, &status, (a2 & WNOHANG) != 0);
-    if (r > 0 && a1 && copyout(&status, (void *)a1, sizeof status))
+    int pid = (int)a0, options = (int)a2;     /* ints, as Linux takes them */
+    if ((unsigned)options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WALL | __WCLONE))
+        return -EINVAL;
+    if (pid == (int)0x80000000)
+        return -ESRCH;          /* -pid would overflow; Linux says so */
+    struct wait_req req = { .options = options | WEXITED };
+    if (pid > 0) {
+        req.idtype = P_PID;
+        req.id = pid;
+    } else if (pid == -1) {
+        req.idtype = P_ALL;
+    } else {
+        req.idtype = P_PGID;
+        req.id = -pid;          /* 0: the caller's group */
+    }
+    struct wait_info info;
+    int r = proc_wait(&req, &info);
+    if (r > 0 && a1 && copyout(&info.status, (void *)a1, sizeof info.status))
         return -EFAULT;
-    if (r > 0 && a3) {
-        static const char zero[144];
-        if (copyout(zero, (void *)a3, sizeof zero))
+    if (r > 0 && a3 && copyout_rusage(a3, info.utime_ns, info.stime_ns))
+        return -EFAULT;
+    return r;
+}
+
+/* The request of waitid(idtype, id, infop, options, rusage), or -errno. */
+static int waitid_request(int idtype, int id, int options, struct wait_req *req)
+{
+    if ((unsigned)options & ~(WNOHANG | WNOWAIT | WEXITED | WSTOPPED | WCONTINUED |
+                              __WNOTHREAD | __WALL | __WCLONE))
+        return -EINVAL;
+    if (!(options & (WEXITED | WSTOPPED | WCONTINUED)))
+        return -EINVAL;
+    *req = (struct wait_req){ .idtype = idtype, .id = id, .options = options };
+    switch (idtype) {
+    case P_ALL:
+        return 0;
+    case P_PID:
+        return id > 0 ? 0 : -EINVAL;
+    case P_PGID:
+        return id >= 0 ? 0 : -EINVAL;       /* 0: the caller's group */
+    case 3:                                 /* P_PIDFD: there are no pidfds */
+        return id >= 0 ? -EBADF : -EINVAL;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* waitid: 0 or -errno.  As Linux, the siginfo's si_signo, si_errno,
+ * si_code, si_pid, si_uid and si_status are written whatever the outcome
+ * (zeros when nothing was reported: WNOHANG, or an error), and nothing
+ * else of it. */
+SYSCALL_DECL(sys_waitid)
+{
+    struct wait_req req;
+    struct wait_info info;
+    memset(&info, 0, sizeof info);
+    int r = waitid_request((int)a0, (int)a1, (int)a3, &req);
+    if (!r)
+        r = proc_wait(&req, &info);
+    if (r > 0 && a4 && copyout_rusage(a4, info.utime_ns, info.stime_ns))
+        return -EFAULT;
+    if (a2) {
+        int head[3] = { r > 0 ? SIGCHLD : 0, 0, r > 0 ? info.code : 0 };
+        int body[3] = { info.pid, info.uid, info.si_status };
+        if (copyout(head, (void *)a2, sizeof head) ||
+            copyout(body, (char *)a2 + 16, sizeof body))
             return -EFAULT;
     }
-    return r;
+    return r > 0 ? 0 : r;
+}
+
+/* ---- times ---- */
+
+/* times: user and system time of the caller and of its reaped children
+ * in clock ticks (100 a second, musl's CLK_TCK); returns the ticks since
+ * boot. */
+SYSCALL_DECL(sys_times)
+{
+    const uint64_t ns_per_tick = 1000000000UL / 100;
+    if (a0) {
+        uint64_t u, s, cu, cs;
+        proc_cputime(&u, &s);
+        proc_children_cputime(&cu, &cs);
+        int64_t tms[4] = { (int64_t)(u / ns_per_tick), (int64_t)(s / ns_per_tick),
+                           (int64_t)(cu / ns_per_tick), (int64_t)(cs / ns_per_tick) };
+        if (copyout(tms, (void *)a0, sizeof tms))
+            return -EFAULT;
+    }
+    return (int64_t)(uptime_ns() / ns_per_tick);
+}
+
+#define RUSAGE_SELF     0
+#define RUSAGE_CHILDREN (-1)
+#define RUSAGE_THREAD   1
+
+/* getrusage: the times only (the other fields are zero).  A thread is its
+ * process here. */
+SYSCALL_DECL(sys_getrusage)
+{
+    int who = (int)a0;
+    uint64_t u, s;
+    if (who == RUSAGE_SELF || who == RUSAGE_THREAD)
+        proc_cputime(&u, &s);
+    else if (who == RUSAGE_CHILDREN)
+        proc_children_cputime(&u, &s);
+    else
+        return -EINVAL;
+    return copyout_rusage(a1, u, s);
 }
 
 SYSCALL_DECL(sys_getpid) { return curproc()->p_pid; }
@@ -201,15 +326,18 @@ SYSCALL_DECL(sys_getegid) { return curproc()->p_cred->cr_gid; }
 
 SYSCALL_DECL(sys_getppid)
 {
-    struct proc *p = curproc()->p_parent;
-    return p ? p->p_pid : 0;
+    return proc_getppid();
 }
 
-/* Process groups and sessions: the ids only, no job control (no terminal
- * driver yet).  These read and write fields under proc_lock through the
- * small helpers in proc.c would be tidier; a process changes only its
- * own ids or its children's, and a data race on an int is benign here. */
-SYSCALL_DECL(sys_getpgrp) { return curproc()->p_pgid; }
+/* Process groups and sessions: the ids, read and changed under proc_lock
+ * (kern/proc/proc.c). */
+SYSCALL_DECL(sys_getpgrp)
+{
+    int pgid, sid;
+    proc_ids(curproc()->p_pid, &pgid, &sid);
+    return pgid;
+}
+
 SYSCALL_DECL(sys_getsid)
 {
     int pgid, sid;
@@ -225,25 +353,12 @@ SYSCALL_DECL(sys_getpgid)
 
 SYSCALL_DECL(sys_setpgid)
 {
-    struct proc *p = curproc();
-    int pid = (int)a0, pgid = (int)a1;
-    if (pgid < 0)
-        return -EINVAL;
-    if (pid != 0 && pid != p->p_pid)
-        return -ESRCH;      /* children: not yet */
-    if (p->p_sid == p->p_pid)
-        return -EPERM;      /* a session leader */
-    p->p_pgid = pgid ? pgid : p->p_pid;
-    return 0;
+    return proc_setpgid((int)a0, (int)a1);
 }
 
 SYSCALL_DECL(sys_setsid)
 {
-    struct proc *p = curproc();
-    if (p->p_pgid == p->p_pid)
-        return -EPERM;
-    p->p_sid = p->p_pgid = p->p_pid;
-    return p->p_sid;
+    return proc_setsid();
 }
 
 SYSCALL_DECL(sys_arch_prctl)

@@ -29,6 +29,12 @@
  * next thread's kernel stack in the TSS and for SYSCALL, loads its address
  * space (as_activate) and its FS base.
  *
+ * CPU time is charged at these crossings: syscall_dispatch and trap()
+ * (kern/trap.c) start the kernel's stretch, the end of syscall_dispatch
+ * and of user_trap_return the user's, and user_switch each thread's
+ * switch (acct_*, kern/proc/proc.c, which says why timestamps and not the
+ * tick).
+ *
  * Unknown system calls return -ENOSYS and are counted per number
  * (unknown_calls[], atomic; read with syscall_unknown_count in the kernel
  * and TEMPEST_SYS_ENOSYS_COUNTS from user mode).
@@ -113,6 +119,7 @@ void fpu_copy_current(struct proc *to)
 
 void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
 {
+    acct_switch(prev, next);    /* CPU time (kern/proc/proc.c) */
     /* User SSE state is switched eagerly: the kernel uses no SSE, so the
      * registers still hold prev's user values here. */
     if (prev && prev->proc && prev != next)
@@ -205,6 +212,7 @@ void user_trap_return(struct trapframe *tf)
         sig_deliver(tf, false);
         intr_disable();
     }
+    acct_leave_kernel(p);
 }
 
 /* ---- system calls ---- */
@@ -221,7 +229,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(130, sys_rt_sigsuspend), S(16, sys_ioctl),
     S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),
     S(21, sys_access), S(24, sys_sched_yield), S(32, sys_dup), S(33, sys_dup2),
-    S(39, sys_getpid), S(57, sys_fork), S(58, sys_fork), S(59, sys_execve),
+    S(39, sys_getpid), S(57, sys_fork), S(58, sys_vfork), S(59, sys_execve),
     S(60, sys_exit), S(61, sys_wait4), S(63, sys_uname), S(72, sys_fcntl),
     S(74, sys_fsync), S(75, sys_fsync), S(77, sys_ftruncate),
     S(79, sys_getcwd), S(80, sys_chdir), S(81, sys_fchdir), S(82, sys_rename),
@@ -241,7 +249,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(229, sys_clock_getres), S(230, sys_clock_nanosleep_sig), S(234, sys_tgkill),
     S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
     S(265, sys_linkat),
-    S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause),
+    S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
     S(260, sys_fchownat), S(268, sys_fchmodat), S(302, sys_prlimit64), S(318, sys_getrandom),
 };
 
@@ -284,6 +292,8 @@ static syscall_fn lookup(uint64_t nr)
 
 void syscall_dispatch(struct trapframe *tf)
 {
+    struct proc *p = curthread()->proc;
+    acct_enter_kernel(p);       /* CPU time (kern/proc/proc.c) */
     uint64_t nr = tf->rax;
     syscall_fn fn = lookup(nr);
     int64_t r;
@@ -303,7 +313,7 @@ void syscall_dispatch(struct trapframe *tf)
     } else {
         tf->rax = (uint64_t)r;
     }
-    struct proc *p = curthread()->proc;
     if (sig_interrupting(p))
         sig_deliver(tf, restarting);
+    acct_leave_kernel(p);
 }

@@ -15,12 +15,16 @@
 /* processes and memory: sys_proc.c */
 SYSCALL_DECL(sys_fork);
 SYSCALL_DECL(sys_clone);
+SYSCALL_DECL(sys_vfork);
 SYSCALL_DECL(sys_reboot);
 SYSCALL_DECL(sys_pause);
 SYSCALL_DECL(sys_execve);
 SYSCALL_DECL(sys_exit);
 SYSCALL_DECL(sys_exit_group);
 SYSCALL_DECL(sys_wait4);
+SYSCALL_DECL(sys_waitid);
+SYSCALL_DECL(sys_times);
+SYSCALL_DECL(sys_getrusage);
 SYSCALL_DECL(sys_getpid);
 SYSCALL_DECL(sys_getppid);
 SYSCALL_DECL(sys_getuid);
@@ -112,8 +116,6 @@ SYSCALL_DECL(sys_gettimeofday);
 SYSCALL_DECL(sys_time);
 SYSCALL_DECL(sys_nanosleep);
 SYSCALL_DECL(sys_clock_nanosleep);
-SYSCALL_DECL(sys_times);
-SYSCALL_DECL(sys_getrusage);
 SYSCALL_DECL(sys_getrlimit);
 SYSCALL_DECL(sys_setrlimit);
 SYSCALL_DECL(sys_prlimit64);

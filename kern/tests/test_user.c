@@ -188,10 +188,10 @@ USER_MODE_TEST(user_fpu, "fpu", 0)
 USER_MODE_TEST(user_signal, "signal", 0)
 
 /* Live lock instances of the classes that come and go with open files,
- * pipes and anonymous memory (lockstat's registry). */
+ * pipes, anonymous memory and processes (lockstat's registry). */
 static uint64_t live_lock_instances(void)
 {
-    static const char *const names[] = { "file", "pipe", "amap", "as" };
+    static const char *const names[] = { "file", "pipe", "amap", "as", "fdtable", "signal" };
     uint64_t n = 0;
     for_each_lock_class(c) {
         for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -205,17 +205,20 @@ static uint64_t live_lock_instances(void)
     return n;
 }
 
-/* Open files, pipes and address spaces register locks with the
- * statistics; when they go, so must their locks (a freed lock left on the
- * registry is garbage to the next snapshot).  Children a program leaves
- * behind may still be exiting, so the count is given a few seconds to
- * come back (a guard against a hang, not a speed test). */
+/* Open files, pipes, address spaces and processes register locks with
+ * the statistics; when they go, so must their locks (a freed lock left on
+ * the registry is garbage to the next snapshot).  The "orphans" mode
+ * leaves a zombie and a living grandchild without a parent (a ktest has
+ * no init): the kernel's reaper must free them, descriptor table and
+ * signal lock included.  Children may still be exiting when a program
+ * ends, so the count is given a few seconds to come back (a guard
+ * against a hang, not a speed test). */
 KTEST(user_lock_instances)
 {
     NEED_ROOT();
-    static const char *const modes[] = { "fork", "files", "mmap" };
+    static const char *const modes[] = { "fork", "files", "mmap", "orphans" };
     uint64_t before = live_lock_instances();
-    for (int i = 0; i < 3; i++)
+    for (size_t i = 0; i < ARRAY_SIZE(modes); i++)
         KT_ASSERT_EQ(run_ktprog(modes[i], NULL, kcred, NULL), 0);
     uint64_t deadline = uptime_ns() + 5000000000ull;
     while (live_lock_instances() != before && uptime_ns() < deadline)

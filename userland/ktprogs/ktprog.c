@@ -393,6 +393,37 @@ static int mode_oom(void)
     return 0;
 }
 
+/* Orphans: a child exits leaving a zombie child of its own and a living
+ * one.  Run from a ktest there is no init to adopt them, and the kernel
+ * must free them all the same (the ktest counts their locks). */
+static int mode_orphans(void)
+{
+    int hold[2];
+    CHECK(pipe(hold) == 0);
+    pid_t mid = fork();
+    CHECK(mid >= 0);
+    if (mid == 0) {
+        pid_t zombie = fork();
+        if (zombie == 0)
+            _exit(0);
+        pid_t alive = fork();
+        if (alive == 0) {
+            char c;
+            close(hold[1]);
+            read(hold[0], &c, 1);       /* until the top closes it */
+            _exit(0);
+        }
+        siginfo_t si;
+        /* Wait until it is a zombie, and leave it one. */
+        _exit(zombie > 0 && alive > 0 && waitid(P_PID, zombie, &si, WEXITED | WNOWAIT) == 0 ? 0 : 1);
+    }
+    close(hold[0]);
+    int st;
+    CHECK(waitpid(mid, &st, 0) == mid && st == 0);
+    close(hold[1]);                     /* the living orphan exits now */
+    return 0;
+}
+
 static int mode_spin(void)
 {
     for (volatile uint64_t i = 0;; i++)
@@ -444,6 +475,8 @@ int main(int argc, char **argv)
         return mode_oom();
     if (!strcmp(mode, "spin"))
         return mode_spin();
+    if (!strcmp(mode, "orphans"))
+        return mode_orphans();
     printf("ktprog: unknown mode %s\n", mode);
     return 2;
 }

@@ -1,9 +1,12 @@
 /*
  * t_proc: processes.
  *
- * fork, vfork, clone (as fork), execve (argv, envp, close-on-exec, the pid
- * kept, #! scripts, ENOENT/ENOEXEC/EACCES...), exit, exit_group, wait4
- * (exit and signal statuses, WNOHANG, ECHILD), getpid, getppid (and
+ * fork, vfork (the child runs in our memory and we wait for its exec or
+ * exit), clone (as fork), posix_spawn, execve (argv, envp, close-on-exec,
+ * the pid kept, #! scripts, ENOENT/ENOEXEC/EACCES...), exit, exit_group,
+ * wait4 (exit and signal statuses, WNOHANG, ECHILD, process groups),
+ * waitid (P_PID, P_PGID, P_ALL, WNOHANG, WNOWAIT, the siginfo), children
+ * reaped by nobody when SIGCHLD is ignored, getpid, getppid (and
  * reparenting), kill, setpgid, getpgid, getsid, setsid, and a fork bomb
  * stopped by RLIMIT_NPROC with EAGAIN (as uid 65534; root ignores it).
  *
@@ -16,6 +19,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -255,6 +259,19 @@ static void test_clone_vfork(void)
 	CHECK_EQ(borrowed, 1);
 	CHECK_EQ(exit_status(ut_wait(pid)), 5);
 
+	/* The parent sleeps until the child exits: what the child wrote
+	 * after a pause is there when vfork returns. */
+	borrowed = 0;
+	pid = vfork();
+	if (pid == 0) {
+		struct timespec ms = { 0, 20000000 };
+		nanosleep(&ms, NULL);
+		borrowed = 2;
+		_exit(6);
+	}
+	CHECK_EQ(borrowed, 2);
+	CHECK_EQ(exit_status(ut_wait(pid)), 6);
+
 	/* vfork then execve. */
 	char *args[] = { (char *)ut_self, "--as", "exit", "33", NULL };
 	pid = vfork();
@@ -263,6 +280,217 @@ static void test_clone_vfork(void)
 		_exit(99);
 	}
 	CHECK_EQ(exit_status(ut_wait(pid)), 33);
+
+	/* The parent goes on at the child's execve, while the new program
+	 * runs: this one waits for us to close the pipe. */
+	int hold[2];
+	CHECK_OK(pipe(hold));
+	char fd[16];
+	snprintf(fd, sizeof fd, "%d", hold[0]);
+	char *drain[] = { (char *)ut_self, "--as", "drain", fd, NULL };
+	pid = vfork();
+	if (pid == 0) {
+		close(hold[1]);
+		execve(ut_self, drain, environ);
+		_exit(99);
+	}
+	CHECK(pid > 0);
+	int st = 12345;
+	CHECK_EQ(waitpid(pid, &st, WNOHANG), 0); /* still running */
+	close(hold[1]);
+	close(hold[0]);
+	CHECK_EQ(exit_status(ut_wait(pid)), 0);
+
+	/* A failed execve in the child leaves the parent's memory usable. */
+	pid = vfork();
+	if (pid == 0) {
+		char *none[] = { "missing", NULL };
+		execve("missing/nothing", none, environ);
+		borrowed = errno;
+		_exit(7);
+	}
+	CHECK_EQ(borrowed, ENOENT);
+	CHECK_EQ(exit_status(ut_wait(pid)), 7);
+
+	/* posix_spawn (musl: clone with CLONE_VM|CLONE_VFORK on a stack of
+	 * its own). */
+	char *sargs[] = { (char *)ut_self, "--as", "exit", "44", NULL };
+	pid_t spid = 0;
+	CHECK_EQ(posix_spawn(&spid, ut_self, NULL, NULL, sargs, environ), 0);
+	CHECK(spid > 0);
+	CHECK_EQ(exit_status(ut_wait(spid)), 44);
+	char *nargs[] = { "missing", NULL };
+	CHECK_EQ(posix_spawn(&spid, "missing/x", NULL, NULL, nargs, environ), ENOENT);
+	while (waitpid(-1, &st, WNOHANG) > 0) /* the failed one, where it is a child */
+		;
+}
+
+static void test_waitid(void)
+{
+	siginfo_t si;
+	/* An exit: the siginfo says who and how, and the child is reaped. */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(23);
+	memset(&si, 0x5a, sizeof si);
+	CHECK_OK(waitid(P_PID, pid, &si, WEXITED));
+	CHECK_EQ(si.si_signo, SIGCHLD);
+	CHECK_EQ(si.si_errno, 0);
+	CHECK_EQ(si.si_code, CLD_EXITED);
+	CHECK_EQ(si.si_pid, pid);
+	CHECK_EQ(si.si_uid, getuid());
+	CHECK_EQ(si.si_status, 23);
+	CHECK_ERR(waitid(P_PID, pid, &si, WEXITED), ECHILD);
+
+	/* A death by a signal: CLD_KILLED and the signal. */
+	pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_OK(kill(pid, SIGKILL));
+	CHECK_OK(waitid(P_ALL, 0, &si, WEXITED));
+	CHECK_EQ(si.si_pid, pid);
+	CHECK_EQ(si.si_code, CLD_KILLED);
+	CHECK_EQ(si.si_status, SIGKILL);
+
+	/* WNOHANG with a running child: 0, and si_pid and si_signo zeroed. */
+	int hold[2];
+	CHECK_OK(pipe(hold));
+	pid = fork();
+	if (pid == 0) {
+		char c;
+		close(hold[1]);
+		read(hold[0], &c, 1);
+		_exit(3);
+	}
+	close(hold[0]);
+	memset(&si, 0x5a, sizeof si);
+	CHECK_OK(waitid(P_PID, pid, &si, WEXITED | WNOHANG));
+	CHECK_EQ(si.si_pid, 0);
+	CHECK_EQ(si.si_signo, 0);
+	close(hold[1]);
+	CHECK_OK(waitid(P_PID, pid, &si, WEXITED | WNOWAIT));
+	CHECK_EQ(si.si_pid, pid);
+	/* Asked for stopped or continued children only, a zombie is no
+	 * child at all (Linux). */
+	memset(&si, 0x5a, sizeof si);
+	CHECK_ERR(waitid(P_PID, pid, &si, WSTOPPED | WCONTINUED | WNOHANG), ECHILD);
+	CHECK_EQ(si.si_pid, 0);
+	/* WNOWAIT leaves the zombie: asked again, the same answer. */
+	CHECK_OK(waitid(P_ALL, 0, &si, WEXITED | WNOWAIT));
+	CHECK_EQ(si.si_pid, pid);
+	CHECK_EQ(si.si_status, 3);
+	CHECK_OK(kill(pid, 0));
+	/* The reap takes the rusage too (waitid's fifth argument). */
+	struct rusage ru;
+	memset(&ru, 0xff, sizeof ru);
+	CHECK_OK(syscall(SYS_waitid, P_PID, pid, &si, WEXITED, &ru));
+	CHECK_EQ(si.si_status, 3);
+	CHECK(ru.ru_utime.tv_sec >= 0 && ru.ru_utime.tv_usec >= 0 &&
+	      ru.ru_utime.tv_usec < 1000000 && ru.ru_stime.tv_usec < 1000000);
+	CHECK_ERR(kill(pid, 0), ESRCH);
+
+	/* P_PGID: a child in a group of its own; 0 means our group. */
+	int go[2];
+	CHECK_OK(pipe(go));
+	pid_t other = fork();
+	if (other == 0) {
+		char c;
+		close(go[1]);
+		read(go[0], &c, 1);
+		_exit(4);
+	}
+	CHECK_OK(setpgid(other, other));
+	pid_t same = fork();
+	if (same == 0) {
+		char c;
+		close(go[1]);
+		read(go[0], &c, 1);
+		_exit(5);
+	}
+	close(go[0]);
+	close(go[1]);
+	CHECK_OK(waitid(P_PGID, other, &si, WEXITED));
+	CHECK_EQ(si.si_pid, other);
+	CHECK_EQ(si.si_status, 4);
+	CHECK_OK(waitid(P_PGID, 0, &si, WEXITED));
+	CHECK_EQ(si.si_pid, same);
+	CHECK_EQ(si.si_status, 5);
+	/* wait4 by group as well: -pgid, and 0 for ours. */
+	other = fork();
+	if (other == 0) {
+		setpgid(0, 0);
+		struct timespec ms = { 0, 5000000 };
+		nanosleep(&ms, NULL); /* a zombie's group can still be set */
+		_exit(8);
+	}
+	setpgid(other, other); /* whoever is first */
+	int st;
+	CHECK_EQ(waitpid(-other, &st, WUNTRACED), other);
+	CHECK_EQ(exit_status(st), 8);
+
+	/* Errors. */
+	CHECK_ERR(waitid(P_ALL, 0, &si, WEXITED), ECHILD);
+	CHECK_ERR(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), ECHILD);
+	CHECK_ERR(waitid(P_ALL, 0, &si, 0), EINVAL);     /* no event asked for */
+	CHECK_ERR(waitid(P_ALL, 0, &si, WNOHANG), EINVAL);
+	CHECK_ERR(waitid(P_ALL, 0, &si, WEXITED | 0x10000), EINVAL);
+	CHECK_ERR(waitid((idtype_t)42, 0, &si, WEXITED), EINVAL);
+	CHECK_ERR(waitid(P_PID, 0, &si, WEXITED), EINVAL);
+	CHECK_ERR(waitid(P_PID, -5, &si, WEXITED), EINVAL);
+	CHECK_ERR(waitid(P_PGID, -5, &si, WEXITED), EINVAL);
+	CHECK_ERR(wait4(-1, &st, WNOWAIT, NULL), EINVAL); /* waitid's only */
+	CHECK_ERR(wait4(-1, &st, WEXITED, NULL), EINVAL);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	CHECK_ERR(syscall(SYS_waitid, P_PID, pid, UT_BADPTR, WEXITED, NULL), EFAULT);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) /* if the fault kept it */
+		;
+}
+
+/* With SIGCHLD ignored nobody waits for the children: they vanish when
+ * they exit, and a wait sleeps until the last is gone, then says ECHILD. */
+static void test_nocldwait(void)
+{
+	CHECK(signal(SIGCHLD, SIG_IGN) != SIG_ERR);
+	int hold[2];
+	CHECK_OK(pipe(hold));
+	pid_t slow = fork();
+	if (slow == 0) {
+		char c;
+		close(hold[1]);
+		read(hold[0], &c, 1);
+		_exit(1);
+	}
+	pid_t quick = fork();
+	if (quick == 0)
+		_exit(2);
+	close(hold[0]);
+	int st;
+	/* The quick one is gone by itself; the slow one holds the wait. */
+	struct timespec ms = { 0, 10000000 };
+	for (int i = 0; i < 500 && kill(quick, 0) == 0; i++)
+		nanosleep(&ms, NULL);
+	CHECK_ERR(kill(quick, 0), ESRCH);
+	CHECK_EQ(waitpid(-1, &st, WNOHANG), 0);
+	close(hold[1]);
+	CHECK_ERR(waitpid(-1, &st, 0), ECHILD);
+	CHECK_ERR(kill(slow, 0), ESRCH);
+	CHECK(signal(SIGCHLD, SIG_DFL) != SIG_ERR);
+	/* SA_NOCLDWAIT with the default action: the same. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sa.sa_flags = SA_NOCLDWAIT;
+	CHECK_OK(sigaction(SIGCHLD, &sa, NULL));
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(3);
+	CHECK_ERR(waitpid(pid, &st, 0), ECHILD);
+	sa.sa_flags = 0;
+	CHECK_OK(sigaction(SIGCHLD, &sa, NULL));
 }
 
 static int run(const char *path, char **argv, char **envp)
@@ -562,6 +790,8 @@ int main(int argc, char **argv)
 	ut_scratch();
 	test_fork_wait();
 	test_clone_vfork();
+	test_waitid();
+	test_nocldwait();
 	test_execve();
 	test_getppid_reparent();
 	test_groups_sessions();

@@ -1,10 +1,11 @@
 /*
  * t_time: clocks and accounting.
  *
- * clock_gettime, gettimeofday, nanosleep, times, getrusage, sched_yield.
- * Nothing here depends on how fast the machine is: sleeps are checked
- * only for lasting at least as long as asked, and CPU time is burnt until
- * the accounting shows it (the alarm guards that loop).
+ * clock_gettime, gettimeofday, nanosleep, times, getrusage (ourselves,
+ * reaped children and grandchildren), wait4's rusage, the CPU-time clocks,
+ * sched_yield.  Nothing here depends on how fast the machine is: sleeps
+ * are checked only for lasting at least as long as asked, and CPU time is
+ * burnt until the accounting shows it (the alarm guards that loop).
  */
 #include "ut.h"
 
@@ -131,6 +132,99 @@ static void test_rusage(void)
 	CHECK_ERR(getrusage(5, &ru), EINVAL);
 	CHECK_ERR(syscall(SYS_getrusage, RUSAGE_SELF, UT_BADPTR), EFAULT);
 	CHECK_OK(syscall(SYS_getrusage, RUSAGE_CHILDREN, &ru));
+	CHECK_OK(getrusage(RUSAGE_THREAD, &ru));
+}
+
+static int64_t ru_us(const struct rusage *ru)
+{
+	return (ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000LL +
+	       ru->ru_utime.tv_usec + ru->ru_stime.tv_usec;
+}
+
+/* wait4's rusage is the child's time and its own reaped children's; a
+ * grandchild's time reaches us through the child that reaped it. */
+static void test_wait_rusage(void)
+{
+	int64_t kids = cpu_us(RUSAGE_CHILDREN);
+	pid_t pid = fork();
+	if (pid == 0) {
+		burn(40000);
+		_exit(0);
+	}
+	struct rusage ru;
+	int st;
+	memset(&ru, 0, sizeof ru);
+	CHECK_EQ(wait4(pid, &st, 0, &ru), pid);
+	CHECK(ru_us(&ru) >= 40000);
+	CHECK(ru.ru_utime.tv_usec < 1000000 && ru.ru_stime.tv_usec < 1000000);
+	CHECK(cpu_us(RUSAGE_CHILDREN) >= kids + ru_us(&ru));
+
+	kids = cpu_us(RUSAGE_CHILDREN);
+	pid = fork();
+	if (pid == 0) {
+		pid_t grandchild = fork();
+		if (grandchild == 0) {
+			burn(40000);
+			_exit(0);
+		}
+		_exit(ut_wait(grandchild) == 0 ? 0 : 1);
+	}
+	memset(&ru, 0, sizeof ru);
+	CHECK_EQ(wait4(pid, &st, 0, &ru), pid);
+	CHECK_EQ(st, 0);
+	CHECK(ru_us(&ru) >= 40000);
+	CHECK(cpu_us(RUSAGE_CHILDREN) >= kids + 40000);
+}
+
+static int64_t clock_us(clockid_t clk)
+{
+	struct timespec t;
+	if (clock_gettime(clk, &t) != 0)
+		return -1;
+	return ns(&t) / 1000;
+}
+
+/* The CPU-time clocks move with the CPU we use, never back, and are at
+ * least what getrusage said a moment before. */
+static void test_cpu_clocks(void)
+{
+	struct timespec t, prev;
+	CHECK_OK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &prev));
+	int monotonic = 1;
+	for (int i = 0; i < 1000; i++) {
+		monotonic &= clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 &&
+			     ns(&t) >= ns(&prev) && t.tv_nsec < 1000000000;
+		prev = t;
+	}
+	CHECK(monotonic);
+	int64_t p0 = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+	int64_t t0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
+	burn(30000);
+	CHECK(clock_us(CLOCK_PROCESS_CPUTIME_ID) >= p0 + 30000);
+	CHECK(clock_us(CLOCK_THREAD_CPUTIME_ID) >= t0 + 30000);
+	int64_t used = cpu_us(RUSAGE_SELF);
+	CHECK(clock_us(CLOCK_PROCESS_CPUTIME_ID) >= used);
+	CHECK_OK(syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &t));
+	CHECK_OK(syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &t));
+	CHECK_ERR(syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, UT_BADPTR), EFAULT);
+	CHECK_OK(clock_getres(CLOCK_PROCESS_CPUTIME_ID, &t));
+	CHECK(t.tv_sec == 0 && t.tv_nsec > 0);
+
+	/* A new process starts from nothing (less than its parent has). */
+	int p[2];
+	CHECK_OK(pipe(p));
+	pid_t pid = fork();
+	if (pid == 0) {
+		int64_t mine = clock_us(CLOCK_PROCESS_CPUTIME_ID);
+		write(p[1], &mine, sizeof mine);
+		_exit(0);
+	}
+	int64_t childs = -1;
+	CHECK_EQ(read(p[0], &childs, sizeof childs), sizeof childs);
+	CHECK(childs >= 0 && childs < clock_us(CLOCK_PROCESS_CPUTIME_ID));
+	CHECK_EQ(ut_wait(pid), 0);
+	close(p[0]);
+	close(p[1]);
 }
 
 static void test_times(void)
@@ -184,6 +278,8 @@ int main(int argc, char **argv)
 	test_clocks();
 	test_nanosleep();
 	test_rusage();
+	test_wait_rusage();
+	test_cpu_clocks();
 	test_times();
 	test_yield();
 	return ut_done();
