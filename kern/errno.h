@@ -46,6 +46,7 @@
 #define ENOTEMPTY       39
 #define ELOOP           40
 #define EOVERFLOW       75
+#define EOPNOTSUPP      95
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */
 
 #endif

@@ -33,6 +33,7 @@
 #include <kern/mutex.h>
 #include <kern/bio.h>
 #include <kern/vm/pmap.h>
+#include <kern/vm/pcache.h>
 #include <drivers/acpi.h>
 #include <drivers/lapic.h>
 #include <drivers/ioapic.h>
@@ -233,6 +234,7 @@ void kmain(uint32_t magic, uint32_t info)
      * each disk's service thread can run anywhere. */
     blk_init();
     tty_init();
+    pcache_init();
     vfs_init();
     vfs_mountroot(opts.root);
     proc_init();

@@ -34,7 +34,6 @@ SUMMARY_RE = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
 # run (a hang would cost the whole boot) and each prints a SKIP line, so
 # the gap stays visible.  Remove an entry when its program passes.
 KNOWN_GAPS = {
-    "t_mem": "MAP_SHARED file mappings are refused (no page cache yet)",
     "ut_fuzz": "a child dies after ~2000 random calls (exit 3); not yet found",
     "sh/sh_text.sh": "head | tail in a pipeline gives nothing (pipe end-of-file or SIGPIPE timing)",
 }

@@ -68,6 +68,7 @@ struct trapframe;
 #define __WCLONE      0x80000000U
 #define SEGV_MAPERR   1
 #define SEGV_ACCERR   2
+#define BUS_ADRERR    2
 /* A sleep interrupted by a signal: the system call is restarted, or
  * fails with -EINTR when a handler without SA_RESTART runs.  Never seen
  * by user space. */

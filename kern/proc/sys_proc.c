@@ -555,15 +555,25 @@ SYSCALL_DECL(sys_brk)
     return as_set_brk(curproc()->p_as, a0);
 }
 
+/* The mmap flags Linux knows, with the huge page size bits (the others
+ * are ignored, as Linux does, except under MAP_SHARED_VALIDATE). */
+#define MAP_TYPE            0x03
+#define MAP_SHARED_VALIDATE 0x03
+#define MAP_KNOWN_FLAGS     0xfc17f933UL
+
 SYSCALL_DECL(sys_mmap)
 {
     vaddr_t addr = a0;
     size_t len = a1;
     int prot = (int)a2, flags = (int)a3, fd = (int)a4;
     uint64_t off = a5;
-    if (len == 0 || (off & (PAGE_SIZE - 1)) || !(flags & (MAP_SHARED | MAP_PRIVATE)))
+    int type = flags & MAP_TYPE;
+    if (type == MAP_SHARED_VALIDATE && ((uint64_t)(uint32_t)flags & ~MAP_KNOWN_FLAGS))
+        return -EOPNOTSUPP;
+    flags &= ~MAP_KERN_NOWRITE;
+    if (len == 0 || (off & (PAGE_SIZE - 1)) || type == 0)
         return -EINVAL;
-    if (!(flags & MAP_FIXED))
+    if (!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
         addr = ALIGN_DOWN(addr, PAGE_SIZE);     /* only a hint */
     if (flags & MAP_ANONYMOUS)
         return as_map(curproc()->p_as, addr, len, prot, flags, NULL, 0, 0);
@@ -571,18 +581,26 @@ SYSCALL_DECL(sys_mmap)
     if (!fp)
         return -EBADF;
     int64_t r;
-    if (fp->f_vp->v_type != VREG)
+    int mode = fp->f_flags & O_ACCMODE;
+    bool shared = flags & MAP_SHARED;
+    /* Linux's order: the access checks, then whether the file can be mapped. */
+    if (shared && (prot & PROT_WRITE) && (mode != O_RDWR || (fp->f_flags & O_APPEND)))
+        r = -EACCES;
+    else if (mode == O_WRONLY)
+        r = -EACCES;
+    else if (fp->f_vp->v_type != VREG)
         r = -ENODEV;
-    else if ((fp->f_flags & O_ACCMODE) == O_WRONLY)
-        r = -EACCES;
-    else if ((flags & MAP_SHARED) && (prot & PROT_WRITE) && (fp->f_flags & O_ACCMODE) != O_RDWR)
-        r = -EACCES;
-    else if (flags & MAP_SHARED)
-        r = -EINVAL;        /* shared file mappings: not yet (no page cache) */
     else
-        r = as_map(curproc()->p_as, addr, len, prot, flags, fp->f_vp, off, ~0UL - off);
+        r = as_map(curproc()->p_as, addr, len, prot,
+                   flags | (shared && mode != O_RDWR ? MAP_KERN_NOWRITE : 0), fp->f_vp, off,
+                   ~0UL - off);
     file_rele(fp);
     return r;
+}
+
+SYSCALL_DECL(sys_msync)
+{
+    return as_sync(curproc()->p_as, a0, a1, (int)a2);
 }
 
 SYSCALL_DECL(sys_munmap)

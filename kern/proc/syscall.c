@@ -17,7 +17,8 @@
  * every system call.
  *
  * Faults in user mode go to the address space (as_fault); one that cannot
- * be resolved raises SIGSEGV (SIGKILL when memory ran out), and the other
+ * be resolved raises SIGSEGV (SIGBUS for a file page past the end of the
+ * file or unreadable, SIGKILL when memory ran out), and the other
  * exceptions raise their signal (sig_fault, kern/proc/signal.c).  Pending
  * signals are taken at every return to user mode (sig_deliver); a system
  * call a signal interrupted (-ERESTARTSYS) is rewound to be repeated, and
@@ -157,6 +158,11 @@ static void user_fault(struct trapframe *tf, vaddr_t addr)
     int err = as_fault(curthread()->as, addr, access);
     if (err == -ENOMEM) {
         proc_kill_current(SIGKILL, "out of memory");
+    } else if (err && err != -EFAULT && err != -EACCES) {
+        /* A file page past the end of the file, or one that could not be read. */
+        char why[96];
+        snprintf(why, sizeof why, "bus error at 0x%lx (rip 0x%lx)", addr, tf->rip);
+        sig_fault(SIGBUS, BUS_ADRERR, addr, why);
     } else if (err) {
         char why[96];
         snprintf(why, sizeof why, "segmentation fault at 0x%lx (rip 0x%lx)", addr, tf->rip);
@@ -224,7 +230,7 @@ typedef int64_t (*syscall_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, 
 static const syscall_fn syscall_table[NSYSCALL] = {
     S(0, sys_read), S(1, sys_write), S(2, sys_open), S(3, sys_close),
     S(4, sys_stat), S(5, sys_fstat), S(6, sys_lstat), S(7, sys_poll), S(8, sys_lseek),
-    S(9, sys_mmap), S(10, sys_mprotect), S(11, sys_munmap), S(12, sys_brk),
+    S(9, sys_mmap), S(10, sys_mprotect), S(11, sys_munmap), S(12, sys_brk), S(26, sys_msync),
     S(13, sys_rt_sigaction), S(14, sys_rt_sigprocmask), S(127, sys_rt_sigpending),
     S(130, sys_rt_sigsuspend), S(16, sys_ioctl),
     S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),

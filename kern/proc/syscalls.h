@@ -49,6 +49,7 @@ SYSCALL_DECL(sys_uname);
 SYSCALL_DECL(sys_brk);
 SYSCALL_DECL(sys_mmap);
 SYSCALL_DECL(sys_munmap);
+SYSCALL_DECL(sys_msync);
 SYSCALL_DECL(sys_mprotect);
 
 /* files: sys_fs.c */

@@ -22,6 +22,8 @@
  * VN_RELE calls VOP_INACTIVE without the vnode lock; a file system that
  * caches inactive vnodes marks them inactive with the count -1 under its
  * inode-cache lock (the protocol is described in kern/vfs/vnode.h).
+ * Before that call the page cache drops the file's cached pages
+ * (pcache_purge): it keeps pages only of files someone holds.
  *
  * Lock order: a vnode lock may be taken while holding another (the sleep
  * releases both); the file system's inode-cache lock and the buffer-cache
@@ -29,6 +31,7 @@
  */
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/cred.h>
+#include <kern/vm/pcache.h>
 #include <kern/lock.h>
 #include <kern/panic.h>
 #include <kern/string.h>
@@ -47,6 +50,8 @@ void vn_init(struct vnode *vp, const struct vnodeops *ops, enum vtype type,
     vp->v_op = ops;
     vp->v_data = data;
     vp->v_rdev = 0;
+    vp->v_npages = 0;
+    vp->v_pagelist = NULL;
 }
 
 void vn_destroy(struct vnode *vp)
@@ -57,8 +62,14 @@ void vn_destroy(struct vnode *vp)
 void VN_RELE(struct vnode *vp)
 {
     int32_t left = __atomic_sub_fetch(&vp->v_count, 1, __ATOMIC_ACQ_REL);
-    if (left == 0)
+    if (left == 0) {
+        /* The page cache holds no reference: a file's cached pages go
+         * with its last one, before the file system may reuse the vnode
+         * (kern/vm/pcache.c). */
+        if (__atomic_load_n(&vp->v_npages, __ATOMIC_SEQ_CST))
+            pcache_purge(vp);
         vp->v_op->vop_inactive(vp, kcred);
+    }
     else if (left < 0)
         panic("VN_RELE: vnode %p count %d", vp, left);
 }

@@ -31,6 +31,7 @@
 
 struct vfs;
 struct cred;
+struct page;
 
 enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO };
 
@@ -47,6 +48,11 @@ struct vnode {
     const struct vnodeops *v_op;    /* [c] */
     void *v_data;                   /* [c] the file system's object (inode) */
     uint32_t v_rdev;                /* [c] device number (VCHR, VBLK) */
+    /* The page cache (kern/vm/pcache.c): pages of this file it holds,
+     * plus fills under way; the cache holds no reference, and the last
+     * VN_RELE drops the pages before VOP_INACTIVE. */
+    uint32_t v_npages;              /* [a] */
+    struct page *v_pagelist;        /* [pcache vnode list lock] linked by p_vnext */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */
@@ -214,13 +220,35 @@ void VN_RELE(struct vnode *vp);
 #define VOP_LOCKED(vp, call) ({ struct vnode *_v = (vp); mutex_enter(&_v->v_lock); \
         __typeof__(call) _r = (call); mutex_exit(&_v->v_lock); _r; })
 
+/*
+ * Reads, writes and size changes of regular files pass through the page
+ * cache (kern/vm/pcache.c), which keeps them coherent with shared
+ * mappings: a read of a file with cached pages takes the bytes of those
+ * pages, a write updates them, a truncation drops the pages past the new
+ * end.  A file with no cached pages costs one load.  The *_RAW forms are
+ * the file system's own operations (the page cache's fills and
+ * write-backs use them).
+ */
+int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+int pcache_vop_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr);
+int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
+
+#define VOP_READ_RAW(vp, u, io, cr)   VOP_LOCKED(vp, (vp)->v_op->vop_read(vp, u, io, cr))
+#define VOP_WRITE_RAW(vp, u, io, cr)  VOP_LOCKED(vp, (vp)->v_op->vop_write(vp, u, io, cr))
+#define VOP_SETATTR_RAW(vp, va, cr)   VOP_LOCKED(vp, (vp)->v_op->vop_setattr(vp, va, cr))
+#define VOP_TRUNCATE_RAW(vp, sz, cr)  VOP_LOCKED(vp, (vp)->v_op->vop_truncate(vp, sz, cr))
+
 #define VOP_OPEN(vpp, f, cr)          VOP_LOCKED(*(vpp), (*(vpp))->v_op->vop_open(vpp, f, cr))
 #define VOP_CLOSE(vp, f, cr)          VOP_LOCKED(vp, (vp)->v_op->vop_close(vp, f, cr))
-#define VOP_READ(vp, u, io, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_read(vp, u, io, cr))
-#define VOP_WRITE(vp, u, io, cr)      VOP_LOCKED(vp, (vp)->v_op->vop_write(vp, u, io, cr))
+#define VOP_READ(vp, u, io, cr) ({ struct vnode *_rv = (vp); \
+        __atomic_load_n(&_rv->v_npages, __ATOMIC_SEQ_CST) ? pcache_vop_read(_rv, u, io, cr) \
+                                                          : VOP_READ_RAW(_rv, u, io, cr); })
+#define VOP_WRITE(vp, u, io, cr) ({ struct vnode *_wv = (vp); \
+        _wv->v_type == VREG ? pcache_vop_write(_wv, u, io, cr) : VOP_WRITE_RAW(_wv, u, io, cr); })
 #define VOP_IOCTL(vp, c, a, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_ioctl(vp, c, a, cr))
 #define VOP_GETATTR(vp, va, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_getattr(vp, va, cr))
-#define VOP_SETATTR(vp, va, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_setattr(vp, va, cr))
+#define VOP_SETATTR(vp, va, cr)       pcache_vop_setattr(vp, va, cr)
 #define VOP_ACCESS(vp, m, cr)         VOP_LOCKED(vp, (vp)->v_op->vop_access(vp, m, cr))
 #define VOP_LOOKUP(dvp, n, vpp, cr)   VOP_LOCKED(dvp, (dvp)->v_op->vop_lookup(dvp, n, vpp, cr))
 #define VOP_CREATE(dvp, n, va, x, vpp, cr) \
@@ -235,7 +263,7 @@ void VN_RELE(struct vnode *vp);
 #define VOP_SYMLINK(dvp, n, va, t, cr) VOP_LOCKED(dvp, (dvp)->v_op->vop_symlink(dvp, n, va, t, cr))
 #define VOP_READLINK(vp, u, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_readlink(vp, u, cr))
 #define VOP_FSYNC(vp, cr)             VOP_LOCKED(vp, (vp)->v_op->vop_fsync(vp, cr))
-#define VOP_TRUNCATE(vp, sz, cr)      VOP_LOCKED(vp, (vp)->v_op->vop_truncate(vp, sz, cr))
+#define VOP_TRUNCATE(vp, sz, cr)      pcache_vop_truncate(vp, sz, cr)
 /* VOP_INACTIVE is called only by VN_RELE (kern/vfs/vnode.c), without the vnode lock. */
 
 /* Helpers for file systems: the usual Unix permission check (owner,

@@ -8,17 +8,36 @@
  *   anonymous private   demand-zero pages, copied on write after fork
  *   anonymous shared    pages kept in an amap shared by every address
  *                       space the segment was inherited into (fork)
- *   vnode private       pages read from the file through VOP_READ (by
- *                       vn_rdwr) at the first touch, s_flen bytes of the
- *                       file and zeros after them (an ELF segment's bss
- *                       tail), then private: a write never reaches the file
+ *   vnode shared        the file's pages in the page cache
+ *                       (kern/vm/pcache.c), mapped writable when the
+ *                       protection allows; stores reach the file when the
+ *                       pages are written back (msync, munmap, exit, exec)
+ *   vnode private       the page cache's page mapped read-only, copied at
+ *                       the first write (copy-on-write), so a write never
+ *                       reaches the file; s_flen bytes of the file and
+ *                       zeros after them (an ELF segment's bss tail: such a
+ *                       page is copied at once)
  *
- * There is no page cache: every private page belongs to the address
- * spaces whose PTEs map it.  page->count is the number of mappings (plus
- * one for an amap holding the page), changed atomically; a private page
- * with count 1 is written in place, one with more is copied at the write
- * fault (copy-on-write).  fork (as_dup) write-protects every private page
- * in the parent and maps it read-only into the child.
+ * page->count is the number of mappings of a page plus one for an amap or
+ * the page cache holding it, changed atomically; a private page with
+ * count 1 is written in place, one with more is copied at the write fault
+ * (copy-on-write) -- a page cache page always has more.  fork (as_dup)
+ * write-protects every private page in the parent and maps it read-only
+ * into the child; shared pages (amap or file) stay writable in both.
+ *
+ * A file page wholly past the end of the file is not mapped: the fault
+ * returns -ENXIO and the process gets SIGBUS.  A shared mapping of a file
+ * opened read-only carries MAP_KERN_NOWRITE and can never be made
+ * writable.
+ *
+ * Dirty pages.  Stores through a shared file mapping set the PTE's dirty
+ * bit.  Before PTEs of such a segment are removed (munmap, MAP_FIXED,
+ * brk, exit, exec) or cleaned (msync), the bit moves to the page
+ * (pcache_mark_dirty); after the TLB flush -- so no CPU can still store
+ * through an old entry without setting the bit again -- the segment's
+ * dirty pages are written back (pcache_flush).  Changes to a PTE that
+ * keep the page (mprotect, fork) keep the bit, with atomic updates, since
+ * a CPU may set it at any moment.
  *
  * Page tables.  Each address space has its own PML4 whose upper half
  * (entries 256..511) is copied from the kernel's, so the kernel half is
@@ -40,11 +59,14 @@
  * tables and the break.  It is taken by faults, mmap, munmap, mprotect,
  * brk and fork; never while copying to or from user memory (a copy can
  * fault, and the fault takes a_lock).  An amap's am_lock (class "amap", a
- * mutex) is taken inside a_lock.  page->count is atomic.
+ * mutex) is taken inside a_lock.  The page cache's locks come after
+ * a_lock (a fault that misses reads the file holding it, as does a
+ * write-back).  page->count is atomic.
  */
 #include <kern/vm/as.h>
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
@@ -85,20 +107,19 @@ static struct page *user_page_alloc(void)
     return pg;
 }
 
-static void user_page_hold(struct page *pg)
-{
-    __atomic_add_fetch(&pg->count, 1, __ATOMIC_RELAXED);
-}
-
-static void user_page_rele(struct page *pg)
-{
-    if (__atomic_sub_fetch(&pg->count, 1, __ATOMIC_ACQ_REL) == 0)
-        page_free(pg, 0);
-}
-
 static struct page *pte_page(uint64_t pte)
 {
     return pfn_to_page((pte & PTE_ADDR) >> PAGE_SHIFT);
+}
+
+/* Replace the bits of a PTE outside keep with set, atomically: the CPU
+ * may set the accessed and dirty bits meanwhile, and those are kept. */
+static void pte_update(uint64_t *pte, uint64_t keep, uint64_t set)
+{
+    uint64_t old = __atomic_load_n(pte, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(pte, &old, (old & keep) | set, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED))
+        ;
 }
 
 /* ---- page tables ---- */
@@ -257,7 +278,7 @@ static void amap_rele(struct amap *am)
         return;
     for (size_t i = 0; i < am->am_npages; i++)
         if (am->am_pages[i])
-            user_page_rele(am->am_pages[i]);
+            page_rele(am->am_pages[i]);
     mutex_destroy(&am->am_lock);
     kfree(am->am_pages);
     kfree(am);
@@ -272,20 +293,54 @@ static void seg_free(struct seg *s)
     kfree(s);
 }
 
+/* Remove a PTE; a store it saw marks its page cache page dirty. */
 static void unmap_pte(uint64_t *pte, vaddr_t va, void *arg)
 {
     struct as *as = arg;
-    struct page *pg = pte_page(*pte);
-    *pte = 0;
+    uint64_t old = __atomic_exchange_n(pte, 0, __ATOMIC_SEQ_CST);
+    struct page *pg = pte_page(old);
+    if (old & PTE_D)
+        pcache_mark_dirty(pg);
     as->a_rss--;
-    user_page_rele(pg);
+    page_rele(pg);
+}
+
+static bool seg_shared_file(const struct seg *s)
+{
+    return s->s_vp && (s->s_flags & MAP_SHARED);
+}
+
+/* The page number in the file of va, in a vnode segment. */
+static uint64_t file_index(const struct seg *s, vaddr_t va)
+{
+    return (s->s_off + (va - s->s_start)) >> PAGE_SHIFT;
+}
+
+/* After the PTEs of [lo, hi) were removed or cleaned and the TLBs
+ * flushed: write back the dirty pages of the shared file segments there.
+ * Returns the first write error. */
+static int flush_shared(struct as *as, vaddr_t lo, vaddr_t hi)
+{
+    int first_err = 0;
+    for (struct seg *s = as->a_segs; s && s->s_start < hi; s = s->s_next) {
+        if (!seg_shared_file(s) || s->s_end <= lo)
+            continue;
+        vaddr_t a = MAX(lo, s->s_start), b = MIN(hi, s->s_end);
+        int err = pcache_flush(s->s_vp, file_index(s, a), file_index(s, b - 1) + 1);
+        if (err && !first_err)
+            first_err = err;
+    }
+    return first_err;
 }
 
 void as_destroy(struct as *as)
 {
     for (int c = 0; c < ncpus; c++)
         assert(cpu_as[c] != as);
+    /* No CPU has it loaded, so no TLB holds its entries: the stores of
+     * exit or exec go straight to the files. */
     for_each_pte(as, 0, USER_TOP, unmap_pte, as);
+    flush_shared(as, 0, USER_TOP);
     while (as->a_segs) {
         struct seg *s = as->a_segs;
         as->a_segs = s->s_next;
@@ -364,6 +419,7 @@ static int unmap_locked(struct as *as, vaddr_t lo, vaddr_t hi)
         return err;
     for_each_pte(as, lo, hi, unmap_pte, as);
     tlb_flush(as, lo, (hi - lo) / PAGE_SIZE);
+    flush_shared(as, lo, hi);       /* munmap's write-back: errors are not reported */
     struct seg **pp = &as->a_segs;
     while (*pp) {
         struct seg *s = *pp;
@@ -418,55 +474,65 @@ static struct amap *amap_create(size_t npages)
     return am;
 }
 
+/* Place a new mapping of len bytes (a_lock held): at va for MAP_FIXED
+ * (replacing what is there) or MAP_FIXED_NOREPLACE, else at va if free or
+ * wherever there is room.  The address, or a negative errno. */
+static int64_t place(struct as *as, vaddr_t va, size_t len, int flags)
+{
+    if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+        if (va < USER_MIN || va + len > USER_TOP || va + len < va)
+            return -EINVAL;
+        if (flags & MAP_FIXED_NOREPLACE)
+            return range_free(as, va, va + len) ? (int64_t)va : -EEXIST;
+        int err = unmap_locked(as, va, va + len);
+        return err ? err : (int64_t)va;
+    }
+    if (va >= USER_MIN && va + len <= USER_MMAP_TOP && va + len > va &&
+        range_free(as, va, va + len))
+        return (int64_t)va;
+    va = find_room(as, len);
+    return va ? (int64_t)va : -ENOMEM;
+}
+
 int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struct vnode *vp,
                uint64_t off, uint64_t flen)
 {
     if (len == 0 || (va & (PAGE_SIZE - 1)) || (off & (PAGE_SIZE - 1)))
         return -EINVAL;
-    len = ALIGN_UP(len, PAGE_SIZE);
     if (len > USER_TOP)
         return -ENOMEM;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    if (vp && off + len < off)
+        return -EOVERFLOW;          /* the file offsets would wrap */
     bool shared = (flags & MAP_SHARED) != 0;
-    if (shared && vp)
-        return -EINVAL;         /* shared file mappings need a page cache: not yet */
+    bool nowrite = shared && vp && (flags & MAP_KERN_NOWRITE);
+    if (nowrite && (prot & PROT_WRITE))
+        return -EACCES;
     struct seg *s = kzalloc(sizeof *s);
     if (!s)
         return -ENOMEM;
-    if (shared && !(s->s_amap = amap_create(len / PAGE_SIZE))) {
+    if (shared && !vp && !(s->s_amap = amap_create(len / PAGE_SIZE))) {
         kfree(s);
         return -ENOMEM;
     }
     rlock_acquire(&as->a_lock);
-    if (flags & MAP_FIXED) {
-        if (va < USER_MIN || va + len > USER_TOP || va + len < va) {
-            rlock_release(&as->a_lock);
-            seg_free(s);
-            return -EINVAL;
-        }
-        int err = unmap_locked(as, va, va + len);
-        if (err) {
-            rlock_release(&as->a_lock);
-            seg_free(s);
-            return err;
-        }
-    } else if (va < USER_MIN || va + len > USER_MMAP_TOP || va + len < va ||
-               !range_free(as, va, va + len)) {
-        va = find_room(as, len);
-        if (!va) {
-            rlock_release(&as->a_lock);
-            seg_free(s);
-            return -ENOMEM;
-        }
+    int64_t r = place(as, va, len, flags);
+    if (r < 0) {
+        rlock_release(&as->a_lock);
+        seg_free(s);
+        return r;
     }
+    va = (vaddr_t)r;
     s->s_start = va;
     s->s_end = va + len;
     s->s_prot = prot;
-    s->s_flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (vp ? 0 : MAP_ANONYMOUS);
+    s->s_flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (vp ? 0 : MAP_ANONYMOUS) |
+                 (nowrite ? MAP_KERN_NOWRITE : 0);
     s->s_vp = vp;
     if (vp)
         VN_HOLD(vp);
     s->s_off = off;
-    s->s_flen = vp ? flen : 0;
+    s->s_flen = vp && !shared ? flen : 0;
     seg_insert(as, s);
     rlock_release(&as->a_lock);
     return (int64_t)va;
@@ -474,11 +540,9 @@ int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struc
 
 int as_unmap(struct as *as, vaddr_t va, size_t len)
 {
-    if ((va & (PAGE_SIZE - 1)) || len == 0)
+    if ((va & (PAGE_SIZE - 1)) || len == 0 || va >= USER_TOP || len > USER_TOP - va)
         return -EINVAL;
-    vaddr_t hi = va + ALIGN_UP(len, PAGE_SIZE);
-    if (hi > USER_TOP || hi < va)
-        return -EINVAL;
+    vaddr_t hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
     rlock_acquire(&as->a_lock);
     int err = unmap_locked(as, va, hi);
     rlock_release(&as->a_lock);
@@ -499,32 +563,50 @@ static void protect_pte(uint64_t *pte, vaddr_t va, void *arg)
 {
     const struct seg *s = arg;
     if (!(s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC))) {
-        *pte = (*pte & ~PTE_P) | PTE_KEPT;  /* PROT_NONE: keep the page, forbid access */
+        pte_update(pte, ~PTE_P, PTE_KEPT);  /* PROT_NONE: keep the page, forbid access */
         return;
     }
-    struct page *pg = pte_page(*pte);
-    bool w = (s->s_flags & MAP_SHARED) || ((*pte & PTE_W) && pg->count == 1);
-    *pte = (*pte & PTE_ADDR) | pte_flags(s, w);
+    uint64_t cur = __atomic_load_n(pte, __ATOMIC_RELAXED);
+    struct page *pg = pte_page(cur);
+    bool w = (s->s_flags & MAP_SHARED) ||
+             ((cur & PTE_W) && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1);
+    pte_update(pte, PTE_ADDR | PTE_A | PTE_D, pte_flags(s, w));
+}
+
+#define PROT_SEM        0x8         /* accepted and ignored, as on x86 Linux */
+
+/* Every page of [lo, hi) in some segment? */
+static bool range_mapped(struct as *as, vaddr_t lo, vaddr_t hi)
+{
+    for (vaddr_t a = lo; a < hi;) {
+        struct seg *s = seg_find(as, a);
+        if (!s)
+            return false;
+        a = s->s_end;
+    }
+    return true;
 }
 
 int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
 {
+    /* Linux's order of checks. */
     if ((va & (PAGE_SIZE - 1)))
         return -EINVAL;
-    vaddr_t hi = va + ALIGN_UP(len, PAGE_SIZE);
-    if (hi > USER_TOP || hi < va)
+    if (len == 0)
+        return 0;
+    if (va >= USER_TOP || len > USER_TOP - va)
         return -ENOMEM;
+    vaddr_t hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
+    if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM))
+        return -EINVAL;
+    prot &= ~PROT_SEM;
     rlock_acquire(&as->a_lock);
-    /* Every page of the range must be mapped. */
-    for (vaddr_t a = va; a < hi;) {
-        struct seg *s = seg_find(as, a);
-        if (!s) {
-            rlock_release(&as->a_lock);
-            return -ENOMEM;
-        }
-        a = s->s_end;
-    }
-    int err = split_at(as, va, hi);
+    int err = range_mapped(as, va, hi) ? 0 : -ENOMEM;
+    for (struct seg *s = as->a_segs; !err && s && s->s_start < hi; s = s->s_next)
+        if (s->s_end > va && (prot & PROT_WRITE) && (s->s_flags & MAP_KERN_NOWRITE))
+            err = -EACCES;      /* a shared mapping of a file opened read-only */
+    if (!err)
+        err = split_at(as, va, hi);
     if (!err) {
         for (struct seg *s = as->a_segs; s; s = s->s_next) {
             if (s->s_start < va || s->s_end > hi)
@@ -536,6 +618,43 @@ int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
     }
     rlock_release(&as->a_lock);
     return err;
+}
+
+/* Clean a PTE, moving a store it saw to its page cache page. */
+static void harvest_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    uint64_t old = __atomic_fetch_and(pte, ~PTE_D, __ATOMIC_SEQ_CST);
+    if (old & PTE_D)
+        pcache_mark_dirty(pte_page(old));
+}
+
+int as_sync(struct as *as, vaddr_t va, size_t len, int flags)
+{
+    if ((va & (PAGE_SIZE - 1)) || (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
+        ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (va >= USER_TOP || len > USER_TOP - va)
+        return -ENOMEM;
+    vaddr_t hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
+    rlock_acquire(&as->a_lock);
+    /* Like Linux, sync what is mapped and then report a hole. */
+    int hole = range_mapped(as, va, hi) ? 0 : -ENOMEM;
+    bool any = false;
+    for (struct seg *s = as->a_segs; s && s->s_start < hi; s = s->s_next) {
+        if (!seg_shared_file(s) || s->s_end <= va)
+            continue;
+        for_each_pte(as, MAX(va, s->s_start), MIN(hi, s->s_end), harvest_pte, NULL);
+        any = true;
+    }
+    int err = 0;
+    if (any) {
+        tlb_flush(as, va, (hi - va) / PAGE_SIZE);
+        err = flush_shared(as, va, hi);
+    }
+    rlock_release(&as->a_lock);
+    return hole ? hole : err;
 }
 
 vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
@@ -579,6 +698,30 @@ vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
     return newbrk;
 }
 
+/* ---- truncation ---- */
+
+void as_file_truncated(struct as *as, struct vnode *vp, uint64_t first)
+{
+    rlock_acquire(&as->a_lock);
+    for (struct seg *s = as->a_segs; s; s = s->s_next) {
+        if (s->s_vp != vp)
+            continue;
+        uint64_t sidx = s->s_off >> PAGE_SHIFT, npages = (s->s_end - s->s_start) >> PAGE_SHIFT;
+        if (sidx + npages <= first)
+            continue;
+        vaddr_t lo = first > sidx ? s->s_start + ((first - sidx) << PAGE_SHIFT) : s->s_start;
+        vaddr_t hi = s->s_end;
+        /* A private segment's pages past s_flen never came from the file. */
+        if (!(s->s_flags & MAP_SHARED) && s->s_flen < hi - s->s_start)
+            hi = s->s_start + ALIGN_UP(s->s_flen, PAGE_SIZE);
+        if (lo >= hi)
+            continue;
+        for_each_pte(as, lo, hi, unmap_pte, as);
+        tlb_flush(as, lo, (hi - lo) >> PAGE_SHIFT);
+    }
+    rlock_release(&as->a_lock);
+}
+
 /* ---- fork ---- */
 
 struct dup_ctx {
@@ -599,10 +742,10 @@ static void dup_pte(uint64_t *pte, vaddr_t va, void *arg)
         d->err = -ENOMEM;
         return;
     }
-    user_page_hold(pte_page(*pte));
+    page_hold(pte_page(*pte));
     if (!(s->s_flags & MAP_SHARED))
-        *pte &= ~PTE_W;         /* both sides copy on their next write */
-    *cpte = *pte;
+        pte_update(pte, ~PTE_W, 0);     /* both sides copy on their next write */
+    *cpte = *pte & ~PTE_D;              /* the parent's PTE keeps the store to write back */
     d->child->a_rss++;
 }
 
@@ -657,20 +800,48 @@ static bool access_allowed(const struct seg *s, int access)
     return s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
 }
 
-/* Fill a new private page for va from its segment's backing. */
-static int fill_page(struct seg *s, vaddr_t va, struct page *pg)
+/* A new private page of zeros, or of the first n bytes of src and zeros. */
+static struct page *private_copy(struct page *src, size_t n)
 {
+    struct page *pg = user_page_alloc();
+    if (!pg)
+        return NULL;
     char *p = page_to_virt(pg);
+    if (n)
+        memcpy(p, page_to_virt(src), n);
+    memset(p + n, 0, PAGE_SIZE - n);
+    return pg;
+}
+
+/*
+ * The page for va in a private file segment, held for the PTE; *writable
+ * tells whether the PTE may allow writes.  A page wholly inside the
+ * file's part is the page cache's own, mapped read-only, unless this is a
+ * write; one that ends in zeros (bss) is copied at once; one wholly past
+ * s_flen is demand-zero.
+ */
+static int private_file_page(struct seg *s, vaddr_t va, int access, struct page **pgp,
+                             bool *writable)
+{
     uint64_t rel = va - s->s_start;
-    size_t want = s->s_vp && s->s_flen > rel ? MIN(PAGE_SIZE, s->s_flen - rel) : 0;
-    size_t got = 0;
-    if (want) {
-        int err = vn_rdwr(s->s_vp, false, p, want, s->s_off + rel, 0, &got, kcred);
-        if (err < 0)
-            return err;
+    *writable = true;
+    if (rel >= s->s_flen) {
+        *pgp = private_copy(NULL, 0);
+        return *pgp ? 0 : -ENOMEM;
     }
-    memset(p + got, 0, PAGE_SIZE - got);
-    return 0;
+    struct page *cp;
+    int err = pcache_get(s->s_vp, file_index(s, va), &cp);
+    if (err)
+        return err;
+    size_t n = MIN((uint64_t)PAGE_SIZE, s->s_flen - rel);
+    if (n == PAGE_SIZE && !(access & FA_WRITE)) {
+        *pgp = cp;
+        *writable = false;
+        return 0;
+    }
+    *pgp = private_copy(cp, n);
+    page_rele(cp);
+    return *pgp ? 0 : -ENOMEM;
 }
 
 /* The shared amap page for va, made on first touch (held for the PTE). */
@@ -685,53 +856,49 @@ static struct page *amap_page(struct seg *s, vaddr_t va)
         am->am_pages[idx] = pg;
     }
     if (pg)
-        user_page_hold(pg);
+        page_hold(pg);
     mutex_exit(&am->am_lock);
     return pg;
 }
 
-static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
+static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access)
 {
     if (*pte & PTE_KEPT)
-        return -EFAULT;         /* a PROT_NONE page kept */
-    struct page *pg;
+        return -EACCES;         /* a PROT_NONE page kept */
+    struct page *pg = NULL;
+    bool writable = true;
+    int err = 0;
     if (s->s_amap) {
         pg = amap_page(s, va);
-        if (!pg)
-            return -ENOMEM;
-        *pte = page_to_phys(pg) | pte_flags(s, true);
-        as->a_rss++;
-        return 0;
+    } else if (seg_shared_file(s)) {
+        err = pcache_get(s->s_vp, file_index(s, va), &pg);
+    } else if (s->s_vp) {
+        err = private_file_page(s, va, access, &pg, &writable);
+    } else {
+        pg = private_copy(NULL, 0);
     }
-    pg = user_page_alloc();
-    if (!pg)
-        return -ENOMEM;
-    int err = fill_page(s, va, pg);
-    if (err) {
-        user_page_rele(pg);
-        return -EFAULT;
-    }
-    *pte = page_to_phys(pg) | pte_flags(s, true);
+    if (!err && !pg)
+        err = -ENOMEM;
+    if (err)
+        return err;
+    *pte = page_to_phys(pg) | pte_flags(s, writable);
     as->a_rss++;
     return 0;
 }
 
-/* A write to a present read-only private page: copy it unless we are its
- * only mapping. */
+/* A write to a present read-only page: a shared one becomes writable; a
+ * private one is copied unless this is its only mapping. */
 static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
 {
     struct page *old = pte_page(*pte);
-    if (s->s_flags & MAP_SHARED) {
-        *pte |= PTE_W;
-    } else if (__atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
-        *pte |= PTE_W;
+    if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
+        pte_update(pte, ~0UL, PTE_W);
     } else {
-        struct page *pg = user_page_alloc();
+        struct page *pg = private_copy(old, PAGE_SIZE);
         if (!pg)
             return -ENOMEM;
-        memcpy(page_to_virt(pg), page_to_virt(old), PAGE_SIZE);
         *pte = page_to_phys(pg) | pte_flags(s, true);
-        user_page_rele(old);
+        page_rele(old);
     }
     tlb_flush(as, va, 1);
     return 0;
@@ -745,12 +912,14 @@ int as_fault(struct as *as, vaddr_t va, int access)
     rlock_acquire(&as->a_lock);
     int err = -EFAULT;
     struct seg *s = seg_find(as, va);
-    if (s && access_allowed(s, access)) {
+    if (s && !access_allowed(s, access)) {
+        err = -EACCES;
+    } else if (s) {
         uint64_t *pte = pt_walk(as, va, true);
         if (!pte)
             err = -ENOMEM;
         else if (!(*pte & PTE_P))
-            err = fault_absent(as, s, va, pte);
+            err = fault_absent(as, s, va, pte, access);
         else if ((access & FA_WRITE) && !(*pte & PTE_W))
             err = fault_cow(as, s, va, pte);
         else {

@@ -1,8 +1,9 @@
 /*
  * User address spaces in the SVR4 style: a struct as holds a sorted list
  * of segments, each a range of user addresses with one protection and one
- * backing (anonymous memory, or a vnode read privately), and the 4-level
- * page tables of the user half.  Theory and locking in kern/vm/as.c.
+ * backing (anonymous memory, or a vnode's pages in the page cache, shared
+ * or copied on write), and the 4-level page tables of the user half.
+ * Theory and locking in kern/vm/as.c; the page cache is kern/vm/pcache.c.
  *
  * Lock key:
  *   [l]  as->a_lock, the address space's resource lock (held across the
@@ -29,7 +30,17 @@ struct page;
 #define MAP_FIXED       0x10
 #define MAP_ANONYMOUS   0x20
 #define MAP_NORESERVE   0x4000
+#define MAP_FIXED_NOREPLACE 0x100000
 #define MAP_FAILED      ((vaddr_t)-1)
+/* Kernel-internal (sys_mmap never passes it from user space): the file of
+ * a shared mapping was opened without write access, so the mapping may
+ * never be made writable (mprotect says -EACCES). */
+#define MAP_KERN_NOWRITE 0x80000000
+
+/* msync flags */
+#define MS_ASYNC        1
+#define MS_INVALIDATE   2
+#define MS_SYNC         4
 
 /* User addresses are [USER_MIN, USER_TOP): the lower canonical half less
  * its last page (so SYSRET never returns to a non-canonical rip) and the
@@ -59,10 +70,12 @@ struct seg {
     struct seg *s_next;             /* [l] sorted by s_start */
     vaddr_t s_start, s_end;         /* [l] page aligned */
     int s_prot;                     /* [l] PROT_* */
-    int s_flags;                    /* [l] MAP_SHARED or MAP_PRIVATE, MAP_ANONYMOUS */
-    struct vnode *s_vp;             /* [c] private file backing (held), or NULL */
-    uint64_t s_off;                 /* [l] file offset of s_start */
-    uint64_t s_flen;                /* [l] file bytes from s_start; the rest reads as zeros */
+    int s_flags;                    /* [l] MAP_SHARED or MAP_PRIVATE, MAP_ANONYMOUS,
+                                     * MAP_KERN_NOWRITE */
+    struct vnode *s_vp;             /* [c] file backing (held), or NULL */
+    uint64_t s_off;                 /* [l] file offset of s_start (page aligned) */
+    uint64_t s_flen;                /* [l] private: file bytes from s_start; the rest
+                                     * reads as zeros (an ELF segment's bss) */
     struct amap *s_amap;            /* [c] shared anonymous pages, or NULL */
     uint64_t s_amap_off;            /* [l] page index in s_amap of s_start */
 };
@@ -85,18 +98,33 @@ void as_destroy(struct as *as);
 struct as *as_dup(struct as *as, int *err);
 
 /* Add a mapping.  va == 0 without MAP_FIXED: find room below
- * USER_MMAP_TOP.  MAP_FIXED replaces what was there.  vp: private file
- * mapping from off, flen bytes of it (then zeros).  Returns the address
- * or a negative errno. */
+ * USER_MMAP_TOP.  MAP_FIXED replaces what was there (after writing its
+ * shared file pages back); MAP_FIXED_NOREPLACE fails with -EEXIST
+ * instead.  vp: a file mapping from off (page aligned); a private one
+ * takes flen bytes of the file and zeros after them, a shared one the
+ * file itself.  Returns the address or a negative errno. */
 int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struct vnode *vp,
                uint64_t off, uint64_t flen);
+/* munmap: stores through shared file mappings in the range reach the
+ * file before it returns. */
 int as_unmap(struct as *as, vaddr_t va, size_t len);
 int as_protect(struct as *as, vaddr_t va, size_t len, int prot);
+/* msync: write back what this address space stored in the shared file
+ * mappings of the range.  -ENOMEM when part of it is unmapped. */
+int as_sync(struct as *as, vaddr_t va, size_t len, int flags);
+/* A truncation dropped vp's pages from page number first on: remove this
+ * address space's PTEs of them (shared, and private copies of file data),
+ * so that its next access faults past the end of the file (SIGBUS), as on
+ * Linux.  Called by the page cache, for the truncating thread's own
+ * address space. */
+void as_file_truncated(struct as *as, struct vnode *vp, uint64_t first);
 /* brk: 0 queries; returns the new (or unchanged) break. */
 vaddr_t as_set_brk(struct as *as, vaddr_t newbrk);
 
-/* Resolve a fault at va: 0, -EFAULT (no segment or not allowed) or
- * -ENOMEM (no page: the process is out of memory). */
+/* Resolve a fault at va: 0, -EFAULT (no segment), -EACCES (the
+ * segment's protection forbids the access), -ENXIO (a file page wholly
+ * past the end of the file: SIGBUS), another errno (the file could not be
+ * read: SIGBUS) or -ENOMEM (no page: the process is out of memory). */
 int as_fault(struct as *as, vaddr_t va, int access);
 
 /* Load as (NULL: the kernel's tables alone) on this CPU, keeping the CPU

@@ -221,6 +221,14 @@ void page_free(struct page *p, unsigned order)
         node_free(p, order);
 }
 
+void page_rele(struct page *p)
+{
+    if (__atomic_sub_fetch(&p->count, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    p->flags &= ~(PG_CACHED | PG_DIRTY);
+    page_free(p, 0);
+}
+
 void *page_alloc_zeroed_va(void)
 {
     struct page *p = page_alloc(0);

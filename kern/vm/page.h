@@ -8,20 +8,37 @@
 
 #define PAGE_MAX_ORDER 11       /* orders 0..10: 4 KiB .. 4 MiB */
 
-/* One per physical page frame (see kern/vm/page.c for the locking). */
+struct vnode;
+
+/* One per physical page frame (see kern/vm/page.c for the locking, and
+ * kern/vm/pcache.c for the page cache's fields). */
 struct page {
-    struct page *next, *prev;   /* free list links, under the node lock */
-    uint16_t flags;             /* PG_* */
+    union {
+        struct page *next;      /* free list links, under the node lock */
+        struct page *p_hnext;   /* page cache: its hash row's chain [row lock] */
+    };
+    union {
+        struct page *prev;
+        struct page *p_vnext;   /* page cache: its vnode's page list [vnode list lock] */
+    };
+    uint16_t flags;             /* PG_*; PG_CACHED and PG_DIRTY change atomically */
     uint8_t order;              /* block order while free or allocated as a block */
     uint8_t node;               /* [boot] home node */
-    uint32_t count;             /* owner-defined (slab: objects in use) */
-    void *owner;                /* slab cache that carved the page, or NULL */
+    uint32_t count;             /* owner-defined (slab: objects in use; user and
+                                 * cached pages: references, atomic) */
+    union {
+        void *owner;            /* slab cache that carved the page, or NULL */
+        struct vnode *p_vp;     /* page cache: the file it caches [row lock] */
+    };
+    uint64_t p_index;           /* page cache: its page number in p_vp [row lock] */
 };
 
 #define PG_FREE      0x01       /* head of a free buddy block */
 #define PG_RESERVED  0x02       /* never allocatable (firmware, kernel image) */
 #define PG_SLAB      0x04       /* carved into kmalloc objects */
 #define PG_LARGE     0x08       /* head of a multi-page kmalloc block */
+#define PG_CACHED    0x10       /* in the page cache as (p_vp, p_index) */
+#define PG_DIRTY     0x20       /* cached, and newer than the file: to be written back */
 
 extern struct page *page_array;
 extern uint64_t max_pfn;
@@ -38,6 +55,14 @@ struct page *page_alloc(unsigned order);
 /* The same, preferring a given node. */
 struct page *page_alloc_node(unsigned order, int node);
 void page_free(struct page *p, unsigned order);
+
+/* References to a page of user memory or of the page cache (count, set
+ * to 1 by its allocator): the last page_rele frees it. */
+static inline void page_hold(struct page *p)
+{
+    __atomic_add_fetch(&p->count, 1, __ATOMIC_RELAXED);
+}
+void page_rele(struct page *p);
 
 /* Convenience: one zeroed page's direct-map address, or NULL. */
 void *page_alloc_zeroed_va(void);

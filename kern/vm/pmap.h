@@ -9,6 +9,8 @@
 #define PTE_U    0x004UL
 #define PTE_PWT  0x008UL
 #define PTE_PCD  0x010UL
+#define PTE_A    0x020UL      /* accessed: set by the CPU */
+#define PTE_D    0x040UL      /* dirty: set by the CPU at a write */
 #define PTE_PS   0x080UL
 #define PTE_G    0x100UL
 #define PTE_NX   (1UL << 63)

@@ -5,7 +5,9 @@
  * mprotect (a write to a PROT_READ page raises SIGSEGV, which a handler
  * sees with the right address and code, fixes with mprotect, and returns
  * from through rt_sigreturn so the write completes), brk (raw), and SIGBUS
- * past the end of a mapped file.
+ * past the end of a mapped file.  Shared file mappings: coherent with
+ * read(2) and write(2) and between mappings and across fork, msync, and
+ * truncation (zeros past the new end, SIGBUS for pages wholly past it).
  */
 #include "ut.h"
 
@@ -15,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -203,6 +206,81 @@ static void test_file_mapping(void)
 	munmap(p, page);
 }
 
+static void test_shared_file(void)
+{
+	char data[2 * 4096];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (char)('A' + i % 23);
+	CHECK_OK(ut_write_file("s", data, sizeof data, 0644));
+	int fd = CHECK_OK(open("s", O_RDWR));
+	char *p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	char *q = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED && q != MAP_FAILED && p != q);
+	if (p == MAP_FAILED || q == MAP_FAILED)
+		return;
+	CHECK(memcmp(q, data, sizeof data) == 0);
+
+	/* A store is seen by the other mapping and by read(2) at once. */
+	p[5] = '!';
+	CHECK_EQ(q[5], '!');
+	char c = 0;
+	CHECK_EQ(pread(fd, &c, 1, 5), 1);
+	CHECK_EQ(c, '!');
+	/* write(2) is seen by the mappings. */
+	CHECK_EQ(pwrite(fd, "wx", 2, page + 7), 2);
+	CHECK(p[page + 7] == 'w' && q[page + 8] == 'x');
+
+	/* A child's store is the parent's too: no copy-on-write. */
+	pid_t pid = fork();
+	if (pid == 0) {
+		p[page + 100] = '#';
+		_exit(q[5] == '!' ? 0 : 1);
+	}
+	int st = ut_wait(pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(q[page + 100], '#');
+
+	/* msync, and its errors. */
+	memcpy(p + 200, "synced", 6);
+	CHECK_OK(msync(p, 2 * page, MS_SYNC));
+	int fd2 = CHECK_OK(open("s", O_RDONLY));
+	char back[8] = { 0 };
+	CHECK_EQ(pread(fd2, back, 6, 200), 6);
+	CHECK(memcmp(back, "synced", 6) == 0);
+	close(fd2);
+	CHECK_OK(msync(p, page, MS_ASYNC));
+	CHECK_ERR(msync(p + 1, page, MS_SYNC), EINVAL);
+	CHECK_ERR(msync(p, page, MS_SYNC | MS_ASYNC), EINVAL);
+	CHECK_ERR(msync(p, page, 0x100), EINVAL);
+
+	/* MAP_FIXED_NOREPLACE does not replace. */
+	CHECK_ERR(mmap(p, page, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0), EEXIST);
+	CHECK_EQ(p[5], '!');
+
+	/* Shrinking the file: the rest of the last page reads as zeros, a
+	 * page wholly past the end raises SIGBUS, and the size is not changed
+	 * by a store past it. */
+	CHECK_OK(ftruncate(fd, 100));
+	CHECK_EQ(q[5], '!');
+	CHECK_EQ(q[200], 0);
+	CHECK(died_of(status_of(read_byte, q + page), SIGBUS));
+	p[300] = 'z';
+	struct stat sb;
+	CHECK_OK(fstat(fd, &sb));
+	CHECK_EQ(sb.st_size, 100);
+	/* Growing it again: the new part reads as zeros. */
+	CHECK_OK(ftruncate(fd, 2 * page));
+	CHECK_EQ(q[page + 7], 0);
+	CHECK_EQ(q[page + 100], 0);
+	CHECK(WIFEXITED(status_of(read_byte, q + page)));
+	CHECK_OK(munmap(p, 2 * page));
+	CHECK_OK(munmap(q, 2 * page));
+	CHECK_ERR(msync(p, page, MS_SYNC), ENOMEM);
+	CHECK_EQ(pread(fd, back, 6, 0), 6);
+	CHECK(memcmp(back, "ABCDE!", 6) == 0);
+	close(fd);
+}
+
 static char *volatile fault_page;
 static void *volatile fault_addr;
 static volatile int fault_code, faults;
@@ -307,6 +385,7 @@ int main(int argc, char **argv)
 	test_anonymous();
 	test_mmap_errors();
 	test_file_mapping();
+	test_shared_file();
 	test_mprotect();
 	ut_child("brk", brk_child, NULL, 0);
 	return ut_done();

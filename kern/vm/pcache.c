@@ -1,0 +1,606 @@
+/*
+ * The page cache (SVR4's pages named by <vnode, offset>).
+ *
+ * Theory.  A page of a regular file that some address space maps is
+ * kept here under its name (p_vp, p_index): the vnode and the page number
+ * in the file.  A fault on a vnode segment (kern/vm/as.c) asks for the
+ * page with pcache_get: a hit takes a reference; a miss reads the page
+ * from the file (VOP_READ, through the buffer cache) into a page of the
+ * faulting CPU's node and enters it.  Every MAP_SHARED mapping of the
+ * file maps that one page, writable, so all of them see each other's
+ * stores; a MAP_PRIVATE mapping maps it read-only and copies it at its
+ * first write (or at once, for a write fault or a page that ends in an
+ * ELF segment's bss), so exec'd programs share their text.  A page wholly
+ * past the end of the file is not entered: the fault gets -ENXIO, which
+ * the trap code turns into SIGBUS, as on Linux.
+ *
+ * References.  page->count counts the cache's own reference (1 while
+ * the page is cached), one per PTE mapping it, and short holds by the
+ * code here.  The cache holds no reference on the vnode: the segments
+ * that map the file hold those.  A file's pages stay cached while the
+ * vnode is active, so a program run again while another process still
+ * runs it finds its pages here, and the last VN_RELE calls pcache_purge
+ * before VOP_INACTIVE, which frees every page only the cache holds (a
+ * page still mapped implies a segment still holding the vnode, whose own
+ * last release purges again).  So the file system never reuses a vnode
+ * with pages here, and an unlinked file's blocks are freed as before.
+ * (A reference held by the cache itself would keep every file ever
+ * mapped active: unlinked files would never be freed, nor file systems
+ * unmounted.)  v_npages counts the vnode's pages plus fills under way,
+ * and is the one-load test of "does this file have cached pages".
+ *
+ * Dirty pages.  A store through a shared mapping sets the PTE's dirty
+ * bit (the CPU does).  Whoever removes or cleans such PTEs -- munmap,
+ * msync, exit and exec (as_destroy), MAP_FIXED over them -- first moves
+ * the bit to the page (PG_DIRTY, pcache_mark_dirty), flushes the TLBs,
+ * and then writes the dirty pages of that range back (pcache_flush),
+ * only up to the end of the file.  A page is never left dirty without a
+ * mapping, except when its write failed (then a purge drops the data).
+ * Without reverse mappings a store is found only through the address
+ * space that made it, so msync and munmap write back what this process
+ * stored; the others' stores reach the file when they unmap or exit.
+ *
+ * read(2) and write(2).  The cache is coherent with them through the
+ * VOP_READ/VOP_WRITE/VOP_TRUNCATE/VOP_SETATTR macros (kern/vfs/vnode.h),
+ * which call pcache_vop_* for regular files.  A read of a file with
+ * cached pages reads the file and then copies the bytes of each cached
+ * page over what it read (overlay): the cached page is the newest copy,
+ * even before a write-back, so a read after a store through any shared
+ * mapping sees the store without writing anything.  A write goes to the
+ * file and then into the cached pages it covers (patch), so later faults
+ * and mappings see it.  A size change drops the pages wholly past the
+ * new end (they are zeroed: a mapping that still has one sees zeros, not
+ * stale data -- without reverse mappings it cannot be made to fault) and
+ * zeros the bytes past the end in the last page.  Files with no cached
+ * page pay one load per read and a second per write.
+ *
+ * The races between a fill (file -> page), a write-back (page -> file),
+ * a write and a truncation are settled by the vnode's fill lock (below):
+ * a fill, a write-back and a truncation hold it throughout, and so does a
+ * write to a file that has cached pages when it starts.  A write to a
+ * file with none writes unlocked, then loads v_npages again: a fill that
+ * started meanwhile raised v_npages before reading, so either it read
+ * after the write (and has the new bytes) or the second load sees it and
+ * the write takes the lock, patches the page and writes those bytes to
+ * the file again (in case a write-back of the just-filled page
+ * overwrote them).
+ *
+ * Structure and locks.  The cache is a hash table of rows, each a chain
+ * of pages under a spin lock (class "pcache_row"), in the manner of the
+ * software set-associative caches of the buffer cache and the DNLC
+ * (Peacock et al.): a lookup locks one short row, so faults on different
+ * pages of one file, and on different files, run in parallel; the row
+ * count scales with memory.  Unlike those caches there are no fixed ways
+ * and no replacement: a cached page may be mapped and cannot be evicted,
+ * so a row is a chain.  Each vnode also lists its own pages (v_pagelist,
+ * linked by p_vnext) for purges, truncations and write-backs; that list
+ * is under a spin lock picked by hashing the vnode ("pcache_vlist", 64 of
+ * them, so struct vnode grows by two words and no lock).  Changes to a
+ * page's identity take its vnode's list lock and then its row lock.
+ *
+ * The fill lock is a resource lock per vnode, also picked by hashing the
+ * vnode ("pcache_vnode", 64 of them): it is held across the file
+ * system's I/O of a fill, a write-back, a write or a truncation, and
+ * serializes the misses on one file, so two faults never read the same
+ * page twice and a lookup never finds a half-read page.  Two vnodes may
+ * share one; no thread ever holds two.
+ *
+ * Order: an address space's a_lock, then a fill lock, then the vnode
+ * lock and the file system's locks (ILOCK...), then the vnode list lock,
+ * then a row lock, then the page allocator's node lock.  The row and list
+ * locks are never held across a sleep, a copy to user memory or a VOP.
+ * write(2) holds a fill lock only with the kernel bounce buffer of
+ * kern/proc/sys_fs.c, never touching user memory under it (a fault there
+ * would take a_lock after the fill lock).  pcache_purge takes spin locks
+ * only, since VN_RELE is called holding all sorts of locks.
+ */
+#include <kern/vm/pcache.h>
+#include <kern/vm/page.h>
+#include <kern/vm/as.h>
+#include <kern/sched/thread.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/cred.h>
+#include <kern/vfs/ssac.h>
+#include <kern/spinlock.h>
+#include <kern/sleep.h>
+#include <kern/kmem.h>
+#include <kern/cpu.h>
+#include <kern/string.h>
+#include <kern/errno.h>
+#include <kern/panic.h>
+#include <kern/kprintf.h>
+#include <kern/numa.h>
+
+LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);
+LOCK_CLASS(pcache_vlist_class, "pcache_vlist", LK_SPIN);
+LOCK_CLASS(pcache_vnode_class, "pcache_vnode", LK_RESOURCE);
+
+struct pc_row {
+    spinlock_t lock;
+    struct page *head;          /* [lock] linked by p_hnext */
+} __cacheline;
+
+struct pc_vlock {
+    spinlock_t lock;
+} __cacheline;
+
+#define VLOCK_BITS 6
+#define NVLOCKS (1 << VLOCK_BITS)
+
+static struct pc_row *rows;                 /* [boot] */
+static unsigned row_bits;                   /* [boot] */
+static struct pc_vlock vlist_locks[NVLOCKS];
+static struct rlock fill_locks[NVLOCKS];
+
+enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED, C_PATCHED };
+static struct pcpu_counters counters[MAX_CPUS];
+
+void pcache_init(void)
+{
+    uint64_t pages = 0;
+    for (int n = 0; n < numa_nnodes; n++)
+        pages += page_free_count(n);
+    /* One row (two cache lines) per 64 pages of memory, 256 to 4096 rows:
+     * chains stay short while much of memory is file pages. */
+    row_bits = cache_log2_ceil(MAX(pages / 64, 1));
+    row_bits = MAX(row_bits, 8u);
+    row_bits = MIN(row_bits, 12u);
+    rows = kzalloc(sizeof(struct pc_row) << row_bits);
+    if (!rows)
+        panic("pcache_init: no memory for %u rows", 1u << row_bits);
+    for (unsigned i = 0; i < (1u << row_bits); i++)
+        spin_init_named(&rows[i].lock, &pcache_row_class, "pcache_row");
+    for (int i = 0; i < NVLOCKS; i++) {
+        spin_init_named(&vlist_locks[i].lock, &pcache_vlist_class, "pcache_vlist");
+        rlock_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
+    }
+    kprintf("pcache: %u hash rows\n", 1u << row_bits);
+}
+
+/* ---- names and locks ---- */
+
+static struct pc_row *row_of(const struct vnode *vp, uint64_t idx)
+{
+    return &rows[cache_hash(cache_ptr_tag(vp) + idx, row_bits)];
+}
+
+static spinlock_t *vlist_lock(const struct vnode *vp)
+{
+    return &vlist_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)].lock;
+}
+
+static struct rlock *fill_lock(const struct vnode *vp)
+{
+    return &fill_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)];
+}
+
+static void npages_add(struct vnode *vp, int d)
+{
+    __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
+}
+
+static bool has_pages(struct vnode *vp)
+{
+    return __atomic_load_n(&vp->v_npages, __ATOMIC_SEQ_CST) != 0;
+}
+
+static uint64_t page_offset(uint64_t idx)
+{
+    return idx << PAGE_SHIFT;
+}
+
+struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
+{
+    struct pc_row *r = row_of(vp, idx);
+    spin_lock(&r->lock);
+    struct page *pg = r->head;
+    while (pg && (pg->p_vp != vp || pg->p_index != idx))
+        pg = pg->p_hnext;
+    if (pg)
+        page_hold(pg);
+    spin_unlock(&r->lock);
+    return pg;
+}
+
+/* With vp's fill lock: enter pg (its reservation in v_npages already
+ * made) under its name. */
+static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
+{
+    spinlock_t *vl = vlist_lock(vp);
+    struct pc_row *r = row_of(vp, idx);
+    spin_lock(vl);
+    spin_lock(&r->lock);
+    pg->p_vp = vp;
+    pg->p_index = idx;
+    __atomic_or_fetch(&pg->flags, PG_CACHED, __ATOMIC_RELEASE);
+    pg->p_hnext = r->head;
+    r->head = pg;
+    spin_unlock(&r->lock);
+    pg->p_vnext = vp->v_pagelist;
+    vp->v_pagelist = pg;
+    spin_unlock(vl);
+}
+
+/*
+ * With vp's list lock: take the page at *link out of the cache, if only
+ * the cache holds it or force is set.  The cache's reference passes to
+ * the caller.  Returns whether it did.
+ */
+static bool remove_locked(struct vnode *vp, struct page **link, bool force)
+{
+    struct page *pg = *link;
+    struct pc_row *r = row_of(vp, pg->p_index);
+    spin_lock(&r->lock);
+    if (!force && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) != 1) {
+        spin_unlock(&r->lock);
+        return false;
+    }
+    struct page **pp = &r->head;
+    while (*pp != pg)
+        pp = &(*pp)->p_hnext;
+    *pp = pg->p_hnext;
+    __atomic_and_fetch(&pg->flags, (uint16_t)~(PG_CACHED | PG_DIRTY), __ATOMIC_RELEASE);
+    pg->p_vp = NULL;
+    spin_unlock(&r->lock);
+    *link = pg->p_vnext;
+    pg->p_vnext = pg->p_hnext = NULL;
+    npages_add(vp, -1);
+    return true;
+}
+
+/* ---- fills ---- */
+
+/* Read page idx of vp into pg: -ENXIO when it is wholly past the end. */
+static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
+{
+    char *p = page_to_virt(pg);
+    struct uio u = { .uio_base = p, .uio_resid = PAGE_SIZE, .uio_offset = page_offset(idx) };
+    int err = VOP_READ_RAW(vp, &u, 0, kcred);
+    size_t got = PAGE_SIZE - u.uio_resid;
+    if (err)
+        return err < 0 ? err : -EIO;
+    if (got == 0)
+        return -ENXIO;
+    memset(p + got, 0, PAGE_SIZE - got);
+    return 0;
+}
+
+int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp)
+{
+    *pgp = NULL;
+    if (idx > (~0UL >> PAGE_SHIFT))
+        return -ENXIO;
+    struct page *pg = pcache_lookup(vp, idx);
+    if (!pg) {
+        struct rlock *fl = fill_lock(vp);
+        rlock_acquire(fl);
+        pg = pcache_lookup(vp, idx);    /* filled while we waited? */
+        if (!pg) {
+            /* Reserve before reading: see the theory on unlocked writes. */
+            npages_add(vp, 1);
+            pg = page_alloc_node(0, this_cpu()->node);
+            int err = pg ? fill(vp, idx, pg) : -ENOMEM;
+            if (err) {
+                if (pg)
+                    page_free(pg, 0);
+                npages_add(vp, -1);
+                rlock_release(fl);
+                pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
+                return err;
+            }
+            pg->count = 2;              /* the cache's and the caller's */
+            enter(vp, idx, pg);
+            rlock_release(fl);
+            pcpu_count(counters, C_MISS);
+            *pgp = pg;
+            return 0;
+        }
+        rlock_release(fl);
+    }
+    pcpu_count(counters, C_HIT);
+    *pgp = pg;
+    return 0;
+}
+
+/* ---- dirty pages ---- */
+
+void pcache_mark_dirty(struct page *pg)
+{
+    if (__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)
+        __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_ACQ_REL);
+}
+
+static int file_size(struct vnode *vp, uint64_t *size)
+{
+    struct vattr va;
+    int err = VOP_GETATTR(vp, &va, kcred);
+    *size = err ? 0 : va.va_size;
+    return err;
+}
+
+/* With the fill lock: write pg (page idx of vp) to the file, up to size. */
+static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t size)
+{
+    uint64_t off = page_offset(idx);
+    if (off >= size)
+        return 0;
+    size_t n = MIN((uint64_t)PAGE_SIZE, size - off);
+    struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
+    int err = VOP_WRITE_RAW(vp, &u, 0, kcred);
+    if (!err && u.uio_resid)
+        err = -EIO;
+    pcpu_count(counters, C_WRITEBACK);
+    return err;
+}
+
+#define FLUSH_BATCH 16
+
+/* Up to FLUSH_BATCH dirty pages of vp in [lo, hi), held, their PG_DIRTY
+ * cleared (a store after this marks them again). */
+static int take_dirty(struct vnode *vp, uint64_t lo, uint64_t hi, struct page **out)
+{
+    int n = 0;
+    spinlock_t *vl = vlist_lock(vp);
+    spin_lock(vl);
+    for (struct page *pg = vp->v_pagelist; pg && n < FLUSH_BATCH; pg = pg->p_vnext) {
+        if (pg->p_index < lo || pg->p_index >= hi ||
+            !(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY))
+            continue;
+        __atomic_and_fetch(&pg->flags, (uint16_t)~PG_DIRTY, __ATOMIC_ACQ_REL);
+        page_hold(pg);
+        out[n++] = pg;
+    }
+    spin_unlock(vl);
+    return n;
+}
+
+static bool any_dirty(struct vnode *vp, uint64_t lo, uint64_t hi)
+{
+    bool found = false;
+    spinlock_t *vl = vlist_lock(vp);
+    spin_lock(vl);
+    for (struct page *pg = vp->v_pagelist; pg && !found; pg = pg->p_vnext)
+        found = pg->p_index >= lo && pg->p_index < hi &&
+                (__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY);
+    spin_unlock(vl);
+    return found;
+}
+
+int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
+{
+    if (!has_pages(vp) || !any_dirty(vp, lo, hi))
+        return 0;
+    struct rlock *fl = fill_lock(vp);
+    rlock_acquire(fl);
+    uint64_t size;
+    int first_err = file_size(vp, &size);
+    struct page *batch[FLUSH_BATCH];
+    int n;
+    while (!first_err && (n = take_dirty(vp, lo, hi, batch)) > 0) {
+        for (int i = 0; i < n; i++) {
+            struct page *pg = batch[i];
+            /* A truncation cannot run (it takes the fill lock), so a page
+             * taken from the list is still cached under its name. */
+            int err = write_page(vp, pg, pg->p_index, size);
+            if (err) {
+                pcache_mark_dirty(pg);
+                if (!first_err)
+                    first_err = err;
+            }
+            page_rele(pg);
+        }
+    }
+    rlock_release(fl);
+    return first_err;
+}
+
+/* ---- the last release ---- */
+
+void pcache_purge(struct vnode *vp)
+{
+    spinlock_t *vl = vlist_lock(vp);
+    spin_lock(vl);
+    struct page **link = &vp->v_pagelist;
+    while (*link) {
+        struct page *pg = *link;
+        if (remove_locked(vp, link, false)) {
+            page_rele(pg);              /* the cache's reference: the last */
+            pcpu_count(counters, C_PURGED);
+        } else {
+            link = &pg->p_vnext;
+        }
+    }
+    spin_unlock(vl);
+}
+
+/* ---- read(2), write(2), truncate ---- */
+
+/* Copy the cached pages' bytes of [off, off + len) over buf. */
+static void overlay(struct vnode *vp, uint64_t off, char *buf, size_t len, bool user)
+{
+    uint64_t end = off + len;
+    for (uint64_t idx = off >> PAGE_SHIFT; page_offset(idx) < end; idx++) {
+        struct page *pg = pcache_lookup(vp, idx);
+        if (!pg)
+            continue;
+        uint64_t a = MAX(off, page_offset(idx)), b = MIN(end, page_offset(idx + 1));
+        const char *src = (const char *)page_to_virt(pg) + (a - page_offset(idx));
+        if (user)
+            copyout(src, buf + (a - off), b - a);
+        else
+            memcpy(buf + (a - off), src, b - a);
+        page_rele(pg);
+    }
+}
+
+int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    uint64_t off = uio->uio_offset;
+    char *buf = uio->uio_base;
+    size_t want = uio->uio_resid;
+    int err = VOP_READ_RAW(vp, uio, ioflag, cr);
+    size_t got = want - uio->uio_resid;
+    if (got && vp->v_type == VREG && has_pages(vp))
+        overlay(vp, off, buf, got, uio->uio_user);
+    return err;
+}
+
+/*
+ * With the fill lock, after a write of [off, off + len) from src: put the
+ * bytes into the cached pages they cover.  A user buffer is not touched
+ * here (a fault under the fill lock could deadlock): the bytes are read
+ * back from the file instead.  through: also write the patched bytes to
+ * the file again, up to its end (the unlocked write's case).  Returns how
+ * many pages it patched.
+ */
+static int patch(struct vnode *vp, uint64_t off, const char *src, size_t len, bool user,
+                 bool through)
+{
+    uint64_t end = off + len, size = ~0UL;
+    if (through && file_size(vp, &size))
+        return 0;
+    int patched = 0;
+    for (uint64_t idx = off >> PAGE_SHIFT; page_offset(idx) < end; idx++) {
+        struct page *pg = pcache_lookup(vp, idx);
+        if (!pg)
+            continue;
+        uint64_t a = MAX(off, page_offset(idx)), b = MIN(end, page_offset(idx + 1));
+        char *dst = (char *)page_to_virt(pg) + (a - page_offset(idx));
+        if (user) {
+            struct uio u = { .uio_base = dst, .uio_resid = b - a, .uio_offset = a };
+            VOP_READ_RAW(vp, &u, 0, kcred);
+        } else {
+            memcpy(dst, src + (a - off), b - a);
+        }
+        if (through && a < size) {
+            struct uio u = { .uio_base = dst, .uio_resid = MIN(b, size) - a, .uio_offset = a };
+            VOP_WRITE_RAW(vp, &u, 0, kcred);
+        }
+        page_rele(pg);
+        patched++;
+        pcpu_count(counters, C_PATCHED);
+    }
+    return patched;
+}
+
+/* Zero the bytes of the cached page holding offset size from there to
+ * its end (the part past the end of the file). */
+static void zero_tail(struct vnode *vp, uint64_t size)
+{
+    size_t in = size & (PAGE_SIZE - 1);
+    if (!in)
+        return;
+    struct page *pg = pcache_lookup(vp, size >> PAGE_SHIFT);
+    if (pg) {
+        memset((char *)page_to_virt(pg) + in, 0, PAGE_SIZE - in);
+        page_rele(pg);
+    }
+}
+
+int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
+{
+    const char *src = uio->uio_base;
+    size_t want = uio->uio_resid;
+    bool user = uio->uio_user;
+    if (!has_pages(vp)) {
+        int err = VOP_WRITE_RAW(vp, uio, ioflag, cr);
+        size_t done = want - uio->uio_resid;
+        if (done && has_pages(vp)) {
+            struct rlock *fl = fill_lock(vp);
+            rlock_acquire(fl);
+            patch(vp, uio->uio_offset - done, src, done, user, true);
+            rlock_release(fl);
+        }
+        return err;
+    }
+    struct rlock *fl = fill_lock(vp);
+    rlock_acquire(fl);
+    uint64_t old;
+    bool sized = file_size(vp, &old) == 0;
+    int err = VOP_WRITE_RAW(vp, uio, ioflag, cr);
+    size_t done = want - uio->uio_resid;
+    if (done) {
+        uint64_t off = uio->uio_offset - done;
+        if (sized && off + done > old)
+            zero_tail(vp, old);     /* stores past the old end are not file data */
+        patch(vp, off, src, done, user, false);
+    }
+    rlock_release(fl);
+    return err;
+}
+
+/* With the fill lock, after the size went from old to size. */
+static void resized(struct vnode *vp, uint64_t old, uint64_t size)
+{
+    if (!has_pages(vp))
+        return;
+    if (size < old) {
+        uint64_t first = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT;
+        spinlock_t *vl = vlist_lock(vp);
+        spin_lock(vl);
+        struct page **link = &vp->v_pagelist;
+        while (*link) {
+            struct page *pg = *link;
+            if (pg->p_index < first) {
+                link = &pg->p_vnext;
+                continue;
+            }
+            remove_locked(vp, link, true);
+            memset(page_to_virt(pg), 0, PAGE_SIZE);
+            page_rele(pg);
+            pcpu_count(counters, C_TRUNCATED);
+        }
+        spin_unlock(vl);
+        zero_tail(vp, size);
+    } else if (size > old) {
+        zero_tail(vp, old);
+    }
+}
+
+/*
+ * A size change (truncate, or setattr with AT_SIZE) of a regular file.
+ * After the fill lock is let go (a_lock comes before it), the truncating
+ * thread's own mappings of the dropped pages are removed, so that it gets
+ * SIGBUS past the new end as on Linux; other address spaces keep the
+ * zeroed pages they map (no reverse mappings to find them by).
+ */
+static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, struct cred *cr)
+{
+    struct rlock *fl = fill_lock(vp);
+    rlock_acquire(fl);
+    uint64_t old;
+    bool sized = file_size(vp, &old) == 0;
+    int err = va ? VOP_SETATTR_RAW(vp, va, cr) : VOP_TRUNCATE_RAW(vp, size, cr);
+    if (!err && sized)
+        resized(vp, old, size);
+    rlock_release(fl);
+    struct as *as = curthread()->as;
+    if (!err && sized && size < old && as)
+        as_file_truncated(as, vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
+    return err;
+}
+
+int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
+{
+    if (vp->v_type != VREG)
+        return VOP_TRUNCATE_RAW(vp, size, cr);
+    return change_size(vp, NULL, size, cr);
+}
+
+int pcache_vop_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr)
+{
+    if (vp->v_type != VREG || !(va->va_mask & AT_SIZE))
+        return VOP_SETATTR_RAW(vp, va, cr);
+    return change_size(vp, va, va->va_size, cr);
+}
+
+void pcache_get_stats(struct pcache_stats *st)
+{
+    st->hits = pcpu_sum(counters, C_HIT);
+    st->misses = pcpu_sum(counters, C_MISS);
+    st->past_eof = pcpu_sum(counters, C_EOF);
+    st->writebacks = pcpu_sum(counters, C_WRITEBACK);
+    st->purged = pcpu_sum(counters, C_PURGED);
+    st->truncated = pcpu_sum(counters, C_TRUNCATED);
+    st->patched = pcpu_sum(counters, C_PATCHED);
+}
