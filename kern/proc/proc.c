@@ -443,6 +443,19 @@ void proc_exit(int status)
     thread_exit();
 }
 
+int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg)
+{
+    int err = -ESRCH;
+    mutex_enter(&proc_lock);
+    for (struct proc *p = allproc; p; p = p->p_next)
+        if (p->p_pid == pid) {
+            err = p->p_thread ? fn(p, arg) : -ESRCH;
+            break;
+        }
+    mutex_exit(&proc_lock);
+    return err;
+}
+
 static bool may_signal(const struct proc *from, const struct proc *to)
 {
     const struct cred *a = from->p_cred, *b = to->p_cred;
@@ -782,7 +795,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         c->p_vfork_parent = parent;     /* before the child can exec or exit */
         mutex_exit(&proc_lock);
     }
-    c->p_thread = thread_create(c->p_comm, fork_child_start, c, AFFINITY_ALL);
+    c->p_thread = thread_create(c->p_comm, fork_child_start, c, t->affinity);
     if (!c->p_thread) {
         fd_close_all(c);
         if (c->p_cwd)

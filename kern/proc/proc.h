@@ -274,6 +274,11 @@ void sig_exec_reset(struct proc *p);
  * control yet). */
 bool sig_default_ignores(int sig);
 
+/* fn(p, arg) for the process pid (a zombie too, until it is reaped),
+ * under proc_lock (fn must not sleep): its result, or -ESRCH.  p and its
+ * thread stay valid while fn runs. */
+int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg);
+
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);
 

@@ -239,10 +239,12 @@ SYSCALL_DECL(sys_fsync)
 
 SYSCALL_DECL(sys_ftruncate)
 {
+    if ((int64_t)a1 < 0)
+        return -EINVAL;         /* before the descriptor, as Linux */
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
-    int err = (int64_t)a1 < 0 ? -EINVAL : !file_writable(fp) ? -EINVAL :
+    int err = !file_writable(fp) ? -EINVAL :
               fp->f_vp->v_type != VREG ? -EINVAL : VOP_TRUNCATE(fp->f_vp, a1, cr());
     file_rele(fp);
     return err;

@@ -138,16 +138,26 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
     return done ? (int64_t)done : err;
 }
 
+/* Could [ubuf, ubuf + len) be user memory at all?  (Linux's access_ok:
+ * a buffer reaching past user space is -EFAULT before anything moves,
+ * even where the transfer would stop early, at the end of a file.) */
+static bool user_range(uint64_t ubuf, size_t len)
+{
+    return len <= USER_TOP && ubuf <= USER_TOP - len;
+}
+
 static int64_t rw_fd(int fd, bool write, uint64_t ubuf, size_t len, bool at_off, uint64_t off)
 {
     struct file *fp = fd_get(curproc(), fd);
     if (!fp)
         return -EBADF;
     int64_t r;
-    if (write ? !file_writable(fp) : !file_readable(fp)) {
+    if (at_off && fp->f_vp->v_type == VFIFO) {
+        r = -ESPIPE;            /* first, as Linux's pread and pwrite */
+    } else if (write ? !file_writable(fp) : !file_readable(fp)) {
         r = -EBADF;
-    } else if (at_off && fp->f_vp->v_type == VFIFO) {
-        r = -ESPIPE;
+    } else if (!user_range(ubuf, len)) {
+        r = -EFAULT;
     } else if (at_off) {
         r = rw_user(fp, write, ubuf, len, &off);
     } else {
@@ -187,6 +197,11 @@ struct iovec_u {
 
 static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
 {
+    /* As Linux: a bad descriptor comes before a bad count. */
+    struct file *fp = fd_get(curproc(), fd);
+    if (!fp)
+        return -EBADF;
+    file_rele(fp);
     if (cnt < 0 || cnt > IOV_MAX)
         return -EINVAL;
     int64_t total = 0;
@@ -247,9 +262,11 @@ SYSCALL_DECL(sys_lseek)
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
-    int64_t off = (int64_t)a1, base = 0;
+    int64_t off = (int64_t)a1, base = 0, to = 0;
+    /* A pipe has no position, whatever the whence (busybox's tail asks
+     * for the end of its input and seeks back only if that works). */
     int64_t r = fp->f_vp->v_type == VFIFO ? -ESPIPE : 0;
-    if (a2 == SEEK_END) {
+    if (r == 0 && a2 == SEEK_END) {
         struct vattr va;
         r = VOP_GETATTR(fp->f_vp, &va, cr());
         base = (int64_t)va.va_size;
@@ -259,10 +276,10 @@ SYSCALL_DECL(sys_lseek)
         base = (int64_t)fp->f_offset;
     if (r == 0 && a2 > SEEK_END)
         r = -EINVAL;
-    if (r == 0 && base + off < 0)
+    if (r == 0 && (__builtin_add_overflow(base, off, &to) || to < 0))
         r = -EINVAL;
     if (r == 0)
-        r = (int64_t)(fp->f_offset = (uint64_t)(base + off));
+        r = (int64_t)(fp->f_offset = (uint64_t)to);
     mutex_exit(&fp->f_lock);
     file_rele(fp);
     return r;
@@ -450,11 +467,14 @@ SYSCALL_DECL(sys_mkdir) { return with_path(AT_FDCWD, a0, op_mkdir, a1); }
 SYSCALL_DECL(sys_mkdirat) { return with_path((int)a0, a1, op_mkdir, a2); }
 SYSCALL_DECL(sys_rmdir) { return with_path(AT_FDCWD, a0, op_rmdir, 0); }
 SYSCALL_DECL(sys_unlink) { return with_path(AT_FDCWD, a0, op_unlink, 0); }
+/* The flags of the "at" calls are ints: bits above the low 32 are not
+ * flags (Linux ignores them). */
 SYSCALL_DECL(sys_unlinkat)
 {
-    if (a2 & ~(uint64_t)AT_REMOVEDIR)
+    int flags = (int)a2;
+    if (flags & ~AT_REMOVEDIR)
         return -EINVAL;
-    return with_path((int)a0, a1, op_unlink, a2);
+    return with_path((int)a0, a1, op_unlink, (uint64_t)flags);
 }
 
 /* Two-path calls: link, rename, symlink. */
@@ -536,8 +556,14 @@ static int64_t two_at(int da, uint64_t ua, int db, uint64_t ub, int which)
 }
 
 SYSCALL_DECL(sys_renameat) { return two_at((int)a0, a1, (int)a2, a3, 1); }
-SYSCALL_DECL(sys_renameat2) { return a4 ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 1); }
-SYSCALL_DECL(sys_linkat) { return (a4 & ~0x400UL) ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 0); }
+SYSCALL_DECL(sys_renameat2) { return (unsigned)a4 ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 1); }
+/* AT_SYMLINK_FOLLOW (0x400) is what linkat does anyway here; AT_EMPTY_PATH
+ * is accepted, and an empty name then fails to resolve (ENOENT), as it
+ * does on Linux for a caller without CAP_DAC_READ_SEARCH. */
+SYSCALL_DECL(sys_linkat)
+{
+    return ((int)a4 & ~(0x400 | AT_EMPTY_PATH)) ? -EINVAL : two_at((int)a0, a1, (int)a2, a3, 0);
+}
 SYSCALL_DECL(sys_rename) { return two_paths(a0, a1, 1); }
 SYSCALL_DECL(sys_symlink) { return two_paths(a0, a1, 2); }
 
@@ -576,8 +602,9 @@ static int64_t do_readlink(int dirfd, uint64_t upath, uint64_t ubuf, int64_t siz
     return r;
 }
 
-SYSCALL_DECL(sys_readlink) { return do_readlink(AT_FDCWD, a0, a1, (int64_t)a2); }
-SYSCALL_DECL(sys_readlinkat) { return do_readlink((int)a0, a1, a2, (int64_t)a3); }
+/* bufsiz is an int: a length whose low 32 bits are 0 or negative is EINVAL. */
+SYSCALL_DECL(sys_readlink) { return do_readlink(AT_FDCWD, a0, a1, (int)a2); }
+SYSCALL_DECL(sys_readlinkat) { return do_readlink((int)a0, a1, a2, (int)a3); }
 
 static int set_cwd(struct vnode *vp)
 {

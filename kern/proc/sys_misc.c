@@ -33,6 +33,7 @@
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_EMPTY_PATH       0x1000
 #define CLOCK_REALTIME      0
 #define CLOCK_MONOTONIC     1
 #define CLOCK_PROCESS_CPUTIME_ID 2
@@ -145,6 +146,8 @@ SYSCALL_DECL(sys_lchown) { return on_path(AT_FDCWD, a0, false, fn_owner, (uint32
 SYSCALL_DECL(sys_fchown) { return on_fd((int)a0, fn_owner, (uint32_t)a1, (uint32_t)a2); }
 SYSCALL_DECL(sys_fchownat)
 {
+    if ((int)a4 & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -EINVAL;         /* flags is an int */
     return on_path((int)a0, a1, !(a4 & AT_SYMLINK_NOFOLLOW), fn_owner, (uint32_t)a2, (uint32_t)a3);
 }
 
@@ -311,34 +314,46 @@ SYSCALL_DECL(sys_clock_nanosleep)
 
 struct rlimit_u { uint64_t cur, max; };
 
+/* In Linux's order: the new limit is copied in, the process found, the
+ * resource and the limit checked, the limit set, and only then the old
+ * one copied out (a bad old pointer fails a call that did set). */
 static int64_t do_prlimit(int pid, int res, uint64_t unew, uint64_t uold)
 {
     struct proc *p = curproc();
+    struct rlimit_u n;
+    if (unew && copyin((void *)unew, &n, sizeof n))
+        return -EFAULT;
     if (pid != 0 && pid != p->p_pid)
         return -ESRCH;          /* other processes: not yet */
     if (res < 0 || res >= RLIM_NLIMITS)
         return -EINVAL;
-    struct rlimit_u n;
     if (unew) {
-        if (copyin((void *)unew, &n, sizeof n))
-            return -EFAULT;
         if (n.cur > n.max)
             return -EINVAL;
+        /* NOFILE is the table's size, Linux's nr_open: not even root
+         * may raise the limit past the descriptors there are. */
+        if (res == RLIMIT_NOFILE && n.max > NOFILE)
+            return -EPERM;
         if (n.max > p->p_rlim[res][1] && p->p_cred->cr_uid != 0)
             return -EPERM;
     }
     struct rlimit_u old = { p->p_rlim[res][0], p->p_rlim[res][1] };
-    if (uold && copyout(&old, (void *)uold, sizeof old))
-        return -EFAULT;
     if (unew) {
         p->p_rlim[res][0] = n.cur;
         p->p_rlim[res][1] = n.max;
     }
-    return 0;
+    return uold && copyout(&old, (void *)uold, sizeof old) ? -EFAULT : 0;
 }
 
-SYSCALL_DECL(sys_getrlimit) { return do_prlimit(0, (int)a0, 0, a1); }
-SYSCALL_DECL(sys_setrlimit) { return do_prlimit(0, (int)a0, a1, 0); }
+/* getrlimit and setrlimit always copy: a NULL pointer is EFAULT (only
+ * prlimit64 takes NULL for "none"), after a bad resource for getrlimit,
+ * before it for setrlimit (which copies in first). */
+SYSCALL_DECL(sys_getrlimit)
+{
+    int64_t r = do_prlimit(0, (int)a0, 0, a1);
+    return r == 0 && !a1 ? -EFAULT : r;
+}
+SYSCALL_DECL(sys_setrlimit) { return a1 ? do_prlimit(0, (int)a0, a1, 0) : -EFAULT; }
 SYSCALL_DECL(sys_prlimit64) { return do_prlimit((int)a0, (int)a1, a2, a3); }
 
 /* ---- kill ---- */
@@ -369,8 +384,13 @@ SYSCALL_DECL(sys_tgkill)
 
 /* ---- randomness ---- */
 
+#define GRND_KNOWN 0x7      /* GRND_NONBLOCK, GRND_RANDOM, GRND_INSECURE */
+
 SYSCALL_DECL(sys_getrandom)
 {
+    unsigned flags = (unsigned)a2;
+    if ((flags & ~GRND_KNOWN) || (flags & 0x6) == 0x6)     /* RANDOM with INSECURE */
+        return -EINVAL;
     size_t len = MIN(a1, (uint64_t)256);
     uint8_t buf[256];
     uint64_t x = rdtsc() ^ ((uint64_t)curproc()->p_pid << 32);

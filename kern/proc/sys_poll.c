@@ -5,6 +5,9 @@
  * pipes keep no poll state yet).  Waiting is a yield loop that checks
  * again until something is ready or the timeout passes: there are no timed
  * sleeps in the kernel yet, and poll's users here are interactive shells.
+ * A signal to be taken ends the wait with -EINTR (as on Linux, whatever
+ * SA_RESTART says): a poll that may wait for ever can still be
+ * interrupted.
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -69,6 +72,10 @@ SYSCALL_DECL(sys_poll)
             __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE)) {
             r = copyout(fds, (void *)a0, n * sizeof *fds);
             r = r ? r : count;
+            break;
+        }
+        if (sig_interrupting(p)) {
+            r = -EINTR;
             break;
         }
         thread_yield();

@@ -257,6 +257,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(265, sys_linkat),
     S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
     S(260, sys_fchownat), S(268, sys_fchmodat), S(302, sys_prlimit64), S(318, sys_getrandom),
+    S(203, sys_sched_setaffinity), S(204, sys_sched_getaffinity), S(309, sys_getcpu),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -125,6 +125,11 @@ SYSCALL_DECL(sys_tkill);
 SYSCALL_DECL(sys_tgkill);
 SYSCALL_DECL(sys_getrandom);
 
+/* CPU affinity and getcpu: sys_sched.c */
+SYSCALL_DECL(sys_sched_setaffinity);
+SYSCALL_DECL(sys_sched_getaffinity);
+SYSCALL_DECL(sys_getcpu);
+
 /* Tempest's statistics calls: sys_stats.c */
 SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);

@@ -147,6 +147,27 @@ static struct thread *rq_take(struct runq *rq, int cpu)
     return NULL;
 }
 
+/* Unlink t from rq if it is there; true when it was. */
+static bool rq_unlink(struct runq *rq, struct thread *t)
+{
+    struct thread *prev = NULL;
+    for (struct thread *q = rq->head; q; prev = q, q = q->rq_next) {
+        if (q != t)
+            continue;
+        if (prev)
+            prev->rq_next = t->rq_next;
+        else
+            rq->head = t->rq_next;
+        if (rq->tail == t)
+            rq->tail = prev;
+        rq->n--;
+        t->rq_next = NULL;
+        t->rq = NULL;
+        return true;
+    }
+    return false;
+}
+
 static struct thread *rq_take_locked(struct runq *rq, int cpu)
 {
     if (READ_ONCE(rq->n) == 0)
@@ -371,6 +392,44 @@ void sched_block(void)
     mutex_release_all(&sv);
     switch_away();
     mutex_reacquire_all(&sv);
+}
+
+uint64_t sched_online_mask(void)
+{
+    uint64_t online = 0;
+    for (int c = 0; c < ncpus; c++)
+        if (cpus[c].online)
+            online |= 1UL << c;
+    return online;
+}
+
+/*
+ * A thread waiting on a queue chosen before its affinity changed may sit
+ * where no CPU it is now allowed on looks first (the queue of a CPU it
+ * has left): take it off and queue it again by the new mask.  A thread
+ * that is running or asleep is queued by the new mask when it next is.
+ */
+static void requeue_stranded(struct thread *t)
+{
+    struct runq *rq = READ_ONCE(t->rq);
+    if (!rq)
+        return;
+    spin_lock(&rq->lock);
+    bool taken = t->rq == rq && rq_unlink(rq, t);
+    spin_unlock(&rq->lock);
+    if (taken)
+        sched_make_runnable(t);
+}
+
+void sched_set_affinity(struct thread *t, uint64_t mask)
+{
+    __atomic_store_n(&t->affinity, mask, __ATOMIC_SEQ_CST);
+    if (t != curthread()) {
+        requeue_stranded(t);
+        return;
+    }
+    if (!(mask & (1UL << cpu_id())))
+        thread_yield();     /* queued by the new mask: another CPU runs us */
 }
 
 void thread_yield(void)

@@ -21,6 +21,15 @@ int sched_cluster_of(int cpu);
 uint64_t sched_cluster_mask(int cluster);
 int sched_nclusters(void);
 
+/* The CPUs that are online, as an affinity mask. */
+uint64_t sched_online_mask(void);
+
+/* Restrict thread t to the CPUs in mask (online, not empty: the caller
+ * checks).  The calling thread itself moves to an allowed CPU before this
+ * returns; another thread waiting on a run queue is queued again by the
+ * new mask, and one running or asleep moves when it next switches. */
+void sched_set_affinity(struct thread *t, uint64_t mask);
+
 /* Counters for tests and benchmarks. */
 uint64_t sched_steals(void);
 

@@ -123,10 +123,7 @@ static struct thread *thread_alloc(const char *name, void (*fn)(void *), void *a
 
 struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity)
 {
-    uint64_t online = 0;
-    for (int c = 0; c < ncpus; c++)
-        if (cpus[c].online)
-            online |= 1UL << c;
+    uint64_t online = sched_online_mask();
     if ((affinity & online) == 0)
         return NULL;
     struct thread *t = thread_alloc(name, fn, arg, affinity & online);

@@ -37,7 +37,7 @@ struct thread {
     volatile int state;             /* [q]/[s]: enum thread_state */
     volatile int on_cpu;            /* [a] 1 from switch-in until switch-out completes */
     int cpu;                        /* [o] CPU it runs or last ran on */
-    uint64_t affinity;              /* [c]-ish: mask of CPUs it may run on */
+    uint64_t affinity;              /* [a] mask of CPUs it may run on (sched_set_affinity) */
     bool idle;                      /* [c] a CPU's idle thread */
 
     struct thread *rq_next;         /* [q] run queue link */

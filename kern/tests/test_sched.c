@@ -71,6 +71,70 @@ KTEST(sched_cluster_affinity)
     return 0;
 }
 
+/* sched_set_affinity on the calling thread moves it before returning. */
+KTEST(sched_set_affinity_self)
+{
+    struct thread *me = curthread();
+    uint64_t saved = me->affinity;
+    for (int c = 0; c < ncpus; c++) {
+        sched_set_affinity(me, 1UL << c);
+        KT_ASSERT_EQ(cpu_id(), c);
+        thread_yield();
+        KT_ASSERT_EQ(cpu_id(), c);
+    }
+    sched_set_affinity(me, saved);
+    return 0;
+}
+
+struct mover {
+    volatile int stop, record;
+    volatile uint64_t iter;     /* yields completed */
+    volatile uint64_t seen;     /* CPUs it ran on while recording */
+};
+
+static void mover_body(void *arg)
+{
+    struct mover *m = arg;
+    while (!m->stop) {
+        if (m->record)
+            __atomic_or_fetch(&m->seen, 1UL << cpu_id(), __ATOMIC_SEQ_CST);
+        thread_yield();
+        __atomic_add_fetch(&m->iter, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+static void wait_iterations(struct mover *m, uint64_t n)
+{
+    uint64_t start = __atomic_load_n(&m->iter, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&m->iter, __ATOMIC_SEQ_CST) < start + n)
+        thread_yield();
+}
+
+/* Another thread, running or runnable on a queue of the CPU it is bound
+ * to, runs only on its new CPU once its affinity changes: from the first
+ * yield it begins after the change (one already under way may still end
+ * on the old CPU). */
+KTEST(sched_set_affinity_other)
+{
+    if (ncpus < 2)
+        return 0;
+    struct mover m = { 0 };
+    struct thread *t = thread_create("mover", mover_body, &m, 1UL);
+    KT_ASSERT(t != NULL);
+    wait_iterations(&m, 1);
+    int last = ncpus - 1;
+    sched_set_affinity(t, 1UL << last);
+    wait_iterations(&m, 2);
+    m.record = 1;
+    wait_iterations(&m, 3);
+    m.stop = 1;
+    while (!t->done)
+        thread_yield();
+    thread_join(t);
+    KT_ASSERT_EQ(m.seen, 1UL << last);
+    return 0;
+}
+
 /* 512-byte-aligned addresses (SVR4's proc structures) spread over the
  * sleep queues instead of piling into one. */
 KTEST(sleepq_hash_spread)

@@ -4,6 +4,7 @@
  *
  *   lockstat [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS] [-d] [-j]
  *            [command [args...]]
+ *   lockstat -e [command [args...]]
  *
  * With a command: reset the statistics, run it, take a snapshot and print
  * it; lockstat exits with the command's status.  Without one: print the
@@ -15,6 +16,11 @@
  * ratio).  -n keeps the first N rows (default 25; 0 for all).  -c CLASS
  * shows only that class, followed by its most contended instances.  -d
  * adds the disk queues.  -j prints the same as one JSON object instead.
+ *
+ * -e prints instead the system calls the kernel refused with ENOSYS, one
+ * line "enosys NUMBER COUNT" each (numbers of 511 and up are counted at
+ * 511): those the command made, or all since boot without a command.  It
+ * is how to find which calls a program needs that the kernel lacks.
  *
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
@@ -44,7 +50,8 @@ static uint64_t tsc_hz;
 static void usage(void)
 {
     fprintf(stderr, "usage: lockstat [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS] [-d] "
-                    "[-j] [command [args...]]\n");
+                    "[-j] [command [args...]]\n"
+                    "       lockstat -e [command [args...]]\n");
     exit(2);
 }
 
@@ -214,6 +221,37 @@ static void print_json(const struct lockstat_snapshot_hdr *h, const struct opts 
     (void)o;
 }
 
+#define ENOSYS_NRS 512
+
+/* The ENOSYS count of each system call number since boot. */
+static void enosys_counts(uint64_t counts[ENOSYS_NRS])
+{
+    memset(counts, 0, ENOSYS_NRS * sizeof counts[0]);
+    if (syscall(TEMPEST_SYS_ENOSYS_COUNTS, counts, (long)ENOSYS_NRS) < 0) {
+        fprintf(stderr, "lockstat: this kernel keeps no ENOSYS counts (%s)\n",
+                strerror(errno));
+        exit(2);
+    }
+}
+
+static int run_command(char **argv);
+
+/* -e: the calls refused with ENOSYS (during the command, if any). */
+static int print_enosys(char **argv)
+{
+    static uint64_t before[ENOSYS_NRS], after[ENOSYS_NRS];
+    int status = 0;
+    if (argv[0]) {
+        enosys_counts(before);
+        status = run_command(argv);
+    }
+    enosys_counts(after);
+    for (int nr = 0; nr < ENOSYS_NRS; nr++)
+        if (after[nr] != before[nr])
+            printf("enosys %d %llu\n", nr, (unsigned long long)(after[nr] - before[nr]));
+    return status;
+}
+
 static int run_command(char **argv)
 {
     if (syscall(TEMPEST_SYS_LOCKSTAT_RESET) < 0 && errno == ENOSYS) {
@@ -252,9 +290,10 @@ static enum key parse_key(const char *s)
 int main(int argc, char **argv)
 {
     struct opts o = { .key = KEY_RATIO, .top = 25 };
-    int c;
-    while ((c = getopt(argc, argv, "+s:n:c:dj")) != -1) {
+    int c, enosys = 0;
+    while ((c = getopt(argc, argv, "+s:n:c:dje")) != -1) {
         switch (c) {
+        case 'e': enosys = 1; break;
         case 's': o.key = parse_key(optarg); break;
         case 'n': o.top = atoi(optarg); break;
         case 'c': o.cls = optarg; break;
@@ -263,6 +302,8 @@ int main(int argc, char **argv)
         default:  usage();
         }
     }
+    if (enosys)
+        return print_enosys(argv + optind);
     int status = optind < argc ? run_command(argv + optind) : 0;
     size_t len, dlen;
     struct lockstat_snapshot_hdr *h = snapshot(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, &len);
