@@ -20,14 +20,23 @@ void tty_input(char c);
 long tty_read(char *buf, size_t n, bool nonblock);
 /* Would tty_read return at once (a finished line, or no input at all)? */
 bool tty_readable(void);
-/* What ^C does besides discarding the line (signal the foreground
- * process group); set once at boot. */
-void tty_set_intr(void (*fn)(void));
 /* termios c_lflag (TCGETS/TCSETS) and the foreground process group
- * (TIOCGPGRP/TIOCSPGRP; 0 when none was set). */
+ * (TIOCGPGRP/TIOCSPGRP; 0 when none was set).  Setting the group is
+ * -ENOTTY from outside the terminal's session. */
 uint32_t tty_lflag(void);
 void tty_set_lflag(uint32_t f);
 int tty_fg_pgrp(void);
-void tty_set_fg_pgrp(int pgid);
+int tty_set_fg_pgrp(int pgid);
+/* TIOCSCTTY: the calling session leader's session takes the terminal
+ * (steal: root may take it from another session); its group becomes the
+ * foreground.  0 or -EPERM. */
+int tty_set_ctty(bool steal);
+/* The leader of session sid exits: the terminal is free again. */
+void tty_session_exit(int sid);
+/* Job control for a call on the terminal by the calling process: 0 to go
+ * ahead, -ERESTARTSYS after sending sig (SIGTTIN for a read, SIGTTOU for
+ * a change of settings) to its group when it is in the background, or
+ * -EIO when it cannot be stopped. */
+int tty_job_check(int sig);
 
 #endif

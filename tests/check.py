@@ -44,6 +44,9 @@ cores):
                      its thread dump shows the two threads waiting for each
                      other (a hung ktest's dump is condensed, one line per
                      thread, at the end of the check's output)
+  user/tty/default   an interactive shell typed at through the serial
+                     console: ^C, ^\\, ^Z and fg, SIGTTIN reach the right
+                     processes and the shell survives (tests/tty_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -82,6 +85,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tempest  # noqa: E402
 import fs_check  # noqa: E402
 import user_check  # noqa: E402
+import tty_check  # noqa: E402
 
 ROOT = tempest.ROOT
 LOGDIR = os.path.join(tempest.BUILD, "check")
@@ -123,6 +127,7 @@ T_BOCHS = 300
 T_DISKS = 300
 T_UNIT = 600
 T_USER = 600
+T_TTY = 300
 BUDGET = 25 * 60
 
 # --------------------------------------------------------------------------
@@ -726,6 +731,27 @@ def make_user_job(preset, small=False, opts=""):
     return job
 
 
+def make_tty_job(preset):
+    """Typing at the console of an interactive shell (tests/tty_check.py):
+    ^C, ^\\, ^Z and fg, SIGTTIN; each case one result user/tty/PRESET/NAME,
+    the boot itself another."""
+    def job(ctx):
+        name = "user/tty/" + preset
+
+        def boot(machine, boot_opts, limit, images, typist):
+            return ctx.boot(name, machine, boot_opts, limit, disk_images=images,
+                            typist=typist)
+
+        r, results = tty_check.run(boot, preset, "", T_TTY)
+        if r is None:
+            return _budget_gone(ctx, [name])
+        for test, ok, why in results:
+            ctx.results.add(name + "/" + test, ok, why)
+        ctx.results.add(name, r.ok and not r.typist_error,
+                        _why(r, [r.typist_error] if r.typist_error else []))
+    return job
+
+
 def job_linux_peer(ctx):
     """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
     default preset, runs a command with its status, and runs every
@@ -941,7 +967,8 @@ def all_jobs():
              ("kbench/fs", job_kbench_fs), ("fs/rootfail", job_fs_rootfail)]
     jobs += [("user/default", make_user_job("default")),
              ("user/svr4mp", make_user_job("svr4mp")),
-             ("user/hector", make_user_job("hector", small=True))]
+             ("user/hector", make_user_job("hector", small=True)),
+             ("user/tty/default", make_tty_job("default"))]
     jobs += [("options", job_options), ("nosrat/4cpu", job_nosrat),
              ("panic/pagefault", job_panic),
              ("panic/deadlock", job_deadlock)]

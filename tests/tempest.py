@@ -31,6 +31,15 @@ How a boot ends (boot() and the run/bochs commands):
     passing the time limit.  If the kernel prints PANIC but the machine does
     not stop within PANIC_GRACE seconds, the emulator is killed.
 
+Typing into the console (QEMU only): boot(..., typist=fn) runs fn(console)
+in a thread while the machine runs; console.expect(pattern) waits for the
+console to show a regular expression and console.send(bytes) types bytes
+into COM1's receiver, as keys would (Ctrl-C is b"\x03").  QEMU's serial
+port is then its stdio chardev, with standard output on the console file
+(as before) and standard input a pipe from the harness.  What fn returns
+is BootResult.typist_result; an exception it raises is .typist_error, and
+stops the machine.
+
 Only the python3 standard library is used.
 """
 
@@ -285,6 +294,8 @@ class BootResult:
         self.elapsed = elapsed
         self.command = command
         self.log = log              # emulator stderr/log tail, for diagnosis
+        self.typist_result = None   # what boot(typist=fn)'s fn returned
+        self.typist_error = None    # or the exception it raised, as text
 
     @property
     def ok(self):
@@ -420,9 +431,67 @@ def kill_all():
         _kill_group(p, grace=1.0)
 
 
+class ConsoleTimeout(Exception):
+    pass
+
+
+class Console:
+    """The serial console of a running boot, for a typist (boot's typist=):
+    expect() waits for output, send() types input."""
+
+    def __init__(self, outfile, infd, running):
+        self._out = outfile
+        self._in = infd
+        self._running = running
+        self.pos = 0            # where the next expect() starts looking
+
+    def text(self):
+        """Everything the console has shown, raw (\\r\\n kept)."""
+        return _read(self._out).decode("latin-1")
+
+    def expect(self, pattern, timeout=60):
+        """Wait until the regular expression pattern appears after the
+        end of the last match; returns the match.  Raises ConsoleTimeout
+        after timeout seconds, or when the machine has stopped."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.monotonic() + timeout
+        while True:
+            running = self._running()
+            m = rx.search(self.text(), self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            if not running:
+                raise ConsoleTimeout("the machine stopped before %r appeared" % pattern)
+            if time.monotonic() > deadline:
+                raise ConsoleTimeout("%r did not appear within %g s" % (pattern, timeout))
+            time.sleep(0.1)
+
+    def send(self, data):
+        """Type data (bytes, or text encoded as UTF-8)."""
+        if isinstance(data, str):
+            data = data.encode()
+        while data:
+            data = data[os.write(self._in, data):]
+
+
+def _start_typist(typist, console, proc, result):
+    """Run typist(console) in a thread; its value or error goes to result
+    (a BootResult's fields), and an error stops the machine."""
+    def run():
+        try:
+            result["typist_result"] = typist(console)
+        except Exception as e:  # the boot's result reports it
+            result["typist_error"] = "%s: %s" % (type(e).__name__, e)
+            _kill_group(proc)
+    t = threading.Thread(target=run, name="typist", daemon=True)
+    t.start()
+    return t
+
+
 def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
          emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
-         ata_disks=(), disk_images=()):
+         ata_disks=(), disk_images=(), typist=None):
     """Boot a machine with the kernel command line opts and a time limit.
 
     Returns a BootResult, which unpacks as (status, output): status "ok"
@@ -435,7 +504,11 @@ def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
     virtio disks vda, vdb, ... in order (QEMU only); disks, sizes in MiB of
     scratch virtio disks after them (None: the preset's disks, made up
     with SCRATCH_MIB scratch disks, spread over its controllers);
-    ata_disks, sizes in MiB of scratch ATA disks (QEMU and Bochs)."""
+    ata_disks, sizes in MiB of scratch ATA disks (QEMU and Bochs).
+    typist: a function of a Console that types into the running machine
+    (QEMU only; see "Typing into the console" above)."""
+    if typist is not None and emulator != "qemu":
+        raise ValueError("typing into the console needs QEMU")
     m = machine(machine_spec)
     iso = make_iso(opts, kernel)
     tmp = tempfile.mkdtemp(prefix="tempest-")
@@ -443,10 +516,17 @@ def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
     log = os.path.join(tmp, "emulator.log")
     err = os.path.join(tmp, "stderr.txt")
     open(out, "wb").close()
+    typed = {}
     try:
         if emulator == "qemu":
-            cmd = qemu_cmd(m, iso, accel, serial="file:" + out,
-                           extra=["-d", "cpu_reset", "-D", log]
+            serial, extra = "file:" + out, []
+            if typist is not None:
+                # stdio: output to the console file, input from our pipe.
+                serial = None
+                extra = ["-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
+                         "-monitor", "none"]
+            cmd = qemu_cmd(m, iso, accel, serial=serial,
+                           extra=extra + ["-d", "cpu_reset", "-D", log]
                            + disk_args(m, tmp, disks, disk_images, ata_disks))
             cwd = tmp
         elif emulator == "bochs":
@@ -476,20 +556,28 @@ def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
         if timeout and shutil.which("timeout"):
             wrapped = ["timeout", "-s", "KILL", str(int(timeout) + 60)] + cmd
         start = time.monotonic()
-        with open(err, "wb") as errf:
+        with open(err, "wb") as errf, open(out, "ab") as outf:
             with _live_lock:
                 if _stopping:
                     return BootResult("interrupted", "", None, 0.0, cmd)
-                proc = subprocess.Popen(wrapped, cwd=cwd, stdin=subprocess.DEVNULL,
-                                        stdout=errf, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                if typist is None:
+                    streams = dict(stdin=subprocess.DEVNULL, stdout=errf, stderr=subprocess.STDOUT)
+                else:
+                    streams = dict(stdin=subprocess.PIPE, stdout=outf, stderr=errf)
+                proc = subprocess.Popen(wrapped, cwd=cwd, start_new_session=True, **streams)
                 _live.add(proc)
             try:
+                if typist is not None:
+                    console = Console(out, proc.stdin.fileno(), lambda: proc.poll() is None)
+                    typing = _start_typist(typist, console, proc, typed)
                 timed_out, stuck = _watch(proc, out, timeout, echo)
             finally:
                 _kill_group(proc)
                 with _live_lock:
                     _live.discard(proc)
+            if typist is not None:
+                typing.join(timeout=5)
+                proc.stdin.close()
         elapsed = time.monotonic() - start
         rc = proc.returncode
         output = clean_output(_read(out))
@@ -517,7 +605,9 @@ def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
                     shutil.copy(src, os.path.join(keep, name))
             with open(os.path.join(keep, "command.txt"), "w") as f:
                 f.write(" ".join(cmd) + "\n")
-        return BootResult(status, output, rc, elapsed, cmd, diag)
+        r = BootResult(status, output, rc, elapsed, cmd, diag)
+        r.typist_result, r.typist_error = typed.get("typist_result"), typed.get("typist_error")
+        return r
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

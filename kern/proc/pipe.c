@@ -10,7 +10,10 @@
  * while the pipe is full; with no reader left it fails with -EPIPE and
  * SIGPIPE is sent to the writer (which dies by it unless it is ignored,
  * blocked or handled).
- * O_NONBLOCK makes either -EAGAIN instead of waiting.
+ * O_NONBLOCK makes either -EAGAIN instead of waiting.  poll asks
+ * pipe_poll, which says the same under pi_lock: readable with data or with
+ * no writer left (then hung up), writable with room, an error with no
+ * reader left.
  *
  * Locks.  pi_lock (class "pipe", a sleep mutex) guards the buffer and
  * the counts; readers sleep on &pi->pi_rchan and writers on
@@ -48,6 +51,7 @@ struct pipe {
 };
 
 static volatile uint64_t next_pipe_ino = 1;
+static const struct vnodeops pipe_vnodeops;
 
 static struct pipe *vtopipe(struct vnode *vp) { return vp->v_data; }
 
@@ -136,6 +140,28 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
     }
     mutex_exit(&pi->pi_lock);
     return 0;
+}
+
+bool vn_is_pipe(const struct vnode *vp)
+{
+    return vp->v_op == &pipe_vnodeops;
+}
+
+int pipe_poll(struct vnode *vp, bool rd, bool wr)
+{
+    struct pipe *pi = vtopipe(vp);
+    int r = 0;
+    mutex_enter(&pi->pi_lock);
+    if (rd && pi->pi_count > 0)
+        r |= PIPE_POLLIN;
+    if (rd && pi->pi_writers == 0)
+        r |= PIPE_POLLHUP;
+    if (wr && pi->pi_readers == 0)
+        r |= PIPE_POLLERR;
+    else if (wr && pi->pi_count < PIPE_SIZE)
+        r |= PIPE_POLLOUT;
+    mutex_exit(&pi->pi_lock);
+    return r;
 }
 
 static int pipe_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)

@@ -59,6 +59,16 @@
  * compared.  A reaped child's times, with those of its own reaped
  * children, are added to its parent's children's times.
  *
+ * Job control.  A process stopped by a signal (kern/proc/signal.c) calls
+ * proc_stop_current, which records the stop in p_jobevent for the
+ * parent's wait4 (WUNTRACED) and sends it SIGCHLD (CLD_STOPPED), and, once
+ * continued, records that (WCONTINUED, CLD_CONTINUED); wait_event_of is
+ * the waits' look at it.  A process group is orphaned when no member has a
+ * parent in another group of the same session: nobody is left to continue
+ * it, so a terminal stop signal (SIGTSTP, SIGTTIN, SIGTTOU) does not stop
+ * it, and an exit that leaves a group orphaned with a stopped member sends
+ * the group SIGHUP and SIGCONT (orphan_check), as POSIX says.
+ *
  * Locks.  proc_lock (a sleep mutex, class "proc") guards the process list,
  * pids, parent/child links, process groups and exit state, the vfork
  * links and the reaper's list; wait sleeps on the parent with sig_sleep
@@ -83,6 +93,7 @@
 #include <kern/options.h>
 #include <kern/panic.h>
 #include <drivers/timer.h>
+#include <kern/tty.h>
 
 LOCK_CLASS(proc_lock_class, "proc", LK_MUTEX_SLEEP);
 LOCK_CLASS(fdtable_lock_class, "fdtable", LK_MUTEX_SLEEP);
@@ -97,6 +108,7 @@ int proc_maxuproc = 64;
 
 extern void user_enter(struct trapframe *tf) __noreturn;
 static const char *init_path(void);
+static void orphan_check_locked(struct proc *p);
 
 static void reaper_main(void *unused);
 
@@ -417,6 +429,8 @@ void proc_exit(int status)
 {
     struct thread *t = curthread();
     struct proc *p = t->proc;
+    if (p->p_pid == p->p_sid)
+        tty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
     fd_close_all(p);
     if (p->p_cwd) {
         VN_RELE(p->p_cwd);
@@ -428,6 +442,7 @@ void proc_exit(int status)
     p->p_as = NULL;
     release_as(p, as);
     mutex_enter(&proc_lock);
+    orphan_check_locked(p);
     if (p == initproc)
         initproc = NULL;        /* orphans from now on have no heir */
     give_children_away(p);
@@ -472,6 +487,20 @@ static bool kill_matches(const struct proc *me, const struct proc *p, int pid)
     if (pid == -1)
         return p != me && p != initproc;
     return p->p_pgid == -pid;
+}
+
+int proc_signal_pgrp(int pgid, int sig)
+{
+    struct ksiginfo si = { .si_signo = sig, .si_code = SI_KERNEL };
+    int found = 0;
+    mutex_enter(&proc_lock);
+    for (struct proc *p = allproc; p; p = p->p_next)
+        if (p->p_pgid == pgid && p->p_state != PS_ZOMBIE) {
+            found++;
+            sig_post(p, sig, &si);
+        }
+    mutex_exit(&proc_lock);
+    return found ? 0 : -ESRCH;
 }
 
 /* fatal is no longer used: every signal is queued and its disposition
@@ -590,6 +619,112 @@ int proc_setsid(void)
     return err;
 }
 
+/* ---- job control ---- */
+
+/* Is group pgid orphaned (see the theory)?  Members other than skip (an
+ * exiting process) count.  Under proc_lock. */
+static bool pgrp_orphaned_locked(int pgid, const struct proc *skip)
+{
+    for (struct proc *m = allproc; m; m = m->p_next) {
+        if (m->p_pgid != pgid || m == skip || m->p_state == PS_ZOMBIE)
+            continue;
+        struct proc *q = m->p_parent;
+        if (q && q != skip && q->p_pgid != pgid && q->p_sid == m->p_sid)
+            return false;
+    }
+    return true;
+}
+
+bool proc_pgrp_orphaned(int pgid)
+{
+    mutex_enter(&proc_lock);
+    bool orphaned = pgrp_orphaned_locked(pgid, NULL);
+    mutex_exit(&proc_lock);
+    return orphaned;
+}
+
+/* Does group pgid have a stopped member?  Under proc_lock. */
+static bool pgrp_has_stopped_locked(int pgid)
+{
+    for (struct proc *m = allproc; m; m = m->p_next)
+        if (m->p_pgid == pgid && m->p_state != PS_ZOMBIE &&
+            __atomic_load_n(&m->p_stopped, __ATOMIC_ACQUIRE))
+            return true;
+    return false;
+}
+
+/* SIGHUP and SIGCONT to every member of group pgid if the exit of p
+ * leaves it orphaned with a stopped member.  Under proc_lock.  (SIGCONT
+ * clears p_stopped at once, so a second look finds nothing to do.) */
+static void hangup_if_orphaned_locked(int pgid, struct proc *p)
+{
+    if (!pgrp_orphaned_locked(pgid, p) || !pgrp_has_stopped_locked(pgid))
+        return;
+    struct ksiginfo si = { .si_code = SI_KERNEL };
+    for (struct proc *m = allproc; m; m = m->p_next)
+        if (m->p_pgid == pgid && m != p && m->p_state != PS_ZOMBIE) {
+            si.si_signo = SIGHUP;
+            sig_post(m, SIGHUP, &si);
+            si.si_signo = SIGCONT;
+            sig_post(m, SIGCONT, &si);
+        }
+}
+
+/* The exit of p may orphan its own group and its children's groups: a
+ * group was not orphaned because of p if p (the child's parent) is in
+ * another group of the same session.  Under proc_lock, before p's
+ * children are given away. */
+static void orphan_check_locked(struct proc *p)
+{
+    struct proc *q = p->p_parent;
+    if (q && q->p_pgid != p->p_pgid && q->p_sid == p->p_sid)
+        hangup_if_orphaned_locked(p->p_pgid, p);
+    for (struct proc *c = p->p_children; c; c = c->p_sibling)
+        if (c->p_pgid != p->p_pgid && c->p_sid == p->p_sid)
+            hangup_if_orphaned_locked(c->p_pgid, p);
+}
+
+/* A stop or continue of p for its parent: wake a wait4 there, and send
+ * SIGCHLD with code CLD_STOPPED or CLD_CONTINUED unless the parent set
+ * SA_NOCLDSTOP.  Under proc_lock. */
+static void tell_parent_job(struct proc *p, int code, int sig)
+{
+    struct proc *parent = p->p_parent;
+    if (!parent)
+        return;
+    if (!(parent->p_sigact[SIGCHLD - 1].flags & SA_NOCLDSTOP)) {
+        struct ksiginfo si = {
+            .si_signo = SIGCHLD, .si_code = code, .si_pid = p->p_pid,
+            .si_uid = (int)p->p_cred->cr_ruid, .si_status = sig,
+        };
+        sig_post(parent, SIGCHLD, &si);
+    }
+    wakeup(parent);
+}
+
+void proc_stop_current(int sig)
+{
+    struct proc *p = curproc();
+    mutex_enter(&proc_lock);
+    if (sig != SIGSTOP && pgrp_orphaned_locked(p->p_pgid, NULL)) {
+        mutex_exit(&proc_lock);
+        /* The stop is discarded; a SIGCONT may have cleared it already. */
+        spin_lock(&p->p_siglock);
+        __atomic_store_n(&p->p_stopped, 0, __ATOMIC_RELEASE);
+        spin_unlock(&p->p_siglock);
+        return;
+    }
+    p->p_jobevent = W_STOPPED(sig);
+    tell_parent_job(p, CLD_STOPPED, sig);
+    mutex_exit(&proc_lock);
+    if (!sig_wait_continue(p))
+        return;                     /* killed: the caller's path exits */
+    mutex_enter(&proc_lock);
+    p->p_jobevent = W_CONTINUED;
+    tell_parent_job(p, CLD_CONTINUED, SIGCONT);
+    mutex_exit(&proc_lock);
+}
+
 /* ---- waiting ---- */
 
 static bool wait_matches(const struct wait_req *req, int pgid, const struct proc *c)
@@ -608,19 +743,27 @@ static bool wait_matches(const struct wait_req *req, int pgid, const struct proc
 enum wait_event {
     WE_NONE,
     WE_EXITED,          /* a zombie: its exit status */
+    WE_STOPPED,         /* a stop not yet reported (p_jobevent) */
+    WE_CONTINUED,       /* a continue not yet reported (p_jobevent) */
 };
 
 /*
  * Does child c have something to report to a wait with these options?
- * Only exits for now.  Job control adds its events here: a stop not yet
- * reported (WSTOPPED, wait4's WUNTRACED) and a continue not yet reported
- * (WCONTINUED); reporting one of those consumes it unless WNOWAIT, and
- * leaves the child in place (wait_report_event).  Under proc_lock.
+ * An exit (WEXITED); for a live child, a stop not yet reported (WSTOPPED,
+ * wait4's WUNTRACED) or a continue not yet reported (WCONTINUED), which
+ * proc_stop_current left in p_jobevent.  Reporting a stop or continue
+ * consumes it unless WNOWAIT and leaves the child in place.  Under
+ * proc_lock.
  */
 static enum wait_event wait_event_of(const struct proc *c, int options)
 {
-    if (c->p_state == PS_ZOMBIE && (options & WEXITED))
-        return WE_EXITED;
+    if (c->p_state == PS_ZOMBIE)
+        return (options & WEXITED) ? WE_EXITED : WE_NONE;
+    int ev = c->p_jobevent;
+    if (ev == W_CONTINUED)
+        return (options & WCONTINUED) ? WE_CONTINUED : WE_NONE;
+    if (ev)
+        return (options & WSTOPPED) ? WE_STOPPED : WE_NONE;
     return WE_NONE;
 }
 
@@ -634,12 +777,17 @@ static void wait_times(const struct proc *c, struct wait_info *info)
 /* Fill info for event ev of child c.  Under proc_lock. */
 static void wait_report_event(const struct proc *c, enum wait_event ev, struct wait_info *info)
 {
-    (void)ev;               /* WE_EXITED: the only event yet */
     info->pid = c->p_pid;
     info->uid = (int)c->p_cred->cr_ruid;
-    info->status = c->p_status;
-    info->code = cld_code(c->p_status);
-    info->si_status = cld_status(c->p_status);
+    if (ev == WE_EXITED) {
+        info->status = c->p_status;
+        info->code = cld_code(c->p_status);
+        info->si_status = cld_status(c->p_status);
+    } else {
+        info->status = c->p_jobevent;           /* W_STOPPED(sig) or W_CONTINUED */
+        info->code = ev == WE_STOPPED ? CLD_STOPPED : CLD_CONTINUED;
+        info->si_status = ev == WE_STOPPED ? (c->p_jobevent >> 8) & 0xff : SIGCONT;
+    }
     wait_times(c, info);
 }
 
@@ -677,8 +825,11 @@ int proc_wait(const struct wait_req *req, struct wait_info *info)
             wait_report_event(c, ev, info);
             if (ev == WE_EXITED && !(req->options & WNOWAIT))
                 reap_child(me, c, info);
-            else
+            else {
+                if (ev != WE_EXITED && !(req->options & WNOWAIT))
+                    c->p_jobevent = 0;          /* a stop or continue is told once */
                 mutex_exit(&proc_lock);
+            }
             return info->pid;
         }
         if (!any) {

@@ -27,7 +27,11 @@ struct vnode;
 struct cred;
 struct thread;
 struct trapframe;
+struct sleepq;
 
+#define SIGHUP   1
+#define SIGINT   2
+#define SIGQUIT  3
 #define SIGILL   4
 #define SIGTRAP  5
 #define SIGBUS   7
@@ -36,12 +40,17 @@ struct trapframe;
 #define SIGSEGV  11
 #define SIGPIPE  13
 #define SIGCHLD  17
+#define SIGCONT  18
 #define SIGSTOP  19
+#define SIGTSTP  20
+#define SIGTTIN  21
+#define SIGTTOU  22
 #define NSIG     64
 
 /* Signal dispositions and sa_flags, as Linux's (kern/proc/signal.c). */
 #define SIG_DFL       0
 #define SIG_IGN       1
+#define SA_NOCLDSTOP  0x00000001
 #define SA_NOCLDWAIT  0x00000002
 #define SA_SIGINFO    0x00000004
 #define SA_RESTORER   0x04000000
@@ -50,6 +59,7 @@ struct trapframe;
 #define SA_RESETHAND  0x80000000UL
 #define SIGBIT(sig)   (1UL << ((sig) - 1))
 #define SI_USER       0
+#define SI_KERNEL     0x80
 #define CLD_EXITED    1
 #define CLD_KILLED    2
 #define CLD_DUMPED    3
@@ -66,6 +76,8 @@ struct trapframe;
 #define __WNOTHREAD   0x20000000
 #define __WALL        0x40000000
 #define __WCLONE      0x80000000U
+#define CLD_STOPPED   5
+#define CLD_CONTINUED 6
 #define SEGV_MAPERR   1
 #define SEGV_ACCERR   2
 #define BUS_ADRERR    2
@@ -100,9 +112,11 @@ struct ksiginfo {
 #define RLIM_INFINITY  (~0UL)
 #define FD_CLOEXEC 1
 
-/* wait status words, as Linux's */
+/* wait status words and wait4 options, as Linux's */
 #define W_EXITCODE(code)  (((code) & 0xff) << 8)
 #define W_SIGNALED(sig)   ((sig) & 0x7f)
+#define W_STOPPED(sig)    ((((sig) & 0xff) << 8) | 0x7f)
+#define W_CONTINUED       0xffff
 
 struct file {
     int f_count;                /* [a] descriptors and users */
@@ -162,6 +176,14 @@ struct proc {
     uint64_t p_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
     uint64_t p_utime, p_stime;  /* [o] in user mode, in the kernel */
     uint64_t p_cutime, p_cstime;        /* [o] of its reaped children, theirs included */
+
+    /* Job control (kern/proc/signal.c, proc.c).  p_stopped is the stop
+     * signal while the process is stopped (or about to stop), 0 while it
+     * runs: set when a stop signal is taken and cleared by SIGCONT, both
+     * under p_siglock; read [a].  p_jobevent is a stop or continue that
+     * wait4 has not reported yet: the wait status to report, or 0. */
+    volatile int p_stopped;     /* [s] written, [a] read */
+    int p_jobevent;             /* [P] */
 
     /* The user's x87/SSE registers while its thread is switched out
      * (FXSAVE area; the kernel itself never touches them). */
@@ -262,6 +284,10 @@ bool sig_interrupting(struct proc *p);
 /* Sleep on chan (as sleep_on) unless a signal interrupts: 0, or
  * -ERESTARTSYS without sleeping when a signal is pending. */
 int sig_sleep(const void *chan);
+/* The same for a caller that locked chan's sleep queue (sleepq_lock) to
+ * check its own condition under it, as the terminal does: sq is unlocked
+ * on return.  Without a process (a kernel thread) a plain sleep. */
+int sig_sleep_locked(struct sleepq *sq, const void *chan);
 /* At the return to user mode (interrupts enabled): take the pending
  * signals.  restarting: tf was rewound to repeat an interrupted call. */
 void sig_deliver(struct trapframe *tf, bool restarting);
@@ -270,14 +296,39 @@ void sig_deliver(struct trapframe *tf, bool restarting);
 int64_t sig_return(struct trapframe *tf);
 /* execve: handled signals back to the default. */
 void sig_exec_reset(struct proc *p);
-/* The signal's default action is to ignore it (stop/continue too: no job
- * control yet). */
+/* The signal's default action is to ignore it (SIGCHLD, SIGURG,
+ * SIGWINCH, and SIGCONT, whose continuing is done when it is sent). */
 bool sig_default_ignores(int sig);
 
 /* fn(p, arg) for the process pid (a zombie too, until it is reaped),
  * under proc_lock (fn must not sleep): its result, or -ESRCH.  p and its
  * thread stay valid while fn runs. */
 int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg);
+/* Job control (kern/proc/proc.c).  Signal every process of group pgid
+ * from the kernel (the terminal's ^C, SIGTTIN): no permission check;
+ * 0 or -ESRCH. */
+int proc_signal_pgrp(int pgid, int sig);
+/* Is group pgid orphaned: no member has a parent in another group of the
+ * same session? */
+bool proc_pgrp_orphaned(int pgid);
+/* The calling process stops by sig (a stop signal taken, p_stopped set):
+ * tell the parent, sleep until SIGCONT or SIGKILL, tell the parent of
+ * the continue.  A terminal stop signal (not SIGSTOP) to an orphaned
+ * group is discarded instead, as POSIX says. */
+void proc_stop_current(int sig);
+/* Stop signals (job control, kern/proc/signal.c). */
+#define SIG_STOPS     (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+/* Sleep while the calling process p is stopped: true once SIGCONT
+ * continued it, false for a kill. */
+bool sig_wait_continue(struct proc *p);
+/* p's own thread: is sig ignored, or blocked? */
+bool sig_ignored_or_blocked(struct proc *p, int sig);
+/* The sleeps that a signal ends rather than restarts (nanosleep, poll,
+ * pause, rt_sigsuspend): drop the unblocked pending signals p ignores,
+ * stop here for a stop signal at its default action (the sleep goes on
+ * after SIGCONT), and say whether a signal remains that ends the sleep:
+ * a handler to run, a fatal default action, a kill. */
+bool sig_sleep_interrupted(struct proc *p);
 
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);
@@ -317,6 +368,14 @@ static inline bool file_readable(const struct file *fp) { return (fp->f_flags & 
 static inline bool file_writable(const struct file *fp) { return (fp->f_flags & 3) != 0; }
 /* Is vp the console (/dev/console, the terminal of kern/tty.c)? */
 bool vn_is_console(const struct vnode *vp);
+/* Pipes (kern/proc/pipe.c): is vp one, and what is it ready for, from an
+ * end that reads (rd) and/or writes (wr): poll's bits, as Linux's. */
+#define PIPE_POLLIN   0x001
+#define PIPE_POLLOUT  0x004
+#define PIPE_POLLERR  0x008
+#define PIPE_POLLHUP  0x010
+bool vn_is_pipe(const struct vnode *vp);
+int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);
 int fd_close(struct proc *p, int fd);

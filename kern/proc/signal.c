@@ -15,8 +15,8 @@
  * (syscall_dispatch) and every interrupt or exception from user mode
  * (user_trap_return), by sig_deliver.  Each unblocked pending signal is
  * ignored, kills (the default action of most: the wait status says
- * "signaled"; no core files are written, and the stop signals and SIGCONT
- * are ignored, as there is no job control yet), or gets a handler frame:
+ * "signaled"; no core files are written), stops the process (below), or
+ * gets a handler frame:
  * below the interrupted stack pointer and its 128-byte red zone we put
  * the FXSAVE image of the x87/SSE registers (64-byte aligned) and then
  * Linux's struct rt_sigframe -- the restorer's address where a call would
@@ -37,6 +37,27 @@
  * death by SIGSEGV.  The return leaves through IRET (not SYSRET) so that
  * rcx and r11 come back too (syscall_dispatch marks the frame).
  *
+ * Job control.  SIGSTOP, SIGTSTP, SIGTTIN and SIGTTOU at their default
+ * action stop the process.  Taking one (sig_dequeue) sets p_stopped
+ * under p_siglock; proc_stop_current (kern/proc/proc.c) then records the
+ * stop for wait4 (WUNTRACED), sends the parent SIGCHLD with CLD_STOPPED
+ * unless it asked for SA_NOCLDSTOP, and sleeps in sig_wait_continue until
+ * p_stopped is cleared or a kill arrives.  Sending SIGCONT continues the
+ * process whatever its disposition: under p_siglock it discards the
+ * pending stop signals and clears p_stopped, then wakes the stopped
+ * process, which records the continue (WCONTINUED, CLD_CONTINUED) once it
+ * runs; the SIGCONT itself is then queued like any other signal (its
+ * default action is to ignore it).  Sending a stop signal discards a
+ * pending SIGCONT.  Because both sides use p_siglock, a SIGCONT sent
+ * after a stop signal was taken is never lost.  SIGKILL wakes a stopped
+ * process through p_sleepchan, as any sleeper, and it dies.  A stop takes
+ * effect where signals are taken: at the return to user mode, so a
+ * blocking call is interrupted (below) and restarted after the continue,
+ * or inside the sleeps that are not restarted (sig_sleep_interrupted:
+ * nanosleep, poll, pause, rt_sigsuspend), which stop in place and go on
+ * sleeping after the continue.  A process has one thread, so stopping
+ * its thread stops the process.
+ *
  * A blocking call (wait4, pipe read and write) sleeps with sig_sleep: the
  * sleeper publishes its channel in p_sleepchan and checks for signals
  * under the sleep queue's lock; a sender queues the signal, then (after a
@@ -44,18 +65,21 @@
  * lock, so a signal cannot slip between the check and the sleep.  The
  * call then returns -ERESTARTSYS: syscall_dispatch rewinds the frame to
  * repeat the call, and a handler without SA_RESTART turns that into
- * -EINTR.  pause sleeps on its own channel, and nanosleep polls; both
- * fail with -EINTR (Linux does not restart them).
+ * -EINTR.  pause sleeps on its own channel, and nanosleep and poll poll;
+ * they fail with -EINTR (Linux does not restart them after a handler),
+ * but only for a signal that does something (sig_sleep_interrupted): an
+ * ignored one is dropped and a stop is taken in place.
  *
  * Faults (sig_fault) are synchronous: with a handler and the signal
  * unblocked it is queued and taken at the trap's return (a SIGSEGV
  * handler may mprotect and return to retry); blocked, ignored or at its
  * default, the process dies by it, as on Linux.
  *
- * Locks: p_siglock (spin, class "signal") guards p_sigpending and
- * p_siginfo; it may be taken under proc_lock and is never held across a
- * sleep or a user copy.  p_sigact and p_sigmask belong to the process's
- * own thread (and to fork before the child runs).
+ * Locks: p_siglock (spin, class "signal") guards p_sigpending,
+ * p_siginfo and p_stopped; it may be taken under proc_lock and is never
+ * held across a sleep, a wakeup or a user copy.  p_sigact and p_sigmask
+ * belong to the process's own thread (and to fork before the child
+ * runs).
  */
 #include <kern/proc/proc.h>
 #include <kern/vm/as.h>
@@ -127,14 +151,24 @@ void sig_init_proc(struct proc *p, struct proc *parent)
 
 bool sig_default_ignores(int sig)
 {
-    return sig == SIGCHLD || sig == 18 || sig == 23 || sig == 28 ||   /* CONT URG WINCH */
-           sig == 19 || sig == 20 || sig == 21 || sig == 22;          /* STOP TSTP TTIN TTOU */
+    return sig == SIGCHLD || sig == SIGCONT || sig == 23 || sig == 28;   /* URG WINCH */
 }
 
 static bool sig_ignored(const struct proc *p, int sig)
 {
     uint64_t h = p->p_sigact[sig - 1].handler;
     return h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig));
+}
+
+/* Does taking sig stop p (a stop signal at its default action)? */
+static bool sig_stops(const struct proc *p, int sig)
+{
+    return (SIGBIT(sig) & SIG_STOPS) && p->p_sigact[sig - 1].handler == SIG_DFL;
+}
+
+bool sig_ignored_or_blocked(struct proc *p, int sig)
+{
+    return sig_ignored(p, sig) || (__atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED) & SIGBIT(sig));
 }
 
 bool sig_interrupting(struct proc *p)
@@ -163,6 +197,25 @@ static void sig_queue(struct proc *p, int sig, const struct ksiginfo *si, bool r
     spin_unlock(&p->p_siglock);
 }
 
+/* What sending sig does before it is queued: SIGCONT continues p and
+ * discards its pending stop signals, a stop signal discards a pending
+ * SIGCONT. */
+static void sig_job_control(struct proc *p, int sig)
+{
+    bool continued = false;
+    spin_lock(&p->p_siglock);
+    if (sig == SIGCONT) {
+        __atomic_and_fetch(&p->p_sigpending, ~SIG_STOPS, __ATOMIC_RELEASE);
+        continued = p->p_stopped != 0;
+        __atomic_store_n(&p->p_stopped, 0, __ATOMIC_RELEASE);
+    } else if (SIGBIT(sig) & SIG_STOPS) {
+        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(SIGCONT), __ATOMIC_RELEASE);
+    }
+    spin_unlock(&p->p_siglock);
+    if (continued)
+        wakeup((const void *)&p->p_stopped);
+}
+
 void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
 {
     if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE)
@@ -172,6 +225,8 @@ void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
         __atomic_compare_exchange_n(&p->p_killsig, &none, SIGKILL, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE);
     } else {
+        if (sig == SIGCONT || (SIGBIT(sig) & SIG_STOPS))
+            sig_job_control(p, sig);
         bool blocked = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED) & SIGBIT(sig);
         if (!blocked && sig_ignored(p, sig))
             return;
@@ -193,12 +248,20 @@ void sig_fault(int sig, int code, uint64_t addr, const char *why)
 
 int sig_sleep(const void *chan)
 {
-    struct proc *p = curproc();
-    if (!p) {
+    if (!curproc()) {
         sleep_on(chan);
         return 0;
     }
-    struct sleepq *sq = sleepq_lock(chan);
+    return sig_sleep_locked(sleepq_lock(chan), chan);
+}
+
+int sig_sleep_locked(struct sleepq *sq, const void *chan)
+{
+    struct proc *p = curproc();
+    if (!p) {
+        sleep_locked(sq, chan);
+        return 0;
+    }
     __atomic_store_n(&p->p_sleepchan, chan, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (sig_interrupting(p)) {
@@ -211,6 +274,14 @@ int sig_sleep(const void *chan)
     return 0;
 }
 
+/* Take sig off the pending set [s]; one that stops p starts the stop. */
+static void sig_take_locked(struct proc *p, int sig)
+{
+    __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+    if (sig_stops(p, sig))
+        __atomic_store_n(&p->p_stopped, sig, __ATOMIC_RELEASE);
+}
+
 /* Take the lowest unblocked pending signal: its number (0: none). */
 static int sig_dequeue(struct proc *p, struct ksiginfo *si)
 {
@@ -220,10 +291,69 @@ static int sig_dequeue(struct proc *p, struct ksiginfo *si)
     if (ready) {
         sig = __builtin_ctzl(ready) + 1;
         *si = p->p_siginfo[sig - 1];
-        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+        sig_take_locked(p, sig);
     }
     spin_unlock(&p->p_siglock);
     return sig;
+}
+
+/* For sig_sleep_interrupted: drop the ready signals p ignores; then, when
+ * every ready signal is a stop, take the lowest (its number; the caller
+ * stops).  0 otherwise, with *other saying whether a ready signal that is
+ * no stop remains. */
+static int sig_take_quiet(struct proc *p, bool *other)
+{
+    int stop = 0;
+    *other = false;
+    spin_lock(&p->p_siglock);
+    uint64_t ready = p->p_sigpending & ~p->p_sigmask;
+    for (uint64_t r = ready; r; r &= r - 1) {
+        int sig = __builtin_ctzl(r) + 1;
+        if (sig_ignored(p, sig))
+            __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+        else if (!sig_stops(p, sig))
+            *other = true;
+        else if (!stop)
+            stop = sig;
+    }
+    if (stop && !*other)
+        sig_take_locked(p, stop);
+    else
+        stop = 0;
+    spin_unlock(&p->p_siglock);
+    return stop;
+}
+
+bool sig_sleep_interrupted(struct proc *p)
+{
+    for (;;) {
+        if (__atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE))
+            return true;
+        bool other;
+        int stop = sig_take_quiet(p, &other);
+        if (!stop)
+            return other;
+        proc_stop_current(stop);
+    }
+}
+
+bool sig_wait_continue(struct proc *p)
+{
+    const void *chan = (const void *)&p->p_stopped;
+    for (;;) {
+        struct sleepq *sq = sleepq_lock(chan);
+        /* Published first: a kill sent now finds the channel (sig_wake). */
+        __atomic_store_n(&p->p_sleepchan, chan, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        bool killed = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) != 0;
+        if (killed || !__atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE)) {
+            sleepq_unlock(sq);
+            __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+            return !killed;
+        }
+        sleep_locked(sq, chan);
+        __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+    }
 }
 
 static void fill_sigcontext(struct sigcontext_k *mc, const struct trapframe *tf)
@@ -324,6 +454,10 @@ void sig_deliver(struct trapframe *tf, bool restarting)
         uint64_t h = p->p_sigact[sig - 1].handler;
         if (h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig)))
             continue;
+        if (sig_stops(p, sig)) {
+            proc_stop_current(sig);     /* until SIGCONT or a kill */
+            continue;
+        }
         if (h == SIG_DFL) {
             intr_enable();
             proc_exit(W_SIGNALED(sig));

@@ -159,20 +159,24 @@ static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
     uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
                       0xbf /* CS8|CREAD|B38400 */, tty_lflag() };
     uint8_t *cc = (uint8_t *)t + 17;
-    int pg;
+    int pg, r;
     switch (cmd) {
     case TCGETS:
         cc[0] = 0x03;           /* VINTR ^C */
+        cc[1] = 0x1c;           /* VQUIT ^\ */
         cc[2] = 0x7f;           /* VERASE DEL */
         cc[3] = 0x15;           /* VKILL ^U */
         cc[4] = 0x04;           /* VEOF ^D */
         cc[6] = 1;              /* VMIN */
+        cc[10] = 0x1a;          /* VSUSP ^Z */
         return copyout(t, (void *)arg, 36);
     case TCSETS:
     case TCSETSW:
     case TCSETSF:
         if (copyin((void *)arg, t, 36))
             return -EFAULT;
+        if ((r = tty_job_check(SIGTTOU)))
+            return r;               /* from the background */
         tty_set_lflag(t[3]);
         return 0;
     case TIOCGWINSZ: {
@@ -187,10 +191,11 @@ static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
             return -EFAULT;
         if (pg <= 0)
             return -EINVAL;
-        tty_set_fg_pgrp(pg);
-        return 0;
+        if ((r = tty_job_check(SIGTTOU)))
+            return r;
+        return tty_set_fg_pgrp(pg);
     case TIOCSCTTY:
-        return 0;
+        return tty_set_ctty(arg == 1);
     default:
         return -EINVAL;
     }

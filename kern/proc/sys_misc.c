@@ -303,8 +303,11 @@ SYSCALL_DECL(sys_clock_nanosleep)
         if (copyin((void *)a2, &ts, sizeof ts))
             return -EFAULT;
         uint64_t end = (uint64_t)ts.sec * NSEC + (uint64_t)ts.nsec;
-        while (clock_ns((int)a0) < end && !curproc()->p_killsig)
+        while (clock_ns((int)a0) < end) {
+            if (sig_sleep_interrupted(curproc()))
+                return -EINTR;
             thread_yield();
+        }
         return 0;
     }
     return sleep_ns(a2, a3);

@@ -1,13 +1,13 @@
 /*
  * poll: which descriptors are ready.  Readiness is exact for the console
- * (a finished line is waiting, kern/tty.c); regular files, pipes and other
- * devices are reported ready for what was asked (a read may then wait:
- * pipes keep no poll state yet).  Waiting is a yield loop that checks
+ * (a finished line is waiting, kern/tty.c) and for pipes (pipe_poll:
+ * data, room, or the other end gone: POLLHUP, POLLERR); regular files and
+ * other devices are reported ready for what was asked.  Waiting is a yield loop that checks
  * again until something is ready or the timeout passes: there are no timed
  * sleeps in the kernel yet, and poll's users here are interactive shells.
- * A signal to be taken ends the wait with -EINTR (as on Linux, whatever
- * SA_RESTART says): a poll that may wait for ever can still be
- * interrupted.
+ * A signal with a handler (or a fatal one) ends the wait with -EINTR, as
+ * on Linux even under SA_RESTART; a stop and continue does not end it
+ * (sig_sleep_interrupted, kern/proc/signal.c).
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -22,7 +22,11 @@
 #define POLLIN   0x001
 #define POLLPRI  0x002
 #define POLLOUT  0x004
+#define POLLERR  0x008
+#define POLLHUP  0x010
 #define POLLNVAL 0x020
+_Static_assert(POLLIN == PIPE_POLLIN && POLLOUT == PIPE_POLLOUT && POLLERR == PIPE_POLLERR &&
+               POLLHUP == PIPE_POLLHUP, "pipe_poll's bits are poll's");
 
 struct pollfd_u {
     int fd;
@@ -39,6 +43,9 @@ static short ready(struct proc *p, const struct pollfd_u *pf)
     short r = pf->events & (POLLIN | POLLOUT);
     if (vn_is_console(fp->f_vp) && !tty_readable())
         r &= (short)~POLLIN;
+    if (vn_is_pipe(fp->f_vp))       /* POLLHUP and POLLERR whether asked or not */
+        r = (short)(pipe_poll(fp->f_vp, file_readable(fp), file_writable(fp)) &
+                    (pf->events | POLLHUP | POLLERR));
     file_rele(fp);
     return r;
 }
@@ -68,13 +75,12 @@ SYSCALL_DECL(sys_poll)
     uint64_t deadline = uptime_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
     while (r == 0) {
         int count = scan(p, fds, n);
-        if (count || timeout_ms == 0 || (timeout_ms > 0 && uptime_ns() >= deadline) ||
-            __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE)) {
+        if (count || timeout_ms == 0 || (timeout_ms > 0 && uptime_ns() >= deadline)) {
             r = copyout(fds, (void *)a0, n * sizeof *fds);
             r = r ? r : count;
             break;
         }
-        if (sig_interrupting(p)) {
+        if (sig_sleep_interrupted(p)) {
             r = -EINTR;
             break;
         }

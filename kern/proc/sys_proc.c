@@ -204,8 +204,8 @@ static int copyout_rusage(uint64_t uaddr, uint64_t utime_ns, uint64_t stime_ns)
 
 /* wait4(pid, status, options, rusage): pid > 0 that child, 0 our group,
  * -1 any child, < -1 the group -pid.  Exits are always waited for;
- * WUNTRACED and WCONTINUED are passed on to proc_wait (no child stops
- * yet). */
+ * WUNTRACED (a stop) and WCONTINUED (a continue) are passed on to
+ * proc_wait, which reports each once. */
 SYSCALL_DECL(sys_wait4)
 {
     int pid = (int)a0, options = (int)a2;     /* ints, as Linux takes them */
@@ -460,10 +460,11 @@ SYSCALL_DECL(sys_rt_sigpending)
     return copyout(&pend, (void *)a0, sizeof pend);
 }
 
-/* Sleep until a signal is to be taken; always -EINTR. */
+/* Sleep until a signal is to be taken (a stop and continue does not
+ * count); always -EINTR. */
 static int64_t wait_for_signal(struct proc *p)
 {
-    while (!sig_interrupting(p))
+    while (!sig_sleep_interrupted(p))
         sig_sleep((const void *)&p->p_sigsaved);     /* a channel of its own */
     return -EINTR;
 }
@@ -489,7 +490,8 @@ struct timespec_k {
 };
 
 /* Sleep for the relative time at ureq, polling for signals: 0, or -EINTR
- * with the time left at urem (when given). */
+ * with the time left at urem (when given).  A stop and continue does not
+ * end it (the time stopped counts, as on Linux). */
 static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
 {
     struct timespec_k ts;
@@ -500,7 +502,8 @@ static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
     uint64_t now = uptime_ns(), end = now + (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
     struct proc *p = curproc();
     while ((now = uptime_ns()) < end) {
-        if (sig_interrupting(p)) {
+        if (sig_sleep_interrupted(p)) {
+            now = MIN(uptime_ns(), end);
             uint64_t left = end - now;
             struct timespec_k rem = { (int64_t)(left / 1000000000UL), (int64_t)(left % 1000000000UL) };
             if (urem && copyout(&rem, (void *)urem, sizeof rem))
@@ -518,7 +521,7 @@ SYSCALL_DECL(sys_nanosleep_sig)
 }
 
 /* clock_nanosleep: relative sleeps here; absolute ones (TIMER_ABSTIME)
- * in sys_misc.c (they notice only a kill). */
+ * in sys_misc.c (a signal ends them the same way). */
 SYSCALL_DECL(sys_clock_nanosleep_sig)
 {
     if ((int)a0 < 0 || (int)a0 > 7 || (a1 & 1))

@@ -5,6 +5,11 @@
  *   tty_canon   a line is read only once finished; erase and kill edit
  *               it; ^D on an empty line is end of file; a long line comes
  *               back in pieces; non-canonical mode hands over each byte
+ *               at once, and a read takes all that wait (more than the
+ *               queue has line slots)
+ *   tty_isig    with ISIG, ^C, ^\ and ^Z discard the edit line (their
+ *               signals go to the foreground group: none here); without
+ *               it they are bytes for the reader, in either mode
  */
 #include <kern/ktest.h>
 #include <kern/tty.h>
@@ -52,10 +57,43 @@ KTEST(tty_canon)
         return 1;
     uint32_t saved = tty_lflag();
     tty_set_lflag(saved & ~(uint32_t)(TTY_ICANON | TTY_ECHO));
-    feed("xy");
-    int ok = tty_read(buf, sizeof buf, true) == 1 && buf[0] == 'x' &&
+    feed("xy");                                  /* a read takes what waits */
+    int ok = tty_read(buf, 1, true) == 1 && buf[0] == 'x' &&
              tty_read(buf, sizeof buf, true) == 1 && buf[0] == 'y';
+    feed("0123456789abcdefghij");
+    ok = ok && tty_read(buf, sizeof buf, true) == 8 && memcmp(buf, "01234567", 8) == 0;
+    for (int i = 0; i < 200; i++)                /* more bytes than line slots */
+        tty_input((char)('a' + i % 26));
+    size_t got = 0;
+    long n;
+    while ((n = tty_read(buf, sizeof buf, true)) > 0)
+        got += (size_t)n;
+    ok = ok && got == 12 + 200;
     tty_set_lflag(saved);
+    KT_ASSERT(ok);
+    return 0;
+}
+
+KTEST(tty_isig)
+{
+    char buf[8];
+    if (tty_readable()) {
+        ktest_fail("tty: console input is not set up, or a line is pending");
+        return 1;
+    }
+    int fg = tty_fg_pgrp();
+    tty_set_fg_pgrp(0);                         /* nobody to signal */
+    feed("ab\x03" "c\x1c" "d\x1a" "e\n");        /* each key discards the line */
+    int ok = read_is("e\n") == 0;
+    uint32_t saved = tty_lflag();
+    tty_set_lflag(saved & ~(uint32_t)(TTY_ISIG | TTY_ECHO));
+    feed("x\x03\x1c\x1a\n");
+    ok = ok && read_is("x\x03\x1c\x1a\n") == 0;
+    tty_set_lflag(saved & ~(uint32_t)(TTY_ISIG | TTY_ICANON | TTY_ECHO));
+    feed("\x03");
+    ok = ok && tty_read(buf, sizeof buf, true) == 1 && buf[0] == 0x03;
+    tty_set_lflag(saved);
+    tty_set_fg_pgrp(fg);
     KT_ASSERT(ok);
     return 0;
 }
