@@ -126,23 +126,29 @@ static void rq_push(struct runq *rq, struct thread *t)
     rq->n++;
 }
 
+/* Unlink t, which follows prev (NULL: t is the head), from rq. */
+static void rq_remove_after(struct runq *rq, struct thread *prev, struct thread *t)
+{
+    if (prev)
+        prev->rq_next = t->rq_next;
+    else
+        rq->head = t->rq_next;
+    if (rq->tail == t)
+        rq->tail = prev;
+    rq->n--;
+    t->rq_next = NULL;
+    t->rq = NULL;
+}
+
 /* Remove and return the first thread allowed on cpu, or NULL. */
 static struct thread *rq_take(struct runq *rq, int cpu)
 {
     struct thread *prev = NULL;
     for (struct thread *t = rq->head; t; prev = t, t = t->rq_next) {
-        if (!(t->affinity & (1UL << cpu)))
-            continue;
-        if (prev)
-            prev->rq_next = t->rq_next;
-        else
-            rq->head = t->rq_next;
-        if (rq->tail == t)
-            rq->tail = prev;
-        rq->n--;
-        t->rq_next = NULL;
-        t->rq = NULL;
-        return t;
+        if (t->affinity & (1UL << cpu)) {
+            rq_remove_after(rq, prev, t);
+            return t;
+        }
     }
     return NULL;
 }
@@ -152,18 +158,10 @@ static bool rq_unlink(struct runq *rq, struct thread *t)
 {
     struct thread *prev = NULL;
     for (struct thread *q = rq->head; q; prev = q, q = q->rq_next) {
-        if (q != t)
-            continue;
-        if (prev)
-            prev->rq_next = t->rq_next;
-        else
-            rq->head = t->rq_next;
-        if (rq->tail == t)
-            rq->tail = prev;
-        rq->n--;
-        t->rq_next = NULL;
-        t->rq = NULL;
-        return true;
+        if (q == t) {
+            rq_remove_after(rq, prev, t);
+            return true;
+        }
     }
     return false;
 }

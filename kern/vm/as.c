@@ -587,16 +587,28 @@ static bool range_mapped(struct as *as, vaddr_t lo, vaddr_t hi)
     return true;
 }
 
+/* The page-rounded end *hi of [va, va + len) in user space, for mprotect
+ * and msync: 1, or 0 for an empty range (nothing to do), or -ENOMEM for
+ * one that leaves user space. */
+static int user_range_end(vaddr_t va, size_t len, vaddr_t *hi)
+{
+    if (len == 0)
+        return 0;
+    if (va >= USER_TOP || len > USER_TOP - va)
+        return -ENOMEM;
+    *hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
+    return 1;
+}
+
 int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
 {
     /* Linux's order of checks. */
     if ((va & (PAGE_SIZE - 1)))
         return -EINVAL;
-    if (len == 0)
-        return 0;
-    if (va >= USER_TOP || len > USER_TOP - va)
-        return -ENOMEM;
-    vaddr_t hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
+    vaddr_t hi;
+    int r = user_range_end(va, len, &hi);
+    if (r <= 0)
+        return r;
     if (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM))
         return -EINVAL;
     prot &= ~PROT_SEM;
@@ -633,11 +645,10 @@ int as_sync(struct as *as, vaddr_t va, size_t len, int flags)
     if ((va & (PAGE_SIZE - 1)) || (flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) ||
         ((flags & MS_ASYNC) && (flags & MS_SYNC)))
         return -EINVAL;
-    if (len == 0)
-        return 0;
-    if (va >= USER_TOP || len > USER_TOP - va)
-        return -ENOMEM;
-    vaddr_t hi = MIN(va + ALIGN_UP(len, PAGE_SIZE), USER_TOP);
+    vaddr_t hi;
+    int r = user_range_end(va, len, &hi);
+    if (r <= 0)
+        return r;
     rlock_acquire(&as->a_lock);
     /* Like Linux, sync what is mapped and then report a hole. */
     int hole = range_mapped(as, va, hi) ? 0 : -ENOMEM;
