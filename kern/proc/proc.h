@@ -6,6 +6,7 @@
  *   [P]  proc_lock (a sleep mutex, class "proc"): the process list, the
  *        family links, state and exit status, pids
  *   [F]  p_fdlock (class "fdtable"): the descriptor table
+ *   [s]  p_siglock (a spin lock, class "signal"): pending signals
  *   [o]  only the process's own thread (or its creator before it runs)
  *   [a]  atomic operations
  *   [c]  constant after creation
