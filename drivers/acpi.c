@@ -23,11 +23,11 @@
  * SLIT, which is indexed by domain, to those node numbers.
  */
 #include <drivers/acpi.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #ifdef ACPI_HOST_TEST
 #include <string.h>
 #else
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #endif
 

@@ -12,7 +12,7 @@
 #ifndef DRIVERS_ACPI_H
 #define DRIVERS_ACPI_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define ACPI_MAX_CPUS       64      /* enabled CPUs kept from the MADT */
 #define ACPI_MAX_NODES      64      /* distinct SRAT proximity domains */

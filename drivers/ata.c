@@ -30,8 +30,8 @@
 #include <kern/sleep.h>
 #include <kern/arch.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <drivers/timer.h>
 
 #define ATA_DATA     0

@@ -9,7 +9,7 @@
 #include <drivers/acpi.h>
 #include <kern/arch.h>
 #include <kern/rawlock.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 #define IOREGSEL 0x00
 #define IOWIN    0x10

@@ -2,7 +2,7 @@
 #ifndef DRIVERS_IOAPIC_H
 #define DRIVERS_IOAPIC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct acpi_info;
 

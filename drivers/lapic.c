@@ -13,7 +13,7 @@
 #include <drivers/timer.h>
 #include <kern/arch.h>
 #include <kern/trap.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 #define REG_ID       0x020
 #define REG_VERSION  0x030

@@ -2,7 +2,7 @@
 #ifndef DRIVERS_LAPIC_H
 #define DRIVERS_LAPIC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 void lapic_init(paddr_t phys);      /* on each CPU */
 bool lapic_ready(void);

@@ -32,7 +32,7 @@
 #include <drivers/pci.h>
 #include <kern/arch.h>
 #include <kern/spinlock.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 LOCK_CLASS(pci_cfg_class, "pci_cfg", LK_SPIN);
 static spinlock_t pci_cfg_lock = SPINLOCK_INIT(&pci_cfg_class);

@@ -5,7 +5,7 @@
 #ifndef DRIVERS_PCI_H
 #define DRIVERS_PCI_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define PCI_MAX_DEVS 64
 

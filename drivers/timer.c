@@ -9,7 +9,7 @@
  */
 #include <drivers/timer.h>
 #include <kern/arch.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 #define HPET_CAP    0x000
 #define HPET_CONFIG 0x010

@@ -3,7 +3,7 @@
 #ifndef DRIVERS_TIMER_H
 #define DRIVERS_TIMER_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 void clock_init(paddr_t hpet_phys);     /* boot CPU, once */
 const char *clock_source(void);

@@ -6,7 +6,7 @@
  */
 #include <drivers/vga.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 #define COLS 80
 #define ROWS 25

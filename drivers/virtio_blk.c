@@ -56,8 +56,8 @@
 #include <kern/cpu.h>
 #include <kern/trap.h>
 #include <kern/spinlock.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/vm/page.h>
 #include <kern/kmem.h>
 

@@ -2,7 +2,7 @@
 #ifndef DRIVERS_VIRTIO_BLK_H
 #define DRIVERS_VIRTIO_BLK_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct blkdev;
 

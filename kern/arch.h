@@ -2,7 +2,7 @@
 #ifndef KERN_ARCH_H
 #define KERN_ARCH_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }

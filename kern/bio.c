@@ -58,11 +58,11 @@
  * is harmless, since every sleeper re-checks its condition).
  */
 #include <kern/bio.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <kern/sleep.h>
 #include <kern/sched/thread.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #include <drivers/pci.h>
 #include <drivers/timer.h>

@@ -14,14 +14,14 @@
 #ifndef KERN_BIO_H
 #define KERN_BIO_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/abi/tempest_abi.h>
 #include <kern/spinlock.h>
 
-/* Negative errno values (kern/errno.h) returned by this layer and the
+/* Negative errno values (kern/lib/errno.h) returned by this layer and the
  * disk drivers: -EINVAL a malformed request, -ENXIO one past the end of the
  * disk, -EIO the device failed it. */
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 #define BLK_NAME_MAX 16
 #define BLK_MAX_DEVS 32

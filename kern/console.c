@@ -7,7 +7,7 @@
  * leaf: nothing else is acquired while it is held.  The panic path may break
  * it (console_break_lock) because the CPU holding it may be stopped forever.
  */
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/rawlock.h>
 #include <drivers/serial.h>
 #include <drivers/vga.h>

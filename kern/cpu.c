@@ -7,7 +7,7 @@
  */
 #include <kern/cpu.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/trap.h>
 #include <kern/lock.h>
 

@@ -14,7 +14,7 @@
 #ifndef KERN_CPU_H
 #define KERN_CPU_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define MAX_CPUS 64
 

@@ -26,7 +26,7 @@
 #include <kern/cpu.h>
 #include <kern/spinlock.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 
 #define NCLASSES 6

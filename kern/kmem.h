@@ -2,7 +2,7 @@
 #ifndef KERN_KMEM_H
 #define KERN_KMEM_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 /* Every object is aligned to a cache line (64 bytes); requests above 2 KiB
  * get whole pages.  Returns NULL when memory is exhausted. */

@@ -14,12 +14,12 @@
  */
 #include <kern/ktest.h>
 #include <kern/panic.h>
-#include <kern/kprintf.h>
-#include <kern/options.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/options.h>
 #include <kern/cpu.h>
 #include <kern/smp.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>
 

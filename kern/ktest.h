@@ -12,7 +12,7 @@
 #ifndef KERN_KTEST_H
 #define KERN_KTEST_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define KTEST_F_ALL_CPUS 1
 

@@ -122,9 +122,9 @@
 #include <kern/lockstat.h>
 #include <kern/witness.h>
 #include <kern/spinlock.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/panic.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 /* [boot/atomic] see lock.h; written by lockstat_set_mode and
  * witness_set_enabled with atomic operations. */

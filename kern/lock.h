@@ -15,7 +15,7 @@
 #ifndef KERN_LOCK_H
 #define KERN_LOCK_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/cpu.h>
 
 enum lock_kind {

@@ -24,9 +24,9 @@
 #include <kern/spinlock.h>
 #include <kern/lockstat.h>
 #include <kern/witness.h>
-#include <kern/options.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/options.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/smp.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>

@@ -5,7 +5,7 @@
 #ifndef KERN_LOCKBENCH_H
 #define KERN_LOCKBENCH_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 /* Run the benchmarks the comma list names ("all" for every one); unknown
  * names are reported as "kbench: unknown benchmark 'X'". */

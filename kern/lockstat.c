@@ -25,8 +25,8 @@
 #include <kern/lockstat.h>
 #include <kern/lock.h>
 #include <kern/rawlock.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/cpu.h>
 #include <drivers/timer.h>
 

@@ -25,10 +25,10 @@
 
 #include <kern/lock.h>
 #include <kern/abi/tempest_abi.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/arch.h>
 
-/* enum lockstat_mode (kern/options.h); change it with lockstat_set_mode. */
+/* enum lockstat_mode (kern/lib/options.h); change it with lockstat_set_mode. */
 extern int lockstat_mode;
 
 static inline bool lockstat_on(void)

@@ -11,11 +11,11 @@
  * the tables it fills (options, ACPI, NUMA, cpus[].apic_id/node) need no
  * locks and are read-only once other CPUs run.
  */
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <kern/multiboot.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/numa.h>
 #include <kern/panic.h>
 #include <kern/smp.h>
@@ -24,7 +24,7 @@
 #include <kern/lock.h>
 #include <kern/lockstat.h>
 #include <kern/lockbench.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/vm/page.h>
 #include <kern/lock.h>
 #include <kern/sleep.h>

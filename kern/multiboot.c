@@ -5,8 +5,8 @@
  * ends the walk.  Runs once on the boot CPU; bootinfo is read-only after.
  */
 #include <kern/multiboot.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 struct boot_info bootinfo;
 

@@ -2,7 +2,7 @@
 #ifndef KERN_MULTIBOOT_H
 #define KERN_MULTIBOOT_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define MB2_BOOTLOADER_MAGIC 0x36D76289
 #define MB_MAX_RANGES 64

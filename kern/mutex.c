@@ -26,7 +26,7 @@
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 
 static bool is_mutex(const struct lock_class *c)

@@ -17,7 +17,7 @@
 #ifndef KERN_MUTEX_H
 #define KERN_MUTEX_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/lock.h>
 #include <kern/rawlock.h>
 

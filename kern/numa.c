@@ -19,7 +19,7 @@
  * reader may use them without a lock.
  */
 #include <kern/numa.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 int numa_nnodes;
 struct numa_node numa_nodes[MAX_NODES];

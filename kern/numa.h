@@ -4,7 +4,7 @@
 #ifndef KERN_NUMA_H
 #define KERN_NUMA_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <drivers/acpi.h>
 
 #define MAX_NODES           ACPI_MAX_NODES

@@ -13,14 +13,14 @@
 #include <kern/panic.h>
 #include <kern/bio.h>
 #include <kern/vfs/buf.h>
-#include <kern/kprintf.h>
-#include <kern/ksyms.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/ksyms.h>
 #include <kern/sched/thread.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <kern/trap.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <drivers/lapic.h>
 #include <drivers/acpi.h>
 

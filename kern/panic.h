@@ -2,7 +2,7 @@
 #ifndef KERN_PANIC_H
 #define KERN_PANIC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct trapframe;
 

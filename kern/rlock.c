@@ -27,10 +27,10 @@
 #include <kern/sleep.h>
 #include <kern/lockstat.h>
 #include <kern/witness.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/sched/thread.h>
 #include <kern/arch.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 
 LOCK_CLASS(rlock_ilk_class, "rlock_ilk", LK_MUTEX_SLEEP);

@@ -6,7 +6,7 @@
 #ifndef KERN_SLEEP_H
 #define KERN_SLEEP_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/lock.h>
 #include <kern/mutex.h>
 

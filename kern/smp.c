@@ -21,8 +21,8 @@
 #include <kern/cpu.h>
 #include <kern/arch.h>
 #include <kern/trap.h>
-#include <kern/string.h>
-#include <kern/kprintf.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
 #include <kern/rawlock.h>
 #include <kern/vm/page.h>

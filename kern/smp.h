@@ -2,7 +2,7 @@
 #ifndef KERN_SMP_H
 #define KERN_SMP_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 /* Start every processor the MADT lists; returns how many are online. */
 int smp_start_aps(void);

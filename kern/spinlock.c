@@ -56,7 +56,7 @@
 #include <kern/spinlock.h>
 #include <kern/lockstat.h>
 #include <kern/witness.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <kern/panic.h>

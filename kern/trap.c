@@ -9,7 +9,7 @@
  */
 #include <kern/trap.h>
 #include <kern/panic.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <drivers/lapic.h>

@@ -2,7 +2,7 @@
 #ifndef KERN_TRAP_H
 #define KERN_TRAP_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define T_DIVIDE     0
 #define T_DEBUG      1

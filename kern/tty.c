@@ -59,11 +59,11 @@
 #include <kern/sched/thread.h>
 #include <kern/spinlock.h>
 #include <kern/sleep.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/trap.h>
 #include <kern/cpu.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 #include <drivers/serial.h>
 #include <drivers/ioapic.h>
 

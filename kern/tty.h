@@ -2,7 +2,7 @@
 #ifndef KERN_TTY_H
 #define KERN_TTY_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 /* termios c_lflag bits the line discipline honours (Linux values). */
 #define TTY_ISIG   0x0001

@@ -33,9 +33,9 @@
 #include <kern/witness.h>
 #include <kern/lock.h>
 #include <kern/rawlock.h>
-#include <kern/ksyms.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/ksyms.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 #define NC          WITNESS_MAX_CLASSES
 #define WORDS       (NC / 64)

@@ -28,7 +28,7 @@ def text_symbols(path):
 
 def main():
     syms = text_symbols(sys.argv[1]) if len(sys.argv) > 1 else []
-    out = ['#include <kern/ksyms.h>', '']
+    out = ['#include <kern/lib/ksyms.h>', '']
     names = []
     offset = 0
     rows = []

@@ -33,8 +33,8 @@
 #include <kern/cpu.h>
 #include <kern/arch.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 
 #define ARG_MAX         (128 * 1024)
 #define ELF_DYN_BASE    0x400000UL

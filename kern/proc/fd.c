@@ -18,7 +18,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 LOCK_CLASS(file_lock_class, "file", LK_MUTEX_SLEEP);
 

@@ -21,7 +21,7 @@
 #include <kern/mutex.h>
 #include <kern/spinlock.h>
 #include <kern/sleep.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <kern/vfs/cred.h>
 
 /* ---- process groups and sessions ---- */

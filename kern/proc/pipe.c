@@ -32,8 +32,8 @@
 #include <kern/vfs/cred.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 
 #define PIPE_SIZE 16384
 #define O_CLOEXEC 0x80000

@@ -78,13 +78,13 @@
 #include <kern/sched/thread.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #include <kern/trap.h>
 #include <kern/cpu.h>
-#include <kern/errno.h>
-#include <kern/kprintf.h>
-#include <kern/options.h>
+#include <kern/lib/errno.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/options.h>
 #include <kern/panic.h>
 #include <drivers/timer.h>
 #include <kern/tty.h>

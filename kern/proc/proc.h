@@ -19,7 +19,7 @@
 #ifndef KERN_PROC_PROC_H
 #define KERN_PROC_PROC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/mutex.h>
 #include <kern/spinlock.h>
 

@@ -88,9 +88,9 @@
 #include <kern/trap.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>
-#include <kern/errno.h>
-#include <kern/string.h>
-#include <kern/kprintf.h>
+#include <kern/lib/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
 
 LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
 

@@ -13,7 +13,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/tty.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 #define O_CLOEXEC           0x80000
 #define F_DUPFD 0

@@ -27,8 +27,8 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 #include <kern/tty.h>
 
 #define AT_FDCWD            (-100)

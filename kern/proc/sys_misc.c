@@ -27,8 +27,8 @@
 #include <kern/sched/thread.h>
 #include <kern/arch.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 #include <drivers/timer.h>
 
 #define AT_FDCWD            (-100)

@@ -16,7 +16,7 @@
 #include <kern/sched/thread.h>
 #include <kern/tty.h>
 #include <kern/kmem.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <drivers/timer.h>
 
 #define POLLIN   0x001

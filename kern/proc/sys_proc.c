@@ -22,9 +22,9 @@
 #include <kern/trap.h>
 #include <kern/arch.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
-#include <kern/errno.h>
-#include <kern/kprintf.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
 #include <drivers/timer.h>
 

@@ -32,7 +32,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 #define CPU_MASK_BYTES sizeof(uint64_t)
 

@@ -15,7 +15,7 @@
 #include <kern/lockstat.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 /* Larger snapshots than this are refused (-ENOMEM): a sanity bound on
  * the kernel buffer a user can make us allocate. */

@@ -48,9 +48,9 @@
 #include <kern/trap.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>
-#include <kern/errno.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/errno.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/abi/tempest_abi.h>
 
 _Static_assert(offsetof(struct cpu, kstack_top) == 8, "boot/syscall.asm CPU_KSTACK_TOP");

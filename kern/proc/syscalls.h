@@ -7,7 +7,7 @@
 #ifndef KERN_PROC_SYSCALLS_H
 #define KERN_PROC_SYSCALLS_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define SYSCALL_DECL(name) int64_t name(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, \
                                         uint64_t a4, uint64_t a5)

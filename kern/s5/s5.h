@@ -8,7 +8,7 @@
 #ifndef KERN_S5_S5_H
 #define KERN_S5_S5_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct blkdev;
 

@@ -15,8 +15,8 @@
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 
 /* ---- blocks ---- */

@@ -8,7 +8,7 @@
  */
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 
 /* Pointer entry idx of indirect block bno into *nextp, checked. */

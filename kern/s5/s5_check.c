@@ -12,8 +12,8 @@
 #include <kern/s5/s5_inode.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 #define OWN_NONE 0
 #define OWN_FREE 0xffff

@@ -6,7 +6,7 @@
  */
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 int s5_dirblk(struct s5_inode *dp, uint32_t off, struct buf **bpp)
 {

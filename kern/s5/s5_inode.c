@@ -18,9 +18,9 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
-#include <kern/options.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
+#include <kern/lib/options.h>
 #include <kern/panic.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>

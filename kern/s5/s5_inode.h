@@ -22,7 +22,7 @@
 #ifndef KERN_S5_S5_INODE_H
 #define KERN_S5_S5_INODE_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/mutex.h>
 #include <kern/sleep.h>
 #include <kern/vfs/vnode.h>

@@ -14,7 +14,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 /* Write S5 block bno of dev from buf. */
 static int put_block(struct blkdev *dev, uint32_t bno, const void *buf)

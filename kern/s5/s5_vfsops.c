@@ -121,8 +121,8 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 LOCK_CLASS(s5_fs_class, "s5_fs", LK_MUTEX_SLEEP);
 LOCK_CLASS(s5_flock_class, "s5_flock", LK_RESOURCE);

@@ -13,7 +13,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 
 /* ---- helpers ---- */

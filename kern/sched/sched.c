@@ -46,11 +46,11 @@
 #include <kern/sched/sched.h>
 #include <kern/spinlock.h>
 #include <kern/mutex.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/numa.h>
 #include <kern/trap.h>
 #include <kern/arch.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
 #include <drivers/lapic.h>
 #include <kern/proc/proc.h>

@@ -30,7 +30,7 @@
 #include <kern/spinlock.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
 
 struct sleepq {

@@ -25,13 +25,13 @@
 #include <kern/sched/sched.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #include <kern/panic.h>
 #include <kern/vm/page.h>
 #include <kern/rawlock.h>
-#include <kern/ksyms.h>
-#include <kern/kprintf.h>
+#include <kern/lib/ksyms.h>
+#include <kern/lib/kprintf.h>
 #include <kern/trap.h>
 
 #define KSTACK_ORDER 2              /* 16 KiB */

@@ -13,7 +13,7 @@
 #ifndef KERN_SCHED_THREAD_H
 #define KERN_SCHED_THREAD_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/lock.h>
 
 enum thread_state {

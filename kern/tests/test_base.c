@@ -1,10 +1,10 @@
 /* ktests for the pure parts of the kernel core: formatting, options,
  * CPU lists, the symbol table. */
 #include <kern/ktest.h>
-#include <kern/kprintf.h>
-#include <kern/options.h>
-#include <kern/string.h>
-#include <kern/ksyms.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/options.h>
+#include <kern/lib/string.h>
+#include <kern/lib/ksyms.h>
 #include <kern/numa.h>
 
 KTEST(printf_formats)

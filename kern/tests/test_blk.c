@@ -53,11 +53,11 @@
  */
 #include <kern/ktest.h>
 #include <kern/bio.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 #include <kern/sleep.h>
 #include <drivers/timer.h>

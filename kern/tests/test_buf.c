@@ -27,8 +27,8 @@
 #include <kern/bio.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
-#include <kern/string.h>
-#include <kern/kprintf.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>
 

@@ -21,8 +21,8 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/cpu.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 
 static volatile int inactive_calls;     /* [atomic] */

@@ -9,8 +9,8 @@
  * runs a thread on every CPU at once, in shared and private directories.
  */
 #include <kern/ktest.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
 #include <kern/sched/thread.h>

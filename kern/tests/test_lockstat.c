@@ -8,8 +8,8 @@
 #include <kern/ktest.h>
 #include <kern/spinlock.h>
 #include <kern/lockstat.h>
-#include <kern/options.h>
-#include <kern/string.h>
+#include <kern/lib/options.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 #include <kern/smp.h>
 #include <kern/cpu.h>

@@ -3,7 +3,7 @@
 #include <kern/cpu.h>
 #include <kern/kmem.h>
 #include <kern/numa.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/vm/page.h>
 
 KTEST(page_alloc_orders)

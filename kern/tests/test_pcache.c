@@ -28,7 +28,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
 #include <kern/cpu.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 
 #define TVA 0x10000000UL

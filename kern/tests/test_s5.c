@@ -38,8 +38,8 @@
 #include <kern/bio.h>
 #include <kern/cpu.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 
 /* A mismatch in data read back. */

@@ -4,8 +4,8 @@
 #include <kern/sched/sched.h>
 #include <kern/sleep.h>
 #include <kern/mutex.h>
-#include <kern/options.h>
-#include <kern/kprintf.h>
+#include <kern/lib/options.h>
+#include <kern/lib/kprintf.h>
 #include <kern/arch.h>
 #include <drivers/timer.h>
 

@@ -6,7 +6,7 @@
  */
 #include <kern/ktest.h>
 #include <kern/spinlock.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/smp.h>
 #include <kern/cpu.h>
 #include <kern/arch.h>

@@ -13,8 +13,8 @@
  */
 #include <kern/ktest.h>
 #include <kern/tty.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 
 static void feed(const char *s)
 {

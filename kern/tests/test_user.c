@@ -8,8 +8,8 @@
 #include <kern/ktest.h>
 #include <drivers/timer.h>
 #include <kern/lockstat.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
 #include <kern/sched/thread.h>
@@ -18,7 +18,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/proc/proc.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 
 extern const char ktprog_start[], ktprog_end[];
 

@@ -116,11 +116,11 @@
 #include <kern/bio.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 #include <kern/numa.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/vm/page.h>
 #include <kern/sched/thread.h>
 

@@ -21,8 +21,8 @@
 #ifndef KERN_VFS_BUF_H
 #define KERN_VFS_BUF_H
 
-#include <kern/types.h>
-#include <kern/errno.h>
+#include <kern/lib/types.h>
+#include <kern/lib/errno.h>
 
 struct blkdev;
 

@@ -9,7 +9,7 @@
 #ifndef KERN_VFS_CRED_H
 #define KERN_VFS_CRED_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define NGROUPS_MAX 16
 

@@ -22,8 +22,8 @@
 #include <kern/tty.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 #define DEVFS_MAGIC 0x1373          /* Linux's DEVFS_SUPER_MAGIC */
 

@@ -85,8 +85,8 @@
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/panic.h>
 
 LOCK_CLASS(dnlc_single_class, "dnlc_single", LK_SPIN);

@@ -12,7 +12,7 @@
 #ifndef KERN_VFS_DNLC_H
 #define KERN_VFS_DNLC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct vnode;
 struct vfs;

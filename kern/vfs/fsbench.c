@@ -16,11 +16,11 @@
  *   fsbench class NAME hits=N misses=N miss_ratio=R     (buf_*, dnlc_*, vnode, s5_*)
  *   fsbench buf lookups=N hits=N   /   fsbench dnlc lookups=N hits=N
  */
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/lockstat.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>

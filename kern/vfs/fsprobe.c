@@ -12,10 +12,10 @@
  * and for each failed operation (at most a few per disk):
  *   fsprobe DISK: error N at PATH
  */
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 #include <kern/kmem.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/vfs/fsbench.h>

@@ -26,7 +26,7 @@
 #include <kern/vfs/vfs_impl.h>
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 static bool is_dot(const char *c)
 {

@@ -28,10 +28,10 @@
 #ifndef KERN_VFS_SSAC_H
 #define KERN_VFS_SSAC_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/spinlock.h>
 #include <kern/cpu.h>
-#include <kern/options.h>
+#include <kern/lib/options.h>
 
 /* ---- hashing ---- */
 

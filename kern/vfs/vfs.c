@@ -74,8 +74,8 @@
 #include <kern/bio.h>
 #include <kern/s5/s5.h>
 #include <kern/kmem.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 LOCK_CLASS(vfs_list_class, "vfs_list", LK_RWLOCK);
 

@@ -13,7 +13,7 @@
 #ifndef KERN_VFS_VFS_H
 #define KERN_VFS_VFS_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/vfs/vnode.h>
 
 struct blkdev;

@@ -34,7 +34,7 @@
 #include <kern/vm/pcache.h>
 #include <kern/lock.h>
 #include <kern/panic.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 LOCK_CLASS(vnode_lock_class, "vnode", LK_MUTEX_SLEEP);
 

@@ -25,9 +25,9 @@
 #ifndef KERN_VFS_VNODE_H
 #define KERN_VFS_VNODE_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/mutex.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 
 struct vfs;
 struct cred;

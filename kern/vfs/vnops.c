@@ -27,7 +27,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 LOCK_CLASS(vfs_rename_class, "vfs_rename", LK_RESOURCE);
 

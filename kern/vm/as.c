@@ -71,13 +71,13 @@
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
 #include <kern/kmem.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #include <kern/cpu.h>
 #include <kern/smp.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <kern/panic.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
 LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);

@@ -14,7 +14,7 @@
 #ifndef KERN_VM_AS_H
 #define KERN_VM_AS_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 #include <kern/sleep.h>
 
 struct vnode;

@@ -19,7 +19,7 @@
 #include <kern/vm/as.h>
 #include <kern/trap.h>
 #include <kern/arch.h>
-#include <kern/errno.h>
+#include <kern/lib/errno.h>
 #include <kern/proc/proc.h>
 
 extern int user_copy(void *dst, const void *src, size_t n);

@@ -25,9 +25,9 @@
 #include <kern/cpu.h>
 #include <kern/spinlock.h>
 #include <kern/arch.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 struct page *page_array;
 uint64_t max_pfn;

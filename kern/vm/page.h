@@ -4,7 +4,7 @@
 #ifndef KERN_VM_PAGE_H
 #define KERN_VM_PAGE_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define PAGE_MAX_ORDER 11       /* orders 0..10: 4 KiB .. 4 MiB */
 

@@ -105,10 +105,10 @@
 #include <kern/sleep.h>
 #include <kern/kmem.h>
 #include <kern/cpu.h>
-#include <kern/string.h>
-#include <kern/errno.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 #include <kern/panic.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/numa.h>
 
 LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);

@@ -7,7 +7,7 @@
 #ifndef KERN_VM_PCACHE_H
 #define KERN_VM_PCACHE_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct vnode;
 struct page;

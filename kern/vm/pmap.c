@@ -11,9 +11,9 @@
  */
 #include <kern/vm/pmap.h>
 #include <kern/multiboot.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 #include <kern/panic.h>
-#include <kern/string.h>
+#include <kern/lib/string.h>
 #include <kern/arch.h>
 #include <kern/vm/page.h>
 

@@ -2,7 +2,7 @@
 #ifndef KERN_VM_PMAP_H
 #define KERN_VM_PMAP_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 #define PTE_P    0x001UL
 #define PTE_W    0x002UL

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 static char test_log[1 << 16];
 static size_t test_log_len;

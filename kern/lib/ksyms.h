@@ -1,7 +1,7 @@
 /* The kernel symbol table, generated at link time by tools/mksyms.py. */
 #ifndef KERN_KSYMS_H
 #define KERN_KSYMS_H
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 struct ksym {
     uint64_t addr;

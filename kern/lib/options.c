@@ -8,9 +8,9 @@
  *
  * Later issues add options by adding rows to option_table.
  */
-#include <kern/options.h>
-#include <kern/kprintf.h>
-#include <kern/string.h>
+#include <kern/lib/options.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/string.h>
 
 struct options opts;
 bool options_verbose = true;

@@ -2,7 +2,7 @@
 #ifndef KERN_STRING_H
 #define KERN_STRING_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 void *memset(void *d, int c, size_t n);
 void *memcpy(void *d, const void *s, size_t n);

@@ -1,6 +1,6 @@
 /* Freestanding string and memory routines.  GCC may emit calls to
  * memset/memcpy/memmove/memcmp itself, so these names must exist. */
-#include <kern/string.h>
+#include <kern/lib/string.h>
 
 void *memset(void *d, int c, size_t n)
 {

@@ -5,7 +5,7 @@
 #ifndef KERN_OPTIONS_H
 #define KERN_OPTIONS_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 enum lock_algo { LOCK_SPIN, LOCK_MCS, LOCK_H2MCS };
 enum cache_model { CACHE_SINGLE, CACHE_HASHFREE, CACHE_SSAC };

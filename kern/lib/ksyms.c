@@ -1,5 +1,5 @@
 /* Symbol lookup for backtraces: binary search of the generated table. */
-#include <kern/ksyms.h>
+#include <kern/lib/ksyms.h>
 
 const char *ksym_lookup(uint64_t addr, uint64_t *offset)
 {

@@ -5,7 +5,7 @@
  * width (or '*'), a precision for strings, and the length modifiers l, ll,
  * z and h.  It is pure code: tests/unit builds it for the host too.
  */
-#include <kern/kprintf.h>
+#include <kern/lib/kprintf.h>
 
 static size_t strnlen_local(const char *s, size_t max)
 {

@@ -2,7 +2,7 @@
 #ifndef KERN_KPRINTF_H
 #define KERN_KPRINTF_H
 
-#include <kern/types.h>
+#include <kern/lib/types.h>
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
