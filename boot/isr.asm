@@ -1,8 +1,8 @@
 ; Trap and interrupt entry stubs.  Every vector gets a stub that pushes a
 ; dummy error code when the CPU does not push one, then the vector number,
 ; then jumps to the common path, which saves the general registers in the
-; order of struct trapframe (kern/trap.h) and calls trap(frame).
-; trap_vectors[] holds the stub addresses for the IDT builder in kern/cpu.c.
+; order of struct trapframe (kern/arch/trap.h) and calls trap(frame).
+; trap_vectors[] holds the stub addresses for the IDT builder in kern/arch/cpu.c.
 
 bits 64
 section .text

@@ -8,7 +8,7 @@
 ; We swap to the kernel GS base, save the user rsp in the per-CPU scratch
 ; slot, load this thread's kernel stack top (struct cpu kstack_top, kept
 ; equal to TSS rsp0 by the context switch) and build a struct trapframe
-; there exactly as an interrupt from user mode would (kern/trap.h), so one
+; there exactly as an interrupt from user mode would (kern/arch/trap.h), so one
 ; frame layout serves fork, exec and the IRET return.  The system call
 ; runs with interrupts on.
 ;

@@ -5,7 +5,7 @@
 ; The AP walks from real mode through protected mode into long mode using
 ; the kernel's own page tables (CR3 below 4 GiB, low memory identity
 ; mapped), then calls entry(arg) on its own stack.  The last four quadwords
-; are filled in by kern/smp.c before each start: cr3, stack, entry, arg.
+; are filled in by kern/arch/smp.c before each start: cr3, stack, entry, arg.
 
 %define TRAMP_BASE 0x8000
 %define REL(x) (TRAMP_BASE + (x) - tramp_start)

@@ -28,7 +28,7 @@
 #include <string.h>
 #else
 #include <kern/lib/string.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #endif
 
 #define HDR_LEN             36          /* the common system description header */

@@ -28,7 +28,7 @@
  */
 #include <kern/bio.h>
 #include <kern/sleep.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -7,8 +7,8 @@
  */
 #include <drivers/ioapic.h>
 #include <drivers/acpi.h>
-#include <kern/arch.h>
-#include <kern/rawlock.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/rawlock.h>
 #include <kern/lib/kprintf.h>
 
 #define IOREGSEL 0x00

@@ -11,8 +11,8 @@
  */
 #include <drivers/lapic.h>
 #include <drivers/timer.h>
-#include <kern/arch.h>
-#include <kern/trap.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/trap.h>
 #include <kern/lib/kprintf.h>
 
 #define REG_ID       0x020

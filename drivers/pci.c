@@ -30,7 +30,7 @@
  * Locks: pci_cfg (spin, leaf apart from the held-stack bookkeeping).
  */
 #include <drivers/pci.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/spinlock.h>
 #include <kern/lib/kprintf.h>
 

@@ -1,10 +1,10 @@
 /*
  * COM1 console: a 16550 UART at I/O port 0x3F8, 115200 baud 8N1.  Output
  * is polled; input interrupts once kern/tty.c enables it.
- * Callers serialize through the console lock in kern/console.c.
+ * Callers serialize through the console lock in kern/arch/console.c.
  */
 #include <drivers/serial.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 
 #define COM1 0x3F8
 #define LSR_THR_EMPTY 0x20

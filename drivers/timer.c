@@ -8,7 +8,7 @@
  * written once on the boot CPU before others start; read-only afterwards.
  */
 #include <drivers/timer.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
 
 #define HPET_CAP    0x000

@@ -5,7 +5,7 @@
  * through the direct map.  Callers serialize through the console lock.
  */
 #include <drivers/vga.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 
 #define COLS 80

@@ -52,9 +52,9 @@
 #include <drivers/ioapic.h>
 #include <drivers/acpi.h>
 #include <kern/bio.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
-#include <kern/trap.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/trap.h>
 #include <kern/spinlock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

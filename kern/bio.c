@@ -63,7 +63,7 @@
 #include <kern/sched/thread.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <drivers/pci.h>
 #include <drivers/timer.h>
 

@@ -22,12 +22,12 @@
  */
 #include <kern/kmem.h>
 #include <kern/vm/page.h>
-#include <kern/numa.h>
-#include <kern/cpu.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/cpu.h>
 #include <kern/spinlock.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 #define NCLASSES 6
 #define MIN_SHIFT 6

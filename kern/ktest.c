@@ -13,12 +13,12 @@
  * leaves, which a host-side time limit would throw away.
  */
 #include <kern/ktest.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
-#include <kern/cpu.h>
-#include <kern/smp.h>
-#include <kern/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>

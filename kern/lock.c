@@ -50,7 +50,7 @@
  * (the mount list, for instance): many readers or one writer; waiting
  * writers hold off new readers.
  *
- * Raw locks (kern/rawlock.h) are outside the family: no class, no
+ * Raw locks (kern/arch/rawlock.h) are outside the family: no class, no
  * statistics, no checking.  Only the console, the panic path, early
  * allocators and the instrumentation itself (the lockstat registry and the
  * witness graph) use them.
@@ -123,7 +123,7 @@
 #include <kern/witness.h>
 #include <kern/spinlock.h>
 #include <kern/lib/options.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/string.h>
 
 /* [boot/atomic] see lock.h; written by lockstat_set_mode and

@@ -16,7 +16,7 @@
 #define KERN_LOCK_H
 
 #include <kern/lib/types.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 
 enum lock_kind {
     LK_SPIN,            /* spin lock (any algorithm) */

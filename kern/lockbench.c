@@ -27,9 +27,9 @@
 #include <kern/lib/options.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/smp.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <drivers/timer.h>
 
 #define UNC_PAIRS   20000

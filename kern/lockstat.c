@@ -24,10 +24,10 @@
  */
 #include <kern/lockstat.h>
 #include <kern/lock.h>
-#include <kern/rawlock.h>
+#include <kern/arch/rawlock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <drivers/timer.h>
 
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */

@@ -26,7 +26,7 @@
 #include <kern/lock.h>
 #include <kern/abi/tempest_abi.h>
 #include <kern/lib/options.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 
 /* enum lockstat_mode (kern/lib/options.h); change it with lockstat_set_mode. */
 extern int lockstat_mode;

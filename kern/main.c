@@ -12,13 +12,13 @@
  * locks and are read-only once other CPUs run.
  */
 #include <kern/lib/kprintf.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
-#include <kern/multiboot.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/multiboot.h>
 #include <kern/lib/options.h>
-#include <kern/numa.h>
-#include <kern/panic.h>
-#include <kern/smp.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/panic.h>
+#include <kern/arch/smp.h>
 #include <kern/ktest.h>
 #include <kern/kmem.h>
 #include <kern/lock.h>

@@ -25,9 +25,9 @@
 #include <kern/witness.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 static bool is_mutex(const struct lock_class *c)
 {

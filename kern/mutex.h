@@ -19,7 +19,7 @@
 
 #include <kern/lib/types.h>
 #include <kern/lock.h>
-#include <kern/rawlock.h>
+#include <kern/arch/rawlock.h>
 
 #define MUTEX_SLEEP  0x0        /* sleep when busy (the default) */
 #define MUTEX_SPIN   0x1        /* spin when busy */

@@ -29,9 +29,9 @@
 #include <kern/witness.h>
 #include <kern/lib/options.h>
 #include <kern/sched/thread.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 LOCK_CLASS(rlock_ilk_class, "rlock_ilk", LK_MUTEX_SLEEP);
 LOCK_CLASS(rwlock_ilk_class, "rwlock_ilk", LK_MUTEX_SLEEP);

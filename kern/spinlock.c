@@ -57,9 +57,9 @@
 #include <kern/lockstat.h>
 #include <kern/witness.h>
 #include <kern/lib/options.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
-#include <kern/panic.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/panic.h>
 
 #define BACKOFF_MIN 4           /* pause instructions after the first failed exchange */
 #define BACKOFF_MAX 1024        /* ... doubling up to this bound */

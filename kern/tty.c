@@ -60,8 +60,8 @@
 #include <kern/spinlock.h>
 #include <kern/sleep.h>
 #include <kern/lib/kprintf.h>
-#include <kern/trap.h>
-#include <kern/cpu.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/serial.h>

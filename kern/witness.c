@@ -32,7 +32,7 @@
  */
 #include <kern/witness.h>
 #include <kern/lock.h>
-#include <kern/rawlock.h>
+#include <kern/arch/rawlock.h>
 #include <kern/lib/ksyms.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

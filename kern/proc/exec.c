@@ -29,9 +29,9 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/trap.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>

@@ -47,7 +47,7 @@
  * Accounting.  CPU time is charged from TSC timestamps taken where a
  * process's thread crosses between user mode and the kernel (the system
  * call and trap entries and returns, kern/proc/syscall.c and
- * kern/trap.c) and where it is switched in and out (user_switch): each
+ * kern/arch/trap.c) and where it is switched in and out (user_switch): each
  * stretch goes to user or system time whole.  This costs a TSC read at
  * each crossing, and in exchange the times are exact (to the cycle) rather
  * than sampled: the tick (100 Hz here) would charge a whole 10 ms to
@@ -79,13 +79,13 @@
 #include <kern/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
-#include <kern/arch.h>
-#include <kern/trap.h>
-#include <kern/cpu.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <drivers/timer.h>
 #include <kern/tty.h>
 

@@ -85,9 +85,9 @@
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
 #include <kern/sleep.h>
-#include <kern/trap.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>

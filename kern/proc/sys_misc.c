@@ -25,7 +25,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>

@@ -19,13 +19,13 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/trap.h>
-#include <kern/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/arch.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <drivers/timer.h>
 
 #define ARCH_SET_GS 0x1001

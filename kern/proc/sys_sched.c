@@ -30,8 +30,8 @@
 #include <kern/sched/sched.h>
 #include <kern/vm/as.h>
 #include <kern/vfs/cred.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
 
 #define CPU_MASK_BYTES sizeof(uint64_t)

@@ -31,7 +31,7 @@
  * space (as_activate) and its FS base.
  *
  * CPU time is charged at these crossings: syscall_dispatch and trap()
- * (kern/trap.c) start the kernel's stretch, the end of syscall_dispatch
+ * (kern/arch/trap.c) start the kernel's stretch, the end of syscall_dispatch
  * and of user_trap_return the user's, and user_switch each thread's
  * switch (acct_*, kern/proc/proc.c, which says why timestamps and not the
  * tick).
@@ -45,9 +45,9 @@
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
-#include <kern/trap.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

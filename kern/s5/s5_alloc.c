@@ -17,7 +17,7 @@
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 /* ---- blocks ---- */
 

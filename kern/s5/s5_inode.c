@@ -21,7 +21,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/lib/options.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>
 

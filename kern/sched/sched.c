@@ -47,11 +47,11 @@
 #include <kern/spinlock.h>
 #include <kern/mutex.h>
 #include <kern/lib/options.h>
-#include <kern/numa.h>
-#include <kern/trap.h>
-#include <kern/arch.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <drivers/lapic.h>
 #include <kern/proc/proc.h>
 

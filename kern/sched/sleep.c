@@ -31,7 +31,7 @@
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 struct sleepq {
     spinlock_t lock;

@@ -26,13 +26,13 @@
 #include <kern/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
-#include <kern/arch.h>
-#include <kern/panic.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/panic.h>
 #include <kern/vm/page.h>
-#include <kern/rawlock.h>
+#include <kern/arch/rawlock.h>
 #include <kern/lib/ksyms.h>
 #include <kern/lib/kprintf.h>
-#include <kern/trap.h>
+#include <kern/arch/trap.h>
 
 #define KSTACK_ORDER 2              /* 16 KiB */
 

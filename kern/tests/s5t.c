@@ -9,7 +9,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -5,7 +5,7 @@
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>
 #include <kern/lib/ksyms.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 
 KTEST(printf_formats)
 {

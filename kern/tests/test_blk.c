@@ -55,7 +55,7 @@
 #include <kern/bio.h>
 #include <kern/lib/errno.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>

@@ -26,7 +26,7 @@
 #include <kern/vfs/ssac.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
 #include <kern/sched/thread.h>

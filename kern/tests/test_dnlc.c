@@ -20,7 +20,7 @@
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>

@@ -12,7 +12,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>

@@ -11,9 +11,9 @@
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>
-#include <kern/smp.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <drivers/timer.h>
 
 LOCK_CLASS(test_ls_hits, "test_ls_hits", LK_SPIN);

@@ -1,8 +1,8 @@
 /* ktests for the page allocator and the heap. */
 #include <kern/ktest.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/kmem.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 #include <kern/lib/string.h>
 #include <kern/vm/page.h>
 

@@ -1,9 +1,9 @@
 /* ktests for processors, interrupts and NUMA topology. */
 #include <kern/ktest.h>
-#include <kern/cpu.h>
-#include <kern/smp.h>
-#include <kern/numa.h>
-#include <kern/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/arch.h>
 #include <drivers/lapic.h>
 #include <drivers/timer.h>
 

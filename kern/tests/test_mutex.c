@@ -5,7 +5,7 @@
 #include <kern/lockstat.h>
 #include <kern/witness.h>
 #include <kern/sched/thread.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <drivers/timer.h>
 
 LOCK_CLASS(test_mx_sleep_class, "test_mutex_sleep", LK_MUTEX_SLEEP);

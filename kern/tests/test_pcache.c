@@ -27,7 +27,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>
 

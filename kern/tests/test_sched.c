@@ -6,7 +6,7 @@
 #include <kern/mutex.h>
 #include <kern/lib/options.h>
 #include <kern/lib/kprintf.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <drivers/timer.h>
 
 LOCK_CLASS(test_sched_mutex_class, "test_sched_mutex", LK_MUTEX_SLEEP);

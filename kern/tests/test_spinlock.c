@@ -7,9 +7,9 @@
 #include <kern/ktest.h>
 #include <kern/spinlock.h>
 #include <kern/lib/options.h>
-#include <kern/smp.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <drivers/timer.h>
 
 LOCK_CLASS(test_spin_mx, "test_spin_mx", LK_SPIN);

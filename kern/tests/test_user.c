@@ -11,7 +11,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/sched/thread.h>
 #include <kern/vm/as.h>
 #include <kern/vm/page.h>

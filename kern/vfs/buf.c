@@ -118,8 +118,8 @@
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
-#include <kern/numa.h>
+#include <kern/arch/panic.h>
+#include <kern/arch/numa.h>
 #include <kern/lib/options.h>
 #include <kern/vm/page.h>
 #include <kern/sched/thread.h>

@@ -4,7 +4,7 @@
  */
 #include <kern/vfs/cred.h>
 #include <kern/kmem.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 static struct cred kernel_cred = { .cr_ref = 1 };
 struct cred *kcred = &kernel_cred;

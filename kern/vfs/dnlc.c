@@ -87,7 +87,7 @@
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 
 LOCK_CLASS(dnlc_single_class, "dnlc_single", LK_SPIN);
 LOCK_CLASS(dnlc_hash_class, "dnlc_hash", LK_SPIN);

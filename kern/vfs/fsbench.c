@@ -19,7 +19,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/options.h>
 #include <kern/lockstat.h>
 #include <kern/sched/thread.h>

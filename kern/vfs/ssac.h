@@ -30,7 +30,7 @@
 
 #include <kern/lib/types.h>
 #include <kern/spinlock.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/options.h>
 
 /* ---- hashing ---- */

@@ -33,7 +33,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vm/pcache.h>
 #include <kern/lock.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/string.h>
 
 LOCK_CLASS(vnode_lock_class, "vnode", LK_MUTEX_SLEEP);

@@ -72,11 +72,11 @@
 #include <kern/sched/thread.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
-#include <kern/smp.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/smp.h>
 #include <kern/lib/errno.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
 
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);

@@ -17,8 +17,8 @@
  * No lock is held here; as_fault takes the address space's own.
  */
 #include <kern/vm/as.h>
-#include <kern/trap.h>
-#include <kern/arch.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
 #include <kern/proc/proc.h>
 

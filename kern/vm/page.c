@@ -20,13 +20,13 @@
  */
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
-#include <kern/multiboot.h>
-#include <kern/numa.h>
-#include <kern/cpu.h>
+#include <kern/arch/multiboot.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/cpu.h>
 #include <kern/spinlock.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/string.h>
 
 struct page *page_array;

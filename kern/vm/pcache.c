@@ -104,12 +104,12 @@
 #include <kern/spinlock.h>
 #include <kern/sleep.h>
 #include <kern/kmem.h>
-#include <kern/cpu.h>
+#include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 
 LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);
 LOCK_CLASS(pcache_vlist_class, "pcache_vlist", LK_SPIN);

@@ -10,11 +10,11 @@
  * Runs on the boot CPU before any other CPU starts; nothing here is locked.
  */
 #include <kern/vm/pmap.h>
-#include <kern/multiboot.h>
+#include <kern/arch/multiboot.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/string.h>
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 #include <kern/vm/page.h>
 
 extern uint64_t boot_pml4[512], boot_pdpt_low[512];

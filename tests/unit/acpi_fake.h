@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <drivers/acpi.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 
 #define PHYS_SIZE   (2u << 20)
 #define TABLE_BASE  0x100000u       /* tables are built from here up */

@@ -1,11 +1,11 @@
 /*
- * Host unit tests for kern/numa.c.  The ACPI results are written by hand
+ * Host unit tests for kern/arch/numa.c.  The ACPI results are written by hand
  * here (test_acpi.c covers the path from real tables), so each test states
  * exactly the topology it feeds in.
  */
 #include "unit.h"
 #include <drivers/acpi.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 
 #define MiB (1ULL << 20)
 

@@ -8,7 +8,7 @@
 #ifndef KERN_RAWLOCK_H
 #define KERN_RAWLOCK_H
 
-#include <kern/arch.h>
+#include <kern/arch/arch.h>
 
 typedef struct {
     volatile uint32_t locked;

@@ -4,7 +4,7 @@
  * reused.  Parsing is defensive: a tag whose size runs past the structure
  * ends the walk.  Runs once on the boot CPU; bootinfo is read-only after.
  */
-#include <kern/multiboot.h>
+#include <kern/arch/multiboot.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 

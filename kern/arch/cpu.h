@@ -78,7 +78,7 @@ struct cpu {
     uint64_t intr_depth;        /* [own] nesting of interrupt handlers */
     const struct trapframe *stopped_tf; /* [own] where the panic stopped this CPU */
 
-    /* Cross-CPU call mailbox (kern/smp.c): [atomic] */
+    /* Cross-CPU call mailbox (kern/arch/smp.c): [atomic] */
     void (*volatile call_fn)(void *);
     void *volatile call_arg;
     volatile uint64_t call_seq;     /* bumped by the caller */

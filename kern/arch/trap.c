@@ -7,11 +7,11 @@
  * irq_handlers[] is written only during boot, before the vector can fire,
  * and read without a lock afterwards.
  */
-#include <kern/trap.h>
-#include <kern/panic.h>
+#include <kern/arch/trap.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
 #include <drivers/lapic.h>
 #include <kern/proc/proc.h>
 #include <kern/sched/thread.h>

@@ -8,7 +8,7 @@
  * it (console_break_lock) because the CPU holding it may be stopped forever.
  */
 #include <kern/lib/kprintf.h>
-#include <kern/rawlock.h>
+#include <kern/arch/rawlock.h>
 #include <drivers/serial.h>
 #include <drivers/vga.h>
 

@@ -5,10 +5,10 @@
  * keeps each CPU's table on its own node's lines and lets a later issue
  * give one CPU a different gate without touching the others.
  */
-#include <kern/cpu.h>
-#include <kern/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/lib/string.h>
-#include <kern/trap.h>
+#include <kern/arch/trap.h>
 #include <kern/lock.h>
 
 struct cpu cpus[MAX_CPUS];

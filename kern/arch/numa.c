@@ -18,7 +18,7 @@
  * CPU is started, so after it returns these arrays are read-only and every
  * reader may use them without a lock.
  */
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 #include <kern/lib/kprintf.h>
 
 int numa_nnodes;

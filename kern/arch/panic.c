@@ -10,16 +10,16 @@
  * ACPI power-off; without it the machine halts so it can be inspected.
  * A second panic on another CPU, or a nested one, just halts.
  */
-#include <kern/panic.h>
+#include <kern/arch/panic.h>
 #include <kern/bio.h>
 #include <kern/vfs/buf.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/ksyms.h>
 #include <kern/sched/thread.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
-#include <kern/cpu.h>
-#include <kern/trap.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/trap.h>
 #include <kern/lib/options.h>
 #include <drivers/lapic.h>
 #include <drivers/acpi.h>

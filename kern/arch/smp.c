@@ -16,18 +16,18 @@
  * serializes callers, so a slot is never overwritten while busy.  Panic
  * stops the other CPUs with an NMI instead, which cannot be masked.
  */
-#include <kern/smp.h>
+#include <kern/arch/smp.h>
 #include <kern/ktest.h>
-#include <kern/cpu.h>
-#include <kern/arch.h>
-#include <kern/trap.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/trap.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
-#include <kern/panic.h>
-#include <kern/rawlock.h>
+#include <kern/arch/panic.h>
+#include <kern/arch/rawlock.h>
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
-#include <kern/numa.h>
+#include <kern/arch/numa.h>
 #include <kern/sched/thread.h>
 #include <kern/proc/proc.h>
 #include <drivers/lapic.h>
