@@ -27,7 +27,7 @@
  * Disks are numbered ata0..ata3 (channel * 2 + drive).
  */
 #include <kern/bio.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/arch/arch.h>
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>

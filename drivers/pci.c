@@ -31,7 +31,7 @@
  */
 #include <drivers/pci.h>
 #include <kern/arch/arch.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/lib/kprintf.h>
 
 LOCK_CLASS(pci_cfg_class, "pci_cfg", LK_SPIN);

@@ -55,7 +55,7 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/trap.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/vm/page.h>

@@ -59,7 +59,7 @@
  */
 #include <kern/bio.h>
 #include <kern/lib/errno.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -16,7 +16,7 @@
 
 #include <kern/lib/types.h>
 #include <kern/abi/tempest_abi.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 
 /* Negative errno values (kern/lib/errno.h) returned by this layer and the
  * disk drivers: -EINVAL a malformed request, -ENXIO one past the end of the

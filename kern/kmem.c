@@ -24,7 +24,7 @@
 #include <kern/vm/page.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/cpu.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/arch/panic.h>

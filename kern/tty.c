@@ -57,8 +57,8 @@
 #include <kern/proc/proc.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/spinlock.h>
-#include <kern/sleep.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/sleep.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/trap.h>
 #include <kern/arch/cpu.h>

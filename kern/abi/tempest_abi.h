@@ -49,7 +49,7 @@ struct lockstat_snapshot_hdr {
 
 struct lockstat_class_rec {
     char name[32];
-    uint32_t kind;              /* enum lock_kind (kern/lock.h) */
+    uint32_t kind;              /* enum lock_kind (kern/lock/lock.h) */
     uint32_t reserved;          /* 0 */
     uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
     uint64_t ninstances;        /* live instances */

@@ -9,7 +9,7 @@
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/arch/trap.h>
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 
 struct cpu cpus[MAX_CPUS];
 int ncpus = 1;
@@ -90,7 +90,7 @@ void cpu_init_tables(struct cpu *c)
     wrmsr(MSR_KGS_BASE, 0);
 }
 
-/* Held-lock stacks for each CPU until it runs threads (kern/lock.h). */
+/* Held-lock stacks for each CPU until it runs threads (kern/lock/lock.h). */
 static struct held_locks early_held[MAX_CPUS];
 
 void cpu_early_init(void)

@@ -1,7 +1,7 @@
 /*
  * Raw spin locks: a bare test-and-test-and-set word with no class, no
  * statistics and no lock-order checking.  They exist for the few places
- * that must work before (or underneath) the lock family of kern/lock.c:
+ * that must work before (or underneath) the lock family of kern/lock/lock.c:
  * the console, the panic path and the early allocators.  Everything else
  * uses the classed locks.
  */

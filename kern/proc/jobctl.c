@@ -18,9 +18,9 @@
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/proc_impl.h>
-#include <kern/mutex.h>
-#include <kern/spinlock.h>
-#include <kern/sleep.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/sleep.h>
 #include <kern/lib/errno.h>
 #include <kern/vfs/cred.h>
 

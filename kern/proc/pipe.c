@@ -30,7 +30,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>

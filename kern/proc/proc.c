@@ -76,7 +76,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>

@@ -20,8 +20,8 @@
 #define KERN_PROC_PROC_H
 
 #include <kern/lib/types.h>
-#include <kern/mutex.h>
-#include <kern/spinlock.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/spinlock.h>
 
 struct as;
 struct vnode;

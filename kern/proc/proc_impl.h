@@ -7,7 +7,7 @@
 #define KERN_PROC_PROC_IMPL_H
 
 #include <kern/proc/proc.h>
-#include <kern/mutex.h>
+#include <kern/lock/mutex.h>
 
 extern struct mutex proc_lock;      /* class "proc": see proc.h's key [P] */
 extern struct proc *allproc;        /* [P] every process, linked by p_next */

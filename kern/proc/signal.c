@@ -84,7 +84,7 @@
 #include <kern/proc/proc.h>
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/arch/trap.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>

@@ -12,7 +12,7 @@
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
 #include <kern/abi/tempest_abi.h>
-#include <kern/lockstat.h>
+#include <kern/lock/lockstat.h>
 #include <kern/bio.h>
 #include <kern/kmem.h>
 #include <kern/lib/errno.h>

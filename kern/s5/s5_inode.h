@@ -23,8 +23,8 @@
 #define KERN_S5_S5_INODE_H
 
 #include <kern/lib/types.h>
-#include <kern/mutex.h>
-#include <kern/sleep.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/sleep.h>
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/vfs.h>
 #include <kern/s5/s5_fs.h>

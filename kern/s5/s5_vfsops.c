@@ -59,7 +59,7 @@
  *
  * Inode locks.  ILOCKED and IRWLOCKED are resource locks (struct rlock),
  * held across disk I/O; a release wakes one waiter with wake1proc
- * (wakeup=one) or all (wakeup=all), as kern/rlock.c does for every
+ * (wakeup=one) or all (wakeup=all), as kern/lock/rlock.c does for every
  * resource lock.  ILOCK and IRWLOCK also take the vnode lock, and IUNLOCK
  * and IRWUNLOCK release it, so that the two flags held by two threads
  * never let those threads run in the inode at the same time (the paper's

@@ -30,7 +30,7 @@
  * are never held across the switch itself.
  *
  * SVR4 MP mutexes are released when their holder switches and reacquired
- * before it runs again (sched_block, kern/mutex.c): a thread never sleeps
+ * before it runs again (sched_block, kern/lock/mutex.c): a thread never sleeps
  * holding a mutex, which is what keeps two sleeping vnode lockers from
  * deadlocking.  Spin locks may not be held across a switch at all.
  *
@@ -44,8 +44,8 @@
  * is a leaf except that stealing holds one queue's lock at a time.
  */
 #include <kern/sched/sched.h>
-#include <kern/spinlock.h>
-#include <kern/mutex.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/mutex.h>
 #include <kern/lib/options.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/trap.h>

@@ -33,7 +33,7 @@ void sched_set_affinity(struct thread *t, uint64_t mask);
 /* Counters for tests and benchmarks. */
 uint64_t sched_steals(void);
 
-/* Hooks for the mutex code (kern/mutex.c): release every mutex the current
+/* Hooks for the mutex code (kern/lock/mutex.c): release every mutex the current
  * thread holds, remembering them in *sv, and reacquire them afterwards. */
 struct mutex_saved;
 void mutex_release_all(struct mutex_saved *sv);

@@ -26,8 +26,8 @@
  * Locks: sleepq (one class, all buckets).  Order: mutex interlocks ->
  * sleepq -> run queue (sched_make_runnable is called with sleepq held).
  */
-#include <kern/sleep.h>
-#include <kern/spinlock.h>
+#include <kern/lock/sleep.h>
+#include <kern/lock/spinlock.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/lib/kprintf.h>

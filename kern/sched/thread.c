@@ -23,7 +23,7 @@
  */
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
@@ -242,7 +242,7 @@ static void dump_switched_out(const struct thread *t)
 }
 
 /* The wait channel of a thread waiting for a held resource lock or
- * reader/writer lock (kern/rlock.c: &rl->wanted, &rw->readers). */
+ * reader/writer lock (kern/lock/rlock.c: &rl->wanted, &rw->readers). */
 static const void *held_lock_chan(const struct held_lock *e)
 {
     if (!e->cls || !(e->flags & HELD_KEEP))

@@ -14,7 +14,7 @@
 #define KERN_SCHED_THREAD_H
 
 #include <kern/lib/types.h>
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 
 enum thread_state {
     TS_EMBRYO,          /* being created */

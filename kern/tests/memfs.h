@@ -13,7 +13,7 @@
 #define KERN_TESTS_MEMFS_H
 
 #include <kern/vfs/vfs.h>
-#include <kern/mutex.h>
+#include <kern/lock/mutex.h>
 
 #define MEMFS_NAMEMAX 14
 #define MEMFS_FILEMAX 256

@@ -59,7 +59,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <drivers/timer.h>
 #include <drivers/virtio_blk.h>
 

@@ -6,8 +6,8 @@
  * counts, and restores the statistics mode it found.
  */
 #include <kern/ktest.h>
-#include <kern/spinlock.h>
-#include <kern/lockstat.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/lockstat.h>
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>

@@ -1,9 +1,9 @@
 /* ktests for SVR4 mutexes, resource locks and reader/writer locks. */
 #include <kern/ktest.h>
-#include <kern/mutex.h>
-#include <kern/sleep.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/sleep.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 #include <kern/sched/thread.h>
 #include <kern/arch/arch.h>
 #include <drivers/timer.h>

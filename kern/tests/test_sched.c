@@ -2,8 +2,8 @@
 #include <kern/ktest.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
-#include <kern/sleep.h>
-#include <kern/mutex.h>
+#include <kern/lock/sleep.h>
+#include <kern/lock/mutex.h>
 #include <kern/lib/options.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/arch.h>

@@ -5,7 +5,7 @@
  * interrupt state.
  */
 #include <kern/ktest.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/lib/options.h>
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>

@@ -7,7 +7,7 @@
  */
 #include <kern/ktest.h>
 #include <drivers/timer.h>
-#include <kern/lockstat.h>
+#include <kern/lock/lockstat.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/kmem.h>

@@ -23,7 +23,7 @@
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>
 #include <drivers/timer.h>
 

@@ -6,9 +6,9 @@
  * witness on for itself and restores the setting it found.
  */
 #include <kern/ktest.h>
-#include <kern/spinlock.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 
 LOCK_CLASS(test_w_a, "test_witness_a", LK_SPIN);
 LOCK_CLASS(test_w_b, "test_witness_b", LK_SPIN);
@@ -18,7 +18,7 @@ LOCK_CLASS(test_w_same, "test_witness_same", LK_SPIN);
 LOCK_CLASS(test_w_x, "test_witness_x", LK_SPIN);
 LOCK_CLASS(test_w_y, "test_witness_y", LK_SPIN);
 LOCK_CLASS(test_w_z, "test_witness_z", LK_SPIN);
-/* Spin mutexes: witness checks no edge into a sleep mutex (kern/witness.c). */
+/* Spin mutexes: witness checks no edge into a sleep mutex (kern/lock/witness.c). */
 LOCK_CLASS(test_w_r1, "test_witness_r1", LK_MUTEX_SPIN);
 LOCK_CLASS(test_w_r2, "test_witness_r2", LK_MUTEX_SPIN);
 

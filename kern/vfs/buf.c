@@ -114,7 +114,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/vfs/ssac.h>
 #include <kern/bio.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -21,7 +21,7 @@
 #include <kern/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/options.h>
-#include <kern/lockstat.h>
+#include <kern/lock/lockstat.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/buf.h>

@@ -29,7 +29,7 @@
 #define KERN_VFS_SSAC_H
 
 #include <kern/lib/types.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/options.h>
 

@@ -6,7 +6,7 @@
 #define KERN_VFS_VFS_IMPL_H
 
 #include <kern/vfs/vfs.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 
 /* The mount list and its shared/exclusive lock (kern/vfs/vfs.c). */
 extern struct rwlock vfs_list_lock;

@@ -32,7 +32,7 @@
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/pcache.h>
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/string.h>
 

@@ -26,7 +26,7 @@
 #define KERN_VFS_VNODE_H
 
 #include <kern/lib/types.h>
-#include <kern/mutex.h>
+#include <kern/lock/mutex.h>
 #include <kern/lib/errno.h>
 
 struct vfs;

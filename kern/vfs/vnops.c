@@ -25,7 +25,7 @@
  */
 #include <kern/vfs/vfs_impl.h>
 #include <kern/vfs/cred.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/lib/string.h>
 

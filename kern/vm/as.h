@@ -15,7 +15,7 @@
 #define KERN_VM_AS_H
 
 #include <kern/lib/types.h>
-#include <kern/sleep.h>
+#include <kern/lock/sleep.h>
 
 struct vnode;
 struct page;

@@ -23,7 +23,7 @@
 #include <kern/arch/multiboot.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/cpu.h>
-#include <kern/spinlock.h>
+#include <kern/lock/spinlock.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>

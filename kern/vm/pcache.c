@@ -101,8 +101,8 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/vfs/ssac.h>
-#include <kern/spinlock.h>
-#include <kern/sleep.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/sleep.h>
 #include <kern/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>

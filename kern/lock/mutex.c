@@ -1,5 +1,5 @@
 /*
- * SVR4 MP mutexes (see kern/mutex.h for the model, kern/lock.c for the
+ * SVR4 MP mutexes (see kern/lock/mutex.h for the model, kern/lock/lock.c for the
  * family's rules and class order).
  *
  * Implementation.  Each mutex has a raw interlock (ilk) guarding owner,
@@ -13,16 +13,16 @@
  * one waiter (wake1proc), or all of them for a shared-capable mutex whose
  * waiters may all be readers.
  *
- * Statistics (kern/lockstat.c): a hit per top-level acquisition (recursive
+ * Statistics (kern/lock/lockstat.c): a hit per top-level acquisition (recursive
  * entries are not acquisitions; reacquisitions after a switch are).  A spin
  * mutex counts at most one miss per hit; a sleep mutex counts every failed
  * attempt, including each one after a wake-up, so its misses may exceed
  * its hits (Sprite's monitor-lock rule).
  */
-#include <kern/mutex.h>
-#include <kern/sleep.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/sleep.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/arch/arch.h>
@@ -48,7 +48,7 @@ void mutex_destroy(struct mutex *m)
     lockstat_unregister(&m->inst);
 }
 
-/* ---- the held stack (helpers in kern/lock.c) ---- */
+/* ---- the held stack (helpers in kern/lock/lock.c) ---- */
 
 static void push_held(struct mutex *m, uintptr_t site, uint32_t misses, uint32_t flags)
 {
@@ -113,7 +113,7 @@ static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared)
 /* ---- exclusive ---- */
 
 /* check_order: false when reacquiring after a context switch, whose order
- * witness checked when the mutex was first taken (kern/witness.h). */
+ * witness checked when the mutex was first taken (kern/lock/witness.h). */
 static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
 {
     struct thread *me = curthread();

@@ -4,8 +4,8 @@
  * The uncontended figure is the mutex's full cost: the interlock, the
  * held-lock stack and (with lockstat on) the statistics.
  */
-#include <kern/mutex.h>
-#include <kern/lockbench.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/lockbench.h>
 
 LOCK_CLASS(bench_mutex_class, "bench_mutex", LK_MUTEX_SPIN);
 

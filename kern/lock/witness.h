@@ -1,7 +1,7 @@
 /*
  * The lock-order checker (witness=on).  It learns the order in which lock
  * classes are taken from the held-lock stack and reports an acquisition
- * that closes a cycle, before the cycle can deadlock.  See kern/witness.c.
+ * that closes a cycle, before the cycle can deadlock.  See kern/lock/witness.c.
  *
  * Every lock kind calls witness_acquire (or witness_acquire_lock) just
  * before it pushes a new acquisition on the held stack, and only for a real
@@ -12,7 +12,7 @@
 #ifndef KERN_WITNESS_H
 #define KERN_WITNESS_H
 
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 
 #define WITNESS_MAX_CLASSES 256
 

@@ -1,5 +1,5 @@
 /*
- * Spin locks (see the theory comment at the top of kern/lock.c).
+ * Spin locks (see the theory comment at the top of kern/lock/lock.c).
  *
  * One type, three algorithms chosen by lock= (or per lock for tests and the
  * benchmark):
@@ -21,7 +21,7 @@
 #ifndef KERN_SPINLOCK_H
 #define KERN_SPINLOCK_H
 
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 
 /* Queue nodes per CPU: how many MCS/H2-MCS locks one CPU may hold at once
  * (interrupt handlers included). */

@@ -1,14 +1,14 @@
 /*
  * Sleep and wakeup on wait channels, wake1proc, resource locks and
  * reader/writer locks.  The theory is in kern/sched/sleep.c and, for the
- * whole lock family, kern/lock.c.
+ * whole lock family, kern/lock/lock.c.
  */
 #ifndef KERN_SLEEP_H
 #define KERN_SLEEP_H
 
 #include <kern/lib/types.h>
-#include <kern/lock.h>
-#include <kern/mutex.h>
+#include <kern/lock/lock.h>
+#include <kern/lock/mutex.h>
 
 struct sleepq;
 

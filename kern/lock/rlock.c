@@ -16,7 +16,7 @@
  *
  * Waiters sleep on a field of the lock (&rl->wanted, &rw->readers), never
  * on its address, which is also the address of its first member and maybe
- * of the structure that embeds it (see mutex_chan in kern/mutex.c).
+ * of the structure that embeds it (see mutex_chan in kern/lock/mutex.c).
  *
  * Both appear on the holder's held-lock stack with HELD_KEEP, so witness
  * sees them and the context switch leaves them alone.
@@ -24,9 +24,9 @@
  * Locks: each lock's own mutex (classes rlock_ilk and rwlock_ilk) guards
  * its fields; the lock itself has the caller's class.
  */
-#include <kern/sleep.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/sleep.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 #include <kern/lib/options.h>
 #include <kern/sched/thread.h>
 #include <kern/arch/arch.h>

@@ -3,9 +3,9 @@
  * summed over its instances, the hits, misses, cycles spent waiting, hold
  * cycles and the longest wait; per instance, hits, misses and wait.  The
  * definitions (what a miss is, what contended mode measures) are in the
- * theory comment of kern/lock.c.
+ * theory comment of kern/lock/lock.c.
  *
- * How a lock kind uses these hooks (kern/spinlock.c is the model):
+ * How a lock kind uses these hooks (kern/lock/spinlock.c is the model):
  *
  *   init:     lockstat_register(&l->inst, cls, name)
  *   acquire:  fast path as usual; if (unlikely(lock_hooks)) take a slow path
@@ -23,7 +23,7 @@
 #ifndef KERN_LOCKSTAT_H
 #define KERN_LOCKSTAT_H
 
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 #include <kern/abi/tempest_abi.h>
 #include <kern/lib/options.h>
 #include <kern/arch/arch.h>
@@ -70,8 +70,8 @@ void lockstat_released(struct lock_instance *li, uint64_t hold_cycles);
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles);
 
 /*
- * The same steps for the locks built on mutexes (kern/mutex.c,
- * kern/rlock.c): count an acquisition whose first failed attempt was at
+ * The same steps for the locks built on mutexes (kern/lock/mutex.c,
+ * kern/lock/rlock.c): count an acquisition whose first failed attempt was at
  * TSC t0 (ignored when misses is 0), by a shared holder or not; and a
  * release whose held entry recorded acquired_at.
  */

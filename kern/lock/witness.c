@@ -1,5 +1,5 @@
 /*
- * witness: the lock-order checker (witness=on; kern/witness.h).
+ * witness: the lock-order checker (witness=on; kern/lock/witness.h).
  *
  * Theory.  The checker keeps a directed graph over lock classes: an edge
  * A -> B means some thread acquired a lock of class B while holding one of
@@ -16,7 +16,7 @@
  *
  * Same-class pairs are not checked and create no self-edge: holding two
  * locks of one class (two run queues, parent and child directory) is legal
- * under a rule stated where it is done (kern/lock.c, rule 4), and the
+ * under a rule stated where it is done (kern/lock/lock.c, rule 4), and the
  * checker cannot know that rule.  A recursive acquisition of a lock already
  * on the held stack is not checked either (witness_acquire_lock).
  *
@@ -30,8 +30,8 @@
  * locked path, which checks again.  The checker uses only raw locks, never
  * the locks it checks, and prints after dropping graph_lock.
  */
-#include <kern/witness.h>
-#include <kern/lock.h>
+#include <kern/lock/witness.h>
+#include <kern/lock/lock.h>
 #include <kern/arch/rawlock.h>
 #include <kern/lib/ksyms.h>
 #include <kern/lib/kprintf.h>
@@ -263,7 +263,7 @@ void witness_check(void *lock, struct lock_class *cls, uintptr_t site)
     /* Waiting for a sleep mutex cannot be part of a deadlock: its holder
      * gives it up whenever it blocks (every mutex is released across a
      * context switch) and never spins on a lock while holding it (no spin
-     * lock is held when a mutex is taken, kern/lock.c rule 5).  So edges
+     * lock is held when a mutex is taken, kern/lock/lock.c rule 5).  So edges
      * into sleep mutexes are neither learned nor checked: "directory
      * ILOCK, then the entry's vnode lock" and "vnode lock, then ILOCK" are
      * both fine, as seed 001 designs them. */

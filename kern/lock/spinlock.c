@@ -1,6 +1,6 @@
 /*
- * Spin locks: TTAS with back-off, MCS and H2-MCS (kern/spinlock.h; the
- * theory of the lock family is at the top of kern/lock.c).
+ * Spin locks: TTAS with back-off, MCS and H2-MCS (kern/lock/spinlock.h; the
+ * theory of the lock family is at the top of kern/lock/lock.c).
  *
  * TTAS.  The lock is one word.  Acquire tries an exchange at once (the
  * uncontended case costs one atomic); when that fails it reads the word
@@ -53,9 +53,9 @@
  * inlined for it; statistics and witness live in one out-of-line function
  * reached through a single test of lock_hooks.
  */
-#include <kern/spinlock.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 #include <kern/lib/options.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>

@@ -8,7 +8,7 @@
  * locks come and go with the objects they protect.  The kinds, and what
  * each is for:
  *
- * Spin locks (kern/spinlock.h).  For short critical sections, and for any
+ * Spin locks (kern/lock/spinlock.h).  For short critical sections, and for any
  * data an interrupt handler touches.  spin_lock disables interrupts, so an
  * interrupt handler on the same CPU can never spin on a lock its own CPU
  * holds; interrupts come back when the CPU releases its last spin lock (a
@@ -21,7 +21,7 @@
  * three have a true TryLock, which is what interrupt-level code uses when it
  * must not wait.
  *
- * SVR4 MP mutexes (kern/mutex.h).  The general-purpose lock for data that
+ * SVR4 MP mutexes (kern/lock/mutex.h).  The general-purpose lock for data that
  * threads, not interrupt handlers, share.  Recursive: the owner may take a
  * mutex again and must release it as often.  When a thread context-switches
  * every mutex it holds is released, and reacquired (in the original order)
@@ -31,7 +31,7 @@
  * mutex is created to spin or to sleep when busy, and optionally
  * shared/exclusive (many readers or one writer).
  *
- * Resource locks (kern/sleep.h).  For state that stays locked across
+ * Resource locks (kern/lock/sleep.h).  For state that stays locked across
  * blocking, typically across I/O: an ILOCKED-style flag in the object,
  * protected by a mutex.  To take one, hold the mutex; while the flag is set,
  * mark "wanted" and sleep on the object's address; then set the flag and drop
@@ -92,7 +92,7 @@
  *      held, so these are innermost; stealing holds one run queue at a time
  *   6. raw locks: console, lockstat registry, witness graph      leaves
  *
- * Statistics (kern/lockstat.c, DESIGN §5, Sprite's instrumentation).  A hit
+ * Statistics (kern/lock/lockstat.c, DESIGN §5, Sprite's instrumentation).  A hit
  * is an acquisition.  A miss is an attempt that found the lock busy: a spin
  * lock counts at most one miss per hit (it found the lock busy, then spun
  * until it got it), while a sleep lock counts every failed attempt after a
@@ -113,15 +113,15 @@
  * folded_* counts (so live instances plus folded counts account for the
  * class).
  *
- * Checking (kern/witness.c, witness=on).  Every acquisition, before it is
+ * Checking (kern/lock/witness.c, witness=on).  Every acquisition, before it is
  * pushed on the held stack, is checked against the classes already held:
  * the checker learns "A before B" edges and reports an acquisition that
  * closes a cycle, with both call sites, once per pair of classes.
  */
-#include <kern/lock.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
-#include <kern/spinlock.h>
+#include <kern/lock/lock.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
+#include <kern/lock/spinlock.h>
 #include <kern/lib/options.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/string.h>

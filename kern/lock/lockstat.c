@@ -1,6 +1,6 @@
 /*
  * Lock statistics (DESIGN §5; the definitions of hit, miss, wait and hold
- * are in the theory comment of kern/lock.c).
+ * are in the theory comment of kern/lock/lock.c).
  *
  * Where the counts live.  Each class has one struct lockstat_cpu per CPU,
  * on its own cache line, written only by that CPU with interrupts off, so
@@ -22,8 +22,8 @@
  * Static locks (SPINLOCK_INIT) are not on their class's list until the
  * first acquisition that records statistics links them in.
  */
-#include <kern/lockstat.h>
-#include <kern/lock.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/lock.h>
 #include <kern/arch/rawlock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -19,11 +19,11 @@
  * except that a contended run whose counter disagrees with its operation
  * count (lost mutual exclusion) says so.
  */
-#include <kern/lockbench.h>
+#include <kern/lock/lockbench.h>
 #include <kern/vfs/fsbench.h>
-#include <kern/spinlock.h>
-#include <kern/lockstat.h>
-#include <kern/witness.h>
+#include <kern/lock/spinlock.h>
+#include <kern/lock/lockstat.h>
+#include <kern/lock/witness.h>
 #include <kern/lib/options.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

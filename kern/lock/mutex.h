@@ -18,7 +18,7 @@
 #define KERN_MUTEX_H
 
 #include <kern/lib/types.h>
-#include <kern/lock.h>
+#include <kern/lock/lock.h>
 #include <kern/arch/rawlock.h>
 
 #define MUTEX_SLEEP  0x0        /* sleep when busy (the default) */
@@ -49,7 +49,7 @@ bool mutex_owned(const struct mutex *m);
 /* How many levels deep the current thread holds m (0: not held). */
 uint32_t mutex_depth(const struct mutex *m);
 
-/* Add the "mutex" line to kbench=locks (kern/mutex_bench.c). */
+/* Add the "mutex" line to kbench=locks (kern/lock/mutex_bench.c). */
 void mutex_bench_register(void);
 
 /* What sched_block releases and reacquires around a context switch. */

@@ -2,15 +2,15 @@
  * The Tempest lock family: classes, statistics hooks, and the held-lock
  * stack shared by every kind of lock.  The theory comment for the whole
  * family (what each kind is for, the rules, and the class order) is at the
- * top of kern/lock.c.
+ * top of kern/lock/lock.c.
  *
- *   kern/spinlock.h  spin locks: TTAS with back-off, MCS, H2-MCS (lock=)
- *   kern/mutex.h     SVR4 MP mutexes: recursive, released across context
+ *   kern/lock/spinlock.h  spin locks: TTAS with back-off, MCS, H2-MCS (lock=)
+ *   kern/lock/mutex.h     SVR4 MP mutexes: recursive, released across context
  *                    switches, spin or sleep, optionally shared/exclusive
- *   kern/sleep.h     sleep/wakeup on hashed wait channels, wake1proc,
+ *   kern/lock/sleep.h     sleep/wakeup on hashed wait channels, wake1proc,
  *                    resource locks, reader/writer locks
- *   kern/lockstat.h  Sprite-style statistics per class (DESIGN §5)
- *   kern/witness.h   the lock-order checker (witness=on)
+ *   kern/lock/lockstat.h  Sprite-style statistics per class (DESIGN §5)
+ *   kern/lock/witness.h   the lock-order checker (witness=on)
  */
 #ifndef KERN_LOCK_H
 #define KERN_LOCK_H
@@ -50,7 +50,7 @@ struct lock_class {
     int id;                             /* [boot] index for witness; assigned at first use */
     struct lockstat_cpu stats[MAX_CPUS];    /* [own] each CPU writes its own line */
     /* Counts folded in from destroyed lock instances (under the class's
-     * instance-list lock in kern/lockstat.c). */
+     * instance-list lock in kern/lock/lockstat.c). */
     uint64_t folded_hits, folded_misses, folded_wait;
     /* The live instances, for the per-instance "most contended" report. */
     struct lock_instance *instances;    /* under lockstat's registry lock */
@@ -116,7 +116,7 @@ static inline bool held_any_kept(void)
 }
 
 /*
- * Held-stack helpers and boot set-up (kern/lock.c), shared by every kind
+ * Held-stack helpers and boot set-up (kern/lock/lock.c), shared by every kind
  * of lock.  held_push panics when the stack is full; held_pop searches from
  * the top, so a lock released out of order is removed from the middle.
  */

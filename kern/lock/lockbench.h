@@ -1,6 +1,6 @@
 /*
  * In-kernel benchmarks (kbench=NAME,...), starting with the lock benchmark
- * (kbench=locks; kern/lockbench.c).
+ * (kbench=locks; kern/lock/lockbench.c).
  */
 #ifndef KERN_LOCKBENCH_H
 #define KERN_LOCKBENCH_H
