@@ -29,7 +29,7 @@
 #include <kern/bio.h>
 #include <kern/lock/sleep.h>
 #include <kern/arch/arch.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <drivers/timer.h>

@@ -10,7 +10,7 @@
  * pages need no lock of their own: the block layer serializes them.
  */
 #include <kern/bio.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
 #include <kern/vm/page.h>

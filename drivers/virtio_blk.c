@@ -59,7 +59,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/vm/page.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 
 /* Legacy register offsets in BAR0 (no MSI-X, so device config at 0x14). */
 #define VIO_HOST_FEATURES  0x00

@@ -20,7 +20,7 @@
 #include <kern/arch/panic.h>
 #include <kern/arch/smp.h>
 #include <kern/ktest.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lock/lock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/lockbench.h>

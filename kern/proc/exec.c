@@ -32,7 +32,7 @@
 #include <kern/arch/trap.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 

@@ -17,7 +17,7 @@
 #include <kern/proc/proc.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 
 LOCK_CLASS(file_lock_class, "file", LK_MUTEX_SLEEP);

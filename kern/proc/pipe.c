@@ -31,7 +31,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/lock/sleep.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 

@@ -26,7 +26,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <kern/tty.h>

@@ -26,7 +26,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
 #include <kern/arch/arch.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/timer.h>

@@ -15,7 +15,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/sched/thread.h>
 #include <kern/tty.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 #include <drivers/timer.h>
 

@@ -21,7 +21,7 @@
 #include <kern/sched/thread.h>
 #include <kern/arch/trap.h>
 #include <kern/arch/arch.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>

@@ -14,7 +14,7 @@
 #include <kern/abi/tempest_abi.h>
 #include <kern/lock/lockstat.h>
 #include <kern/bio.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 
 /* Larger snapshots than this are refused (-ENOMEM): a sanity bound on

@@ -9,7 +9,7 @@
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 
 /* Pointer entry idx of indirect block bno into *nextp, checked. */
 static int read_indirect(struct s5_inode *ip, uint32_t bno, uint32_t idx, uint32_t *nextp)

@@ -13,7 +13,7 @@
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 
 /* Write S5 block bno of dev from buf. */

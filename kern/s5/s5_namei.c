@@ -15,7 +15,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 
 static bool is_dot_or_dotdot(const char *name)
 {

@@ -120,7 +120,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/bio.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 

@@ -14,7 +14,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 
 /* ---- helpers ---- */
 

@@ -24,7 +24,7 @@
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/lock/sleep.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/panic.h>

@@ -3,7 +3,7 @@
  */
 #include <kern/tests/memfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 
 LOCK_CLASS(memfs_class, "ktest_memfs", LK_MUTEX_SLEEP);

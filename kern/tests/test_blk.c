@@ -54,7 +54,7 @@
 #include <kern/ktest.h>
 #include <kern/bio.h>
 #include <kern/lib/errno.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

@@ -25,7 +25,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/vfs/ssac.h>
 #include <kern/bio.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>

@@ -11,7 +11,7 @@
 #include <kern/ktest.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>

@@ -1,7 +1,7 @@
 /* ktests for the page allocator and the heap. */
 #include <kern/ktest.h>
 #include <kern/arch/cpu.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/numa.h>
 #include <kern/lib/string.h>
 #include <kern/vm/page.h>

@@ -29,7 +29,7 @@
 #include <kern/sched/thread.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 
 #define TVA 0x10000000UL
 

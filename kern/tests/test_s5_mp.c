@@ -28,7 +28,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
 #include <kern/arch/cpu.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>

@@ -20,7 +20,7 @@
 #include <kern/tty.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/lock/sleep.h>

@@ -115,7 +115,7 @@
 #include <kern/vfs/ssac.h>
 #include <kern/bio.h>
 #include <kern/lock/sleep.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/panic.h>

@@ -3,7 +3,7 @@
  * synchronization is the atomic reference count.
  */
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/panic.h>
 
 static struct cred kernel_cred = { .cr_ref = 1 };

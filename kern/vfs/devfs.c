@@ -21,7 +21,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/tty.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 

@@ -84,7 +84,7 @@
 #include <kern/vfs/ssac.h>
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/panic.h>

@@ -18,7 +18,7 @@
  */
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/options.h>
 #include <kern/lock/lockstat.h>

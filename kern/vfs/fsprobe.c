@@ -14,7 +14,7 @@
  */
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/options.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>

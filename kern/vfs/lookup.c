@@ -25,7 +25,7 @@
  */
 #include <kern/vfs/vfs_impl.h>
 #include <kern/vfs/cred.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 
 static bool is_dot(const char *c)

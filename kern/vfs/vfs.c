@@ -73,7 +73,7 @@
 #include <kern/vfs/buf.h>
 #include <kern/bio.h>
 #include <kern/s5/s5.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 

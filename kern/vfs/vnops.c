@@ -26,7 +26,7 @@
 #include <kern/vfs/vfs_impl.h>
 #include <kern/vfs/cred.h>
 #include <kern/lock/sleep.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 
 LOCK_CLASS(vfs_rename_class, "vfs_rename", LK_RESOURCE);

@@ -70,7 +70,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>

@@ -103,7 +103,7 @@
 #include <kern/vfs/ssac.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/sleep.h>
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>

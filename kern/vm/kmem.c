@@ -20,7 +20,7 @@
  * the page allocator's node lock (to get or return a page), never the
  * other way round.
  */
-#include <kern/kmem.h>
+#include <kern/vm/kmem.h>
 #include <kern/vm/page.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/cpu.h>
