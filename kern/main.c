@@ -19,7 +19,7 @@
 #include <kern/arch/numa.h>
 #include <kern/arch/panic.h>
 #include <kern/arch/smp.h>
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/vm/kmem.h>
 #include <kern/lock/lock.h>
 #include <kern/lock/lockstat.h>

@@ -17,7 +17,7 @@
  * stops the other CPUs with an NMI instead, which cannot be masked.
  */
 #include <kern/arch/smp.h>
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/trap.h>

@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the S5 ktests; see kern/tests/s5t.h.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/vfs.h>

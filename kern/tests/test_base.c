@@ -1,6 +1,6 @@
 /* ktests for the pure parts of the kernel core: formatting, options,
  * CPU lists, the symbol table. */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>

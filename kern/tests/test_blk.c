@@ -51,7 +51,7 @@
  * starting rounds once MP_SOFT_NS have passed (every thread finishes at
  * least one round, so every test still checks something).
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/bio.h>
 #include <kern/lib/errno.h>
 #include <kern/vm/kmem.h>

@@ -21,7 +21,7 @@
  *                    cache, then checked on the disk
  *   buf_errors       past the end of the disk, bad sizes, I/O errors
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/vfs/buf.h>
 #include <kern/vfs/ssac.h>
 #include <kern/bio.h>

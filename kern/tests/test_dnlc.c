@@ -14,7 +14,7 @@
  *                    CPU; on every CPU at once); every hit returns the
  *                    vnode entered for that name, counts balance at the end
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/ssac.h>
 #include <kern/vfs/vnode.h>

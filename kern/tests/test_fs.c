@@ -8,7 +8,7 @@
  * except fs_persist, whose file the host checks.  The multiprocessor test
  * runs a thread on every CPU at once, in shared and private directories.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/vm/kmem.h>

@@ -5,7 +5,7 @@
  * Each test uses classes of its own, so other locks cannot disturb the
  * counts, and restores the statistics mode it found.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lib/options.h>

@@ -1,5 +1,5 @@
 /* ktests for the page allocator and the heap. */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/arch/cpu.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/numa.h>

@@ -1,5 +1,5 @@
 /* ktests for processors, interrupts and NUMA topology. */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/smp.h>
 #include <kern/arch/numa.h>

@@ -1,5 +1,5 @@
 /* ktests for SVR4 mutexes, resource locks and reader/writer locks. */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lock/mutex.h>
 #include <kern/lock/sleep.h>
 #include <kern/lock/lockstat.h>

@@ -19,7 +19,7 @@
  *                     back through the mapping, msyncs, all at once on
  *                     the same pages; the file ends with every last value
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
 #include <kern/vm/as.h>
 #include <kern/vm/page.h>

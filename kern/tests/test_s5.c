@@ -28,7 +28,7 @@
  *   s5_vfs         through the VFS: mounted on a directory of the root file
  *                  system (when root= gave one), path operations, unmount
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/vfs.h>

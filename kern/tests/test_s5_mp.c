@@ -19,7 +19,7 @@
  *   s5_mp_rename   every CPU moving two directories into each other at
  *                  once: exactly one move wins, never a cycle
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/vfs.h>

@@ -1,5 +1,5 @@
 /* ktests for threads, the run-queue models, sleep/wakeup and wake1proc. */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/lock/sleep.h>

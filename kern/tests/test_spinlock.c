@@ -4,7 +4,7 @@
  * queue), nesting and out-of-order release, the held-lock stack and the
  * interrupt state.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lib/options.h>
 #include <kern/arch/smp.h>

@@ -11,7 +11,7 @@
  *               signals go to the foreground group: none here); without
  *               it they are bytes for the reader, in either mode
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tty.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>

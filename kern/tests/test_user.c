@@ -5,7 +5,7 @@
  * run in its modes: system calls, fork, faults, files, mmap, exec, the
  * per-user process limit, preemption of user mode).
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <drivers/timer.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lib/kprintf.h>

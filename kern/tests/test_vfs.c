@@ -15,7 +15,7 @@
  * (memfs_unlocked_vops must stay 0), and the teardown unmounts A, which
  * fails if any reference leaked.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/tests/memfs.h>
 #include <kern/tty.h>
 #include <kern/vfs/vfs.h>

@@ -5,7 +5,7 @@
  * the path, and statistics keep counting after a report.  Each test turns
  * witness on for itself and restores the setting it found.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/witness.h>

@@ -12,7 +12,7 @@
  * thread with its held locks and backtrace -- the evidence a deadlock
  * leaves, which a host-side time limit would throw away.
  */
-#include <kern/ktest.h>
+#include <kern/tests/ktest.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
