@@ -31,7 +31,7 @@
 #include <kern/sched/sched.h>
 #include <kern/sched/thread.h>
 #include <kern/lock/mutex.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
 #include <drivers/acpi.h>

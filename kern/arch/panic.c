@@ -11,7 +11,7 @@
  * A second panic on another CPU, or a nested one, just halts.
  */
 #include <kern/arch/panic.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vfs/buf.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/ksyms.h>

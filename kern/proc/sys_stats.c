@@ -13,7 +13,7 @@
 #include <kern/vm/as.h>
 #include <kern/abi/tempest_abi.h>
 #include <kern/lock/lockstat.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 

@@ -13,7 +13,7 @@
  */
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

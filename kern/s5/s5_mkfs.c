@@ -12,7 +12,7 @@
 #include <kern/s5/s5.h>
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 

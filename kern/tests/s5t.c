@@ -8,7 +8,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vfs/buf.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/arch/cpu.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>

@@ -52,7 +52,7 @@
  * least one round, so every test still checks something).
  */
 #include <kern/tests/ktest.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/lib/errno.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
@@ -61,7 +61,7 @@
 #include <kern/sched/thread.h>
 #include <kern/lock/sleep.h>
 #include <drivers/timer.h>
-#include <drivers/virtio_blk.h>
+#include <drivers/block/virtio_blk.h>
 
 #define MP_SOFT_NS   1000000000ull   /* no new round after a second */
 

@@ -24,7 +24,7 @@
 #include <kern/tests/ktest.h>
 #include <kern/vfs/buf.h>
 #include <kern/vfs/ssac.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>

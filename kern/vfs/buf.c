@@ -113,7 +113,7 @@
  */
 #include <kern/vfs/buf.h>
 #include <kern/vfs/ssac.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>

@@ -71,7 +71,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/buf.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/s5/s5.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>

@@ -1,4 +1,4 @@
-/* virtio-blk over the legacy PCI transport.  Theory in drivers/virtio_blk.c. */
+/* virtio-blk over the legacy PCI transport.  Theory in drivers/block/virtio_blk.c. */
 #ifndef DRIVERS_VIRTIO_BLK_H
 #define DRIVERS_VIRTIO_BLK_H
 
@@ -10,7 +10,7 @@ struct blkdev;
 #define VIRTIO_DEV_BLK_LEGACY 0x1001
 #define VBLK_MAX 16
 
-/* Probe every legacy virtio-blk function (also declared in kern/bio.h). */
+/* Probe every legacy virtio-blk function (also declared in drivers/block/bio.h). */
 int virtio_blk_probe(void);
 /* Disks the probe registered, and the i-th of them. */
 int virtio_blk_count(void);

@@ -26,7 +26,7 @@
  * would let the other drive's thread into the middle of a command.
  * Disks are numbered ata0..ata3 (channel * 2 + drive).
  */
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/lock/sleep.h>
 #include <kern/arch/arch.h>
 #include <kern/vm/kmem.h>

@@ -1,7 +1,7 @@
 /*
  * The block-device layer: a registry of disks, a sorted (C-SCAN) request
  * queue per disk served by a per-disk thread, and per-disk statistics.
- * Theory in kern/bio.c.
+ * Theory in drivers/block/bio.c.
  *
  * Lock key:
  *   [c]  constant after blk_register

@@ -47,11 +47,11 @@
  * taken inside it.  The table of disks is filled at boot before any
  * interrupt is routed and read-only afterwards.
  */
-#include <drivers/virtio_blk.h>
+#include <drivers/block/virtio_blk.h>
 #include <drivers/pci.h>
 #include <drivers/ioapic.h>
 #include <drivers/acpi.h>
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/trap.h>

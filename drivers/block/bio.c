@@ -57,7 +57,7 @@
  * owner may already have reused the memory; a stray wakeup on that address
  * is harmless, since every sleeper re-checks its condition).
  */
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/lib/errno.h>
 #include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>

@@ -9,7 +9,7 @@
  * submit only from the disk's one service thread (max_inflight 1), so the
  * pages need no lock of their own: the block layer serializes them.
  */
-#include <kern/bio.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
