@@ -1,6 +1,6 @@
 /*
  * COM1 console: a 16550 UART at I/O port 0x3F8, 115200 baud 8N1.  Output
- * is polled; input interrupts once kern/tty.c enables it.
+ * is polled; input interrupts once drivers/tty/tty.c enables it.
  * Callers serialize through the console lock in kern/arch/console.c.
  */
 #include <drivers/serial.h>

@@ -41,7 +41,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;

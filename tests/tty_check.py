@@ -1,5 +1,5 @@
 """Typing at Tempest's console, for tests/check.py: the terminal's
-foreground process group and job control (kern/tty.c), seen as a person at
+foreground process group and job control (drivers/tty/tty.c), seen as a person at
 the keyboard sees them.
 
 The root image (tools/mkroot.py, no --run) makes init start an

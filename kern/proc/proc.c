@@ -87,7 +87,7 @@
 #include <kern/lib/options.h>
 #include <kern/arch/panic.h>
 #include <drivers/timer.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 
 LOCK_CLASS(proc_lock_class, "proc", LK_MUTEX_SLEEP);
 LOCK_CLASS(fdtable_lock_class, "fdtable", LK_MUTEX_SLEEP);

@@ -367,7 +367,7 @@ struct file *fd_get(struct proc *p, int fd);
  * 0 O_RDONLY, 1 O_WRONLY, 2 O_RDWR; kern/vfs/vfs.h.) */
 static inline bool file_readable(const struct file *fp) { return (fp->f_flags & 3) != 1; }
 static inline bool file_writable(const struct file *fp) { return (fp->f_flags & 3) != 0; }
-/* Is vp the console (/dev/console, the terminal of kern/tty.c)? */
+/* Is vp the console (/dev/console, the terminal of drivers/tty/tty.c)? */
 bool vn_is_console(const struct vnode *vp);
 /* Pipes (kern/proc/pipe.c): is vp one, and what is it ready for, from an
  * end that reads (rd) and/or writes (wr): poll's bits, as Linux's. */

@@ -1,6 +1,6 @@
 /*
  * Descriptor system calls: dup, dup2, dup3, fcntl, ioctl (the console's
- * terminal calls go to the line discipline, kern/tty.c), fsync,
+ * terminal calls go to the line discipline, drivers/tty/tty.c), fsync,
  * ftruncate, and umask.  The descriptor table itself is kern/proc/fd.c;
  * the path and transfer calls are kern/proc/sys_fs.c.
  *
@@ -12,7 +12,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/lib/errno.h>
 
 #define O_CLOEXEC           0x80000
@@ -152,7 +152,7 @@ bool vn_is_console(const struct vnode *vp)
 #define TIOCSCTTY  0x540E
 #define TIOCSPGRP  0x5410
 
-/* The console's terminal calls, on the line discipline (kern/tty.c). */
+/* The console's terminal calls, on the line discipline (drivers/tty/tty.c). */
 static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
 {
     /* struct termios: iflag, oflag, cflag, lflag, then line and cc[19] */

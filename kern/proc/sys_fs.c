@@ -29,7 +29,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100

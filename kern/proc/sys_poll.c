@@ -1,6 +1,6 @@
 /*
  * poll: which descriptors are ready.  Readiness is exact for the console
- * (a finished line is waiting, kern/tty.c) and for pipes (pipe_poll:
+ * (a finished line is waiting, drivers/tty/tty.c) and for pipes (pipe_poll:
  * data, room, or the other end gone: POLLHUP, POLLERR); regular files and
  * other devices are reported ready for what was asked.  Waiting is a yield loop that checks
  * again until something is ready or the timeout passes: there are no timed
@@ -14,7 +14,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/sched/thread.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 #include <drivers/timer.h>

@@ -1,5 +1,5 @@
 /*
- * ktests for the console's line discipline (kern/tty.c), fed through
+ * ktests for the console's line discipline (drivers/tty/tty.c), fed through
  * tty_input as the UART interrupt would:
  *
  *   tty_canon   a line is read only once finished; erase and kill edit
@@ -12,7 +12,7 @@
  *               it they are bytes for the reader, in either mode
  */
 #include <kern/tests/ktest.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 

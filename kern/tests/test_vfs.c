@@ -17,7 +17,7 @@
  */
 #include <kern/tests/ktest.h>
 #include <kern/tests/memfs.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
@@ -588,7 +588,7 @@ static int body_devfs(struct ns *ns)
     static const char msg[] = "vfs_devfs: this line was written through /dev/console\n";
     KT_ASSERT_EQ(vn_rdwr(vp, true, (void *)msg, sizeof msg - 1, 0, 0, &done, kcred), 0);
     KT_ASSERT_EQ(done, sizeof msg - 1);
-    /* A read returns one line from the terminal (kern/tty.c); fed here as
+    /* A read returns one line from the terminal (drivers/tty/tty.c); fed here as
      * the UART would.  Without console input it is end of file. */
     size_t want = tty_readable() ? 0 : 6;
     for (const char *c = "typed\r"; *c; c++)

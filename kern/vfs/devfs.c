@@ -19,7 +19,7 @@
  * (the console serializes its own output).
  */
 #include <kern/vfs/vfs.h>
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
@@ -71,7 +71,7 @@ static int read_zeros(struct uio *uio)
 }
 
 /* The console: output goes to the kernel console; input comes a line at
- * a time from the terminal line discipline (kern/tty.c). */
+ * a time from the terminal line discipline (drivers/tty/tty.c). */
 static int console_dev_read(struct uio *uio)
 {
     long n = tty_read(uio->uio_base, uio->uio_resid, false);

@@ -1,4 +1,4 @@
-/* The console terminal's line discipline (theory in kern/tty.c). */
+/* The console terminal's line discipline (theory in drivers/tty/tty.c). */
 #ifndef KERN_TTY_H
 #define KERN_TTY_H
 

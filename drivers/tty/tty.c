@@ -53,7 +53,7 @@
  * way.  The foreground group, the session and the flags are single words
  * read and written atomically.  Echo goes through console_write, a leaf.
  */
-#include <kern/tty.h>
+#include <drivers/tty/tty.h>
 #include <kern/proc/proc.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
