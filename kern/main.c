@@ -34,10 +34,10 @@
 #include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
-#include <drivers/acpi.h>
-#include <drivers/lapic.h>
-#include <drivers/ioapic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/acpi.h>
+#include <drivers/platform/lapic.h>
+#include <drivers/platform/ioapic.h>
+#include <drivers/platform/timer.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>

@@ -32,7 +32,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define ATA_DATA     0
 #define ATA_ERROR    1

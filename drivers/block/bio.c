@@ -64,8 +64,8 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
-#include <drivers/pci.h>
-#include <drivers/timer.h>
+#include <drivers/platform/pci.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(blk_queue_class, "blk_queue", LK_SPIN);
 LOCK_CLASS(blk_registry_class, "blk_registry", LK_SPIN);

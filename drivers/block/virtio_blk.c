@@ -37,7 +37,7 @@
  * device misbehaviour never panics.
  *
  * Naming.  Disks are vda, vdb, ... by position among the virtio-blk
- * functions in PCI table order, which is physical order (drivers/pci.c):
+ * functions in PCI table order, which is physical order (drivers/platform/pci.c):
  * the order the harness attached them.  One that fails to initialize keeps
  * its letter unused, so its successors are not renamed.
  *
@@ -48,9 +48,9 @@
  * interrupt is routed and read-only afterwards.
  */
 #include <drivers/block/virtio_blk.h>
-#include <drivers/pci.h>
-#include <drivers/ioapic.h>
-#include <drivers/acpi.h>
+#include <drivers/platform/pci.h>
+#include <drivers/platform/ioapic.h>
+#include <drivers/platform/acpi.h>
 #include <drivers/block/bio.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>

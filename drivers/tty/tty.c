@@ -64,8 +64,8 @@
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
-#include <drivers/serial.h>
-#include <drivers/ioapic.h>
+#include <drivers/platform/serial.h>
+#include <drivers/platform/ioapic.h>
 
 #define TTY_IRQ     4               /* COM1 */
 #define QUEUE_SIZE  4096            /* bytes of finished lines */

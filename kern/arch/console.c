@@ -9,8 +9,8 @@
  */
 #include <kern/lib/kprintf.h>
 #include <kern/arch/rawlock.h>
-#include <drivers/serial.h>
-#include <drivers/vga.h>
+#include <drivers/platform/serial.h>
+#include <drivers/platform/vga.h>
 
 static rawlock_t console_lock = RAWLOCK_INIT;
 

@@ -3,7 +3,7 @@
  *
  * Theory.  The SRAT says which proximity domain every CPU and physical
  * memory range belongs to, and the SLIT how far apart the domains are;
- * drivers/acpi.c has already checked those tables and renumbered the
+ * drivers/platform/acpi.c has already checked those tables and renumbered the
  * domains as dense nodes 0..n-1.  Here we turn that into what the rest of
  * the kernel asks: the node of a logical CPU, the node of a physical
  * address, the distance between two nodes, and how much usable RAM (the

@@ -5,7 +5,7 @@
 #define KERN_NUMA_H
 
 #include <kern/lib/types.h>
-#include <drivers/acpi.h>
+#include <drivers/platform/acpi.h>
 
 #define MAX_NODES           ACPI_MAX_NODES
 #define NUMA_MAX_RANGES     16      /* SRAT memory ranges kept per node */

@@ -21,8 +21,8 @@
 #include <kern/arch/cpu.h>
 #include <kern/arch/trap.h>
 #include <kern/lib/options.h>
-#include <drivers/lapic.h>
-#include <drivers/acpi.h>
+#include <drivers/platform/lapic.h>
+#include <drivers/platform/acpi.h>
 
 volatile int panicking;
 

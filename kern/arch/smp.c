@@ -30,8 +30,8 @@
 #include <kern/arch/numa.h>
 #include <kern/sched/thread.h>
 #include <kern/proc/proc.h>
-#include <drivers/lapic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/lapic.h>
+#include <drivers/platform/timer.h>
 
 #define TRAMP_BASE 0x8000
 #define AP_START_TIMEOUT_US 10000000     /* 10 s of reference-clock time */

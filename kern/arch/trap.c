@@ -12,7 +12,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
-#include <drivers/lapic.h>
+#include <drivers/platform/lapic.h>
 #include <kern/proc/proc.h>
 #include <kern/sched/thread.h>
 

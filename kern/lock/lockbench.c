@@ -30,7 +30,7 @@
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define UNC_PAIRS   20000
 #define UNC_ROUNDS  15

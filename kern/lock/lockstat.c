@@ -28,7 +28,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/cpu.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;

@@ -86,7 +86,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
 #include <kern/arch/panic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 #include <drivers/tty/tty.h>
 
 LOCK_CLASS(proc_lock_class, "proc", LK_MUTEX_SLEEP);

@@ -29,7 +29,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100

@@ -17,7 +17,7 @@
 #include <drivers/tty/tty.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define POLLIN   0x001
 #define POLLPRI  0x002

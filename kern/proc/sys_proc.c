@@ -26,7 +26,7 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define ARCH_SET_GS 0x1001
 #define ARCH_SET_FS 0x1002

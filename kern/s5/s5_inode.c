@@ -23,7 +23,7 @@
 #include <kern/lib/options.h>
 #include <kern/arch/panic.h>
 #include <kern/sched/thread.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(s5_icache_class, "s5_icache", LK_MUTEX_SLEEP);
 LOCK_CLASS(s5_ilock_class, "s5_ilock", LK_RESOURCE);

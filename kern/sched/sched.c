@@ -52,7 +52,7 @@
 #include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
-#include <drivers/lapic.h>
+#include <drivers/platform/lapic.h>
 #include <kern/proc/proc.h>
 
 struct runq {

@@ -21,7 +21,7 @@
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 extern const struct ktest __ktest_start[], __ktest_end[];
 

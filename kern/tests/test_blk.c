@@ -60,7 +60,7 @@
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 #include <kern/lock/sleep.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 #include <drivers/block/virtio_blk.h>
 
 #define MP_SOFT_NS   1000000000ull   /* no new round after a second */

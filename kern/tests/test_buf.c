@@ -30,7 +30,7 @@
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
 #include <kern/sched/thread.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define BSIZE 1024
 

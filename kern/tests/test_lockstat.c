@@ -14,7 +14,7 @@
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(test_ls_hits, "test_ls_hits", LK_SPIN);
 LOCK_CLASS(test_ls_cont, "test_ls_contended", LK_SPIN);

@@ -4,8 +4,8 @@
 #include <kern/arch/smp.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/arch.h>
-#include <drivers/lapic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/lapic.h>
+#include <drivers/platform/timer.h>
 
 KTEST(cpus_online)
 {

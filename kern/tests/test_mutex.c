@@ -6,7 +6,7 @@
 #include <kern/lock/witness.h>
 #include <kern/sched/thread.h>
 #include <kern/arch/arch.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(test_mx_sleep_class, "test_mutex_sleep", LK_MUTEX_SLEEP);
 LOCK_CLASS(test_mx_spin_class, "test_mutex_spin", LK_MUTEX_SPIN);

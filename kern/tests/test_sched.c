@@ -7,7 +7,7 @@
 #include <kern/lib/options.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/arch.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(test_sched_mutex_class, "test_sched_mutex", LK_MUTEX_SLEEP);
 

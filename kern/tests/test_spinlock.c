@@ -10,7 +10,7 @@
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(test_spin_mx, "test_spin_mx", LK_SPIN);
 LOCK_CLASS(test_spin_try, "test_spin_try", LK_SPIN);

@@ -6,7 +6,7 @@
  * per-user process limit, preemption of user mode).
  */
 #include <kern/tests/ktest.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>

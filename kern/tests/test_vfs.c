@@ -25,7 +25,7 @@
 #include <kern/lib/string.h>
 #include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 /* ======================= a test namespace ======================= */
 

@@ -28,7 +28,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vfs/fsbench.h>
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 
 #define BENCH_SECONDS   3
 #define WORKING_SET     8       /* files per thread */

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <drivers/acpi.h>
+#include <drivers/platform/acpi.h>
 #include <kern/arch/numa.h>
 
 #define PHYS_SIZE   (2u << 20)

@@ -1,5 +1,5 @@
 /*
- * Host unit tests for drivers/acpi.c (and, end to end, kern/arch/numa.c) on
+ * Host unit tests for drivers/platform/acpi.c (and, end to end, kern/arch/numa.c) on
  * good tables: synthetic firmware shaped like the machine presets (built
  * by acpi_fake.c) is parsed and the result checked, including the \_S5_
  * package in the AML.  The broken-table tests are in test_acpi_bad.c.

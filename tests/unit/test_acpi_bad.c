@@ -1,5 +1,5 @@
 /*
- * Host unit tests for drivers/acpi.c on broken firmware: the tables of
+ * Host unit tests for drivers/platform/acpi.c on broken firmware: the tables of
  * acpi_fake.c are broken one way at a time (checksums, lengths,
  * signatures, values) and each breakage must be reported and the table
  * ignored, never trusted in part; then random corruption (fuzzing).

@@ -4,7 +4,7 @@
  * exactly the topology it feeds in.
  */
 #include "unit.h"
-#include <drivers/acpi.h>
+#include <drivers/platform/acpi.h>
 #include <kern/arch/numa.h>
 
 #define MiB (1ULL << 20)

@@ -9,8 +9,8 @@
  * The timer runs periodic at the tick rate on every CPU; its count per
  * tick is calibrated once on the boot CPU against the reference clock.
  */
-#include <drivers/lapic.h>
-#include <drivers/timer.h>
+#include <drivers/platform/lapic.h>
+#include <drivers/platform/timer.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/trap.h>
 #include <kern/lib/kprintf.h>

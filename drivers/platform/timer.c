@@ -7,7 +7,7 @@
  * instruction count, so calibrations and delays stay consistent.  State is
  * written once on the boot CPU before others start; read-only afterwards.
  */
-#include <drivers/timer.h>
+#include <drivers/platform/timer.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/kprintf.h>
 

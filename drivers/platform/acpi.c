@@ -22,7 +22,7 @@
  * densely in ascending order (node 0 = smallest domain) and remap the
  * SLIT, which is indexed by domain, to those node numbers.
  */
-#include <drivers/acpi.h>
+#include <drivers/platform/acpi.h>
 #include <kern/lib/kprintf.h>
 #ifdef ACPI_HOST_TEST
 #include <string.h>

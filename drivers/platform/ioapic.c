@@ -5,8 +5,8 @@
  * firmware).  Tables are set up on the boot CPU; ioapic_lock serializes
  * later routing changes.
  */
-#include <drivers/ioapic.h>
-#include <drivers/acpi.h>
+#include <drivers/platform/ioapic.h>
+#include <drivers/platform/acpi.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/rawlock.h>
 #include <kern/lib/kprintf.h>

@@ -3,7 +3,7 @@
  * is polled; input interrupts once drivers/tty/tty.c enables it.
  * Callers serialize through the console lock in kern/arch/console.c.
  */
-#include <drivers/serial.h>
+#include <drivers/platform/serial.h>
 #include <kern/arch/arch.h>
 
 #define COM1 0x3F8

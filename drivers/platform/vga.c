@@ -4,7 +4,7 @@
  * We detect it by the CRT controller answering at 0x3D4 and write cells
  * through the direct map.  Callers serialize through the console lock.
  */
-#include <drivers/vga.h>
+#include <drivers/platform/vga.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 
