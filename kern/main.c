@@ -38,6 +38,7 @@
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/ioapic.h>
 #include <drivers/platform/timer.h>
+#include <drivers/platform/pci.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>
@@ -232,6 +233,7 @@ void kmain(uint32_t magic, uint32_t info)
     /* The disks come first: the root file system is mounted from one of
      * them.  After the APs, so disk interrupts can go to every CPU and
      * each disk's service thread can run anywhere. */
+    kprintf("pci: %d functions\n", pci_scan());
     blk_init();
     tty_init();
     pcache_init();

@@ -58,7 +58,7 @@ What the kernel must print (one line each, at the start of a line):
   ktest: PASS name   /   ktest: FAIL name: reason      (one per test)
   ktest: N passed, M failed
   virtio-blk: vdX at BB:DD.F ...                        (one per virtio disk)
-  blk: N virtio, N ata, ram0 ok                         (after the disk probe)
+  blk: N virtio, N ata, N ram                           (after the disk probe)
   blkstat: NAME OPS READS WRITES BLOCKS ...             (lockdump's disk table)
   PANIC...                                              (a panic; fails the boot)
   backtrace:  then  [<ADDR>] function+0xOFF            (after a PANIC)
@@ -141,7 +141,7 @@ WITNESS_RE = re.compile(r'^witness: lock order reversal: acquiring "(\S+)" while
 KTEST_SUM_RE = re.compile(r"^ktest: (\d+) passed, (\d+) failed\s*$", re.M)
 KTEST_ONE_RE = re.compile(r"^ktest: (PASS|FAIL) (\S+?)(?::?\s*$|:\s+(.*?)\s*$)", re.M)
 VBLK_RE = re.compile(r"^virtio-blk: (vd[a-z]) at ([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ", re.M)
-BLK_SUM_RE = re.compile(r"^blk: (\d+) virtio, (\d+) ata, ram0 (\S+)\s*$", re.M)
+BLK_SUM_RE = re.compile(r"^blk: (\d+) virtio, (\d+) ata, (\d+) ram\s*$", re.M)
 BLKSTAT_RE = re.compile(r"^blkstat: (\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s", re.M)
 UNKNOWN_RE = "options: unknown option '%s'"
 BADVALUE_RE = "options: bad value '%s' for %s="
@@ -250,12 +250,12 @@ def check_disks(m, output):
     problems = []
     summ = BLK_SUM_RE.findall(output)
     if not summ:
-        return ["no 'blk: N virtio, N ata, ram0 ok' line"]
+        return ["no 'blk: N virtio, N ata, N ram' line"]
     nv, _, ram = summ[-1]
     if int(nv) != want:
         problems.append("%s virtio disks attached, want %d" % (nv, want))
-    if ram != "ok":
-        problems.append("ram0 %s" % ram)
+    if ram != "1":
+        problems.append("%s RAM disks, want 1 (ram0)" % ram)
     found = VBLK_RE.findall(output)
     names = [f[0] for f in found]
     want_names = ["vd" + chr(ord("a") + i) for i in range(want)]

@@ -208,7 +208,7 @@ static uint64_t identify(struct ata_chan *c, int slave, bool *lba48)
     return n28;
 }
 
-int ata_probe(void)
+static int ata_probe(void)
 {
     int n = 0;
     for (int ci = 0; ci < 2; ci++) {
@@ -243,3 +243,5 @@ int ata_probe(void)
     }
     return n;
 }
+
+BLK_DRIVER(20, "ata", ata_probe);

@@ -58,13 +58,13 @@
  * is harmless, since every sleeper re-checks its condition).
  */
 #include <drivers/block/bio.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/errno.h>
 #include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
-#include <drivers/platform/pci.h>
 #include <drivers/platform/timer.h>
 
 LOCK_CLASS(blk_queue_class, "blk_queue", LK_SPIN);
@@ -442,10 +442,15 @@ void blk_stats_print(void)
 
 void blk_init(void)
 {
-    int n = pci_scan();
-    kprintf("pci: %d functions\n", n);
-    int nv = virtio_blk_probe();
-    int na = ata_probe();
-    struct blkdev *r = ramdisk_create("ram0", 8, 512);
-    kprintf("blk: %d virtio, %d ata, ram0 %s\n", nv, na, r ? "ok" : "FAILED");
+    panic_register_hang_dump(HANG_DUMP_DISKS, blk_dump_busy);
+    extern const struct blk_driver __blkdriver_start[], __blkdriver_end[];
+    char line[160];
+    int len = snprintf(line, sizeof line, "blk:");
+    for (const struct blk_driver *d = __blkdriver_start; d < __blkdriver_end; d++) {
+        int n = d->probe();
+        if ((size_t)len < sizeof line)
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s %d %s",
+                            d == __blkdriver_start ? "" : ",", n, d->name);
+    }
+    kprintf("%s\n", line);
 }

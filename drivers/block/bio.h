@@ -158,14 +158,26 @@ long blk_stats_snapshot(void *buf, size_t len, size_t *needed);
 /* A header and one "blkstat:" line per disk (printed by lockdump). */
 void blk_stats_print(void);
 
-/* Boot: scan PCI, probe virtio-blk and ATA, create ram0 (8 MiB).  Call
- * after the scheduler and the APs are up (interrupts get routed to online
- * CPUs, and each disk starts a thread). */
+/* Boot: run every disk driver's probe (after pci_scan), and print
+ * "blk: N virtio, N ata, N ram".  Call after the scheduler and the APs are
+ * up (interrupts get routed to online CPUs, and each disk starts a
+ * thread). */
 void blk_init(void);
 
-/* Drivers (each returns the number of disks it registered). */
-int virtio_blk_probe(void);
-int ata_probe(void);
+/*
+ * Disk drivers register themselves: BLK_DRIVER(ORDER, "name", probe) puts
+ * an entry in the table blk_init walks, in ascending two-digit ORDER, so
+ * the block layer names no driver.  probe finds the driver's disks,
+ * registers each (blk_register) and returns how many.
+ */
+struct blk_driver {
+    const char *name;
+    int (*probe)(void);
+};
+#define BLK_DRIVER(order, dname, fn)                                            \
+    static const struct blk_driver blk_driver_##fn                              \
+        __attribute__((section(".blkdrivers." #order), used, aligned(8))) = { dname, fn }
+
 /* A RAM disk of mib MiB with the given block size; NULL on failure. */
 struct blkdev *ramdisk_create(const char *name, uint32_t mib, uint32_t bsize);
 

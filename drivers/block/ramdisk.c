@@ -81,3 +81,11 @@ fail:
     kfree(r);
     return NULL;
 }
+
+/* Boot: the 8 MiB RAM disk ram0 (root=ram0 makes a file system on it). */
+static int ramdisk_probe(void)
+{
+    return ramdisk_create("ram0", 8, 512) ? 1 : 0;
+}
+
+BLK_DRIVER(30, "ram", ramdisk_probe);

@@ -460,7 +460,7 @@ fail:
     return -EIO;
 }
 
-int virtio_blk_probe(void)
+static int virtio_blk_probe(void)
 {
     int n = 0;
     for (int i = 0; i < pci_count(); i++) {
@@ -479,3 +479,5 @@ int virtio_blk_probe(void)
     }
     return n;
 }
+
+BLK_DRIVER(10, "virtio", virtio_blk_probe);

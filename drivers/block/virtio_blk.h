@@ -10,8 +10,6 @@ struct blkdev;
 #define VIRTIO_DEV_BLK_LEGACY 0x1001
 #define VBLK_MAX 16
 
-/* Probe every legacy virtio-blk function (also declared in drivers/block/bio.h). */
-int virtio_blk_probe(void);
 /* Disks the probe registered, and the i-th of them. */
 int virtio_blk_count(void);
 struct blkdev *virtio_blk_get(int i);

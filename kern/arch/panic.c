@@ -9,22 +9,47 @@
  * to QEMU's isa-debug-exit port (QEMU exits non-zero) and falls back to an
  * ACPI power-off; without it the machine halts so it can be inspected.
  * A second panic on another CPU, or a nested one, just halts.
+ *
+ * Hang dumps.  panic_hung (the hang watchdog's panic) shows what every
+ * subsystem can tell about a machine that stopped moving: the threads and
+ * what they wait for, the busy buffers, the disks' queues.  Those live in
+ * layers above this one, so each registers its dump at boot
+ * (panic_register_hang_dump) and panic_hung calls them in their order;
+ * this file names none of them.  hang_dumps[] is written only on the boot
+ * CPU during boot, before any watchdog can fire, and read without a lock.
  */
 #include <kern/arch/panic.h>
-#include <drivers/block/bio.h>
-#include <kern/vfs/buf.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/ksyms.h>
-#include <kern/sched/thread.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
-#include <kern/arch/cpu.h>
 #include <kern/arch/trap.h>
 #include <kern/lib/options.h>
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/acpi.h>
 
 volatile int panicking;
+
+#define MAX_HANG_DUMPS 8
+
+static struct {
+    int order;
+    void (*dump)(void);
+} hang_dumps[MAX_HANG_DUMPS];
+static int nhang_dumps;
+
+void panic_register_hang_dump(int order, void (*dump)(void))
+{
+    if (nhang_dumps == MAX_HANG_DUMPS) {
+        kprintf("panic: too many hang dumps, one left out\n");
+        return;
+    }
+    int i = nhang_dumps++;
+    for (; i > 0 && hang_dumps[i - 1].order > order; i--)
+        hang_dumps[i] = hang_dumps[i - 1];
+    hang_dumps[i].order = order;
+    hang_dumps[i].dump = dump;
+}
 
 static void print_addr(uint64_t addr)
 {
@@ -144,9 +169,8 @@ void panic_hung(const struct trapframe *tf, const char *fmt, ...)
     print_panic_line(fmt, ap);
     va_end(ap);
     wait_others_stopped();
-    thread_dump_all();
-    buf_dump_busy();            /* a thread may wait for a buffer ... */
-    blk_dump_busy();            /* ... that waits for a disk */
+    for (int i = 0; i < nhang_dumps; i++)
+        hang_dumps[i].dump();
     panic_finish();
 }
 

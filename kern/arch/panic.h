@@ -11,10 +11,18 @@ void panic(const char *fmt, ...) __noreturn __attribute__((format(printf, 1, 2))
 void panic_trap(const struct trapframe *tf, const char *what) __noreturn;
 
 /* The panic path for a hang (a watchdog ran out): the message, then every
- * thread with its held locks and backtrace (thread_dump_all).  tf is the
+ * registered hang dump (panic_register_hang_dump).  tf is the
  * interrupted frame of this CPU's thread, or NULL. */
 void panic_hung(const struct trapframe *tf, const char *fmt, ...) __noreturn
     __attribute__((format(printf, 2, 3)));
+
+/* A layer above the machine that can tell something about a hang
+ * registers a dump at boot; panic_hung calls the dumps in ascending
+ * order.  The orders in use: */
+#define HANG_DUMP_THREADS 10    /* every thread, its locks, what it waits for */
+#define HANG_DUMP_BUFFERS 20    /* a thread may wait for a buffer ... */
+#define HANG_DUMP_DISKS   30    /* ... that waits for a disk */
+void panic_register_hang_dump(int order, void (*dump)(void));
 
 /* Print a symbolized backtrace starting from frame pointer rbp. */
 void backtrace_from(uint64_t rbp, uint64_t rip);

@@ -187,6 +187,7 @@ void thread_init_boot(void)
     c->thread = t;
     c->held = &t->held;
     make_idle(c);
+    panic_register_hang_dump(HANG_DUMP_THREADS, thread_dump_all);
 }
 
 void thread_init_ap(void)

@@ -71,6 +71,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/buf.h>
+#include <kern/arch/panic.h>
 #include <drivers/block/bio.h>
 #include <kern/s5/s5.h>
 #include <kern/vm/kmem.h>
@@ -107,6 +108,7 @@ void vfs_init(void)
     cred_init();
     dnlc_init();
     binit(0);
+    panic_register_hang_dump(HANG_DUMP_BUFFERS, buf_dump_busy);
     rw_init(&vfs_list_lock, &vfs_list_class, "vfs_list");
     vnops_init();
 }
