@@ -38,7 +38,7 @@
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/ioapic.h>
 #include <drivers/platform/timer.h>
-#include <drivers/platform/pci.h>
+#include <drivers/pci/pci.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>

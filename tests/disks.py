@@ -10,7 +10,7 @@ import os
 # are, read-write, so a test can inspect them on the host after power-off)
 # and scratch disks, sparse raw files made in the boot's temporary
 # directory and deleted with it.  The kernel names virtio disks in PCI
-# order, which is the order of the command line (see drivers/platform/pci.c), so the
+# order, which is the order of the command line (see drivers/pci/pci.c), so the
 # first image is vda, the next vdb, and so on, then the scratch disks.
 #
 # A preset's "disks" column (DISKSxCONTROLLERS) says how many disks the

@@ -37,7 +37,7 @@
  * device misbehaviour never panics.
  *
  * Naming.  Disks are vda, vdb, ... by position among the virtio-blk
- * functions in PCI table order, which is physical order (drivers/platform/pci.c):
+ * functions in PCI table order, which is physical order (drivers/pci/pci.c):
  * the order the harness attached them.  One that fails to initialize keeps
  * its letter unused, so its successors are not renamed.
  *
@@ -48,7 +48,7 @@
  * interrupt is routed and read-only afterwards.
  */
 #include <drivers/block/virtio_blk.h>
-#include <drivers/platform/pci.h>
+#include <drivers/pci/pci.h>
 #include <drivers/platform/ioapic.h>
 #include <drivers/platform/acpi.h>
 #include <drivers/block/bio.h>

@@ -29,7 +29,7 @@
  *
  * Locks: pci_cfg (spin, leaf apart from the held-stack bookkeeping).
  */
-#include <drivers/platform/pci.h>
+#include <drivers/pci/pci.h>
 #include <kern/arch/arch.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lib/kprintf.h>

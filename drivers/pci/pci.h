@@ -1,6 +1,6 @@
 /*
  * PCI configuration space (mechanism #1, ports 0xCF8/0xCFC) and a table of
- * the functions found at boot.  See drivers/platform/pci.c for the theory.
+ * the functions found at boot.  See drivers/pci/pci.c for the theory.
  */
 #ifndef DRIVERS_PCI_H
 #define DRIVERS_PCI_H
@@ -73,7 +73,7 @@ void pci_write16(const struct pci_dev *d, uint8_t off, uint16_t v);
 
 /* Scan the hierarchy from bus 0 depth first, then any bus not reached
  * (once; later calls return the cached count).  Table order is physical
- * order: see drivers/platform/pci.c. */
+ * order: see drivers/pci/pci.c. */
 int pci_scan(void);
 int pci_count(void);
 struct pci_dev *pci_get(int i);
