@@ -10,6 +10,12 @@
  * Everything before smp_start_aps runs on one CPU with interrupts off, so
  * the tables it fills (options, ACPI, NUMA, cpus[].apic_id/node) need no
  * locks and are read-only once other CPUs run.
+ *
+ * kmain is the top of the layers (docs/architecture.md): it may call every
+ * subsystem, and it is where the lower layers are given what they must not
+ * name themselves: the APs' entry and stacks (struct ap_boot), the clock
+ * tick's hook (the ktest watchdog), and user mode's hooks into the trap
+ * path and the context switch (user_mode_init).
  */
 #include <kern/lib/kprintf.h>
 #include <kern/arch/arch.h>
@@ -20,6 +26,7 @@
 #include <kern/arch/panic.h>
 #include <kern/arch/smp.h>
 #include <kern/tests/ktest.h>
+#include <kern/tests/kbench.h>
 #include <kern/vm/kmem.h>
 #include <kern/lock/lock.h>
 #include <kern/lock/lockstat.h>
@@ -43,6 +50,41 @@
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>
 #include <drivers/tty/tty.h>
+
+/* ---- the application processors ---- */
+
+/* Per-CPU setup of the processor for user programs (SSE, then SYSCALL,
+ * SMEP and SMAP), on the boot CPU and on each AP. */
+static void cpu_user_features_init(void)
+{
+    cpu_features_init();
+    user_cpu_init();
+}
+
+static __noreturn void ap_main(struct cpu *c)
+{
+    cpu_init_tables(c);
+    cpu_user_features_init();
+    lapic_init(0);
+    thread_init_ap();
+    smp_mark_online(c);
+    lapic_timer_start(TICK_HZ);
+    thread_idle_loop();
+}
+
+static void *ap_stack_top(int node)
+{
+    struct page *p = page_alloc_node(2, node);      /* 16 KiB */
+    if (!p)
+        panic("smp: no memory for a CPU stack");
+    return (char *)page_to_virt(p) + KSTACK_SIZE;
+}
+
+static int start_aps(void)
+{
+    struct ap_boot boot = { pmap_kernel_root(), ap_stack_top, ap_main };
+    return smp_start_aps(&boot);
+}
 
 static struct mmap_range usable[MB_MAX_RANGES];
 static int nusable;
@@ -195,6 +237,7 @@ void kmain(uint32_t magic, uint32_t info)
 {
     console_init();
     cpu_early_init();
+    lock_early_init();
     kprintf("Tempest: an SVR4 MP-style kernel for x86-64 SMP/NUMA\n");
     if (!multiboot_parse(magic, info))
         panic("not booted by Multiboot2");
@@ -211,7 +254,7 @@ void kmain(uint32_t magic, uint32_t info)
     kmem_init();
 
     cpu_init_tables(&cpus[0]);
-    cpu_features_init();
+    cpu_user_features_init();
     clock_init(acpi.hpet_phys);
     lapic_init(acpi.lapic_phys);
     lapic_timer_calibrate();
@@ -221,11 +264,13 @@ void kmain(uint32_t magic, uint32_t info)
     options_print(&opts);
     lock_init();
     sleepq_init();
+    user_mode_init();
     sched_init();
     thread_init_boot();
     mutex_bench_register();
 
-    int online = smp_start_aps();
+    smp_set_tick_hook(ktest_watchdog_tick);
+    int online = start_aps();
     kprintf("smp: %d cpus online\n", online);
     numa_print();
     lapic_timer_start(TICK_HZ);

@@ -20,8 +20,8 @@
  * reader.  The receive path runs in interrupt context, where the process
  * list's sleep mutex (proc_lock) may not be taken, so the handler only
  * records the signal in kbd_sigs and wakes a kernel thread of our own,
- * "tty_signal" (started by tty_init), which sends it to the group with
- * proc_signal_pgrp.  The kernel has no general deferred-work queue; one
+ * "tty_signal" (started by tty_init), which sends it to the group through
+ * the process layer's hook (signal_pgrp).  The kernel has no general deferred-work queue; one
  * thread that sleeps on kbd_sigs is the smallest thing that moves the
  * send to thread context, and a burst of keys costs one wakeup.  The
  * group is looked up when the thread runs, a moment after the key.
@@ -33,7 +33,7 @@
  * job-control shell does, for each job).  A process of that session
  * outside the foreground group that reads the terminal gets SIGTTIN,
  * and one that changes its settings or foreground group gets SIGTTOU
- * (tty_job_check): the signal goes to its whole group, which stops, and
+ * (ctty_job_check): the signal goes to its whole group, which stops, and
  * the call is restarted once the group is continued.  A reader that
  * ignores or blocks SIGTTIN, or whose group is orphaned (nobody could
  * continue it), gets EIO instead; a writer of settings that ignores or
@@ -43,6 +43,16 @@
  * session (no TIOCSCTTY, as under `make run RUN=`) nobody is held back.
  * There is one terminal, so "the terminal" of a process is implicit: every
  * process of the session has it.
+ *
+ * Layers.  Sessions, process groups and signals belong to the process
+ * layer above this driver, so the rules above that need them live there,
+ * in kern/proc/jobctl.c (ctty_*): this file keeps the terminal's state
+ * (the session that owns it and the foreground group) and the line
+ * discipline, and calls up only through struct tty_hooks, which jobctl
+ * registers at boot: job_check before a read, sleep_intr to wait for a
+ * line interruptibly, signal_pgrp for the typed signals.  Without hooks
+ * (in-kernel tests before any process) reads are never held back and the
+ * wait is an ordinary sleep.
  *
  * Locks.  tty_lock, a spin lock (interrupts off while held), guards the
  * edit line and the queue; the interrupt handler takes it.  Readers wait
@@ -54,8 +64,7 @@
  * read and written atomically.  Echo goes through console_write, a leaf.
  */
 #include <drivers/tty/tty.h>
-#include <kern/proc/proc.h>
-#include <kern/vfs/cred.h>
+#include <kern/lib/signum.h>
 #include <kern/sched/thread.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/sleep.h>
@@ -97,6 +106,12 @@ static volatile int fg_pgrp;                /* [a] foreground process group, 0: 
 static volatile int tty_sid;                /* [a] the controlling session, 0: none */
 static volatile uint32_t kbd_sigs;          /* [a] typed signals not yet sent, bit (1 << sig) */
 static bool ready;                          /* [c] after tty_init */
+static struct tty_hooks hooks;              /* [c] set once at boot (tty_set_hooks) */
+
+void tty_set_hooks(const struct tty_hooks *h)
+{
+    hooks = *h;
+}
 
 static void echo(const char *s, size_t n)
 {
@@ -240,8 +255,8 @@ static void tty_signaller(void *arg)
         }
         sleepq_unlock(sq);
         int pg = __atomic_load_n(&fg_pgrp, __ATOMIC_ACQUIRE);
-        for (; sigs && pg > 0; sigs &= sigs - 1)
-            proc_signal_pgrp(pg, __builtin_ctz(sigs));
+        for (; sigs && pg > 0 && hooks.signal_pgrp; sigs &= sigs - 1)
+            hooks.signal_pgrp(pg, __builtin_ctz(sigs));
     }
 }
 
@@ -281,55 +296,29 @@ int tty_fg_pgrp(void)
     return fg_pgrp;
 }
 
-int tty_set_fg_pgrp(int pgid)
+void tty_set_fg_pgrp(int pgid)
 {
-    struct proc *p = curproc();
-    int sid = __atomic_load_n(&tty_sid, __ATOMIC_ACQUIRE);
-    if (sid && p && p->p_sid != sid)
-        return -ENOTTY;             /* not the caller's controlling terminal */
     __atomic_store_n(&fg_pgrp, pgid, __ATOMIC_RELEASE);
-    return 0;
 }
 
-int tty_set_ctty(bool steal)
+int tty_session(void)
 {
-    struct proc *p = curproc();
-    if (!p || p->p_pid != p->p_sid)
-        return -EPERM;              /* only a session leader */
-    int sid = __atomic_load_n(&tty_sid, __ATOMIC_ACQUIRE);
-    if (sid == p->p_sid)
-        return 0;
-    if (sid && !(steal && p->p_cred->cr_uid == 0))
-        return -EPERM;              /* another session's terminal */
-    __atomic_store_n(&tty_sid, p->p_sid, __ATOMIC_RELEASE);
-    __atomic_store_n(&fg_pgrp, p->p_pgid, __ATOMIC_RELEASE);
-    return 0;
+    return __atomic_load_n(&tty_sid, __ATOMIC_ACQUIRE);
 }
 
-void tty_session_exit(int sid)
+void tty_attach_session(int sid, int pgid)
+{
+    __atomic_store_n(&tty_sid, sid, __ATOMIC_RELEASE);
+    __atomic_store_n(&fg_pgrp, pgid, __ATOMIC_RELEASE);
+}
+
+int tty_detach_session(int sid)
 {
     int none = 0, expect = sid;
     if (!sid || !__atomic_compare_exchange_n(&tty_sid, &expect, none, false, __ATOMIC_ACQ_REL,
                                              __ATOMIC_ACQUIRE))
-        return;
-    int pg = __atomic_exchange_n(&fg_pgrp, 0, __ATOMIC_ACQ_REL);
-    if (pg > 0)
-        proc_signal_pgrp(pg, SIGHUP);
-}
-
-int tty_job_check(int sig)
-{
-    struct proc *p = curproc();
-    int sid = __atomic_load_n(&tty_sid, __ATOMIC_ACQUIRE);
-    int fg = __atomic_load_n(&fg_pgrp, __ATOMIC_ACQUIRE);
-    if (!p || !sid || p->p_sid != sid || !fg || p->p_pgid == fg)
-        return 0;                   /* no control, or in the foreground */
-    if (sig_ignored_or_blocked(p, sig))
-        return sig == SIGTTIN ? -EIO : 0;
-    if (proc_pgrp_orphaned(p->p_pgid))
-        return -EIO;
-    proc_signal_pgrp(p->p_pgid, sig);
-    return -ERESTARTSYS;            /* stops; repeated once continued */
+        return 0;
+    return __atomic_exchange_n(&fg_pgrp, 0, __ATOMIC_ACQ_REL);
 }
 
 /* Copy up to n bytes of the head line [t]; a line read to its end goes. */
@@ -361,7 +350,7 @@ long tty_read(char *buf, size_t n, bool nonblock)
 {
     if (!ready)
         return 0;                           /* no input: end of file */
-    int err = tty_job_check(SIGTTIN);
+    int err = hooks.job_check ? hooks.job_check(SIGTTIN) : 0;
     if (err)
         return err;
     if (n == 0)
@@ -377,7 +366,9 @@ long tty_read(char *buf, size_t n, bool nonblock)
             return -EAGAIN;
         }
         /* A signal ends the wait: -ERESTARTSYS, a restart or EINTR. */
-        if ((err = sig_sleep_locked(sq, (const void *)&nlines)))
+        if (!hooks.sleep_intr)
+            sleep_locked(sq, (const void *)&nlines);
+        else if ((err = hooks.sleep_intr(sq, (const void *)&nlines)))
             return err;
     }
     spin_lock(&tty_lock);

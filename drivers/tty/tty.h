@@ -20,23 +20,37 @@ void tty_input(char c);
 long tty_read(char *buf, size_t n, bool nonblock);
 /* Would tty_read return at once (a finished line, or no input at all)? */
 bool tty_readable(void);
-/* termios c_lflag (TCGETS/TCSETS) and the foreground process group
- * (TIOCGPGRP/TIOCSPGRP; 0 when none was set).  Setting the group is
- * -ENOTTY from outside the terminal's session. */
+/* termios c_lflag (TCGETS/TCSETS). */
 uint32_t tty_lflag(void);
 void tty_set_lflag(uint32_t f);
+
+/* The terminal's state for job control; the rules that use it are the
+ * process layer's (ctty_*, kern/proc/jobctl.c).  The foreground process
+ * group (0: none), the session that controls the terminal (0: none);
+ * attach makes sid the controlling session with pgid in the foreground;
+ * detach frees the terminal if sid controls it, returning the foreground
+ * group it had (0 if none, or if sid did not control it). */
 int tty_fg_pgrp(void);
-int tty_set_fg_pgrp(int pgid);
-/* TIOCSCTTY: the calling session leader's session takes the terminal
- * (steal: root may take it from another session); its group becomes the
- * foreground.  0 or -EPERM. */
-int tty_set_ctty(bool steal);
-/* The leader of session sid exits: the terminal is free again. */
-void tty_session_exit(int sid);
-/* Job control for a call on the terminal by the calling process: 0 to go
- * ahead, -ERESTARTSYS after sending sig (SIGTTIN for a read, SIGTTOU for
- * a change of settings) to its group when it is in the background, or
- * -EIO when it cannot be stopped. */
-int tty_job_check(int sig);
+void tty_set_fg_pgrp(int pgid);
+int tty_session(void);
+void tty_attach_session(int sid, int pgid);
+int tty_detach_session(int sid);
+
+/*
+ * What the terminal needs of the process layer above it, registered once
+ * at boot (kern/proc/jobctl.c):
+ *   job_check    job control for the calling process's use of the terminal
+ *                (sig: SIGTTIN for a read): 0 to go ahead, or the error to
+ *                return (-ERESTARTSYS once its group was sent sig, -EIO)
+ *   sleep_intr   sleep_locked that a signal ends: 0, or -ERESTARTSYS/-EINTR
+ *   signal_pgrp  send sig to process group pgid (the typed ^C, ^\, ^Z)
+ */
+struct sleepq;
+struct tty_hooks {
+    int (*job_check)(int sig);
+    int (*sleep_intr)(struct sleepq *sq, const void *chan);
+    int (*signal_pgrp)(int pgid, int sig);
+};
+void tty_set_hooks(const struct tty_hooks *hooks);
 
 #endif

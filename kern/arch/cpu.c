@@ -9,7 +9,6 @@
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/arch/trap.h>
-#include <kern/lock/lock.h>
 
 struct cpu cpus[MAX_CPUS];
 int ncpus = 1;
@@ -90,14 +89,9 @@ void cpu_init_tables(struct cpu *c)
     wrmsr(MSR_KGS_BASE, 0);
 }
 
-/* Held-lock stacks for each CPU until it runs threads (kern/lock/lock.h). */
-static struct held_locks early_held[MAX_CPUS];
-
 void cpu_early_init(void)
 {
     cpus[0].self = &cpus[0];
     cpus[0].id = 0;
-    for (int i = 0; i < MAX_CPUS; i++)
-        cpus[i].held = &early_held[i];
     wrmsr(MSR_GS_BASE, (uint64_t)&cpus[0]);
 }

@@ -5,7 +5,9 @@
  * order with the boot CPU moved to 0.  Each AP is started in turn with
  * INIT-SIPI-SIPI (Intel SDM Vol. 3, "MP initialization") through the
  * trampoline in boot/trampoline.asm, which is given the kernel page tables,
- * a fresh stack from the AP's own node, and ap_main.  The boot CPU then
+ * a fresh stack from the AP's own node, and the AP's entry: all three come
+ * from the caller (struct ap_boot; kmain passes its ap_main, which brings
+ * the CPU into the scheduler, a layer above this one).  The boot CPU then
  * waits for the AP to mark itself online.  That wait is patient (seconds
  * of reference-clock time, re-sending the SIPI once): under QEMU's icount
  * mode vCPUs run in long turns, so an AP can take a long time to reach its
@@ -15,21 +17,17 @@
  * call_seq, call_done in struct cpu) and the VEC_CALL IPI.  call_lock
  * serializes callers, so a slot is never overwritten while busy.  Panic
  * stops the other CPUs with an NMI instead, which cannot be masked.
+ *
+ * The clock tick (VEC_TIMER) counts ticks and calls the one tick hook
+ * registered at boot (the ktest watchdog's, smp_set_tick_hook).
  */
 #include <kern/arch/smp.h>
-#include <kern/tests/ktest.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/trap.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
-#include <kern/arch/panic.h>
 #include <kern/arch/rawlock.h>
-#include <kern/vm/page.h>
-#include <kern/vm/pmap.h>
-#include <kern/arch/numa.h>
-#include <kern/sched/thread.h>
-#include <kern/proc/proc.h>
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/timer.h>
 
@@ -52,7 +50,6 @@ void cpu_features_init(void)
     cr0 |= 1UL << 1;            /* MP */
     __asm__ volatile("mov %0, %%cr0" :: "r"(cr0));
     write_cr4(read_cr4() | (1UL << 9) | (1UL << 10));  /* OSFXSR, OSXMMEXCPT */
-    user_cpu_init();            /* SYSCALL, SMEP, SMAP */
 }
 
 static void call_handler(struct trapframe *tf, void *unused)
@@ -66,11 +63,20 @@ static void call_handler(struct trapframe *tf, void *unused)
     }
 }
 
+/* Written once at boot, before the tick starts; read without a lock. */
+static void (*tick_hook)(const struct trapframe *tf);
+
+void smp_set_tick_hook(void (*hook)(const struct trapframe *tf))
+{
+    tick_hook = hook;
+}
+
 static void timer_handler(struct trapframe *tf, void *unused)
 {
     struct cpu *c = this_cpu();
     c->ticks++;
-    ktest_watchdog_tick(tf);
+    if (tick_hook)
+        tick_hook(tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)
@@ -113,24 +119,10 @@ void smp_call_one(int cpu, void (*fn)(void *), void *arg)
     rawlock_release(&call_lock);
 }
 
-static __noreturn void ap_main(struct cpu *c)
+void smp_mark_online(struct cpu *c)
 {
-    cpu_init_tables(c);
-    cpu_features_init();
-    lapic_init(0);
-    thread_init_ap();
     __atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
     __atomic_add_fetch(&ncpus_online, 1, __ATOMIC_SEQ_CST);
-    lapic_timer_start(TICK_HZ);
-    thread_idle_loop();
-}
-
-static void *ap_stack(int node)
-{
-    struct page *p = page_alloc_node(2, node);      /* 16 KiB */
-    if (!p)
-        panic("smp: no memory for a CPU stack");
-    return (char *)page_to_virt(p) + KSTACK_SIZE;
 }
 
 static bool wait_online(struct cpu *c, uint64_t us)
@@ -143,16 +135,16 @@ static bool wait_online(struct cpu *c, uint64_t us)
     return __atomic_load_n(&c->online, __ATOMIC_ACQUIRE);
 }
 
-static bool start_ap(struct cpu *c)
+static bool start_ap(struct cpu *c, const struct ap_boot *boot)
 {
     size_t len = (size_t)(tramp_end - tramp_start);
     uint8_t *tramp = phys_to_virt(TRAMP_BASE);
     memcpy(tramp, tramp_start, len);
     struct tramp_data *d = (struct tramp_data *)(tramp + len - sizeof *d);
     d->efer = rdmsr(MSR_EFER) & ((1UL << 8) | (1UL << 11));
-    d->cr3 = pmap_kernel_root();
-    d->stack = (uint64_t)ap_stack(c->node);
-    d->entry = (uint64_t)ap_main;
+    d->cr3 = boot->cr3;
+    d->stack = (uint64_t)boot->stack_top(c->node);
+    d->entry = (uint64_t)boot->main;
     d->arg = (uint64_t)c;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 
@@ -165,14 +157,14 @@ static bool start_ap(struct cpu *c)
     return wait_online(c, AP_START_TIMEOUT_US);
 }
 
-int smp_start_aps(void)
+int smp_start_aps(const struct ap_boot *boot)
 {
     trap_set_handler(VEC_CALL, call_handler, NULL);
     trap_set_handler(VEC_TIMER, timer_handler, NULL);
     ncpus_online = 1;
     cpus[0].online = true;
     for (int i = 1; i < ncpus; i++) {
-        if (!start_ap(&cpus[i]))
+        if (!start_ap(&cpus[i], boot))
             kprintf("smp: cpu %d (apic %u) did not start\n", i, cpus[i].apic_id);
     }
     return ncpus_online;

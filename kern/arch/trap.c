@@ -1,11 +1,15 @@
 /*
  * Trap dispatch.  Exceptions in the kernel are fatal: they print the frame
- * and a backtrace and panic; exceptions from user mode become signals
- * (user_trap, kern/proc/syscall.c).  Interrupts go to the handler installed for their vector and
- * are acknowledged at the local APIC.
+ * and a backtrace and panic; exceptions from user mode become signals.
+ * Interrupts go to the handler installed for their vector and are
+ * acknowledged at the local APIC.  What user mode needs on the way in and
+ * out (CPU time, signals, preemption, copyin faults) belongs to the
+ * process layer above, which registers it as struct trap_user_hooks
+ * (user_mode_init, kern/proc/syscall.c).
  *
- * irq_handlers[] is written only during boot, before the vector can fire,
- * and read without a lock afterwards.
+ * irq_handlers[] and user_hooks are written only during boot, before the
+ * vector can fire or a user program runs, and read without a lock
+ * afterwards.
  */
 #include <kern/arch/trap.h>
 #include <kern/arch/panic.h>
@@ -13,8 +17,6 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <drivers/platform/lapic.h>
-#include <kern/proc/proc.h>
-#include <kern/sched/thread.h>
 
 static const char *const exception_names[32] = {
     "divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
@@ -28,6 +30,13 @@ static struct {
     irq_handler_t fn;
     void *arg;
 } irq_handlers[256];
+
+static struct trap_user_hooks user_hooks;
+
+void trap_set_user_hooks(const struct trap_user_hooks *hooks)
+{
+    user_hooks = *hooks;
+}
 
 void trap_set_handler(int vector, irq_handler_t fn, void *arg)
 {
@@ -62,9 +71,9 @@ void trap(struct trapframe *tf)
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
         stop_this_cpu(tf);
-    if (tf->cs & 3)
-        acct_enter_kernel(curthread()->proc);  /* CPU time; user_trap_return ends it */
-    if (v < 32 && user_trap(tf))
+    if ((tf->cs & 3) && user_hooks.enter)
+        user_hooks.enter(tf);   /* CPU time; leave ends it */
+    if (v < 32 && user_hooks.exception && user_hooks.exception(tf))
         return;                 /* a user-mode exception, or a copyin fault */
     if (v < 32) {
         char what[64];
@@ -79,6 +88,6 @@ void trap(struct trapframe *tf)
     this_cpu()->intr_depth--;
     if (v != VEC_SPURIOUS)
         lapic_eoi();
-    if (tf->cs & 3)
-        user_trap_return(tf);   /* preemption of user mode, pending signals */
+    if ((tf->cs & 3) && user_hooks.leave)
+        user_hooks.leave(tf);   /* preemption of user mode, pending signals */
 }

@@ -130,6 +130,15 @@
  * witness_set_enabled with atomic operations. */
 int lock_hooks;
 
+/* Held-lock stacks for each CPU until it runs threads. */
+static struct held_locks early_held[MAX_CPUS];
+
+void lock_early_init(void)
+{
+    for (int i = 0; i < MAX_CPUS; i++)
+        cpus[i].held = &early_held[i];
+}
+
 void lock_init(void)
 {
     lockstat_set_mode(opts.lockstat);

@@ -193,6 +193,9 @@ bool held_move(struct held_locks *from, struct held_locks *to, void *lock);
 #define LOCK_HOOK_WITNESS   2
 extern int lock_hooks;
 
+/* Boot, right after cpu_early_init and before the first lock: every CPU
+ * records its held locks on a stack of its own until it runs threads. */
+void lock_early_init(void);
 /* Boot: read lock=, lockstat= and witness= (after options_parse). */
 void lock_init(void);
 

@@ -1,5 +1,5 @@
 /*
- * kbench: in-kernel benchmarks, and the lock benchmark (kbench=locks).
+ * The lock benchmark (kbench=locks; the kbench table is kern/tests/kbench.c).
  *
  * The lock benchmark prints one line per lock kind:
  *
@@ -20,7 +20,6 @@
  * count (lost mutual exclusion) says so.
  */
 #include <kern/lock/lockbench.h>
-#include <kern/vfs/fsbench.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/witness.h>
@@ -174,7 +173,7 @@ void lockbench_measure(const char *name, void (*lock)(void *), void (*unlock)(vo
     witness_set_enabled(witness);
 }
 
-static void lockbench_locks(void)
+void lockbench_locks(void)
 {
     /* Each lock on its own cache line (and so never across a page). */
     static struct {
@@ -197,30 +196,4 @@ static void lockbench_locks(void)
     for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++)
         spin_destroy(&locks[algo].l);
     witness_set_enabled(witness);
-}
-
-/* ---- kbench ------------------------------------------------------------------ */
-
-static const struct {
-    const char *name;
-    void (*run)(void);
-} benchmarks[] = {
-    { "locks", lockbench_locks },
-    { "fs", fsbench_run },          /* kern/vfs/fsbench.c */
-};
-
-static bool known(const char *name, size_t len)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(benchmarks); i++)
-        if (strlen(benchmarks[i].name) == len && strncmp(benchmarks[i].name, name, len) == 0)
-            return true;
-    return false;
-}
-
-void kbench_run(const char *list)
-{
-    option_list_report_unknown(list, known, "kbench: unknown benchmark '%.*s'\n");
-    for (size_t i = 0; i < ARRAY_SIZE(benchmarks); i++)
-        if (option_list_has(list, benchmarks[i].name))
-            benchmarks[i].run();
 }

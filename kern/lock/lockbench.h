@@ -1,15 +1,14 @@
 /*
- * In-kernel benchmarks (kbench=NAME,...), starting with the lock benchmark
- * (kbench=locks; kern/lock/lockbench.c).
+ * The lock benchmark (kbench=locks; kern/lock/lockbench.c).  The kbench=
+ * option's table of benchmarks is kern/tests/kbench.h.
  */
 #ifndef KERN_LOCKBENCH_H
 #define KERN_LOCKBENCH_H
 
 #include <kern/lib/types.h>
 
-/* Run the benchmarks the comma list names ("all" for every one); unknown
- * names are reported as "kbench: unknown benchmark 'X'". */
-void kbench_run(const char *list);
+/* kbench=locks: one line per lock kind (the theory in lockbench.c). */
+void lockbench_locks(void);
 
 /*
  * A lock kind for the lock benchmark beyond the three spin-lock algorithms

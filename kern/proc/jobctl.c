@@ -13,6 +13,15 @@
  * it, and an exit that leaves a group orphaned with a stopped member sends
  * the group SIGHUP and SIGCONT (orphan_check), as POSIX says.
  *
+ * The controlling terminal.  The terminal driver (drivers/tty/tty.c, whose
+ * theory states the rules) keeps only its state: which session controls
+ * it and which group is in the foreground.  The rules that need a
+ * process, its session, group, credentials and signals are here (ctty_*),
+ * and the driver calls the ones it needs through the hooks jobctl_init
+ * registers (struct tty_hooks), so that it names no process.  The
+ * terminal's state is atomic words; these functions take no lock of their
+ * own beyond what proc_signal_pgrp and proc_pgrp_orphaned take.
+ *
  * Locks: everything here is under proc_lock (kern/proc/proc.c's theory),
  * and p_stopped under p_siglock as signal.c sets it.
  */
@@ -23,6 +32,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/lib/errno.h>
 #include <kern/vfs/cred.h>
+#include <drivers/tty/tty.h>
 
 /* ---- process groups and sessions ---- */
 
@@ -218,4 +228,62 @@ void proc_stop_current(int sig)
     p->p_jobevent = W_CONTINUED;
     tell_parent_job(p, CLD_CONTINUED, SIGCONT);
     mutex_exit(&proc_lock);
+}
+
+/* ---- the controlling terminal ---- */
+
+int ctty_set_fg_pgrp(int pgid)
+{
+    struct proc *p = curproc();
+    int sid = tty_session();
+    if (sid && p && p->p_sid != sid)
+        return -ENOTTY;             /* not the caller's controlling terminal */
+    tty_set_fg_pgrp(pgid);
+    return 0;
+}
+
+int ctty_acquire(bool steal)
+{
+    struct proc *p = curproc();
+    if (!p || p->p_pid != p->p_sid)
+        return -EPERM;              /* only a session leader */
+    int sid = tty_session();
+    if (sid == p->p_sid)
+        return 0;
+    if (sid && !(steal && p->p_cred->cr_uid == 0))
+        return -EPERM;              /* another session's terminal */
+    tty_attach_session(p->p_sid, p->p_pgid);
+    return 0;
+}
+
+void ctty_session_exit(int sid)
+{
+    int pg = tty_detach_session(sid);
+    if (pg > 0)
+        proc_signal_pgrp(pg, SIGHUP);
+}
+
+int ctty_job_check(int sig)
+{
+    struct proc *p = curproc();
+    int sid = tty_session();
+    int fg = tty_fg_pgrp();
+    if (!p || !sid || p->p_sid != sid || !fg || p->p_pgid == fg)
+        return 0;                   /* no control, or in the foreground */
+    if (sig_ignored_or_blocked(p, sig))
+        return sig == SIGTTIN ? -EIO : 0;
+    if (proc_pgrp_orphaned(p->p_pgid))
+        return -EIO;
+    proc_signal_pgrp(p->p_pgid, sig);
+    return -ERESTARTSYS;            /* stops; repeated once continued */
+}
+
+void jobctl_init(void)
+{
+    static const struct tty_hooks hooks = {
+        .job_check = ctty_job_check,
+        .sleep_intr = sig_sleep_locked,
+        .signal_pgrp = proc_signal_pgrp,
+    };
+    tty_set_hooks(&hooks);
 }

@@ -108,6 +108,7 @@ static void reaper_main(void *unused);
 void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
+    jobctl_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }
@@ -423,7 +424,7 @@ void proc_exit(int status)
     struct thread *t = curthread();
     struct proc *p = t->proc;
     if (p->p_pid == p->p_sid)
-        tty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
+        ctty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
     fd_close_all(p);
     if (p->p_cwd) {
         VN_RELE(p->p_cwd);

@@ -20,6 +20,7 @@
 #define KERN_PROC_PROC_H
 
 #include <kern/lib/types.h>
+#include <kern/lib/signum.h>
 #include <kern/lock/mutex.h>
 #include <kern/lock/spinlock.h>
 
@@ -30,23 +31,6 @@ struct thread;
 struct trapframe;
 struct sleepq;
 
-#define SIGHUP   1
-#define SIGINT   2
-#define SIGQUIT  3
-#define SIGILL   4
-#define SIGTRAP  5
-#define SIGBUS   7
-#define SIGFPE   8
-#define SIGKILL  9
-#define SIGSEGV  11
-#define SIGPIPE  13
-#define SIGCHLD  17
-#define SIGCONT  18
-#define SIGSTOP  19
-#define SIGTSTP  20
-#define SIGTTIN  21
-#define SIGTTOU  22
-#define NSIG     64
 
 /* Signal dispositions and sa_flags, as Linux's (kern/proc/signal.c). */
 #define SIG_DFL       0
@@ -312,6 +296,23 @@ int proc_signal_pgrp(int pgid, int sig);
 /* Is group pgid orphaned: no member has a parent in another group of the
  * same session? */
 bool proc_pgrp_orphaned(int pgid);
+
+/* The controlling terminal's rules (kern/proc/jobctl.c; the terminal's
+ * theory is drivers/tty/tty.c's).  TIOCSPGRP: 0, or -ENOTTY from outside
+ * the terminal's session.  TIOCSCTTY: the calling session leader's session
+ * takes the terminal (steal: root may take it from another session) and
+ * its group becomes the foreground; 0 or -EPERM.  The leader of session
+ * sid exits: the terminal is free again and its foreground group gets
+ * SIGHUP.  Job control for the calling process's use of the terminal: 0 to
+ * go ahead, -ERESTARTSYS after sending sig (SIGTTIN for a read, SIGTTOU
+ * for a change of settings) to its group when it is in the background, or
+ * -EIO when it cannot be stopped.  jobctl_init (boot, from proc_init)
+ * gives the terminal the hooks it calls these through. */
+int ctty_set_fg_pgrp(int pgid);
+int ctty_acquire(bool steal);
+void ctty_session_exit(int sid);
+int ctty_job_check(int sig);
+void jobctl_init(void);
 /* The calling process stops by sig (a stop signal taken, p_stopped set):
  * tell the parent, sleep until SIGCONT or SIGKILL, tell the parent of
  * the continue.  A terminal stop signal (not SIGSTOP) to an orphaned
@@ -394,11 +395,17 @@ void syscall_dispatch(struct trapframe *tf);
 /* The user frame of the calling thread (top of its kernel stack). */
 struct trapframe *curtf(void);
 
+/* Boot, before the scheduler starts: registers user mode's hooks with the
+ * layers below, which name no process: the trap path's (trap_set_user_hooks:
+ * CPU time, exceptions and copyin faults, signals and preemption on the way
+ * out) and the context switch's (sched_set_switch_hook: user_switch). */
+void user_mode_init(void);
 /* Per-CPU setup for user mode: SYSCALL MSRs, SMEP/SMAP. */
 void user_cpu_init(void);
 /* fork: the child gets the caller's live x87/SSE registers. */
 void fpu_copy_current(struct proc *to);
-/* Hooks for the context switch and the trap path. */
+/* The context switch's and the trap path's user-mode work (registered by
+ * user_mode_init). */
 struct cpu;
 void user_switch(struct cpu *c, struct thread *prev, struct thread *next);
 /* The calling process's SSE/x87 state back to the power-on defaults

@@ -175,7 +175,7 @@ static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
     case TCSETSF:
         if (copyin((void *)arg, t, 36))
             return -EFAULT;
-        if ((r = tty_job_check(SIGTTOU)))
+        if ((r = ctty_job_check(SIGTTOU)))
             return r;               /* from the background */
         tty_set_lflag(t[3]);
         return 0;
@@ -191,11 +191,11 @@ static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
             return -EFAULT;
         if (pg <= 0)
             return -EINVAL;
-        if ((r = tty_job_check(SIGTTOU)))
+        if ((r = ctty_job_check(SIGTTOU)))
             return r;
-        return tty_set_fg_pgrp(pg);
+        return ctty_set_fg_pgrp(pg);
     case TIOCSCTTY:
-        return tty_set_ctty(arg == 1);
+        return ctty_acquire(arg == 1);
     default:
         return -EINVAL;
     }

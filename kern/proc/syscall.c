@@ -67,6 +67,22 @@ extern void syscall_entry(void);
 
 static volatile uint64_t unknown_calls[NSYSCALL];     /* [a] */
 
+static void trap_from_user(struct trapframe *tf)
+{
+    acct_enter_kernel(curthread()->proc);
+}
+
+void user_mode_init(void)
+{
+    static const struct trap_user_hooks hooks = {
+        .enter = trap_from_user,
+        .exception = user_trap,
+        .leave = user_trap_return,
+    };
+    trap_set_user_hooks(&hooks);
+    sched_set_switch_hook(user_switch);
+}
+
 void user_cpu_init(void)
 {
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 1);       /* SCE: SYSCALL enabled */
@@ -182,11 +198,22 @@ static int code_of(uint64_t vector)
     }
 }
 
+/* A page fault in kernel mode: ours only inside copyin/copyout. */
+static bool kernel_copy_fault(struct trapframe *tf, vaddr_t addr)
+{
+    int err;
+    if (!copy_fault_fixup(tf, addr, &err))
+        return false;
+    if (err == -ENOMEM)
+        proc_kill_current(SIGKILL, "out of memory");
+    return true;
+}
+
 bool user_trap(struct trapframe *tf)
 {
     vaddr_t addr = tf->vector == T_PAGEFAULT ? read_cr2() : 0;
     if (!(tf->cs & 3))
-        return tf->vector == T_PAGEFAULT && copy_fault_fixup(tf, addr);
+        return tf->vector == T_PAGEFAULT && kernel_copy_fault(tf, addr);
     if (!curthread()->proc)
         return false;
     if (tf->vector == T_PAGEFAULT) {

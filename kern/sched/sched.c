@@ -53,7 +53,6 @@
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
 #include <drivers/platform/lapic.h>
-#include <kern/proc/proc.h>
 
 struct runq {
     spinlock_t lock;
@@ -96,6 +95,14 @@ static void build_clusters(void)
 static void wake_handler(struct trapframe *tf, void *arg)
 {
     /* Nothing to do: returning from the interrupt ends the idle halt. */
+}
+
+/* Written once at boot, before the first switch; read without a lock. */
+static void (*switch_hook)(struct cpu *c, struct thread *prev, struct thread *next);
+
+void sched_set_switch_hook(void (*hook)(struct cpu *c, struct thread *prev, struct thread *next))
+{
+    switch_hook = hook;
 }
 
 void sched_init(void)
@@ -342,7 +349,8 @@ static void switch_to(struct thread *prev, struct thread *next)
     c->thread = next;
     c->held = &next->held;
     c->switch_from = prev;
-    user_switch(c, prev, next);
+    if (switch_hook)
+        switch_hook(c, prev, next);
     swtch(&prev->rsp, next->rsp);
     sched_finish_switch();
 }

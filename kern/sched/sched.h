@@ -6,6 +6,12 @@
 
 /* Boot: build the run queues for opts.sched and the clusters. */
 void sched_init(void);
+/* The process layer's part of every context switch (user_switch: CPU time,
+ * user SSE state, the kernel stack for traps, the address space), called
+ * with the CPU's run state updated, just before the switch.  Registered
+ * once at boot, before the first switch (user_mode_init). */
+struct cpu;
+void sched_set_switch_hook(void (*hook)(struct cpu *c, struct thread *prev, struct thread *next));
 
 /* Put a thread that is not on any queue onto one and wake a CPU for it. */
 void sched_make_runnable(struct thread *t);

@@ -152,8 +152,10 @@ long copyinstr(const char *uaddr, char *kaddr, size_t max);
 struct trapframe;
 /* The page-fault handler for faults in kernel mode: resolves demand faults
  * inside the copy routines, or moves them to their -EFAULT exit.  False
- * when the fault is not ours (a kernel bug: the caller panics). */
-bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr);
+ * when the fault is not ours (a kernel bug: the caller panics).  *errp is
+ * the fault's result: 0 resolved, -ENOMEM out of memory (the caller kills
+ * the process), another error the copy's -EFAULT. */
+bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp);
 
 extern bool smap_enabled;
 

@@ -11,8 +11,9 @@
  * this CPU, and the instruction restarts; a fault as_fault cannot resolve
  * moves the saved rip to user_copy_fault, which closes the window and
  * returns -EFAULT.  So no bad pointer from a user program can panic the
- * kernel.  A fault that finds no memory also marks the process to be
- * killed (out of memory).
+ * kernel.  A fault that finds no memory is reported to the caller
+ * (user_trap, kern/proc/syscall.c), which kills the process (out of
+ * memory): processes are a layer above this one.
  *
  * No lock is held here; as_fault takes the address space's own.
  */
@@ -20,7 +21,6 @@
 #include <kern/arch/trap.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
-#include <kern/proc/proc.h>
 
 extern int user_copy(void *dst, const void *src, size_t n);
 extern long user_strncpy(char *dst, const char *src, size_t max);
@@ -76,7 +76,7 @@ static inline void clac(void)
         __asm__ volatile("clac" ::: "memory");
 }
 
-bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr)
+bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp)
 {
     if (tf->rip < (uint64_t)user_copy_start || tf->rip >= (uint64_t)user_copy_end)
         return false;
@@ -87,9 +87,8 @@ bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr)
             intr_enable();
         err = as_fault(as_current(), addr, (tf->error & 2) ? FA_WRITE : FA_READ);
         intr_disable();
-        if (err == -ENOMEM)
-            proc_kill_current(SIGKILL, "out of memory");
     }
+    *errp = err;
     if (err)
         tf->rip = (uint64_t)user_copy_fault;
     return true;
