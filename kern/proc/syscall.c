@@ -1,7 +1,7 @@
 /*
  * The boundary between user mode and the kernel.
  *
- * Theory.  User programs enter by SYSCALL (boot/syscall.asm) with the
+ * Theory.  User programs enter by SYSCALL (kern/proc/syscall_entry.asm) with the
  * Linux x86-64 convention: number in rax, arguments in rdi, rsi, rdx, r10,
  * r8, r9, the result or -errno back in rax.  The entry builds a struct
  * trapframe at the top of the thread's kernel stack, exactly where the
@@ -23,7 +23,7 @@
  * signals are taken at every return to user mode (sig_deliver); a system
  * call a signal interrupted (-ERESTARTSYS) is rewound to be repeated, and
  * rt_sigreturn (number 15) restores the whole frame and leaves through
- * IRET (the frame's vector says so to boot/syscall.asm).
+ * IRET (the frame's vector says so to kern/proc/syscall_entry.asm).
  *
  * The context switch (user_switch) saves the user x87/SSE registers of a
  * process thread it leaves and loads those of the one it enters, sets the
@@ -53,8 +53,8 @@
 #include <kern/lib/string.h>
 #include <kern/abi/tempest_abi.h>
 
-_Static_assert(offsetof(struct cpu, kstack_top) == 8, "boot/syscall.asm CPU_KSTACK_TOP");
-_Static_assert(offsetof(struct cpu, user_rsp) == 16, "boot/syscall.asm CPU_USER_RSP");
+_Static_assert(offsetof(struct cpu, kstack_top) == 8, "kern/proc/syscall_entry.asm CPU_KSTACK_TOP");
+_Static_assert(offsetof(struct cpu, user_rsp) == 16, "kern/proc/syscall_entry.asm CPU_USER_RSP");
 _Static_assert(sizeof(struct trapframe) == 22 * 8, "trapframe layout");
 
 #define MSR_STAR    0xC0000081

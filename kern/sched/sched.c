@@ -21,7 +21,7 @@
  *            then the global queue, and only then in other clusters.
  *
  * Switching.  A thread's registers live on its stack while it is switched
- * out (boot/switch.asm).  A thread can be made runnable by another CPU
+ * out (kern/sched/switch.asm).  A thread can be made runnable by another CPU
  * while it is still finishing its switch-out (a wakeup right after it put
  * itself on a sleep queue, or a yield), so t->on_cpu is 1 from switch-in
  * until the switch-out is complete, and a CPU about to run t waits for it

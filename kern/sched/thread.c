@@ -3,7 +3,7 @@
  *
  * Each thread has a 16 KiB stack from the node of the first CPU it may run
  * on.  A new thread's stack holds a switch frame whose return address is
- * thread_trampoline (boot/switch.asm), which calls thread_start(fn, arg).
+ * thread_trampoline (kern/sched/switch.asm), which calls thread_start(fn, arg).
  *
  * Every CPU has an idle thread that is never on a run queue.  On the boot
  * CPU the boot context becomes thread "main" (kmain continues in it) and a

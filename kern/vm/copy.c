@@ -4,7 +4,7 @@
  *
  * Theory.  A user range is first checked against the user limit: a
  * kernel address or a range that wraps is -EFAULT without any access.
- * The copy itself is user_copy or user_strncpy (boot/syscall.asm), which
+ * The copy itself is user_copy or user_strncpy (kern/vm/usercopy.asm), which
  * open the SMAP window (stac) for the copy alone.  A page fault inside
  * them on a user address is resolved like a user fault (demand zero,
  * demand load, copy-on-write) by as_fault on the address space loaded on

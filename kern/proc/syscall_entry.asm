@@ -1,8 +1,8 @@
 ; User-mode entry and exit: the SYSCALL entry point, the SYSRET fast
-; return, the first entry of a thread into user mode, and the user-memory
-; copy routines whose faults the page-fault handler turns into -EFAULT.
+; return, and the first entry of a thread into user mode.  (The user-memory
+; copy routines are kern/vm/usercopy.asm.)
 ;
-; SYSCALL (set up by user_cpu_init in kern/proc/uentry.c: STAR, LSTAR,
+; SYSCALL (set up by user_cpu_init in kern/proc/syscall.c: STAR, LSTAR,
 ; FMASK with IF, TF, DF and AC masked) arrives here with the user's rip in
 ; rcx, rflags in r11, the user stack still loaded and the user GS base.
 ; We swap to the kernel GS base, save the user rsp in the per-CPU scratch
@@ -12,14 +12,13 @@
 ; frame layout serves fork, exec and the IRET return.  The system call
 ; runs with interrupts on.
 ;
-; Offsets into struct cpu (checked by _Static_assert in uentry.c):
+; Offsets into struct cpu (checked by _Static_assert in syscall.c):
 ;   8 kstack_top, 16 user_rsp.
 
 bits 64
 section .text
 extern syscall_dispatch
 extern trap_return
-extern smap_enabled
 
 %define CPU_KSTACK_TOP 8
 %define CPU_USER_RSP   16
@@ -108,51 +107,5 @@ user_enter:
     cli
     mov rsp, rdi
     jmp trap_return
-
-; int user_copy(void *dst, const void *src, size_t n): 0, or -EFAULT when
-; a fault between user_copy_start and user_copy_end could not be resolved
-; (the fault handler moves rip to user_copy_fault).  The caller has
-; checked that the user side of the copy lies below the user limit.
-global user_copy, user_copy_start, user_copy_end, user_copy_fault
-user_copy:
-    mov rcx, rdx
-    cmp byte [rel smap_enabled], 0
-    je .nostac
-    stac
-.nostac:
-user_copy_start:
-    rep movsb
-    xor eax, eax
-    jmp user_copy_done
-
-; long user_strncpy(char *dst, const char *src, size_t max): copies up to
-; max bytes including the NUL; returns the length without the NUL, max
-; when no NUL was found in max bytes, or -EFAULT.
-global user_strncpy
-user_strncpy:
-    cmp byte [rel smap_enabled], 0
-    je .nostac2
-    stac
-.nostac2:
-    xor eax, eax
-.loop:
-    cmp rax, rdx
-    jae user_copy_done
-    mov cl, [rsi + rax]
-    mov [rdi + rax], cl
-    test cl, cl
-    jz user_copy_done
-    inc rax
-    jmp .loop
-user_copy_end:
-
-user_copy_fault:
-    mov rax, -14
-user_copy_done:
-    cmp byte [rel smap_enabled], 0
-    je .noclac
-    clac
-.noclac:
-    ret
 
 section .note.GNU-stack noalloc noexec nowrite progbits
