@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Rules of the kernel's locking that the compiler cannot check, checked
-on the source text.  Each rule names the bug it keeps out.  Lines "PASS
-rule" / "FAIL rule: where", then "N passed, N failed".
+"""Rules of the kernel's locking and layering that the compiler cannot
+check, checked on the source text (and the layers also on the built
+objects).  Each rule names the bug it keeps out.  Lines "PASS rule" /
+"FAIL rule: where", then "N passed, N failed".
 
   buf_flags_atomic   struct buf's b_flags is written only inside
                      kern/vfs/buf.c, whose every change is atomic.  A
@@ -9,10 +10,18 @@ rule" / "FAIL rule: where", then "N passed, N failed".
                      raced with a waiter setting B_WANTED and erased it:
                      the release then woke nobody, and the waiter slept on
                      a free buffer forever (the s5_mp and fs_mp hangs).
+  layers_*           the layers point one way (tests/unit/layers.py and
+                     docs/architecture.md): every kernel file has a layer,
+                     no include and no call goes from a lower layer to a
+                     higher one except through a hook registered at boot.
+                     A lower layer that names a higher one is how the
+                     36-file include cycle of the old flat kern/ grew.
 """
 import os
 import re
 import sys
+
+import layers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOURCE_DIRS = ("boot", "kern", "drivers")
@@ -55,7 +64,10 @@ def self_test():
 def main():
     passed = failed = 0
     for name, fn in (("pattern_self_test", self_test),
-                     ("buf_flags_atomic", rule_buf_flags_atomic)):
+                     ("buf_flags_atomic", rule_buf_flags_atomic),
+                     ("layers_every_file_placed", layers.unplaced_files),
+                     ("layers_includes", layers.upward_includes),
+                     ("layers_calls", layers.upward_calls)):
         bad = fn()
         if bad:
             failed += 1
