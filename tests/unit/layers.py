@@ -9,6 +9,8 @@ registers at boot (docs/architecture.md lists them).  Two checks:
 
   includes   every #include <kern/...> or <drivers/...> in boot/, kern/
              and drivers/ names a header of the same or a lower layer
+  documented every folder holding kernel sources is named in README.md's
+             tree map and in docs/architecture.md
   calls      every undefined symbol of every kernel object file in build/
              is defined by an object of the same or a lower layer
              (needs a built kernel: make)
@@ -110,6 +112,27 @@ def unplaced_files():
     return [p for p in source_files() if layer_of(p) is None]
 
 
+def source_folders():
+    return sorted({os.path.dirname(p) for p in source_files()})
+
+
+def undocumented_folders():
+    """Folders of kernel sources that README's map or the architecture
+    page does not name (as `folder/`, or, for kern/ itself, each of its
+    loose files, `kern/main.c`)."""
+    loose = {d: [p for p in source_files() if os.path.dirname(p) == d] for d in source_folders()}
+    bad = []
+    for doc in ("README.md", os.path.join("docs", "architecture.md")):
+        with open(os.path.join(ROOT, doc)) as f:
+            text = f.read()
+        for d in source_folders():
+            named = "`%s/`" % d in text if d != "kern" else \
+                all("`%s`" % p in text for p in loose[d])
+            if not named:
+                bad.append("%s does not name %s/" % (doc, d))
+    return bad
+
+
 def upward_includes():
     return ["%s:%d includes %s (%s -> %s)" % (p, n, h, LAYERS[layer_of(p)][0], LAYERS[layer_of(h)][0])
             for p, n, h in includes() if upward(p, h)]
@@ -180,6 +203,7 @@ def main(argv):
         return 0
     passed = failed = 0
     for name, fn in (("layers_every_file_placed", unplaced_files),
+                     ("layers_documented", undocumented_folders),
                      ("layers_includes", upward_includes),
                      ("layers_calls", upward_calls)):
         bad = fn()

@@ -66,6 +66,7 @@ def main():
     for name, fn in (("pattern_self_test", self_test),
                      ("buf_flags_atomic", rule_buf_flags_atomic),
                      ("layers_every_file_placed", layers.unplaced_files),
+                     ("layers_documented", layers.undocumented_folders),
                      ("layers_includes", layers.upward_includes),
                      ("layers_calls", layers.upward_calls)):
         bad = fn()
