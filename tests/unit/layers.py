@@ -201,12 +201,16 @@ def main(argv):
     if "--graph" in argv:
         graph()
         return 0
+    return run_rules(RULES)
+
+
+def run_rules(rules):
+    """Run (name, check) pairs, where check returns the violations: a
+    "PASS name" or "FAIL name: ..." line each (every violation indented
+    below), then "N passed, N failed".  The exit status."""
     passed = failed = 0
-    for name, fn in (("layers_every_file_placed", unplaced_files),
-                     ("layers_documented", undocumented_folders),
-                     ("layers_includes", upward_includes),
-                     ("layers_calls", upward_calls)):
-        bad = fn()
+    for name, check in rules:
+        bad = check()
         if bad:
             failed += 1
             print("FAIL %s: %d, e.g. %s" % (name, len(bad), "; ".join(bad[:5])))
@@ -217,6 +221,12 @@ def main(argv):
             print("PASS %s" % name)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
+
+
+RULES = [("layers_every_file_placed", unplaced_files),
+         ("layers_documented", undocumented_folders),
+         ("layers_includes", upward_includes),
+         ("layers_calls", upward_calls)]
 
 
 if __name__ == "__main__":

@@ -62,22 +62,8 @@ def self_test():
 
 
 def main():
-    passed = failed = 0
-    for name, fn in (("pattern_self_test", self_test),
-                     ("buf_flags_atomic", rule_buf_flags_atomic),
-                     ("layers_every_file_placed", layers.unplaced_files),
-                     ("layers_documented", layers.undocumented_folders),
-                     ("layers_includes", layers.upward_includes),
-                     ("layers_calls", layers.upward_calls)):
-        bad = fn()
-        if bad:
-            failed += 1
-            print("FAIL %s: %s" % (name, ", ".join(bad[:10])))
-        else:
-            passed += 1
-            print("PASS %s" % name)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return layers.run_rules([("pattern_self_test", self_test),
+                             ("buf_flags_atomic", rule_buf_flags_atomic)] + layers.RULES)
 
 
 if __name__ == "__main__":
