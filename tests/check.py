@@ -682,7 +682,8 @@ def run_host_script(ctx, prefix, script, timeout):
     with open(log, "w") as f:
         f.write(out)
     cases = 0
-    for m in re.finditer(r"^(PASS|FAIL) (\S+?):?(?:\s+(.*))?$", out, re.M):
+    # [ \t], not \s: a case with no reason must not swallow the next line.
+    for m in re.finditer(r"^(PASS|FAIL) (\S+?):?(?:[ \t]+(.*))?$", out, re.M):
         ctx.results.add(prefix + "/" + m.group(2), m.group(1) == "PASS", m.group(3) or "")
         cases += 1
     summary = re.search(r"^(\d+) passed, (\d+) failed\s*$", out, re.M)
