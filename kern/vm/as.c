@@ -62,8 +62,15 @@
  * mutex) is taken inside a_lock.  The page cache's locks come after
  * a_lock (a fault that misses reads the file holding it, as does a
  * write-back).  page->count is atomic.
+ *
+ * Files.  This file keeps the address space itself: pages and page
+ * tables, the TLB, segments (map, unmap, protect, sync, brk), truncation
+ * and fork.  The page-fault path (demand zero, demand load from the page
+ * cache, copy-on-write) is kern/vm/fault.c; the helpers both use are
+ * declared in kern/vm/as_impl.h.
  */
 #include <kern/vm/as.h>
+#include <kern/vm/as_impl.h>
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
@@ -82,9 +89,6 @@
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
 LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);
 
-/* A software PTE bit: a page kept, not present, under PROT_NONE. */
-#define PTE_KEPT 0x200UL
-
 #define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
 
 static struct as *cpu_as[MAX_CPUS];         /* [own] loaded on each CPU */
@@ -99,7 +103,7 @@ static uint64_t nx_bit(void)
 
 /* ---- pages ---- */
 
-static struct page *user_page_alloc(void)
+struct page *user_page_alloc(void)
 {
     struct page *pg = page_alloc_node(0, this_cpu()->node);
     if (pg)
@@ -107,14 +111,14 @@ static struct page *user_page_alloc(void)
     return pg;
 }
 
-static struct page *pte_page(uint64_t pte)
+struct page *pte_page(uint64_t pte)
 {
     return pfn_to_page((pte & PTE_ADDR) >> PAGE_SHIFT);
 }
 
 /* Replace the bits of a PTE outside keep with set, atomically: the CPU
  * may set the accessed and dirty bits meanwhile, and those are kept. */
-static void pte_update(uint64_t *pte, uint64_t keep, uint64_t set)
+void pte_update(uint64_t *pte, uint64_t keep, uint64_t set)
 {
     uint64_t old = __atomic_load_n(pte, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(pte, &old, (old & keep) | set, false, __ATOMIC_SEQ_CST,
@@ -131,7 +135,7 @@ static uint64_t *table_of(uint64_t e)
 
 /* The PTE for va, making the tables on the way when create is set; NULL
  * when absent (or no memory). */
-static uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
+uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
 {
     uint64_t *t = as->a_pml4;
     for (int level = 3; level > 0; level--) {
@@ -216,7 +220,7 @@ static void shootdown_handler(void *arg)
 
 /* The PTEs of [va, va + npages) changed: flush them here and on every
  * other CPU that may hold them. */
-static void tlb_flush(struct as *as, vaddr_t va, size_t npages)
+void tlb_flush(struct as *as, vaddr_t va, size_t npages)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     flush_local(as->a_root, va, npages);
@@ -305,13 +309,13 @@ static void unmap_pte(uint64_t *pte, vaddr_t va, void *arg)
     page_rele(pg);
 }
 
-static bool seg_shared_file(const struct seg *s)
+bool seg_shared_file(const struct seg *s)
 {
     return s->s_vp && (s->s_flags & MAP_SHARED);
 }
 
 /* The page number in the file of va, in a vnode segment. */
-static uint64_t file_index(const struct seg *s, vaddr_t va)
+uint64_t file_index(const struct seg *s, vaddr_t va)
 {
     return (s->s_off + (va - s->s_start)) >> PAGE_SHIFT;
 }
@@ -356,7 +360,7 @@ void as_destroy(struct as *as)
 
 /* ---- segments ---- */
 
-static struct seg *seg_find(struct as *as, vaddr_t va)
+struct seg *seg_find(struct as *as, vaddr_t va)
 {
     for (struct seg *s = as->a_segs; s && s->s_start <= va; s = s->s_next)
         if (va < s->s_end)
@@ -549,7 +553,7 @@ int as_unmap(struct as *as, vaddr_t va, size_t len)
     return err;
 }
 
-static uint64_t pte_flags(const struct seg *s, bool writable)
+uint64_t pte_flags(const struct seg *s, bool writable)
 {
     uint64_t f = PTE_P | PTE_U;
     if (writable && (s->s_prot & PROT_WRITE))
@@ -798,157 +802,4 @@ struct as *as_dup(struct as *as, int *err)
         return NULL;
     }
     return n;
-}
-
-/* ---- faults ---- */
-
-static bool access_allowed(const struct seg *s, int access)
-{
-    if (access & FA_WRITE)
-        return s->s_prot & PROT_WRITE;
-    if (access & FA_EXEC)
-        return s->s_prot & PROT_EXEC;
-    return s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
-}
-
-/* A new private page of zeros, or of the first n bytes of src and zeros. */
-static struct page *private_copy(struct page *src, size_t n)
-{
-    struct page *pg = user_page_alloc();
-    if (!pg)
-        return NULL;
-    char *p = page_to_virt(pg);
-    if (n)
-        memcpy(p, page_to_virt(src), n);
-    memset(p + n, 0, PAGE_SIZE - n);
-    return pg;
-}
-
-/*
- * The page for va in a private file segment, held for the PTE; *writable
- * tells whether the PTE may allow writes.  A page wholly inside the
- * file's part is the page cache's own, mapped read-only, unless this is a
- * write; one that ends in zeros (bss) is copied at once; one wholly past
- * s_flen is demand-zero.
- */
-static int private_file_page(struct seg *s, vaddr_t va, int access, struct page **pgp,
-                             bool *writable)
-{
-    uint64_t rel = va - s->s_start;
-    *writable = true;
-    if (rel >= s->s_flen) {
-        *pgp = private_copy(NULL, 0);
-        return *pgp ? 0 : -ENOMEM;
-    }
-    struct page *cp;
-    int err = pcache_get(s->s_vp, file_index(s, va), &cp);
-    if (err)
-        return err;
-    size_t n = MIN((uint64_t)PAGE_SIZE, s->s_flen - rel);
-    if (n == PAGE_SIZE && !(access & FA_WRITE)) {
-        *pgp = cp;
-        *writable = false;
-        return 0;
-    }
-    *pgp = private_copy(cp, n);
-    page_rele(cp);
-    return *pgp ? 0 : -ENOMEM;
-}
-
-/* The shared amap page for va, made on first touch (held for the PTE). */
-static struct page *amap_page(struct seg *s, vaddr_t va)
-{
-    struct amap *am = s->s_amap;
-    size_t idx = s->s_amap_off + (va - s->s_start) / PAGE_SIZE;
-    mutex_enter(&am->am_lock);
-    struct page *pg = am->am_pages[idx];
-    if (!pg && (pg = user_page_alloc())) {
-        memset(page_to_virt(pg), 0, PAGE_SIZE);
-        am->am_pages[idx] = pg;
-    }
-    if (pg)
-        page_hold(pg);
-    mutex_exit(&am->am_lock);
-    return pg;
-}
-
-static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access)
-{
-    if (*pte & PTE_KEPT)
-        return -EACCES;         /* a PROT_NONE page kept */
-    struct page *pg = NULL;
-    bool writable = true;
-    int err = 0;
-    if (s->s_amap) {
-        pg = amap_page(s, va);
-    } else if (seg_shared_file(s)) {
-        err = pcache_get(s->s_vp, file_index(s, va), &pg);
-    } else if (s->s_vp) {
-        err = private_file_page(s, va, access, &pg, &writable);
-    } else {
-        pg = private_copy(NULL, 0);
-    }
-    if (!err && !pg)
-        err = -ENOMEM;
-    if (err)
-        return err;
-    *pte = page_to_phys(pg) | pte_flags(s, writable);
-    as->a_rss++;
-    return 0;
-}
-
-/* A write to a present read-only page: a shared one becomes writable; a
- * private one is copied unless this is its only mapping. */
-static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
-{
-    struct page *old = pte_page(*pte);
-    if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
-        pte_update(pte, ~0UL, PTE_W);
-    } else {
-        struct page *pg = private_copy(old, PAGE_SIZE);
-        if (!pg)
-            return -ENOMEM;
-        *pte = page_to_phys(pg) | pte_flags(s, true);
-        page_rele(old);
-    }
-    tlb_flush(as, va, 1);
-    return 0;
-}
-
-int as_fault(struct as *as, vaddr_t va, int access)
-{
-    if (!as || va >= USER_TOP)
-        return -EFAULT;
-    va = ALIGN_DOWN(va, PAGE_SIZE);
-    rlock_acquire(&as->a_lock);
-    int err = -EFAULT;
-    struct seg *s = seg_find(as, va);
-    if (s && !access_allowed(s, access)) {
-        err = -EACCES;
-    } else if (s) {
-        uint64_t *pte = pt_walk(as, va, true);
-        if (!pte)
-            err = -ENOMEM;
-        else if (!(*pte & PTE_P))
-            err = fault_absent(as, s, va, pte, access);
-        else if ((access & FA_WRITE) && !(*pte & PTE_W))
-            err = fault_cow(as, s, va, pte);
-        else {
-            invlpg(va);         /* a stale TLB entry: the PTE is fine now */
-            err = 0;
-        }
-    }
-    rlock_release(&as->a_lock);
-    return err;
-}
-
-struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable)
-{
-    rlock_acquire(&as->a_lock);
-    uint64_t *pte = pt_walk(as, va, false);
-    struct page *pg = pte && (*pte & PTE_P) ? pte_page(*pte) : NULL;
-    if (writable)
-        *writable = pte && (*pte & PTE_W);
-    rlock_release(&as->a_lock);
-    return pg;
 }

@@ -1,0 +1,39 @@
+/*
+ * Inside the address-space code: what kern/vm/as.c (segments, page tables,
+ * TLB) and kern/vm/fault.c (the fault path) share.  Not for other files.
+ * The caller holds the address space's a_lock for everything here that
+ * touches its segments or page tables (the theory in as.c).
+ */
+#ifndef KERN_VM_AS_IMPL_H
+#define KERN_VM_AS_IMPL_H
+
+#include <kern/vm/as.h>
+
+struct page;
+
+/* A software PTE bit: a page kept, not present, under PROT_NONE. */
+#define PTE_KEPT 0x200UL
+
+/* A fresh page from this CPU's node for a user mapping, count 1. */
+struct page *user_page_alloc(void);
+/* The page a present PTE maps. */
+struct page *pte_page(uint64_t pte);
+/* Replace the bits of a PTE outside keep with set, atomically: the CPU
+ * may set the accessed and dirty bits meanwhile, and those are kept. */
+void pte_update(uint64_t *pte, uint64_t keep, uint64_t set);
+/* The PTE for va, making the tables on the way when create is set; NULL
+ * when absent (or no memory). */
+uint64_t *pt_walk(struct as *as, vaddr_t va, bool create);
+/* The PTEs of [va, va + npages) changed: flush them here and on every
+ * other CPU that may hold them. */
+void tlb_flush(struct as *as, vaddr_t va, size_t npages);
+/* The segment holding va, or NULL. */
+struct seg *seg_find(struct as *as, vaddr_t va);
+/* Is s a shared mapping of a file? */
+bool seg_shared_file(const struct seg *s);
+/* The page number in the file of va, in a vnode segment. */
+uint64_t file_index(const struct seg *s, vaddr_t va);
+/* The PTE flags for a page of s, writable or not. */
+uint64_t pte_flags(const struct seg *s, bool writable);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * Page faults on user address spaces (and on user memory touched by
+ * copyin/copyout): as_fault and its cases, and as_lookup_page.
+ *
+ * Theory.  as_fault finds the segment of the address under the address
+ * space's a_lock and checks the access against its protection; then
+ *   - an absent page (fault_absent) is a demand-zero page (anonymous
+ *     private), the amap's page (anonymous shared, made on first touch),
+ *     or the page cache's page of the file (vnode segments: shared
+ *     mappings map it, writable when allowed; private ones map it
+ *     read-only, or a private copy at once for a write or a bss tail);
+ *   - a write to a present read-only page (fault_cow) makes it writable
+ *     in place in a shared segment, or in a private one when this is its
+ *     only mapping; otherwise (after fork, or the page cache's page) it is
+ *     copied: copy-on-write.
+ * A file page wholly past the end of the file is -ENXIO from the page
+ * cache (SIGBUS for the process); no memory is -ENOMEM (the caller kills
+ * the process).  Fault
+ * pages come from the faulting CPU's node.  The segment, page-table and
+ * TLB code this uses is kern/vm/as.c, whose theory holds the rest:
+ * segments, copy-on-write after fork, dirty pages, TLB consistency.
+ *
+ * Locks.  a_lock (resource) is held across the whole fault, including
+ * the sleep of a read from the file; the page cache's fill and vnode
+ * locks come inside it, an amap's am_lock too.  page->count is atomic.
+ */
+#include <kern/vm/as.h>
+#include <kern/vm/as_impl.h>
+#include <kern/vm/page.h>
+#include <kern/vm/pmap.h>
+#include <kern/vm/pcache.h>
+#include <kern/sched/thread.h>
+#include <kern/lib/string.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
+#include <kern/lib/errno.h>
+#include <kern/arch/panic.h>
+
+static bool access_allowed(const struct seg *s, int access)
+{
+    if (access & FA_WRITE)
+        return s->s_prot & PROT_WRITE;
+    if (access & FA_EXEC)
+        return s->s_prot & PROT_EXEC;
+    return s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
+}
+
+/* A new private page of zeros, or of the first n bytes of src and zeros. */
+static struct page *private_copy(struct page *src, size_t n)
+{
+    struct page *pg = user_page_alloc();
+    if (!pg)
+        return NULL;
+    char *p = page_to_virt(pg);
+    if (n)
+        memcpy(p, page_to_virt(src), n);
+    memset(p + n, 0, PAGE_SIZE - n);
+    return pg;
+}
+
+/*
+ * The page for va in a private file segment, held for the PTE; *writable
+ * tells whether the PTE may allow writes.  A page wholly inside the
+ * file's part is the page cache's own, mapped read-only, unless this is a
+ * write; one that ends in zeros (bss) is copied at once; one wholly past
+ * s_flen is demand-zero.
+ */
+static int private_file_page(struct seg *s, vaddr_t va, int access, struct page **pgp,
+                             bool *writable)
+{
+    uint64_t rel = va - s->s_start;
+    *writable = true;
+    if (rel >= s->s_flen) {
+        *pgp = private_copy(NULL, 0);
+        return *pgp ? 0 : -ENOMEM;
+    }
+    struct page *cp;
+    int err = pcache_get(s->s_vp, file_index(s, va), &cp);
+    if (err)
+        return err;
+    size_t n = MIN((uint64_t)PAGE_SIZE, s->s_flen - rel);
+    if (n == PAGE_SIZE && !(access & FA_WRITE)) {
+        *pgp = cp;
+        *writable = false;
+        return 0;
+    }
+    *pgp = private_copy(cp, n);
+    page_rele(cp);
+    return *pgp ? 0 : -ENOMEM;
+}
+
+/* The shared amap page for va, made on first touch (held for the PTE). */
+static struct page *amap_page(struct seg *s, vaddr_t va)
+{
+    struct amap *am = s->s_amap;
+    size_t idx = s->s_amap_off + (va - s->s_start) / PAGE_SIZE;
+    mutex_enter(&am->am_lock);
+    struct page *pg = am->am_pages[idx];
+    if (!pg && (pg = user_page_alloc())) {
+        memset(page_to_virt(pg), 0, PAGE_SIZE);
+        am->am_pages[idx] = pg;
+    }
+    if (pg)
+        page_hold(pg);
+    mutex_exit(&am->am_lock);
+    return pg;
+}
+
+static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access)
+{
+    if (*pte & PTE_KEPT)
+        return -EACCES;         /* a PROT_NONE page kept */
+    struct page *pg = NULL;
+    bool writable = true;
+    int err = 0;
+    if (s->s_amap) {
+        pg = amap_page(s, va);
+    } else if (seg_shared_file(s)) {
+        err = pcache_get(s->s_vp, file_index(s, va), &pg);
+    } else if (s->s_vp) {
+        err = private_file_page(s, va, access, &pg, &writable);
+    } else {
+        pg = private_copy(NULL, 0);
+    }
+    if (!err && !pg)
+        err = -ENOMEM;
+    if (err)
+        return err;
+    *pte = page_to_phys(pg) | pte_flags(s, writable);
+    as->a_rss++;
+    return 0;
+}
+
+/* A write to a present read-only page: a shared one becomes writable; a
+ * private one is copied unless this is its only mapping. */
+static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
+{
+    struct page *old = pte_page(*pte);
+    if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
+        pte_update(pte, ~0UL, PTE_W);
+    } else {
+        struct page *pg = private_copy(old, PAGE_SIZE);
+        if (!pg)
+            return -ENOMEM;
+        *pte = page_to_phys(pg) | pte_flags(s, true);
+        page_rele(old);
+    }
+    tlb_flush(as, va, 1);
+    return 0;
+}
+
+int as_fault(struct as *as, vaddr_t va, int access)
+{
+    if (!as || va >= USER_TOP)
+        return -EFAULT;
+    va = ALIGN_DOWN(va, PAGE_SIZE);
+    rlock_acquire(&as->a_lock);
+    int err = -EFAULT;
+    struct seg *s = seg_find(as, va);
+    if (s && !access_allowed(s, access)) {
+        err = -EACCES;
+    } else if (s) {
+        uint64_t *pte = pt_walk(as, va, true);
+        if (!pte)
+            err = -ENOMEM;
+        else if (!(*pte & PTE_P))
+            err = fault_absent(as, s, va, pte, access);
+        else if ((access & FA_WRITE) && !(*pte & PTE_W))
+            err = fault_cow(as, s, va, pte);
+        else {
+            invlpg(va);         /* a stale TLB entry: the PTE is fine now */
+            err = 0;
+        }
+    }
+    rlock_release(&as->a_lock);
+    return err;
+}
+
+struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable)
+{
+    rlock_acquire(&as->a_lock);
+    uint64_t *pte = pt_walk(as, va, false);
+    struct page *pg = pte && (*pte & PTE_P) ? pte_page(*pte) : NULL;
+    if (writable)
+        *writable = pte && (*pte & PTE_W);
+    rlock_release(&as->a_lock);
+    return pg;
+}
