@@ -1,4 +1,4 @@
-"""File-system pieces of make check (used by tests/check.py).
+"""File-system pieces and jobs of make check (used by tests/check.py).
 
   * Root images: every ktest boot gets a fresh S5 image made by mkfs.s5
     (with a small tree in it) as its first virtio disk, and root=vda.  After
@@ -12,6 +12,10 @@
     walks and reads everything, writes a file, and reports.  Each case
     names what must happen: the mount fails, or it mounts and the damaged
     operations fail (errors > 0); always without a panic.
+
+The jobs: fs/matrix/cache=C,lock=L (the file-system ktests under the
+cache x lock pairings the ktest jobs leave out), fs/corrupt/..., the
+root= failures fs/rootfail/..., and kbench/fs.
 """
 import os
 import random
@@ -19,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "unit"))
@@ -26,6 +31,7 @@ import tempest  # noqa: E402
 import s5harness  # noqa: E402
 import s5image  # noqa: E402
 import s5_corruption  # noqa: E402,F401  (registers the corruption functions)
+from checklib import T_KTEST, T_TOPOLOGY, budget_gone, ktest_results, fail_reason  # noqa: E402
 
 TOOLS = os.path.join(tempest.BUILD, "tools")
 MKFS = os.path.join(TOOLS, "mkfs.s5")
@@ -200,3 +206,124 @@ def judge_probe(output, case, expect, disk):
             p.append("%s (clean): unmount errno %d" % (disk, unmount))
         return p
     return [] if errors else ["%s (%s): no operation failed" % (disk, case)]
+
+
+# --------------------------------------------------------------------------
+# Jobs
+
+CACHE_MODELS = ("single", "hashfree", "ssac")
+LOCK_ALGOS = ("spin", "mcs", "h2mcs")
+# The file-system ktests (buffer cache, DNLC, VFS, S5, and the suite on the root).
+FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*"
+FSBENCH_RE = re.compile(r"^fsbench cache=(\S+) cpus=(\d+) seconds=\S+ ops=(\d+) "
+                        r"ops_per_sec=(\d+) errors=(\d+)\s*$", re.M)
+
+
+def fs_boot(ctx, job, machine, opts, limit, persist=True, extra_images=(), **kw):
+    """Boot with a fresh S5 root image (mkfs.s5) as vda and root=vda; after
+    power-off the image must pass fsck.s5 and, when persist, hold the file
+    the fs_persist ktest wrote.  Returns (BootResult or None, problems)."""
+    tmp = tempfile.mkdtemp(prefix="tempest-fs-")
+    try:
+        img = make_root_image(tmp)
+        r = ctx.boot(job, machine, opts + " root=vda", limit,
+                     disk_images=[img] + list(extra_images), **kw)
+        if r is None:
+            return None, []
+        problems = fsck_problems(img)
+        if persist:
+            problems += persist_problems(img)
+        return r, problems
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def make_fs_matrix_job(cache, lock):
+    """The file-system ktests under one cache= model and lock= algorithm
+    on default, and fsck of the root image afterwards."""
+    def job(ctx):
+        name = "fs/matrix/cache=%s,lock=%s" % (cache, lock)
+        r, fsp = fs_boot(ctx, name, "default", "ktest=%s poweroff cache=%s lock=%s"
+                         % (FS_KTESTS, cache, lock), T_KTEST)
+        if r is None:
+            return budget_gone(ctx, [name, name + "/fsck"])
+        ktest_results(ctx, name, r, individual=False)
+        ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+    return job
+
+
+# The kernel takes 16 virtio disks; the root is one of them.
+FS_PROBE_DISKS_PER_BOOT = 12
+
+
+def job_fs_corrupt(ctx):
+    """Corrupted images (corrupted_images above): each one fails to mount, or
+    mounts and fails the damaged operations; a clean control walks with no
+    error; the kernel never panics, and the root stays clean.  The images
+    go FS_PROBE_DISKS_PER_BOOT to a boot."""
+    tmp = tempfile.mkdtemp(prefix="tempest-corrupt-")
+    try:
+        cases = corrupted_images(tmp)
+        n = FS_PROBE_DISKS_PER_BOOT
+        for part, first in enumerate(range(0, len(cases), n)):
+            _fs_probe_boot(ctx, "fs/corrupt/%d" % (part + 1), cases[first:first + n])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fs_probe_boot(ctx, name, cases):
+    disks = [disk_name(i + 1) for i in range(len(cases))]
+    r, fsp = fs_boot(ctx, name, "default", "fsprobe=%s poweroff" % ",".join(disks),
+                     T_KTEST, persist=False, extra_images=[c[2] for c in cases], disks=())
+    names = ["fs/corrupt/" + c[0] for c in cases]
+    if r is None:
+        return budget_gone(ctx, names + [name])
+    for (case, expect, _), disk, n in zip(cases, disks, names):
+        p = judge_probe(r.output, case, expect, disk)
+        ctx.results.add(n, r.ok and not p, fail_reason(r, p))
+    ctx.results.add(name, r.ok and not fsp, fail_reason(r, fsp))
+
+
+def job_fs_rootfail(ctx):
+    """root= naming a corrupted image, and a disk that does not exist: the
+    kernel says why it has no root and carries on (the suite then fails
+    its root tests by name, which is not judged here)."""
+    tmp = tempfile.mkdtemp(prefix="tempest-rootfail-")
+    try:
+        bad = os.path.join(tmp, "bad.img")
+        make_root_image(tmp, "bad.img", "2M")
+        with open(bad, "r+b") as f:
+            f.seek(1024 + 504)
+            f.write(b"\0\0\0\0")       # s_magic
+        for case, opts, kw in (("badmagic", "root=vda poweroff", {"disk_images": [bad]}),
+                               ("nodisk", "root=vdq poweroff", {})):
+            name = "fs/rootfail/" + case
+            r = ctx.boot(name, "up", opts, T_TOPOLOGY, disks=(), **kw)
+            if r is None:
+                return budget_gone(ctx, [name])
+            p = []
+            if not re.search(r"^vfs: cannot mount root vd[aq]: .+", r.output, re.M):
+                p.append("no 'vfs: cannot mount root vdX: reason' line")
+            ctx.results.add(name, r.ok and not p, fail_reason(r, p))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def job_kbench_fs(ctx):
+    """kbench=fs prints its figures (not judged) without errors."""
+    name = "kbench/fs"
+    r, fsp = fs_boot(ctx, name, "default", "kbench=fs poweroff", T_KTEST, persist=False)
+    if r is None:
+        return budget_gone(ctx, [name])
+    p = list(fsp)
+    m = FSBENCH_RE.search(r.output)
+    if not m:
+        p.append("no 'fsbench cache=... ops_per_sec=N errors=N' line")
+    else:
+        if int(m.group(3)) == 0:
+            p.append("fsbench did no operations")
+        if int(m.group(5)):
+            p.append("fsbench: %s errors" % m.group(5))
+    if not re.search(r"^fsbench class (buf|dnlc)_\S+ hits=[1-9]", r.output, re.M):
+        p.append("no buffer-cache or DNLC class with hits")
+    ctx.results.add(name, r.ok and not p, fail_reason(r, p))

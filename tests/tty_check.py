@@ -43,6 +43,7 @@ import tempfile
 import time
 
 import tempest
+from checklib import T_TTY, budget_gone, fail_reason
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USERLAND = os.path.join(ROOT, "build", "userland")
@@ -182,6 +183,27 @@ def run(boot, machine, opts, timeout):
         return r, results
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def make_tty_job(preset):
+    """Typing at the console of an interactive shell (this module's run):
+    ^C, ^\\, ^Z and fg, SIGTTIN; each case one result user/tty/PRESET/NAME,
+    the boot itself another."""
+    def job(ctx):
+        name = "user/tty/" + preset
+
+        def boot(machine, boot_opts, limit, images, typist):
+            return ctx.boot(name, machine, boot_opts, limit, disk_images=images,
+                            typist=typist)
+
+        r, results = run(boot, preset, "", T_TTY)
+        if r is None:
+            return budget_gone(ctx, [name])
+        for test, ok, reason in results:
+            ctx.results.add(name + "/" + test, ok, reason)
+        ctx.results.add(name, r.ok and not r.typist_error,
+                        fail_reason(r, [r.typist_error] if r.typist_error else []))
+    return job
 
 
 if __name__ == "__main__":

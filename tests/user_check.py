@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from checklib import T_USER, budget_gone, fail_reason
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 USERLAND = os.path.join(BUILD, "userland")
@@ -136,3 +138,25 @@ def run(boot, machine, opts, timeout, small=False):
         return r, judge(r.output, cmds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def make_user_job(preset, small=False, opts=""):
+    """The user-space tests inside Tempest (the run above): each
+    program is one result user/PRESET/NAME; the boot itself another."""
+    def job(ctx):
+        name = "user/" + preset
+
+        def boot(machine, boot_opts, limit, images):
+            return ctx.boot(name, machine, boot_opts, limit, disk_images=images)
+
+        for test, reason in skipped(small):
+            with ctx.results.lock:
+                print("SKIP %s/%s: %s" % (name, test, reason), flush=True)
+        r, results = run(boot, preset, opts, T_USER, small)
+        if r is None:
+            return budget_gone(ctx, [name])
+        for test, ok, reason in results:
+            ctx.results.add(name + "/" + test, ok, reason)
+        ctx.results.add(name, r.ok and bool(results),
+                        fail_reason(r, [] if results else ["no tests ran"]))
+    return job

@@ -1,0 +1,75 @@
+"""The jobs of make check that run on the host alone, for tests/check.py:
+the unit tests (make -C tests/unit check), mkfs.s5 and fsck.s5, the
+source rules and layer checks, the user-space tests on the host's Linux,
+and the Linux peer.  Each prints PASS/FAIL lines that count one by one.
+"""
+
+import os
+import re
+import subprocess
+
+from checklib import LOGDIR, ROOT, T_UNIT, run_host_script
+
+def job_unit(ctx):
+    res = ctx.results
+    if not os.path.exists(os.path.join(ROOT, "tests", "unit", "Makefile")):
+        return
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+        env.pop(k, None)
+    try:
+        p = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "tests", "unit"), "check"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, env=env,
+                           timeout=ctx.limit(T_UNIT) or 1, start_new_session=True)
+        out, rc = p.stdout.decode(errors="replace"), p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        rc = "timeout"
+    os.makedirs(LOGDIR, exist_ok=True)
+    with open(os.path.join(LOGDIR, "unit.log"), "w") as f:
+        f.write(out)
+    summary = None
+    with res.lock:
+        for line in out.splitlines():
+            m = re.match(r"^(PASS|FAIL):?\s+(.*)$", line)
+            if m:
+                print("%s unit/%s" % (m.group(1), m.group(2)), flush=True)
+            m = re.match(r"^(\d+) passed, (\d+) failed\s*$", line)
+            if m:
+                summary = (int(m.group(1)), int(m.group(2)))
+    if summary:
+        res.add_counts(*summary)
+        if rc != 0 and summary[1] == 0:
+            res.add("unit", False, "make -C tests/unit check exited with %s "
+                    "[build/check/unit.log]" % rc)
+    else:
+        tail = " | ".join(out.strip().splitlines()[-3:])
+        res.add("unit", False, "no 'N passed, N failed' line (make exited with %s): %s "
+                "[build/check/unit.log]" % (rc, tail[:300]))
+
+
+def job_s5tools(ctx):
+    """mkfs.s5/fsck.s5 host tests: their per-case lines count individually."""
+    run_host_script(ctx, "s5tools", os.path.join(ROOT, "tests", "unit", "test_s5tools.py"),
+                    T_UNIT)
+
+
+def job_source_rules(ctx):
+    """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
+    run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),
+                    T_UNIT)
+
+
+def job_user_host(ctx):
+    """The user-space tests (userland/tests/) on the build host's Linux:
+    they must pass there, which shows they test Linux semantics
+    (tests/usertests.py)."""
+    run_host_script(ctx, "user/host", os.path.join(ROOT, "tests", "usertests.py"), T_UNIT)
+
+
+def job_linux_peer(ctx):
+    """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
+    default preset, runs a command with its status, and runs every
+    benchmark once (tests/test_linux_peer.py)."""
+    run_host_script(ctx, "linux", os.path.join(ROOT, "tests", "test_linux_peer.py"), T_UNIT)
