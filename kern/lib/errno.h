@@ -45,6 +45,8 @@
 #define ENOSYS          38
 #define ENOTEMPTY       39
 #define ELOOP           40
+#define ENOMSG          42
+#define EIDRM           43
 #define EOVERFLOW       75
 #define EOPNOTSUPP      95
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */

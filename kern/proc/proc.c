@@ -71,6 +71,7 @@
  * lock is held.
  */
 #include <kern/proc/proc.h>
+#include <kern/ipc/ipc.h>
 #include <kern/proc/proc_impl.h>
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
@@ -109,6 +110,7 @@ void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
     jobctl_init();
+    ipc_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }
@@ -426,6 +428,7 @@ void proc_exit(int status)
     if (p->p_pid == p->p_sid)
         ctty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
     fd_close_all(p);
+    sem_exit(p);
     if (p->p_cwd) {
         VN_RELE(p->p_cwd);
         p->p_cwd = NULL;

@@ -141,6 +141,7 @@ struct proc {
     struct trapframe *p_forktf; /* [c] the parent's frame, for the child's first return */
     uint64_t p_fork_fsbase;     /* [c] the parent's FS base at fork */
     uint64_t p_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
+    struct sem_undo *p_semundo; /* [o] SEM_UNDO adjustments (kern/ipc/sem.c); not inherited */
 
     /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
      * (class "signal") taken under proc_lock and under sleep-queue-free
@@ -178,6 +179,10 @@ struct proc {
     struct file *p_fd[NOFILE];  /* [F] */
     uint8_t p_fdflags[NOFILE];  /* [F] FD_CLOEXEC */
 };
+
+/* CLOCK_REALTIME in whole seconds (kern/proc/sys_misc.c), for the time
+ * fields the kernel keeps (System V IPC's). */
+int64_t realtime_sec(void);
 
 /* The calling thread's process, or NULL for a kernel thread. */
 struct proc *curproc(void);

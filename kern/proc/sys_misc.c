@@ -233,6 +233,11 @@ static uint64_t clock_ns(int clk)
     return (clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE) ? ns + REALTIME_BASE * NSEC : ns;
 }
 
+int64_t realtime_sec(void)
+{
+    return (int64_t)(clock_ns(CLOCK_REALTIME) / NSEC);
+}
+
 SYSCALL_DECL(sys_clock_gettime)
 {
     int clk = (int)a0;

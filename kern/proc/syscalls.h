@@ -52,6 +52,20 @@ SYSCALL_DECL(sys_munmap);
 SYSCALL_DECL(sys_msync);
 SYSCALL_DECL(sys_mprotect);
 
+/* System V IPC: kern/ipc/shm.c, sem.c, msg.c */
+SYSCALL_DECL(sys_shmget);
+SYSCALL_DECL(sys_shmat);
+SYSCALL_DECL(sys_shmdt);
+SYSCALL_DECL(sys_shmctl);
+SYSCALL_DECL(sys_semget);
+SYSCALL_DECL(sys_semop);
+SYSCALL_DECL(sys_semtimedop);
+SYSCALL_DECL(sys_semctl);
+SYSCALL_DECL(sys_msgget);
+SYSCALL_DECL(sys_msgsnd);
+SYSCALL_DECL(sys_msgrcv);
+SYSCALL_DECL(sys_msgctl);
+
 /* files: sys_fs.c */
 SYSCALL_DECL(sys_read);
 SYSCALL_DECL(sys_write);

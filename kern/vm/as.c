@@ -276,10 +276,44 @@ struct as *as_create(void)
     return as;
 }
 
-static void amap_rele(struct amap *am)
+void amap_hold(struct amap *am)
 {
-    if (__atomic_sub_fetch(&am->am_ref, 1, __ATOMIC_ACQ_REL) != 0)
+    __atomic_add_fetch(&am->am_ref, 1, __ATOMIC_RELAXED);
+}
+
+int amap_refs(const struct amap *am)
+{
+    return __atomic_load_n(&am->am_ref, __ATOMIC_ACQUIRE);
+}
+
+void amap_set_owner(struct amap *am, void (*unref)(uint64_t cookie), uint64_t cookie)
+{
+    am->am_unref = unref;
+    am->am_cookie = cookie;
+}
+
+size_t amap_resident(struct amap *am)
+{
+    size_t n = 0;
+    mutex_enter(&am->am_lock);
+    for (size_t i = 0; i < am->am_npages; i++)
+        n += am->am_pages[i] != NULL;
+    mutex_exit(&am->am_lock);
+    return n;
+}
+
+/* The owner's function and cookie are read before the reference goes:
+ * once it has, the owner may free the amap at any moment, so the owner is
+ * told by cookie and looks its object up. */
+void amap_rele(struct amap *am)
+{
+    void (*unref)(uint64_t) = am->am_unref;
+    uint64_t cookie = am->am_cookie;
+    if (__atomic_sub_fetch(&am->am_ref, 1, __ATOMIC_ACQ_REL) != 0) {
+        if (unref)
+            unref(cookie);
         return;
+    }
     for (size_t i = 0; i < am->am_npages; i++)
         if (am->am_pages[i])
             page_rele(am->am_pages[i]);
@@ -462,7 +496,7 @@ static vaddr_t find_room(struct as *as, size_t len)
     return 0;
 }
 
-static struct amap *amap_create(size_t npages)
+struct amap *amap_alloc(size_t npages)
 {
     struct amap *am = kzalloc(sizeof *am);
     if (!am)
@@ -515,7 +549,7 @@ int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struc
     struct seg *s = kzalloc(sizeof *s);
     if (!s)
         return -ENOMEM;
-    if (shared && !vp && !(s->s_amap = amap_create(len / PAGE_SIZE))) {
+    if (shared && !vp && !(s->s_amap = amap_alloc(len / PAGE_SIZE))) {
         kfree(s);
         return -ENOMEM;
     }
@@ -540,6 +574,70 @@ int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struc
     seg_insert(as, s);
     rlock_release(&as->a_lock);
     return (int64_t)va;
+}
+
+int64_t as_map_amap(struct as *as, vaddr_t va, size_t len, int prot, int flags,
+                    struct amap *am)
+{
+    if (len == 0 || (va & (PAGE_SIZE - 1)) || ALIGN_UP(len, PAGE_SIZE) > am->am_npages * PAGE_SIZE)
+        return -EINVAL;
+    len = ALIGN_UP(len, PAGE_SIZE);
+    if (va == 0)
+        flags &= ~(MAP_FIXED | MAP_FIXED_NOREPLACE);
+    struct seg *s = kzalloc(sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    rlock_acquire(&as->a_lock);
+    int64_t r = place(as, va, len, flags);
+    if (r < 0) {
+        rlock_release(&as->a_lock);
+        kfree(s);
+        return r;
+    }
+    s->s_start = (vaddr_t)r;
+    s->s_end = (vaddr_t)r + len;
+    s->s_prot = prot;
+    s->s_flags = MAP_SHARED | MAP_ANONYMOUS;
+    s->s_amap = am;                 /* the caller's reference */
+    s->s_amap_off = 0;
+    seg_insert(as, s);
+    rlock_release(&as->a_lock);
+    return r;
+}
+
+/* The segment of an owned amap's first page starting at va, or NULL. */
+static struct seg *owned_amap_at(struct as *as, vaddr_t va)
+{
+    for (struct seg *s = as->a_segs; s; s = s->s_next)
+        if (s->s_start == va && s->s_amap && s->s_amap->am_unref && s->s_amap_off == 0)
+            return s;
+    return NULL;
+}
+
+int as_unmap_amap(struct as *as, vaddr_t va)
+{
+    rlock_acquire(&as->a_lock);
+    struct seg *first = owned_amap_at(as, va);
+    if (!first) {
+        rlock_release(&as->a_lock);
+        return -EINVAL;
+    }
+    struct amap *am = first->s_amap;
+    vaddr_t end = va + am->am_npages * PAGE_SIZE;
+    if (end < va || end > USER_TOP)
+        end = USER_TOP;
+    /* Each unmap frees segments: look again from the start each time.
+     * The amap stays: its owner holds it. */
+    for (;;) {
+        struct seg *s = as->a_segs;
+        while (s && !(s->s_amap == am && s->s_start >= va && s->s_end <= end))
+            s = s->s_next;
+        if (!s)
+            break;
+        unmap_locked(as, s->s_start, s->s_end);
+    }
+    rlock_release(&as->a_lock);
+    return 0;
 }
 
 int as_unmap(struct as *as, vaddr_t va, size_t len)

@@ -60,10 +60,14 @@ struct page;
  * address space the segment was inherited into; each page is held by the
  * amap and by each PTE that maps it (page->count). */
 struct amap {
-    int am_ref;                     /* [a] segments using it */
+    int am_ref;                     /* [a] segments using it, and its owner */
     struct mutex am_lock;           /* am_pages */
     size_t am_npages;               /* [c] */
     struct page **am_pages;         /* [am_lock] NULL: not yet touched */
+    /* An owned amap (amap_set_owner): told, by cookie, of each segment
+     * that lets go of it. */
+    void (*am_unref)(uint64_t cookie);  /* [c] */
+    uint64_t am_cookie;                 /* [c] */
 };
 
 struct seg {
@@ -105,6 +109,37 @@ struct as *as_dup(struct as *as, int *err);
  * file itself.  Returns the address or a negative errno. */
 int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struct vnode *vp,
                uint64_t off, uint64_t flen);
+/*
+ * Shared anonymous memory owned by a subsystem other than mmap: a System V
+ * shared memory segment (kern/ipc/shm.c) holds an amap, and each shmat
+ * maps it as a MAP_SHARED segment of its own.  The amap counts the owner
+ * and every segment that maps it (fork and a split segment add one), so
+ * amap_refs() - 1 is Linux's shm_nattch.  The owner's unref function runs
+ * after each segment lets go (munmap, shmdt, exec, exit), with the
+ * address space's a_lock held: it may take locks that come after a_lock.
+ */
+/* A new amap of npages untouched pages, held once by the caller; NULL. */
+struct amap *amap_alloc(size_t npages);
+/* Register the owner's function; before the amap is ever mapped. */
+void amap_set_owner(struct amap *am, void (*unref)(uint64_t cookie), uint64_t cookie);
+void amap_hold(struct amap *am);
+/* Let go of a reference; the last one frees the pages. */
+void amap_rele(struct amap *am);
+/* The references: the owner's and one per segment. */
+int amap_refs(const struct amap *am);
+/* Pages that have been touched (are in memory). */
+size_t amap_resident(struct amap *am);
+/* Map an owned amap from its first page: at va (MAP_FIXED replaces what
+ * is there, MAP_FIXED_NOREPLACE fails with -EEXIST), or where there is
+ * room when va is 0.  The new segment takes over one reference the
+ * caller holds, on success only.  The address, or a negative errno. */
+int64_t as_map_amap(struct as *as, vaddr_t va, size_t len, int prot, int flags,
+                    struct amap *am);
+/* shmdt: unmap every segment of the owned amap mapped from its first page
+ * at va, within its size from va.  0, or -EINVAL when no such mapping
+ * starts at va. */
+int as_unmap_amap(struct as *as, vaddr_t va);
+
 /* munmap: stores through shared file mappings in the range reach the
  * file before it returns. */
 int as_unmap(struct as *as, vaddr_t va, size_t len);
