@@ -44,6 +44,8 @@ cores):
                      its thread dump shows the two threads waiting for each
                      other (a hung ktest's dump is condensed, one line per
                      thread, at the end of the check's output)
+  user/witness/default
+                     the user tests under witness=on: no lock-order reversal
   user/tty/default   an interactive shell typed at through the serial
                      console: ^C, ^\\, ^Z and fg, SIGTTIN reach the right
                      processes and the shell survives (tests/tty_check.py)
@@ -123,6 +125,9 @@ def all_jobs():
     jobs += [("user/default", user_check.make_user_job("default")),
              ("user/svr4mp", user_check.make_user_job("svr4mp")),
              ("user/hector", user_check.make_user_job("hector", small=True)),
+             ("user/witness/default",
+              user_check.make_user_job("default", opts="witness=on lockstat=contended",
+                                       name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default"))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),

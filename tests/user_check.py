@@ -140,23 +140,39 @@ def run(boot, machine, opts, timeout, small=False):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def make_user_job(preset, small=False, opts=""):
+# A lock-order reversal the checker reports (witness=on); the ktests'
+# own test_* classes reverse on purpose, the user tests never do.
+WITNESS_RE = re.compile(r'^witness: lock order reversal: acquiring "(\S+)" while holding "(\S+)"',
+                        re.M)
+
+
+def make_user_job(preset, small=False, opts="", name=None):
     """The user-space tests inside Tempest (the run above): each
-    program is one result user/PRESET/NAME; the boot itself another."""
+    program is one result NAME/TEST (NAME defaults to user/PRESET); the
+    boot itself another.  With witness=on in opts, a lock-order reversal
+    that the tests' system calls provoked fails NAME/order."""
     def job(ctx):
-        name = "user/" + preset
-
-        def boot(machine, boot_opts, limit, images):
-            return ctx.boot(name, machine, boot_opts, limit, disk_images=images)
-
-        for test, reason in skipped(small):
-            with ctx.results.lock:
-                print("SKIP %s/%s: %s" % (name, test, reason), flush=True)
-        r, results = run(boot, preset, opts, T_USER, small)
-        if r is None:
-            return budget_gone(ctx, [name])
-        for test, ok, reason in results:
-            ctx.results.add(name + "/" + test, ok, reason)
-        ctx.results.add(name, r.ok and bool(results),
-                        fail_reason(r, [] if results else ["no tests ran"]))
+        jobname = name or "user/" + preset
+        run_tests(ctx, jobname, preset, small, opts)
     return job
+
+
+def run_tests(ctx, name, preset, small, opts):
+    """Boot preset with the tests and report each program, the boot and
+    (under witness=on) the lock order, as make_user_job says."""
+    def boot(machine, boot_opts, limit, images):
+        return ctx.boot(name, machine, boot_opts, limit, disk_images=images)
+
+    for test, reason in skipped(small):
+        with ctx.results.lock:
+            print("SKIP %s/%s: %s" % (name, test, reason), flush=True)
+    r, results = run(boot, preset, opts, T_USER, small)
+    if r is None:
+        return budget_gone(ctx, [name])
+    for test, ok, reason in results:
+        ctx.results.add(name + "/" + test, ok, reason)
+    ctx.results.add(name, r.ok and bool(results),
+                    fail_reason(r, [] if results else ["no tests ran"]))
+    if "witness=on" in opts:
+        rev = [m.group(0) for m in WITNESS_RE.finditer(r.output)]
+        ctx.results.add(name + "/order", r.ok and not rev, fail_reason(r, rev))
