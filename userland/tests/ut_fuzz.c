@@ -55,6 +55,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -90,6 +94,10 @@ static const int allowed[] = {
 	233, 235, 247, 252, 257, 258, 260, 261, 262, 263, 264,
 	265, 266, 267, 268, 269, 274, 275, 276, 277, 280, 291, 292, 293, 295,
 	296, 302, 303, 309, 315, 316, 318, 319, 326, 327, 328, 332, 437, 439,
+	/* System V IPC: shmget, shmat, shmctl, semget, semop, semctl, shmdt,
+	   msgget, msgsnd, msgrcv, msgctl, semtimedop (tamed: never waits;
+	   every object removed by remove_ipc_objects) */
+	29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
@@ -293,6 +301,31 @@ static void tame(long nr, long a[6])
 	case SYS_prlimit64:
 		a[2] = not_ours(); /* read limits only */
 		break;
+	case SYS_semop:
+	case SYS_semtimedop: {
+		/* Random operations, each with IPC_NOWAIT, or a bad pointer. */
+		static struct sembuf sops[4];
+		for (int i = 0; i < 4; i++) {
+			sops[i].sem_num = (unsigned short)(next() % 4);
+			sops[i].sem_op = (short)((long)(next() % 5) - 2);
+			sops[i].sem_flg = (short)(IPC_NOWAIT | (next() % 2 ? SEM_UNDO : 0));
+		}
+		if (next() % 4)
+			a[1] = (long)sops;
+		else if (a[1] >= (long)buf && a[1] < (long)buf + BUF_SIZE)
+			a[1] = not_ours();
+		break;
+	}
+	case SYS_msgsnd:
+		a[3] |= IPC_NOWAIT;
+		break;
+	case SYS_msgrcv:
+		a[4] |= IPC_NOWAIT;
+		break;
+	case SYS_shmat:
+		a[1] = 0;               /* the kernel chooses: never over our own mappings */
+		a[2] &= ~SHM_REMAP;
+		break;
 	case SYS_fcntl:
 		/* No signals chosen by chance (F_SETOWN 8, F_SETSIG 10,
 		   F_SETOWN_EX 15, F_NOTIFY 1026), no waiting on our own locks
@@ -309,6 +342,35 @@ static void tame(long nr, long a[6])
 		int target = nr == SYS_close ? 0 : 1;
 		if ((int)a[target] == trace_fd)
 			a[target] = 3;
+	}
+}
+
+/* Remove every System V object this user made: found as ipcs finds
+   them (the *_STAT_ANY commands need no read permission, and a random
+   IPC_SET cannot take away the creator's right to remove). */
+static void remove_ipc_objects(void)
+{
+	uid_t me = geteuid();
+	struct shmid_ds sds;
+	struct semid_ds ds;
+	struct msqid_ds mds;
+	int max = shmctl(0, SHM_INFO, &sds);
+	for (int i = 0; i <= max; i++) {
+		int id = shmctl(i, SHM_STAT_ANY, &sds);
+		if (id >= 0 && sds.shm_perm.cuid == me)
+			shmctl(id, IPC_RMID, NULL);
+	}
+	max = semctl(0, 0, SEM_INFO, &ds);
+	for (int i = 0; i <= max; i++) {
+		int id = semctl(i, 0, SEM_STAT_ANY, &ds);
+		if (id >= 0 && ds.sem_perm.cuid == me)
+			semctl(id, 0, IPC_RMID);
+	}
+	max = msgctl(0, MSG_INFO, &mds);
+	for (int i = 0; i <= max; i++) {
+		int id = msgctl(i, MSG_STAT_ANY, &mds);
+		if (id >= 0 && mds.msg_perm.cuid == me)
+			msgctl(id, IPC_RMID, NULL);
 	}
 }
 
@@ -439,6 +501,7 @@ static void fuzz_child(long n, struct slot *sl, int child, unsigned long seed)
 	sl->done = 1;
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		; /* the forked copies (SIGCHLD is ignored: none is left) */
+	remove_ipc_objects();
 
 	const char *broken = still_works(me, sl->cpu, child);
 	if (broken)
@@ -567,7 +630,8 @@ static void judge_child(int i, int status, int hung, struct slot *sl,
  * once the children are reaped must be what they were before: a leak of
  * any of them shows.  On Linux (no such call) the check is skipped.
  */
-static const char *const object_classes[] = { "file", "fdtable", "pipe", "as", "amap" };
+static const char *const object_classes[] = { "file", "fdtable", "pipe", "as", "amap",
+					      "shm", "sem", "msg" };
 #define NOBJECTS ((int)(sizeof object_classes / sizeof object_classes[0]))
 
 /* The live instance counts of object_classes[]; 0, or -1 without them. */
