@@ -45,6 +45,7 @@
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/ioapic.h>
 #include <drivers/platform/timer.h>
+#include <drivers/platform/rtc.h>
 #include <drivers/pci/pci.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
@@ -256,6 +257,7 @@ void kmain(uint32_t magic, uint32_t info)
     cpu_init_tables(&cpus[0]);
     cpu_user_features_init();
     clock_init(acpi.hpet_phys);
+    rtc_init();
     lapic_init(acpi.lapic_phys);
     lapic_timer_calibrate();
     ioapic_init(&acpi);

@@ -24,6 +24,7 @@
 #include <kern/arch/panic.h>
 #include <kern/sched/thread.h>
 #include <drivers/platform/timer.h>
+#include <drivers/platform/rtc.h>
 
 LOCK_CLASS(s5_icache_class, "s5_icache", LK_MUTEX_SLEEP);
 LOCK_CLASS(s5_ilock_class, "s5_ilock", LK_RESOURCE);
@@ -39,12 +40,10 @@ static int icache_state;                        /* [a] 0 none, 1 building, 2 rea
 
 #define STAT_INC(f) __atomic_add_fetch(&s5_stats.f, 1, __ATOMIC_RELAXED)
 
-/* No real-time clock yet: times count from 2024-01-01 plus the uptime. */
-#define S5_TIME_BASE 1704067200u
-
+/* File times come from the wall clock (drivers/platform/rtc.c). */
 uint32_t s5_now(void)
 {
-    return S5_TIME_BASE + (uint32_t)(uptime_ns() / 1000000000ull);
+    return (uint32_t)(realtime_ns() / 1000000000ull);
 }
 
 bool s5_syncwrites(void)
