@@ -395,6 +395,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     t->as = as;
     as_activate(as);
     proc_exec_commit(p, old);
+    proc_exec_setid(p, im->vp);         /* kern/proc/sys_admin.c */
     vaddr_t sp = 0;
     err = build_stack(im, ea, &sp, p->p_cred);
     if (err) {

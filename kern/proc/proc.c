@@ -111,6 +111,7 @@ void proc_init(void)
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
     jobctl_init();
     ipc_init();
+    admin_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }
@@ -433,6 +434,7 @@ void proc_exit(int status)
         VN_RELE(p->p_cwd);
         p->p_cwd = NULL;
     }
+    proc_drop_root(p);
     struct as *as = p->p_as;
     t->as = NULL;
     as_activate(NULL);
@@ -737,6 +739,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     c->p_cwd = parent->p_cwd;
     if (c->p_cwd)
         VN_HOLD(c->p_cwd);
+    proc_inherit_admin(c, parent);     /* chroot and nice (kern/proc/sys_admin.c) */
     fd_dup_table(c, parent);
     if (ca && ca->vfork) {
         mutex_enter(&proc_lock);

@@ -133,6 +133,8 @@ struct proc {
     struct thread *p_thread;    /* [c] */
     struct as *p_as;            /* [o] (exec replaces it) */
     struct vnode *p_cwd;        /* [o] held */
+    struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
+    int p_nice;                 /* [P] -20..19 (getpriority, setpriority) */
     uint32_t p_umask;           /* [o] */
     uint64_t p_clear_tid;       /* [o] set_tid_address */
     uint64_t p_gs_base;         /* [o] user GS base (arch_prctl ARCH_SET_GS) */
@@ -179,6 +181,22 @@ struct proc {
     struct file *p_fd[NOFILE];  /* [F] */
     uint8_t p_fdflags[NOFILE];  /* [F] FD_CLOEXEC */
 };
+
+/* The administrator's part of a process (kern/proc/sys_admin.c): at
+ * boot, the VFS's hook for the chroot directory; at fork, the child gets
+ * the parent's chroot directory and nice value; at exit the directory is
+ * released. */
+void admin_init(void);
+void proc_inherit_admin(struct proc *child, struct proc *parent);
+void proc_drop_root(struct proc *p);
+/* Replace the calling process's user ids (which IDS_UID) or group ids
+ * (IDS_GID): real, effective and saved, (uint32_t)-1 keeping one.  The
+ * caller has checked the permission.  0 or -ENOMEM. */
+#define IDS_UID 0
+#define IDS_GID 1
+int proc_set_ids(int which, uint32_t real, uint32_t eff, uint32_t saved);
+/* exec: the set-user-id and set-group-id bits of the file loaded. */
+void proc_exec_setid(struct proc *p, struct vnode *vp);
 
 /* CLOCK_REALTIME in whole seconds (kern/proc/sys_misc.c), for the time
  * fields the kernel keeps (System V IPC's). */

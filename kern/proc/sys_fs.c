@@ -692,7 +692,8 @@ static int build_path(struct vnode *start, char *out, size_t size)
     struct vnode *cur = start;
     VN_HOLD(cur);
     int err = 0;
-    for (int depth = 0; cur != rootdir && depth < 64; depth++) {
+    struct vnode *top = vfs_curroot();
+    for (int depth = 0; cur != rootdir && cur != top && depth < 64; depth++) {
         struct vnode *named = cur;
         if ((cur->v_flag & VROOT) && cur->v_vfsp->vfs_vnodecovered)
             named = cur->v_vfsp->vfs_vnodecovered;

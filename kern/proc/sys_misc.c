@@ -4,10 +4,10 @@
  * (times and getrusage are with the processes, in sys_proc.c.)
  *
  * Simplifications, said plainly:
- *   - Clocks: CLOCK_MONOTONIC and CLOCK_REALTIME both count from boot
- *     (uptime_ns); there is no wall clock yet, so the realtime clock
- *     starts at REALTIME_BASE (a fixed date, the one S5 uses for its
- *     timestamps), not at the real time.
+ *   - Clocks: CLOCK_MONOTONIC counts from boot (uptime_ns); CLOCK_REALTIME
+ *     is the wall clock read from the CMOS clock at boot
+ *     (drivers/platform/rtc.c), which settimeofday and clock_settime
+ *     (kern/proc/sys_admin.c) set.
  *   - nanosleep yields the CPU until the time has passed (there are no
  *     timed sleeps in the scheduler yet): correct, but it keeps the CPU
  *     busy when nothing else is runnable.
@@ -30,6 +30,7 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
+#include <drivers/platform/rtc.h>
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -42,7 +43,6 @@
 #define CLOCK_REALTIME_COARSE 5
 #define CLOCK_MONOTONIC_COARSE 6
 #define CLOCK_BOOTTIME      7
-#define REALTIME_BASE       1704067200UL    /* 2024-01-01, the base of s5_now */
 #define NSEC                1000000000UL
 
 static struct cred *cr(void) { return curproc()->p_cred; }
@@ -166,24 +166,9 @@ SYSCALL_DECL(sys_sync)
 
 /* ---- ids ---- */
 
-/* Give the process a new credential with these ids (SVR4: a shared
- * credential never changes). */
-static int replace_cred(uint32_t ruid, uint32_t uid, uint32_t rgid, uint32_t gid)
-{
-    struct proc *p = curproc();
-    struct cred *old = p->p_cred;
-    struct cred *n = cred_alloc(uid, gid);
-    if (!n)
-        return -ENOMEM;
-    n->cr_ruid = ruid;
-    n->cr_rgid = rgid;
-    n->cr_ngroups = old->cr_ngroups;
-    memcpy(n->cr_groups, old->cr_groups, sizeof n->cr_groups);
-    p->p_cred = n;
-    cred_rele(old);
-    return 0;
-}
-
+/* setuid and setgid as Linux has them: root sets all three ids, anyone
+ * else only the effective one, to the real or the saved id.  The new
+ * credential is made by proc_set_ids (kern/proc/sys_admin.c). */
 SYSCALL_DECL(sys_setuid)
 {
     struct cred *c = cr();
@@ -191,9 +176,9 @@ SYSCALL_DECL(sys_setuid)
     if (uid == (uint32_t)-1)
         return -EINVAL;
     if (c->cr_uid == 0)
-        return replace_cred(uid, uid, c->cr_rgid, c->cr_gid);
-    if (uid == c->cr_ruid || uid == c->cr_uid)
-        return replace_cred(c->cr_ruid, uid, c->cr_rgid, c->cr_gid);
+        return proc_set_ids(IDS_UID, uid, uid, uid);
+    if (uid == c->cr_ruid || uid == c->cr_suid)
+        return proc_set_ids(IDS_UID, (uint32_t)-1, uid, (uint32_t)-1);
     return -EPERM;
 }
 
@@ -204,9 +189,9 @@ SYSCALL_DECL(sys_setgid)
     if (gid == (uint32_t)-1)
         return -EINVAL;
     if (c->cr_uid == 0)
-        return replace_cred(c->cr_ruid, c->cr_uid, gid, gid);
-    if (gid == c->cr_rgid || gid == c->cr_gid)
-        return replace_cred(c->cr_ruid, c->cr_uid, c->cr_rgid, gid);
+        return proc_set_ids(IDS_GID, gid, gid, gid);
+    if (gid == c->cr_rgid || gid == c->cr_sgid)
+        return proc_set_ids(IDS_GID, (uint32_t)-1, gid, (uint32_t)-1);
     return -EPERM;
 }
 
@@ -229,8 +214,7 @@ struct timespec_u { int64_t sec, nsec; };
 
 static uint64_t clock_ns(int clk)
 {
-    uint64_t ns = uptime_ns();
-    return (clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE) ? ns + REALTIME_BASE * NSEC : ns;
+    return (clk == CLOCK_REALTIME || clk == CLOCK_REALTIME_COARSE) ? realtime_ns() : uptime_ns();
 }
 
 int64_t realtime_sec(void)

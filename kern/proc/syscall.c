@@ -288,6 +288,10 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(29, sys_shmget), S(30, sys_shmat), S(31, sys_shmctl), S(67, sys_shmdt),
     S(64, sys_semget), S(65, sys_semop), S(66, sys_semctl), S(220, sys_semtimedop),
     S(68, sys_msgget), S(69, sys_msgsnd), S(70, sys_msgrcv), S(71, sys_msgctl),
+    S(164, sys_settimeofday), S(227, sys_clock_settime), S(113, sys_setreuid),
+    S(114, sys_setregid), S(117, sys_setresuid), S(118, sys_getresuid), S(119, sys_setresgid),
+    S(120, sys_getresgid), S(116, sys_setgroups),
+    S(161, sys_chroot), S(140, sys_getpriority), S(141, sys_setpriority),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -149,6 +149,20 @@ SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);
 SYSCALL_DECL(sys_blkstat_snapshot);
 
+/* the administrator's calls: sys_admin.c */
+SYSCALL_DECL(sys_settimeofday);
+SYSCALL_DECL(sys_clock_settime);
+SYSCALL_DECL(sys_setreuid);
+SYSCALL_DECL(sys_setregid);
+SYSCALL_DECL(sys_setresuid);
+SYSCALL_DECL(sys_getresuid);
+SYSCALL_DECL(sys_setresgid);
+SYSCALL_DECL(sys_getresgid);
+SYSCALL_DECL(sys_setgroups);
+SYSCALL_DECL(sys_chroot);
+SYSCALL_DECL(sys_getpriority);
+SYSCALL_DECL(sys_setpriority);
+
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);
 

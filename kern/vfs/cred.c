@@ -20,9 +20,19 @@ struct cred *cred_alloc(uint32_t uid, uint32_t gid)
     if (!cr)
         return NULL;
     cr->cr_ref = 1;
-    cr->cr_uid = cr->cr_ruid = uid;
-    cr->cr_gid = cr->cr_rgid = gid;
+    cr->cr_uid = cr->cr_ruid = cr->cr_suid = uid;
+    cr->cr_gid = cr->cr_rgid = cr->cr_sgid = gid;
     return cr;
+}
+
+struct cred *cred_dup(const struct cred *cr)
+{
+    struct cred *n = kmalloc(sizeof(*n));
+    if (!n)
+        return NULL;
+    *n = *cr;
+    n->cr_ref = 1;
+    return n;
 }
 
 void cred_hold(struct cred *cr)

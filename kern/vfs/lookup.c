@@ -15,7 +15,11 @@
  *  - ".." at the root of a mounted file system moves to the covered
  *    directory first.  No lock is needed: we hold the root, so the file
  *    system cannot be unmounted and vfs_vnodecovered stays put.  ".." at
- *    rootdir stays there.
+ *    rootdir, or at the process's chroot directory, stays there.
+ *  - The root a walk starts from is vfs_curroot(): rootdir, or the
+ *    calling process's chroot directory, which the process layer names
+ *    through a hook (curroot_hook, set once at boot before any process
+ *    runs: no lock).
  *  - A symbolic link is read with VOP_READLINK and spliced in front of the
  *    rest of the path; the ninth in one lookup gives -ELOOP.
  *
@@ -38,10 +42,23 @@ static bool is_dotdot(const char *c)
     return c[0] == '.' && c[1] == '.' && c[2] == 0;
 }
 
+static struct vnode *(*curroot_hook)(void);     /* [c] set at boot */
+
+void vfs_set_curroot_hook(struct vnode *(*fn)(void))
+{
+    curroot_hook = fn;
+}
+
+struct vnode *vfs_curroot(void)
+{
+    struct vnode *r = curroot_hook ? curroot_hook() : NULL;
+    return r ? r : __atomic_load_n(&rootdir, __ATOMIC_ACQUIRE);
+}
+
 /* The directory a path starts from, held; NULL when there is none. */
 static struct vnode *start_dir(const char *path, struct vnode *cwd)
 {
-    struct vnode *d = (path[0] == '/' || !cwd) ? __atomic_load_n(&rootdir, __ATOMIC_ACQUIRE) : cwd;
+    struct vnode *d = (path[0] == '/' || !cwd) ? vfs_curroot() : cwd;
     if (d)
         VN_HOLD(d);
     return d;
@@ -74,9 +91,10 @@ static struct vnode *cross_mounts(struct nameidata *nd, struct vnode *vp)
  * by the directory that file system covers (".." leaves through there). */
 static struct vnode *climb_mount_roots(struct vnode *dir)
 {
+    struct vnode *top = vfs_curroot();
     for (;;) {
         struct vfs *vfsp = dir->v_vfsp;
-        if (dir == rootdir || !vfsp || dir != vfsp->vfs_rootvp || !vfsp->vfs_vnodecovered)
+        if (dir == rootdir || dir == top || !vfsp || dir != vfsp->vfs_rootvp || !vfsp->vfs_vnodecovered)
             return dir;
         struct vnode *covered = vfsp->vfs_vnodecovered;
         VN_HOLD(covered);
@@ -100,7 +118,7 @@ static int lookup_component(struct nameidata *nd, struct vnode **dirp, const cha
     if (is_dotdot(comp)) {
         if ((err = VOP_ACCESS(dir, VEXEC, nd->cr)))
             return err;
-        if (dir == rootdir) {
+        if (dir == rootdir || dir == vfs_curroot()) {
             VN_HOLD(dir);
             *vpp = dir;
             return 0;

@@ -110,8 +110,17 @@ void vfs_sync_all(void);
 /* Sync and unmount every file system, newest first (power-off). */
 void vfs_unmount_all(void);
 
+/* The calling thread's root directory: its process's chroot directory,
+ * or rootdir (not held; it stays while the caller runs, as only the
+ * process itself changes it).  The process layer says which through
+ * vfs_set_curroot_hook at boot; lookups start there and ".." stops
+ * there. */
+struct vnode *vfs_curroot(void);
+void vfs_set_curroot_hook(struct vnode *(*fn)(void));
+
 /*
- * Pathname lookup.  Absolute paths start at rootdir; relative ones at cwd
+ * Pathname lookup.  Absolute paths start at vfs_curroot() (rootdir unless
+ * the process has a chroot directory); relative ones at cwd
  * (rootdir when NULL).  ".." at the root of a mounted file system goes to
  * the covered directory's parent; a mount point is crossed into the
  * mounted root.  Symbolic links are followed in the middle of a path and,
