@@ -60,8 +60,6 @@
 
 #define NSEC                1000000000LL
 #define CLOCK_REALTIME      0
-#define CLOCK_PROCESS_CPUTIME_ID 2
-#define CLOCK_THREAD_CPUTIME_ID 3
 /* Linux refuses dates so late that the monotonic clock could overflow:
  * KTIME_SEC_MAX less 30 years of uptime. */
 #define SETTOD_SEC_MAX      8277292036LL
@@ -377,11 +375,11 @@ SYSCALL_DECL(sys_settimeofday)
     int32_t tz[2];
     if (a0 && copyin((void *)a0, &tv, sizeof tv))
         return -EFAULT;
-    if (a0 && (tv.usec < 0 || tv.usec > 1000000))
+    if (a0 && (tv.usec < 0 || tv.usec >= 1000000))
         return -EINVAL;
     if (a1 && copyin((void *)a1, tz, sizeof tz))
         return -EFAULT;
-    if (a0 && (tv.sec < 0 || tv.usec >= 1000000 || tv.sec > SETTOD_SEC_MAX))
+    if (a0 && (tv.sec < 0 || tv.sec > SETTOD_SEC_MAX))
         return -EINVAL;
     if (!is_root())
         return -EPERM;
@@ -390,16 +388,14 @@ SYSCALL_DECL(sys_settimeofday)
     return a0 ? set_wall_clock(tv.sec, tv.usec * 1000) : 0;
 }
 
+/* Only CLOCK_REALTIME can be set; every other clock (the CPU-time ones
+ * included) is refused before the pointer is read. */
 SYSCALL_DECL(sys_clock_settime)
 {
-    int clk = (int)a0;
-    bool cpu_clock = clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID;
-    if (clk != CLOCK_REALTIME && !cpu_clock)
+    if ((int)a0 != CLOCK_REALTIME)
         return -EINVAL;
     struct timespec_u ts;
     if (copyin((void *)a1, &ts, sizeof ts))
         return -EFAULT;
-    if (cpu_clock)
-        return -EPERM;          /* a CPU-time clock is never set */
     return set_wall_clock(ts.sec, ts.nsec);
 }
