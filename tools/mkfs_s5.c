@@ -2,7 +2,7 @@
  * mkfs.s5: make an S5 file system image, optionally filled from a host
  * directory.
  *
- *   mkfs.s5 [-d DIR] [-i NINODES] IMAGE SIZE
+ *   mkfs.s5 [-d DIR] [-o OWNERS] [-i NINODES] IMAGE SIZE
  *
  * SIZE is in KiB, or has a K, M or G suffix.  IMAGE is created or
  * truncated.  The inode list has NINODES inodes (rounded up to a whole
@@ -10,6 +10,10 @@
  * directories and symbolic links under DIR are copied in with their
  * permission bits, owner 0 and their modification time; hard links within
  * DIR stay hard links.  Other file types are skipped with a warning.
+ * With -o, OWNERS is a text file of lines "PATH UID GID" (PATH relative
+ * to DIR, e.g. "home/user01"): those files get that owner and group
+ * instead of 0 (the host's owners are not used, so an image with many
+ * users can be built without root).
  *
  * Files are laid out first, in ascending block order from the start of the
  * data area; then the remaining blocks are freed into the chained free
@@ -44,8 +48,17 @@ struct dirbuf {
     size_t n, cap;
 };
 
+/* A file's owner from the -o list. */
+struct owner {
+    char *path;                 /* relative to the -d directory */
+    uint16_t uid, gid;
+};
+
 struct mkfs {
     const char *image;
+    const char *top;            /* the -d directory */
+    struct owner *owners;
+    size_t nowners;
     struct s5img img;
     struct s5_super sb;
     struct s5_dinode *itab;     /* the inode list; inode ino is itab[ino - 1] */
@@ -61,8 +74,9 @@ static struct mkfs *cleanup_fs; /* the image to remove if mkfs fails */
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mkfs.s5 [-d DIR] [-i NINODES] IMAGE SIZE\n"
-                    "  SIZE in KiB, or with a K, M or G suffix\n");
+    fprintf(stderr, "usage: mkfs.s5 [-d DIR] [-o OWNERS] [-i NINODES] IMAGE SIZE\n"
+                    "  SIZE in KiB, or with a K, M or G suffix\n"
+                    "  OWNERS: lines 'PATH UID GID', PATH relative to DIR\n");
     exit(2);
 }
 
@@ -318,6 +332,49 @@ static int not_dots(const struct dirent *e)
     return strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 }
 
+/* Reads the -o list: one "PATH UID GID" a line; blank lines and lines
+ * starting with '#' are skipped. */
+static void read_owners(struct mkfs *m, const char *file)
+{
+    FILE *f = fopen(file, "r");
+    char line[4200], path[4097];
+    unsigned long uid, gid;
+    int lineno = 0;
+
+    if (!f)
+        fatal("%s: %s", file, strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '#' || line[strspn(line, " \t\n")] == 0)
+            continue;
+        if (sscanf(line, "%4096s %lu %lu", path, &uid, &gid) != 3 || uid > 65535 || gid > 65535)
+            fatal("%s:%d: expected 'PATH UID GID' with ids up to 65535", file, lineno);
+        m->owners = realloc(m->owners, (m->nowners + 1) * sizeof *m->owners);
+        if (!m->owners)
+            fatal("out of memory");
+        m->owners[m->nowners].path = strdup(path[0] == '/' ? path + 1 : path);
+        m->owners[m->nowners].uid = (uint16_t)uid;
+        m->owners[m->nowners].gid = (uint16_t)gid;
+        m->nowners++;
+    }
+    fclose(f);
+}
+
+/* Gives inode ino the owner the -o list names for host path, if any. */
+static void apply_owner(struct mkfs *m, const char *path, uint32_t ino)
+{
+    size_t toplen = m->top ? strlen(m->top) : 0;
+
+    if (!m->nowners || strncmp(path, m->top, toplen) != 0 || path[toplen] != '/')
+        return;
+    for (size_t i = 0; i < m->nowners; i++) {
+        if (strcmp(path + toplen + 1, m->owners[i].path) == 0) {
+            m->itab[ino - 1].di_uid = m->owners[i].uid;
+            m->itab[ino - 1].di_gid = m->owners[i].gid;
+        }
+    }
+}
+
 /* Makes the S5 inode for one host file; returns 0 if the file is skipped. */
 static uint32_t copy_entry(struct mkfs *m, const char *path, uint32_t dir)
 {
@@ -380,8 +437,10 @@ static void copy_dir(struct mkfs *m, const char *path, uint32_t ino, uint32_t pa
             fatal("%s: name '%s' is %zu characters; S5 names are at most %d",
                   child, name, strlen(name), S5_DIRSIZ);
         cino = copy_entry(m, child, ino);
-        if (cino)
+        if (cino) {
             dir_add(m, &d, name, cino);
+            apply_owner(m, child, cino);
+        }
         free(child);
         free(names[i]);
     }
@@ -520,9 +579,13 @@ int main(int argc, char **argv)
     int64_t ninodes = 0, kib;
     int c;
 
-    while ((c = getopt(argc, argv, "d:i:")) != -1) {
+    const char *owners = NULL;
+
+    while ((c = getopt(argc, argv, "d:i:o:")) != -1) {
         if (c == 'd')
             dir = optarg;
+        else if (c == 'o')
+            owners = optarg;
         else if (c == 'i' && (ninodes = parse_count(optarg)) <= 0)
             fatal("bad inode count '%s'", optarg);
         else if (c != 'i')
@@ -534,6 +597,11 @@ int main(int argc, char **argv)
     kib = parse_size(argv[optind + 1]);
     if (kib <= 0)
         fatal("bad size '%s' (KiB, or with a K, M or G suffix)", argv[optind + 1]);
+    m.top = dir;
+    if (owners && !dir)
+        fatal("-o needs -d: the owners name files of the directory copied in");
+    if (owners)
+        read_owners(&m, owners);
     m.now = current_time();
     init_fs(&m, (uint64_t)kib, ninodes);
     if (s5img_create(&m.img, m.image, (uint64_t)kib) < 0)

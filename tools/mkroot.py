@@ -14,7 +14,14 @@ The tree:
                             (names longer than S5's 14 bytes are left out)
     /sbin/init              Tempest's init (userland/init/init.c)
     /bin/PROG               with --bin PROG: more programs (e.g. lockstat)
-    /etc/motd, /etc/passwd, /etc/group
+    /etc/motd, /etc/passwd, /etc/group, /etc/shadow, /etc/shells
+                            the users: root, nobody, user (1000) and
+                            user01..user64 (uids 1001..1064, each with its
+                            own group and a 0700 home under /home; all in
+                            group "users"); every password is "tempest"
+                            but nobody's, which is locked
+    /bin/su                 a set-user-id copy of busybox, so su works
+                            from an ordinary user
     /etc/rc.run             with --run: the command init runs under /bin/sh
                             before it powers the machine off
     /dev /tmp /home /root   empty (devfs is mounted on /dev)
@@ -36,9 +43,45 @@ MKFS = os.path.join(ROOT, "build", "tools", "mkfs.s5")
 BUSYBOX = "/bin/busybox"          # Debian's busybox-static puts it here
 S5_DIRSIZ = 14                    # longest S5 file name
 
-PASSWD = "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n"
-GROUP = "root:x:0:\nuser:x:1000:\n"
+NUSERS = 64                       # user01..user64: enough for 64 scripted users
+# MD5-crypt of "tempest" (openssl passwd -1 -salt Tempest0 tempest): the
+# ordinary users' password, so su and login between them can be scripted.
+USER_HASH = "$1$Tempest0$SqpNs8vKZa1BoMxUaxPQ61"
+NOBODY = 65534
+USERS_GID = 100
 MOTD = "Welcome to Tempest.\n"
+
+
+def accounts():
+    """The users as (name, uid, gid, home, password hash): root, nobody,
+    user and user01..user64."""
+    users = [("root", 0, 0, "/root", USER_HASH), ("nobody", NOBODY, NOBODY, "/home/nobody", "!"),
+             ("user", 1000, 1000, "/home/user", USER_HASH)]
+    for i in range(1, NUSERS + 1):
+        users.append(("user%02d" % i, 1000 + i, 1000 + i, "/home/user%02d" % i, USER_HASH))
+    return users
+
+
+def user_files(top):
+    """/etc/passwd, group, shadow and shells, and the homes; returns the
+    owner lines for mkfs.s5 -o (the homes belong to their users)."""
+    users = accounts()
+    passwd = "".join("%s:x:%d:%d:%s:%s:/bin/sh\n" % (n, u, g, n, h) for n, u, g, h, _p in users)
+    ordinary = [n for n, u, _g, _h, _p in users if 0 < u < NOBODY]
+    group = "root:x:0:\nusers:x:%d:%s\nnogroup:x:%d:\n" % (USERS_GID, ",".join(ordinary), NOBODY)
+    group += "".join("%s:x:%d:\n" % (n, g) for n, u, g, _h, _p in users if 0 < u < NOBODY)
+    shadow = "".join("%s:%s:19700:0:99999:7:::\n" % (n, p) for n, _u, _g, _h, p in users)
+    write(os.path.join(top, "etc", "passwd"), passwd)
+    write(os.path.join(top, "etc", "group"), group)
+    write(os.path.join(top, "etc", "shadow"), shadow, 0o600)
+    write(os.path.join(top, "etc", "shells"), "/bin/sh\n/bin/ash\n")
+    owners = []
+    for n, u, g, home, _p in users:
+        os.makedirs(top + home, exist_ok=True)
+        os.chmod(top + home, 0o700)
+        if u != 0:
+            owners.append("%s %d %d" % (home.lstrip("/"), u, g))
+    return owners
 
 
 def applets(busybox):
@@ -72,7 +115,7 @@ def copy_tree(src, dst):
 def stage(tmp, args):
     """Lay out the root tree under tmp/root and return its path."""
     top = os.path.join(tmp, "root")
-    for d in ("bin", "sbin", "etc", "dev", "tmp", "home/user", "root"):
+    for d in ("bin", "sbin", "etc", "dev", "tmp", "home", "root"):
         os.makedirs(os.path.join(top, d), exist_ok=True)
     os.chmod(os.path.join(top, "tmp"), 0o1777)
     shutil.copy2(args.busybox, os.path.join(top, "bin", "busybox"))
@@ -95,8 +138,14 @@ def stage(tmp, args):
         shutil.copy2(args.init, os.path.join(top, "sbin", "init"))
         os.chmod(os.path.join(top, "sbin", "init"), 0o755)
     write(os.path.join(top, "etc", "motd"), MOTD)
-    write(os.path.join(top, "etc", "passwd"), PASSWD)
-    write(os.path.join(top, "etc", "group"), GROUP)
+    owners = user_files(top)
+    su = os.path.join(top, "bin", "su")
+    if os.path.lexists(su):
+        os.remove(su)
+    shutil.copy2(args.busybox, su)
+    os.chmod(su, 0o4755)        # set-user-id root: su from an ordinary user
+    with open(os.path.join(tmp, "owners"), "w") as f:
+        f.write("\n".join(owners) + "\n")
     if args.run is not None:
         write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
     for opt, where in ((args.add, "add"), (args.tests, "tests"), (args.bench, "bench")):
@@ -111,7 +160,8 @@ def build(image, args):
     with tempfile.TemporaryDirectory(prefix="mkroot-") as tmp:
         top = stage(tmp, args)
         env = dict(os.environ, SOURCE_DATE_EPOCH=os.environ.get("SOURCE_DATE_EPOCH", "1704067200"))
-        r = subprocess.run([MKFS, "-d", top, image, args.size], capture_output=True,
+        r = subprocess.run([MKFS, "-d", top, "-o", os.path.join(tmp, "owners"), image, args.size],
+                           capture_output=True,
                            text=True, env=env)
         if r.returncode != 0:
             sys.exit("mkroot: mkfs.s5 failed: %s" % (r.stdout + r.stderr)[-500:])
