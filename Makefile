@@ -111,17 +111,20 @@ compile_commands.json: Makefile $(CSRCS)
 
 # make run: a root image with busybox, init, the tests and benchmarks
 # (tools/userrun.py); RUN='cmd' runs cmd and exits with its status,
-# ADD=DIR puts a host directory under /add.  make boot: the kernel alone,
-# no root file system (OPTS= for ktest=, kbench= ...).
+# ADD=DIR puts a host directory under /add, SIZE= the free space in the
+# image (default 16M), ROOT=path keeps the image there between runs; the
+# command's output alone goes to standard output (hence the silent recipe).
+# make boot: the kernel alone, no root file system (OPTS= for ktest=,
+# kbench= ...).
 run: export TEMPEST_RUN = $(value RUN)
 run: all tools userland bench
-	$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d))
+	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT))
 
 boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))
 
 userland: $(DEPS_OK)
-	$(MAKE) -s -C userland BUILD=$(abspath $(BUILD))/userland
+	@$(MAKE) -s --no-print-directory -C userland BUILD=$(abspath $(BUILD))/userland
 
 bochs: all
 	$(PYTHON) tests/tempest.py bochs --machine $(MACHINE) --opts "$(OPTS)" --timeout $(TIMEOUT)
@@ -130,7 +133,7 @@ debug: all
 	$(PYTHON) tests/tempest.py debug --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" $(foreach d,$(DISK),--disk $(d))
 
 tools: $(DEPS_OK)
-	$(MAKE) -C tools BUILD=$(abspath $(BUILD))/tools
+	@$(MAKE) -s --no-print-directory -C tools BUILD=$(abspath $(BUILD))/tools
 
 check: all tools
 	$(PYTHON) tests/check.py
@@ -140,7 +143,7 @@ check: all tools
 # the environment, so any shell quoting in it survives.
 LINUX_APPEND ?=
 bench: $(DEPS_OK)
-	$(MAKE) -s -C bench BUILD=$(abspath $(BUILD))/bench
+	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(BUILD))/bench
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"

@@ -3,9 +3,15 @@
 holding Debian's busybox-static with its applet links, Tempest's init, and
 whatever else the caller adds.
 
-    mkroot.py IMAGE [--size 32M] [--init PATH] [--busybox PATH]
+    mkroot.py IMAGE [--size SIZE | --free 16M] [--init PATH] [--busybox PATH]
               [--bin PROG ...] [--add DIR] [--tests DIR] [--bench DIR]
-              [--run 'shell command']
+              [--run 'shell command' | --slot]
+
+The image is as large as its contents need (data, indirect blocks,
+directories and inodes) plus --free of free space (default 16M), or
+exactly --size.  --slot makes /etc/rc.run an empty command slot of
+SLOT_BYTES that `s5cat -w` can later fill in place (a kept image,
+`make run ROOT=`; userland/init/init.c runs no empty slot).
 
 The tree:
 
@@ -42,6 +48,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MKFS = os.path.join(ROOT, "build", "tools", "mkfs.s5")
 BUSYBOX = "/bin/busybox"          # Debian's busybox-static puts it here
 S5_DIRSIZ = 14                    # longest S5 file name
+S5_BSIZE = 1024                   # kern/s5/s5_fs.h: block size,
+S5_NDADDR, S5_NINDIR = 10, 256    # direct blocks, numbers per indirect block
+S5_INOPB, S5_MAXINODES = 16, 65520
+S5_MAXBLOCKS = 1 << 24
+NO_COMMAND = "# tempest: no command\n"   # an empty slot (userland/init/init.c)
+SLOT_BYTES = 8192
 
 NUSERS = 64                       # user01..user64: enough for 64 scripted users
 # MD5-crypt of "tempest" (openssl passwd -1 -salt Tempest0 tempest): the
@@ -148,10 +160,69 @@ def stage(tmp, args):
         f.write("\n".join(owners) + "\n")
     if args.run is not None:
         write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
+    elif args.slot:
+        write(os.path.join(top, "etc", "rc.run"),
+              NO_COMMAND + "\n" * (SLOT_BYTES - len(NO_COMMAND)), 0o755)
     for opt, where in ((args.add, "add"), (args.tests, "tests"), (args.bench, "bench")):
         if opt:
             copy_tree(opt, os.path.join(top, where))
     return top
+
+
+def file_blocks(size):
+    """Blocks an S5 file of size bytes takes: data and indirect blocks."""
+    data = -(-size // S5_BSIZE)
+    rest, ind = data - S5_NDADDR, 0
+    for level in (1, 2, 3):
+        if rest <= 0:
+            break
+        span = S5_NINDIR ** level
+        used = min(rest, span)
+        ind += sum(-(-used // S5_NINDIR ** k) for k in range(1, level + 1))
+        rest -= span
+    return data + ind
+
+
+def content_size(top):
+    """(blocks, inodes) the staged tree needs in S5."""
+    blocks, inodes, seen = 0, 2, set()       # the bad-block inode and the root
+    for d, dirs, files in os.walk(top):
+        blocks += file_blocks((len(dirs) + len(files) + 2) * 16)
+        for name in dirs + files:
+            path = os.path.join(d, name)
+            st = os.lstat(path)
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            inodes += 1
+            if os.path.islink(path):
+                blocks += 1
+            elif os.path.isfile(path):
+                blocks += file_blocks(st.st_size)
+    return blocks, inodes
+
+
+def parse_kib(text):
+    """A size like 16M, 512K, 2G or plain KiB, in KiB; exits on nonsense."""
+    units = {"K": 1, "M": 1024, "G": 1024 * 1024}
+    t = text.strip().upper()
+    try:
+        return int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
+    except ValueError:
+        sys.exit("mkroot: bad size '%s' (KiB, or with a K, M or G suffix)" % text)
+
+
+def geometry(top, free):
+    """The image's size in KiB and its inode count: the contents plus free
+    KiB of free space, and a quarter as many free inodes as free KiB (at
+    least 1024)."""
+    blocks, inodes = content_size(top)
+    inodes = min(S5_MAXINODES, inodes + max(1024, free // 4))
+    kib = 2 + -(-inodes // S5_INOPB) + blocks + free
+    if kib > S5_MAXBLOCKS:
+        sys.exit("mkroot: %d KiB is more than an S5 file system holds (%d KiB)"
+                 % (kib, S5_MAXBLOCKS))
+    return kib, inodes
 
 
 def build(image, args):
@@ -160,17 +231,25 @@ def build(image, args):
     with tempfile.TemporaryDirectory(prefix="mkroot-") as tmp:
         top = stage(tmp, args)
         env = dict(os.environ, SOURCE_DATE_EPOCH=os.environ.get("SOURCE_DATE_EPOCH", "1704067200"))
-        r = subprocess.run([MKFS, "-d", top, "-o", os.path.join(tmp, "owners"), image, args.size],
-                           capture_output=True,
-                           text=True, env=env)
+        if args.size:
+            size, inodes = args.size, []
+        else:
+            kib, n = geometry(top, parse_kib(args.free))
+            size, inodes = "%dK" % kib, ["-i", str(n)]
+        r = subprocess.run([MKFS, "-d", top, "-o", os.path.join(tmp, "owners")] + inodes
+                           + [image, size], capture_output=True, text=True, env=env)
         if r.returncode != 0:
-            sys.exit("mkroot: mkfs.s5 failed: %s" % (r.stdout + r.stderr)[-500:])
+            lines = (r.stdout + r.stderr).strip().splitlines()
+            sys.exit("mkroot: %s" % (lines[-1] if lines else "mkfs.s5 failed"))
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("image")
-    p.add_argument("--size", default="32M")
+    p.add_argument("--size", help="the image's whole size (default: the contents plus --free)")
+    p.add_argument("--free", default="16M", help="free space beyond the contents (default 16M)")
+    p.add_argument("--slot", action="store_true",
+                   help="make /etc/rc.run an empty command slot (for a kept image)")
     p.add_argument("--busybox", default=BUSYBOX)
     p.add_argument("--init", help="the init program (static)")
     p.add_argument("--bin", action="append", default=[], help="a program copied to /bin")
@@ -179,7 +258,10 @@ def main():
     p.add_argument("--bench", help="host directory copied to /bench")
     p.add_argument("--run", help="command init runs under /bin/sh, then powers off")
     args = p.parse_args()
-    build(args.image, args)
+    try:
+        build(args.image, args)
+    except (OSError, subprocess.SubprocessError) as e:
+        sys.exit("mkroot: %s" % e)
 
 
 if __name__ == "__main__":

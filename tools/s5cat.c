@@ -2,14 +2,24 @@
  * s5cat: read a file or list a directory in an S5 image (a debugging aid).
  *
  *   s5cat IMAGE [PATH]
+ *   s5cat -w IMAGE PATH < DATA
  *
  * A regular file's contents (or a symbolic link's target) go to standard
  * output.  A directory is listed one entry per line as
  * "inode mode links size name", in directory order.  PATH defaults to the
  * root; symbolic links inside PATH are not followed.
+ *
+ * With -w the regular file PATH is overwritten in place with standard
+ * input, padded with newlines to the file's size: the file keeps its
+ * size, its blocks and every other byte of the image, so the file system
+ * stays as consistent as it was.  Input longer than the file is refused.
+ * (make run uses it for the command slot /etc/rc.run of a kept root image.)
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -59,21 +69,72 @@ static int list_dir(struct s5img *img, const struct s5_super *sb, const struct s
     return 0;
 }
 
+/* -w: the new contents, padded, written over the file's own blocks. */
+static int overwrite(struct s5img *img, const struct s5_super *sb, const struct s5_dinode *di,
+                     const char *path)
+{
+    size_t size = di->di_size, got = 0;
+    char *data = malloc(size + 1);
+    size_t n;
+
+    if (!data) {
+        fprintf(stderr, "s5cat: out of memory\n");
+        return 1;
+    }
+    while (got <= size && (n = fread(data + got, 1, size + 1 - got, stdin)) > 0)
+        got += n;
+    if (got > size) {
+        fprintf(stderr, "s5cat: %s: the input is longer than the file's %zu bytes\n", path, size);
+        free(data);
+        return 1;
+    }
+    memset(data + got, '\n', size - got);
+    for (uint32_t lbn = 0; (uint64_t)lbn * S5_BSIZE < size; lbn++) {
+        uint8_t blk[S5_BSIZE];
+        uint32_t bno;
+        size_t off = (size_t)lbn * S5_BSIZE, len = size - off < S5_BSIZE ? size - off : S5_BSIZE;
+
+        if (s5_bmap(img, sb, di, lbn, &bno) < 0 || bno == 0 || s5img_read(img, bno, blk) < 0) {
+            fprintf(stderr, "s5cat: %s: block %u cannot be written in place\n", path, lbn);
+            free(data);
+            return 1;
+        }
+        memcpy(blk, data + off, len);
+        if (s5img_write(img, bno, blk) < 0) {
+            fprintf(stderr, "s5cat: %s: %s\n", img->path, strerror(errno));
+            free(data);
+            return 1;
+        }
+    }
+    free(data);
+    return fsync(img->fd) < 0 && errno != EINVAL ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    bool write_mode = argc > 1 && strcmp(argv[1], "-w") == 0;
     struct s5img img;
     struct s5_super sb;
     struct s5_dinode di;
-    const char *path = argc > 2 ? argv[2] : "/";
+    const char *path;
     const char *why;
     uint32_t ino;
     int rc;
 
-    if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: s5cat IMAGE [PATH]\n");
+    if (write_mode) {
+        argv++;
+        argc--;
+    }
+    if (argc < 2 || argc > 3 || (write_mode && argc != 3)) {
+        fprintf(stderr, "usage: s5cat IMAGE [PATH]\n       s5cat -w IMAGE PATH < DATA\n");
         return 2;
     }
-    if (s5img_open(&img, argv[1]) < 0 || s5img_read_super(&img, &sb) < 0) {
+    path = argc > 2 ? argv[2] : "/";
+    if (s5img_open(&img, argv[1]) == 0 && write_mode) {
+        close(img.fd);
+        img.fd = open(argv[1], O_RDWR);
+    }
+    if (img.fd < 0 || s5img_read_super(&img, &sb) < 0) {
         fprintf(stderr, "s5cat: %s: %s\n", argv[1], errno ? strerror(errno) : "too small");
         return 1;
     }
@@ -86,6 +147,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "s5cat: %s: not found\n", path);
         return 1;
     }
+    if (write_mode && (di.di_mode & S5_IFMT) != S5_IFREG) {
+        fprintf(stderr, "s5cat: %s: not a regular file\n", path);
+        return 1;
+    }
+    if (write_mode)
+        return overwrite(&img, &sb, &di, path);
     if ((di.di_mode & S5_IFMT) == S5_IFDIR)
         rc = list_dir(&img, &sb, &di);
     else

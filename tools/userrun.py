@@ -3,18 +3,30 @@
 
     userrun.py [--machine NAME] [--accel tcg|kvm|icount] [--opts '...']
                [--timeout S] [--add DIR] [--disk IMAGE ...] [--run 'command']
+               [--free SIZE] [--root PATH]
 
 A root image is built first (tools/mkroot.py): Debian's busybox-static with
 its applet links, init, the lockstat tool, the user tests under /tests and
 the benchmarks under /bench, and with --add a host directory under /add.
+It is as large as its contents plus --free of free space (default 16M).
 It is attached as the first virtio disk and mounted as the root (root=vda).
 
+With --root PATH the image is kept there: made on the first run, then
+booted again as it is (the user's files persist; --add and --free apply
+only when it is made; delete the file for a fresh one).  Its /etc/rc.run
+is a command slot that each run fills in place (`s5cat -w`) with the
+command, or with the empty-slot line for an interactive shell.  A kept
+image must be clean (fsck.s5) before it is booted.
+
 With --run (or $TEMPEST_RUN, which keeps any shell quoting intact), init
-runs the command under /bin/sh as root and powers off; the console is
-copied to standard output and this script exits with the command's status
-(init prints "init: exit status N"), or 125 when the boot itself failed
-(no such line: a panic, a time-out, no init).  Without a command the
-console is on the terminal with an interactive shell; Ctrl-A X quits QEMU.
+runs the command under /bin/sh as root and powers off; the command's
+output goes to standard output as it wrote it (the console's CR LF made
+LF again), the boot's messages before and after it to standard error, and
+this script exits with the command's status (init prints "init: exit
+status N"), or 125 when the boot itself failed (no such line: a panic, a
+time-out, no init).  Without a command the console is on the terminal
+with an interactive shell; Ctrl-A X quits QEMU.  Every failure is one line
+on standard error, starting "userrun:".
 """
 
 import argparse
@@ -27,18 +39,27 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import tempest  # noqa: E402
+from machines import MachineError  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 USERLAND = os.path.join(BUILD, "userland")
+TOOLS = os.path.join(BUILD, "tools")
 EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
+STARTED_RE = re.compile(rb"^init: started \S+ as pid 1\r?$")
+ENDED_RE = re.compile(rb"^init: (exit status|killed by signal) \d+\r?$")
 BOOT_FAILED = 125
+NO_COMMAND = "# tempest: no command\n"     # tools/mkroot.py, userland/init/init.c
 
 
-def root_image(tmp, run, add):
-    """Build the root image in tmp; returns its path."""
-    img = os.path.join(tmp, "root.img")
-    cmd = [sys.executable, MKROOT, img, "--init", os.path.join(USERLAND, "init")]
+class Failure(Exception):
+    """A failure to report in one line."""
+
+
+def mkroot(img, run, add, free, slot):
+    """Build a root image at img."""
+    cmd = [sys.executable, MKROOT, img, "--init", os.path.join(USERLAND, "init"),
+           "--free", free]
     for prog in ("lockstat",):
         path = os.path.join(USERLAND, prog)
         if os.path.exists(path):
@@ -48,11 +69,89 @@ def root_image(tmp, run, add):
         if os.path.isdir(path):
             cmd += [opt, path]
     if add:
+        if not os.path.isdir(add):
+            raise Failure("ADD=%s is not a directory" % add)
         cmd += ["--add", add]
-    if run is not None:
+    if slot:
+        cmd += ["--slot"]
+    elif run is not None:
         cmd += ["--run", run]
-    subprocess.run(cmd, check=True)
-    return img
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        raise Failure(lines[-1] if lines else "mkroot failed")
+
+
+def tool(name, *args, data=None):
+    """Run one of the S5 host tools; its output, or Failure with its last line."""
+    path = os.path.join(TOOLS, name)
+    if not os.path.exists(path):
+        raise Failure("%s is missing (run 'make tools')" % path)
+    r = subprocess.run([path] + list(args), input=data, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        lines = (r.stderr + r.stdout).strip().splitlines()
+        raise Failure(lines[-1] if lines else "%s failed" % name)
+    return r.stdout
+
+
+def kept_image(path, run, add, free):
+    """Make the kept image at path if it does not exist, check it, and put
+    the command (or the empty-slot line) in its slot."""
+    if not os.path.exists(path):
+        d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d):
+            raise Failure("ROOT=%s: no directory %s" % (path, d))
+        mkroot(path, None, add, free, True)
+        print("userrun: made the root image %s" % path, file=sys.stderr)
+    elif add:
+        print("userrun: ADD= is copied only when the image is made; %s is kept as it is" % path,
+              file=sys.stderr)
+    try:
+        tool("fsck.s5", path)
+    except Failure as e:
+        raise Failure("ROOT=%s is not a clean S5 image (%s); delete it for a fresh one" % (path, e))
+    try:
+        tool("s5cat", "-w", path, "/etc/rc.run", data=NO_COMMAND if run is None else run + "\n")
+    except Failure as e:
+        raise Failure("ROOT=%s: cannot set its command slot /etc/rc.run (%s); "
+                      "delete it for a fresh one" % (path, e))
+    return path
+
+
+class CommandEcho:
+    """The console as it arrives: the lines before init's "started" line
+    and from its "exit status" line on go to standard error, the ones
+    between (the command's output) to standard output; the console's CR
+    LF becomes LF again everywhere."""
+
+    def __init__(self):
+        self.pending = b""
+        self.stage = 0          # 0 booting, 1 the command, 2 after it
+
+    def write(self, data):
+        self.pending += data
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            self._line(line)
+
+    def _line(self, line):
+        if self.stage == 1 and ENDED_RE.match(line):
+            self.stage = 2
+        out = sys.stdout.buffer if self.stage == 1 else sys.stderr.buffer
+        out.write((line[:-1] if line.endswith(b"\r") else line) + b"\n")
+        if self.stage == 0 and STARTED_RE.match(line):
+            self.stage = 1
+
+    def flush(self):
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+    def close(self):
+        if self.pending:
+            self._line(self.pending)
+            self.pending = b""
+        self.flush()
 
 
 def exit_status(output):
@@ -67,9 +166,10 @@ def exit_status(output):
 def run_command(args, img):
     opts = ("root=vda poweroff " + args.opts).strip()
     timeout = args.timeout or tempest.DEFAULT_POWEROFF_TIMEOUT
+    echo = CommandEcho()
     r = tempest.boot(args.machine, opts, accel=args.accel, timeout=timeout,
-                     echo=sys.stdout.buffer, disk_images=[img] + args.disk)
-    sys.stdout.flush()
+                     echo=echo, disk_images=[img] + args.disk)
+    echo.close()
     status = exit_status(r.output)
     if status is None or r.status != "ok":
         print("userrun: %s" % (r.status if r.status != "ok" else "init did not report a status"),
@@ -98,11 +198,31 @@ def main():
     p.add_argument("--disk", action="append", default=[],
                    help="another raw image, attached after the root (vdb, ...)")
     p.add_argument("--run", help="command to run under /bin/sh (default: $TEMPEST_RUN)")
+    p.add_argument("--free", default="16M",
+                   help="free space in a new root image beyond its contents (default 16M)")
+    p.add_argument("--root", help="keep the root image at this path between runs")
     args = p.parse_args()
     run = args.run if args.run is not None else os.environ.get("TEMPEST_RUN") or None
-    with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
-        img = root_image(tmp, run, args.add)
-        return run_command(args, img) if run is not None else interactive(args, img)
+    try:
+        for d in args.disk:
+            if not os.path.isfile(d):
+                raise Failure("DISK=%s: no such image file" % d)
+        with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
+            if args.root:
+                img = kept_image(args.root, run, args.add, args.free)
+            else:
+                img = os.path.join(tmp, "root.img")
+                mkroot(img, run, args.add, args.free, False)
+            return run_command(args, img) if run is not None else interactive(args, img)
+    except Failure as e:
+        print("userrun: %s" % e, file=sys.stderr)
+        return BOOT_FAILED
+    except KeyboardInterrupt:
+        print("userrun: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, subprocess.SubprocessError, MachineError) as e:
+        print("userrun: %s" % e, file=sys.stderr)
+        return BOOT_FAILED
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
  * itself if they are not).  Then:
  *
  *   - If /etc/rc.run exists (tools/mkroot.py --run writes it for
- *     `make run RUN='...'`), init runs it under /bin/sh as root, prints
+ *     `make run RUN='...'`) and is not an empty command slot (a kept
+ *     image's rc.run whose first line is NO_COMMAND, see
+ *     tools/userrun.py), init runs it under /bin/sh as root, prints
  *     "init: exit status N" (or "init: killed by signal N"), syncs and
  *     powers the machine off.  The host harness reads that line.
  *   - Otherwise it starts an interactive /bin/sh in its own session with
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #define RC_RUN "/etc/rc.run"
+#define NO_COMMAND "# tempest: no command\n"
 #define SHELL "/bin/sh"
 
 static char *const shell_env[] = {
@@ -96,14 +99,25 @@ static void report(int status)
         say("init: exit status %d\n", WEXITSTATUS(status));
 }
 
+/* Is there a command to run: rc.run exists and is not an empty slot? */
+static int has_command(void)
+{
+    char head[sizeof NO_COMMAND - 1];
+    int fd = open(RC_RUN, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return !(n == (ssize_t)sizeof head && memcmp(head, NO_COMMAND, sizeof head) == 0);
+}
+
 int main(void)
 {
     console_fds();
     umask(022);
     chdir("/");
-    struct stat st;
     int status;
-    if (stat(RC_RUN, &st) == 0) {
+    if (has_command()) {
         char *argv[] = { SHELL, RC_RUN, NULL };
         status = run(argv, 0);
         report(status);
