@@ -192,6 +192,11 @@ def ktest_results(ctx, name, r, individual):
             problems.append("no ktest passed")
         if len(tests) != npass + nfail:
             problems.append("%d ktest result lines for %d tests" % (len(tests), npass + nfail))
+    # A test skips for want of a root only when the boot has none.
+    if re.search(r"^vfs: root ", r.output, re.M):
+        rootless = re.findall(r"^ktest: SKIP (\S+): no root file system", r.output, re.M)
+        if rootless:
+            problems.append("skipped with a root mounted: %s" % ", ".join(rootless[:10]))
     if individual:
         for res, tname, reason in tests:
             ctx.results.add("%s/%s" % (name, tname), res == "PASS", reason)

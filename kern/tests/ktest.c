@@ -37,6 +37,7 @@ static volatile int running_limit;              /* [atomic] seconds, for the mes
 
 static char fail_msg[MAX_CPUS][160];   /* [own] slot c written only on cpu c */
 static int results[MAX_CPUS];           /* [own] as fail_msg; read after the test */
+static char skip_msg[MAX_CPUS][160];   /* [own] as fail_msg: why the test skipped */
 
 void ktest_fail(const char *fmt, ...)
 {
@@ -116,9 +117,32 @@ static void watch(const char *name)
     ktest_watchdog_arm(name, KTEST_HANG_SECONDS);
 }
 
-static bool run_one(const struct ktest *t, char *why, size_t n)
+void ktest_skip(const char *fmt, ...)
+{
+    char *m = skip_msg[cpu_id()];
+    if (m[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof skip_msg[0], fmt, ap);
+    va_end(ap);
+}
+
+/* The first reason any CPU gave for skipping, or NULL. */
+static const char *first_skip(void)
+{
+    for (int c = 0; c < ncpus; c++)
+        if (skip_msg[c][0])
+            return skip_msg[c];
+    return NULL;
+}
+
+enum outcome { KT_PASSED, KT_FAILED, KT_SKIPPED };
+
+static enum outcome run_one(const struct ktest *t, char *why, size_t n)
 {
     memset(fail_msg, 0, sizeof fail_msg);
+    memset(skip_msg, 0, sizeof skip_msg);
     memset(results, 0, sizeof results);
     if (t->flags & KTEST_F_ALL_CPUS) {
         barrier_count = 0;
@@ -136,26 +160,33 @@ static bool run_one(const struct ktest *t, char *why, size_t n)
             c = i;
             msg = "returned failure";
         }
+    if (!msg && first_skip()) {
+        strlcpy(why, first_skip(), n);
+        return KT_SKIPPED;
+    }
     if (!msg)
-        return true;
+        return KT_PASSED;
     snprintf(why, n, "cpu %d: %s", c, msg);
-    return false;
+    return KT_FAILED;
 }
 
 int ktest_run(const char *list)
 {
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     kprintf("ktest: running '%s' on %d cpus\n", list, ncpus_online);
     for (const struct ktest *t = __ktest_start; t < __ktest_end; t++) {
         if (!option_list_has(list, t->name))
             continue;
         char why[200];
         watch(t->name);
-        bool ok = run_one(t, why, sizeof why);
+        enum outcome r = run_one(t, why, sizeof why);
         watch(NULL);
-        if (ok) {
+        if (r == KT_PASSED) {
             kprintf("ktest: PASS %s\n", t->name);
             passed++;
+        } else if (r == KT_SKIPPED) {
+            kprintf("ktest: SKIP %s: %s\n", t->name, why);
+            skipped++;
         } else {
             kprintf("ktest: FAIL %s: %s\n", t->name, why);
             failed++;
@@ -164,6 +195,8 @@ int ktest_run(const char *list)
     /* Names asked for that no test has are failures too. */
     failed += option_list_report_unknown(list, ktest_exists,
                                          "ktest: FAIL %.*s: no such test\n");
+    if (skipped)
+        kprintf("ktest: %d skipped\n", skipped);
     kprintf("ktest: %d passed, %d failed\n", passed, failed);
     return failed;
 }

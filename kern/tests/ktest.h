@@ -7,7 +7,10 @@
  *   KTEST_ALL_CPUS(name) { ... }                           every CPU at once
  *
  * A test body returns 0 for success; KT_ASSERT records the first failure
- * (per CPU) and returns non-zero from the test.
+ * (per CPU) and returns non-zero from the test.  A test that cannot run
+ * on this boot (KT_SKIP, KT_NEED_ROOT) prints "ktest: SKIP name: reason"
+ * and counts neither as passed nor as failed; the run then prints
+ * "ktest: N skipped" before its summary line.
  */
 #ifndef KERN_KTEST_H
 #define KERN_KTEST_H
@@ -40,6 +43,13 @@ void ktest_watchdog_tick(const struct trapframe *tf);
 void ktest_watchdog_arm(const char *name, int seconds);
 
 void ktest_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The test cannot run here (no root file system, no such disk...): it
+ * prints "ktest: SKIP name: reason" and counts neither way. */
+void ktest_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define KT_SKIP(...) do { ktest_skip(__VA_ARGS__); return 0; } while (0)
+/* Skip unless a root file system is mounted. */
+#define KT_NEED_ROOT() do { if (!rootdir) KT_SKIP("no root file system (boot with root=, " \
+                                                  "as make check does)"); } while (0)
 
 #define KT_ASSERT(cond) \
     do { if (!(cond)) { ktest_fail("%s (%s:%d)", #cond, __FILE__, __LINE__); return 1; } } while (0)

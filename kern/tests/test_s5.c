@@ -741,10 +741,7 @@ static int vfs_ops(void)
 
 KTEST(s5_vfs)
 {
-    if (!rootdir) {
-        kprintf("ktest: s5_vfs: no root file system (root=); not run\n");
-        return 0;
-    }
+    KT_NEED_ROOT();
     struct blkdev *dev = t_disk();
     KT_ASSERT(dev != NULL);
     KT_ASSERT_EQ(s5_mkfs(dev, 2048, 128), 0);
