@@ -91,8 +91,18 @@ def make_image(tmp, cmds):
     subprocess.run([sys.executable, MKROOT, img, "--size", "48M",
                     "--init", os.path.join(USERLAND, "init"),
                     "--tests", os.path.join(USERLAND, "tests"),
-                    "--run", run_script(cmds)], check=True)
+                    "--run", run_script(cmds)] + guest_tools(), check=True)
     return img
+
+
+def guest_tools():
+    """mkfs.s5 and fsck.s5 built for the guest (tools/Makefile), for /bin."""
+    args = []
+    for prog in ("mkfs.s5", "fsck.s5"):
+        path = os.path.join(BUILD, "tools", "guest", prog)
+        if os.path.exists(path):
+            args += ["--bin", path]
+    return args
 
 
 def judge(output, cmds):

@@ -8,6 +8,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The bytes an image holds: a file's size, or a block device's (whose
+ * st_size is 0), found by seeking to its end. */
+static uint64_t image_bytes(int fd, const struct stat *st)
+{
+    off_t end;
+
+    if (!S_ISBLK(st->st_mode))
+        return (uint64_t)st->st_size;
+    end = lseek(fd, 0, SEEK_END);
+    return end > 0 ? (uint64_t)end : 0;
+}
+
 int s5img_open(struct s5img *img, const char *path)
 {
     struct stat st;
@@ -20,14 +32,28 @@ int s5img_open(struct s5img *img, const char *path)
         close(img->fd);
         return -1;
     }
-    img->nblocks = (uint64_t)st.st_size / S5_BSIZE;
+    img->nblocks = image_bytes(img->fd, &st) / S5_BSIZE;
     return 0;
 }
 
 int s5img_create(struct s5img *img, const char *path, uint64_t nblocks)
 {
+    struct stat st;
+
     img->path = path;
     img->nblocks = nblocks;
+    if (stat(path, &st) == 0 && S_ISBLK(st.st_mode)) {
+        /* A disk: written over, never truncated; it must be large enough. */
+        img->fd = open(path, O_RDWR);
+        if (img->fd < 0)
+            return -1;
+        if (fstat(img->fd, &st) < 0 || image_bytes(img->fd, &st) < nblocks * S5_BSIZE) {
+            close(img->fd);
+            errno = ENOSPC;
+            return -1;
+        }
+        return 0;
+    }
     img->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
     if (img->fd < 0)
         return -1;

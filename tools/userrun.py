@@ -64,6 +64,10 @@ def mkroot(img, run, add, free, slot):
         path = os.path.join(USERLAND, prog)
         if os.path.exists(path):
             cmd += ["--bin", path]
+    for prog in ("mkfs.s5", "fsck.s5"):        # the guest builds (tools/Makefile)
+        path = os.path.join(TOOLS, "guest", prog)
+        if os.path.exists(path):
+            cmd += ["--bin", path]
     for opt, path in (("--tests", os.path.join(USERLAND, "tests")),
                       ("--bench", os.path.join(BUILD, "bench"))):
         if os.path.isdir(path):
