@@ -380,6 +380,88 @@ def full_image():
     check(p.returncode != 0 and "out of space" in p.stderr, "one byte over was accepted")
 
 
+# ---------------------------------------------------------------------------
+# Owners (-o), writing in place (s5cat -w), and the root image's sizing.
+
+@test
+def owners_option():
+    src = tmp("owned")
+    os.makedirs(os.path.join(src, "home", "ann"))
+    with open(os.path.join(src, "home", "ann", "f"), "w") as fp:
+        fp.write("x")
+    owners = tmp("owners")
+    with open(owners, "w") as fp:
+        fp.write("# who owns what\nhome/ann 1001 1002\n/home/ann/f 65534 100\n")
+    path = tmp("owned.img")
+    p = mkfs("-d", src, "-o", owners, path, 200)
+    check(p.returncode == 0, p.stderr)
+    check(fsck(path).returncode == 0, CTX.last)
+    with open(path, "rb") as fp:
+        img = Image(fp.read())
+    ann, f, home = (img.inode(img.namei(n)) for n in ("home/ann", "home/ann/f", "home"))
+    check((ann["uid"], ann["gid"]) == (1001, 1002), "home/ann owner %r" % ((ann["uid"], ann["gid"]),))
+    check((f["uid"], f["gid"]) == (65534, 100), "home/ann/f owner")
+    check((home["uid"], home["gid"]) == (0, 0), "an unlisted file belongs to root")
+    with open(owners, "w") as fp:
+        fp.write("home/ann 70000 1\n")
+    p = mkfs("-d", src, "-o", owners, path, 200)
+    check(p.returncode != 0 and "owners:1" in p.stderr, "uid 70000 accepted: " + p.stderr)
+    check(mkfs("-o", owners, path, 200).returncode != 0, "-o without -d accepted")
+
+
+@test
+def s5cat_write():
+    src = tmp("slot")
+    os.makedirs(src)
+    with open(os.path.join(src, "slot"), "w") as fp:
+        fp.write("#" * 3000)
+    path = tmp("slot.img")
+    check(mkfs("-d", src, path, 200).returncode == 0, "mkfs")
+    with open(path, "rb") as fp:
+        before = fp.read()
+    p = run([CTX.s5cat, "-w", path, "/slot"], input="echo hi\n")
+    check(p.returncode == 0, p.stderr)
+    check(run([CTX.s5cat, path, "/slot"]).stdout == "echo hi\n" + "\n" * (3000 - 8),
+          "the slot does not read back padded with newlines")
+    check(fsck(path).returncode == 0, CTX.last)
+    with open(path, "rb") as fp:
+        after = fp.read()
+    changed = [i // BSIZE for i in range(len(before)) if before[i] != after[i]]
+    # Only the file's three data blocks change: no metadata at all.
+    check(len(set(changed)) == 3, "blocks other than the file's changed: %r" % set(changed))
+    p = run([CTX.s5cat, "-w", path, "/slot"], input="y" * 3001)
+    check(p.returncode == 1 and "longer" in p.stderr, "an overlong input accepted: " + p.stderr)
+    p = run([CTX.s5cat, "-w", path, "/"], input="x")
+    check(p.returncode == 1 and "not a regular file" in p.stderr, "a directory written")
+    p = run([CTX.s5cat, "-w", path, "/nope"], input="x")
+    check(p.returncode == 1 and "not found" in p.stderr, "a missing file written")
+
+
+@test
+def root_image_sizing():
+    """tools/mkroot.py: contents plus --free, checked by fsck's count."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import mkroot
+    for size, blocks in ((0, 0), (1, 1), (10 * BSIZE, 10), (10 * BSIZE + 1, 12),
+                         (266 * BSIZE, 267), (267 * BSIZE, 270)):
+        check(mkroot.file_blocks(size) == blocks, "file_blocks(%d) != %d" % (size, blocks))
+    src = tmp("rootadd")
+    os.makedirs(src)
+    with open(os.path.join(src, "blob"), "wb") as fp:
+        fp.write(os.urandom(300 * BSIZE + 5))
+    path = tmp("root.img")
+    init = os.path.join(ROOT, "build", "userland", "init")
+    p = run([sys.executable, os.path.join(ROOT, "tools", "mkroot.py"), path, "--add", src,
+             "--free", "1M"] + (["--init", init] if os.path.exists(init) else []))
+    check(p.returncode == 0, "mkroot failed: " + p.stderr)
+    p = fsck(path)
+    m = re.search(r" (\d+) free", p.stdout)
+    check(p.returncode == 0 and m and int(m.group(1)) == 1024, "want 1024 free: " + CTX.last)
+    p = run([sys.executable, os.path.join(ROOT, "tools", "mkroot.py"), path, "--free", "x"])
+    check(p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1,
+          "a bad --free is not one line: " + p.stderr)
+
+
 import s5_corruption  # noqa: E402,F401 (registers the corruption cases after these)
 
 if __name__ == "__main__":
