@@ -104,6 +104,8 @@ struct image {
     struct elf64_phdr ph[MAX_PHNUM];
     uint64_t bias;
     vaddr_t phdr_va, brk;
+    bool secure;                /* the set-id bits changed the ids (AT_SECURE, as are
+                                   effective ids other than the real ones) */
 };
 
 static int read_exact(struct vnode *vp, void *buf, size_t len, uint64_t off, struct cred *cr)
@@ -233,7 +235,7 @@ static int build_stack(struct image *im, struct execargs *ea, vaddr_t *spp, stru
         { AUX_PHNUM, im->eh.e_phnum }, { AUX_PAGESZ, PAGE_SIZE }, { AUX_BASE, 0 },
         { AUX_FLAGS, 0 }, { AUX_ENTRY, im->eh.e_entry + im->bias },
         { AUX_UID, cr->cr_ruid }, { AUX_EUID, cr->cr_uid }, { AUX_GID, cr->cr_rgid },
-        { AUX_EGID, cr->cr_gid }, { AUX_SECURE, 0 }, { AUX_RANDOM, rnd_va }, { AUX_EXECFN, execfn },
+        { AUX_EGID, cr->cr_gid }, { AUX_SECURE, im->secure || cr->cr_uid != cr->cr_ruid || cr->cr_gid != cr->cr_rgid }, { AUX_RANDOM, rnd_va }, { AUX_EXECFN, execfn },
     };
     for (size_t i = 0; i < ARRAY_SIZE(aux); i++) {
         v[w++] = aux[i][0];
@@ -395,7 +397,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     t->as = as;
     as_activate(as);
     proc_exec_commit(p, old);
-    proc_exec_setid(p, im->vp);         /* kern/proc/sys_admin.c */
+    im->secure = proc_exec_setid(p, im->vp);    /* kern/proc/sys_admin.c */
     vaddr_t sp = 0;
     err = build_stack(im, ea, &sp, p->p_cred);
     if (err) {

@@ -195,8 +195,9 @@ void proc_drop_root(struct proc *p);
 #define IDS_UID 0
 #define IDS_GID 1
 int proc_set_ids(int which, uint32_t real, uint32_t eff, uint32_t saved);
-/* exec: the set-user-id and set-group-id bits of the file loaded. */
-void proc_exec_setid(struct proc *p, struct vnode *vp);
+/* exec: the set-user-id and set-group-id bits of the file loaded.
+ * Returns whether they changed the effective ids (AT_SECURE). */
+bool proc_exec_setid(struct proc *p, struct vnode *vp);
 
 /* CLOCK_REALTIME in whole seconds (kern/proc/sys_misc.c), for the time
  * fields the kernel keeps (System V IPC's). */

@@ -228,23 +228,25 @@ SYSCALL_DECL(sys_setgroups)
     return 0;
 }
 
-void proc_exec_setid(struct proc *p, struct vnode *vp)
+bool proc_exec_setid(struct proc *p, struct vnode *vp)
 {
     struct vattr va;
     if (VOP_GETATTR(vp, &va, p->p_cred))
-        return;
+        return false;
     const struct cred *c = p->p_cred;
     uint32_t uid = (va.va_mode & S_ISUID) ? va.va_uid : c->cr_uid;
     bool sgid = (va.va_mode & S_ISGID) && (va.va_mode & S_IXGRP);
     uint32_t gid = sgid ? va.va_gid : c->cr_gid;
-    if (uid == c->cr_uid && uid == c->cr_suid && gid == c->cr_gid && gid == c->cr_sgid)
-        return;                 /* nothing changes: keep the shared credential */
+    bool changed = uid != c->cr_uid || gid != c->cr_gid;
+    if (!changed && uid == c->cr_suid && gid == c->cr_sgid)
+        return false;           /* nothing changes: keep the shared credential */
     struct cred *n = cred_dup(c);
     if (!n)
-        return;                 /* no memory: the program runs with the caller's ids */
+        return false;           /* no memory: the program runs with the caller's ids */
     n->cr_uid = n->cr_suid = uid;
     n->cr_gid = n->cr_sgid = gid;
     install_cred(p, n);
+    return changed;
 }
 
 /* ---- chroot ---- */

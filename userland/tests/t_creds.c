@@ -6,7 +6,9 @@
  * id follows the effective one), setuid as a user (to the real or saved
  * id only), setgroups/getgroups (sorted, the size checks, a group that
  * opens a file), and exec of a set-user-id and set-group-id program (and
- * of a plain one, which copies the effective ids to the saved ones).
+ * of a plain one, which copies the effective ids to the saved ones), with
+ * AT_SECURE set when the set-id bits changed the ids or the effective ids
+ * are not the real ones.
  * Each run of changes happens in a forked child; the parent stays root.
  */
 #include "ut.h"
@@ -15,6 +17,7 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -150,7 +153,7 @@ static void nogroup_child(void *arg)
 
 /* Run prog with one argument as uid/gid 65534 and read the six ids it
  * prints; returns 0 when it printed them. */
-static int ids_after_exec(const char *prog, int drop, unsigned ids[6])
+static int ids_after_exec(const char *prog, int drop, unsigned ids[7])
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -179,8 +182,8 @@ static int ids_after_exec(const char *prog, int drop, unsigned ids[6])
 	int st = ut_wait(pid);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return -1;
-	return sscanf(buf, "%u %u %u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3], &ids[4],
-		      &ids[5]) == 6 ? 0 : -1;
+	return sscanf(buf, "%u %u %u %u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3], &ids[4],
+		      &ids[5], &ids[6]) == 7 ? 0 : -1;
 }
 
 static int copy_self(const char *to)
@@ -203,7 +206,7 @@ static void test_setid_exec(void)
 	CHECK_OK(copy_self("suidprog"));
 	CHECK_OK(chown("suidprog", 1234, 4321));
 	CHECK_OK(chmod("suidprog", 06755));
-	unsigned ids[6] = { 0 };
+	unsigned ids[7] = { 0 };
 	CHECK_OK(ids_after_exec("./suidprog", 1, ids));
 	CHECK_EQ(ids[0], UT_NOBODY);
 	CHECK_EQ(ids[1], 1234);
@@ -211,6 +214,7 @@ static void test_setid_exec(void)
 	CHECK_EQ(ids[3], UT_NOBODY);
 	CHECK_EQ(ids[4], 4321);
 	CHECK_EQ(ids[5], 4321);
+	CHECK_EQ(ids[6], 1); /* AT_SECURE: the ids changed */
 
 	/* A set-group-id file without group execute permission sets nothing. */
 	CHECK_OK(chmod("suidprog", 02705));
@@ -222,6 +226,7 @@ static void test_setid_exec(void)
 	CHECK_OK(ids_after_exec("./plainprog", 0, ids));
 	CHECK(ids[0] == 100 && ids[1] == 200 && ids[2] == 200);
 	CHECK(ids[3] == 10 && ids[4] == 20 && ids[5] == 20);
+	CHECK_EQ(ids[6], 1); /* AT_SECURE too: the real and effective ids differ */
 }
 
 static int print_ids(void)
@@ -230,7 +235,7 @@ static int print_ids(void)
 	gid_t rg, eg, sg;
 	if (getresuid(&r, &e, &s) || getresgid(&rg, &eg, &sg))
 		return 1;
-	printf("%u %u %u %u %u %u\n", r, e, s, rg, eg, sg);
+	printf("%u %u %u %u %u %u %lu\n", r, e, s, rg, eg, sg, getauxval(AT_SECURE));
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -241,6 +246,7 @@ int main(int argc, char **argv)
 	ut_init(argc, argv);
 	ut_scratch();
 	uid_t r, e, s;
+	CHECK_EQ(getauxval(AT_SECURE), getuid() != geteuid() || getgid() != getegid());
 	CHECK_OK(getresuid(&r, &e, &s));
 	CHECK_EQ(r, getuid());
 	CHECK_EQ(e, geteuid());
