@@ -27,6 +27,9 @@ the exec, so a key typed then is lost, on Linux as here.  The cases:
   orphan a `cat` whose group is orphaned (its parent exited, init adopted
          it) reads the terminal from the background: EIO, not a stop
          that nobody would ever continue
+  login  `login user01` with the image's password ("tempest", typed at the
+         Password: prompt) starts user01's shell (uid 1001); `exit` from it
+         comes back to root's shell
   shell  the shell survived all of it: `exit` ends it normally, and init
          reports "init: exit status 0"
 
@@ -132,8 +135,20 @@ def case_orphan(con):
     return ok, "cat: status %d%s (want 1 and EIO)" % (st, "" if eio else ", no EIO message")
 
 
+def case_login(con):
+    con.send("login user01\n")
+    con.expect(r"[Pp]assword:", STEP_WAIT)
+    con.send("tempest\n")
+    con.send("echo LOGIN-$(id -u)-$((1+1))\n")
+    uid = int(con.expect(r"LOGIN-(\d+)-2", STEP_WAIT).group(1))
+    con.send("exit\n")
+    con.send("echo BACK-$(id -u)-$((2+1))\n")
+    back = int(con.expect(r"BACK-(\d+)-3", STEP_WAIT).group(1))
+    return uid == 1001 and back == 0, "uid %d in the login shell, %d after it" % (uid, back)
+
+
 CASES = (("intr", case_intr), ("quit", case_quit), ("susp", case_susp), ("ttin", case_ttin),
-         ("orphan", case_orphan))
+         ("orphan", case_orphan), ("login", case_login))
 
 
 def typist(results):
