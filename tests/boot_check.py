@@ -2,7 +2,8 @@
 
   topology/PRESET    each preset booted with poweroff: the smp: and numa:
                      lines against machines.conf, the virtio disks against
-                     its disks column
+                     its disks column, the rtc: line against the host's
+                     clock (QEMU's CMOS clock starts at the host's UTC)
   nosrat/4cpu        no -numa arguments: one node holding every cpu
   icount/default     ACCEL=icount with ktest=all
   bochs/default      Bochs (no SRAT, no virtio): one node, an ATA disk
@@ -15,8 +16,10 @@
   panic/deadlock     the hang watchdog's dump shows the cycle
 """
 
+import calendar
 import os
 import re
+import time
 
 import tempest
 from checklib import (LOGDIR, T_BOCHS, T_DISKS, T_ICOUNT, T_TOPOLOGY, budget_gone,
@@ -28,6 +31,8 @@ MEM_TOLERANCE = 0.05
 BOCHS_KTESTS = "blk_errors,blk_faults,blk_stats,blk_ram,blk_ata,blk_ata_mp,blk_ata_sort"
 BOCHS_ATA_DISKS = (1,)
 SMP_RE = re.compile(r"^smp: (\d+) cpus? online\s*$", re.M)
+RTC_RE = re.compile(r"^rtc: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\s*$", re.M)
+RTC_SLACK = 1800        # seconds between the boot's start and its rtc: line, at most
 NUMA_RE = re.compile(r"^numa: node (\d+) cpus (\S+) mem (\d+) ?M(?:iB)? dist ([\d ]+?)\s*$",
                      re.M)
 VBLK_RE = re.compile(r"^virtio-blk: (vd[a-z]) at ([0-9a-f]{2}):([0-9a-f]{2})\.([0-7]) ", re.M)
@@ -120,6 +125,20 @@ def check_topology(m, output):
     return problems
 
 
+def check_rtc(output, started):
+    """Problems with the wall clock the kernel read at boot: its rtc: line
+    must lie between the boot's start (host time, whole seconds) and
+    RTC_SLACK later."""
+    m = RTC_RE.search(output)
+    if not m:
+        return ["no 'rtc: YYYY-MM-DD HH:MM:SS UTC' line"]
+    seen = calendar.timegm(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
+    if not int(started) - 5 <= seen <= started + RTC_SLACK:
+        return ["rtc: %s UTC, but the boot started at %s UTC" % (
+            m.group(1), time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)))]
+    return []
+
+
 def expected_disk_layout(m):
     """Disks per controller that tempest.disk_args gives machine m's own
     disks (consecutive disks share a controller), [] without controllers."""
@@ -183,10 +202,12 @@ def make_topology_job(preset):
     def job(ctx):
         name = "topology/" + preset
         m = tempest.machine(preset)
+        started = time.time()
         r = ctx.boot(name, m, "poweroff", T_TOPOLOGY)
         if r is None:
             return budget_gone(ctx, [name])
         problems = check_topology(m, r.output) + check_disks(m, r.output)
+        problems += check_rtc(r.output, started)
         ctx.results.add(name, r.ok and not problems, fail_reason(r, problems))
     return job
 
