@@ -571,6 +571,12 @@ int main(int argc, char **argv)
     struct fsck f = { 0 };
     int c;
 
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: fsck.s5 [-n] IMAGE\n"
+               "  check an S5 file system (an image file or a disk) without changing it;\n"
+               "  exit 0 when consistent, 1 on any problem, 2 when it cannot be read\n");
+        return 0;
+    }
     while ((c = getopt(argc, argv, "n")) != -1) {
         if (c != 'n') {
             fprintf(stderr, "usage: fsck.s5 [-n] IMAGE\n");

@@ -72,11 +72,16 @@ struct mkfs {
 
 static struct mkfs *cleanup_fs; /* the image to remove if mkfs fails */
 
-static void usage(void)
+static void usage_to(FILE *f)
 {
-    fprintf(stderr, "usage: mkfs.s5 [-d DIR] [-o OWNERS] [-i NINODES] IMAGE SIZE\n"
+    fprintf(f, "usage: mkfs.s5 [-d DIR] [-o OWNERS] [-i NINODES] IMAGE SIZE\n"
                     "  SIZE in KiB, or with a K, M or G suffix\n"
                     "  OWNERS: lines 'PATH UID GID', PATH relative to DIR\n");
+}
+
+static void usage(void)
+{
+    usage_to(stderr);
     exit(2);
 }
 
@@ -581,6 +586,10 @@ int main(int argc, char **argv)
 
     const char *owners = NULL;
 
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        usage_to(stdout);
+        return 0;
+    }
     while ((c = getopt(argc, argv, "d:i:o:")) != -1) {
         if (c == 'd')
             dir = optarg;

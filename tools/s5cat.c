@@ -121,6 +121,11 @@ int main(int argc, char **argv)
     uint32_t ino;
     int rc;
 
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: s5cat IMAGE [PATH]        print a file, or list a directory\n"
+               "       s5cat -w IMAGE PATH < DATA  rewrite a file in place, padded with newlines\n");
+        return 0;
+    }
     if (write_mode) {
         argv++;
         argc--;
