@@ -49,6 +49,9 @@ cores):
   user/tty/default   an interactive shell typed at through the serial
                      console: ^C, ^\\, ^Z and fg, SIGTTIN reach the right
                      processes and the shell survives (tests/tty_check.py)
+  run/default        make run itself (tests/run_check.py): one-line
+                     failures, the command's output alone and exact on
+                     stdout, ROOT= keeping an image between two boots
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -70,7 +73,8 @@ context and budget, FAIL reasons, the condensed thread dump), boot_check.py
 (topology, disks, options, panics, icount, Bochs), ktest_check.py (the
 in-kernel suite, witness, kbench/locks), fs_check.py (root images, fs/...,
 kbench/fs), user_check.py and tty_check.py (user space inside Tempest) and
-host_check.py (unit, s5tools, source, user/host, the Linux peer); this file
+host_check.py (unit, s5tools, source, user/host, the Linux peer),
+run_check.py (make run itself: its failures, output and ROOT=); this file
 orders them (all_jobs) and runs them.
 
 Each boot's console, emulator log and command line are kept under
@@ -96,6 +100,7 @@ import fs_check  # noqa: E402
 import host_check  # noqa: E402
 import user_check  # noqa: E402
 import tty_check  # noqa: E402
+import run_check  # noqa: E402
 
 
 def all_jobs():
@@ -128,7 +133,8 @@ def all_jobs():
              ("user/witness/default",
               user_check.make_user_job("default", opts="witness=on lockstat=contended",
                                        name="user/witness/default")),
-             ("user/tty/default", tty_check.make_tty_job("default"))]
+             ("user/tty/default", tty_check.make_tty_job("default")),
+             ("run/default", run_check.job_userrun)]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]

@@ -46,8 +46,8 @@ MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 USERLAND = os.path.join(BUILD, "userland")
 TOOLS = os.path.join(BUILD, "tools")
 EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
-STARTED_RE = re.compile(rb"^init: started \S+ as pid 1\r?$")
-ENDED_RE = re.compile(rb"^init: (exit status|killed by signal) \d+\r?$")
+STARTED_RE = re.compile(rb"^init: started \S+ as pid 1$")
+ENDED_RE = re.compile(rb"init: (exit status|killed by signal) \d+$")
 BOOT_FAILED = 125
 NO_COMMAND = "# tempest: no command\n"     # tools/mkroot.py, userland/init/init.c
 
@@ -140,10 +140,17 @@ class CommandEcho:
             self._line(line)
 
     def _line(self, line):
-        if self.stage == 1 and ENDED_RE.match(line):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        ended = ENDED_RE.search(line) if self.stage == 1 else None
+        if ended:
+            # Output without a final newline runs into init's line: the
+            # command's part stays on standard output, unterminated.
+            sys.stdout.buffer.write(line[:ended.start()])
             self.stage = 2
+            line = line[ended.start():]
         out = sys.stdout.buffer if self.stage == 1 else sys.stderr.buffer
-        out.write((line[:-1] if line.endswith(b"\r") else line) + b"\n")
+        out.write(line + b"\n")
         if self.stage == 0 and STARTED_RE.match(line):
             self.stage = 1
 

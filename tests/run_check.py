@@ -1,0 +1,120 @@
+"""`make run` itself (tools/userrun.py), for tests/check.py:
+
+  run/failures   a missing ADD= directory, a missing DISK= image, an
+                 unknown machine, a bad SIZE= and an unusable ROOT= each
+                 give exit status 125, one line on standard error starting
+                 "userrun:" and nothing on standard output (no boot)
+  run/output     a command whose output has a bare LF, a CR LF of its own
+                 and no final newline: standard output holds exactly what
+                 it wrote (the console's CR LF made LF again, no boot
+                 messages), and the exit status is the command's
+  run/root       ROOT=path: the first run makes the image and leaves a
+                 file in /root; the second run, on the same image, reads
+                 it back; fsck.s5 finds the image clean after each
+
+The two runs with a ROOT= share one image and are the only boots here.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from checklib import T_TOPOLOGY, budget_gone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+USERRUN = os.path.join(ROOT, "tools", "userrun.py")
+FSCK = os.path.join(ROOT, "build", "tools", "fsck.s5")
+BOOT_FAILED = 125
+
+
+def userrun(args, limit, run=None):
+    """Run userrun.py; (exit status, stdout bytes, stderr text)."""
+    env = dict(os.environ)
+    env.pop("TEMPEST_RUN", None)
+    cmd = [sys.executable, USERRUN, "--timeout", str(int(limit))] + args
+    if run is not None:
+        cmd += ["--run", run]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=limit + 120, env=env, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return None, b"", "userrun.py did not end"
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def one_line_failure(status, out, err):
+    """Why a failure run does not look right, or ""."""
+    lines = err.strip().splitlines()
+    if status != BOOT_FAILED:
+        return "exit status %s, want %d" % (status, BOOT_FAILED)
+    if out:
+        return "standard output not empty: %r" % out[:80]
+    if len(lines) != 1 or not lines[0].startswith("userrun: "):
+        return "standard error is not one 'userrun:' line: %r" % err[-300:]
+    return ""
+
+
+def failures(ctx, tmp):
+    bad = os.path.join(tmp, "bad.img")
+    with open(bad, "w") as f:
+        f.write("not an image\n")
+    cases = (("ADD", ["--add", os.path.join(tmp, "missing")]),
+             ("DISK", ["--disk", os.path.join(tmp, "missing.img")]),
+             ("MACHINE", ["--machine", "nosuchmachine"]),
+             ("SIZE", ["--free", "12Q"]),
+             ("ROOT", ["--root", bad]))
+    problems = []
+    for what, args in cases:
+        status, out, err = userrun(args, 60, run="true")
+        why = one_line_failure(status, out, err)
+        if why:
+            problems.append("%s: %s" % (what, why))
+    ctx.results.add("run/failures", not problems, "; ".join(problems))
+
+
+def clean(image):
+    p = subprocess.run([FSCK, image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    return p.returncode == 0, p.stdout.strip().splitlines()[-1:] or [""]
+
+
+def kept_root(ctx, tmp):
+    image = os.path.join(tmp, "keep.img")
+    limit = ctx.limit(T_TOPOLOGY)
+    if limit < 30:
+        return budget_gone(ctx, ["run/output", "run/root"])
+    status, out, err = userrun(["--root", image, "--free", "2M"], limit,
+                               run="printf 'one\\ntwo\\r\\n'; echo kept > /root/k; "
+                                   "printf 'three'; exit 7")
+    want = b"one\ntwo\r\nthree"
+    ok = status == 7 and out == want
+    ctx.results.add("run/output", ok, "" if ok else "exit %s, stdout %r, want 7 and %r (%s)"
+                    % (status, out[:200], want, err.strip().splitlines()[-1:]))
+    problems = []
+    if not os.path.exists(image):
+        problems.append("the first run left no image")
+    else:
+        fine, last = clean(image)
+        if not fine:
+            problems.append("unclean after the first run: %s" % last[0])
+        limit = ctx.limit(T_TOPOLOGY)
+        if limit < 30:
+            return budget_gone(ctx, ["run/root"])
+        status, out, err = userrun(["--root", image], limit, run="cat /root/k")
+        if status != 0 or out != b"kept\n":
+            problems.append("second run: exit %s, stdout %r, want 0 and 'kept'" % (status, out[:80]))
+        fine, last = clean(image)
+        if not fine:
+            problems.append("unclean after the second run: %s" % last[0])
+    ctx.results.add("run/root", not problems, "; ".join(problems))
+
+
+def job_userrun(ctx):
+    tmp = tempfile.mkdtemp(prefix="tempest-run-")
+    try:
+        failures(ctx, tmp)
+        kept_root(ctx, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
