@@ -129,7 +129,8 @@ struct proc {
     struct proc *p_sibling;     /* [P] */
     struct proc *p_next;        /* [P] every process */
     volatile int p_killsig;     /* [a] a fatal signal pending (exit at the return to user) */
-    struct cred *p_cred;        /* [o] held */
+    struct cred *p_cred;        /* [o] held; replaced under [P] too, as other
+                                   processes read it under [P] (sys_admin.c) */
     struct thread *p_thread;    /* [c] */
     struct as *p_as;            /* [o] (exec replaces it) */
     struct vnode *p_cwd;        /* [o] held */
