@@ -248,7 +248,7 @@ def bochsrc(m, iso, com1, log, magic_break=False, ata=()):
         "display_library: rfb, options=\"timeout=0\"",
         "sound: driver=dummy",
         "speaker: enabled=0",
-        "clock: sync=none, time0=local",
+        "clock: sync=none, time0=utc",
         "panic: action=fatal",
         "error: action=report",
         "info: action=report",
