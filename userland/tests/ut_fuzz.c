@@ -98,6 +98,9 @@ static const int allowed[] = {
 	   msgget, msgsnd, msgrcv, msgctl, semtimedop (tamed: never waits;
 	   every object removed by remove_ipc_objects) */
 	29, 30, 31, 64, 65, 66, 67, 68, 69, 70, 71, 220,
+	/* setpriority, chroot, settimeofday, clock_settime: the child is
+	   not root, so at most its own (and its siblings') nice value rises */
+	141, 161, 164, 227,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
