@@ -30,7 +30,7 @@ The tree:
                             from an ordinary user
     /etc/rc.run             with --run: the command init runs under /bin/sh
                             before it powers the machine off
-    /dev /tmp /home /root   empty (devfs is mounted on /dev)
+    /dev /tmp               empty (devfs is mounted on /dev)
     /add                    with --add: a copy of a host directory
     /tests, /bench          with --tests / --bench: test and benchmark programs
 
@@ -56,8 +56,8 @@ NO_COMMAND = "# tempest: no command\n"   # an empty slot (userland/init/init.c)
 SLOT_BYTES = 8192
 
 NUSERS = 64                       # user01..user64: enough for 64 scripted users
-# MD5-crypt of "tempest" (openssl passwd -1 -salt Tempest0 tempest): the
-# ordinary users' password, so su and login between them can be scripted.
+# MD5-crypt of "tempest" (openssl passwd -1 -salt Tempest0 tempest): every
+# user's password (nobody's is locked), so su and login can be scripted.
 USER_HASH = "$1$Tempest0$SqpNs8vKZa1BoMxUaxPQ61"
 NOBODY = 65534
 USERS_GID = 100
