@@ -118,6 +118,8 @@ def kept_image(path, run, add, free):
     try:
         tool("s5cat", "-w", path, "/etc/rc.run", data=NO_COMMAND if run is None else run + "\n")
     except Failure as e:
+        if "longer" in str(e):
+            raise Failure("RUN= is longer than the command slot of ROOT=%s (%s)" % (path, e))
         raise Failure("ROOT=%s: cannot set its command slot /etc/rc.run (%s); "
                       "delete it for a fresh one" % (path, e))
     return path
