@@ -54,6 +54,9 @@ struct lock_class {
     uint64_t folded_hits, folded_misses, folded_wait;
     /* The live instances, for the per-instance "most contended" report. */
     struct lock_instance *instances;    /* under lockstat's registry lock */
+    /* Call sites and histograms (kern/lock/lockstat.c): [boot] set once by
+     * lockstat_tables_init, NULL before, when nothing is recorded. */
+    struct lockstat_class_ext *ext;
 };
 
 #define LOCK_CLASS(var, cname, ckind) \
@@ -159,13 +162,14 @@ static inline bool held_pop(void *lock, struct held_lock *out)
     return true;
 }
 
-/* held_pop for a release that wants only the acquisition time. */
-static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
+/* held_pop for a release that wants only the acquisition time and site. */
+static inline bool held_pop_at(void *lock, uint64_t *acquired_at, uintptr_t *site)
 {
     struct held_locks *h = held_locks_current();
     int i = h->n - 1;
     if (likely(i >= 0 && h->e[i].lock == lock)) {
         *acquired_at = h->e[i].acquired_at;
+        *site = h->e[i].site;
         h->n = i;
         return true;
     }
@@ -173,6 +177,7 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
     if (!held_pop_slow(h, lock, &e))
         return false;
     *acquired_at = e.acquired_at;
+    *site = e.site;
     return true;
 }
 /* The current stack's entry for lock, or NULL. */

@@ -151,6 +151,14 @@ int spin_depth(void)
     return d;
 }
 
+/* A waiter with statistics on tells the holder that it made somebody wait,
+ * so the holder's release names its acquisition site (lockstat's contended
+ * holds).  With statistics off the byte stays 0. */
+static inline void note_waiter(spinlock_t *l)
+{
+    __atomic_store_n(&l->contended, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- TTAS ------------------------------------------------------------ */
 
 static inline bool tas_try(spinlock_t *l)
@@ -163,6 +171,8 @@ static inline bool tas_try(spinlock_t *l)
 static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
+    if (wait)
+        note_waiter(l);
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
@@ -181,10 +191,12 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 /* ---- MCS and H2-MCS -------------------------------------------------- */
 
 /* The swap found a predecessor: queue behind it and spin on our node. */
-static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs_node *n,
-                                               uint64_t *wait)
+static void __attribute__((noinline)) mcs_wait(spinlock_t *l, struct mcs_node *pred,
+                                               struct mcs_node *n, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
+    if (wait)
+        note_waiter(l);
     __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
     while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
@@ -201,7 +213,7 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint6
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
-    mcs_wait(pred, n, wait);
+    mcs_wait(l, pred, n, wait);
     return false;
 }
 
@@ -310,6 +322,7 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
         panic("spin_init: bad algorithm %d", algo);
     l->tail = NULL;
     l->algo = (uint8_t)algo;
+    l->contended = 0;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
 }
@@ -351,7 +364,7 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
     if (stat)
-        lockstat_acquired_irqoff(&l->inst, missed, wait, false);
+        lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
 }
 
 static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
@@ -406,7 +419,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
         held_push(l, l->inst.cls, site, lockstat_hold_start(false));
-        lockstat_acquired_irqoff(&l->inst, 0, 0, false);
+        lockstat_acquired_irqoff(&l->inst, 0, 0, false, site);
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
@@ -463,23 +476,38 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
     }
 }
 
+/* A release with statistics to record: the hold time (when it was timed)
+ * and, when a waiter marked the lock, the site of this hold. */
+static void __attribute__((noinline))
+release_recorded(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
+                 uintptr_t site)
+{
+    uint64_t hold = acquired_at ? rdtsc() - acquired_at : 0;
+    bool contended = __atomic_load_n(&l->contended, __ATOMIC_RELAXED);
+    if (contended)
+        __atomic_store_n(&l->contended, 0, __ATOMIC_RELAXED);
+    release_word(l, sc, node);
+    if (acquired_at)
+        lockstat_released_irqoff(&l->inst, hold);
+    if (contended)
+        lockstat_contended_hold(&l->inst, site, hold);
+}
+
 void spin_unlock(spinlock_t *l)
 {
     int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
     uint32_t holder = l->holder, node = holder >> 16;
     uint64_t acquired_at;
-    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
+    uintptr_t site;
+    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at, &site)))
         unlock_not_held(l, cpu);
     struct spin_cpu *sc = &spin_cpus[cpu];
     bool queue = l->algo != LOCK_SPIN;
     l->holder = SPIN_HOLDER_FREE;
-    if (likely(acquired_at == 0)) {
+    if (likely(acquired_at == 0) && likely(!l->contended))
         release_word(l, sc, node);
-    } else {
-        uint64_t hold = rdtsc() - acquired_at;
-        release_word(l, sc, node);
-        lockstat_released_irqoff(&l->inst, hold);
-    }
+    else
+        release_recorded(l, sc, node, acquired_at, site);
     spin_exit(sc, queue, node);
 }
 
