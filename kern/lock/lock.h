@@ -162,14 +162,13 @@ static inline bool held_pop(void *lock, struct held_lock *out)
     return true;
 }
 
-/* held_pop for a release that wants only the acquisition time and site. */
-static inline bool held_pop_at(void *lock, uint64_t *acquired_at, uintptr_t *site)
+/* held_pop for a release that wants only the acquisition time. */
+static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
 {
     struct held_locks *h = held_locks_current();
     int i = h->n - 1;
     if (likely(i >= 0 && h->e[i].lock == lock)) {
         *acquired_at = h->e[i].acquired_at;
-        *site = h->e[i].site;
         h->n = i;
         return true;
     }
@@ -177,9 +176,19 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at, uintptr_t *sit
     if (!held_pop_slow(h, lock, &e))
         return false;
     *acquired_at = e.acquired_at;
-    *site = e.site;
     return true;
 }
+
+/* The call site of lock's entry just popped by held_pop_at from the top of
+ * the current stack (it stays in place until the next push), or 0 when it
+ * was released out of order from the middle.  For the statistics' slow
+ * path, so that the release's fast path reads nothing more. */
+static inline uintptr_t held_popped_site(void *lock)
+{
+    struct held_locks *h = held_locks_current();
+    return h->n < HELD_MAX && h->e[h->n].lock == lock ? h->e[h->n].site : 0;
+}
+
 /* The current stack's entry for lock, or NULL. */
 struct held_lock *held_find(void *lock);
 /* Remove entry i of stack h, keeping the order of the others. */

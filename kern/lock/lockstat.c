@@ -246,8 +246,10 @@ static void note_miss(struct lock_class *c, uintptr_t site, uint64_t wait)
 void lockstat_contended_hold(struct lock_instance *li, uintptr_t site, uint64_t hold_cycles)
 {
     struct lockstat_class_ext *x = li->cls ? ext_of(li->cls) : NULL;
-    if (x)
+    if (x && site)
         note_site(x, LOCKSTAT_SITE_HOLD, site, hold_cycles);
+    else if (x)         /* released out of order: its site is not known */
+        __atomic_add_fetch(&x->lost[LOCKSTAT_SITE_HOLD], 1, __ATOMIC_RELAXED);
 }
 
 void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_t wait,

@@ -14,7 +14,10 @@
  *             acquired_at = lockstat_hold_start(missed) on the held stack
  *             and calls lockstat_acquired(&l->inst, misses, wait)
  *   release:  pop the held entry (held_pop_at); if its acquired_at is
- *             non-zero, lockstat_released(&l->inst, rdtsc() - acquired_at)
+ *             non-zero, take the recording path: the hold time when
+ *             lockstat_timed(acquired_at), lockstat_released(&l->inst,
+ *             rdtsc() - acquired_at), and the holder's site when somebody
+ *             waited, lockstat_contended_hold
  *   destroy:  lockstat_unregister(&l->inst)
  *
  * With statistics off that costs one test of lock_hooks per acquisition
@@ -27,6 +30,7 @@
 #include <kern/abi/tempest_abi.h>
 #include <kern/lib/options.h>
 #include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
 
 /* enum lockstat_mode (kern/lib/options.h); change it with lockstat_set_mode. */
 extern int lockstat_mode;
@@ -40,16 +44,29 @@ static inline bool lockstat_on(void)
 int lockstat_set_mode(int mode);
 
 /*
- * The acquired_at to record for an acquisition (0: hold time not measured):
- * every acquisition in mode on, only those that missed in mode contended.
+ * The acquired_at to record for an acquisition: 0 with statistics off, so
+ * the release's one test of it is all that mode pays; otherwise the TSC
+ * for an acquisition whose hold is timed (every one in mode on, those that
+ * missed in mode contended), or LOCKSTAT_UNTIMED for one that is not: its
+ * release still takes the recording path, where a spin lock learns whether
+ * somebody waited for it.
  */
+#define LOCKSTAT_UNTIMED 1
+
 static inline uint64_t lockstat_hold_start(bool missed)
 {
-    if (lockstat_mode == LOCKSTAT_ON || (missed && lockstat_mode == LOCKSTAT_CONTENDED))
+    if (lockstat_mode == LOCKSTAT_OFF)
+        return 0;
+    if (lockstat_mode == LOCKSTAT_ON || missed)
         return rdtsc();
-    return 0;
+    return LOCKSTAT_UNTIMED;
 }
 
+/* Whether a held entry's acquired_at is a time to measure the hold from. */
+static inline bool lockstat_timed(uint64_t acquired_at)
+{
+    return acquired_at > LOCKSTAT_UNTIMED;
+}
 
 /*
  * Record one acquisition (a hit) with the misses that preceded it, the
@@ -68,6 +85,29 @@ void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_
 /* The same, for callers that already run with interrupts off. */
 void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
                               bool shared, uintptr_t site);
+/*
+ * The common case, made cheap: one acquisition that did not miss, by an
+ * exclusive holder, of a lock already on its class's list.  Each counter
+ * is bumped by one instruction, which an interrupt cannot split, and a
+ * kernel thread is never preempted onto another CPU, so it needs neither
+ * an atomic operation nor interrupts off; anything else takes the full
+ * path.
+ */
+static inline void lockstat_count_one(uint64_t *counter)
+{
+    __asm__ volatile("addq $1, %0" : "+m"(*counter));
+}
+
+static inline void lockstat_hit(struct lock_instance *li, uintptr_t site)
+{
+    if (unlikely(!li->pprev)) {
+        lockstat_acquired(li, 0, 0, site);
+        return;
+    }
+    lockstat_count_one(&li->cls->stats[cpu_id()].hits);
+    lockstat_count_one(&li->hits);
+}
+
 /* Record a hold time when a lock is released. */
 void lockstat_released(struct lock_instance *li, uint64_t hold_cycles);
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles);
@@ -90,6 +130,10 @@ static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t mis
 {
     if (!lockstat_on())
         return;
+    if (!misses && !shared) {
+        lockstat_hit(li, site);
+        return;
+    }
     uint64_t wait = misses ? rdtsc() - t0 : 0;
     if (shared)     /* concurrent readers update the instance together */
         lockstat_acquired_shared(li, misses, wait, site);
@@ -102,8 +146,8 @@ static inline void lockstat_note_released(struct lock_instance *li, uintptr_t si
 {
     if (!lockstat_on())
         return;
-    uint64_t hold = acquired_at ? rdtsc() - acquired_at : 0;
-    if (acquired_at)
+    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
+    if (lockstat_timed(acquired_at))
         lockstat_released(li, hold);
     if (contended)
         lockstat_contended_hold(li, site, hold);

@@ -208,13 +208,22 @@ void mutex_enter_shared(struct mutex *m)
 
 /* ---- release ---- */
 
+/* The statistics of a release (out of line, so that the release pays
+ * nothing for them with statistics off).  Somebody waited during the hold
+ * if a wake-up is due or a writer spins for it: a racy read, asked only
+ * when statistics were on at the acquisition. */
+static void __attribute__((noinline)) note_release(struct mutex *m, const struct held_lock *e,
+                                                   bool wake)
+{
+    lockstat_note_released(&m->inst, e->site, e->acquired_at,
+                           e->acquired_at && (wake || READ_ONCE(m->writers_waiting)));
+}
+
 /* Drop the mutex held by entry e (already removed from the held stack). */
 static void release_entry(struct mutex *m, const struct held_lock *e)
 {
     bool wake;
     rawlock_acquire(&m->ilk);
-    /* Somebody waited during this hold: asleep, or spinning for it. */
-    bool contended = m->waiters || m->writers_waiting;
     if (e->flags & HELD_SHARED) {
         m->readers--;
         wake = m->readers == 0 && m->waiters;
@@ -224,7 +233,8 @@ static void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
-    lockstat_note_released(&m->inst, e->site, e->acquired_at, contended);
+    if (lockstat_on())
+        note_release(m, e, wake);
     if (wake)
         wake_waiters(m);
 }

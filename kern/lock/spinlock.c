@@ -191,12 +191,10 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 /* ---- MCS and H2-MCS -------------------------------------------------- */
 
 /* The swap found a predecessor: queue behind it and spin on our node. */
-static void __attribute__((noinline)) mcs_wait(spinlock_t *l, struct mcs_node *pred,
-                                               struct mcs_node *n, uint64_t *wait)
+static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs_node *n,
+                                               uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
-    if (wait)
-        note_waiter(l);
     __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
     while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
@@ -213,7 +211,9 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint6
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
-    mcs_wait(l, pred, n, wait);
+    if (wait)
+        note_waiter(l);
+    mcs_wait(pred, n, wait);
     return false;
 }
 
@@ -363,7 +363,9 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
         missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
-    if (stat)
+    if (stat && likely(!missed))
+        lockstat_hit(&l->inst, site);
+    else if (stat)
         lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
 }
 
@@ -476,21 +478,24 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
     }
 }
 
-/* A release with statistics to record: the hold time (when it was timed)
- * and, when a waiter marked the lock, the site of this hold. */
+/* A release with statistics on at its acquisition: the hold time (when it
+ * was timed) and, when a waiter marked the lock, the site of this hold.  It
+ * ends the release (spin_exit) itself, so that the fast path keeps nothing
+ * live across the call. */
 static void __attribute__((noinline))
 release_recorded(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
-                 uintptr_t site)
+                 bool queue)
 {
-    uint64_t hold = acquired_at ? rdtsc() - acquired_at : 0;
+    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
     bool contended = __atomic_load_n(&l->contended, __ATOMIC_RELAXED);
     if (contended)
         __atomic_store_n(&l->contended, 0, __ATOMIC_RELAXED);
     release_word(l, sc, node);
-    if (acquired_at)
+    if (lockstat_timed(acquired_at))
         lockstat_released_irqoff(&l->inst, hold);
     if (contended)
-        lockstat_contended_hold(&l->inst, site, hold);
+        lockstat_contended_hold(&l->inst, held_popped_site(l), hold);
+    spin_exit(sc, queue, node);
 }
 
 void spin_unlock(spinlock_t *l)
@@ -498,16 +503,16 @@ void spin_unlock(spinlock_t *l)
     int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
     uint32_t holder = l->holder, node = holder >> 16;
     uint64_t acquired_at;
-    uintptr_t site;
-    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at, &site)))
+    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
         unlock_not_held(l, cpu);
     struct spin_cpu *sc = &spin_cpus[cpu];
     bool queue = l->algo != LOCK_SPIN;
     l->holder = SPIN_HOLDER_FREE;
-    if (likely(acquired_at == 0) && likely(!l->contended))
-        release_word(l, sc, node);
-    else
-        release_recorded(l, sc, node, acquired_at, site);
+    if (unlikely(acquired_at != 0)) {
+        release_recorded(l, sc, node, acquired_at, queue);
+        return;
+    }
+    release_word(l, sc, node);
     spin_exit(sc, queue, node);
 }
 
