@@ -234,6 +234,15 @@ static void finish(void)
     kprintf("boot finished; idle (add 'poweroff' to the command line to power off)\n");
 }
 
+/* Memory for lockstat's call sites and histograms, from the heap. */
+static void start_lockstat_tables(void)
+{
+    void *mem = kmalloc(lockstat_tables_size(ncpus));
+    if (!mem)
+        panic("lockstat: no memory for the call-site tables");
+    lockstat_tables_init(mem, ncpus);
+}
+
 void kmain(uint32_t magic, uint32_t info)
 {
     console_init();
@@ -265,6 +274,7 @@ void kmain(uint32_t magic, uint32_t info)
     options_validate(&opts, ncpus);
     options_print(&opts);
     lock_init();
+    start_lockstat_tables();
     sleepq_init();
     user_mode_init();
     sched_init();

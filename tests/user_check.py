@@ -90,6 +90,7 @@ def make_image(tmp, cmds):
     img = os.path.join(tmp, "root.img")
     subprocess.run([sys.executable, MKROOT, img, "--size", "48M",
                     "--init", os.path.join(USERLAND, "init"),
+                    "--bin", os.path.join(USERLAND, "lockstat"),
                     "--tests", os.path.join(USERLAND, "tests"),
                     "--run", run_script(cmds)] + guest_tools(), check=True)
     return img

@@ -8,12 +8,17 @@
  * Linux convention: rdi, rsi, rdx; a negative errno on failure.
  *
  *   TEMPEST_SYS_LOCKSTAT_RESET ()
- *       zero every lock statistic (classes and instances) and the disk
- *       statistics' counters.
+ *       zero every lock statistic (classes, instances, call sites and
+ *       histograms) and the disk statistics' counters.  Root only: any
+ *       other user gets -EPERM (anyone may read them).
  *   TEMPEST_SYS_LOCKSTAT_SNAPSHOT (void *buf, size_t len, size_t *needed)
- *       copy out a snapshot: a struct lockstat_snapshot_hdr, nclasses
- *       struct lockstat_class_rec (every class), ninst struct
- *       lockstat_inst_rec (the most contended instances of each class).
+ *       copy out a snapshot: a struct lockstat_snapshot_hdr, then four
+ *       arrays one after another: nclasses struct lockstat_class_rec (every
+ *       class, with its wait and hold histograms), ninst struct
+ *       lockstat_inst_rec (the most contended instances of each class),
+ *       nsites struct lockstat_site_rec (the call sites of misses and of
+ *       contended holds, grouped by class) and npercpu struct
+ *       lockstat_cpu_rec (each class's counts on each CPU that used it).
  *       Returns the bytes copied.  When len is too small nothing is copied:
  *       the call returns -ENOSPC and stores the size needed at *needed
  *       (when needed is not NULL).
@@ -34,14 +39,23 @@
 #define TEMPEST_SYS_BLKSTAT_SNAPSHOT    1002
 #define TEMPEST_SYS_ENOSYS_COUNTS       1003
 
-#define LOCKSTAT_VERSION 1
+#define LOCKSTAT_VERSION 2
+
+/* Histogram buckets: bucket 0 counts times of 0 and 1 cycle, bucket b
+ * (1 <= b < LOCKSTAT_NBUCKETS - 1) times in [2^b, 2^(b+1)) cycles, and the
+ * last bucket every time of 2^(LOCKSTAT_NBUCKETS-1) cycles or more. */
+#define LOCKSTAT_NBUCKETS 32
 
 struct lockstat_snapshot_hdr {
     uint32_t version;           /* LOCKSTAT_VERSION */
     uint32_t nclasses;
     uint32_t ninst;
-    uint32_t reserved;          /* 0 */
+    uint32_t nsites;
     uint64_t tsc_hz;            /* to turn cycles into time */
+    uint32_t npercpu;
+    uint32_t ncpus;             /* CPUs the kernel counts for */
+    uint32_t mode;              /* 0 off, 1 on, 2 contended (lockstat=) */
+    uint32_t reserved;          /* 0 */
 };
 
 /* enum lock_kind values of struct lockstat_class_rec's kind. */
@@ -53,6 +67,11 @@ struct lockstat_class_rec {
     uint32_t reserved;          /* 0 */
     uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
     uint64_t ninstances;        /* live instances */
+    /* Call-site events that found the class's site table full (their
+     * counts are in hits/misses, but no site is named for them). */
+    uint64_t miss_sites_lost, hold_sites_lost;
+    uint64_t wait_hist[LOCKSTAT_NBUCKETS];  /* waits of acquisitions that missed */
+    uint64_t hold_hist[LOCKSTAT_NBUCKETS];  /* hold times that were measured */
 };
 
 struct lockstat_inst_rec {
@@ -60,6 +79,26 @@ struct lockstat_inst_rec {
     char name[32];              /* instance name, or "" */
     uint64_t addr;              /* address of the lock_instance */
     uint64_t hits, misses, wait_cycles;
+};
+
+/* What a call site record counts. */
+#define LOCKSTAT_SITE_MISS  0   /* where a waiter called the lock and found it busy */
+#define LOCKSTAT_SITE_HOLD  1   /* where a holder took the lock that others waited for */
+
+struct lockstat_site_rec {
+    char cls[32];
+    uint32_t what;              /* LOCKSTAT_SITE_* */
+    uint32_t reserved;          /* 0 */
+    uint64_t site;              /* the return address of the locking call */
+    uint64_t count;             /* events */
+    uint64_t cycles;            /* miss: cycles waited; hold: cycles held (0 when not timed) */
+    char sym[64];               /* "function+0xOFF", or "" when not in the symbol table */
+};
+
+struct lockstat_cpu_rec {
+    uint32_t cls;               /* index into the class records */
+    uint32_t cpu;
+    uint64_t hits, misses, wait_cycles, hold_cycles;
 };
 
 #define BLKSTAT_VERSION 1

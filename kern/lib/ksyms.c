@@ -1,5 +1,6 @@
 /* Symbol lookup for backtraces: binary search of the generated table. */
 #include <kern/lib/ksyms.h>
+#include <kern/lib/kprintf.h>
 
 const char *ksym_lookup(uint64_t addr, uint64_t *offset)
 {
@@ -15,4 +16,13 @@ const char *ksym_lookup(uint64_t addr, uint64_t *offset)
     }
     *offset = addr - ksym_table[lo].addr;
     return ksym_names + ksym_table[lo].name;
+}
+
+int ksym_format(char *buf, size_t n, uint64_t addr)
+{
+    uint64_t off;
+    const char *name = addr ? ksym_lookup(addr, &off) : NULL;
+    if (name)
+        return snprintf(buf, n, "%s+0x%lx", name, off);
+    return snprintf(buf, n, "0x%lx", addr);
 }

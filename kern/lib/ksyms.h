@@ -14,5 +14,9 @@ extern const char ksym_names[];
 
 /* Name of the function containing addr and the offset into it, or NULL. */
 const char *ksym_lookup(uint64_t addr, uint64_t *offset);
+/* addr as "function+0xOFF" (or "0xADDR" outside the table) into buf, as
+ * the backtraces, the lock-order reports and the lock statistics print
+ * call sites; returns what snprintf returns. */
+int ksym_format(char *buf, size_t n, uint64_t addr);
 
 #endif

@@ -105,8 +105,12 @@
  * cycles (and so the maximum wait) are measured only for acquisitions that
  * missed, so the uncontended path reads no clock.  In mode "off" an
  * acquisition pays one predictable branch (on lock_hooks) and a release one
- * (on the held entry's acquired_at, which is 0), and nothing else: no clock,
- * no counter.  Counters are per CPU, each CPU's on its own cache line, and
+ * (on the held entry's acquired_at, which is 0; a spin lock also reads its
+ * contended byte, on the line it is about to write), and nothing else: no
+ * clock, no counter.  Beyond the counts, each class names the call sites
+ * of its misses and of its contended holds and keeps log2 histograms of
+ * wait and hold times (lockstat.c says how, and what it costs: nothing on
+ * an uncontended acquisition).  Counters are per CPU, each CPU's on its own cache line, and
  * summed when read.  The class counters include every acquisition; each
  * lock also keeps its own hits, misses and wait so the most contended
  * instances can be named, and a destroyed lock adds those into its class's

@@ -54,6 +54,9 @@ struct lock_class {
     uint64_t folded_hits, folded_misses, folded_wait;
     /* The live instances, for the per-instance "most contended" report. */
     struct lock_instance *instances;    /* under lockstat's registry lock */
+    /* Call sites and histograms (kern/lock/lockstat.c): [boot] set once by
+     * lockstat_tables_init, NULL before, when nothing is recorded. */
+    struct lockstat_class_ext *ext;
 };
 
 #define LOCK_CLASS(var, cname, ckind) \
@@ -175,6 +178,17 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
     *acquired_at = e.acquired_at;
     return true;
 }
+
+/* The call site of lock's entry just popped by held_pop_at from the top of
+ * the current stack (it stays in place until the next push), or 0 when it
+ * was released out of order from the middle.  For the statistics' slow
+ * path, so that the release's fast path reads nothing more. */
+static inline uintptr_t held_popped_site(void *lock)
+{
+    struct held_locks *h = held_locks_current();
+    return h->n < HELD_MAX && h->e[h->n].lock == lock ? h->e[h->n].site : 0;
+}
+
 /* The current stack's entry for lock, or NULL. */
 struct held_lock *held_find(void *lock);
 /* Remove entry i of stack h, keeping the order of the others. */

@@ -21,10 +21,34 @@
  *
  * Static locks (SPINLOCK_INIT) are not on their class's list until the
  * first acquisition that records statistics links them in.
+ *
+ * Call sites (illumos lockstat's callers, Linux lock_stat's contention and
+ * contending points).  A miss names the site of the call that found the
+ * lock busy; a contended hold names the site where the holder took a lock
+ * that somebody waited for while it was held, and is recorded when that
+ * holder releases it.  Each class has a small open-addressed table per
+ * kind (struct lockstat_class_ext): a slot is claimed by a compare-and-swap
+ * of its site and counted with atomic adds, so recording needs no lock and
+ * happens only on those slow paths; the uncontended path records nothing.
+ * A table that is full counts the event as lost (the class's counts still
+ * have it).  How the releaser knows it was contended: a sleeping lock has
+ * waiters to wake; a spin lock's waiter sets the lock's contended byte when
+ * statistics are on, and the releaser clears it.  A waiter that arrives
+ * between that clear and the release is attributed to the next holder: the
+ * attribution is exact except at that edge.
+ *
+ * Histograms.  Per class and per CPU, log2 buckets of the wait of every
+ * acquisition that missed and of every hold that was timed (all of them
+ * with lockstat=on, those that missed with contended).  Like the counters,
+ * each CPU writes its own lines with interrupts off and readers sum them.
+ * The tables and histograms take memory from the heap, so they exist only
+ * after kmain hands it over (lockstat_tables_init); acquisitions before
+ * that are counted in the class totals only.
  */
 #include <kern/lock/lockstat.h>
 #include <kern/lock/lock.h>
 #include <kern/arch/rawlock.h>
+#include <kern/lib/ksyms.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/arch/cpu.h>
@@ -34,6 +58,30 @@
 int lockstat_mode = LOCKSTAT_OFF;
 
 static rawlock_t registry_lock = RAWLOCK_INIT;
+
+/* One call site's counts; every field [atomic]: the slot is claimed by a
+ * compare-and-swap of site (0 while free), then counted with atomic adds. */
+struct site_slot {
+    uintptr_t site;
+    uint64_t count, cycles;
+};
+
+/* One CPU's histograms of one class: [own] written by that CPU only, with
+ * interrupts off; read racily by the snapshot. */
+struct lockstat_hist {
+    uint64_t wait[LOCKSTAT_NBUCKETS];
+    uint64_t hold[LOCKSTAT_NBUCKETS];
+} __cacheline;
+
+/* What a class records beyond its counters, in the boot's heap memory. */
+struct lockstat_class_ext {
+    struct site_slot sites[2][LOCKSTAT_NSITES];  /* [atomic] by LOCKSTAT_SITE_* */
+    uint64_t lost[2];                            /* [atomic] events that found it full */
+    struct lockstat_hist *hist;                  /* [boot] tables_ncpus of them */
+} __cacheline;
+
+/* [boot] the CPUs that have histograms (lockstat_tables_init). */
+static int tables_ncpus;
 
 /* Locks created without a class count here. */
 LOCK_CLASS(lock_class_unclassed, "unclassed", LK_SPIN);
@@ -118,8 +166,94 @@ void lockstat_unregister(struct lock_instance *li)
 
 /* ---- Counting ---------------------------------------------------------- */
 
+/* ---- Call sites and histograms ------------------------------------------ */
+
+size_t lockstat_tables_size(int ncpus)
+{
+    size_t per_class = sizeof(struct lockstat_class_ext) +
+                       (size_t)ncpus * sizeof(struct lockstat_hist);
+    return (size_t)(__lockclass_end - __lockclass_start) * per_class + CACHE_LINE;
+}
+
+void lockstat_tables_init(void *mem, int ncpus)
+{
+    char *p = (char *)ALIGN_UP((uintptr_t)mem, CACHE_LINE);
+    memset(p, 0, lockstat_tables_size(ncpus) - CACHE_LINE);
+    tables_ncpus = ncpus;
+    for_each_lock_class(c) {
+        struct lockstat_class_ext *x = (void *)p;
+        p += sizeof *x;
+        x->hist = (void *)p;
+        p += (size_t)ncpus * sizeof(struct lockstat_hist);
+        __atomic_store_n(&c->ext, x, __ATOMIC_RELEASE);
+    }
+}
+
+static inline struct lockstat_class_ext *ext_of(struct lock_class *c)
+{
+    return __atomic_load_n(&c->ext, __ATOMIC_ACQUIRE);
+}
+
+/* This CPU's histograms of x, or NULL for a CPU beyond the tables. */
+static inline struct lockstat_hist *hist_here(struct lockstat_class_ext *x)
+{
+    int cpu = cpu_id();
+    return cpu < tables_ncpus ? &x->hist[cpu] : NULL;
+}
+
+static unsigned site_hash(uintptr_t site)
+{
+    return (unsigned)((site * 0x9E3779B97F4A7C15ULL) >> 32) & (LOCKSTAT_NSITES - 1);
+}
+
+/* Count one event of kind what at site, claiming a slot if it is new. */
+static void note_site(struct lockstat_class_ext *x, int what, uintptr_t site, uint64_t cycles)
+{
+    struct site_slot *tab = x->sites[what];
+    unsigned h = site_hash(site);
+    for (unsigned i = 0; i < LOCKSTAT_NSITES; i++) {
+        struct site_slot *s = &tab[(h + i) & (LOCKSTAT_NSITES - 1)];
+        uintptr_t cur = __atomic_load_n(&s->site, __ATOMIC_RELAXED);
+        if (cur == 0) {
+            uintptr_t expect = 0;
+            if (__atomic_compare_exchange_n(&s->site, &expect, site, false,
+                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                cur = site;
+            else
+                cur = expect;       /* another CPU claimed it first */
+        }
+        if (cur == site) {
+            __atomic_add_fetch(&s->count, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&s->cycles, cycles, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    __atomic_add_fetch(&x->lost[what], 1, __ATOMIC_RELAXED);
+}
+
+/* A miss at site that waited wait cycles: its site and its wait bucket. */
+static void note_miss(struct lock_class *c, uintptr_t site, uint64_t wait)
+{
+    struct lockstat_class_ext *x = ext_of(c);
+    if (!x)
+        return;
+    note_site(x, LOCKSTAT_SITE_MISS, site, wait);
+    struct lockstat_hist *h = hist_here(x);
+    if (h)
+        h->wait[lockstat_bucket(wait)]++;
+}
+
+void lockstat_contended_hold(struct lock_instance *li, uintptr_t site, uint64_t hold_cycles)
+{
+    struct lockstat_class_ext *x = li->cls ? ext_of(li->cls) : NULL;
+    if (x && site)
+        note_site(x, LOCKSTAT_SITE_HOLD, site, hold_cycles);
+    else if (x)         /* released out of order: its site is not known */
+        __atomic_add_fetch(&x->lost[LOCKSTAT_SITE_HOLD], 1, __ATOMIC_RELAXED);
+}
+
 void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_t wait,
-                              bool shared)
+                              bool shared, uintptr_t site)
 {
     if (unlikely(!li->pprev))
         link_lazily(li);
@@ -140,25 +274,34 @@ void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_
         li->misses += misses;
         li->wait_cycles += wait;
     }
+    if (misses)
+        note_miss(li->cls, site, wait);
 }
 
-void lockstat_acquired(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles)
+void lockstat_acquired(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
+                       uintptr_t site)
 {
     uint64_t f = intr_save();
-    lockstat_acquired_irqoff(li, misses, wait_cycles, false);
+    lockstat_acquired_irqoff(li, misses, wait_cycles, false, site);
     intr_restore(f);
 }
 
-void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles)
+void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
+                              uintptr_t site)
 {
     uint64_t f = intr_save();
-    lockstat_acquired_irqoff(li, misses, wait_cycles, true);
+    lockstat_acquired_irqoff(li, misses, wait_cycles, true, site);
     intr_restore(f);
 }
 
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles)
 {
-    li->cls->stats[cpu_id()].hold_cycles += hold_cycles;
+    struct lock_class *c = li->cls;
+    c->stats[cpu_id()].hold_cycles += hold_cycles;
+    struct lockstat_class_ext *x = ext_of(c);
+    struct lockstat_hist *h = x ? hist_here(x) : NULL;
+    if (h)
+        h->hold[lockstat_bucket(hold_cycles)]++;
 }
 
 void lockstat_released(struct lock_instance *li, uint64_t hold_cycles)
@@ -178,6 +321,12 @@ void lockstat_reset(void)
         c->folded_hits = c->folded_misses = c->folded_wait = 0;
         for (struct lock_instance *li = c->instances; li; li = li->next)
             li->hits = li->misses = li->wait_cycles = 0;
+        struct lockstat_class_ext *x = ext_of(c);
+        if (x) {
+            memset(x->sites, 0, sizeof x->sites);
+            memset(x->lost, 0, sizeof x->lost);
+            memset(x->hist, 0, (size_t)tables_ncpus * sizeof x->hist[0]);
+        }
     }
     rawlock_release_irqrestore(&registry_lock, f);
 }
@@ -203,9 +352,55 @@ static void sum_cpus(struct lock_class *c, struct lockstat_totals *t)
     }
 }
 
+/* The class's histograms summed over CPUs (zero before the tables exist). */
+static void sum_hists(struct lock_class *c, uint64_t wait[LOCKSTAT_NBUCKETS],
+                      uint64_t hold[LOCKSTAT_NBUCKETS])
+{
+    memset(wait, 0, LOCKSTAT_NBUCKETS * sizeof wait[0]);
+    memset(hold, 0, LOCKSTAT_NBUCKETS * sizeof hold[0]);
+    struct lockstat_class_ext *x = ext_of(c);
+    for (int cpu = 0; x && cpu < tables_ncpus; cpu++) {
+        for (int b = 0; b < LOCKSTAT_NBUCKETS; b++) {
+            wait[b] += READ_ONCE(x->hist[cpu].wait[b]);
+            hold[b] += READ_ONCE(x->hist[cpu].hold[b]);
+        }
+    }
+}
+
+/* The used slots of a site table, most frequent first; returns how many. */
+static int sorted_sites(struct lockstat_class_ext *x, int what,
+                        struct lockstat_site out[LOCKSTAT_NSITES])
+{
+    int n = 0;
+    for (int i = 0; x && i < LOCKSTAT_NSITES; i++) {
+        const struct site_slot *s = &x->sites[what][i];
+        struct lockstat_site e = { READ_ONCE(s->site), READ_ONCE(s->count),
+                                   READ_ONCE(s->cycles) };
+        if (e.site == 0 || e.count == 0)
+            continue;
+        int j = n++;
+        while (j > 0 && out[j - 1].count < e.count) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = e;
+    }
+    return n;
+}
+
+int lockstat_class_sites(struct lock_class *c, int what, struct lockstat_site *out, int n)
+{
+    struct lockstat_site all[LOCKSTAT_NSITES];
+    int got = sorted_sites(ext_of(c), what, all);
+    got = MIN(got, n);
+    memcpy(out, all, (size_t)got * sizeof all[0]);
+    return got;
+}
+
 void lockstat_class_totals(struct lock_class *c, struct lockstat_totals *t)
 {
     sum_cpus(c, t);
+    sum_hists(c, t->wait_hist, t->hold_hist);
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
     t->ninstances = count_instances_locked(c);
     rawlock_release_irqrestore(&registry_lock, f);
@@ -237,15 +432,31 @@ static int top_instances_locked(struct lock_class *c, struct lock_instance *top[
     return n;
 }
 
-static size_t snapshot_size_locked(uint32_t *nclasses, uint32_t *ninst)
+/* What a snapshot holds; the counts of sites and per-CPU records are upper
+ * bounds taken under registry_lock (sites can be added meanwhile, without
+ * it; the fill stops at these counts). */
+struct snap_counts {
+    uint32_t nclasses, ninst, nsites, npercpu;
+};
+
+static size_t snapshot_size_locked(struct snap_counts *n)
 {
-    *nclasses = *ninst = 0;
+    *n = (struct snap_counts){ 0 };
     for_each_lock_class(c) {
-        (*nclasses)++;
-        *ninst += (uint32_t)MIN(count_instances_locked(c), (uint64_t)LOCKSTAT_TOPN);
+        n->nclasses++;
+        n->ninst += (uint32_t)MIN(count_instances_locked(c), (uint64_t)LOCKSTAT_TOPN);
+        struct lockstat_site sites[LOCKSTAT_NSITES];
+        struct lockstat_class_ext *x = ext_of(c);
+        n->nsites += (uint32_t)(sorted_sites(x, LOCKSTAT_SITE_MISS, sites) +
+                                sorted_sites(x, LOCKSTAT_SITE_HOLD, sites));
+        for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS; cpu++)
+            n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0;
     }
-    return sizeof(struct lockstat_snapshot_hdr) + *nclasses * sizeof(struct lockstat_class_rec) +
-           *ninst * sizeof(struct lockstat_inst_rec);
+    return sizeof(struct lockstat_snapshot_hdr) +
+           n->nclasses * sizeof(struct lockstat_class_rec) +
+           n->ninst * sizeof(struct lockstat_inst_rec) +
+           n->nsites * sizeof(struct lockstat_site_rec) +
+           n->npercpu * sizeof(struct lockstat_cpu_rec);
 }
 
 static void fill_class_rec(struct lockstat_class_rec *r, struct lock_class *c)
@@ -261,6 +472,12 @@ static void fill_class_rec(struct lockstat_class_rec *r, struct lock_class *c)
     r->hold_cycles = t.hold_cycles;
     r->max_wait = t.max_wait;
     r->ninstances = count_instances_locked(c);
+    sum_hists(c, r->wait_hist, r->hold_hist);
+    struct lockstat_class_ext *x = ext_of(c);
+    if (x) {
+        r->miss_sites_lost = READ_ONCE(x->lost[LOCKSTAT_SITE_MISS]);
+        r->hold_sites_lost = READ_ONCE(x->lost[LOCKSTAT_SITE_HOLD]);
+    }
 }
 
 static void fill_inst_rec(struct lockstat_inst_rec *r, struct lock_instance *li)
@@ -274,11 +491,68 @@ static void fill_inst_rec(struct lockstat_inst_rec *r, struct lock_instance *li)
     r->wait_cycles = li->wait_cycles;
 }
 
+/* c's sites of kind what into r[], at most room of them; returns how many. */
+static uint32_t fill_site_recs(struct lockstat_site_rec *r, uint32_t room, struct lock_class *c,
+                               int what)
+{
+    struct lockstat_site sites[LOCKSTAT_NSITES];
+    uint32_t n = (uint32_t)sorted_sites(ext_of(c), what, sites);
+    n = MIN(n, room);
+    for (uint32_t i = 0; i < n; i++) {
+        memset(&r[i], 0, sizeof r[i]);
+        strlcpy(r[i].cls, c->name, sizeof r[i].cls);
+        r[i].what = (uint32_t)what;
+        r[i].site = sites[i].site;
+        r[i].count = sites[i].count;
+        r[i].cycles = sites[i].cycles;
+        ksym_format(r[i].sym, sizeof r[i].sym, sites[i].site);
+    }
+    return n;
+}
+
+/* c's counts on each CPU that used it into r[], at most room of them. */
+static uint32_t fill_cpu_recs(struct lockstat_cpu_rec *r, uint32_t room, struct lock_class *c,
+                              uint32_t index)
+{
+    uint32_t n = 0;
+    for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS && n < room; cpu++) {
+        const struct lockstat_cpu *s = &c->stats[cpu];
+        if (READ_ONCE(s->hits) == 0)
+            continue;
+        r[n++] = (struct lockstat_cpu_rec){ index, (uint32_t)cpu, READ_ONCE(s->hits),
+                                            READ_ONCE(s->misses), READ_ONCE(s->wait_cycles),
+                                            READ_ONCE(s->hold_cycles) };
+    }
+    return n;
+}
+
+/* Where the next records go, and how many of each fit and were written. */
+struct snap_cursor {
+    struct lockstat_class_rec *cr;
+    struct lockstat_inst_rec *ir;
+    struct lockstat_site_rec *sr;
+    struct snap_counts room, used;
+};
+
+/* A class's record, its top instances and its call sites. */
+static void fill_class_locked(struct snap_cursor *k, struct lock_class *c)
+{
+    fill_class_rec(k->cr++, c);
+    struct lock_instance *top[LOCKSTAT_TOPN];
+    int n = top_instances_locked(c, top);
+    for (int i = 0; i < n; i++)
+        fill_inst_rec(k->ir++, top[i]);
+    k->used.ninst += (uint32_t)n;
+    for (int what = LOCKSTAT_SITE_MISS; what <= LOCKSTAT_SITE_HOLD; what++)
+        k->used.nsites += fill_site_recs(k->sr + k->used.nsites,
+                                         k->room.nsites - k->used.nsites, c, what);
+}
+
 long lockstat_snapshot(void *buf, size_t len, size_t *needed)
 {
-    uint32_t nclasses, ninst;
+    struct snap_counts n;
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
-    size_t need = snapshot_size_locked(&nclasses, &ninst);
+    size_t need = snapshot_size_locked(&n);
     if (needed)
         *needed = need;
     if (len < need || !buf) {
@@ -286,18 +560,25 @@ long lockstat_snapshot(void *buf, size_t len, size_t *needed)
         return -LOCKSTAT_ENOSPC;
     }
     struct lockstat_snapshot_hdr *h = buf;
-    *h = (struct lockstat_snapshot_hdr){ LOCKSTAT_VERSION, nclasses, ninst, 0, tsc_hz };
-    struct lockstat_class_rec *cr = (void *)(h + 1);
-    struct lockstat_inst_rec *ir = (void *)(cr + nclasses);
-    for_each_lock_class(c) {
-        fill_class_rec(cr++, c);
-        struct lock_instance *top[LOCKSTAT_TOPN];
-        int n = top_instances_locked(c, top);
-        for (int i = 0; i < n; i++)
-            fill_inst_rec(ir++, top[i]);
-    }
+    struct snap_cursor k = { .room = n };
+    k.cr = (void *)(h + 1);
+    k.ir = (void *)(k.cr + n.nclasses);
+    k.sr = (void *)(k.ir + n.ninst);
+    for_each_lock_class(c)
+        fill_class_locked(&k, c);
+    /* The per-CPU records follow the sites actually written. */
+    struct lockstat_cpu_rec *pr = (void *)(k.sr + k.used.nsites);
+    uint32_t index = 0;
+    for_each_lock_class(c)
+        k.used.npercpu += fill_cpu_recs(pr + k.used.npercpu, n.npercpu - k.used.npercpu, c,
+                                        index++);
     rawlock_release_irqrestore(&registry_lock, f);
-    return (long)need;
+    *h = (struct lockstat_snapshot_hdr){
+        .version = LOCKSTAT_VERSION, .nclasses = n.nclasses, .ninst = k.used.ninst,
+        .nsites = k.used.nsites, .tsc_hz = tsc_hz, .npercpu = k.used.npercpu,
+        .ncpus = (uint32_t)ncpus, .mode = (uint32_t)lockstat_mode,
+    };
+    return (long)((char *)(pr + k.used.npercpu) - (char *)buf);
 }
 
 /* ---- The console table (lockdump) -------------------------------------- */
@@ -330,6 +611,22 @@ static void dump_instances(struct lock_class *c)
                 rec[i].misses, rec[i].wait_cycles);
 }
 
+/* The top call sites of c's misses and contended holds. */
+static void dump_sites(struct lock_class *c)
+{
+    static const char *const what_names[] = { "miss", "hold" };
+    for (int what = LOCKSTAT_SITE_MISS; what <= LOCKSTAT_SITE_HOLD; what++) {
+        struct lockstat_site sites[3];
+        int n = lockstat_class_sites(c, what, sites, 3);
+        for (int i = 0; i < n; i++) {
+            char sym[64];
+            ksym_format(sym, sizeof sym, sites[i].site);
+            kprintf("lockstat:   %-20s %-4s %-40s %10lu %14lu\n", c->name, what_names[what], sym,
+                    sites[i].count, sites[i].cycles);
+        }
+    }
+}
+
 void lockstat_dump(void)
 {
     static const char *const mode_names[] = { "off", "on", "contended" };
@@ -344,4 +641,8 @@ void lockstat_dump(void)
             "hits", "misses", "wait-cycles");
     for_each_lock_class(c)
         dump_instances(c);
+    kprintf("lockstat: call sites (miss: where a waiter called; hold: where a holder of a "
+            "lock others waited for took it):\n");
+    for_each_lock_class(c)
+        dump_sites(c);
 }

@@ -14,7 +14,10 @@
  *             acquired_at = lockstat_hold_start(missed) on the held stack
  *             and calls lockstat_acquired(&l->inst, misses, wait)
  *   release:  pop the held entry (held_pop_at); if its acquired_at is
- *             non-zero, lockstat_released(&l->inst, rdtsc() - acquired_at)
+ *             non-zero, take the recording path: the hold time when
+ *             lockstat_timed(acquired_at), lockstat_released(&l->inst,
+ *             rdtsc() - acquired_at), and the holder's site when somebody
+ *             waited, lockstat_contended_hold
  *   destroy:  lockstat_unregister(&l->inst)
  *
  * With statistics off that costs one test of lock_hooks per acquisition
@@ -27,6 +30,7 @@
 #include <kern/abi/tempest_abi.h>
 #include <kern/lib/options.h>
 #include <kern/arch/arch.h>
+#include <kern/arch/cpu.h>
 
 /* enum lockstat_mode (kern/lib/options.h); change it with lockstat_set_mode. */
 extern int lockstat_mode;
@@ -40,71 +44,137 @@ static inline bool lockstat_on(void)
 int lockstat_set_mode(int mode);
 
 /*
- * The acquired_at to record for an acquisition (0: hold time not measured):
- * every acquisition in mode on, only those that missed in mode contended.
+ * The acquired_at to record for an acquisition: 0 with statistics off, so
+ * the release's one test of it is all that mode pays; otherwise the TSC
+ * for an acquisition whose hold is timed (every one in mode on, those that
+ * missed in mode contended), or LOCKSTAT_UNTIMED for one that is not: its
+ * release still takes the recording path, where a spin lock learns whether
+ * somebody waited for it.
  */
+#define LOCKSTAT_UNTIMED 1
+
 static inline uint64_t lockstat_hold_start(bool missed)
 {
-    if (lockstat_mode == LOCKSTAT_ON || (missed && lockstat_mode == LOCKSTAT_CONTENDED))
+    if (lockstat_mode == LOCKSTAT_OFF)
+        return 0;
+    if (lockstat_mode == LOCKSTAT_ON || missed)
         return rdtsc();
-    return 0;
+    return LOCKSTAT_UNTIMED;
 }
 
+/* Whether a held entry's acquired_at is a time to measure the hold from. */
+static inline bool lockstat_timed(uint64_t acquired_at)
+{
+    return acquired_at > LOCKSTAT_UNTIMED;
+}
 
 /*
- * Record one acquisition (a hit) with the misses that preceded it and the
- * cycles spent waiting (0 when it did not wait).  Spin locks pass at most
- * one miss; sleep locks pass every failed attempt after a wake-up.  Call it
- * while holding the lock: the instance counts are updated by the holder.
- * Callable with interrupts on or off.
+ * Record one acquisition (a hit) with the misses that preceded it, the
+ * cycles spent waiting (0 when it did not wait) and the call site of the
+ * locking call (a return address; named as a miss site when misses > 0).
+ * Spin locks pass at most one miss; sleep locks pass every failed attempt
+ * after a wake-up.  Call it while holding the lock: the instance counts
+ * are updated by the holder.  Callable with interrupts on or off.
  */
-void lockstat_acquired(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles);
+void lockstat_acquired(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
+                       uintptr_t site);
 /* The same for a shared (reader) acquisition, where several holders may
  * update the instance at once: the instance counts use atomic adds. */
-void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles);
+void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
+                              uintptr_t site);
 /* The same, for callers that already run with interrupts off. */
 void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
-                              bool shared);
+                              bool shared, uintptr_t site);
+/*
+ * The common case, made cheap: one acquisition that did not miss, by an
+ * exclusive holder, of a lock already on its class's list.  Each counter
+ * is bumped by one instruction, which an interrupt cannot split, and a
+ * kernel thread is never preempted onto another CPU, so it needs neither
+ * an atomic operation nor interrupts off; anything else takes the full
+ * path.
+ */
+static inline void lockstat_count_one(uint64_t *counter)
+{
+    __asm__ volatile("addq $1, %0" : "+m"(*counter));
+}
+
+static inline void lockstat_hit(struct lock_instance *li, uintptr_t site)
+{
+    if (unlikely(!li->pprev)) {
+        lockstat_acquired(li, 0, 0, site);
+        return;
+    }
+    lockstat_count_one(&li->cls->stats[cpu_id()].hits);
+    lockstat_count_one(&li->hits);
+}
+
 /* Record a hold time when a lock is released. */
 void lockstat_released(struct lock_instance *li, uint64_t hold_cycles);
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles);
+/*
+ * Record a contended hold: a lock that others waited for while it was held
+ * is released; site is where its holder took it, hold_cycles how long it
+ * was held (0 when not timed).  Called only on that slow path.
+ */
+void lockstat_contended_hold(struct lock_instance *li, uintptr_t site, uint64_t hold_cycles);
 
 /*
  * The same steps for the locks built on mutexes (kern/lock/mutex.c,
- * kern/lock/rlock.c): count an acquisition whose first failed attempt was at
- * TSC t0 (ignored when misses is 0), by a shared holder or not; and a
- * release whose held entry recorded acquired_at.
+ * kern/lock/rlock.c): count an acquisition at site whose first failed
+ * attempt was at TSC t0 (ignored when misses is 0), by a shared holder or
+ * not; and the release of a hold taken at site and timed from acquired_at,
+ * during which others waited when contended is set.
  */
 static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t misses,
-                                          uint64_t t0, bool shared)
+                                          uint64_t t0, bool shared, uintptr_t site)
 {
     if (!lockstat_on())
         return;
+    if (!misses && !shared) {
+        lockstat_hit(li, site);
+        return;
+    }
     uint64_t wait = misses ? rdtsc() - t0 : 0;
     if (shared)     /* concurrent readers update the instance together */
-        lockstat_acquired_shared(li, misses, wait);
+        lockstat_acquired_shared(li, misses, wait, site);
     else
-        lockstat_acquired(li, misses, wait);
+        lockstat_acquired(li, misses, wait, site);
 }
 
-static inline void lockstat_note_released(struct lock_instance *li, uint64_t acquired_at)
+static inline void lockstat_note_released(struct lock_instance *li, uintptr_t site,
+                                          uint64_t acquired_at, bool contended)
 {
-    if (lockstat_on() && acquired_at)
-        lockstat_released(li, rdtsc() - acquired_at);
+    if (!lockstat_on())
+        return;
+    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
+    if (lockstat_timed(acquired_at))
+        lockstat_released(li, hold);
+    if (contended)
+        lockstat_contended_hold(li, site, hold);
 }
+
+/*
+ * The call-site tables and per-CPU histograms live in memory the boot
+ * gives once it has a heap (kmain: lockstat_tables_size, then
+ * lockstat_tables_init); until then acquisitions are counted but no site
+ * or histogram is recorded.  ncpus bounds the CPUs that record.
+ */
+size_t lockstat_tables_size(int ncpus);
+void lockstat_tables_init(void *mem, int ncpus);
 
 /* Link an instance into its class's list (at lock init); unlink it and fold
  * its counts into the class (at destroy). */
 void lockstat_register(struct lock_instance *li, struct lock_class *cls, const char *name);
 void lockstat_unregister(struct lock_instance *li);
 
-/* Zero every class, folded count and instance. */
+/* Zero every class, folded count, instance, site table and histogram. */
 void lockstat_reset(void);
 
 /* A class's totals, summed over CPUs (for tests and the console table). */
 struct lockstat_totals {
     uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
     uint64_t ninstances;    /* live instances on the class's list */
+    uint64_t wait_hist[LOCKSTAT_NBUCKETS], hold_hist[LOCKSTAT_NBUCKETS];
 };
 void lockstat_class_totals(struct lock_class *cls, struct lockstat_totals *t);
 
@@ -113,15 +183,38 @@ extern struct lock_class __lockclass_start[], __lockclass_end[];
 #define for_each_lock_class(c) \
     for (struct lock_class *c = __lockclass_start; c < __lockclass_end; c++)
 
+/* The call sites recorded of one kind (LOCKSTAT_SITE_*) for a class, for
+ * tests: up to n into out[], most frequent first; returns how many. */
+struct lockstat_site {
+    uintptr_t site;
+    uint64_t count, cycles;
+};
+int lockstat_class_sites(struct lock_class *cls, int what, struct lockstat_site *out, int n);
+
+/* The histogram bucket of a time in cycles (LOCKSTAT_NBUCKETS in the ABI). */
+static inline unsigned lockstat_bucket(uint64_t cycles)
+{
+    if (cycles < 2)
+        return 0;
+    unsigned b = 63 - (unsigned)__builtin_clzll(cycles);
+    return b < LOCKSTAT_NBUCKETS ? b : LOCKSTAT_NBUCKETS - 1;
+}
+
 /*
  * Snapshot for the statistics system call (the records are in
  * kern/abi/tempest_abi.h, shared with user space): a header, then nclasses class
- * records (every class, in link order), then ninst instance records (the
- * LOCKSTAT_TOPN most-missed live instances of each class, grouped by
- * class).  Returns the bytes written, or -LOCKSTAT_ENOSPC with *needed set
- * when len is too small, in which case nothing is copied.
+ * records (every class, in link order, with its histograms), ninst
+ * instance records (the LOCKSTAT_TOPN most-missed live instances of each
+ * class, grouped by class), nsites call-site records (grouped by class,
+ * misses before holds, most frequent first) and npercpu per-CPU records.
+ * Returns the bytes written, or -LOCKSTAT_ENOSPC with *needed set when len
+ * is too small, in which case nothing is copied.
  */
 #define LOCKSTAT_TOPN 4
+/* Call sites kept per class and kind (a power of two): the table is
+ * filled by first arrival, and events past a full table are counted as
+ * lost, so a class with more distinct sites names only the first ones. */
+#define LOCKSTAT_NSITES 16
 #define LOCKSTAT_ENOSPC 28      /* ENOSPC */
 
 long lockstat_snapshot(void *buf, size_t len, size_t *needed);

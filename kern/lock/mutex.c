@@ -105,9 +105,9 @@ static uint32_t counted_misses(const struct mutex *m, uint32_t misses)
     return (m->flags & MUTEX_SPIN) && misses > 1 ? 1 : misses;
 }
 
-static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared)
+static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared, uintptr_t site)
 {
-    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared);
+    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared, site);
 }
 
 /* ---- exclusive ---- */
@@ -136,7 +136,7 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
     m->depth = 1;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, 0);
-    account(m, misses, t0, false);
+    account(m, misses, t0, false, site);
 }
 
 void mutex_enter(struct mutex *m)
@@ -163,8 +163,9 @@ bool mutex_tryenter(struct mutex *m)
     }
     rawlock_release(&m->ilk);
     if (got) {
-        push_held(m, (uintptr_t)__builtin_return_address(0), 0, 0);
-        account(m, 0, 0, false);
+        uintptr_t site = (uintptr_t)__builtin_return_address(0);
+        push_held(m, site, 0, 0);
+        account(m, 0, 0, false, site);
     }
     return got;
 }
@@ -189,7 +190,7 @@ static void enter_shared(struct mutex *m, uintptr_t site, bool already_reader)
     m->readers++;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, HELD_SHARED);
-    account(m, misses, t0, true);
+    account(m, misses, t0, true, site);
 }
 
 void mutex_enter_shared(struct mutex *m)
@@ -207,6 +208,17 @@ void mutex_enter_shared(struct mutex *m)
 
 /* ---- release ---- */
 
+/* The statistics of a release (out of line, so that the release pays
+ * nothing for them with statistics off).  Somebody waited during the hold
+ * if a wake-up is due or a writer spins for it: a racy read, asked only
+ * when statistics were on at the acquisition. */
+static void __attribute__((noinline)) note_release(struct mutex *m, const struct held_lock *e,
+                                                   bool wake)
+{
+    lockstat_note_released(&m->inst, e->site, e->acquired_at,
+                           e->acquired_at && (wake || READ_ONCE(m->writers_waiting)));
+}
+
 /* Drop the mutex held by entry e (already removed from the held stack). */
 static void release_entry(struct mutex *m, const struct held_lock *e)
 {
@@ -221,7 +233,8 @@ static void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
-    lockstat_note_released(&m->inst, e->acquired_at);
+    if (lockstat_on())
+        note_release(m, e, wake);
     if (wake)
         wake_waiters(m);
 }

@@ -42,12 +42,11 @@ static void keep_push(void *lock, struct lock_class *cls, uintptr_t site,
     held_push_flags(lock, cls, site, lockstat_hold_start(misses > 0), flags | HELD_KEEP);
 }
 
-static void keep_pop(void *lock, struct lock_instance *li)
+/* Take lock's entry off the held stack into *e. */
+static void keep_pop(void *lock, struct lock_instance *li, struct held_lock *e)
 {
-    struct held_lock e;
-    if (!held_pop(lock, &e))
+    if (!held_pop(lock, e))
         panic("release of %s, which this thread does not hold", li->cls->name);
-    lockstat_note_released(li, e.acquired_at);
 }
 
 static void wake_for_release(const void *chan)
@@ -93,7 +92,7 @@ void rlock_acquire(struct rlock *rl)
     rl->holder = curthread();
     mutex_exit(&rl->m);
     keep_push(rl, rl->inst.cls, site, misses, 0);
-    lockstat_note_acquired(&rl->inst, misses, t0, false);
+    lockstat_note_acquired(&rl->inst, misses, t0, false, site);
 }
 
 bool rlock_tryacquire(struct rlock *rl)
@@ -106,8 +105,9 @@ bool rlock_tryacquire(struct rlock *rl)
     }
     mutex_exit(&rl->m);
     if (got) {
-        keep_push(rl, rl->inst.cls, (uintptr_t)__builtin_return_address(0), 0, 0);
-        lockstat_note_acquired(&rl->inst, 0, 0, false);
+        uintptr_t site = (uintptr_t)__builtin_return_address(0);
+        keep_push(rl, rl->inst.cls, site, 0, 0);
+        lockstat_note_acquired(&rl->inst, 0, 0, false, site);
     }
     return got;
 }
@@ -116,7 +116,8 @@ void rlock_release(struct rlock *rl)
 {
     if (rl->holder != curthread())
         panic("rlock_release: %s not held by this thread", rl->inst.cls->name);
-    keep_pop(rl, &rl->inst);
+    struct held_lock e;
+    keep_pop(rl, &rl->inst, &e);
     mutex_enter(&rl->m);
     rl->locked = 0;
     rl->holder = NULL;
@@ -124,6 +125,7 @@ void rlock_release(struct rlock *rl)
     if (waiters)
         wake_for_release(&rl->wanted);
     mutex_exit(&rl->m);
+    lockstat_note_released(&rl->inst, e.site, e.acquired_at, waiters);
 }
 
 bool rlock_held(struct rlock *rl)
@@ -181,7 +183,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     rw_take(rw, mode);
     mutex_exit(&rw->m);
     keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
-    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER);
+    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER, site);
 }
 
 bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
@@ -192,23 +194,26 @@ bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
         rw_take(rw, mode);
     mutex_exit(&rw->m);
     if (got) {
-        keep_push(rw, rw->inst.cls, (uintptr_t)__builtin_return_address(0), 0,
-                  mode == RW_READER ? HELD_SHARED : 0);
-        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER);
+        uintptr_t site = (uintptr_t)__builtin_return_address(0);
+        keep_push(rw, rw->inst.cls, site, 0, mode == RW_READER ? HELD_SHARED : 0);
+        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER, site);
     }
     return got;
 }
 
 void rw_exit(struct rwlock *rw)
 {
-    keep_pop(rw, &rw->inst);
+    struct held_lock e;
+    keep_pop(rw, &rw->inst, &e);
     mutex_enter(&rw->m);
     if (rw->writer == curthread())
         rw->writer = NULL;
     else
         rw->readers--;
-    bool wake = rw->writer == NULL && rw->readers == 0 && (rw->want_write || rw->want_read);
+    bool waiting = rw->want_write || rw->want_read;
+    bool wake = rw->writer == NULL && rw->readers == 0 && waiting;
     if (wake)
         wakeup(&rw->readers);
     mutex_exit(&rw->m);
+    lockstat_note_released(&rw->inst, e.site, e.acquired_at, waiting);
 }

@@ -151,6 +151,14 @@ int spin_depth(void)
     return d;
 }
 
+/* A waiter with statistics on tells the holder that it made somebody wait,
+ * so the holder's release names its acquisition site (lockstat's contended
+ * holds).  With statistics off the byte stays 0. */
+static inline void note_waiter(spinlock_t *l)
+{
+    __atomic_store_n(&l->contended, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- TTAS ------------------------------------------------------------ */
 
 static inline bool tas_try(spinlock_t *l)
@@ -163,6 +171,8 @@ static inline bool tas_try(spinlock_t *l)
 static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
+    if (wait)
+        note_waiter(l);
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
@@ -201,6 +211,8 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint6
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
+    if (wait)
+        note_waiter(l);
     mcs_wait(pred, n, wait);
     return false;
 }
@@ -310,6 +322,7 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
         panic("spin_init: bad algorithm %d", algo);
     l->tail = NULL;
     l->algo = (uint8_t)algo;
+    l->contended = 0;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
 }
@@ -350,8 +363,10 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
         missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
-    if (stat)
-        lockstat_acquired_irqoff(&l->inst, missed, wait, false);
+    if (stat && likely(!missed))
+        lockstat_hit(&l->inst, site);
+    else if (stat)
+        lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
 }
 
 static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
@@ -406,7 +421,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
         held_push(l, l->inst.cls, site, lockstat_hold_start(false));
-        lockstat_acquired_irqoff(&l->inst, 0, 0, false);
+        lockstat_acquired_irqoff(&l->inst, 0, 0, false, site);
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
@@ -463,6 +478,26 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
     }
 }
 
+/* A release with statistics on at its acquisition: the hold time (when it
+ * was timed) and, when a waiter marked the lock, the site of this hold.  It
+ * ends the release (spin_exit) itself, so that the fast path keeps nothing
+ * live across the call. */
+static void __attribute__((noinline))
+release_recorded(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
+                 bool queue)
+{
+    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
+    bool contended = __atomic_load_n(&l->contended, __ATOMIC_RELAXED);
+    if (contended)
+        __atomic_store_n(&l->contended, 0, __ATOMIC_RELAXED);
+    release_word(l, sc, node);
+    if (lockstat_timed(acquired_at))
+        lockstat_released_irqoff(&l->inst, hold);
+    if (contended)
+        lockstat_contended_hold(&l->inst, held_popped_site(l), hold);
+    spin_exit(sc, queue, node);
+}
+
 void spin_unlock(spinlock_t *l)
 {
     int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
@@ -473,13 +508,11 @@ void spin_unlock(spinlock_t *l)
     struct spin_cpu *sc = &spin_cpus[cpu];
     bool queue = l->algo != LOCK_SPIN;
     l->holder = SPIN_HOLDER_FREE;
-    if (likely(acquired_at == 0)) {
-        release_word(l, sc, node);
-    } else {
-        uint64_t hold = rdtsc() - acquired_at;
-        release_word(l, sc, node);
-        lockstat_released_irqoff(&l->inst, hold);
+    if (unlikely(acquired_at != 0)) {
+        release_recorded(l, sc, node, acquired_at, queue);
+        return;
     }
+    release_word(l, sc, node);
     spin_exit(sc, queue, node);
 }
 

@@ -179,30 +179,21 @@ struct report {
     uintptr_t psite_from[MAX_PATH], psite_to[MAX_PATH];
 };
 
-static int fmt_site(char *buf, size_t n, uintptr_t site)
-{
-    uint64_t off;
-    const char *name = site ? ksym_lookup(site, &off) : NULL;
-    if (name)
-        return snprintf(buf, n, "%s+0x%lx", name, off);
-    return snprintf(buf, n, "0x%lx", (uint64_t)site);
-}
-
 static void print_report(const struct report *r)
 {
     char buf[1536], s1[96], s2[96];
     size_t len = 0;
 #define OUT(...) len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, __VA_ARGS__)
-    fmt_site(s1, sizeof s1, r->held_site);
-    fmt_site(s2, sizeof s2, r->taking_site);
+    ksym_format(s1, sizeof s1, r->held_site);
+    ksym_format(s2, sizeof s2, r->taking_site);
     OUT("witness: lock order reversal: acquiring \"%s\" while holding \"%s\"\n",
         r->taking->name, r->held->name);
     OUT("witness:   \"%s\" held, acquired at %s\n", r->held->name, s1);
     OUT("witness:   \"%s\" being acquired at %s\n", r->taking->name, s2);
     OUT("witness:   the reverse order was established by:\n");
     for (int i = 0; i < r->len; i++) {
-        fmt_site(s1, sizeof s1, r->psite_from[i]);
-        fmt_site(s2, sizeof s2, r->psite_to[i]);
+        ksym_format(s1, sizeof s1, r->psite_from[i]);
+        ksym_format(s2, sizeof s2, r->psite_to[i]);
         OUT("witness:     \"%s\" held (acquired at %s), then \"%s\" acquired at %s\n",
             r->pcls[i]->name, s1, r->pcls[i + 1]->name, s2);
     }

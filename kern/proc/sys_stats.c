@@ -6,8 +6,9 @@
  *
  * A snapshot is taken into a kernel buffer first and copied out whole:
  * when the caller's buffer is too small nothing is copied, the call
- * returns -ENOSPC and the size needed goes to *needed.  Statistics may be
- * read and reset by any user: they are the point of this kernel.
+ * returns -ENOSPC and the size needed goes to *needed.  Any user may read
+ * the statistics (they are the point of this kernel); only root may reset
+ * them, since a reset spoils every other user's measurement.
  */
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
@@ -16,6 +17,8 @@
 #include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
+#include <kern/proc/proc.h>
+#include <kern/vfs/cred.h>
 
 /* Larger snapshots than this are refused (-ENOMEM): a sanity bound on
  * the kernel buffer a user can make us allocate. */
@@ -53,6 +56,8 @@ static int64_t copy_snapshot(snapshot_fn fn, uint64_t ubuf, uint64_t ulen, uint6
 
 SYSCALL_DECL(sys_lockstat_reset)
 {
+    if (curproc()->p_cred->cr_uid != 0)
+        return -EPERM;
     lockstat_reset();
     blk_stats_reset();
     return 0;

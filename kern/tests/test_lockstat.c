@@ -15,6 +15,7 @@
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
 #include <drivers/platform/timer.h>
+#include <kern/lib/ksyms.h>
 
 LOCK_CLASS(test_ls_hits, "test_ls_hits", LK_SPIN);
 LOCK_CLASS(test_ls_cont, "test_ls_contended", LK_SPIN);
@@ -258,16 +259,44 @@ KTEST(lockstat_reset_zeroes)
 
 /* ---- Snapshot -------------------------------------------------------------- */
 
+static uint64_t hist_sum(const uint64_t hist[LOCKSTAT_NBUCKETS])
+{
+    uint64_t n = 0;
+    for (int b = 0; b < LOCKSTAT_NBUCKETS; b++)
+        n += hist[b];
+    return n;
+}
+
+/* The per-CPU records of class index ci add up to hits. */
+static int check_percpu(const struct lockstat_snapshot_hdr *h, const struct lockstat_cpu_rec *pr,
+                        uint32_t ci, int hits)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < h->npercpu; i++) {
+        KT_ASSERT(pr[i].cpu < h->ncpus);
+        KT_ASSERT(pr[i].hits > 0);
+        if (pr[i].cls == ci)
+            sum += pr[i].hits;
+    }
+    KT_ASSERT_EQ(sum, hits);
+    return 0;
+}
+
 static int check_snapshot(const void *buf, size_t len, spinlock_t *l, int hits)
 {
     const struct lockstat_snapshot_hdr *h = buf;
     KT_ASSERT_EQ(h->version, LOCKSTAT_VERSION);
     KT_ASSERT_EQ(h->nclasses, (uint64_t)(__lockclass_end - __lockclass_start));
     KT_ASSERT_EQ(len, sizeof *h + h->nclasses * sizeof(struct lockstat_class_rec) +
-                          h->ninst * sizeof(struct lockstat_inst_rec));
+                          h->ninst * sizeof(struct lockstat_inst_rec) +
+                          h->nsites * sizeof(struct lockstat_site_rec) +
+                          h->npercpu * sizeof(struct lockstat_cpu_rec));
     KT_ASSERT(h->tsc_hz > 0);
+    KT_ASSERT_EQ(h->ncpus, ncpus);
     const struct lockstat_class_rec *cr = (const void *)(h + 1);
     const struct lockstat_inst_rec *ir = (const void *)(cr + h->nclasses);
+    const struct lockstat_site_rec *sr = (const void *)(ir + h->ninst);
+    const struct lockstat_cpu_rec *pr = (const void *)(sr + h->nsites);
     int found = 0;
     for (uint32_t i = 0; i < h->nclasses; i++) {
         if (strcmp(cr[i].name, "test_ls_snapshot") != 0)
@@ -275,9 +304,16 @@ static int check_snapshot(const void *buf, size_t len, spinlock_t *l, int hits)
         KT_ASSERT_EQ(cr[i].hits, hits);
         KT_ASSERT_EQ(cr[i].ninstances, 1);
         KT_ASSERT_EQ(cr[i].kind, LK_SPIN);
+        /* One CPU, lockstat=on: no wait, and every hold timed. */
+        KT_ASSERT_EQ(hist_sum(cr[i].wait_hist), 0);
+        KT_ASSERT_EQ(hist_sum(cr[i].hold_hist), hits);
+        if (check_percpu(h, pr, i, hits))
+            return 1;
         found++;
     }
     KT_ASSERT_EQ(found, 1);
+    for (uint32_t i = 0; i < h->nsites; i++)    /* nothing contended it */
+        KT_ASSERT(strcmp(sr[i].cls, "test_ls_snapshot") != 0);
     found = 0;
     for (uint32_t i = 0; i < h->ninst; i++) {
         if (ir[i].addr != (uint64_t)&l->inst)
@@ -345,4 +381,210 @@ KTEST(lockstat_static_lock)
     KT_ASSERT_EQ(t.ninstances, 1);
     KT_ASSERT(test_ls_static.instances == &ls_static.inst);
     return 0;
+}
+
+/* ---- Call sites and histograms ----------------------------------------------- */
+
+LOCK_CLASS(test_ls_sites, "test_ls_sites", LK_SPIN);
+
+static spinlock_t site_lock;
+static volatile int site_step;
+static uint64_t site_count;         /* under site_lock */
+
+/* The two named callers whose sites the statistics must name.  noinline,
+ * and the kernel is built without sibling calls, so the return address of
+ * spin_lock lies inside each. */
+static void __attribute__((noinline)) contend_alpha(void)
+{
+    spin_lock(&site_lock);
+    site_count++;
+}
+
+static void __attribute__((noinline)) contend_beta(void)
+{
+    spin_lock(&site_lock);
+    site_count++;
+}
+
+static void step_to(int s)
+{
+    __atomic_store_n(&site_step, s, __ATOMIC_RELEASE);
+}
+
+static void wait_step(int s)
+{
+    while (__atomic_load_n(&site_step, __ATOMIC_ACQUIRE) < s)
+        cpu_relax();
+}
+
+/* Hold the lock until the other CPU has found it busy (its waiter's mark
+ * on the lock, set because statistics are on), then 2 ms more, so that the
+ * wait is certain however the host schedules the two CPUs. */
+static void hold_until_missed(void (*take)(void), int held)
+{
+    take();
+    step_to(held);
+    while (!__atomic_load_n(&site_lock.contended, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    delay_us(2000);
+    spin_unlock(&site_lock);
+}
+
+static void take_after(void (*take)(void), int held)
+{
+    wait_step(held);
+    take();
+    spin_unlock(&site_lock);
+}
+
+/* CPU 0 calls through contend_alpha, CPU 1 through contend_beta: first
+ * each makes the other miss once, then both run N rounds freely. */
+static void site_pattern(int me, int n)
+{
+    if (me == 0) {
+        hold_until_missed(contend_alpha, 1);
+        take_after(contend_alpha, 2);
+    } else {
+        take_after(contend_beta, 1);
+        hold_until_missed(contend_beta, 2);
+    }
+    void (*take)(void) = me == 0 ? contend_alpha : contend_beta;
+    for (int i = 0; i < n; i++) {
+        take();
+        spin_unlock(&site_lock);
+    }
+}
+
+/* Whether site lies in function fn, by the kernel's symbol table. */
+static bool site_in(uintptr_t site, const char *fn)
+{
+    uint64_t off;
+    const char *name = ksym_lookup(site, &off);
+    return name && strcmp(name, fn) == 0;
+}
+
+/* The sites of kind what: only alpha and beta, both present, counts adding
+ * up to want (when want is not -1). */
+static int check_sites(int what, int64_t want)
+{
+    struct lockstat_site sites[LOCKSTAT_NSITES];
+    int n = lockstat_class_sites(&test_ls_sites, what, sites, LOCKSTAT_NSITES);
+    int alpha = 0, beta = 0;
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        alpha += site_in(sites[i].site, "contend_alpha");
+        beta += site_in(sites[i].site, "contend_beta");
+        KT_ASSERT(site_in(sites[i].site, "contend_alpha") || site_in(sites[i].site, "contend_beta"));
+        KT_ASSERT(i == 0 || sites[i].count <= sites[i - 1].count);
+        sum += sites[i].count;
+    }
+    KT_ASSERT_EQ(alpha, 1);
+    KT_ASSERT_EQ(beta, 1);
+    if (want >= 0)
+        KT_ASSERT_EQ(sum, want);
+    return 0;
+}
+
+static int check_site_results(uint64_t want_hits)
+{
+    struct lockstat_totals t = totals(&test_ls_sites);
+    KT_ASSERT_EQ(site_count, want_hits);
+    KT_ASSERT_EQ(t.hits, want_hits);
+    KT_ASSERT(t.misses >= 2);       /* the two forced ones at least */
+    if (check_sites(LOCKSTAT_SITE_MISS, (int64_t)t.misses))
+        return 1;
+    /* Holds are named when their release sees the waiter's mark; the
+     * forced holds always do (they last until the mark is there). */
+    if (check_sites(LOCKSTAT_SITE_HOLD, -1))
+        return 1;
+    /* A spin lock misses at most once per acquisition, and each miss's
+     * wait lands in one bucket; every hold was timed (lockstat=on). */
+    KT_ASSERT_EQ(hist_sum(t.wait_hist), t.misses);
+    KT_ASSERT_EQ(hist_sum(t.hold_hist), t.hits);
+    /* The forced waits and holds lasted over 2 ms: buckets at or above
+     * one millisecond have them. */
+    unsigned ms = lockstat_bucket(tsc_hz / 1000);
+    uint64_t long_waits = 0, long_holds = 0;
+    for (unsigned b = ms; b < LOCKSTAT_NBUCKETS; b++) {
+        long_waits += t.wait_hist[b];
+        long_holds += t.hold_hist[b];
+    }
+    KT_ASSERT(long_waits >= 2);
+    KT_ASSERT(long_holds >= 2);
+    return 0;
+}
+
+static int sites_one(int algo, int me)
+{
+    enum { N = 300 };
+    if (me == 0) {
+        spin_init_algo(&site_lock, &test_ls_sites, algo);
+        lockstat_reset();
+        site_count = 0;
+        site_step = 0;
+    }
+    ktest_barrier();
+    if (me < 2)
+        site_pattern(me, N);
+    ktest_barrier();
+    int r = 0;
+    if (me == 0) {
+        r = check_site_results(2 * (N + 2));
+        spin_destroy(&site_lock);
+    }
+    ktest_barrier();
+    return r;
+}
+
+KTEST_ALL_CPUS(lockstat_call_sites)
+{
+    static int mode;
+    int me = cpu_id();
+    if (ncpus_online < 2) {
+        /* One CPU cannot contend: nothing may be named. */
+        KT_ASSERT_EQ(lockstat_class_sites(&test_ls_sites, LOCKSTAT_SITE_MISS, NULL, 0), 0);
+        return 0;
+    }
+    if (me == 0)
+        mode = lockstat_set_mode(LOCKSTAT_ON);
+    ktest_barrier();
+    int r = 0;
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
+        r = sites_one(algo, me);
+    if (me == 0)
+        lockstat_set_mode(mode);
+    return r;
+}
+
+/* Contended mode names the same sites, though it times only the holds of
+ * acquisitions that missed. */
+KTEST_ALL_CPUS(lockstat_call_sites_contended_mode)
+{
+    static int mode;
+    int me = cpu_id();
+    if (ncpus_online < 2)
+        return 0;
+    if (me == 0) {
+        mode = lockstat_set_mode(LOCKSTAT_CONTENDED);
+        spin_init(&site_lock, &test_ls_sites);
+        lockstat_reset();
+        site_count = 0;
+        site_step = 0;
+    }
+    ktest_barrier();
+    if (me < 2)
+        site_pattern(me, 50);
+    ktest_barrier();
+    int r = 0;
+    if (me == 0) {
+        struct lockstat_totals t = totals(&test_ls_sites);
+        lockstat_set_mode(mode);
+        spin_destroy(&site_lock);
+        KT_ASSERT_EQ(t.hits, 2 * 52);
+        r = check_sites(LOCKSTAT_SITE_MISS, (int64_t)t.misses) ||
+            check_sites(LOCKSTAT_SITE_HOLD, -1);
+        KT_ASSERT(hist_sum(t.hold_hist) <= t.misses);
+    }
+    ktest_barrier();
+    return r;
 }

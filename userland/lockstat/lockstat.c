@@ -1,263 +1,115 @@
 /*
- * lockstat: which kernel locks a command hit and missed (seed 003's
- * instrumentation, read through Tempest's statistics system calls).
+ * lockstat: which kernel locks a command hit and missed, from where, and
+ * for how long (seed 003's instrumentation, deepened in the manner of
+ * illumos lockstat(8) and Linux's lock_stat; read through Tempest's
+ * statistics system calls).
  *
- *   lockstat [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS] [-d] [-j]
+ *   lockstat [-kHPdj] [-s KEY] [-n N] [-c CLASS | -l PATTERN] [-i SECS]
  *            [command [args...]]
  *   lockstat -e [command [args...]]
+ *   lockstat -h
  *
- * With a command: reset the statistics, run it, take a snapshot and print
- * it; lockstat exits with the command's status.  Without one: print the
- * statistics since boot (or since the last reset).
- *
- * The table has one row per lock class that was acquired: class, kind,
- * hits, misses, miss ratio, total and longest wait, total hold (times in
- * microseconds), sorted by the key -s names, largest first (default: miss
- * ratio).  -n keeps the first N rows (default 25; 0 for all).  -c CLASS
- * shows only that class, followed by its most contended instances.  -d
- * adds the disk queues.  -j prints the same as one JSON object instead.
+ * With a command: run it and print the statistics of its run; lockstat
+ * exits with the command's status.  Root resets the statistics first (so
+ * the longest waits are the run's own); anyone else cannot, and gets the
+ * difference between a snapshot before and one after.  Without a command:
+ * the statistics since boot or the last reset.  -i SECS prints one table
+ * (or JSON object, one a line) per interval while the command runs.
+ * `lockstat -h` lists every option and column.
  *
  * -e prints instead the system calls the kernel refused with ENOSYS, one
  * line "enosys NUMBER COUNT" each (numbers of 511 and up are counted at
- * 511): those the command made, or all since boot without a command.  It
- * is how to find which calls a program needs that the kernel lacks.
+ * 511): those the command made, or all since boot without a command.
  *
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "../../kern/abi/tempest_abi.h"
+#include "lockstat.h"
 
-enum key { KEY_HITS, KEY_MISSES, KEY_RATIO, KEY_WAIT, KEY_HOLD };
+static const char usage_text[] =
+    "usage: lockstat [-kHPdj] [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS | -l PATTERN]\n"
+    "                [-i SECS] [command [args...]]\n"
+    "       lockstat -e [command [args...]]\n"
+    "       lockstat -h\n";
 
-struct opts {
-    enum key key;
-    int top;
-    const char *cls;
-    int disks, json;
-};
-
-static const char *const kind_names[] = LOCKSTAT_KIND_NAMES;
-static uint64_t tsc_hz;
+static const char help_text[] =
+    "\n"
+    "Runs command and prints the kernel lock statistics of its run (without a\n"
+    "command: since boot or the last reset).  Exits with the command's status;\n"
+    "2 on a bad option or a kernel without lock statistics.\n"
+    "\n"
+    "options:\n"
+    "  -s KEY      sort the classes by hits, misses, ratio (the default), wait or hold\n"
+    "  -n N        print the first N classes (default 25; 0 for all)\n"
+    "  -c CLASS    only this class, followed by its most contended instances\n"
+    "  -l PATTERN  only the classes whose names contain PATTERN\n"
+    "  -k          call sites: where misses were called, and where the holders of\n"
+    "              contended locks took them\n"
+    "  -H          histograms of wait and hold times (log2 buckets)\n"
+    "  -P          each class's counts on each CPU\n"
+    "  -d          the disk queues\n"
+    "  -i SECS     one table per SECS seconds while the command runs (needs a command)\n"
+    "  -j          JSON instead of tables: one object per table, on one line with -i;\n"
+    "              every object has the sites, histograms and per-CPU counts\n"
+    "  -e          the system calls the kernel refused with ENOSYS instead\n"
+    "  -h          this text\n"
+    "\n"
+    "class table:\n"
+    "  class       the lock class (what the locks of the class protect)\n"
+    "  kind        spin, mutex_spin, mutex_sleep, rwlock or resource\n"
+    "  hits        acquisitions\n"
+    "  misses      acquisitions that found the lock busy (a sleeping lock counts each\n"
+    "              failed attempt after a wake-up, so misses may exceed hits)\n"
+    "  miss%       misses per hit\n"
+    "  wait_us     total time waiting for the locks of the class\n"
+    "  maxwait_us  the longest single wait since the last reset\n"
+    "  hold_us     total time held: every hold with lockstat=on, only the holds of\n"
+    "              acquisitions that missed with lockstat=contended\n"
+    "instances (-c): the class's most contended locks, by name and address, with\n"
+    "  their hits, misses and wait\n"
+    "call sites (-k):\n"
+    "  what        miss: the call that found the lock busy; hold: where the holder\n"
+    "              of a lock that others waited for took it\n"
+    "  count       events at that site\n"
+    "  time_us     miss: time waited there; hold: time those holds lasted\n"
+    "  site        function+offset in the kernel (the return address of the call)\n"
+    "  A class keeps 16 sites of each kind; events beyond are counted as not named.\n"
+    "histograms (-H): per class, the number of waits (of acquisitions that missed)\n"
+    "  and of timed holds whose time is at least the bucket's lower bound, in\n"
+    "  microseconds, and below the next bucket's\n"
+    "per CPU (-P): class, cpu, hits, misses, miss%, wait_us and hold_us of the\n"
+    "  class's locks taken on that CPU\n"
+    "disks (-d): ops, reads, writes, blocks, errors, the average and longest\n"
+    "  queue, busy%, and the average wait and service time per request\n"
+    "\n"
+    "Only root resets the statistics; for other users lockstat subtracts a snapshot\n"
+    "taken before the command, and the longest wait and the disks are since the\n"
+    "last reset.\n";
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: lockstat [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS] [-d] "
-                    "[-j] [command [args...]]\n"
-                    "       lockstat -e [command [args...]]\n");
+    fputs(usage_text, stderr);
     exit(2);
 }
 
-/* Ask for a snapshot with call nr until the buffer is large enough (a lock
- * or disk may appear between asking the size and copying). */
-static void *snapshot(long nr, size_t *lenp)
+static void bad_option(const char *what, const char *arg)
 {
-    size_t need = 0;
-    for (int tries = 0; tries < 8; tries++) {
-        long r = syscall(nr, NULL, 0, &need);
-        if (r < 0 && errno == ENOSYS) {
-            fprintf(stderr, "lockstat: this kernel keeps no lock statistics "
-                            "(call %ld: ENOSYS)\n", nr);
-            exit(2);
-        }
-        if (r < 0 && errno != ENOSPC) {
-            perror("lockstat: snapshot");
-            exit(2);
-        }
-        void *buf = malloc(need);
-        if (!buf) {
-            perror("lockstat");
-            exit(2);
-        }
-        r = syscall(nr, buf, need, &need);
-        if (r >= 0) {
-            *lenp = (size_t)r;
-            return buf;
-        }
-        free(buf);
-        if (errno != ENOSPC) {
-            perror("lockstat: snapshot");
-            exit(2);
-        }
-    }
-    fprintf(stderr, "lockstat: the snapshot keeps growing\n");
-    exit(2);
+    fprintf(stderr, "lockstat: bad %s '%s'\n", what, arg);
+    usage();
 }
 
-static double us(uint64_t cycles)
+/* ---- The command ---- */
+
+static pid_t start_command(char **argv)
 {
-    return tsc_hz ? (double)cycles * 1e6 / (double)tsc_hz : 0.0;
-}
-
-static double ratio(const struct lockstat_class_rec *c)
-{
-    return c->hits ? (double)c->misses / (double)c->hits : 0.0;
-}
-
-static enum key sort_key;
-
-static double key_of(const struct lockstat_class_rec *c)
-{
-    switch (sort_key) {
-    case KEY_HITS:   return (double)c->hits;
-    case KEY_MISSES: return (double)c->misses;
-    case KEY_WAIT:   return (double)c->wait_cycles;
-    case KEY_HOLD:   return (double)c->hold_cycles;
-    default:         return ratio(c);
-    }
-}
-
-static int by_key(const void *a, const void *b)
-{
-    const struct lockstat_class_rec *x = *(const struct lockstat_class_rec *const *)a;
-    const struct lockstat_class_rec *y = *(const struct lockstat_class_rec *const *)b;
-    double kx = key_of(x), ky = key_of(y);
-    if (kx != ky)
-        return kx < ky ? 1 : -1;
-    if (x->hits != y->hits)
-        return x->hits < y->hits ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
-static const char *kind_name(uint32_t kind)
-{
-    return kind < sizeof kind_names / sizeof kind_names[0] ? kind_names[kind] : "?";
-}
-
-/* The classes to print, sorted, in rows[]; returns how many. */
-static int select_rows(const struct lockstat_snapshot_hdr *h, const struct opts *o,
-                       const struct lockstat_class_rec **rows)
-{
-    const struct lockstat_class_rec *c = (const void *)(h + 1);
-    int n = 0;
-    for (uint32_t i = 0; i < h->nclasses; i++) {
-        if (o->cls ? strcmp(c[i].name, o->cls) == 0 : c[i].hits > 0)
-            rows[n++] = &c[i];
-    }
-    sort_key = o->key;
-    qsort(rows, (size_t)n, sizeof rows[0], by_key);
-    if (o->top > 0 && n > o->top)
-        n = o->top;
-    return n;
-}
-
-static void print_table(const struct lockstat_snapshot_hdr *h, const struct opts *o,
-                        const struct lockstat_class_rec **rows, int n)
-{
-    printf("%-20s %-11s %12s %10s %8s %12s %10s %12s\n", "class", "kind", "hits", "misses",
-           "miss%", "wait_us", "maxwait_us", "hold_us");
-    for (int i = 0; i < n; i++) {
-        const struct lockstat_class_rec *c = rows[i];
-        printf("%-20s %-11s %12llu %10llu %7.3f%% %12.1f %10.1f %12.1f\n", c->name,
-               kind_name(c->kind), (unsigned long long)c->hits, (unsigned long long)c->misses,
-               100.0 * ratio(c), us(c->wait_cycles), us(c->max_wait), us(c->hold_cycles));
-    }
-    if (!o->cls)
-        return;
-    const struct lockstat_inst_rec *in =
-        (const void *)((const struct lockstat_class_rec *)(h + 1) + h->nclasses);
-    printf("\n%-20s %-20s %18s %12s %10s %12s\n", "class", "instance", "address", "hits",
-           "misses", "wait_us");
-    for (uint32_t i = 0; i < h->ninst; i++)
-        if (strcmp(in[i].cls, o->cls) == 0)
-            printf("%-20s %-20s %#18llx %12llu %10llu %12.1f\n", in[i].cls,
-                   in[i].name[0] ? in[i].name : "-", (unsigned long long)in[i].addr,
-                   (unsigned long long)in[i].hits, (unsigned long long)in[i].misses,
-                   us(in[i].wait_cycles));
-}
-
-static void print_disks(const struct blkstat_snapshot_hdr *d)
-{
-    const struct blkstat_rec *r = (const void *)(d + 1);
-    printf("\n%-8s %10s %10s %10s %10s %6s %8s %6s %7s %10s %10s\n", "disk", "ops", "reads",
-           "writes", "blocks", "errors", "avgq", "maxq", "busy%", "wait_us", "svc_us");
-    for (uint32_t i = 0; i < d->ndisks; i++, r++) {
-        double el = (double)r->elapsed_tsc;
-        printf("%-8s %10llu %10llu %10llu %10llu %6llu %8.2f %6llu %6.2f%% %10.1f %10.1f\n",
-               r->name, (unsigned long long)r->ops, (unsigned long long)r->reads,
-               (unsigned long long)r->writes, (unsigned long long)r->blocks,
-               (unsigned long long)r->errors, el > 0 ? (double)r->qlen_tsc / el : 0.0,
-               (unsigned long long)r->qlen_max, el > 0 ? 100.0 * (double)r->busy_tsc / el : 0.0,
-               r->ops ? us(r->wait_tsc) / (double)r->ops : 0.0,
-               r->ops ? us(r->service_tsc) / (double)r->ops : 0.0);
-    }
-}
-
-static void print_json(const struct lockstat_snapshot_hdr *h, const struct opts *o,
-                       const struct lockstat_class_rec **rows, int n,
-                       const struct blkstat_snapshot_hdr *d)
-{
-    printf("{\"version\": %u, \"tsc_hz\": %llu, \"classes\": [", h->version,
-           (unsigned long long)h->tsc_hz);
-    for (int i = 0; i < n; i++) {
-        const struct lockstat_class_rec *c = rows[i];
-        printf("%s\n  {\"class\": \"%s\", \"kind\": \"%s\", \"hits\": %llu, \"misses\": %llu, "
-               "\"miss_ratio\": %.6f, \"wait_us\": %.3f, \"max_wait_us\": %.3f, "
-               "\"hold_us\": %.3f, \"instances\": %llu}", i ? "," : "", c->name,
-               kind_name(c->kind), (unsigned long long)c->hits, (unsigned long long)c->misses,
-               ratio(c), us(c->wait_cycles), us(c->max_wait), us(c->hold_cycles),
-               (unsigned long long)c->ninstances);
-    }
-    printf("]");
-    if (d) {
-        const struct blkstat_rec *r = (const void *)(d + 1);
-        printf(",\n \"disks\": [");
-        for (uint32_t i = 0; i < d->ndisks; i++, r++)
-            printf("%s\n  {\"disk\": \"%s\", \"ops\": %llu, \"reads\": %llu, \"writes\": %llu, "
-                   "\"blocks\": %llu, \"errors\": %llu, \"max_queue\": %llu}", i ? "," : "",
-                   r->name, (unsigned long long)r->ops, (unsigned long long)r->reads,
-                   (unsigned long long)r->writes, (unsigned long long)r->blocks,
-                   (unsigned long long)r->errors, (unsigned long long)r->qlen_max);
-        printf("]");
-    }
-    printf("}\n");
-    (void)o;
-}
-
-#define ENOSYS_NRS 512
-
-/* The ENOSYS count of each system call number since boot. */
-static void enosys_counts(uint64_t counts[ENOSYS_NRS])
-{
-    memset(counts, 0, ENOSYS_NRS * sizeof counts[0]);
-    if (syscall(TEMPEST_SYS_ENOSYS_COUNTS, counts, (long)ENOSYS_NRS) < 0) {
-        fprintf(stderr, "lockstat: this kernel keeps no ENOSYS counts (%s)\n",
-                strerror(errno));
-        exit(2);
-    }
-}
-
-static int run_command(char **argv);
-
-/* -e: the calls refused with ENOSYS (during the command, if any). */
-static int print_enosys(char **argv)
-{
-    static uint64_t before[ENOSYS_NRS], after[ENOSYS_NRS];
-    int status = 0;
-    if (argv[0]) {
-        enosys_counts(before);
-        status = run_command(argv);
-    }
-    enosys_counts(after);
-    for (int nr = 0; nr < ENOSYS_NRS; nr++)
-        if (after[nr] != before[nr])
-            printf("enosys %d %llu\n", nr, (unsigned long long)(after[nr] - before[nr]));
-    return status;
-}
-
-static int run_command(char **argv)
-{
-    if (syscall(TEMPEST_SYS_LOCKSTAT_RESET) < 0 && errno == ENOSYS) {
-        fprintf(stderr, "lockstat: this kernel keeps no lock statistics (ENOSYS)\n");
-        exit(2);
-    }
     pid_t pid = fork();
     if (pid < 0) {
         perror("lockstat: fork");
@@ -268,14 +120,157 @@ static int run_command(char **argv)
         fprintf(stderr, "lockstat: %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
+    return pid;
+}
+
+static int exit_status(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int wait_command(pid_t pid)
+{
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             perror("lockstat: wait");
             exit(2);
         }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_status(status);
 }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for pid until time `until`; true (and *status) if it ended. */
+static int wait_until(pid_t pid, double until, int *status)
+{
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) {
+            *status = exit_status(st);
+            return 1;
+        }
+        if (r < 0 && errno != EINTR) {
+            perror("lockstat: wait");
+            exit(2);
+        }
+        double left = until - now_s();
+        if (left <= 0)
+            return 0;
+        double step = left < 0.02 ? left : 0.02;
+        struct timespec ts = { 0, (long)(step * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Reset the statistics if we may (root), else take in base the snapshot
+ * to subtract.  Returns whether it took one. */
+static int start_counting(struct snap *base)
+{
+    if (syscall(TEMPEST_SYS_LOCKSTAT_RESET) == 0)
+        return 0;
+    if (errno == ENOSYS) {
+        fprintf(stderr, "lockstat: this kernel keeps no lock statistics (ENOSYS)\n");
+        exit(2);
+    }
+    if (errno != EPERM) {
+        perror("lockstat: reset");
+        exit(2);
+    }
+    snap_take(base);
+    return 1;
+}
+
+/* ---- One table, or one per interval ---- */
+
+/* Print cur, less base when there is one (base->buf not NULL). */
+static void print_diff(const struct snap *cur, const struct snap *base, const struct opts *o,
+                       const struct interval *iv)
+{
+    struct snap s;
+    snap_copy(&s, cur);
+    if (base->buf)
+        snap_subtract(&s, base);
+    struct blkstat_snapshot_hdr *d = o->disks || o->json ? blk_take() : NULL;
+    print_snapshot(&s, o, d, iv);
+    free(d);
+    snap_free(&s);
+}
+
+static int one_table(char **argv, const struct opts *o)
+{
+    struct snap base = { 0 }, end;
+    int status = 0;
+    if (argv[0]) {
+        start_counting(&base);
+        status = wait_command(start_command(argv));
+    }
+    snap_take(&end);
+    print_diff(&end, &base, o, NULL);
+    snap_free(&end);
+    snap_free(&base);
+    return status;
+}
+
+static int intervals(char **argv, const struct opts *o)
+{
+    struct snap prev = { 0 };
+    if (!start_counting(&prev))
+        snap_take(&prev);           /* just reset: the first interval starts here */
+    pid_t pid = start_command(argv);
+    double t_start = now_s(), t_prev = 0;
+    int status = 0, done = 0;
+    for (int i = 1; !done; i++) {
+        done = wait_until(pid, t_start + i * o->interval, &status);
+        double t = now_s() - t_start;
+        struct snap cur;
+        snap_take(&cur);
+        struct interval iv = { i, t_prev, t };
+        print_diff(&cur, &prev, o, &iv);
+        snap_free(&prev);
+        prev = cur;
+        t_prev = t;
+    }
+    snap_free(&prev);
+    return status;
+}
+
+/* ---- -e: the calls refused with ENOSYS ---- */
+
+#define ENOSYS_NRS 512
+
+static void enosys_counts(uint64_t counts[ENOSYS_NRS])
+{
+    memset(counts, 0, ENOSYS_NRS * sizeof counts[0]);
+    if (syscall(TEMPEST_SYS_ENOSYS_COUNTS, counts, (long)ENOSYS_NRS) < 0) {
+        fprintf(stderr, "lockstat: this kernel keeps no ENOSYS counts (%s)\n",
+                strerror(errno));
+        exit(2);
+    }
+}
+
+static int print_enosys(char **argv)
+{
+    static uint64_t before[ENOSYS_NRS], after[ENOSYS_NRS];
+    int status = 0;
+    if (argv[0]) {
+        enosys_counts(before);
+        status = wait_command(start_command(argv));
+    }
+    enosys_counts(after);
+    for (int nr = 0; nr < ENOSYS_NRS; nr++)
+        if (after[nr] != before[nr])
+            printf("enosys %d %llu\n", nr, (unsigned long long)(after[nr] - before[nr]));
+    return status;
+}
+
+/* ---- Options ---- */
 
 static enum key parse_key(const char *s)
 {
@@ -283,46 +278,57 @@ static enum key parse_key(const char *s)
     for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0)
             return (enum key)i;
-    usage();
+    bad_option("sort key", s);
     return KEY_RATIO;
+}
+
+static int parse_count(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < 0 || v > 1000000)
+        bad_option("count", s);
+    return (int)v;
+}
+
+static double parse_seconds(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || !(v >= 0.01 && v <= 86400))
+        bad_option("interval (seconds, 0.01 to 86400)", s);
+    return v;
 }
 
 int main(int argc, char **argv)
 {
     struct opts o = { .key = KEY_RATIO, .top = 25 };
     int c, enosys = 0;
-    while ((c = getopt(argc, argv, "+s:n:c:dje")) != -1) {
+    while ((c = getopt(argc, argv, "+s:n:c:l:i:kHPdjeh")) != -1) {
         switch (c) {
         case 'e': enosys = 1; break;
         case 's': o.key = parse_key(optarg); break;
-        case 'n': o.top = atoi(optarg); break;
+        case 'n': o.top = parse_count(optarg); break;
         case 'c': o.cls = optarg; break;
+        case 'l': o.pattern = optarg; break;
+        case 'i': o.interval = parse_seconds(optarg); break;
+        case 'k': o.sites = 1; break;
+        case 'H': o.hist = 1; break;
+        case 'P': o.percpu = 1; break;
         case 'd': o.disks = 1; break;
         case 'j': o.json = 1; break;
+        case 'h': fputs(usage_text, stdout); fputs(help_text, stdout); return 0;
         default:  usage();
         }
     }
     if (enosys)
         return print_enosys(argv + optind);
-    int status = optind < argc ? run_command(argv + optind) : 0;
-    size_t len, dlen;
-    struct lockstat_snapshot_hdr *h = snapshot(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, &len);
-    struct blkstat_snapshot_hdr *d =
-        o.disks || o.json ? snapshot(TEMPEST_SYS_BLKSTAT_SNAPSHOT, &dlen) : NULL;
-    if (h->version != LOCKSTAT_VERSION) {
-        fprintf(stderr, "lockstat: snapshot version %u, expected %u\n", h->version,
-                LOCKSTAT_VERSION);
-        return 2;
+    if (o.interval > 0) {
+        if (optind >= argc) {
+            fprintf(stderr, "lockstat: -i needs a command to watch\n");
+            usage();
+        }
+        return intervals(argv + optind, &o);
     }
-    tsc_hz = h->tsc_hz;
-    const struct lockstat_class_rec **rows = calloc(h->nclasses + 1, sizeof *rows);
-    int n = select_rows(h, &o, rows);
-    if (o.json)
-        print_json(h, &o, rows, n, d);
-    else {
-        print_table(h, &o, rows, n);
-        if (d)
-            print_disks(d);
-    }
-    return status;
+    return one_table(argv + optind, &o);
 }
