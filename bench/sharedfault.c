@@ -91,7 +91,7 @@ static int data_file(int i)
 {
 	char path[64];
 
-	snprintf(path, sizeof path, "/tmp/sharedfault.%d", i);
+	snprintf(path, sizeof path, "/tmp/sf.%d", i);
 	int fd = syscall(SYS_open, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		bench_fail("open", errno);
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 		goto usage;
 	if (argc == 3 && ((rounds = strtol(argv[2], &end, 10)) < 1 || *end))
 		goto usage;
-	sh = map_file("/tmp/sharedfault.bar", sizeof *sh);
+	sh = map_file("/tmp/sf.bar", sizeof *sh);
 	int fd = independent ? -1 : data_file(MAX_PROCS);
 	int pids[MAX_PROCS];
 	for (int i = 0; i < procs; i++) {
