@@ -161,7 +161,7 @@ def check_records(res, outdir, want):
         isinstance(r["value"], (int, float)) and r["value"] > 0)]
     res.add("smoke/values", not values, "no positive value in %s" % values[:3])
     user = [r for r in recs.values() if r["point"]["kernel"] == "tempest"
-            and r["point"]["workload"] != "locks"]
+            and r["point"]["workload"] not in ("locks", "lockcurve")]
     nolocks = [r["id"] for r in user if not (r["lockstat"] or {}).get("classes")
                or not any(c["hits"] > 0 for c in r["lockstat"]["classes"])]
     res.add("smoke/lockstat", user and not nolocks, "no lock classes with hits in %s" % nolocks[:3])

@@ -22,12 +22,13 @@ import threading
 import time
 
 from . import runner
+from . import workloads as wl
 
 def batch_name(points):
     """A boot's name: its points' id without the workload."""
     p = points[0]
     parts = [p.kernel, p.machine, "c%d" % p.cpus, p.optset, p.accel, "r%d" % p.repeat,
-             "kbench" if p.workload == "locks" else "user"]
+             wl.WORKLOADS[p.workload].kind]
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", "-".join(parts).replace("=", "+"))
 
 
@@ -52,7 +53,7 @@ def make_spec(sweep, points, root, machine_of):
     log = os.path.join("logs", batch_name(points))
     timeout = max(p.timeout for p in points)
     return {"sweep": sweep.name, "root": root, "kernel": points[0].kernel,
-            "kind": "kernel" if points[0].workload == "locks" else "user",
+            "kind": wl.WORKLOADS[points[0].workload].kind,
             "timeout": timeout, "log": os.path.join(log, "console.txt"),
             "machine_cpus": machine_of(points[0].machine).cpus,
             "points": [dict(p.as_dict(), id=p.id) for p in points]}

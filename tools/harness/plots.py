@@ -26,6 +26,7 @@ import statistics
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 TOP_CLASSES = 5
 
@@ -81,6 +82,7 @@ def _host_note(ax, records):
 
 def _finish(fig, ax, path, title, ylabel, xlabel="processors (vCPUs)"):
     ax.set_title(title, fontsize=9)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
@@ -131,6 +133,7 @@ def _lock_plots(records, outdir, made):
                 ax.text(0.5, 0.5, "no lock missed", transform=ax.transAxes, ha="center")
             _host_note(ax, group)
             ax.set_title(optset, fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("processors (vCPUs)")
             ax.set_ylabel("miss ratio (%)")
             ax.grid(True, alpha=0.3)
@@ -172,7 +175,7 @@ def _throughput(r):
 def _scaling_plots(records, outdir, made):
     for (kernel, machine, accel, workload), rs in sorted(
             _by(_ok(records), "kernel", "machine", "accel", "workload").items()):
-        if workload == "locks" or len({r["point"]["cpus"] for r in rs}) < 2 \
+        if workload in ("locks", "lockcurve") or len({r["point"]["cpus"] for r in rs}) < 2 \
                 or 1 not in {r["point"]["cpus"] for r in rs}:
             continue
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -203,6 +206,8 @@ def _scaling_plots(records, outdir, made):
         a1.set_title("slowdown T(n)/T(1) per operation" if slow else
                      "elapsed-time ratio T(1)/T(n) (= throughput ratio)", fontsize=9)
         a1.set_xlabel("processors (vCPUs)")
+        a1.xaxis.set_major_locator(MaxNLocator(integer=True))
+        fig.suptitle("%s on %s %s (%s)" % (workload, kernel, machine, accel), fontsize=9)
         a1.set_ylabel("ratio")
         a1.grid(True, alpha=0.3)
         a1.legend(fontsize=7)
@@ -215,22 +220,26 @@ def _scaling_plots(records, outdir, made):
 
 
 def _figure5(records, outdir, made):
-    locks = [r for r in _ok(records) if r["point"]["workload"] == "locks"]
-    for (machine, accel), rs in sorted(_by(locks, "machine", "accel").items()):
+    curves = [r for r in _ok(records) if r["point"]["workload"] in ("locks", "lockcurve")]
+    for (machine, accel, workload), rs in sorted(_by(curves, "machine", "accel", "workload").items()):
         fig, ax = plt.subplots(figsize=(6, 3.8))
-        algos = sorted({a for r in rs for a in (r["result"].get("algorithms") or {})})
-        for algo in algos:
-            def resp(r, algo=algo):
-                a = (r["result"].get("algorithms") or {}).get(algo) or {}
-                return a.get("response_us")
-            _draw(ax, _series(rs, resp), algo)
+        variants = sorted({v for r in rs for v in (r["result"].get("variants") or {})})
+        for variant in variants:
+            def resp(r, variant=variant):
+                v = (r["result"].get("variants") or {}).get(variant) or {}
+                return v.get("response_us")
+            _draw(ax, _series(rs, resp), variant.replace("/hold", ", hold ") +
+                  (" us" if "/hold" in variant else ""), "--o" if variant.endswith("/hold0") else "-o")
         _host_note(ax, rs)
-        name = _slug("figure5", machine, accel) + ".png"
+        ax.set_yscale("log")
+        name = _slug("figure5", workload, machine, accel) + ".png"
         _finish(fig, ax, os.path.join(outdir, name),
-                "lock/unlock response time, p processors contending (%s, %s)" % (machine, accel),
-                "us per pair")
-        made.append(("locks", name, "Hurricane Figure 5 on %s (%s): response time of a "
-                     "lock/unlock pair against contending processors, hold time 0" % (machine, accel)))
+                "lock/unlock response time, p processors contending (%s, %s, %s)"
+                % (workload, machine, accel), "us per pair (log)")
+        made.append(("locks", name, "Hurricane Figure 5 from kbench=%s on %s (%s): response "
+                     "time of a lock/unlock pair against contending processors, per algorithm%s"
+                     % (workload, machine, accel,
+                        " and hold time" if workload == "lockcurve" else " (hold time 0)")))
 
 
 def make_all(records, outdir):

@@ -130,15 +130,15 @@ def _kernel_records(spec, output, boot_status, host, started, elapsed):
     from harness import workloads as wl
     records = []
     for p in spec["points"]:
-        algos = wl.parse_lockbench(output, p["cpus"])
-        algo = p["options"].get("lock", "spin")
+        variants, choose = wl.kernel_variants(p["workload"], output, p["cpus"])
+        which = choose(p["options"])
         if boot_status != "ok":
             records.append(_record(spec, p, host, started, elapsed, "failed", boot_status))
-        elif algo not in algos:
+        elif which not in variants:
             records.append(_record(spec, p, host, started, elapsed, "failed",
-                                   "no lockbench line for %s" % algo))
+                                   "no %s line for %s" % (wl.WORKLOADS[p["workload"]].kbench, which)))
         else:
-            result = dict(algos[algo], algorithm=algo, algorithms=algos)
+            result = dict(variants[which], variant=which, variants=variants)
             records.append(_record(spec, p, host, started, elapsed, result=result))
     return records
 

@@ -67,8 +67,11 @@ WORKLOADS = {w.name: w for w in [
     Workload("fstat", "Tornado: fstat of an independent file per process", _par("fstat"),
              unit="us/op"),
     Workload("locks", "kbench=locks: uncontended pairs and all-CPU contention per algorithm; "
-             "response time of a pair with p CPUs contending (Hurricane Figure 5, hold 0)",
+             "response time of a pair with p CPUs contending, hold time 0",
              kbench="locks", metric="response_us", unit="us/pair", kernels=("tempest",)),
+    Workload("lockcurve", "kbench=lockcurve: Hurricane Figure 5, response time of a lock/unlock "
+             "pair with p CPUs contending, hold time 0 and 25 us, per spin-lock algorithm",
+             kbench="lockcurve", metric="response_us", unit="us/pair", kernels=("tempest",)),
     Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
              needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
@@ -80,7 +83,9 @@ RESULT_RE = re.compile(r"^bench (\S+)((?: \w+=\S+)+)\s*$", re.M)
 # kbench=locks: "lockbench ALGO uncontended_off=C uncontended_on=C contended_ops=N".
 LOCKBENCH_RE = re.compile(r"^lockbench (\w+) uncontended_off=(\d+) uncontended_on=(\d+) "
                           r"contended_ops=(\d+)\s*$", re.M)
-LOCKBENCH_HDR_RE = re.compile(r"^lockbench: (\d+) cpus, tsc (\d+) Hz", re.M)
+# kbench=lockcurve: "lockcurve ALGO hold_us=H cpus=P pairs=N response_us=R".
+LOCKCURVE_RE = re.compile(r"^lockcurve (\w+) hold_us=(\d+) cpus=(\d+) pairs=(\d+) "
+                          r"response_us=([\d.]+)\s*$", re.M)
 
 
 def parse_result(text):
@@ -110,3 +115,20 @@ def parse_lockbench(text, cpus):
                      "contended_ops": ops,
                      "response_us": (cpus * 1e6 / ops) if ops else None}
     return out
+
+
+def parse_lockcurve(text, cpus):
+    """{"ALGO/holdH": fields} from kbench=lockcurve's lines."""
+    out = {}
+    for algo, hold, ncpu, pairs, resp in LOCKCURVE_RE.findall(text):
+        out["%s/hold%s" % (algo, hold)] = {"hold_us": int(hold), "cpus": int(ncpu),
+                                           "pairs": int(pairs), "response_us": float(resp)}
+    return out
+
+
+def kernel_variants(workload, text, cpus):
+    """A kernel workload's figures per variant, and the function choosing
+    the variant a point's options name."""
+    if workload == "locks":
+        return parse_lockbench(text, cpus), lambda opts: opts.get("lock", "spin")
+    return parse_lockcurve(text, cpus), lambda opts: "%s/hold0" % opts.get("lock", "spin")
