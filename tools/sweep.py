@@ -137,6 +137,12 @@ def main(argv=None):
     except sw.SweepError as e:
         print("bench: refused: %s" % e, file=sys.stderr)
         return 2
+    except BrokenPipeError:             # the reader (head, less) went away
+        sys.stdout = open(os.devnull, "w")
+        return 1
+    except KeyboardInterrupt:
+        print("\nbench: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
