@@ -16,12 +16,15 @@
  * independent object (seed 004, 7.2), with nothing shared but the kernel.
  *
  * N counts every process's faults, S is the longest process's timed
- * total.  The barrier is a counter in a second shared file mapping, each
- * process spinning on it with sched_yield (so it also works when there
- * are more processes than processors).  The files are made in /tmp.
+ * total.  The barrier is kept by the parent with pipes: each worker writes
+ * a byte to the parent's pipe and blocks reading its own; once the parent
+ * has read a byte from every worker it writes one to each.  Nobody spins,
+ * so it also works with more processes than (host) processors.  The
+ * workers report their times through a shared file mapping.  The files
+ * are made in /tmp.
  *
  * System calls: open, ftruncate, unlink, mmap, munmap, fork,
- * sched_getaffinity, sched_setaffinity, sched_yield, wait4, clock_gettime,
+ * sched_getaffinity, sched_setaffinity, pipe, read, wait4, clock_gettime,
  * write, exit_group.
  */
 #include "bench.h"
@@ -38,7 +41,6 @@ static const char *name = bench_name;
 #define MAX_PROCS 64
 
 struct shared {
-	volatile long arrived;          /* processes at the barrier, ever */
 	volatile long long ns[MAX_PROCS];
 	volatile long bad[MAX_PROCS];
 };
@@ -61,12 +63,31 @@ static void *map_file(const char *path, long len)
 	return p;
 }
 
-/* The k-th barrier of the run: wait until every process has arrived. */
-static void barrier(long k)
+static int arrive[2];                   /* workers -> parent */
+static int go[MAX_PROCS][2];            /* parent -> worker i */
+
+/* A worker at the barrier: say so, wait for the parent's word. */
+static void barrier(int i)
 {
-	__atomic_add_fetch(&sh->arrived, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&sh->arrived, __ATOMIC_SEQ_CST) < k * procs)
-		syscall(SYS_sched_yield);
+	char c = 1;
+
+	syscall(SYS_write, arrive[1], &c, 1);
+	while (syscall(SYS_read, go[i][0], &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+/* The parent's side of every barrier of the run. */
+static void keep_barriers(long count)
+{
+	char c;
+
+	for (long k = 0; k < count; k++) {
+		for (int n = 0; n < procs; n++)
+			if (syscall(SYS_read, arrive[0], &c, 1) != 1)
+				return;         /* every worker is gone: wait4 says how */
+		for (int i = 0; i < procs; i++)
+			syscall(SYS_write, go[i][1], &c, 1);
+	}
 }
 
 static void pin(int i)
@@ -119,10 +140,10 @@ static void worker(int i, int fd, long rounds)
 		for (long pg = 0; p && pg < PAGES; pg++)
 			((volatile char *)p)[pg * PAGE + i] = (char)r;
 		ns += bench_now_ns() - start;
-		barrier(2 * r + 1);
+		barrier(i);
 		if (p)
 			syscall(SYS_munmap, p, PAGES * PAGE);
-		barrier(2 * r + 2);
+		barrier(i);
 	}
 	sh->ns[i] = ns;
 	syscall(SYS_exit_group, 0);
@@ -149,6 +170,11 @@ int main(int argc, char **argv)
 	sh = map_file("/tmp/sf.bar", sizeof *sh);
 	int fd = independent ? -1 : data_file(MAX_PROCS);
 	int pids[MAX_PROCS];
+	if (syscall(SYS_pipe, arrive) < 0)
+		bench_fail("pipe", errno);
+	for (int i = 0; i < procs; i++)
+		if (syscall(SYS_pipe, go[i]) < 0)
+			bench_fail("pipe", errno);
 	for (int i = 0; i < procs; i++) {
 		pids[i] = syscall(SYS_fork);
 		if (pids[i] < 0)
@@ -156,6 +182,8 @@ int main(int argc, char **argv)
 		if (pids[i] == 0)
 			worker(i, fd, rounds);
 	}
+	syscall(SYS_close, arrive[1]);     /* once every worker is gone, reads see the end */
+	keep_barriers(2 * rounds);
 	int failed = 0;
 	for (int i = 0; i < procs; i++) {
 		int status;
