@@ -15,7 +15,8 @@ Host only (no emulator):
 With emulators (about a minute on two cores):
   smoke/...      bench/sweeps/smoke run from scratch: a record for every
                  point, each ok, with the fields the README promises and
-                 Tempest's lock statistics; results.csv and summary.csv
+                 Tempest's lock statistics, booted with only the point's
+                 CPUs online (maxcpus=); results.csv and summary.csv
                  agree with the records; every plot a PNG; the report
                  names every plot
   browser/...    chromium (headless) opens the report: a screenshot is
@@ -170,6 +171,10 @@ def check_records(res, outdir, want):
             "%d Linux records" % len(linux))
     logs = [r["id"] for r in recs.values() if not os.path.getsize(os.path.join(outdir, r["log"]))]
     res.add("smoke/logs", not logs, "empty console logs: %s" % logs[:3])
+    cpus = [r["id"] for r in recs.values() if r["point"]["kernel"] == "tempest" and
+            "smp: %d cpus online" % r["point"]["cpus"] not in open(os.path.join(outdir, r["log"])).read()]
+    res.add("smoke/maxcpus", not cpus, "the console does not say 'smp: N cpus online' with the "
+            "point's N (maxcpus=): %s" % cpus[:3])
     host = [r["id"] for r in recs.values()
             if r["oversubscribed"] != (r["point"]["cpus"] > r["host"]["cores"])]
     res.add("smoke/oversubscribed", not host, "wrong mark in %s" % host[:3])
