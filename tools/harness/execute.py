@@ -75,8 +75,9 @@ def save_batch(outdir, spec, out):
 
 
 class Progress:
-    """Points done and time left, one rewritten line on a terminal, a line
-    per boot otherwise."""
+    """Points done, failed and time left: on a terminal one line, redrawn
+    every second and when a boot ends (a failure keeps its own line);
+    otherwise a line per boot."""
 
     def __init__(self, total, already, stream=sys.stdout):
         self.total = total
@@ -84,9 +85,13 @@ class Progress:
         self.failed = 0
         self.start = time.monotonic()
         self.ran = 0
+        self.last = "starting"
         self.stream = stream
         self.tty = stream.isatty()
         self.lock = threading.Lock()
+        self.stop = threading.Event()
+        if self.tty:
+            threading.Thread(target=self._tick, daemon=True).start()
 
     def _eta(self):
         if not self.ran:
@@ -94,23 +99,35 @@ class Progress:
         left = (time.monotonic() - self.start) / self.ran * (self.total - self.done)
         return "%dm%02ds" % (left // 60, left % 60)
 
+    def _line(self):
+        run = time.monotonic() - self.start
+        return "[%d/%d points, %d failed, %dm%02ds so far, about %s left] %s" % (
+            self.done, self.total, self.failed, run // 60, run % 60, self._eta(), self.last)
+
+    def _draw(self):
+        self.stream.write("\r\x1b[K" + self._line()[:self._width()])
+        self.stream.flush()
+
+    def _tick(self):
+        while not self.stop.wait(1.0):
+            with self.lock:
+                self._draw()
+
     def batch_done(self, name, out):
         with self.lock:
             n = len(out["records"])
-            bad = sum(r["status"] != "ok" for r in out["records"])
+            bad = [r for r in out["records"] if r["status"] != "ok"]
             self.done += n
             self.ran += n
-            self.failed += bad
-            what = "ok" if not bad else "%d failed: %s" % (bad, next(
-                r["reason"] for r in out["records"] if r["status"] != "ok")[:100])
-            line = "[%d/%d points, %d failed, about %s left] %s: %s" % (
-                self.done, self.total, self.failed, self._eta(), name, what)
+            self.failed += len(bad)
+            self.last = "%s: %s" % (name, "ok" if not bad else "%d failed: %s"
+                                    % (len(bad), bad[0]["reason"][:100]))
             if self.tty:
-                self.stream.write("\r\x1b[K" + line[:self._width()])
+                self._draw()
                 if bad:
                     self.stream.write("\n")
             else:
-                self.stream.write(line + "\n")
+                self.stream.write(self._line() + "\n")
             self.stream.flush()
 
     def _width(self):
@@ -120,9 +137,12 @@ class Progress:
             return 200
 
     def finish(self):
+        self.stop.set()
         if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+            with self.lock:
+                self._draw()
+                self.stream.write("\n")
+                self.stream.flush()
 
 
 def _run_local(specs, jobs, on_done):
@@ -131,12 +151,21 @@ def _run_local(specs, jobs, on_done):
         futures = {pool.submit(runner.run_batch, s): s for s in specs}
         try:
             for f in concurrent.futures.as_completed(futures):
-                on_done(futures[f], f.result())
+                on_done(futures[f], _outcome(f, futures[f]))
         except KeyboardInterrupt:
             for f in futures:
                 f.cancel()
             _kill_emulators(specs)
             raise
+
+
+def _outcome(future, spec, where=""):
+    """A finished task's batch, or its points failed with the exception
+    that ended it (the sweep goes on)."""
+    try:
+        return future.result()
+    except Exception as e:
+        return runner.failed_batch(spec, "%s%s: %s" % (where, type(e).__name__, e))
 
 
 def _kill_emulators(specs):
@@ -156,8 +185,12 @@ def _run_dask(specs, address, jobs, on_done):
         raise SystemExit("bench: Dask distributed is not installed for %s (%s); Debian's "
                          "python3-distributed serves /usr/bin/python3 (tools/install-deps.sh)"
                          % (sys.executable, e))
-    import harness
-    cloudpickle.register_pickle_by_value(harness)   # workers need only the tree
+    # The harness's code travels with each task (workers need only the
+    # tree).  Dask picks cloudpickle by the module of the function itself,
+    # so each module is registered by name, not just the package.
+    from . import workloads
+    for module in (runner, workloads):
+        cloudpickle.register_pickle_by_value(module)
     cluster = None
     if address == "local":
         cluster = distributed.LocalCluster(n_workers=max(1, jobs), threads_per_worker=1,
@@ -171,7 +204,7 @@ def _run_dask(specs, address, jobs, on_done):
         futures = {client.submit(runner.run_batch, s, pure=False, key="batch-%d-%s" % (
             i, batch_name_from_spec(s))): s for i, s in enumerate(specs)}
         for f in distributed.as_completed(futures):
-            on_done(futures[f], f.result())
+            on_done(futures[f], _outcome(f, futures[f], "dask: "))
     finally:
         client.close()
         if cluster is not None:

@@ -204,3 +204,14 @@ def run_batch(spec):
     for r in records:
         r["cmdline"] = cmdline
     return {"records": records, "console": output, "command": command, "status": status}
+
+
+def failed_batch(spec, reason):
+    """What run_batch would return had its boot failed for reason (a task
+    the cluster could not run, a harness error)."""
+    host = _host()
+    host["load_after"] = host["load"]
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    make = _kernel_records if spec["kind"] == "kernel" else _user_records
+    return {"records": make(spec, "", reason, host, started, 0.0), "console": "",
+            "command": "", "status": reason}
