@@ -34,6 +34,23 @@ from harness import sweep as sw  # noqa: E402
 from harness import workloads as wl  # noqa: E402
 
 
+def ensure_matplotlib():
+    """The plots need matplotlib: Debian's serves /usr/bin/python3.  Run
+    by another python3 (a pyenv one earlier on PATH) that lacks it, start
+    again under /usr/bin/python3; with none, say what to install."""
+    try:
+        import matplotlib  # noqa: F401
+        return
+    except ImportError:
+        pass
+    debian = "/usr/bin/python3"
+    if os.path.realpath(sys.executable) != os.path.realpath(debian) and os.path.exists(debian):
+        os.execv(debian, [debian] + sys.argv)
+    sys.exit("bench: matplotlib is missing for %s: install Debian's python3-matplotlib "
+             "(sh tools/install-deps.sh), or pip install matplotlib for this python"
+             % sys.executable)
+
+
 def machine_of(spec):
     import tempest
     return tempest.machine(spec)
@@ -131,6 +148,8 @@ def main(argv=None):
     sp.add_argument("dir")
     sub.add_parser("workloads", help="list the workloads")
     args = ap.parse_args(argv)
+    if args.cmd in ("run", "report"):
+        ensure_matplotlib()
     try:
         return {"run": cmd_run, "check": cmd_check, "report": cmd_report,
                 "workloads": cmd_workloads}[args.cmd](args)
