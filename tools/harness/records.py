@@ -23,6 +23,8 @@ A record (runs/ID.json, one per point, written by runner.py):
     machine_cpus, log, cmdline   the machine's CPUs, the console (relative
                              to the results directory), the kernel's
                              command line
+    kernel_build             Tempest: 12 hex digits of kernel.elf's SHA-256;
+                             Linux: the peer's version
 
 results.csv has one row per record; summary.csv one row per point
 without its repeat: the median, lowest and highest value over the repeats

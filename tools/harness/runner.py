@@ -182,6 +182,20 @@ def _boot_linux(spec):
     return status, r.console, " ".join(r.command or []), append
 
 
+def kernel_build(kernel):
+    """Which build of the kernel ran: the first 12 hex digits of
+    build/kernel.elf's SHA-256, or the Linux peer's version (a sweep
+    resumed after a rebuild shows it mixes kernels)."""
+    try:
+        if kernel == "tempest":
+            import tempest
+            return tempest._sha(tempest.KERNEL)[:12]
+        import linux_peer
+        return linux_peer.kernel_version()
+    except (OSError, ImportError):
+        return "unknown"
+
+
 def run_batch(spec):
     """Boot once for the batch spec; returns {"records": [...], "console":
     text, "command": the emulator's command line, "status": the boot's}."""
@@ -201,8 +215,10 @@ def run_batch(spec):
     host["load_after"] = _host()["load"]
     make = _kernel_records if spec["kind"] == "kernel" else _user_records
     records = make(spec, output, status, host, started, elapsed)
+    build = kernel_build(spec["kernel"])
     for r in records:
         r["cmdline"] = cmdline
+        r["kernel_build"] = build
     return {"records": records, "console": output, "command": command, "status": status}
 
 
