@@ -57,13 +57,14 @@ def _series(rs, value=lambda r: r["value"]):
     return out
 
 
-def _draw(ax, series, label, style="-o"):
+def _draw(ax, series, label, style="-o", color=None):
     if not series:
         return
     xs = [s[0] for s in series]
     ys = [s[1] for s in series]
     err = [[s[1] - s[2] for s in series], [s[3] - s[1] for s in series]]
-    line = ax.errorbar(xs, ys, yerr=err, fmt=style, capsize=3, label=label, markersize=5)
+    line = ax.errorbar(xs, ys, yerr=err, fmt=style, capsize=3, label=label, markersize=5,
+                       color=color)
     color = line[0].get_color()
     over = [(s[0], s[1]) for s in series if s[4]]
     if over:
@@ -111,24 +112,35 @@ def _metric_plots(records, outdir, made):
                      "option set" % (workload, ok[0]["metric"], kernel, machine, accel)))
 
 
+def _top_classes(records):
+    """The TOP_CLASSES lock classes with the most misses over records."""
+    misses = {}
+    for r in records:
+        for c in (r["lockstat"] or {}).get("classes", []):
+            misses[c["class"]] = misses.get(c["class"], 0) + c.get("misses", 0)
+    return [c for c, m in sorted(misses.items(), key=lambda kv: -kv[1]) if m > 0][:TOP_CLASSES]
+
+
 def _lock_plots(records, outdir, made):
     tempest = [r for r in _ok(records) if r["point"]["kernel"] == "tempest" and r.get("lockstat")]
     for (machine, accel, workload), rs in sorted(_by(tempest, "machine", "accel", "workload").items()):
         optsets = sorted(_by(rs, "optset").items())[:6]
-        fig, axes = plt.subplots(1, len(optsets), figsize=(4.2 * len(optsets), 3.6), squeeze=False)
-        for ax, ((optset,), group) in zip(axes[0], optsets):
-            misses = {}
-            for r in group:
-                for c in (r["lockstat"] or {}).get("classes", []):
-                    misses[c["class"]] = misses.get(c["class"], 0) + c.get("misses", 0)
-            top = [c for c, m in sorted(misses.items(), key=lambda kv: -kv[1]) if m > 0][:TOP_CLASSES]
+        cols = min(2, len(optsets))
+        rows = -(-len(optsets) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.4 * rows), squeeze=False)
+        for ax in axes.flat[len(optsets):]:
+            ax.set_visible(False)
+        colors = {}                     # one colour per class in every panel
+        for ax, ((optset,), group) in zip(axes.flat, optsets):
+            top = _top_classes(group)
             for cls in top:
+                colors.setdefault(cls, "C%d" % (len(colors) % 10))
                 def ratio(r, cls=cls):
                     for c in (r["lockstat"] or {}).get("classes", []):
                         if c["class"] == cls:
                             return 100.0 * c.get("miss_ratio", 0)
                     return 0.0
-                _draw(ax, _series(group, ratio), cls)
+                _draw(ax, _series(group, ratio), cls, color=colors[cls])
             if not top:
                 ax.text(0.5, 0.5, "no lock missed", transform=ax.transAxes, ha="center")
             _host_note(ax, group)

@@ -20,6 +20,9 @@ A record (runs/ID.json, one per point, written by runner.py):
                              the boot), load_after
     oversubscribed           the point has more vCPUs than the host has
                              cores: its timings measure the host
+    caveat                   what the accelerator's timings cannot show
+                             (TCG: no NUMA latency, no speed-up beyond the
+                             host's cores)
     machine_cpus, log, cmdline   the machine's CPUs, the console (relative
                              to the results directory), the kernel's
                              command line

@@ -24,6 +24,7 @@ tr.over td { color: #888; } tr.failed td { background: #fee; }
 .note { background: #ffd; border: 1px solid #dd9; padding: 0.5em 1em; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figcaption { font-size: 12px; max-width: 560px; }
+img.plot { max-width: 100%; }
 """
 
 SCRIPT = """

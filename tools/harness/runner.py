@@ -85,6 +85,14 @@ def _lockstat_json(text):
         return None
 
 
+CAVEATS = {
+    "tcg": "emulated (TCG): no NUMA latency; no speed-up beyond the host's cores",
+    "icount": "instruction-counted (icount): repeatable time, but every vCPU shares one "
+              "host thread, so no parallel speed-up at all",
+    "kvm": "KVM: real parallelism up to the host's cores; NUMA latency only as the host has it",
+}
+
+
 def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None,
             lockstat=None):
     from harness import workloads as wl
@@ -100,6 +108,7 @@ def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None
         "lockstat": lockstat, "elapsed_s": round(elapsed, 3), "started": started,
         "accel": p["accel"], "host": host,
         "oversubscribed": p["cpus"] > host["cores"],
+        "caveat": CAVEATS.get(p["accel"], ""),
         "machine_cpus": spec["machine_cpus"], "log": spec["log"],
     }
 
