@@ -149,6 +149,19 @@ def _expected_ids():
     return set(re.findall(r"^  (\S+)$", out, re.M)) if rc == 0 else set()
 
 
+def online_as_asked(log, n):
+    """Whether a console shows n CPUs online and no node holding CPU n or
+    above (maxcpus=n)."""
+    text = open(log).read()
+    if not re.search(r"^smp: %d cpus online$" % n, text, re.M):
+        return False
+    for cpus in re.findall(r"^numa: node \d+ cpus (\S+)", text, re.M):
+        for part in cpus.split(","):
+            if part != "none" and int(part.split("-")[-1]) >= n:
+                return False
+    return True
+
+
 def check_records(res, outdir, want):
     recs = _records(outdir)
     res.add("smoke/records", set(recs) == want and want,
@@ -171,10 +184,10 @@ def check_records(res, outdir, want):
             "%d Linux records" % len(linux))
     logs = [r["id"] for r in recs.values() if not os.path.getsize(os.path.join(outdir, r["log"]))]
     res.add("smoke/logs", not logs, "empty console logs: %s" % logs[:3])
-    cpus = [r["id"] for r in recs.values() if r["point"]["kernel"] == "tempest" and
-            "smp: %d cpus online" % r["point"]["cpus"] not in open(os.path.join(outdir, r["log"])).read()]
+    cpus = [r["id"] for r in recs.values() if r["point"]["kernel"] == "tempest"
+            and not online_as_asked(os.path.join(outdir, r["log"]), r["point"]["cpus"])]
     res.add("smoke/maxcpus", not cpus, "the console does not say 'smp: N cpus online' with the "
-            "point's N (maxcpus=): %s" % cpus[:3])
+            "point's N (maxcpus=), or a numa: line lists a CPU beyond it: %s" % cpus[:3])
     host = [r["id"] for r in recs.values()
             if r["oversubscribed"] != (r["point"]["cpus"] > r["host"]["cores"])]
     res.add("smoke/oversubscribed", not host, "wrong mark in %s" % host[:3])
