@@ -126,10 +126,12 @@ def test_summary(res):
                           "workload": "fork", "accel": "tcg", "repeat": rep},
                 "status": status, "value": v, "metric": "ops_per_s", "unit": "ops/s",
                 "oversubscribed": False}
-    rows = records.summarize([rec(10.0, 1), rec(30.0, 2), rec(20.0, 3), rec(None, 4, "failed")])
-    r = rows[0] if len(rows) == 1 else {}
+    two = dict(rec(50.0, 1), point=dict(rec(0, 1)["point"], cpus=2))
+    rows = records.summarize([rec(10.0, 1), rec(30.0, 2), rec(20.0, 3), rec(None, 4, "failed"), two])
+    r = rows[0] if len(rows) == 2 else {}
     ok = r.get("median") == 20.0 and r.get("min") == 10.0 and r.get("max") == 30.0 \
-        and r.get("spread") == 1.0 and r.get("runs") == 4 and r.get("failed") == 1
+        and r.get("spread") == 1.0 and r.get("runs") == 4 and r.get("failed") == 1 \
+        and r.get("vs_1cpu") == 1.0 and rows[1].get("vs_1cpu") == 2.5
     res.add("summary", ok, "got %r" % rows)
 
 

@@ -31,8 +31,9 @@ A record (runs/ID.json, one per point, written by runner.py):
 
 results.csv has one row per record; summary.csv one row per point
 without its repeat: the median, lowest and highest value over the repeats
-that succeeded, their spread ((max-min)/median), and how many ran and
-failed.
+that succeeded, their spread ((max-min)/median), the median over that at
+1 CPU (vs_1cpu: Tornado's slowdown for a time per operation, the speed-up
+for a throughput), and how many ran and failed.
 """
 
 import csv
@@ -46,7 +47,7 @@ CSV_FIELDS = ["id", "kernel", "machine", "cpus", "optset", "workload", "accel", 
               "host_cores", "host_load", "oversubscribed", "top_lock", "top_lock_miss_ratio",
               "reason", "log"]
 SUMMARY_FIELDS = ["kernel", "machine", "cpus", "optset", "workload", "accel", "metric", "unit",
-                  "median", "min", "max", "spread", "runs", "failed", "oversubscribed"]
+                  "median", "min", "max", "spread", "vs_1cpu", "runs", "failed", "oversubscribed"]
 
 
 def load(outdir):
@@ -102,7 +103,19 @@ def summarize(records):
                          spread=(max(vals) - min(vals)) / med if vals and med else None,
                          runs=len(rs), failed=sum(r["status"] != "ok" for r in rs),
                          oversubscribed=int(any(r["oversubscribed"] for r in rs))))
+    add_ratios(rows)
     return rows
+
+
+def add_ratios(rows):
+    """vs_1cpu: each median over the median of the same point at 1 CPU
+    (for a time per operation Tornado's slowdown, for a throughput the
+    speed-up), or None without a 1-CPU point."""
+    one = {(r["kernel"], r["machine"], r["optset"], r["workload"], r["accel"]): r["median"]
+           for r in rows if r["cpus"] == 1}
+    for r in rows:
+        base = one.get((r["kernel"], r["machine"], r["optset"], r["workload"], r["accel"]))
+        r["vs_1cpu"] = r["median"] / base if base and r["median"] is not None else None
 
 
 def write_tables(outdir, records):

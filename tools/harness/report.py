@@ -66,12 +66,12 @@ def _table(headers, rows, row_class=None):
 
 def _summary(rows):
     headers = ["kernel", "machine", "cpus", "options", "workload", "accel", "metric", "median",
-               "min", "max", "spread", "runs", "failed"]
+               "min", "max", "spread", "vs 1 cpu", "runs", "failed"]
     cells = [[_e(r["kernel"]), _e(r["machine"]), _e(r["cpus"]), _e(r["optset"]),
               _e(r["workload"]), _e(r["accel"]), _e("%s (%s)" % (r["metric"], r["unit"])),
               _num(r["median"]), _num(r["min"]), _num(r["max"]),
               _num(r["spread"] * 100) + "%" if r["spread"] is not None else "",
-              _e(r["runs"]), _e(r["failed"])] for r in rows]
+              _num(r["vs_1cpu"]), _e(r["runs"]), _e(r["failed"])] for r in rows]
     return _table(headers, cells, lambda i: "failed" if rows[i]["failed"] else
                   "over" if rows[i]["oversubscribed"] else "")
 
