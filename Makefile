@@ -141,23 +141,20 @@ check: all tools
 # (tools/linux_peer.py; bench/README.md).  RUN reaches the script through
 # the environment, so any shell quoting in it survives.
 LINUX_APPEND ?=
-bench: $(DEPS_OK)
-	$(MAKE) -s -C bench BUILD=$(abspath $(BUILD))/bench
 
 # make bench SWEEP=bench/sweeps/NAME (or POINTS='workloads fork; machines
-# spur; cpus 1-5'): the harness (tools/sweep.py, README "Benchmark
-# sweeps") runs every point not yet done, then writes the records, tables,
-# plots and report under build/sweeps/NAME/.  CLUSTER=tcp://host:8786 (or
-# local) runs the boots through Dask distributed; JOBS= emulators at once.
-# It runs under /usr/bin/python3, which Debian's matplotlib and Dask serve.
-ifneq ($(SWEEP)$(POINTS),)
+# spur; cpus 1-5'): after building the benchmarks, the harness
+# (tools/sweep.py, README "Benchmark sweeps") runs every point not yet
+# done, then writes the records, tables, plots and report under
+# build/sweeps/NAME/ (OUT= elsewhere) and prints where the report is.
+# CLUSTER=tcp://host:8786 (or local) runs the boots through Dask
+# distributed; JOBS= emulators at once.  It runs under /usr/bin/python3,
+# which Debian's matplotlib and Dask serve.
+SWEEPING := $(if $(SWEEP)$(POINTS),yes)
 export HARNESS_POINTS = $(value POINTS)
-bench: sweep-run
-sweep-run: all tools userland
+bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
 	$(MAKE) -s -C bench BUILD=$(abspath $(BUILD))/bench
-	/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT))
-.PHONY: sweep-run
-endif
+	$(if $(SWEEPING),/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT)))
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"
