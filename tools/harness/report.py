@@ -97,6 +97,29 @@ def _locks(records):
                    "top lock classes by misses"], rows)
 
 
+def _lockbench(records):
+    """kbench=locks and lockcurve: every algorithm's figures per point (the
+    first good repeat)."""
+    rows, seen = [], set()
+    for r in records:
+        p = r["point"]
+        key = rec.group_key(r)
+        if r["status"] != "ok" or p["workload"] not in ("locks", "lockcurve") or key in seen:
+            continue
+        seen.add(key)
+        for variant, f in sorted((r["result"].get("variants") or {}).items()):
+            rows.append([_e(p["machine"]), _e(p["cpus"]), _e(p["accel"]), _e(p["workload"]),
+                         _e(variant), _num(f.get("uncontended_off_cycles")),
+                         _num(f.get("uncontended_on_cycles")),
+                         _num(f.get("contended_ops") or f.get("pairs")), _num(f.get("response_us"))])
+    if not rows:
+        return ""
+    return "<h2>In-kernel lock benchmarks</h2>" + _table(
+        ["machine", "cpus", "accel", "benchmark", "algorithm", "uncontended cycles (stats off)",
+         "uncontended cycles (stats on)", "contended pairs/s (locks) or pairs (lockcurve)",
+         "response us per pair"], rows)
+
+
 def _failures(records):
     bad = [r for r in records if r["status"] != "ok"]
     if not bad:
@@ -138,6 +161,7 @@ def write(outdir, sweep_name, records, summary, plots):
               "<p>Every run: <a href='results.csv'>results.csv</a>; these rows: "
               "<a href='summary.csv'>summary.csv</a>; one JSON record per run under "
               "<code>runs/</code>.</p>",
+              _lockbench(records),
               "<h2>Top lock classes per point</h2>", _locks(records),
               "<h2>Failed runs</h2>", _failures(records), SCRIPT, "</body></html>"]
     path = os.path.join(outdir, "report.html")
