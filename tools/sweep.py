@@ -61,7 +61,7 @@ def load_sweep(args):
         text = args.points.replace(";", "\n")
         return sw.parse_text(text, "POINTS", machine_of, "adhoc")
     if not args.sweep:
-        raise sw.SweepError("bench", 0, "give a sweep file or --points")
+        raise sw.SweepError("the command line", 0, "give a sweep file or --points")
     return sw.parse_file(args.sweep, machine_of)
 
 
