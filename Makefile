@@ -8,7 +8,9 @@
 #   make debug      QEMU halted with its gdb stub, and gdb with the symbols
 #   make check      every test; ends with "N passed, N failed"
 #   make tools      host tools into build/tools/
-#   make bench      the user-space benchmarks into build/bench/
+#   make bench      the user-space benchmarks into build/bench/; with
+#                   SWEEP=file (or POINTS='...') run a benchmark sweep and
+#                   write its records, plots and report (tools/sweep.py)
 #   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
 #                   (the peer the benchmarks are compared with)
 #
@@ -142,8 +144,20 @@ check: all tools
 # (tools/linux_peer.py; bench/README.md).  RUN reaches the script through
 # the environment, so any shell quoting in it survives.
 LINUX_APPEND ?=
-bench: $(DEPS_OK)
+
+# make bench SWEEP=bench/sweeps/NAME (or POINTS='workloads fork; machines
+# spur; cpus 1-5'): after building the benchmarks, the harness
+# (tools/sweep.py, README "Benchmark sweeps") runs every point not yet
+# done, then writes the records, tables, plots and report under
+# build/sweeps/NAME/ (OUT= elsewhere) and prints where the report is.
+# CLUSTER=tcp://host:8786 (or local) runs the boots through Dask
+# distributed; JOBS= emulators at once.  It runs under /usr/bin/python3,
+# which Debian's matplotlib and Dask serve.
+SWEEPING := $(if $(SWEEP)$(POINTS),yes)
+export HARNESS_POINTS = $(value POINTS)
+bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
 	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(BUILD))/bench
+	$(if $(SWEEPING),/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT)))
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"

@@ -1,7 +1,10 @@
 /*
  * fstat -- fstat() of an open file: a system call that takes a file
  * descriptor and reads an inode's attributes.  The file is the program
- * itself (argv[0]) when that can be opened, else /.
+ * itself (argv[0]) when that can be opened, else /.  Run by par
+ * (BENCH_INSTANCE=i in the environment), it makes and uses a file of its
+ * own instead, /tmp/fstat.i, so that the instances share no inode
+ * (Tornado's independent fstat, seed 004, 7.2).
  *
  * System calls: open, fstat, close, clock_gettime, write, exit_group.
  */
@@ -27,7 +30,17 @@ long long measure(long n)
 
 int main(int argc, char **argv)
 {
-	fd = syscall(SYS_open, argv[0], O_RDONLY, 0);
+	const char *instance = getenv("BENCH_INSTANCE");
+	char own[64];
+
+	if (instance) {
+		snprintf(own, sizeof own, "/tmp/fstat.%s", instance);
+		fd = syscall(SYS_open, own, O_RDWR | O_CREAT, 0600);
+		if (fd >= 0)
+			syscall(SYS_unlink, own);
+	} else {
+		fd = syscall(SYS_open, argv[0], O_RDONLY, 0);
+	}
 	if (fd < 0)
 		fd = syscall(SYS_open, "/", O_RDONLY, 0);
 	if (fd < 0)

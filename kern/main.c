@@ -140,7 +140,7 @@ static void number_cpus(void)
         kprintf("smp: the MADT does not list the boot cpu (apic %u); using it as cpu 0\n", bsp);
         acpi.cpu[0].apic_id = bsp;
     }
-    ncpus = MIN(acpi.ncpus, MAX_CPUS);
+    ncpus = smp_cpus_to_use(MIN(acpi.ncpus, MAX_CPUS), opts.maxcpus);
     for (int i = 0; i < ncpus; i++) {
         cpus[i].id = i;
         cpus[i].apic_id = acpi.cpu[i].apic_id;
@@ -259,6 +259,7 @@ void kmain(uint32_t magic, uint32_t info)
     acpi_init(bootinfo.have_rsdp ? bootinfo.rsdp : NULL);
     number_cpus();
     numa_init(&acpi, usable, nusable);
+    numa_limit_cpus(ncpus);
     assign_nodes();
     page_init();
     kmem_init();

@@ -46,6 +46,11 @@ cores):
                      thread, at the end of the check's output)
   user/witness/default
                      the user tests under witness=on: no lock-order reversal
+  bench/...          the benchmark harness: bad sweeps refused, the smoke
+                     sweep's records, CSV, plots and report (checked in
+                     headless chromium), resume through a Dask LocalCluster,
+                     a panicking run recorded as failed
+                     (tests/test_bench_harness.py)
   user/tty/default   an interactive shell typed at through the serial
                      console: ^C, ^\\, ^Z and fg, SIGTTIN reach the right
                      processes and the shell survives (tests/tty_check.py)
@@ -118,7 +123,7 @@ def all_jobs():
                  for c in fs_check.CACHE_MODELS for l in fs_check.LOCK_ALGOS if (c, l) not in covered]
 
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools), ("source", host_check.job_source_rules), ("linux", host_check.job_linux_peer),
-            ("user/host", host_check.job_user_host)]
+            ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
     jobs += ktests(big)
     jobs += [("bochs/default", boot_check.job_bochs), ("icount/default", boot_check.job_icount)]
     jobs += [("disks/svr4mp", boot_check.job_disks_svr4mp), ("disks/image", boot_check.job_disks_image)]

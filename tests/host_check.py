@@ -73,3 +73,11 @@ def job_linux_peer(ctx):
     default preset, runs a command with its status, and runs every
     benchmark once (tests/test_linux_peer.py)."""
     run_host_script(ctx, "linux", os.path.join(ROOT, "tests", "test_linux_peer.py"), T_UNIT)
+
+
+def job_bench(ctx):
+    """The benchmark harness (tools/sweep.py): bad sweeps refused, the
+    smoke sweep's records, tables, plots and report (opened in headless
+    chromium), resume on a Dask LocalCluster, a panicking run recorded as
+    failed (tests/test_bench_harness.py)."""
+    run_host_script(ctx, "bench", os.path.join(ROOT, "tests", "test_bench_harness.py"), T_UNIT)

@@ -41,7 +41,8 @@ BOOT_TIMEOUT = 300
 # A small count each: fork and exec cost milliseconds under TCG.
 BENCH_COUNTS = {"null_syscall": 1000, "fstat": 1000, "fork": 20, "exec": 10,
                 "pipe": 100, "pagefault": 1000,
-                "sem": 100, "msg": 100, "shm": 300}
+                "sem": 100, "msg": 100, "shm": 300,
+                "mem": 300}
 RESULT_RE = re.compile(r"^bench (\w+) us_per_op=(\d+\.\d{4}) ops=(\d+) "
                        r"total_s=(\d+\.\d{6})$")
 

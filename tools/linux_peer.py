@@ -200,7 +200,7 @@ def fetch_kernel(refresh=False):
         with open(vmlinuz, "rb") as f:
             image, how = extract_vmlinux(f.read())
         check_pvh(image)
-        tmp = VMLINUX + ".tmp"
+        tmp = VMLINUX + ".%d.tmp" % os.getpid()   # two fetches at once (make check's linux and bench jobs) never share it
         with open(tmp, "wb") as f:
             f.write(image)
         os.replace(tmp, VMLINUX)

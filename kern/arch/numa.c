@@ -135,6 +135,16 @@ void numa_init(const struct acpi_info *ai, const struct mmap_range *usable, int 
     }
 }
 
+void numa_limit_cpus(int n)
+{
+    if (n <= 0 || n >= ncpu_known)
+        return;
+    uint64_t keep = (1ULL << n) - 1;
+    for (int i = 0; i < numa_nnodes; i++)
+        numa_nodes[i].cpumask &= keep;
+    ncpu_known = n;
+}
+
 int numa_node_of_cpu(int cpu)
 {
     return cpu >= 0 && cpu < ncpu_known ? cpu_node[cpu] : 0;

@@ -34,6 +34,9 @@ extern struct numa_node numa_nodes[MAX_NODES];
  * Logical cpu i is ai->cpu[i]; with no MADT CPUs, cpu 0 alone. */
 void numa_init(const struct acpi_info *ai, const struct mmap_range *usable, int nusable);
 
+/* Forget logical CPUs n and up (maxcpus=): they leave every node's mask. */
+void numa_limit_cpus(int n);
+
 int numa_node_of_cpu(int cpu);          /* 0 for an unknown cpu */
 int numa_node_of_paddr(uint64_t pa);    /* node whose range holds pa; 0 if none */
 int numa_distance(int a, int b);        /* SLIT; else 10 local, 20 remote */

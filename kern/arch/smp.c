@@ -18,6 +18,13 @@
  * serializes callers, so a slot is never overwritten while busy.  Panic
  * stops the other CPUs with an NMI instead, which cannot be masked.
  *
+ * maxcpus=N (smp_cpus_to_use) keeps only logical CPUs 0..N-1: kmain makes
+ * N the machine's CPU count before the NUMA map, the scheduler or the
+ * allocators size anything by it, so the other processors are never
+ * started and nothing waits for them.  As the MADT order fills node 0
+ * first, one NUMA preset then sweeps 1..N CPUs with its memory, nodes and
+ * distances intact (the benchmark harness, tools/harness/).
+ *
  * The clock tick (VEC_TIMER) counts ticks and calls the one tick hook
  * registered at boot (the ktest watchdog's, smp_set_tick_hook).
  */
@@ -155,6 +162,14 @@ static bool start_ap(struct cpu *c, const struct ap_boot *boot)
         return true;
     lapic_send_sipi(c->apic_id, TRAMP_BASE >> 12);
     return wait_online(c, AP_START_TIMEOUT_US);
+}
+
+int smp_cpus_to_use(int found, int max)
+{
+    if (max <= 0 || max >= found)
+        return found;
+    kprintf("smp: maxcpus=%d: using cpus 0-%d of the %d found\n", max, max - 1, found);
+    return max;
 }
 
 int smp_start_aps(const struct ap_boot *boot)

@@ -17,6 +17,11 @@ struct ap_boot {
     void (*main)(struct cpu *c) __noreturn;
 };
 
+/* How many of the found processors to use: all of them, or the first max
+ * when 0 < max < found (the maxcpus= option), said on the console.  The
+ * rest are never started: the caller makes the result the machine's CPU
+ * count before anything sizes per-CPU state by it. */
+int smp_cpus_to_use(int found, int max);
 /* Start every processor the MADT lists; returns how many are online. */
 int smp_start_aps(const struct ap_boot *boot);
 /* An AP's entry: this CPU is online. */

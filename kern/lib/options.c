@@ -17,7 +17,7 @@ bool options_verbose = true;
 
 #define report(...) do { if (options_verbose) kprintf(__VA_ARGS__); } while (0)
 
-enum opt_kind { OPT_CHOICE, OPT_BOOL, OPT_CLUSTER, OPT_STRING };
+enum opt_kind { OPT_CHOICE, OPT_BOOL, OPT_CLUSTER, OPT_STRING, OPT_COUNT };
 
 struct option_desc {
     const char *name;
@@ -58,6 +58,7 @@ static const struct option_desc option_table[] = {
     STRING("root", root),
     STRING("fsprobe", fsprobe),
     STRING("init", init),
+    { "maxcpus", OPT_COUNT, offsetof(struct options, maxcpus), 0, NULL, 0 },
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)
@@ -125,6 +126,12 @@ static void format_value(const struct options *o, const struct option_desc *d, c
     case OPT_STRING:
         snprintf(buf, n, "%s", (const char *)o + d->offset);
         break;
+    case OPT_COUNT:
+        if (*iv == 0)
+            snprintf(buf, n, "all");
+        else
+            snprintf(buf, n, "%d", *iv);
+        break;
     }
 }
 
@@ -187,6 +194,17 @@ static int apply_word(struct options *o, const char *word, size_t len)
         return 0;
     case OPT_CLUSTER:
         if (strcmp(val, "node") == 0) {
+            *iv = 0;
+            return 0;
+        }
+        if (parse_uint(val, &n) && n >= 1) {
+            *iv = n;
+            return 0;
+        }
+        break;
+    case OPT_COUNT:
+        /* A positive count, or "all" (stored as 0). */
+        if (strcmp(val, "all") == 0) {
             *iv = 0;
             return 0;
         }

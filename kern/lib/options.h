@@ -34,6 +34,8 @@ struct options {
     char fsprobe[OPT_STR_MAX];  /* disks to mount, walk and report (kern/vfs/fsprobe.c) */
     char init[64];              /* program run as pid 1 (kern/proc/proc.c): "" means
                                  * /sbin/init when it exists, "none" no user space */
+    int maxcpus;        /* bring only CPUs 0..maxcpus-1 online; 0 means all
+                         * (kern/arch/smp.c, smp_cpus_to_use) */
 };
 
 extern struct options opts;

@@ -15,6 +15,18 @@
  * The kinds are spin, mcs and h2mcs, then any registered with
  * lockbench_register (the SVR4 mutex).
  *
+ * kbench=lockcurve is Hurricane's Figure 5 (seed 000): for each spin-lock
+ * algorithm and a hold time of 0 and LOCKCURVE_HOLD_US microseconds, all
+ * online CPUs take and release one lock (spinning for the hold time inside
+ * it) for CONT_MS ms, and the line
+ *
+ *   lockcurve ALGO hold_us=H cpus=P pairs=N response_us=R
+ *
+ * gives R = P * CONT_MS ms / N: the time one processor spends per
+ * lock/unlock pair, waiting included, with P contending.  Booted with
+ * maxcpus=1..n (the benchmark harness), the lines trace the figure's
+ * curves.
+ *
  * These are figures to read, not a test: nothing here passes or fails,
  * except that a contended run whose counter disagrees with its operation
  * count (lost mutual exclusion) says so.
@@ -36,6 +48,7 @@
 #define CONT_MS     200
 #define CONT_BATCH  16      /* pairs between clock reads */
 #define MAX_EXTRA   8
+#define LOCKCURVE_HOLD_US 25
 
 LOCK_CLASS(lockbench_class, "lockbench", LK_SPIN);
 
@@ -113,10 +126,18 @@ struct hammer {
     void (*unlock)(void *);
     void *arg;
     uint64_t cycles;            /* [const] run length in TSC cycles */
+    uint64_t hold;              /* [const] TSC cycles to spin inside the lock */
     int ready;                  /* [atomic] CPUs at the start line */
     uint64_t ops;               /* [atomic] pairs done, summed at the end */
     uint64_t counter;           /* under the lock being measured */
 };
+
+static void hold_for(uint64_t cycles)
+{
+    uint64_t until = rdtsc() + cycles;
+    while (rdtsc() < until)
+        cpu_relax();
+}
 
 static void hammer_cpu(void *arg)
 {
@@ -129,6 +150,8 @@ static void hammer_cpu(void *arg)
         for (int i = 0; i < CONT_BATCH; i++) {
             h->lock(h->arg);
             h->counter++;
+            if (h->hold)
+                hold_for(h->hold);
             h->unlock(h->arg);
         }
         n += CONT_BATCH;
@@ -136,7 +159,10 @@ static void hammer_cpu(void *arg)
     __atomic_add_fetch(&h->ops, n, __ATOMIC_ACQ_REL);
 }
 
-static uint64_t contended(const char *name, void (*lock)(void *), void (*unlock)(void *), void *arg)
+/* Pairs per second, all CPUs together, each pair holding the lock for
+ * hold TSC cycles. */
+static uint64_t contended_hold(const char *name, void (*lock)(void *), void (*unlock)(void *),
+                               void *arg, uint64_t hold)
 {
     static struct hammer h;
     memset(&h, 0, sizeof h);
@@ -144,11 +170,17 @@ static uint64_t contended(const char *name, void (*lock)(void *), void (*unlock)
     h.unlock = unlock;
     h.arg = arg;
     h.cycles = tsc_hz / 1000 * CONT_MS;
+    h.hold = hold;
     smp_call_all(hammer_cpu, &h);
     if (h.counter != h.ops)
         kprintf("lockbench: %s lost mutual exclusion: counter %lu, operations %lu\n",
                 name, h.counter, h.ops);
     return h.ops * 1000 / CONT_MS;
+}
+
+static uint64_t contended(const char *name, void (*lock)(void *), void (*unlock)(void *), void *arg)
+{
+    return contended_hold(name, lock, unlock, arg, 0);
 }
 
 /* ---- The lines ------------------------------------------------------------- */
@@ -195,5 +227,32 @@ void lockbench_locks(void)
     report(k, nk);
     for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++)
         spin_destroy(&locks[algo].l);
+    witness_set_enabled(witness);
+}
+
+void lockbench_curve(void)
+{
+    static struct {
+        spinlock_t l;
+    } __cacheline lock;
+    static const int holds_us[] = { 0, LOCKCURVE_HOLD_US };
+    bool witness = witness_set_enabled(false);
+    int mode = lockstat_set_mode(LOCKSTAT_OFF);
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++) {
+        spin_init_algo(&lock.l, &lockbench_class, algo);
+        for (size_t i = 0; i < ARRAY_SIZE(holds_us); i++) {
+            uint64_t hold = tsc_hz / 1000000 * holds_us[i];
+            uint64_t per_s = contended_hold(spin_algo_name(algo), bench_spin_lock,
+                                            bench_spin_unlock, &lock.l, hold);
+            uint64_t pairs = per_s * CONT_MS / 1000;
+            /* Hundredths of a microsecond: kprintf has no floating point. */
+            uint64_t r100 = pairs ? (uint64_t)ncpus_online * CONT_MS * 100000 / pairs : 0;
+            kprintf("lockcurve %s hold_us=%d cpus=%d pairs=%lu response_us=%lu.%02lu\n",
+                    spin_algo_name(algo), holds_us[i], ncpus_online, pairs, r100 / 100,
+                    r100 % 100);
+        }
+        spin_destroy(&lock.l);
+    }
+    lockstat_set_mode(mode);
     witness_set_enabled(witness);
 }

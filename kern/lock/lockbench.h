@@ -9,6 +9,8 @@
 
 /* kbench=locks: one line per lock kind (the theory in lockbench.c). */
 void lockbench_locks(void);
+/* kbench=lockcurve: Hurricane's Figure 5 points at this CPU count. */
+void lockbench_curve(void);
 
 /*
  * A lock kind for the lock benchmark beyond the three spin-lock algorithms

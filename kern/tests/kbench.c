@@ -16,6 +16,7 @@ static const struct {
     void (*run)(void);
 } benchmarks[] = {
     { "locks", lockbench_locks },   /* kern/lock/lockbench.c */
+    { "lockcurve", lockbench_curve },
     { "fs", fsbench_run },          /* kern/vfs/fsbench.c */
 };
 

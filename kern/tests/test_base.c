@@ -3,6 +3,7 @@
 #include <kern/tests/ktest.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
+#include <kern/arch/smp.h>
 #include <kern/lib/string.h>
 #include <kern/lib/ksyms.h>
 #include <kern/arch/numa.h>
@@ -62,6 +63,15 @@ static int options_cases(void)
     KT_ASSERT_EQ(o.sched, SCHED_PERCPU);
     KT_ASSERT_EQ(options_parse(&o, "cluster=node poweroff=0 lockdump=1"), 0);
     KT_ASSERT_EQ(o.lockdump, 1);
+    KT_ASSERT_EQ(o.maxcpus, 0);
+    KT_ASSERT_EQ(options_parse(&o, "maxcpus=3"), 0);
+    KT_ASSERT_EQ(o.maxcpus, 3);
+    KT_ASSERT_EQ(options_parse(&o, "maxcpus=all"), 0);
+    KT_ASSERT_EQ(o.maxcpus, 0);
+    KT_ASSERT_EQ(options_parse(&o, "maxcpus=0 maxcpus=x maxcpus"), 3);
+    KT_ASSERT_EQ(o.maxcpus, 0);
+    KT_ASSERT_EQ(smp_cpus_to_use(16, 0), 16);
+    KT_ASSERT_EQ(smp_cpus_to_use(4, 8), 4);
     KT_ASSERT_EQ(options_validate(&o, 4), 0);
     o.cluster = 8;
     KT_ASSERT_EQ(options_validate(&o, 4), 1);

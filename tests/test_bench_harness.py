@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Tests of the benchmark harness (tools/sweep.py, tools/harness/), run by
+make check as the bench/... jobs; prints PASS/FAIL lines and ends with
+"N passed, N failed".
+
+    test_bench_harness.py [--host-only] [--out DIR] [-v]
+
+Host only (no emulator):
+  refuse/...     bad sweep files are refused before anything runs, with
+                 exit status 2, the file, the line and the reason
+  expand/...     a sweep's points: CPU counts clipped to each machine,
+                 "and" blocks, Linux points without option sets, the
+                 kernel-only workloads left off Linux
+  summary        medians, extremes and spread over repeats
+With emulators (about a minute on two cores):
+  smoke/...      bench/sweeps/smoke run from scratch: a record for every
+                 point, each ok, with the fields the README promises and
+                 Tempest's lock statistics, booted with only the point's
+                 CPUs online (maxcpus=); results.csv and summary.csv
+                 agree with the records; every plot a PNG; the report
+                 names every plot
+  browser/...    chromium (headless) opens the report: a screenshot is
+                 taken and every plot image loaded
+  resume/dask    two points' records removed and the sweep run again on a
+                 Dask LocalCluster: only those run, the others are left as
+                 they were
+  failed/...     a point that panics (crash=panic) is recorded as failed
+                 with its reason and log, and the sweep goes on to the next
+The harness itself runs under /usr/bin/python3, whose Debian packages
+(matplotlib, Dask) it uses.
+"""
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWEEP = os.path.join(ROOT, "tools", "sweep.py")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+SMOKE = os.path.join(ROOT, "bench", "sweeps", "smoke")
+RECORD_FIELDS = ("id", "sweep", "point", "status", "reason", "metric", "unit", "value",
+                 "result", "lockstat", "elapsed_s", "host", "oversubscribed", "accel", "log")
+T_SWEEP = 600
+
+
+class Results:
+    def __init__(self, verbose=False):
+        self.passed = self.failed = 0
+        self.verbose = verbose
+
+    def add(self, name, ok, why=""):
+        if ok:
+            self.passed += 1
+            print("PASS %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s: %s" % (name, why or "failed"), flush=True)
+
+
+def sweep_cmd(args, timeout=T_SWEEP):
+    p = subprocess.run([PYTHON, SWEEP] + args, cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+# ---- host only ----------------------------------------------------------------
+
+BAD_SWEEPS = [
+    ("workload", "workloads fork nosuch\nmachines default\ncpus 1\n", 1, "unknown workload 'nosuch'"),
+    ("option", "workloads fork\nmachines default\ncpus 1\noptions lokc=spin\n", 4,
+     "unknown option 'lokc'"),
+    ("value", "workloads fork\nmachines default\ncpus 1\noptions lock=spin,ticket\n", 4,
+     "bad value 'ticket' for lock="),
+    ("machine", "workloads fork\nmachines hectr\ncpus 1\n", 2, "machine 'hectr'"),
+    ("adhoc-machine", "workloads fork\nmachines cpus=3,nodes=2\ncpus 1\n", 2, "cpus=3,nodes=2"),
+    ("key", "workloads fork\nmachine default\n", 2, "unknown key 'machine'"),
+    ("cpus", "workloads fork\nmachines default\ncpus 2-1\n", 3, "bad CPU range"),
+    ("cpus-none", "workloads fork\nmachines up\ncpus 2-4\n", 3, "none of the counts"),
+    ("kernel", "workloads fork\nmachines up\ncpus 1\nkernels tempest bsd\n", 4, "unknown kernel 'bsd'"),
+    ("accel", "workloads fork\nmachines up\ncpus 1\naccel hvf\n", 4, "unknown accelerator"),
+    ("threads", "workloads fstat_mt\nmachines up\ncpus 1\n", 1, "needs threads"),
+    ("repeats", "workloads fork\nmachines up\ncpus 1\nrepeats 0\n", 4, "bad repeats"),
+    ("missing", "workloads fork\ncpus 1\n", 1, "no 'machines' line"),
+]
+
+
+def test_refusals(res, tmp):
+    for name, text, line, reason in BAD_SWEEPS:
+        path = os.path.join(tmp, "bad-" + name)
+        with open(path, "w") as f:
+            f.write(text)
+        rc, out = sweep_cmd(["run", path, "--out", os.path.join(tmp, "never")], 60)
+        want = "%s:%d: " % (path, line)
+        ok = rc == 2 and want in out and reason in out and "Traceback" not in out \
+            and not os.path.exists(os.path.join(tmp, "never"))
+        res.add("refuse/" + name, ok, "exit %d, printed %r (want %r and %r)"
+                % (rc, out.strip()[-200:], want, reason))
+
+
+def test_expansion(res):
+    text = ("workloads fork locks\nmachines up default\ncpus 1-8\noptions lock=spin,mcs\n"
+            "and\nkernels linux\nworkloads fork\nmachines default\ncpus 2\n")
+    rc, out = sweep_cmd(["check", "--points", text.replace("\n", ";")], 60)
+    ids = re.findall(r"^  (\S+)$", out, re.M)
+    # up: 1 cpu x 2 sets x 2 workloads = 4; default: 4 cpus x 2 x 2 = 16;
+    # Linux: fork at 2 cpus, one point, no option set, no locks.
+    want = {"tempest-up-c1-lock+spin-fork-tcg-r1", "tempest-default-c4-lock+mcs-locks-tcg-r1",
+            "linux-default-c2-linux-fork-tcg-r1"}
+    ok = rc == 0 and len(ids) == 21 and want <= set(ids) and \
+        not any(i.startswith("linux") and "locks" in i for i in ids) and \
+        not any("-c5-" in i for i in ids)
+    res.add("expand/points", ok, "exit %d, %d points: %s" % (rc, len(ids), out[-300:]))
+
+
+def test_summary(res):
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from harness import records
+    def rec(v, rep, status="ok"):
+        return {"point": {"kernel": "tempest", "machine": "up", "cpus": 1, "optset": "default",
+                          "workload": "fork", "accel": "tcg", "repeat": rep},
+                "status": status, "value": v, "metric": "ops_per_s", "unit": "ops/s",
+                "oversubscribed": False}
+    two = dict(rec(50.0, 1), point=dict(rec(0, 1)["point"], cpus=2))
+    rows = records.summarize([rec(10.0, 1), rec(30.0, 2), rec(20.0, 3), rec(None, 4, "failed"), two])
+    r = rows[0] if len(rows) == 2 else {}
+    ok = r.get("median") == 20.0 and r.get("min") == 10.0 and r.get("max") == 30.0 \
+        and r.get("spread") == 1.0 and r.get("runs") == 4 and r.get("failed") == 1 \
+        and r.get("vs_1cpu") == 1.0 and rows[1].get("vs_1cpu") == 2.5
+    res.add("summary", ok, "got %r" % rows)
+
+
+# ---- with emulators -------------------------------------------------------------
+
+def _records(outdir):
+    out = {}
+    for name in sorted(os.listdir(os.path.join(outdir, "runs"))):
+        if name.endswith(".json"):
+            with open(os.path.join(outdir, "runs", name)) as f:
+                out[name[:-5]] = json.load(f)
+    return out
+
+
+def _expected_ids():
+    rc, out = sweep_cmd(["check", SMOKE], 60)
+    return set(re.findall(r"^  (\S+)$", out, re.M)) if rc == 0 else set()
+
+
+def online_as_asked(log, n):
+    """Whether a console shows n CPUs online and no node holding CPU n or
+    above (maxcpus=n)."""
+    text = open(log).read()
+    if not re.search(r"^smp: %d cpus online$" % n, text, re.M):
+        return False
+    for cpus in re.findall(r"^numa: node \d+ cpus (\S+)", text, re.M):
+        for part in cpus.split(","):
+            if part != "none" and int(part.split("-")[-1]) >= n:
+                return False
+    return True
+
+
+def check_records(res, outdir, want):
+    recs = _records(outdir)
+    res.add("smoke/records", set(recs) == want and want,
+            "records %d, points %d; missing %s" % (len(recs), len(want), sorted(want - set(recs))[:3]))
+    bad = [i for i, r in recs.items() if r["status"] != "ok"]
+    res.add("smoke/ok", not bad and recs, "failed: %s" % ["%s: %s" % (i, recs[i]["reason"])
+                                                          for i in bad[:3]])
+    missing = [(i, f) for i, r in recs.items() for f in RECORD_FIELDS if f not in r]
+    res.add("smoke/fields", not missing, "missing %s" % missing[:5])
+    values = [i for i, r in recs.items() if r["status"] == "ok" and not (
+        isinstance(r["value"], (int, float)) and r["value"] > 0)]
+    res.add("smoke/values", not values, "no positive value in %s" % values[:3])
+    user = [r for r in recs.values() if r["point"]["kernel"] == "tempest"
+            and r["point"]["workload"] not in ("locks", "lockcurve")]
+    nolocks = [r["id"] for r in user if not (r["lockstat"] or {}).get("classes")
+               or not any(c["hits"] > 0 for c in r["lockstat"]["classes"])]
+    res.add("smoke/lockstat", user and not nolocks, "no lock classes with hits in %s" % nolocks[:3])
+    linux = [r for r in recs.values() if r["point"]["kernel"] == "linux"]
+    res.add("smoke/linux", linux and all(r["lockstat"] is None for r in linux),
+            "%d Linux records" % len(linux))
+    logs = [r["id"] for r in recs.values() if not os.path.getsize(os.path.join(outdir, r["log"]))]
+    res.add("smoke/logs", not logs, "empty console logs: %s" % logs[:3])
+    cpus = [r["id"] for r in recs.values() if r["point"]["kernel"] == "tempest"
+            and not online_as_asked(os.path.join(outdir, r["log"]), r["point"]["cpus"])]
+    res.add("smoke/maxcpus", not cpus, "the console does not say 'smp: N cpus online' with the "
+            "point's N (maxcpus=), or a numa: line lists a CPU beyond it: %s" % cpus[:3])
+    host = [r["id"] for r in recs.values()
+            if r["oversubscribed"] != (r["point"]["cpus"] > r["host"]["cores"])]
+    res.add("smoke/oversubscribed", not host, "wrong mark in %s" % host[:3])
+    return recs
+
+
+def check_tables(res, outdir, recs):
+    try:
+        with open(os.path.join(outdir, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        with open(os.path.join(outdir, "summary.csv")) as f:
+            summary = list(csv.DictReader(f))
+    except OSError as e:
+        res.add("smoke/csv", False, str(e))
+        return
+    by_id = {r["id"]: r for r in rows}
+    agree = set(by_id) == set(recs) and all(
+        float(by_id[i]["value"]) == recs[i]["value"] for i in recs if recs[i]["status"] == "ok")
+    res.add("smoke/csv", agree, "results.csv has %d rows for %d records" % (len(rows), len(recs)))
+    groups = {(r["point"]["kernel"], r["point"]["cpus"], r["point"]["optset"],
+               r["point"]["workload"]) for r in recs.values()}
+    res.add("smoke/summary", len(summary) == len(groups) and all(s["median"] for s in summary),
+            "%d summary rows for %d points" % (len(summary), len(groups)))
+
+
+def check_plots(res, outdir):
+    pdir = os.path.join(outdir, "plots")
+    plots = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
+    notpng = []
+    for p in plots:
+        with open(os.path.join(pdir, p), "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                notpng.append(p)
+    kinds = {p.split("-")[0] for p in plots}
+    want = {"metric", "locks", "peer", "scaling", "figure5"}
+    res.add("smoke/plots", plots and not notpng and want <= kinds,
+            "%d plots, kinds %s (want %s), not PNG: %s" % (len(plots), sorted(kinds),
+                                                           sorted(want), notpng))
+    try:
+        with open(os.path.join(outdir, "report.html")) as f:
+            page = f.read()
+    except OSError as e:
+        res.add("smoke/report", False, str(e))
+        return plots
+    named = re.findall(r"src='plots/([^']+)'", page)
+    res.add("smoke/report", sorted(named) == plots and "Sweep smoke" in page,
+            "the report shows %d images for %d plots" % (len(named), len(plots)))
+    return plots
+
+
+def check_browser(res, outdir, plots):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        res.add("browser/chromium", False, "chromium is not installed (tools/install-deps.sh)")
+        return
+    url = "file://" + os.path.join(outdir, "report.html")
+    shot = os.path.join(outdir, "screenshot.png")
+    common = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+              "--virtual-time-budget=10000", "--user-data-dir=" + os.path.join(outdir, ".chromium")]
+    try:
+        subprocess.run(common + ["--window-size=1280,2000", "--screenshot=" + shot, url],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        dom = subprocess.run(common + ["--dump-dom", url], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=120).stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        res.add("browser/chromium", False, "chromium did not finish in 120 s")
+        return
+    size = os.path.getsize(shot) if os.path.exists(shot) else 0
+    res.add("browser/screenshot", size > 10000, "screenshot of %d bytes" % size)
+    m = re.search(r'id="plots-loaded">(\d+) of (\d+) plots loaded', dom)
+    res.add("browser/images", m and int(m.group(1)) == int(m.group(2)) == len(plots),
+            "the page says %r for %d plots" % (m.group(0) if m else "nothing", len(plots)))
+
+
+def test_resume_dask(res, outdir, recs):
+    victims = sorted(i for i in recs if i.startswith("tempest-default-c1-lock+spin-"))[:2]
+    keep = {i: os.path.getmtime(os.path.join(outdir, "runs", i + ".json")) for i in recs
+            if i not in victims}
+    for v in victims:
+        os.remove(os.path.join(outdir, "runs", v + ".json"))
+    rc, out = sweep_cmd(["run", SMOKE, "--out", outdir, "--cluster", "local", "-j", "1"])
+    after = _records(outdir)
+    again = all(v in after and after[v]["status"] == "ok" for v in victims)
+    untouched = all(os.path.getmtime(os.path.join(outdir, "runs", i + ".json")) == t
+                    for i, t in keep.items())
+    said = re.search(r"%d points in 1 boots to run" % len(victims), out)
+    res.add("resume/dask", rc == 0 and len(victims) == 2 and again and untouched and said,
+            "exit %d, rerun %s, others untouched %s: %s" % (rc, again, untouched,
+                                                            out.strip()[-300:]))
+
+
+def test_failed(res, tmp):
+    out = os.path.join(tmp, "failing")
+    text = "name failing;workloads fork;machines up;cpus 1;options crash=panic,none;" \
+           "seconds 0.1;timeout 120"
+    rc, printed = sweep_cmd(["run", "--points", text, "--out", out, "-j", "1"])
+    recs = _records(out) if os.path.isdir(os.path.join(out, "runs")) else {}
+    bad = [r for r in recs.values() if r["point"]["options"].get("crash") == "panic"]
+    good = [r for r in recs.values() if r["point"]["options"].get("crash") == "none"]
+    res.add("failed/recorded", rc == 1 and len(bad) == 1 and bad[0]["status"] == "failed"
+            and "panic" in bad[0]["reason"].lower()
+            and os.path.getsize(os.path.join(out, bad[0]["log"])) > 0,
+            "exit %d, records %s" % (rc, [(r["id"], r["status"], r["reason"]) for r in recs.values()]))
+    res.add("failed/goes-on", len(good) == 1 and good[0]["status"] == "ok",
+            "the other point: %s" % [(r["status"], r["reason"]) for r in good])
+    res.add("failed/report", os.path.exists(os.path.join(out, "report.html")) and "Failed runs"
+            in open(os.path.join(out, "report.html")).read(), "no report")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host-only", action="store_true", help="only the tests without emulators")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "check", "bench-smoke"),
+                    help="where the smoke sweep's results go (emptied first)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    res = Results(args.verbose)
+    with tempfile.TemporaryDirectory(prefix="bench-test-") as tmp:
+        test_refusals(res, tmp)
+        test_expansion(res)
+        test_summary(res)
+        if not args.host_only:
+            if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
+                res.add("smoke", False, "build/kernel.elf is missing; run make first")
+            else:
+                shutil.rmtree(args.out, ignore_errors=True)
+                rc, out = sweep_cmd(["run", SMOKE, "--out", args.out, "-j", "1"])
+                if args.verbose:
+                    print(out)
+                res.add("smoke/run", rc == 0 and "report:" in out,
+                        "exit %d: %s" % (rc, out.strip()[-400:]))
+                recs = check_records(res, args.out, _expected_ids())
+                check_tables(res, args.out, recs)
+                plots = check_plots(res, args.out)
+                check_browser(res, args.out, plots)
+                test_resume_dask(res, args.out, recs)
+                test_failed(res, tmp)
+    print("%d passed, %d failed" % (res.passed, res.failed))
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

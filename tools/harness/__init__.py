@@ -1,0 +1,14 @@
+"""The experiment harness (make bench SWEEP=...; tools/sweep.py is its
+command line): sweeps over workloads, machines, CPU counts, option sets,
+kernels and accelerators, run as independent emulator boots (locally or
+on Dask distributed), with one JSON record per run, CSV tables, plots and
+an HTML report per sweep.
+
+  workloads.py  the workloads: guest commands, result lines, metrics
+  sweep.py      the sweep file format; checking and expanding it to points
+  runner.py     one boot for a batch of points, giving their records
+  execute.py    resume, local pool or Dask, progress, writing results
+  records.py    the record format, results.csv and summary.csv
+  plots.py      the PNG plots
+  report.py     report.html
+"""

@@ -1,0 +1,242 @@
+"""Running a sweep's points: one boot per batch (the points that differ
+only in their workload), on Tempest or on the Linux peer, giving one
+record per point.
+
+run_batch(spec) is the unit of work.  It takes and returns plain data
+(dicts, strings), so the same function runs in a local thread or on a
+Dask worker: locally a pool of one worker per host core runs the batches;
+with a cluster address, Dask distributed does (the harness never
+schedules across machines itself).  A worker needs the same tree, built,
+at spec["root"] (a shared file system, or the same checkout on every
+host); the harness's own code travels with the task.
+
+A batch on Tempest builds a root image whose /etc/rc.run runs each user
+workload under `lockstat -j -d` between marker lines, and boots it with
+root=vda poweroff maxcpus=N and the option set; a kernel workload boots
+with kbench=NAME instead.  On Linux the peer's initramfs runs the same
+commands without lockstat, with maxcpus=N on its command line.  A boot
+that panics, times out or prints no result makes every point of the batch
+a failed record, with the reason and the console kept; the sweep goes on.
+"""
+
+import json
+import os
+import re
+import socket
+import sys
+import tempfile
+import time
+
+BEGIN = "@@harness begin "
+END_RE = re.compile(r"^@@harness end (\S+) (\d+)\s*$", re.M)
+SCHEMA = 1
+
+
+def _paths(root):
+    for sub in ("tests", "tools"):
+        p = os.path.join(root, sub)
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
+def _host():
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = None
+    return {"name": socket.gethostname(), "cores": os.cpu_count() or 1, "load": load}
+
+
+def guest_script(points, kernel):
+    """The shell script a user batch runs in the guest."""
+    from harness import workloads as wl
+    lines = []
+    for p in points:
+        w = wl.WORKLOADS[p["workload"]]
+        cmd = w.command(p["cpus"], p["seconds"])
+        if kernel == "tempest":
+            cmd = "lockstat -j -d " + cmd
+        lines.append("echo '%s%s'; %s; echo \"@@harness end %s $?\""
+                     % (BEGIN, p["id"], cmd, p["id"]))
+    return "\n".join(lines)
+
+
+def _section(output, pid):
+    """The text a point's command printed, and its exit status (or None)."""
+    start = output.find(BEGIN + pid)
+    if start < 0:
+        return None, None
+    body = output[start + len(BEGIN + pid):]
+    m = END_RE.search(body)
+    if not m or m.group(1) != pid:
+        return body, None
+    return body[:m.start()], int(m.group(2))
+
+
+def _lockstat_json(text):
+    """The lockstat -j object in text, or None."""
+    at = text.find('{"version"')
+    end = text.rfind("}")
+    if at < 0 or end < at:
+        return None
+    try:
+        return json.loads(text[at:end + 1])
+    except ValueError:
+        return None
+
+
+CAVEATS = {
+    "tcg": "emulated (TCG): no NUMA latency; no speed-up beyond the host's cores",
+    "icount": "instruction-counted (icount): repeatable time, but every vCPU shares one "
+              "host thread, so no parallel speed-up at all",
+    "kvm": "KVM: real parallelism up to the host's cores; NUMA latency only as the host has it",
+}
+
+
+def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None,
+            lockstat=None):
+    from harness import workloads as wl
+    w = wl.WORKLOADS[p["workload"]]
+    value = (result or {}).get(w.metric)
+    if status == "ok" and not isinstance(value, (int, float)):
+        status, reason = "failed", "no %s in the result" % w.metric
+    return {
+        "schema": SCHEMA, "sweep": spec["sweep"], "id": p["id"], "point": p,
+        "status": status, "reason": reason,
+        "metric": w.metric, "unit": w.unit, "higher_is_better": w.higher_is_better,
+        "value": value if status == "ok" else None, "result": result,
+        "lockstat": lockstat, "elapsed_s": round(elapsed, 3), "started": started,
+        "accel": p["accel"], "host": host,
+        "oversubscribed": p["cpus"] > host["cores"],
+        "caveat": CAVEATS.get(p["accel"], ""),
+        "machine_cpus": spec["machine_cpus"], "log": spec["log"],
+    }
+
+
+def _user_records(spec, output, boot_status, host, started, elapsed):
+    from harness import workloads as wl
+    records = []
+    for p in spec["points"]:
+        text, rc = _section(output, p["id"])
+        result = wl.parse_result(text) if text else None
+        if text is None:
+            status, reason = "failed", "never started: " + boot_status
+        elif rc is None:
+            status, reason = "failed", "did not finish: " + boot_status
+        elif rc != 0 or not result or "error" in result:
+            status = "failed"
+            reason = "exit status %d: %s" % (rc, (text.strip().splitlines() or ["no output"])[0][:200])
+        elif boot_status != "ok":
+            status, reason = "failed", "the boot failed after the workload: " + boot_status
+        else:
+            status, reason = "ok", ""
+        lock = _lockstat_json(text) if text and spec["kernel"] == "tempest" else None
+        records.append(_record(spec, p, host, started, elapsed, status, reason, result, lock))
+    return records
+
+
+def _kernel_records(spec, output, boot_status, host, started, elapsed):
+    from harness import workloads as wl
+    records = []
+    for p in spec["points"]:
+        variants, choose = wl.kernel_variants(p["workload"], output, p["cpus"])
+        which = choose(p["options"])
+        if boot_status != "ok":
+            records.append(_record(spec, p, host, started, elapsed, "failed", boot_status))
+        elif which not in variants:
+            records.append(_record(spec, p, host, started, elapsed, "failed",
+                                   "no %s line for %s" % (wl.WORKLOADS[p["workload"]].kbench, which)))
+        else:
+            result = dict(variants[which], variant=which, variants=variants)
+            records.append(_record(spec, p, host, started, elapsed, result=result))
+    return records
+
+
+def _boot_tempest(spec, tmp):
+    import tempest
+    import userrun
+    p0 = spec["points"][0]
+    words = ["poweroff", "maxcpus=%d" % p0["cpus"]]
+    words += ["%s=%s" % kv for kv in sorted(p0["options"].items())]
+    disks = []
+    if spec["kind"] == "kernel":
+        words.append("kbench=" + ",".join(sorted({wl_kbench(p) for p in spec["points"]})))
+    else:
+        words.insert(0, "root=vda")
+        disks = [userrun.root_image(tmp, guest_script(spec["points"], "tempest"), None)]
+    r = tempest.boot(p0["machine"], " ".join(words), accel=p0["accel"],
+                     timeout=spec["timeout"], disk_images=disks)
+    status = r.status
+    if status == "ok" and spec["kind"] == "user" and "init: exit status" not in r.output:
+        status = "init did not finish"
+    return status, r.output, " ".join(r.command or []), " ".join(words)
+
+
+def wl_kbench(p):
+    from harness import workloads as wl
+    return wl.WORKLOADS[p["workload"]].kbench
+
+
+def _boot_linux(spec):
+    import linux_peer
+    p0 = spec["points"][0]
+    append = "maxcpus=%d" % p0["cpus"]
+    if p0["accel"] == "icount":
+        # Count rep-string page clearing as Tempest's is counted
+        # (bench/README.md, "Reading the figures").
+        append += " clearcpuid=erms"
+    r = linux_peer.run(p0["machine"], guest_script(spec["points"], "linux"), p0["accel"],
+                       spec["timeout"], append=append)
+    status = "ok" if r.status is not None else r.reason
+    return status, r.console, " ".join(r.command or []), append
+
+
+def kernel_build(kernel):
+    """Which build of the kernel ran: the first 12 hex digits of
+    build/kernel.elf's SHA-256, or the Linux peer's version (a sweep
+    resumed after a rebuild shows it mixes kernels)."""
+    try:
+        if kernel == "tempest":
+            import tempest
+            return tempest._sha(tempest.KERNEL)[:12]
+        import linux_peer
+        return linux_peer.kernel_version()
+    except (OSError, ImportError):
+        return "unknown"
+
+
+def run_batch(spec):
+    """Boot once for the batch spec; returns {"records": [...], "console":
+    text, "command": the emulator's command line, "status": the boot's}."""
+    _paths(spec["root"])
+    host = _host()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    t0 = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+            if spec["kernel"] == "tempest":
+                status, output, command, cmdline = _boot_tempest(spec, tmp)
+            else:
+                status, output, command, cmdline = _boot_linux(spec)
+    except Exception as e:      # a missing tool, an image that cannot be built
+        status, output, command, cmdline = "harness error: %s: %s" % (type(e).__name__, e), "", "", ""
+    elapsed = time.monotonic() - t0
+    host["load_after"] = _host()["load"]
+    make = _kernel_records if spec["kind"] == "kernel" else _user_records
+    records = make(spec, output, status, host, started, elapsed)
+    build = kernel_build(spec["kernel"])
+    for r in records:
+        r["cmdline"] = cmdline
+        r["kernel_build"] = build
+    return {"records": records, "console": output, "command": command, "status": status}
+
+
+def failed_batch(spec, reason):
+    """What run_batch would return had its boot failed for reason (a task
+    the cluster could not run, a harness error)."""
+    host = _host()
+    host["load_after"] = host["load"]
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    make = _kernel_records if spec["kind"] == "kernel" else _user_records
+    return {"records": make(spec, "", reason, host, started, 0.0), "console": "",
+            "command": "", "status": reason}

@@ -1,0 +1,142 @@
+"""The workloads a sweep can name: what each runs inside the guest, how
+its result line is read, and which figure of it is plotted.
+
+Two kinds:
+
+  * user workloads run programs from bench/ under /bench in the guest
+    (Tempest's root image, or the Linux peer's initramfs).  Sprite's
+    micro-benchmarks and Tornado's fstat run as one instance per
+    processor through bench/par; the page-fault tests through
+    bench/sharedfault or par.  On Tempest each is wrapped in
+    `lockstat -j -d`, so its record carries the lock and disk statistics
+    of that run alone.
+  * kernel workloads boot with an in-kernel benchmark (kbench=locks) and
+    read its console lines; they have no root and run on Tempest only.
+
+A workload whose `needs` names something Tempest lacks is known but
+refused by the sweep parser with that reason (the hook the multithreaded
+Tornado tests will fill once threads exist).
+"""
+
+import re
+
+
+class Workload:
+    def __init__(self, name, doc, command=None, kbench=None, metric="us_per_op",
+                 higher_is_better=False, unit="us/op", needs=None, kernels=("tempest", "linux")):
+        self.name = name
+        self.doc = doc
+        self.command = command          # fn(cpus, seconds) -> shell command (user)
+        self.kbench = kbench            # kbench= value (kernel)
+        self.metric = metric            # the field plotted
+        self.higher_is_better = higher_is_better
+        self.unit = unit
+        self.needs = needs              # None, or why it cannot run yet
+        self.kernels = kernels
+
+    @property
+    def kind(self):
+        return "kernel" if self.kbench else "user"
+
+
+def _par(prog):
+    return lambda cpus, secs: "/bench/par %d /bench/%s -t %g" % (cpus, prog, secs)
+
+
+def _sharedfault(flag):
+    # Rounds scale with the time asked for: about 200 rounds a second of
+    # target, at least 20.
+    return lambda cpus, secs: "/bench/sharedfault %s%d %d" % (flag, cpus, max(20, int(200 * secs)))
+
+
+WORKLOADS = {w.name: w for w in [
+    Workload("fork", "Sprite: fork+exit+wait, one instance per processor", _par("fork"),
+             metric="ops_per_s", higher_is_better=True, unit="ops/s"),
+    Workload("fexec", "Sprite: fork+exec+wait, one instance per processor", _par("exec"),
+             metric="ops_per_s", higher_is_better=True, unit="ops/s"),
+    Workload("mem", "Sprite: heap growth by one untouched page (brk), one instance per processor",
+             _par("mem"), metric="ops_per_s", higher_is_better=True, unit="ops/s"),
+    Workload("cswitch", "Sprite: pipe ping-pong, one pair per processor", _par("pipe"),
+             metric="ops_per_s", higher_is_better=True, unit="ops/s"),
+    Workload("fault_indep", "Hurricane: independent faults, each process on its own region",
+             _par("pagefault"), unit="us/fault"),
+    Workload("fault_shared", "Hurricane: p processes fault on the same MAP_SHARED pages, barrier, unmap",
+             _sharedfault(""), unit="us/fault"),
+    Workload("incore_fault", "Tornado: in-core page faults on an independent file per process",
+             _sharedfault("-i "), unit="us/fault"),
+    Workload("fstat", "Tornado: fstat of an independent file per process", _par("fstat"),
+             unit="us/op"),
+    Workload("null_syscall", "the null system call (getppid), one instance per processor",
+             _par("null_syscall"), unit="us/op"),
+    Workload("sem", "a System V semaphore round trip between two processes, a pair per processor",
+             _par("sem"), unit="us/op"),
+    Workload("msg", "a System V message round trip, a pair per processor", _par("msg"),
+             unit="us/op"),
+    Workload("shm", "shmat, a store, shmdt of a private segment, one instance per processor",
+             _par("shm"), unit="us/op"),
+    Workload("locks", "kbench=locks: uncontended pairs and all-CPU contention per algorithm; "
+             "response time of a pair with p CPUs contending, hold time 0",
+             kbench="locks", metric="response_us", unit="us/pair", kernels=("tempest",)),
+    Workload("lockcurve", "kbench=lockcurve: Hurricane Figure 5, response time of a lock/unlock "
+             "pair with p CPUs contending, hold time 0 and 25 us, per spin-lock algorithm",
+             kbench="lockcurve", metric="response_us", unit="us/pair", kernels=("tempest",)),
+    Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
+             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+    Workload("fstat_mt", "Tornado: fstat by threads of one process",
+             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+]}
+
+# One result line of a bench program or driver: "bench NAME key=value ...".
+RESULT_RE = re.compile(r"^bench (\S+)((?: \w+=\S+)+)\s*$", re.M)
+# kbench=locks: "lockbench ALGO uncontended_off=C uncontended_on=C contended_ops=N".
+LOCKBENCH_RE = re.compile(r"^lockbench (\w+) uncontended_off=(\d+) uncontended_on=(\d+) "
+                          r"contended_ops=(\d+)\s*$", re.M)
+# kbench=lockcurve: "lockcurve ALGO hold_us=H cpus=P pairs=N response_us=R".
+LOCKCURVE_RE = re.compile(r"^lockcurve (\w+) hold_us=(\d+) cpus=(\d+) pairs=(\d+) "
+                          r"response_us=([\d.]+)\s*$", re.M)
+
+
+def parse_result(text):
+    """The fields of the first result line in text as a dict (numbers as
+    floats), or None; an "error=" line gives {"error": ...}."""
+    m = RESULT_RE.search(text)
+    if not m:
+        return None
+    fields = {"name": m.group(1)}
+    for word in m.group(2).split():
+        k, v = word.split("=", 1)
+        try:
+            fields[k] = float(v)
+        except ValueError:
+            fields[k] = v
+    return fields
+
+
+def parse_lockbench(text, cpus):
+    """{algorithm: fields} from kbench=locks' lines.  response_us is the
+    time one CPU waits for and holds the lock per pair with cpus CPUs
+    contending: cpus / (pairs per second, all CPUs together)."""
+    out = {}
+    for algo, off, on, ops in LOCKBENCH_RE.findall(text):
+        ops = int(ops)
+        out[algo] = {"uncontended_off_cycles": int(off), "uncontended_on_cycles": int(on),
+                     "contended_ops": ops,
+                     "response_us": (cpus * 1e6 / ops) if ops else None}
+    return out
+
+
+def parse_lockcurve(text, cpus):
+    """{"ALGO/holdH": fields} from kbench=lockcurve's lines."""
+    out = {}
+    for algo, hold, ncpu, pairs, resp in LOCKCURVE_RE.findall(text):
+        out["%s/hold%s" % (algo, hold)] = {"hold_us": int(hold), "cpus": int(ncpu),
+                                           "pairs": int(pairs), "response_us": float(resp)}
+    return out
+
+
+def kernel_variants(workload, text, cpus):
+    """A kernel workload's figures per variant, and the function choosing
+    the variant a point's options name."""
+    if workload == "locks":
+        return parse_lockbench(text, cpus), lambda opts: opts.get("lock", "spin")
+    return parse_lockcurve(text, cpus), lambda opts: "%s/hold0" % opts.get("lock", "spin")
