@@ -83,7 +83,7 @@ struct lockstat_inst_rec {
 
 /* What a call site record counts. */
 #define LOCKSTAT_SITE_MISS  0   /* where a waiter called the lock and found it busy */
-#define LOCKSTAT_SITE_HOLD  1   /* where a holder took the lock that others waited for */
+#define LOCKSTAT_SITE_HOLD  1   /* where the holder took the lock a miss waited for */
 
 struct lockstat_site_rec {
     char cls[32];
@@ -91,7 +91,7 @@ struct lockstat_site_rec {
     uint32_t reserved;          /* 0 */
     uint64_t site;              /* the return address of the locking call */
     uint64_t count;             /* events */
-    uint64_t cycles;            /* miss: cycles waited; hold: cycles held (0 when not timed) */
+    uint64_t cycles;            /* cycles waited: at this site (miss), or for holds taken here (hold) */
     char sym[64];               /* "function+0xOFF", or "" when not in the symbol table */
 };
 

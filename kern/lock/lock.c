@@ -199,3 +199,12 @@ bool held_move(struct held_locks *from, struct held_locks *to, void *lock)
     held_remove_at(from, i);
     return true;
 }
+
+uintptr_t held_site_in(const struct held_locks *h, const void *lock)
+{
+    int n = READ_ONCE(h->n);
+    for (int i = MIN(n, HELD_MAX) - 1; i >= 0; i--)
+        if (READ_ONCE(h->e[i].lock) == lock)
+            return READ_ONCE(h->e[i].site);
+    return 0;
+}

@@ -179,15 +179,14 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
     return true;
 }
 
-/* The call site of lock's entry just popped by held_pop_at from the top of
- * the current stack (it stays in place until the next push), or 0 when it
- * was released out of order from the middle.  For the statistics' slow
- * path, so that the release's fast path reads nothing more. */
-static inline uintptr_t held_popped_site(void *lock)
-{
-    struct held_locks *h = held_locks_current();
-    return h->n < HELD_MAX && h->e[h->n].lock == lock ? h->e[h->n].site : 0;
-}
+/*
+ * The call site at which the thread whose held stack is h took lock, or 0
+ * when lock is not on it.  Another thread's stack may be read, racily: the
+ * lock statistics ask a lock's holder's stack where it took the lock that
+ * made them wait (kern/lock/lockstat.c), and a wrong or missing answer
+ * there costs only one attribution.
+ */
+uintptr_t held_site_in(const struct held_locks *h, const void *lock);
 
 /* The current stack's entry for lock, or NULL. */
 struct held_lock *held_find(void *lock);

@@ -24,18 +24,19 @@
  *
  * Call sites (illumos lockstat's callers, Linux lock_stat's contention and
  * contending points).  A miss names the site of the call that found the
- * lock busy; a contended hold names the site where the holder took a lock
- * that somebody waited for while it was held, and is recorded when that
- * holder releases it.  Each class has a small open-addressed table per
- * kind (struct lockstat_class_ext): a slot is claimed by a compare-and-swap
- * of its site and counted with atomic adds, so recording needs no lock and
- * happens only on those slow paths; the uncontended path records nothing.
- * A table that is full counts the event as lost (the class's counts still
- * have it).  How the releaser knows it was contended: a sleeping lock has
- * waiters to wake; a spin lock's waiter sets the lock's contended byte when
- * statistics are on, and the releaser clears it.  A waiter that arrives
- * between that clear and the release is attributed to the next holder: the
- * attribution is exact except at that edge.
+ * lock busy, with the time it waited; and the same miss names, as a
+ * contended hold, the site where the lock's holder at that moment took it,
+ * with the same wait: how long holds taken there kept others waiting.  The
+ * waiter finds the holder's site on the holder's held stack (a spin lock's
+ * owner CPU, a mutex's or resource lock's owner thread, a reader/writer
+ * lock's writer), racily and only on its waiting path, so the holder pays
+ * nothing; when the holder let go before the waiter looked, or readers
+ * hold the lock, the hold is counted as not named.  Each class has a small
+ * open-addressed table per kind (struct lockstat_class_ext): a slot is
+ * claimed by a compare-and-swap of its site and counted with atomic adds,
+ * so recording needs no lock and happens only after a miss; the
+ * uncontended path records nothing.  A table that is full counts the event
+ * as lost (the class's counts still have it).
  *
  * Histograms.  Per class and per CPU, log2 buckets of the wait of every
  * acquisition that missed and of every hold that was timed (all of them

@@ -13,11 +13,10 @@
  *             first failed attempt) when lockstat_on(), pushes
  *             acquired_at = lockstat_hold_start(missed) on the held stack
  *             and calls lockstat_acquired(&l->inst, misses, wait)
+ *             and, when it missed, lockstat_contended_hold(&l->inst,
+ *             holder_site, wait) with the site its holder took it at
  *   release:  pop the held entry (held_pop_at); if its acquired_at is
- *             non-zero, take the recording path: the hold time when
- *             lockstat_timed(acquired_at), lockstat_released(&l->inst,
- *             rdtsc() - acquired_at), and the holder's site when somebody
- *             waited, lockstat_contended_hold
+ *             non-zero, lockstat_released(&l->inst, rdtsc() - acquired_at)
  *   destroy:  lockstat_unregister(&l->inst)
  *
  * With statistics off that costs one test of lock_hooks per acquisition
@@ -44,28 +43,14 @@ static inline bool lockstat_on(void)
 int lockstat_set_mode(int mode);
 
 /*
- * The acquired_at to record for an acquisition: 0 with statistics off, so
- * the release's one test of it is all that mode pays; otherwise the TSC
- * for an acquisition whose hold is timed (every one in mode on, those that
- * missed in mode contended), or LOCKSTAT_UNTIMED for one that is not: its
- * release still takes the recording path, where a spin lock learns whether
- * somebody waited for it.
+ * The acquired_at to record for an acquisition (0: hold time not measured):
+ * every acquisition in mode on, only those that missed in mode contended.
  */
-#define LOCKSTAT_UNTIMED 1
-
 static inline uint64_t lockstat_hold_start(bool missed)
 {
-    if (lockstat_mode == LOCKSTAT_OFF)
-        return 0;
-    if (lockstat_mode == LOCKSTAT_ON || missed)
+    if (lockstat_mode == LOCKSTAT_ON || (missed && lockstat_mode == LOCKSTAT_CONTENDED))
         return rdtsc();
-    return LOCKSTAT_UNTIMED;
-}
-
-/* Whether a held entry's acquired_at is a time to measure the hold from. */
-static inline bool lockstat_timed(uint64_t acquired_at)
-{
-    return acquired_at > LOCKSTAT_UNTIMED;
+    return 0;
 }
 
 /*
@@ -112,21 +97,24 @@ static inline void lockstat_hit(struct lock_instance *li, uintptr_t site)
 void lockstat_released(struct lock_instance *li, uint64_t hold_cycles);
 void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles);
 /*
- * Record a contended hold: a lock that others waited for while it was held
- * is released; site is where its holder took it, hold_cycles how long it
- * was held (0 when not timed).  Called only on that slow path.
+ * Record whom a miss waited for: holder_site is where the lock's holder at
+ * the time of the miss took it (read from the holder's held stack, 0 when
+ * not found), wait_cycles how long the miss waited.  Called by the waiter
+ * after it got the lock, so the holder pays nothing.
  */
-void lockstat_contended_hold(struct lock_instance *li, uintptr_t site, uint64_t hold_cycles);
+void lockstat_contended_hold(struct lock_instance *li, uintptr_t holder_site,
+                             uint64_t wait_cycles);
 
 /*
  * The same steps for the locks built on mutexes (kern/lock/mutex.c,
  * kern/lock/rlock.c): count an acquisition at site whose first failed
- * attempt was at TSC t0 (ignored when misses is 0), by a shared holder or
- * not; and the release of a hold taken at site and timed from acquired_at,
- * during which others waited when contended is set.
+ * attempt was at TSC t0 while the holder's site was holder_site (both
+ * ignored when misses is 0), by a shared holder or not; and a release
+ * whose held entry recorded acquired_at.
  */
 static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t misses,
-                                          uint64_t t0, bool shared, uintptr_t site)
+                                          uint64_t t0, bool shared, uintptr_t site,
+                                          uintptr_t holder_site)
 {
     if (!lockstat_on())
         return;
@@ -139,18 +127,14 @@ static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t mis
         lockstat_acquired_shared(li, misses, wait, site);
     else
         lockstat_acquired(li, misses, wait, site);
+    if (misses)
+        lockstat_contended_hold(li, holder_site, wait);
 }
 
-static inline void lockstat_note_released(struct lock_instance *li, uintptr_t site,
-                                          uint64_t acquired_at, bool contended)
+static inline void lockstat_note_released(struct lock_instance *li, uint64_t acquired_at)
 {
-    if (!lockstat_on())
-        return;
-    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
-    if (lockstat_timed(acquired_at))
-        lockstat_released(li, hold);
-    if (contended)
-        lockstat_contended_hold(li, site, hold);
+    if (lockstat_on() && acquired_at)
+        lockstat_released(li, rdtsc() - acquired_at);
 }
 
 /*

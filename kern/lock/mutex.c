@@ -105,9 +105,18 @@ static uint32_t counted_misses(const struct mutex *m, uint32_t misses)
     return (m->flags & MUTEX_SPIN) && misses > 1 ? 1 : misses;
 }
 
-static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared, uintptr_t site)
+static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared, uintptr_t site,
+                    uintptr_t holder_site)
 {
-    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared, site);
+    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared, site, holder_site);
+}
+
+/* At a miss with statistics on (ilk held, so the owner stays): where the
+ * exclusive owner took m, for lockstat's contended holds; 0 when shared
+ * holders made us wait. */
+static uintptr_t owner_site(const struct mutex *m)
+{
+    return m->owner ? held_site_in(&m->owner->held, m) : 0;
 }
 
 /* ---- exclusive ---- */
@@ -122,9 +131,13 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
     if (check_order)
         witness_acquire_lock(m, m->inst.cls, site);
     rawlock_acquire(&m->ilk);
+    uintptr_t holder_site = 0;
     while (!free_for_exclusive(m)) {
         if (misses++ == 0) {
-            t0 = lockstat_on() ? rdtsc() : 0;
+            if (lockstat_on()) {
+                t0 = rdtsc();
+                holder_site = owner_site(m);
+            }
             m->writers_waiting++;
         }
         wait_busy(m, true);
@@ -136,7 +149,7 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
     m->depth = 1;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, 0);
-    account(m, misses, t0, false, site);
+    account(m, misses, t0, false, site, holder_site);
 }
 
 void mutex_enter(struct mutex *m)
@@ -165,7 +178,7 @@ bool mutex_tryenter(struct mutex *m)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         push_held(m, site, 0, 0);
-        account(m, 0, 0, false, site);
+        account(m, 0, 0, false, site, 0);
     }
     return got;
 }
@@ -181,16 +194,19 @@ static void enter_shared(struct mutex *m, uintptr_t site, bool already_reader)
     rawlock_acquire(&m->ilk);
     /* A thread that already reads may read again past waiting writers;
      * otherwise it would wait for a writer that waits for it. */
+    uintptr_t holder_site = 0;
     while (m->owner != NULL || (m->writers_waiting && !already_reader)) {
-        if (misses++ == 0)
-            t0 = lockstat_on() ? rdtsc() : 0;
+        if (misses++ == 0 && lockstat_on()) {
+            t0 = rdtsc();
+            holder_site = owner_site(m);
+        }
         wait_busy(m, false);
         rawlock_acquire(&m->ilk);
     }
     m->readers++;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, HELD_SHARED);
-    account(m, misses, t0, true, site);
+    account(m, misses, t0, true, site, holder_site);
 }
 
 void mutex_enter_shared(struct mutex *m)
@@ -208,17 +224,6 @@ void mutex_enter_shared(struct mutex *m)
 
 /* ---- release ---- */
 
-/* The statistics of a release (out of line, so that the release pays
- * nothing for them with statistics off).  Somebody waited during the hold
- * if a wake-up is due or a writer spins for it: a racy read, asked only
- * when statistics were on at the acquisition. */
-static void __attribute__((noinline)) note_release(struct mutex *m, const struct held_lock *e,
-                                                   bool wake)
-{
-    lockstat_note_released(&m->inst, e->site, e->acquired_at,
-                           e->acquired_at && (wake || READ_ONCE(m->writers_waiting)));
-}
-
 /* Drop the mutex held by entry e (already removed from the held stack). */
 static void release_entry(struct mutex *m, const struct held_lock *e)
 {
@@ -233,8 +238,7 @@ static void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
-    if (lockstat_on())
-        note_release(m, e, wake);
+    lockstat_note_released(&m->inst, e->acquired_at);
     if (wake)
         wake_waiters(m);
 }

@@ -42,11 +42,19 @@ static void keep_push(void *lock, struct lock_class *cls, uintptr_t site,
     held_push_flags(lock, cls, site, lockstat_hold_start(misses > 0), flags | HELD_KEEP);
 }
 
-/* Take lock's entry off the held stack into *e. */
-static void keep_pop(void *lock, struct lock_instance *li, struct held_lock *e)
+static void keep_pop(void *lock, struct lock_instance *li)
 {
-    if (!held_pop(lock, e))
+    struct held_lock e;
+    if (!held_pop(lock, &e))
         panic("release of %s, which this thread does not hold", li->cls->name);
+    lockstat_note_released(li, e.acquired_at);
+}
+
+/* At a miss with statistics on (the lock's mutex held, so the holder
+ * stays): where the holder took lock, for lockstat's contended holds. */
+static uintptr_t holder_site_of(const void *lock, const struct thread *holder)
+{
+    return holder ? held_site_in(&holder->held, lock) : 0;
 }
 
 static void wake_for_release(const void *chan)
@@ -81,9 +89,12 @@ void rlock_acquire(struct rlock *rl)
     uint64_t t0 = 0;
     witness_acquire(rl->inst.cls, site);
     mutex_enter(&rl->m);
+    uintptr_t holder_site = 0;
     while (rl->locked) {
-        if (misses++ == 0)
-            t0 = lockstat_on() ? rdtsc() : 0;
+        if (misses++ == 0 && lockstat_on()) {
+            t0 = rdtsc();
+            holder_site = holder_site_of(rl, rl->holder);
+        }
         rl->wanted++;
         sleep_on(&rl->wanted);
         rl->wanted--;
@@ -92,7 +103,7 @@ void rlock_acquire(struct rlock *rl)
     rl->holder = curthread();
     mutex_exit(&rl->m);
     keep_push(rl, rl->inst.cls, site, misses, 0);
-    lockstat_note_acquired(&rl->inst, misses, t0, false, site);
+    lockstat_note_acquired(&rl->inst, misses, t0, false, site, holder_site);
 }
 
 bool rlock_tryacquire(struct rlock *rl)
@@ -107,7 +118,7 @@ bool rlock_tryacquire(struct rlock *rl)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         keep_push(rl, rl->inst.cls, site, 0, 0);
-        lockstat_note_acquired(&rl->inst, 0, 0, false, site);
+        lockstat_note_acquired(&rl->inst, 0, 0, false, site, 0);
     }
     return got;
 }
@@ -116,8 +127,7 @@ void rlock_release(struct rlock *rl)
 {
     if (rl->holder != curthread())
         panic("rlock_release: %s not held by this thread", rl->inst.cls->name);
-    struct held_lock e;
-    keep_pop(rl, &rl->inst, &e);
+    keep_pop(rl, &rl->inst);
     mutex_enter(&rl->m);
     rl->locked = 0;
     rl->holder = NULL;
@@ -125,7 +135,6 @@ void rlock_release(struct rlock *rl)
     if (waiters)
         wake_for_release(&rl->wanted);
     mutex_exit(&rl->m);
-    lockstat_note_released(&rl->inst, e.site, e.acquired_at, waiters);
 }
 
 bool rlock_held(struct rlock *rl)
@@ -172,9 +181,12 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     uint64_t t0 = 0;
     witness_acquire(rw->inst.cls, site);
     mutex_enter(&rw->m);
+    uintptr_t holder_site = 0;
     while (!rw_can_enter(rw, mode)) {
-        if (misses++ == 0)
-            t0 = lockstat_on() ? rdtsc() : 0;
+        if (misses++ == 0 && lockstat_on()) {
+            t0 = rdtsc();
+            holder_site = holder_site_of(rw, rw->writer);
+        }
         int *want = mode == RW_WRITER ? &rw->want_write : &rw->want_read;
         (*want)++;
         sleep_on(&rw->readers);
@@ -183,7 +195,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     rw_take(rw, mode);
     mutex_exit(&rw->m);
     keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
-    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER, site);
+    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER, site, holder_site);
 }
 
 bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
@@ -196,24 +208,21 @@ bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         keep_push(rw, rw->inst.cls, site, 0, mode == RW_READER ? HELD_SHARED : 0);
-        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER, site);
+        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER, site, 0);
     }
     return got;
 }
 
 void rw_exit(struct rwlock *rw)
 {
-    struct held_lock e;
-    keep_pop(rw, &rw->inst, &e);
+    keep_pop(rw, &rw->inst);
     mutex_enter(&rw->m);
     if (rw->writer == curthread())
         rw->writer = NULL;
     else
         rw->readers--;
-    bool waiting = rw->want_write || rw->want_read;
-    bool wake = rw->writer == NULL && rw->readers == 0 && waiting;
+    bool wake = rw->writer == NULL && rw->readers == 0 && (rw->want_write || rw->want_read);
     if (wake)
         wakeup(&rw->readers);
     mutex_exit(&rw->m);
-    lockstat_note_released(&rw->inst, e.site, e.acquired_at, waiting);
 }

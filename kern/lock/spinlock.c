@@ -80,6 +80,7 @@ struct spin_cpu {
         uint64_t state;     /* [own] both, for one read-modify-write */
     };
     uint64_t flags;         /* [own] interrupt state before the outermost */
+    uintptr_t holder_site;  /* [own] during a counted wait: where the holder took the lock */
     struct mcs_node node[MCS_NODES_PER_CPU];    /* queue nodes */
 } __cacheline;
 
@@ -151,12 +152,19 @@ int spin_depth(void)
     return d;
 }
 
-/* A waiter with statistics on tells the holder that it made somebody wait,
- * so the holder's release names its acquisition site (lockstat's contended
- * holds).  With statistics off the byte stays 0. */
-static inline void note_waiter(spinlock_t *l)
+/* A waiter with statistics on notes where the lock's holder took it, read
+ * racily from the holding CPU's held stack, for lockstat's contended holds
+ * (recorded once the waiter has the lock).  Only on the waiting path. */
+static void note_holder(spinlock_t *l)
 {
-    __atomic_store_n(&l->contended, 1, __ATOMIC_RELAXED);
+    uintptr_t site = 0;
+    int owner = READ_ONCE(l->owner);
+    if (owner >= 0 && owner < MAX_CPUS) {
+        struct held_locks *h = READ_ONCE(cpus[owner].held);
+        if (h)
+            site = held_site_in(h, l);
+    }
+    spin_cpus[cpu_id()].holder_site = site;
 }
 
 /* ---- TTAS ------------------------------------------------------------ */
@@ -172,7 +180,7 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
     if (wait)
-        note_waiter(l);
+        note_holder(l);
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
@@ -212,7 +220,7 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint6
     if (likely(pred == NULL))
         return true;
     if (wait)
-        note_waiter(l);
+        note_holder(l);
     mcs_wait(pred, n, wait);
     return false;
 }
@@ -322,7 +330,6 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
         panic("spin_init: bad algorithm %d", algo);
     l->tail = NULL;
     l->algo = (uint8_t)algo;
-    l->contended = 0;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
 }
@@ -363,10 +370,12 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
         missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
-    if (stat && likely(!missed))
+    if (stat && likely(!missed)) {
         lockstat_hit(&l->inst, site);
-    else if (stat)
+    } else if (stat) {
         lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
+        lockstat_contended_hold(&l->inst, sc->holder_site, wait);
+    }
 }
 
 static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
@@ -478,23 +487,15 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
     }
 }
 
-/* A release with statistics on at its acquisition: the hold time (when it
- * was timed) and, when a waiter marked the lock, the site of this hold.  It
- * ends the release (spin_exit) itself, so that the fast path keeps nothing
- * live across the call. */
+/* A release whose hold was timed.  It ends the release (spin_exit)
+ * itself, so that the fast path keeps nothing live across the call. */
 static void __attribute__((noinline))
-release_recorded(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
-                 bool queue)
+release_timed(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
+              bool queue)
 {
-    uint64_t hold = lockstat_timed(acquired_at) ? rdtsc() - acquired_at : 0;
-    bool contended = __atomic_load_n(&l->contended, __ATOMIC_RELAXED);
-    if (contended)
-        __atomic_store_n(&l->contended, 0, __ATOMIC_RELAXED);
+    uint64_t hold = rdtsc() - acquired_at;
     release_word(l, sc, node);
-    if (lockstat_timed(acquired_at))
-        lockstat_released_irqoff(&l->inst, hold);
-    if (contended)
-        lockstat_contended_hold(&l->inst, held_popped_site(l), hold);
+    lockstat_released_irqoff(&l->inst, hold);
     spin_exit(sc, queue, node);
 }
 
@@ -509,7 +510,7 @@ void spin_unlock(spinlock_t *l)
     bool queue = l->algo != LOCK_SPIN;
     l->holder = SPIN_HOLDER_FREE;
     if (unlikely(acquired_at != 0)) {
-        release_recorded(l, sc, node, acquired_at, queue);
+        release_timed(l, sc, node, acquired_at, queue);
         return;
     }
     release_word(l, sc, node);

@@ -47,10 +47,6 @@ typedef struct spinlock {
         struct mcs_node *tail;  /* mcs, h2mcs: last node queued, NULL when free [atomic] */
     };
     uint8_t algo;               /* enum lock_algo; fixed at init or first use */
-    /* [atomic] set by a waiter that found the lock busy while statistics
-     * are on; the releaser clears it and names its acquisition site as a
-     * contended hold (kern/lock/lockstat.c).  Always 0 with statistics off. */
-    uint8_t contended;
     union {
         struct {
             int16_t owner;      /* [holder] CPU holding the lock, -1 when free */
