@@ -192,12 +192,44 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     }
     if (!err)
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
+    if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
+        err = devfs_open_rdev(&vp);         /* mknod's nodes open the device */
     if (err) {
         VN_RELE(vp);
         return err;
     }
     *vpp = vp;
     return 0;
+}
+
+/* mknod: a new file of type (VREG, VFIFO, VCHR, VBLK) named by path. */
+int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
+             struct cred *cr)
+{
+    struct nameidata nd;
+    int err = parent_of(path, cwd, 0, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp = NULL;
+    if (nd.name[0] == 0) {
+        VN_RELE(dvp);
+        return -EEXIST;
+    }
+    err = VOP_LOOKUP(dvp, nd.name, &vp, cr);
+    if (err == 0) {
+        VN_RELE(vp);
+        err = -EEXIST;
+    } else if (err == -ENOENT && !(err = may_modify_dir(dvp, cr))) {
+        static const uint32_t bits[] = { [VREG] = S_IFREG, [VFIFO] = S_IFIFO,
+                                         [VCHR] = S_IFCHR, [VBLK] = S_IFBLK };
+        struct vattr va = { .va_type = type, .va_mode = bits[type] | (mode & 07777),
+                            .va_rdev = rdev };
+        err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
+        if (!err)
+            VN_RELE(vp);
+    }
+    VN_RELE(dvp);
+    return err;
 }
 
 int vn_close(struct vnode *vp, int flags, struct cred *cr)
