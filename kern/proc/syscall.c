@@ -288,6 +288,8 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(29, sys_shmget), S(30, sys_shmat), S(31, sys_shmctl), S(67, sys_shmdt),
     S(64, sys_semget), S(65, sys_semop), S(66, sys_semctl), S(220, sys_semtimedop),
     S(68, sys_msgget), S(69, sys_msgsnd), S(70, sys_msgrcv), S(71, sys_msgctl),
+    S(165, sys_mount), S(166, sys_umount2), S(137, sys_statfs), S(138, sys_fstatfs),
+    S(133, sys_mknod), S(259, sys_mknodat), S(99, sys_sysinfo), S(103, sys_syslog),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -149,6 +149,16 @@ SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);
 SYSCALL_DECL(sys_blkstat_snapshot);
 
+/* system services: sys_mount.c */
+SYSCALL_DECL(sys_mount);
+SYSCALL_DECL(sys_umount2);
+SYSCALL_DECL(sys_statfs);
+SYSCALL_DECL(sys_fstatfs);
+SYSCALL_DECL(sys_mknod);
+SYSCALL_DECL(sys_mknodat);
+SYSCALL_DECL(sys_sysinfo);
+SYSCALL_DECL(sys_syslog);
+
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);
 

@@ -5,6 +5,9 @@
  * console open as file descriptors 0, 1 and 2 (init opens /dev/console
  * itself if they are not).  Then:
  *
+ *   - It mounts /proc (making the directory if the root lacks it) and
+ *     makes /etc/mtab a link to /proc/mounts, as mount, df and e2fsck
+ *     expect.
  *   - If /etc/rc.run exists (tools/mkroot.py --run writes it for
  *     `make run RUN='...'`), init runs it under /bin/sh as root, prints
  *     "init: exit status N" (or "init: killed by signal N"), syncs and
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -86,6 +90,17 @@ static int run(char *const argv[], int interactive)
     }
 }
 
+/* /proc, and /etc/mtab as a link to /proc/mounts. */
+static void mount_proc(void)
+{
+    mkdir("/proc", 0555);
+    if (mount("proc", "/proc", "proc", 0, NULL) < 0 && errno != EBUSY)
+        say("init: cannot mount /proc, errno %d\n", errno);
+    struct stat st;
+    if (lstat("/etc/mtab", &st) < 0 && symlink("/proc/mounts", "/etc/mtab") < 0)
+        say("init: cannot link /etc/mtab to /proc/mounts, errno %d\n", errno);
+}
+
 static void report(int status)
 {
     if (status < 0)
@@ -101,6 +116,7 @@ int main(void)
     console_fds();
     umask(022);
     chdir("/");
+    mount_proc();
     struct stat st;
     int status;
     if (stat(RC_RUN, &st) == 0) {
