@@ -230,11 +230,13 @@ SYSCALL_DECL(sys_ioctl)
         r = console_ioctl(a1, a2);
     } else if (fp->f_vp->v_type == VBLK) {
         /* a disk's size questions: 8 bytes for BLKGETSIZE64 and BLKGETSIZE
-         * (a long), 4 for BLKSSZGET (an int) */
+         * (a long), 4 for BLKSSZGET (an int).  The command is 32 bits, as
+         * Linux's: musl passes it sign-extended. */
         uint64_t v = 0;
-        r = VOP_IOCTL(fp->f_vp, a1, &v, cr());
+        uint32_t cmd = (uint32_t)a1;
+        r = VOP_IOCTL(fp->f_vp, cmd, &v, cr());
         if (r == 0)
-            r = copyout(&v, (void *)a2, a1 == 0x1268 ? 4 : 8);
+            r = copyout(&v, (void *)a2, cmd == 0x1268 ? 4 : 8);
     }
     file_rele(fp);
     return r;

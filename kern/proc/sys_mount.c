@@ -250,19 +250,25 @@ SYSCALL_DECL(sys_fstatfs)
 
 static int64_t do_mknod(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
 {
+    /* A type mknod cannot make is refused before the path is looked up
+     * (a directory EPERM, anything else EINVAL), as Linux's may_mknod. */
     enum vtype type;
     switch (mode & S_IFMT) {
     case 0: case S_IFREG: type = VREG; break;
     case S_IFIFO:         type = VFIFO; break;
     case S_IFCHR:         type = VCHR; break;
     case S_IFBLK:         type = VBLK; break;
-    case S_IFSOCK:        return -EPERM;    /* no sockets yet: as a file system without them */
-    default:              return -EINVAL;
+    case S_IFDIR:         type = VDIR; break;
+    default:              type = VNON; break;   /* sockets too: none yet */
     }
     char *path = NULL;
     int err = get_string(upath, PATH_MAX, &path);
     if (err)
         return err;
+    if (type == VNON || type == VDIR) {
+        kfree(path);
+        return type == VNON ? -EINVAL : -EPERM;
+    }
     struct vnode *dir = cwd();
     struct file *dfp = NULL;
     if (path[0] != '/' && dirfd != AT_FDCWD) {
@@ -270,8 +276,6 @@ static int64_t do_mknod(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
         dir = dfp ? dfp->f_vp : NULL;
         err = !dfp ? -EBADF : dir->v_type != VDIR ? -ENOTDIR : 0;
     }
-    if (!err && (type == VCHR || type == VBLK) && !is_root())
-        err = -EPERM;
     if (!err)
         err = vn_mknod(path, dir, type, mode & 07777 & ~curproc()->p_umask, dev, cr());
     if (dfp)

@@ -277,8 +277,6 @@ static int node_text(struct pfs_node *pn, struct sbuf *sb, struct cred *cr)
 
 static int procfs_open(struct vnode **vpp, int flags, struct cred *cr)
 {
-    if ((*vpp)->v_type == VREG && (flags & O_ACCMODE) != O_RDONLY)
-        return -EACCES;             /* no file here takes writes */
     return 0;
 }
 
@@ -308,7 +306,7 @@ static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cre
 
 static int procfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
-    return vp->v_type == VDIR ? -EISDIR : -EACCES;
+    return vp->v_type == VDIR ? -EISDIR : -EINVAL;     /* no file here takes writes */
 }
 
 static int procfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)

@@ -164,8 +164,9 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);
 int vn_close(struct vnode *vp, int flags, struct cred *cr);     /* also drops the reference */
-/* mknod: type VREG, VFIFO, VCHR or VBLK (the file system checks who may
- * make devices); -EEXIST when the name exists. */
+/* mknod: type VREG, VFIFO, VCHR or VBLK; in Linux's order, -EEXIST when
+ * the name exists, then -EINVAL for VNON and -EPERM for VDIR (types mknod
+ * cannot make), -EACCES, and -EPERM for a device made by another than root. */
 int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
              struct cred *cr);
 /* Read or write len bytes at off from/to a kernel buffer; *done gets the

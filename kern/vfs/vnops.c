@@ -219,9 +219,16 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
     if (err == 0) {
         VN_RELE(vp);
         err = -EEXIST;
+    } else if (err == -ENOENT && (type == VNON || type == VDIR)) {
+        err = type == VNON ? -EINVAL : -EPERM;
     } else if (err == -ENOENT && !(err = may_modify_dir(dvp, cr))) {
+        if ((type == VCHR || type == VBLK) && cr->cr_uid != 0) {
+            VN_RELE(dvp);
+            return -EPERM;
+        }
         static const uint32_t bits[] = { [VREG] = S_IFREG, [VFIFO] = S_IFIFO,
-                                         [VCHR] = S_IFCHR, [VBLK] = S_IFBLK };
+                                         [VCHR] = S_IFCHR, [VBLK] = S_IFBLK, [VDIR] = S_IFDIR,
+                                         [VLNK] = S_IFLNK, [VNON] = 0 };
         struct vattr va = { .va_type = type, .va_mode = bits[type] | (mode & 07777),
                             .va_rdev = rdev };
         err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
