@@ -18,7 +18,10 @@
  * unmapped by it, and shared by fork's children (an atomic count) until
  * they exec in turn.  p_image is changed and read under proc_lock.  The
  * current directory is read under the descriptor table's lock, which
- * chdir and exit take to change it.
+ * chdir and exit take to change it.  The credentials (p_cred) are read
+ * without a lock: setuid may replace them meanwhile, and the reader may
+ * see the old ones (heap memory stays mapped, so a stale value is all it
+ * can get; the readers copy the fields and bound the group count).
  *
  * Locks: proc_lock (row 2), then p_fdlock; the address space's lock (row
  * 1) is taken by the reader (kern/procfs) with no process lock held.
@@ -33,9 +36,9 @@
 struct proc *proc_hold(int pid)
 {
     mutex_enter(&proc_lock);
+    /* A child just forked may run before fork has stored its thread
+     * (p_thread): it is held all the same, and the files allow for that. */
     struct proc *p = find_proc_locked(pid);
-    if (p && !p->p_thread)
-        p = NULL;
     if (p)
         p->p_holds++;
     mutex_exit(&proc_lock);

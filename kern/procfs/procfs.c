@@ -545,7 +545,8 @@ static bool readdir_pids(struct uio *uio)
             continue;
         char name[16];
         snprintf(name, sizeof name, "%d", pids[i]);
-        all = put_dirent(uio, (uint64_t)pids[i] << 16, PID_BASE + pids[i] + 1, DT_DIR, name);
+        struct pfs_node entry = { .kind = PFS_PIDDIR, .pid = pids[i] };
+        all = put_dirent(uio, node_ino(&entry), PID_BASE + pids[i] + 1, DT_DIR, name);
         if (all)
             uio->uio_offset = PID_BASE + (uint64_t)pids[i] + 1;
     }
@@ -592,7 +593,10 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         uint64_t i = uio->uio_offset;
         const char *name = i == 0 ? "." : i == 1 ? ".." : t[i - 2].name;
         uint8_t type = i < 2 ? DT_DIR : dtype_of(t[i - 2].kind, (int)i - 2);
-        uint64_t ino = node_ino(dn) + (i < 2 ? 0 : 0x100000000ULL * (i - 1));
+        /* the numbers the entries' own nodes give (lookup makes them alike) */
+        struct pfs_node entry = { .kind = i < 2 ? dn->kind : t[i - 2].kind, .pid = dn->pid,
+                                  .index = i < 2 ? dn->index : (int)i - 2 };
+        uint64_t ino = i == 1 && dn->kind != PFS_FDDIR ? 1 : node_ino(&entry);
         all = put_dirent(uio, ino, (int64_t)i + 1, type, name);
         if (all)
             uio->uio_offset = i + 1;

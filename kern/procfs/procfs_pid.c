@@ -120,7 +120,8 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     uint64_t vsize, rss, sig[4];
     memory_of(p, &vsize, &rss);
     signals_of(p, sig);
-    const struct cred *c = p->p_cred;
+    struct cred c_copy = *p->p_cred;    /* see proc_info.c: setuid may replace it */
+    const struct cred *c = &c_copy;
     char comm[sizeof p->p_comm];
     memcpy(comm, p->p_comm, sizeof comm);
     comm[sizeof comm - 1] = 0;
@@ -131,7 +132,7 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     sbuf_printf(sb, "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n", c->cr_ruid, c->cr_uid,
                 c->cr_uid, c->cr_uid, c->cr_rgid, c->cr_gid, c->cr_gid, c->cr_gid);
     sbuf_printf(sb, "FDSize:\t%d\nGroups:\t", NOFILE);
-    for (uint32_t i = 0; i < c->cr_ngroups; i++)
+    for (uint32_t i = 0; i < MIN(c->cr_ngroups, (uint32_t)NGROUPS_MAX); i++)
         sbuf_printf(sb, "%u ", c->cr_groups[i]);
     sbuf_printf(sb, "\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\nThreads:\t1\n",
                 (unsigned long)(vsize / 1024), (unsigned long)(rss * KERNEL_PAGE / 1024));

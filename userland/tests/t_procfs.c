@@ -183,6 +183,30 @@ static void test_self(int argc, char **argv)
 	}
 }
 
+/* readdir's inode numbers are the entries' own (ls -i, find). */
+static void test_inodes(void)
+{
+	char dirpath[32];
+	snprintf(dirpath, sizeof dirpath, "/proc/%d", getpid());
+	DIR *d = opendir(dirpath);
+	CHECK(d != NULL);
+	int checked = 0, same = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (strcmp(e->d_name, "stat") && strcmp(e->d_name, "cmdline") && strcmp(e->d_name, "fd") &&
+		    strcmp(e->d_name, "exe"))
+			continue;
+		char path[300];
+		snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
+		struct stat st;
+		checked++;
+		same += lstat(path, &st) == 0 && st.st_ino == e->d_ino;
+	}
+	if (d)
+		closedir(d);
+	CHECK_EQ(checked, 4);
+	CHECK_EQ(same, checked);
+}
+
 static void test_fds(void)
 {
 	int p[2];
@@ -433,6 +457,7 @@ int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
 	test_self(argc, argv);
+	test_inodes();
 	test_fds();
 	test_maps();
 	test_child();
