@@ -453,6 +453,28 @@ static void test_sysvipc(void)
 	CHECK(ipc_line("/proc/sysvipc/msg", msg) == NULL);
 }
 
+/* Tempest's own files (not on Linux): the boot options, and the lock
+ * statistics with the process list's lock, which every fork takes. */
+static void test_tempest_files(void)
+{
+	if (access("/proc/options", F_OK) != 0) {
+		ut_note("no /proc/options (not Tempest): its own files left out");
+		return;
+	}
+	CHECK(slurp("/proc/options") > 0);
+	CHECK(strncmp(text, "lock=", 5) == 0 && strstr(text, " sched=") && text[strlen(text) - 1] == '\n');
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	ut_wait(pid);
+	CHECK(slurp("/proc/lockstat") > 0);
+	CHECK(strncmp(text, "class ", 6) == 0);
+	const char *l = line_with("proc ");
+	unsigned long hits = 0;
+	char kind[16];
+	CHECK(l && sscanf(l, "proc %15s %lu", kind, &hits) == 2 && hits > 0 && strcmp(kind, "mutex") == 0);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -465,5 +487,6 @@ int main(int argc, char **argv)
 	ut_unprivileged("other user", other_user, &me);
 	test_system_files();
 	test_sysvipc();
+	test_tempest_files();
 	return ut_done();
 }
