@@ -136,6 +136,18 @@ static void test_mount(void)
 	CHECK_ERR(umount2("mnt", 0), EINVAL);          /* no longer a mount point */
 	CHECK_ERR(stat("mnt/self", &st), ENOENT);
 
+	/* read-only, and a remount that keeps it so */
+	CHECK_OK(mount("proc", "mnt", "proc", MS_RDONLY, NULL));
+	CHECK_OK(statfs("mnt", &s));
+	CHECK(s.f_flags & ST_RDONLY);
+	char want[300], cwd[256];
+	CHECK(getcwd(cwd, sizeof cwd) != NULL);
+	snprintf(want, sizeof want, " %s/mnt proc ro", cwd);
+	CHECK(slurp("/proc/mounts") > 0 && strstr(text, want) != NULL);
+	CHECK_OK(mount("proc", "mnt", "proc", MS_REMOUNT | MS_RDONLY, NULL));
+	CHECK_ERR(mount("proc", "file", "proc", MS_REMOUNT | MS_RDONLY, NULL), EINVAL);
+	CHECK_OK(umount2("mnt", 0));
+	CHECK_ERR(mount("proc", "mnt", NULL, 0, NULL), EINVAL);        /* no type */
 	CHECK_ERR(mount("none", "mnt", "no_such_fs_type", 0, NULL), ENODEV);
 	CHECK_ERR(mount("proc", "nowhere", "proc", 0, NULL), ENOENT);
 	CHECK_ERR(mount("proc", "file", "proc", 0, NULL), ENOTDIR);
