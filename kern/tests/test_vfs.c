@@ -669,6 +669,45 @@ static int body_devfs(struct ns *ns)
 
 KTEST(vfs_devfs) { return with_ns(body_devfs); }
 
+/* ======================= procfs ======================= */
+
+/* procfs on a directory: its system files read as text, "self" has no
+ * meaning for a kernel thread, a held node keeps it mounted. */
+static int body_procfs(struct ns *ns)
+{
+    KT_ASSERT_EQ(vfs_mount_at(vfs_findtype("proc"), NULL, "mnt", ns->a, 0, kcred), 0);
+    static char buf[512];
+    size_t done = 0;
+    struct vnode *vp;
+    KT_ASSERT_EQ(vn_open("mnt/filesystems", ns->a, O_RDONLY, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, sizeof buf - 1, 0, 0, &done, kcred), 0);
+    buf[done] = 0;
+    bool listed = false;
+    for (size_t i = 0; i + 11 <= done; i++)
+        listed |= strncmp(buf + i, "nodev\tproc\n", 11) == 0;
+    /* an offset past the text reads nothing */
+    size_t past = 1;
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 10, done + 5, 0, &past, kcred), 0);
+    /* busy while a node is held */
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), -EBUSY);
+    vn_close(vp, O_RDONLY, kcred);
+    KT_ASSERT(listed);
+    KT_ASSERT_EQ(past, 0);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/self", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/99999999", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/sysvipc/shm", true, kcred), 0);
+    KT_ASSERT_EQ(mkfile(ns, "mnt/newfile", 0644, kcred), -EACCES);
+    struct kstatfs sb;
+    KT_ASSERT_EQ(vn_open("mnt", ns->a, O_RDONLY | O_DIRECTORY, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(VFS_STATFS(vp->v_vfsp, &sb), 0);
+    vn_close(vp, O_RDONLY, kcred);
+    KT_ASSERT_EQ(sb.f_type, 0x9fa0);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), 0);
+    return 0;
+}
+
+KTEST(vfs_procfs) { return with_ns(body_procfs); }
+
 /* ======================= every CPU at once ======================= */
 
 #define NPATHS 10
