@@ -15,6 +15,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/arch/smp.h>
 #include <drivers/platform/timer.h>
+#include <drivers/tty/tty.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
 
@@ -76,6 +77,16 @@ static void signals_of(struct proc *p, uint64_t m[4])
     }
 }
 
+/* The controlling terminal of p's session, as Linux's tty_nr (the
+ * console, 5:1, is the only terminal), and its foreground group. */
+static void tty_of(struct proc *p, int *tty_nr, int *tpgid)
+{
+    int sid = tty_session();
+    bool ours = sid > 0 && sid == p->p_sid;
+    *tty_nr = ours ? (5 << 8) | 1 : 0;
+    *tpgid = ours ? tty_fg_pgrp() : -1;
+}
+
 int procfs_pid_stat(struct sbuf *sb, struct proc *p)
 {
     uint64_t vsize, rss, sig[4];
@@ -85,8 +96,10 @@ int procfs_pid_stat(struct sbuf *sb, struct proc *p)
     char comm[sizeof p->p_comm];
     memcpy(comm, p->p_comm, sizeof comm);
     comm[sizeof comm - 1] = 0;
-    sbuf_printf(sb, "%d (%s) %c %d %d %d 0 -1 %u 0 0 0 0 ", p->p_pid, comm, state_of(p),
-                proc_ppid_of(p), p->p_pgid, p->p_sid, 0x400000u);
+    int tty_nr, tpgid;
+    tty_of(p, &tty_nr, &tpgid);
+    sbuf_printf(sb, "%d (%s) %c %d %d %d %d %d %u 0 0 0 0 ", p->p_pid, comm, state_of(p),
+                proc_ppid_of(p), p->p_pgid, p->p_sid, tty_nr, tpgid, 0x400000u);
     sbuf_printf(sb, "%lu %lu %lu %lu 20 0 1 0 %lu %lu %lu ",
                 (unsigned long)ticks_of(&p->p_utime), (unsigned long)ticks_of(&p->p_stime),
                 (unsigned long)ticks_of(&p->p_cutime), (unsigned long)ticks_of(&p->p_cstime),

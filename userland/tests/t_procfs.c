@@ -122,6 +122,8 @@ static void test_self(int argc, char **argv)
 	CHECK_EQ(sf.f[5], getpgrp());
 	CHECK_EQ(sf.f[6], getsid(0));
 	CHECK_EQ(sf.f[20], 1);                          /* threads */
+	/* a terminal and its foreground group, or neither */
+	CHECK(sf.f[7] == 0 ? sf.f[8] == -1 : sf.f[8] > 0);
 	CHECK(sf.f[23] > 0);                            /* vsize */
 	CHECK(sf.f[24] >= 0);                           /* rss */
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
