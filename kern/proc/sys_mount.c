@@ -45,6 +45,7 @@
 #define ST_RDONLY   0x1
 #define ST_VALID    0x20
 #define FSTYPE_MAX  64
+#define PIPEFS_MAGIC 0x50495045
 
 static struct cred *cr(void) { return curproc()->p_cred; }
 
@@ -204,10 +205,8 @@ _Static_assert(sizeof(struct statfs_u) == 120, "Linux's struct statfs is 120 byt
 static int statfs_out(struct vnode *vp, uint64_t ubuf)
 {
     struct vfs *vfsp = vp->v_vfsp;
-    if (!vfsp)
-        return -ENOSYS;                     /* a pipe: Linux's pipefs; not here */
-    struct kstatfs k;
-    int err = VFS_STATFS(vfsp, &k);
+    struct kstatfs k = { .f_type = PIPEFS_MAGIC, .f_bsize = 4096, .f_namelen = 255 };
+    int err = vfsp ? VFS_STATFS(vfsp, &k) : 0;     /* no vfs: a pipe, Linux's pipefs */
     if (err)
         return err;
     struct statfs_u s = {
@@ -215,7 +214,7 @@ static int statfs_out(struct vnode *vp, uint64_t ubuf)
         .f_bfree = k.f_bfree, .f_bavail = k.f_bfree, .f_files = k.f_files,
         .f_ffree = k.f_ffree, .f_fsid = { (int32_t)k.f_fsid, 0 },
         .f_namelen = k.f_namelen, .f_frsize = k.f_bsize,
-        .f_flags = ST_VALID | ((vfsp->vfs_flag & VFS_RDONLY) ? ST_RDONLY : 0),
+        .f_flags = ST_VALID | (vfsp && (vfsp->vfs_flag & VFS_RDONLY) ? ST_RDONLY : 0),
     };
     return copyout(&s, (void *)ubuf, sizeof s) ? -EFAULT : 0;
 }

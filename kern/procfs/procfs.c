@@ -561,7 +561,10 @@ static bool readdir_fds(struct uio *uio, int pid)
     if (!p)
         return true;
     bool all = true;
-    for (int fd = (int)uio->uio_offset - 2; fd < NOFILE && all; fd++) {
+    /* the offset is the caller's (lseek): any value must do */
+    int start = uio->uio_offset < 2 ? 0 : uio->uio_offset > NOFILE + 2 ? NOFILE
+                                         : (int)uio->uio_offset - 2;
+    for (int fd = start; fd < NOFILE && all; fd++) {
         struct vnode *vp = proc_fd_hold(p, fd, NULL);
         if (!vp)
             continue;

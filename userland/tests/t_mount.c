@@ -74,6 +74,12 @@ static void test_statfs(void)
 	CHECK_ERR(statfs(UT_BADPTR, &s), EFAULT);
 	CHECK_ERR(syscall(SYS_statfs, "/", UT_BADPTR), EFAULT);
 	CHECK_ERR(fstatfs(-1, &s), EBADF);
+	int p[2];
+	CHECK_OK(pipe(p));
+	CHECK_OK(fstatfs(p[0], &s));
+	CHECK_EQ(s.f_type, 0x50495045);                 /* pipefs */
+	close(p[0]);
+	close(p[1]);
 	CHECK_ERR(fstatfs(999, &s), EBADF);
 }
 

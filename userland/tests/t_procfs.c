@@ -238,6 +238,15 @@ static void test_fds(void)
 	if (dir)
 		closedir(dir);
 	CHECK_EQ(seen, 3);
+	/* any directory offset will do, the wildest too */
+	dir = opendir("/proc/self/fd");
+	if (dir) {
+		seekdir(dir, 0x7fffffff);
+		CHECK(readdir(dir) == NULL);
+		seekdir(dir, -5);
+		readdir(dir);
+		closedir(dir);
+	}
 	close(p[0]);
 	close(p[1]);
 	close(d);
