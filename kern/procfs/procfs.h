@@ -32,6 +32,7 @@ int procfs_uptime(struct sbuf *sb);
 int procfs_loadavg(struct sbuf *sb);
 int procfs_stat(struct sbuf *sb);
 int procfs_diskstats(struct sbuf *sb);
+int procfs_partitions(struct sbuf *sb);
 int procfs_filesystems(struct sbuf *sb);
 int procfs_lockstat(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);

@@ -243,6 +243,19 @@ int procfs_diskstats(struct sbuf *sb)
     return 0;
 }
 
+/* Every disk and its size in KiB, as Linux's /proc/partitions. */
+int procfs_partitions(struct sbuf *sb)
+{
+    sbuf_printf(sb, "major minor  #blocks  name\n\n");
+    for (int i = 0; i < blk_count(); i++) {
+        struct blkdev *d = blk_get(i);
+        uint32_t rdev = devfs_disk_rdev(d);
+        sbuf_printf(sb, "%4u %7u %10lu %s\n", vn_major(rdev), vn_minor(rdev),
+                    (unsigned long)(d->nblocks * d->bsize / 1024), d->name);
+    }
+    return 0;
+}
+
 /* ---- Tempest's own ---- */
 
 static const char *kind_name(uint32_t kind)

@@ -416,6 +416,20 @@ static void test_system_files(void)
 		CHECK_EQ(got, 14);
 	}
 
+	/* partitions: the header, then disks diskstats knows too */
+	static char disks[65536];
+	strcpy(disks, text);
+	CHECK(slurp("/proc/partitions") > 0);
+	CHECK(strncmp(text, "major minor  #blocks  name\n\n", 28) == 0);
+	for (const char *l = strchr(text, '\n') + 2; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		unsigned maj, min;
+		unsigned long kb;
+		char name[32], want[48];
+		CHECK_EQ(sscanf(l, "%u %u %lu %31s", &maj, &min, &kb, name), 4);
+		snprintf(want, sizeof want, " %u %7u %s ", maj, min, name);
+		CHECK(strstr(disks, want) != NULL);
+	}
+
 	CHECK(si.totalram >= si.freeram && si.freeram > 0 && si.mem_unit >= 1);
 	CHECK(si.procs >= 2);
 	CHECK_ERR(sysinfo(UT_BADPTR), EFAULT);
