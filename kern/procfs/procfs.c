@@ -17,8 +17,8 @@
  * file's entry in its directory's table, or a descriptor number).  Nodes
  * are made at each lookup and freed at their last VN_RELE, so nothing is
  * cached that a process's exit could leave stale: a PID directory held
- * open after its process is reaped reads as empty and its files give
- * ESRCH.  Reading a file makes its whole text into a kernel buffer
+ * open after its process is reaped gives ENOENT to getdents and its open
+ * files ESRCH, as Linux's.  Reading a file makes its whole text into a kernel buffer
  * (struct sbuf) and copies the part asked for; st_size is 0, as Linux's.
  *
  * The reader holds the process it describes (proc_hold, kern/proc/
@@ -592,6 +592,8 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         return -EFAULT;
     int n;
     const struct pfs_entry *t = table_of(dn->kind, &n);
+    if ((dn->kind == PFS_PIDDIR || dn->kind == PFS_FDDIR) && !proc_exists(dn->pid))
+        return -ENOENT;             /* reaped, as Linux says */
     bool all = true;
     while (all && uio->uio_offset < 2 + (uint64_t)n) {
         uint64_t i = uio->uio_offset;

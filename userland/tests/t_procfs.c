@@ -24,6 +24,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -321,7 +322,17 @@ static void test_child(void)
 		closedir(d);
 	CHECK_EQ(listed, 1);
 	CHECK_EQ(me, 1);
+	char dirpath[32];
+	snprintf(dirpath, sizeof dirpath, "/proc/%d", pid);
+	int dfd = CHECK_OK(open(dirpath, O_RDONLY | O_DIRECTORY));
+	snprintf(dirpath, sizeof dirpath, "/proc/%d/stat", pid);
+	int sfd = CHECK_OK(open(dirpath, O_RDONLY));
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	char dents[1024];
+	CHECK_ERR(syscall(SYS_getdents64, dfd, dents, sizeof dents), ENOENT);
+	CHECK_ERR(read(sfd, dents, sizeof dents), ESRCH);
+	close(dfd);
+	close(sfd);
 	CHECK_ERR(open(path, O_RDONLY), ENOENT);
 	snprintf(path, sizeof path, "/proc/%d", pid);
 	struct stat sb;
