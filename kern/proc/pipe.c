@@ -55,7 +55,19 @@ static const struct vnodeops pipe_vnodeops;
 
 static struct pipe *vtopipe(struct vnode *vp) { return vp->v_data; }
 
-static int pipe_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
+/* Opened again through /proc's fd/N: one more reader or writer, which
+ * its close takes away (pipe() counts its own two ends). */
+static int pipe_open(struct vnode **vpp, int flags, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(*vpp);
+    mutex_enter(&pi->pi_lock);
+    if ((flags & O_ACCMODE) != O_WRONLY)
+        pi->pi_readers++;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        pi->pi_writers++;
+    mutex_exit(&pi->pi_lock);
+    return 0;
+}
 
 static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
 {

@@ -21,6 +21,10 @@
  * files ESRCH, as Linux's.  Reading a file makes its whole text into a kernel buffer
  * (struct sbuf) and copies the part asked for; st_size is 0, as Linux's.
  *
+ * fd/N, cwd and exe are symbolic links whose text is for people; a
+ * lookup that follows them gets the file itself from VOP_FOLLOW (Linux's
+ * "magic" links), so a pipe or an unlinked file opens through them.
+ *
  * The reader holds the process it describes (proc_hold, kern/proc/
  * proc_info.c): its memory, and any address space found in it, stay
  * until the file is made, and a process's maps are read under its
@@ -638,6 +642,37 @@ static int procfs_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
     return err;
 }
 
+/* fd/N, cwd and exe lead to the file itself (Linux's magic links), so a
+ * pipe, or a file Tempest has no name for, opens through them; "self"
+ * is an ordinary link (-ENOSYS: its text is followed). */
+static int procfs_follow(struct vnode *vp, struct vnode **vpp, struct cred *cr)
+{
+    struct pfs_node *pn = VTOP(vp);
+    bool fd = pn->kind == PFS_FDLINK;
+    if (!fd && !(pn->kind == PFS_PIDFILE && (pn->index == PID_CWD || pn->index == PID_EXE)))
+        return -ENOSYS;
+    struct proc *p = proc_hold(pn->pid);
+    if (!p)
+        return -ENOENT;
+    int err = may_inspect(p, cr) ? 0 : -EACCES;
+    struct vnode *target = NULL;
+    if (!err && fd) {
+        target = proc_fd_hold(p, pn->index, NULL);
+    } else if (!err && pn->index == PID_CWD) {
+        target = proc_cwd_hold(p);
+    } else if (!err) {
+        struct proc_image *im = proc_image_hold(p);
+        if (im && im->exe && lookupname(im->exe, NULL, true, &target, cr))
+            target = NULL;
+        proc_image_rele(im);
+    }
+    proc_rele(p);
+    if (!err && !target)
+        err = -ENOENT;
+    *vpp = target;
+    return err;
+}
+
 static int procfs_fsync(struct vnode *vp, struct cred *cr)
 {
     return 0;
@@ -678,6 +713,7 @@ static const struct vnodeops procfs_vnodeops = {
     .vop_fsync = procfs_fsync,
     .vop_truncate = procfs_truncate,
     .vop_inactive = procfs_inactive,
+    .vop_follow = procfs_follow,
 };
 
 /* ---- file-system operations ---- */

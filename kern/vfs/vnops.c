@@ -128,7 +128,14 @@ static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t 
             err = -ELOOP;
         else if (vp->v_type == VLNK && links >= MAXSYMLINKS)
             err = -ELOOP;
-        if (!err && vp->v_type == VLNK) {
+        struct vnode *target = NULL;
+        int magic = !err && vp->v_type == VLNK ? VOP_FOLLOW(vp, &target, cr) : -ENOSYS;
+        if (magic != -ENOSYS) {
+            /* a link naming its target itself (/proc's fd/N): open that */
+            VN_RELE(vp);
+            vp = target;
+            err = magic;
+        } else if (!err && vp->v_type == VLNK) {
             /* Open or create the link's target, relative to its directory. */
             char *text;
             err = readlink_alloc(vp, &text, NULL, cr);

@@ -255,6 +255,46 @@ static void test_fds(void)
 	CHECK_ERR(readlink(path, link, sizeof link), ENOENT);
 }
 
+/* fd/N, cwd and exe lead to the file itself: a pipe opens through them,
+ * each end counted (the write end closed twice before the reader sees its
+ * end), and so does a file whose name is gone. */
+static void test_magic_links(void)
+{
+	int p[2];
+	CHECK_OK(pipe(p));
+	char path[64], buf[8];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", p[1]);
+	int w = CHECK_OK(open(path, O_WRONLY));
+	snprintf(path, sizeof path, "/proc/self/fd/%d", p[0]);
+	int r = CHECK_OK(open(path, O_RDONLY));
+	CHECK_EQ(write(p[1], "ab", 2), 2);
+	CHECK_EQ(read(r, buf, sizeof buf), 2);
+	close(p[1]);
+	CHECK_EQ(write(w, "c", 1), 1);          /* a writer is left */
+	close(w);
+	CHECK_EQ(read(p[0], buf, sizeof buf), 1);
+	CHECK_EQ(read(p[0], buf, sizeof buf), 0);  /* and now none */
+	close(p[0]);
+	close(r);
+
+	CHECK_OK(ut_write_file("gone", "hidden", 6, 0600));
+	int fd = CHECK_OK(open("gone", O_RDONLY));
+	CHECK_OK(unlink("gone"));
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int again = CHECK_OK(open(path, O_RDONLY));
+	memset(buf, 0, sizeof buf);
+	CHECK_EQ(read(again, buf, sizeof buf), 6);
+	CHECK(memcmp(buf, "hidden", 6) == 0);
+	close(again);
+	close(fd);
+
+	struct stat a, b;
+	CHECK_OK(stat("/proc/self/cwd/.", &a));
+	CHECK_OK(stat(".", &b));
+	CHECK_EQ(a.st_ino, b.st_ino);
+	CHECK_EQ(a.st_dev, b.st_dev);
+}
+
 /* Does a line of maps cover addr with these permissions (e.g. "r-x")? */
 static const char *map_of(unsigned long addr)
 {
@@ -518,6 +558,8 @@ int main(int argc, char **argv)
 	test_inodes();
 	test_fds();
 	test_maps();
+	ut_scratch();
+	test_magic_links();
 	test_child();
 	int me = getpid();
 	ut_unprivileged("other user", other_user, &me);
