@@ -334,10 +334,25 @@ static void node_owner(const struct pfs_node *pn, uint32_t *uid, uint32_t *gid)
     proc_rele(p);
 }
 
+/* A descriptor's link: r and w as the descriptor was opened, and x. */
+static uint32_t fd_link_bits(const struct pfs_node *pn)
+{
+    struct proc *p = proc_hold(pn->pid);
+    int flags = 0;
+    struct vnode *vp = p ? proc_fd_hold(p, pn->index, &flags) : NULL;
+    if (p)
+        proc_rele(p);
+    if (!vp)
+        return 0700;
+    VN_RELE(vp);
+    int acc = flags & O_ACCMODE;
+    return 0100 | (acc != O_WRONLY ? 0400 : 0) | (acc != O_RDONLY ? 0200 : 0);
+}
+
 static uint32_t node_mode(const struct pfs_node *pn)
 {
     const struct pfs_entry *e = entry_of(pn);
-    uint32_t bits = e ? e->mode : pn->kind == PFS_FDLINK ? 0700 : 0555;
+    uint32_t bits = e ? e->mode : pn->kind == PFS_FDLINK ? fd_link_bits(pn) : 0555;
     switch (pn->vn.v_type) {
     case VDIR: return S_IFDIR | bits;
     case VLNK: return S_IFLNK | bits;

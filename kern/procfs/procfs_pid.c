@@ -12,6 +12,7 @@
 #include <kern/vm/as.h>
 #include <kern/lock/sleep.h>
 #include <kern/vfs/cred.h>
+#include <kern/vfs/dnlc.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/smp.h>
 #include <drivers/platform/timer.h>
@@ -202,9 +203,26 @@ int procfs_pid_exe(struct sbuf *sb, struct proc *p)
     return err;
 }
 
+/* A file's path from the name the DNLC holds for it and its directory's
+ * path: 0, or -ENOENT when the cache has no name for it. */
+static int file_path(struct sbuf *sb, struct vnode *vp)
+{
+    struct vnode *dvp;
+    char name[NAME_MAX + 1];
+    if (dnlc_reverse(vp, &dvp, name, sizeof name))
+        return -ENOENT;
+    char *path = kmalloc(PATH_MAX);
+    int n = path ? proc_dir_path(dvp, path, PATH_MAX) : -ENOMEM;
+    VN_RELE(dvp);
+    if (n > 0)
+        sbuf_printf(sb, "%s%s%s", path, n > 2 ? "/" : "", name);
+    kfree(path);
+    return n > 0 ? 0 : -ENOENT;
+}
+
 /* A descriptor's link: a directory's path, the device's name, a pipe's
- * number, or (for files, whose names Tempest does not keep) the file
- * system and inode. */
+ * number, a file's path when the name cache has it (Tempest keeps no
+ * names for open files), else its file system and inode. */
 int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd)
 {
     struct vnode *vp = proc_fd_hold(p, fd, NULL);
@@ -224,7 +242,7 @@ int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd)
         sbuf_printf(sb, "pipe:[%lu]", (unsigned long)va.va_ino);
     } else if (!err && vn_is_devfs(vp)) {
         sbuf_printf(sb, "/dev/%s", devfs_name(vp));
-    } else if (!err) {
+    } else if (!err && file_path(sb, vp) != 0) {
         sbuf_printf(sb, "inode:[%u:%lu]", va.va_fsid, (unsigned long)va.va_ino);
     }
     VN_RELE(vp);
@@ -271,8 +289,11 @@ int procfs_pid_maps(struct sbuf *sb, struct proc *p)
         if (s->s_vp && VOP_GETATTR(s->s_vp, &va, p->p_cred))
             va.va_ino = 0;
         const char *name = "";
+        struct sbuf path = { 0 };
         if (s->s_vp && s->s_vp == exe)
             name = im->exe;
+        else if (s->s_vp && file_path(&path, s->s_vp) == 0 && path.buf)
+            name = path.buf;
         else if (!s->s_vp && s->s_start <= as->a_brk_base && as->a_brk_base < s->s_end)
             name = "[heap]";
         else if (s == top && s->s_end >= USER_STACK_TOP - (1UL << 30))
@@ -280,6 +301,7 @@ int procfs_pid_maps(struct sbuf *sb, struct proc *p)
         else if (s->s_amap)
             name = "/SYSV00000000 (deleted)";
         map_line(sb, s, s->s_vp ? va.va_fsid : 0, s->s_vp ? va.va_ino : 0, name);
+        kfree(path.buf);
     }
     rlock_release(&as->a_lock);
     if (exe)
