@@ -9,7 +9,8 @@
  * (the ATA disks, 8:16n as Linux's sd) and ram0 (1:0).
  *
  * The disks read and write through the block layer (blk_rw) at any byte
- * offset: a partial block is read, changed and written back.  Their size
+ * offset: a partial block is read, changed and written back.  Opened with
+ * O_EXCL, a disk a file system is mounted from is EBUSY.  Their size
  * is the disk's, so lseek(SEEK_END) and BLKGETSIZE64 give it.  A device
  * node on another file system (mknod on S5) opens the devfs device of its
  * number (devfs_open_rdev, called by vn_open): a light specfs.
@@ -284,9 +285,12 @@ static const struct vnodeops devfs_vnodeops;
 
 /* ---- vnode operations ---- */
 
+/* O_EXCL on a disk asks for it alone, as Linux's: EBUSY while a file
+ * system is mounted from it (what mkfs checks before formatting). */
 static int devfs_open(struct vnode **vpp, int flags, struct cred *cr)
 {
-    return 0;
+    struct blkdev *d = VTODN(*vpp)->blk;
+    return d && (flags & O_EXCL) && blk_claimed(d) ? -EBUSY : 0;
 }
 
 static int devfs_close(struct vnode *vp, int flags, struct cred *cr)

@@ -125,6 +125,33 @@ static void test_disk(void)
 	close(fd);
 }
 
+/* A mounted disk cannot be had alone (O_EXCL), as mkfs asks for it. */
+static void test_mounted_disk(void)
+{
+	static char mounts[16384];
+	int fd = open("/proc/mounts", O_RDONLY);
+	long n = fd >= 0 ? read(fd, mounts, sizeof mounts - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	mounts[n > 0 ? n : 0] = 0;
+	char dev[128];
+	struct stat st;
+	for (char *l = mounts; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		if (sscanf(l, "%127s", dev) == 1 && strncmp(dev, "/dev/", 5) == 0 &&
+		    stat(dev, &st) == 0 && S_ISBLK(st.st_mode)) {
+			fd = open(dev, O_RDONLY);
+			if (fd < 0) {           /* a container may keep us off its disks */
+				ut_note("%s: %s: the O_EXCL check left out", dev, strerror(errno));
+				return;
+			}
+			close(fd);
+			CHECK_ERR(open(dev, O_RDONLY | O_EXCL), EBUSY);
+			return;
+		}
+	}
+	ut_note("no mounted disk in /dev: the O_EXCL check left out");
+}
+
 static char logbuf[1 << 20];
 
 static void unprivileged_log(void *arg)
@@ -191,6 +218,8 @@ int main(int argc, char **argv)
 	ut_init(argc, argv);
 	test_char_devices();
 	test_disk();
+	if (ut_is_root())
+		test_mounted_disk();
 	if (ut_is_root())
 		test_syslog();
 	else
