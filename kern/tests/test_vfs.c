@@ -661,7 +661,7 @@ static int body_devfs(struct ns *ns)
     }
     vn_close(vp, 0, kcred);
     KT_ASSERT(eof);
-    KT_ASSERT_EQ(seen, 2 + 8 + blk_count());
+    KT_ASSERT_EQ(seen, 2 + 8 + 4 + blk_count());   /* devices, links, disks */
     KT_ASSERT_EQ(found, 3);
     KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), 0);
     return 0;

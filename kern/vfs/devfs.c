@@ -4,7 +4,8 @@
  * devices, with Linux's numbers so that programs built for Linux find what
  * they expect: console (5:1), tty (5:0, the console: the only terminal),
  * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
- * (1:11, the kernel message log); and every disk the block layer
+ * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
+ * stderr into /proc/self/fd; and every disk the block layer
  * registered, by its kernel name: vda, vdb... (virtio, 254:16n), ata0...
  * (the ATA disks, 8:16n as Linux's sd) and ram0 (1:0).
  *
@@ -62,6 +63,7 @@ struct devfs_dev {
     uint32_t major, minor;
     int (*read)(struct uio *uio);
     int (*write)(struct uio *uio);
+    const char *link;               /* a symbolic link's text instead (fd, stdin...) */
 };
 
 struct devfs_node {
@@ -207,14 +209,19 @@ static int kmsg_dev_write(struct uio *uio)
 }
 
 static const struct devfs_dev devfs_devs[] = {
-    { "console", 5, 1, console_dev_read, console_dev_write },
-    { "tty", 5, 0, console_dev_read, console_dev_write },
-    { "null", 1, 3, read_eof, write_swallow },
-    { "zero", 1, 5, read_zeros, write_swallow },
-    { "full", 1, 7, read_zeros, write_full },
-    { "random", 1, 8, read_random, write_swallow },
-    { "urandom", 1, 9, read_random, write_swallow },
-    { "kmsg", 1, 11, kmsg_dev_read, kmsg_dev_write },
+    { "console", 5, 1, console_dev_read, console_dev_write, NULL },
+    { "tty", 5, 0, console_dev_read, console_dev_write, NULL },
+    { "null", 1, 3, read_eof, write_swallow, NULL },
+    { "zero", 1, 5, read_zeros, write_swallow, NULL },
+    { "full", 1, 7, read_zeros, write_full, NULL },
+    { "random", 1, 8, read_random, write_swallow, NULL },
+    { "urandom", 1, 9, read_random, write_swallow, NULL },
+    { "kmsg", 1, 11, kmsg_dev_read, kmsg_dev_write, NULL },
+    /* Linux's links into /proc: a process's own descriptors */
+    { "fd", 0, 0, NULL, NULL, "/proc/self/fd" },
+    { "stdin", 0, 0, NULL, NULL, "/proc/self/fd/0" },
+    { "stdout", 0, 0, NULL, NULL, "/proc/self/fd/1" },
+    { "stderr", 0, 0, NULL, NULL, "/proc/self/fd/2" },
 };
 #define NDEVS (sizeof devfs_devs / sizeof devfs_devs[0])
 
@@ -307,6 +314,8 @@ static int devfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred
         return disk_rw(dn->blk, uio, false);
     if (!dn->dev)
         return -EISDIR;
+    if (dn->dev->link)
+        return -EINVAL;
     return dn->dev->read(uio);
 }
 
@@ -319,6 +328,8 @@ static int devfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cre
         return disk_rw(dn->blk, uio, true);
     if (!dn->dev)
         return -EISDIR;
+    if (dn->dev->link)
+        return -EINVAL;
     return dn->dev->write(uio);
 }
 
@@ -340,7 +351,7 @@ static int devfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cr
 
 static uint32_t node_type_bits(const struct devfs_node *dn)
 {
-    return dn->blk ? S_IFBLK : dn->dev ? S_IFCHR : S_IFDIR;
+    return dn->blk ? S_IFBLK : !dn->dev ? S_IFDIR : dn->dev->link ? S_IFLNK : S_IFCHR;
 }
 
 static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
@@ -354,6 +365,8 @@ static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_nlink = vp->v_type == VDIR ? 2 : 1;
     if (dn->blk)
         va->va_size = dn->blk->nblocks * dn->blk->bsize;
+    if (dn->dev && dn->dev->link)
+        va->va_size = strlen(dn->dev->link);
     va->va_ino = dn->ino;
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp->vfs_fsid;
@@ -492,7 +505,7 @@ static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, boo
     for (; i < end; i++) {
         const struct devfs_node *dn = i < 2 ? &dm->root : &dm->node[i - 2];
         const char *name = i == 0 ? "." : i == 1 ? ".." : dn->name;
-        uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : DT_CHR;
+        uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : dn->dev->link ? DT_LNK : DT_CHR;
         if (!put_dirent(uio, dn->ino, (int64_t)i + 1, type, name))
             break;
     }
@@ -504,7 +517,15 @@ static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, boo
 
 static int devfs_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 {
-    return -EINVAL;
+    struct devfs_node *dn = VTODN(vp);
+    if (!dn->dev || !dn->dev->link)
+        return -EINVAL;
+    if (uio->uio_user)
+        return -EFAULT;
+    size_t n = MIN(strlen(dn->dev->link), uio->uio_resid);
+    memcpy(uio->uio_base, dn->dev->link, n);
+    uio_advance(uio, n);
+    return 0;
 }
 
 static int devfs_fsync(struct vnode *vp, struct cred *cr)
@@ -554,17 +575,17 @@ static const struct vnodeops devfs_vnodeops = {
 static void node_init(struct devfs_node *dn, struct vfs *vfsp, const struct devfs_dev *dev,
                       struct blkdev *blk, uint64_t ino)
 {
-    enum vtype type = blk ? VBLK : dev ? VCHR : VDIR;
+    enum vtype type = blk ? VBLK : !dev ? VDIR : dev->link ? VLNK : VCHR;
     vn_init(&dn->vn, &devfs_vnodeops, type, vfsp, dn);
     dn->dev = dev;
     dn->blk = blk;
     dn->ino = ino;
-    dn->mode = blk ? 0660 : dev ? 0666 : 0755;
+    dn->mode = blk ? 0660 : !dev ? 0755 : dev->link ? 0777 : 0666;
     if (dev && strcmp(dev->name, "kmsg") == 0)
         dn->mode = 0644;
     dn->uid = dn->gid = 0;
     snprintf(dn->name, sizeof dn->name, "%s", blk ? blk->name : dev ? dev->name : "");
-    if (dev)
+    if (dev && !dev->link)
         dn->vn.v_rdev = vn_makedev(dev->major, dev->minor);
     if (blk)
         dn->vn.v_rdev = devfs_disk_rdev(blk);

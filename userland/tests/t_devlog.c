@@ -68,6 +68,19 @@ static void test_char_devices(void)
 		CHECK(zeros < 8);
 		close(fd);
 	}
+	/* the links into /proc: a process's own descriptors */
+	char link[64];
+	long n = readlink("/dev/stderr", link, sizeof link - 1);
+	CHECK_EQ(n, 15);
+	CHECK(n == 15 && memcmp(link, "/proc/self/fd/2", 15) == 0);
+	struct stat a, b;
+	CHECK_OK(stat("/dev/stdout", &a));
+	CHECK_OK(fstat(1, &b));
+	CHECK_EQ(a.st_ino, b.st_ino);
+	CHECK_EQ(a.st_dev, b.st_dev);
+	CHECK_OK(stat("/dev/fd/0", &a));
+	CHECK_OK(fstat(0, &b));
+	CHECK_EQ(a.st_ino, b.st_ino);
 	fd = CHECK_OK(open("/dev/null", O_RDWR));
 	CHECK_EQ(write(fd, "abc", 3), 3);
 	CHECK_EQ(read(fd, buf, 1), 0);
