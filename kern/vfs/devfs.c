@@ -2,7 +2,8 @@
  * devfs: a small in-memory file system holding the devices, mounted on
  * the root's /dev at boot.  Its root directory lists the character
  * devices, with Linux's numbers so that programs built for Linux find what
- * they expect: console (5:1), tty (5:0, the console: the only terminal),
+ * they expect: console (5:1), tty (5:0, the console: the only terminal;
+ * ENXIO for a process whose session does not have it, as Linux's),
  * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
  * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
  * stderr into /proc/self/fd; and every disk the block layer
@@ -296,7 +297,10 @@ static const struct vnodeops devfs_vnodeops;
  * system is mounted from it (what mkfs checks before formatting). */
 static int devfs_open(struct vnode **vpp, int flags, struct cred *cr)
 {
-    struct blkdev *d = VTODN(*vpp)->blk;
+    struct devfs_node *dn = VTODN(*vpp);
+    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 0) && !tty_is_controlling())
+        return -ENXIO;              /* /dev/tty with no controlling terminal */
+    struct blkdev *d = dn->blk;
     return d && (flags & O_EXCL) && blk_claimed(d) ? -EBUSY : 0;
 }
 

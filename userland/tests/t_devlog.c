@@ -39,6 +39,13 @@ static void check_node(const char *path, int blk, unsigned maj, unsigned min)
 	CHECK_EQ(minor(st.st_rdev), min);
 }
 
+/* A new session has no controlling terminal: /dev/tty is ENXIO. */
+static void new_session(void *arg)
+{
+	CHECK(setsid() > 0);
+	CHECK_ERR(open("/dev/tty", O_RDWR), ENXIO);
+}
+
 static void test_char_devices(void)
 {
 	check_node("/dev/null", 0, 1, 3);
@@ -93,6 +100,7 @@ static void test_char_devices(void)
 		check_node("/dev/tty", 0, 5, 0);
 		close(fd);
 	}
+	ut_child("new session", new_session, NULL, 0);
 }
 
 /* The first block device in /dev with a size, or "" (the host may have
