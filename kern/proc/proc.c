@@ -110,6 +110,7 @@ void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
     jobctl_init();
+    fifo_init();
     ipc_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");

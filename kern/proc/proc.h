@@ -424,6 +424,8 @@ bool vn_is_console(const struct vnode *vp);
 #define PIPE_POLLERR  0x008
 #define PIPE_POLLHUP  0x010
 bool vn_is_pipe(const struct vnode *vp);
+/* Boot: named pipes (kern/proc/pipe.c) give the VFS their open. */
+void fifo_init(void);
 int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);

@@ -181,6 +181,11 @@ int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr);
 int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr);
 int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, struct cred *cr);
 
+/* Named pipes: the processes' layer gives the function that turns an
+ * opened FIFO node (held) into its pipe (kern/proc/pipe.c); vn_open calls
+ * it.  Until then a FIFO opens as the file system's node. */
+void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags));
+
 /* A device node (VCHR or VBLK) outside devfs, *vpp (held): replace it by
  * the device of its number on the devfs mounted at /dev (the reference
  * passes), or -ENXIO when there is no such device.  vn_open calls it. */

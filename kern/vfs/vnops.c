@@ -172,6 +172,14 @@ static int open_check(struct vnode *vp, int flags, int want, struct cred *cr)
     return VOP_ACCESS(vp, want | ((flags & O_TRUNC) ? VWRITE : 0), cr);
 }
 
+/* Set once at boot (vfs_set_fifo_open), before any process runs. */
+static int (*fifo_open_hook)(struct vnode **vpp, int flags);
+
+void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags))
+{
+    fifo_open_hook = fn;
+}
+
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr)
 {
@@ -201,6 +209,8 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
     if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
         err = devfs_open_rdev(&vp);         /* mknod's nodes open the device */
+    if (!err && vp->v_type == VFIFO && vp->v_vfsp && fifo_open_hook)
+        err = fifo_open_hook(&vp, flags);   /* a named pipe opens its pipe */
     if (err) {
         VN_RELE(vp);
         return err;

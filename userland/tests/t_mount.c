@@ -9,7 +9,9 @@
  * non-directory targets (ENOENT, ENOTDIR), a regular file given as a
  * disk (ENOTBLK); as another user, EPERM for both calls.  mknod makes a
  * FIFO, a regular file and a device node that opens the device of its
- * number; another user may not make devices.  Runs on the host's Linux too.
+ * number; another user may not make devices.  A FIFO is a named pipe:
+ * opens wait for the other side, or not with O_NONBLOCK (ENXIO for a
+ * writer alone).  Runs on the host's Linux too.
  */
 #include "ut.h"
 
@@ -214,12 +216,57 @@ static void test_mknod(void)
 	close(dfd);
 }
 
+/* Named pipes: opens wait for the other side (or not, with O_NONBLOCK),
+ * data goes through, and the end of file comes with the last writer. */
+static void test_fifo(void)
+{
+	CHECK_OK(mkfifo("ff", 0600));
+	pid_t pid = fork();
+	if (pid == 0) {
+		int w = open("ff", O_WRONLY);   /* waits for the reader */
+		if (w < 0 || write(w, "hello", 5) != 5)
+			_exit(1);
+		_exit(0);
+	}
+	int r = CHECK_OK(open("ff", O_RDONLY));     /* waits for the writer */
+	char buf[16];
+	long got = 0, n;
+	while (got < 5 && (n = read(r, buf + got, sizeof buf - got)) > 0)
+		got += n;
+	CHECK_EQ(got, 5);
+	CHECK(memcmp(buf, "hello", 5) == 0);
+	CHECK_EQ(ut_wait(pid), 0);
+	CHECK_EQ(read(r, buf, sizeof buf), 0);      /* the writer is gone */
+	struct stat a, b;
+	CHECK_OK(fstat(r, &a));
+	CHECK_OK(stat("ff", &b));
+	CHECK(S_ISFIFO(a.st_mode));
+	CHECK_EQ(a.st_ino, b.st_ino);
+	close(r);
+
+	CHECK_ERR(open("ff", O_WRONLY | O_NONBLOCK), ENXIO);   /* no reader */
+	r = CHECK_OK(open("ff", O_RDONLY | O_NONBLOCK));       /* does not wait */
+	CHECK_EQ(read(r, buf, sizeof buf), 0);
+	int w = CHECK_OK(open("ff", O_WRONLY | O_NONBLOCK));   /* now there is one */
+	CHECK_EQ(write(w, "xy", 2), 2);
+	CHECK_EQ(read(r, buf, sizeof buf), 2);
+	CHECK_ERR(read(r, buf, sizeof buf), EAGAIN);           /* empty, a writer left */
+	close(w);
+	close(r);
+	int rw = CHECK_OK(open("ff", O_RDWR));                 /* never waits */
+	CHECK_EQ(write(rw, "z", 1), 1);
+	CHECK_EQ(read(rw, buf, 1), 1);
+	close(rw);
+	CHECK_OK(unlink("ff"));
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
 	ut_scratch();
 	umask(022);
 	test_statfs();
+	test_fifo();
 	if (ut_is_root()) {
 		test_mount();
 		test_mknod();
