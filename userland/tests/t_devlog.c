@@ -3,7 +3,9 @@
  *
  * /dev/null, zero, full, random, urandom, kmsg, console and tty carry
  * Linux's numbers and behave as Linux's do (full: ENOSPC; random and
- * urandom: bytes that differ from read to read); a disk in /dev (vda on
+ * urandom: bytes that differ from read to read; tty: ENXIO in a new
+ * session); stdin, stdout, stderr and fd lead to the descriptors; a
+ * mounted disk opened with O_EXCL is EBUSY; a disk in /dev (vda on
  * Tempest; whatever block device the host has, if it has one with a size)
  * gives its size by BLKGETSIZE64 and reads at odd offsets the same bytes
  * as whole blocks.  syslog (klogctl) gives the log's size and text with

@@ -3,9 +3,13 @@
  * calls say of the same things.
  *
  * /proc/self and /proc/PID/{stat,status,cmdline,comm,cwd,exe,fd/,maps}
- * for this program and for a child it stops, lets go and reaps;
+ * for this program and for a child it stops, lets go and reaps (a
+ * directory held open across the reaping: ENOENT, ESRCH); readdir's inode
+ * numbers; fd/N, cwd and exe leading to the file itself (a pipe reopened
+ * at both ends, an unlinked file);
  * /proc/{uptime,loadavg,stat,meminfo,cpuinfo,mounts,filesystems,
- * diskstats} against sysinfo, clock_gettime and sched_getaffinity;
+ * diskstats,partitions} against sysinfo, clock_gettime and
+ * sched_getaffinity; Tempest's own options and lockstat (not on Linux);
  * /proc/sysvipc/{shm,sem,msg} listing an object of each kind made here
  * and forgetting it once removed; sysinfo's own arguments.  Runs on the
  * host's Linux too (which must have /proc mounted, as it does), so each
