@@ -44,7 +44,6 @@
 #define UMOUNT_NOFOLLOW  0x8
 #define ST_RDONLY   0x1
 #define ST_VALID    0x20
-#define FSTYPE_MAX  64
 #define PIPEFS_MAGIC 0x50495045
 
 static struct cred *cr(void) { return curproc()->p_cred; }
@@ -63,15 +62,15 @@ static bool user_range_ok(uint64_t ubuf, size_t len)
     return len <= USER_TOP && ubuf <= USER_TOP - len;
 }
 
-/* Copy in a string of at most max bytes (PATH_MAX for paths); the caller
- * frees *out.  An empty path is ENOENT. */
-static int get_string(uint64_t u, size_t max, char **out)
+/* Copy in a string of at most max bytes; the caller frees *out.  An
+ * empty one is ENOENT unless empty_ok (a path must name something). */
+static int get_string(uint64_t u, size_t max, bool empty_ok, char **out)
 {
     char *s = kmalloc(max);
     if (!s)
         return -ENOMEM;
     long n = copyinstr((const char *)u, s, max);
-    if (n == 0 && max == PATH_MAX)
+    if (n == 0 && !empty_ok)
         n = -ENOENT;
     if (n < 0) {
         kfree(s);
@@ -92,16 +91,15 @@ static const struct vfssw *mount_type(const char *name)
     return vfs_findtype(name);
 }
 
-/* The disk named by the block-device path source. */
-static int source_disk(uint64_t usource, struct blkdev **dp)
+/* The disk named by the block-device path source (NULL: none given). */
+static int source_disk(const char *source, struct blkdev **dp)
 {
-    char *source = NULL;
-    int err = usource ? get_string(usource, PATH_MAX, &source) : -EFAULT;
-    if (err)
-        return err;
+    if (!source)
+        return -EFAULT;
+    if (!source[0])
+        return -ENOENT;
     struct vnode *vp;
-    err = lookupname(source, cwd(), true, &vp, cr());
-    kfree(source);
+    int err = lookupname(source, cwd(), true, &vp, cr());
     if (err)
         return err;
     if (vp->v_type != VBLK)
@@ -129,12 +127,16 @@ static int64_t remount(struct vnode *target, uint64_t flags)
 SYSCALL_DECL(sys_mount)
 {
     uint64_t flags = a3;
-    char *type = NULL, *target = NULL;
-    int err = 0;
-    if (a2 && (err = get_string(a2, FSTYPE_MAX, &type)))
-        return err;
-    if ((err = get_string(a1, PATH_MAX, &target))) {
+    char *type = NULL, *source = NULL, *target = NULL;
+    /* the strings first, as Linux copies them: type, source, then the target */
+    int err = a2 ? get_string(a2, PATH_MAX, true, &type) : 0;
+    if (!err && a0)
+        err = get_string(a0, PATH_MAX, true, &source);
+    if (!err)
+        err = get_string(a1, PATH_MAX, false, &target);
+    if (err) {
         kfree(type);
+        kfree(source);
         return err;
     }
     struct vnode *tvp = NULL;
@@ -155,7 +157,7 @@ SYSCALL_DECL(sys_mount)
         else if (!sw)
             err = -ENODEV;
         else if (sw->needs_dev)
-            err = source_disk(a0, &disk);
+            err = source_disk(source, &disk);
         if (!err && tvp->v_type != VDIR)
             err = -ENOTDIR;
         if (!err)
@@ -165,6 +167,7 @@ SYSCALL_DECL(sys_mount)
     if (tvp)
         VN_RELE(tvp);
     kfree(target);
+    kfree(source);
     kfree(type);
     return err;
 }
@@ -175,7 +178,7 @@ SYSCALL_DECL(sys_umount2)
     if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
         return -EINVAL;
     char *target = NULL;
-    int err = get_string(a0, PATH_MAX, &target);
+    int err = get_string(a0, PATH_MAX, false, &target);
     if (err)
         return err;
     struct vnode *vp;
@@ -222,7 +225,7 @@ static int statfs_out(struct vnode *vp, uint64_t ubuf)
 SYSCALL_DECL(sys_statfs)
 {
     char *path = NULL;
-    int err = get_string(a0, PATH_MAX, &path);
+    int err = get_string(a0, PATH_MAX, false, &path);
     if (err)
         return err;
     struct vnode *vp;
@@ -261,7 +264,7 @@ static int64_t do_mknod(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
     default:              type = VNON; break;   /* sockets too: none yet */
     }
     char *path = NULL;
-    int err = get_string(upath, PATH_MAX, &path);
+    int err = get_string(upath, PATH_MAX, false, &path);
     if (err)
         return err;
     if (type == VNON || type == VDIR) {

@@ -161,6 +161,8 @@ static void test_mount(void)
 	CHECK_ERR(mount("proc", "file", "proc", 0, NULL), ENOTDIR);
 	CHECK_ERR(mount("proc", UT_BADPTR, "proc", 0, NULL), EFAULT);
 	CHECK_ERR(mount("proc", "mnt", UT_BADPTR, 0, NULL), EFAULT);
+	CHECK_ERR(mount(UT_BADPTR, "mnt", "proc", 0, NULL), EFAULT);   /* the source is copied too */
+	CHECK_ERR(mount("proc", "nowhere", "no_such_fs_type", 0, NULL), ENOENT);   /* target first */
 	char type[64];
 	if (disk_type(type, sizeof type) == 0) {
 		CHECK_ERR(mount("file", "mnt", type, 0, NULL), ENOTBLK);
