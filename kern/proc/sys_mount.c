@@ -37,7 +37,9 @@
 #define MS_REMOUNT  0x20
 #define MS_BIND     0x1000
 #define MS_MOVE     0x2000
-#define MS_NOUSER   (1 << 31)
+#define MS_NOUSER   (1U << 31)
+#define MS_MGC_VAL  0xC0ED0000U
+#define MS_MGC_MSK  0xffff0000U
 #define MNT_FORCE        0x1
 #define MNT_DETACH       0x2
 #define MNT_EXPIRE       0x4
@@ -126,7 +128,9 @@ static int64_t remount(struct vnode *target, uint64_t flags)
 
 SYSCALL_DECL(sys_mount)
 {
-    uint64_t flags = a3;
+    uint64_t flags = a3 & 0xffffffff;
+    if ((flags & MS_MGC_MSK) == MS_MGC_VAL)
+        flags &= ~MS_MGC_MSK;               /* the old magic number, as Linux drops it */
     char *type = NULL, *source = NULL, *target = NULL;
     /* the strings first, as Linux copies them: type, source, then the target */
     int err = a2 ? get_string(a2, PATH_MAX, true, &type) : 0;
