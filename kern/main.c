@@ -50,6 +50,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/fsbench.h>
 #include <kern/proc/proc.h>
+#include <kern/procfs/procfs.h>
 #include <drivers/tty/tty.h>
 
 /* ---- the application processors ---- */
@@ -296,6 +297,7 @@ void kmain(uint32_t magic, uint32_t info)
     tty_init();
     pcache_init();
     vfs_init();
+    procfs_init();
     vfs_mountroot(opts.root);
     proc_init();
 

@@ -31,6 +31,7 @@ The tree:
     /etc/rc.run             with --run: the command init runs under /bin/sh
                             before it powers the machine off
     /dev /tmp               empty (devfs is mounted on /dev)
+    /proc /mnt              empty (init mounts procfs on /proc)
     /add                    with --add: a copy of a host directory
     /tests, /bench          with --tests / --bench: test and benchmark programs
 
@@ -166,6 +167,8 @@ def stage(tmp, args):
     for opt, where in ((args.add, "add"), (args.tests, "tests"), (args.bench, "bench")):
         if opt:
             copy_tree(opt, os.path.join(top, where))
+    for d in ("proc", "mnt"):       # init mounts /proc; /mnt for a user's disks
+        os.makedirs(os.path.join(top, d), exist_ok=True)
     return top
 
 

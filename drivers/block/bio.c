@@ -249,6 +249,12 @@ void blk_complete(struct bio *b, int error)
         d->st.errors++;
     else
         d->st.blocks += b->count;
+    if (!error && !b->write)
+        d->st.read_blocks += b->count;
+    if (!b->write)
+        d->st.read_tsc += now > b->queued_tsc ? now - b->queued_tsc : 0;
+    else
+        d->st.write_tsc += now > b->queued_tsc ? now - b->queued_tsc : 0;
     if (d->inflight > 0 && --d->inflight == 0 && now > d->busy_since)
         d->st.busy_tsc += now - d->busy_since;
     bool kick = d->queue && !d->paused;

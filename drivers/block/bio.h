@@ -59,6 +59,9 @@ struct blk_stats {
     uint64_t wait_tsc;          /* [q] summed queue wait of completed requests (submit -> dispatch) */
     uint64_t service_tsc;       /* [q] summed service time (dispatch -> completion) */
     uint64_t elapsed_tsc;       /* filled by blk_stats_get: cycles since the disk registered */
+    /* For /proc/diskstats, which splits reads from writes: */
+    uint64_t read_blocks;       /* [q] of blocks, those read */
+    uint64_t read_tsc, write_tsc;   /* [q] summed submit -> completion time of reads, writes */
 };
 
 struct blkdev {

@@ -113,6 +113,12 @@ void tty_set_hooks(const struct tty_hooks *h)
     hooks = *h;
 }
 
+bool tty_is_controlling(void)
+{
+    int sid = hooks.caller_sid ? hooks.caller_sid() : 0;
+    return sid == 0 || sid == tty_session();
+}
+
 static void echo(const char *s, size_t n)
 {
     console_write(s, n);

@@ -50,7 +50,12 @@ struct tty_hooks {
     int (*job_check)(int sig);
     int (*sleep_intr)(struct sleepq *sq, const void *chan);
     int (*signal_pgrp)(int pgid, int sig);
+    /* The calling process's session, or 0 for a kernel thread. */
+    int (*caller_sid)(void);
 };
+/* Is the terminal the calling process's controlling terminal (what
+ * /dev/tty opens)?  Kernel threads and a boot without the hooks: yes. */
+bool tty_is_controlling(void);
 void tty_set_hooks(const struct tty_hooks *hooks);
 
 #endif

@@ -78,12 +78,27 @@ void smp_set_tick_hook(void (*hook)(const struct trapframe *tf))
     tick_hook = hook;
 }
 
+/* The statistics' tick hooks: written at boot before the tick starts. */
+static void (*stat_tick_hooks[SMP_TICK_HOOKS])(const struct trapframe *tf);
+
+bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf))
+{
+    for (int i = 0; i < SMP_TICK_HOOKS; i++)
+        if (!stat_tick_hooks[i]) {
+            stat_tick_hooks[i] = hook;
+            return true;
+        }
+    return false;
+}
+
 static void timer_handler(struct trapframe *tf, void *unused)
 {
     struct cpu *c = this_cpu();
     c->ticks++;
     if (tick_hook)
         tick_hook(tf);
+    for (int i = 0; i < SMP_TICK_HOOKS && stat_tick_hooks[i]; i++)
+        stat_tick_hooks[i](tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)

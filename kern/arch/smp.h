@@ -31,6 +31,12 @@ void smp_mark_online(struct cpu *c);
  * registered at boot before the tick starts: the ktest watchdog's. */
 void smp_set_tick_hook(void (*hook)(const struct trapframe *tf));
 
+/* More tick hooks, for the statistics (every CPU, every tick, interrupts
+ * off, after the hook above): at most SMP_TICK_HOOKS, added at boot
+ * before the tick starts; false when the table is full. */
+#define SMP_TICK_HOOKS 4
+bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf));
+
 /* Run fn(arg) on every online CPU (the caller included) and wait for all.
  * On other CPUs fn runs from the VEC_CALL interrupt with interrupts off. */
 void smp_call_all(void (*fn)(void *), void *arg);

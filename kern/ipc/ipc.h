@@ -129,6 +129,11 @@ struct cred *ipc_cred(void);
 
 /* Boot: the three tables (each kind's init, called by ipc_init). */
 void ipc_init(void);
+/* /proc/sysvipc/{shm,sem,msg}: call line(arg, text) with each object's
+ * line in Linux's format (kern/procfs writes the header). */
+void shm_proc_lines(void (*line)(void *arg, const char *text), void *arg);
+void sem_proc_lines(void (*line)(void *arg, const char *text), void *arg);
+void msg_proc_lines(void (*line)(void *arg, const char *text), void *arg);
 void shm_init(void);
 void sem_init(void);
 void msg_init(void);

@@ -20,6 +20,7 @@
  * kern/ipc/ipc.c.
  */
 #include <kern/ipc/ipc.h>
+#include <kern/lib/kprintf.h>
 #include <kern/ipc/ipc_abi.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -330,4 +331,27 @@ SYSCALL_DECL(sys_msgctl)
 void msg_init(void)
 {
     ipc_ids_init(&msg_ids, &msg_ids_class, "msg_ids");
+}
+
+/* /proc/sysvipc/msg: one line per queue, in Linux's format. */
+void msg_proc_lines(void (*line)(void *arg, const char *text), void *arg)
+{
+    int maxslot = ipc_max_slot(&msg_ids);
+    for (int slot = 0; slot <= maxslot; slot++) {
+        int err;
+        struct msgq *q = (struct msgq *)ipc_lock_id(&msg_ids, slot, true, &err);
+        if (!q)
+            continue;
+        struct msqid64_ds_u ds;
+        msg_stat(q, &ds);
+        int id = q->o.id;
+        ipc_unlock(&q->o);
+        char text[200];
+        snprintf(text, sizeof text, "%10d %10d  %4o  %10lu %10lu %5d %5d %5u %5u %5u %5u "
+                 "%10ld %10ld %10ld\n", ds.msg_perm.key, id, ds.msg_perm.mode & 0777,
+                 (unsigned long)ds.msg_cbytes, (unsigned long)ds.msg_qnum, ds.msg_lspid,
+                 ds.msg_lrpid, ds.msg_perm.uid, ds.msg_perm.gid, ds.msg_perm.cuid,
+                 ds.msg_perm.cgid, (long)ds.msg_stime, (long)ds.msg_rtime, (long)ds.msg_ctime);
+        line(arg, text);
+    }
 }

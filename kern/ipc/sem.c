@@ -37,6 +37,7 @@
  * the order is in kern/ipc/ipc.c.
  */
 #include <kern/ipc/ipc.h>
+#include <kern/lib/kprintf.h>
 #include <kern/ipc/ipc_abi.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -579,4 +580,26 @@ void sem_exit(struct proc *p)
 void sem_init(void)
 {
     ipc_ids_init(&sem_ids, &sem_ids_class, "sem_ids");
+}
+
+/* /proc/sysvipc/sem: one line per set, in Linux's format. */
+void sem_proc_lines(void (*line)(void *arg, const char *text), void *arg)
+{
+    int maxslot = ipc_max_slot(&sem_ids);
+    for (int slot = 0; slot <= maxslot; slot++) {
+        int err;
+        struct semset *sma = (struct semset *)ipc_lock_id(&sem_ids, slot, true, &err);
+        if (!sma)
+            continue;
+        struct semid64_ds_u ds;
+        sem_stat(sma, &ds);
+        int id = sma->o.id;
+        ipc_unlock(&sma->o);
+        char text[160];
+        snprintf(text, sizeof text, "%10d %10d  %4o %10lu %5u %5u %5u %5u %10ld %10ld\n",
+                 ds.sem_perm.key, id, ds.sem_perm.mode & 0777, (unsigned long)ds.sem_nsems,
+                 ds.sem_perm.uid, ds.sem_perm.gid, ds.sem_perm.cuid, ds.sem_perm.cgid,
+                 (long)ds.sem_otime, (long)ds.sem_ctime);
+        line(arg, text);
+    }
 }

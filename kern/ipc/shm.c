@@ -21,6 +21,7 @@
  * segments against SHMALL.
  */
 #include <kern/ipc/ipc.h>
+#include <kern/lib/kprintf.h>
 #include <kern/ipc/ipc_abi.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -285,4 +286,29 @@ SYSCALL_DECL(sys_shmctl)
 void shm_init(void)
 {
     ipc_ids_init(&shm_ids, &shm_ids_class, "shm_ids");
+}
+
+/* /proc/sysvipc/shm: one line per segment, in Linux's format. */
+void shm_proc_lines(void (*line)(void *arg, const char *text), void *arg)
+{
+    int maxslot = ipc_max_slot(&shm_ids);
+    for (int slot = 0; slot <= maxslot; slot++) {
+        int err;
+        struct shm *shp = (struct shm *)ipc_lock_id(&shm_ids, slot, true, &err);
+        if (!shp)
+            continue;
+        struct shmid64_ds_u ds;
+        shm_stat(shp, &ds);
+        int id = shp->o.id;
+        uint64_t rss = amap_resident(shp->amap) * PAGE_SIZE;
+        ipc_unlock(&shp->o);
+        char text[256];
+        snprintf(text, sizeof text, "%10d %10d  %4o %21lu %5d %5d  %5lu %5u %5u %5u %5u "
+                 "%10ld %10ld %10ld %21lu %21lu\n", ds.shm_perm.key, id, ds.shm_perm.mode & 0777,
+                 (unsigned long)ds.shm_segsz, ds.shm_cpid, ds.shm_lpid,
+                 (unsigned long)ds.shm_nattch, ds.shm_perm.uid, ds.shm_perm.gid,
+                 ds.shm_perm.cuid, ds.shm_perm.cgid, (long)ds.shm_atime, (long)ds.shm_dtime,
+                 (long)ds.shm_ctime, (unsigned long)rss, 0UL);
+        line(arg, text);
+    }
 }

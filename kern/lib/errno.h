@@ -20,6 +20,7 @@
 #define ENOMEM          12
 #define EACCES          13
 #define EFAULT          14
+#define ENOTBLK         15
 #define EBUSY           16
 #define EEXIST          17
 #define EXDEV           18

@@ -406,6 +406,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     }
     fd_close_on_exec(p);
     set_comm(p, path);
+    proc_set_image(p, file, ea);
     t->fs_base = 0;
     wrmsr(MSR_FS_BASE, 0);
     fpu_reset_current();

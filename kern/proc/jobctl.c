@@ -278,12 +278,21 @@ int ctty_job_check(int sig)
     return -ERESTARTSYS;            /* stops; repeated once continued */
 }
 
+/* The terminal's question for /dev/tty: the calling process's session
+ * (its own to read: only setsid changes it). */
+static int caller_sid(void)
+{
+    struct proc *p = curproc();
+    return p ? p->p_sid : 0;
+}
+
 void jobctl_init(void)
 {
     static const struct tty_hooks hooks = {
         .job_check = ctty_job_check,
         .sleep_intr = sig_sleep_locked,
         .signal_pgrp = proc_signal_pgrp,
+        .caller_sid = caller_sid,
     };
     tty_set_hooks(&hooks);
 }

@@ -24,6 +24,18 @@
  * VOP_WRITE.  A signal interrupts the wait: the call returns -ERESTARTSYS
  * (what was written so far, for a write), which becomes a restart or
  * -EINTR at the return to user mode.
+ *
+ * Named pipes (FIFOs).  A file system's FIFO node (mknod, mkfifo) is
+ * only a name: vn_open hands it to fifo_open (the VFS's FIFO hook), which
+ * finds the pipe of that node on the FIFO list or makes one, and opens
+ * that instead; the pipe holds the node (pi_named) and leaves the list at
+ * its last release.  As POSIX says, an open for reading waits for a
+ * writer and one for writing waits for a reader (pi_ropens and pi_wopens
+ * count the opens, so a sleeper sees one come and go), unless
+ * O_NONBLOCK: then reading opens at once, and writing with no reader is
+ * ENXIO.  O_RDWR never waits.  fifo_lock (class "fifo", a sleep mutex)
+ * guards the list and comes before pi_lock; a pipe on the list whose
+ * count has reached 0 is being freed and is not taken again.
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -48,14 +60,44 @@ struct pipe {
     int pi_readers, pi_writers;     /* [pi_lock] open ends */
     int pi_rchan, pi_wchan;         /* wait channels */
     uint64_t pi_ino;                /* [c] */
+    struct vnode *pi_named;         /* [c] a FIFO's own node (held), or NULL */
+    struct pipe *pi_next;           /* [fifo_lock] the FIFO list */
+    uint64_t pi_ropens, pi_wopens;  /* [pi_lock] opens so far, for a FIFO's waits */
 };
+
+LOCK_CLASS(fifo_lock_class, "fifo", LK_MUTEX_SLEEP);
+static struct mutex fifo_lock;
+static struct pipe *fifo_list;      /* [fifo_lock] */
 
 static volatile uint64_t next_pipe_ino = 1;
 static const struct vnodeops pipe_vnodeops;
 
 static struct pipe *vtopipe(struct vnode *vp) { return vp->v_data; }
 
-static int pipe_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
+/* Opened again through /proc's fd/N: one more reader or writer, which
+ * its close takes away (pipe() counts its own two ends). */
+static void count_open(struct pipe *pi, int flags)
+{
+    if ((flags & O_ACCMODE) != O_WRONLY) {
+        pi->pi_readers++;
+        pi->pi_ropens++;
+    }
+    if ((flags & O_ACCMODE) != O_RDONLY) {
+        pi->pi_writers++;
+        pi->pi_wopens++;
+    }
+    wakeup(&pi->pi_rchan);
+    wakeup(&pi->pi_wchan);
+}
+
+static int pipe_open(struct vnode **vpp, int flags, struct cred *cr)
+{
+    struct pipe *pi = vtopipe(*vpp);
+    mutex_enter(&pi->pi_lock);
+    count_open(pi, flags);
+    mutex_exit(&pi->pi_lock);
+    return 0;
+}
 
 static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
 {
@@ -167,6 +209,8 @@ int pipe_poll(struct vnode *vp, bool rd, bool wr)
 static int pipe_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
 {
     struct pipe *pi = vtopipe(vp);
+    if (pi->pi_named)               /* a FIFO: its node's attributes */
+        return VOP_GETATTR(pi->pi_named, va, cr);
     memset(va, 0, sizeof *va);
     va->va_type = VFIFO;
     va->va_mode = S_IFIFO | 0600;
@@ -190,6 +234,16 @@ static int pipe_notdir(void) { return -ENOTDIR; }
 static void pipe_inactive(struct vnode *vp, struct cred *cr)
 {
     struct pipe *pi = vtopipe(vp);
+    if (pi->pi_named) {
+        mutex_enter(&fifo_lock);
+        for (struct pipe **pp = &fifo_list; *pp; pp = &(*pp)->pi_next)
+            if (*pp == pi) {
+                *pp = pi->pi_next;
+                break;
+            }
+        mutex_exit(&fifo_lock);
+        VN_RELE(pi->pi_named);
+    }
     vn_destroy(vp);
     mutex_destroy(&pi->pi_lock);
     kfree(pi->pi_buf);
@@ -220,22 +274,112 @@ static const struct vnodeops pipe_vnodeops = {
     .vop_inactive = pipe_inactive,
 };
 
-static int64_t do_pipe(uint64_t ufds, int flags)
+/* A new pipe with no ends open, one reference; NULL for no memory. */
+static struct pipe *pipe_alloc(void)
 {
-    if (flags & ~(O_CLOEXEC | O_NONBLOCK))
-        return -EINVAL;
-    struct proc *p = curproc();
     struct pipe *pi = kzalloc(sizeof *pi);
     char *buf = kmalloc(PIPE_SIZE);
     if (!pi || !buf) {
         kfree(pi);
         kfree(buf);
-        return -ENOMEM;
+        return NULL;
     }
     pi->pi_buf = buf;
     pi->pi_ino = __atomic_fetch_add(&next_pipe_ino, 1, __ATOMIC_RELAXED);
     mutex_init(&pi->pi_lock, &pipe_lock_class, 0, "pipe");
     vn_init(&pi->pi_vn, &pipe_vnodeops, VFIFO, NULL, pi);
+    return pi;
+}
+
+/* ---- named pipes (the theory is at the top) ---- */
+
+/* The pipe of FIFO node vp, held, made if there is none; NULL for no
+ * memory. */
+static struct pipe *fifo_pipe(struct vnode *vp)
+{
+    mutex_enter(&fifo_lock);
+    struct pipe *pi;
+    for (pi = fifo_list; pi; pi = pi->pi_next) {
+        int32_t c = __atomic_load_n(&pi->pi_vn.v_count, __ATOMIC_ACQUIRE);
+        while (pi->pi_named == vp && c > 0 &&
+               !__atomic_compare_exchange_n(&pi->pi_vn.v_count, &c, c + 1, false,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            ;
+        if (pi->pi_named == vp && c > 0)
+            break;                  /* held; one whose count reached 0 is on its way out */
+    }
+    if (!pi && (pi = pipe_alloc())) {
+        VN_HOLD(vp);
+        pi->pi_named = vp;
+        pi->pi_next = fifo_list;
+        fifo_list = pi;
+    }
+    mutex_exit(&fifo_lock);
+    return pi;
+}
+
+/* Wait (pi_lock held) until the other side has opened since, or is open. */
+static int fifo_wait(struct pipe *pi, bool reader)
+{
+    uint64_t seen = reader ? pi->pi_wopens : pi->pi_ropens;
+    for (;;) {
+        int others = reader ? pi->pi_writers : pi->pi_readers;
+        uint64_t opens = reader ? pi->pi_wopens : pi->pi_ropens;
+        if (others > 0 || opens != seen)
+            return 0;
+        int err = sig_sleep(reader ? &pi->pi_rchan : &pi->pi_wchan);
+        if (err)
+            return err;
+    }
+}
+
+/* vn_open's FIFO hook: *vpp, a FIFO node (held), becomes its pipe. */
+static int fifo_open(struct vnode **vpp, int flags)
+{
+    struct pipe *pi = fifo_pipe(*vpp);
+    if (!pi)
+        return -ENOMEM;
+    int acc = flags & O_ACCMODE, err = 0;
+    mutex_enter(&pi->pi_lock);
+    if (acc == O_WRONLY && (flags & O_NONBLOCK) && pi->pi_readers == 0)
+        err = -ENXIO;
+    if (!err)
+        count_open(pi, flags);
+    if (!err && acc != O_RDWR && !(flags & O_NONBLOCK))
+        err = fifo_wait(pi, acc == O_RDONLY);
+    if (err && err != -ENXIO) {
+        /* interrupted: this open never happened */
+        if (acc != O_WRONLY)
+            pi->pi_readers--;
+        if (acc != O_RDONLY)
+            pi->pi_writers--;
+        wakeup(&pi->pi_rchan);
+        wakeup(&pi->pi_wchan);
+    }
+    mutex_exit(&pi->pi_lock);
+    if (err) {
+        VN_RELE(&pi->pi_vn);
+        return err;
+    }
+    VN_RELE(*vpp);
+    *vpp = &pi->pi_vn;
+    return 0;
+}
+
+void fifo_init(void)
+{
+    mutex_init(&fifo_lock, &fifo_lock_class, 0, "fifo");
+    vfs_set_fifo_open(fifo_open);
+}
+
+static int64_t do_pipe(uint64_t ufds, int flags)
+{
+    if (flags & ~(O_CLOEXEC | O_NONBLOCK))
+        return -EINVAL;
+    struct proc *p = curproc();
+    struct pipe *pi = pipe_alloc();
+    if (!pi)
+        return -ENOMEM;
     pi->pi_readers = pi->pi_writers = 1;
     VN_HOLD(&pi->pi_vn);                        /* one reference per end */
     int extra = flags & O_NONBLOCK;

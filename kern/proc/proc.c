@@ -110,6 +110,7 @@ void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
     jobctl_init();
+    fifo_init();
     ipc_init();
     admin_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
@@ -181,6 +182,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
         return NULL;
     }
     p->p_pid = init ? 1 : alloc_pid();
+    p->p_start_ns = uptime_ns();
     if (init)
         initproc = p;
     p->p_pgid = parent ? parent->p_pgid : p->p_pid;
@@ -229,6 +231,11 @@ static void proc_join(struct proc *p)
 
 static void proc_free(struct proc *p)
 {
+    mutex_enter(&proc_lock);
+    while (p->p_holds)                  /* a /proc reader (proc_hold) */
+        sleep_on(&p->p_holds);
+    mutex_exit(&proc_lock);
+    proc_image_rele(p->p_image);
     proc_join(p);
     cred_rele(p->p_cred);
     mutex_destroy(&p->p_fdlock);
@@ -405,6 +412,8 @@ static void release_as(struct proc *p, struct as *as)
     bool borrowed = p->p_as_borrowed;
     p->p_as_borrowed = false;
     mutex_enter(&proc_lock);
+    while (p->p_holds)                  /* a /proc reader may be using the old one */
+        sleep_on(&p->p_holds);
     if (p->p_vfork_parent) {
         p->p_vfork_parent = NULL;
         wakeup(&p->p_vfork_parent);
@@ -430,10 +439,12 @@ void proc_exit(int status)
         ctty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
     fd_close_all(p);
     sem_exit(p);
-    if (p->p_cwd) {
-        VN_RELE(p->p_cwd);
-        p->p_cwd = NULL;
-    }
+    mutex_enter(&p->p_fdlock);          /* /proc reads p_cwd under this lock */
+    struct vnode *cwd = p->p_cwd;
+    p->p_cwd = NULL;
+    mutex_exit(&p->p_fdlock);
+    if (cwd)
+        VN_RELE(cwd);
     proc_drop_root(p);
     struct as *as = p->p_as;
     t->as = NULL;
@@ -736,6 +747,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     c->p_umask = parent->p_umask;
     c->p_gs_base = parent->p_gs_base;
     memcpy(c->p_comm, parent->p_comm, sizeof c->p_comm);
+    proc_share_image(c, parent);
     c->p_cwd = parent->p_cwd;
     if (c->p_cwd)
         VN_HOLD(c->p_cwd);

@@ -30,6 +30,7 @@ struct cred;
 struct thread;
 struct trapframe;
 struct sleepq;
+struct execargs;
 
 
 /* Signal dispositions and sa_flags, as Linux's (kern/proc/signal.c). */
@@ -145,6 +146,13 @@ struct proc {
     uint64_t p_fork_fsbase;     /* [c] the parent's FS base at fork */
     uint64_t p_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
     struct sem_undo *p_semundo; /* [o] SEM_UNDO adjustments (kern/ipc/sem.c); not inherited */
+    /* What /proc shows (kern/proc/proc_info.c): the program and its
+     * arguments, shared with fork's children until they exec; the readers
+     * holding the process (its memory and address space stay until they
+     * let go); when it started. */
+    struct proc_image *p_image; /* [P] */
+    int p_holds;                /* [P] */
+    uint64_t p_start_ns;        /* [c] uptime_ns at creation */
 
     /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
      * (class "signal") taken under proc_lock and under sleep-queue-free
@@ -199,6 +207,39 @@ int proc_set_ids(int which, uint32_t real, uint32_t eff, uint32_t saved);
 /* exec: the set-user-id and set-group-id bits of the file loaded.
  * Returns whether they changed the effective ids (AT_SECURE). */
 bool proc_exec_setid(struct proc *p, struct vnode *vp);
+/* The program a process runs, as /proc shows it: shared by fork, new at
+ * each exec, freed with its last process. */
+struct proc_image {
+    int refs;                   /* [a] */
+    char *exe;                  /* the absolute path of the program file */
+    size_t cmdlen;              /* bytes of cmdline: the arguments, each NUL-terminated */
+    char cmdline[];
+};
+
+/* A process as /proc and sysinfo see it (kern/proc/proc_info.c).  A
+ * held process (proc_hold) stays in memory, and so does any address
+ * space read from its p_as, until proc_rele: its exec and exit wait. */
+struct proc *proc_hold(int pid);
+void proc_rele(struct proc *p);
+/* The pids of every process not yet reaped, ascending: how many there
+ * are (at most max written). */
+int proc_pids(int *out, int max);
+/* A process's parent's pid (0: none), under proc_lock. */
+int proc_ppid_of(struct proc *p);
+/* p's current directory (held), or NULL. */
+struct vnode *proc_cwd_hold(struct proc *p);
+/* The vnode (held) and flags of p's descriptor fd, or NULL. */
+struct vnode *proc_fd_hold(struct proc *p, int fd, int *flags);
+/* p's image (held; proc_image_rele it), or NULL. */
+struct proc_image *proc_image_hold(struct proc *p);
+void proc_image_rele(struct proc_image *im);
+/* exec: the new program's path and arguments (ea). */
+void proc_set_image(struct proc *p, const char *path, const struct execargs *ea);
+/* fork: the child shares the parent's image. */
+void proc_share_image(struct proc *child, struct proc *parent);
+/* The path of directory dir (kern/proc/sys_fs.c, getcwd's walk): its
+ * length with the NUL, or -errno. */
+int proc_dir_path(struct vnode *dir, char *out, size_t size);
 
 /* CLOCK_REALTIME in whole seconds (kern/proc/sys_misc.c), for the time
  * fields the kernel keeps (System V IPC's). */
@@ -402,6 +443,8 @@ bool vn_is_console(const struct vnode *vp);
 #define PIPE_POLLERR  0x008
 #define PIPE_POLLHUP  0x010
 bool vn_is_pipe(const struct vnode *vp);
+/* Boot: named pipes (kern/proc/pipe.c) give the VFS their open. */
+void fifo_init(void);
 int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);

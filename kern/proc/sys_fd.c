@@ -143,7 +143,8 @@ SYSCALL_DECL(sys_umask)
 
 bool vn_is_console(const struct vnode *vp)
 {
-    return vp->v_type == VCHR && vp->v_rdev == vn_makedev(5, 1);
+    return vp->v_type == VCHR &&
+           (vp->v_rdev == vn_makedev(5, 1) || vp->v_rdev == vn_makedev(5, 0));
 }
 
 #define TCSETS     0x5402
@@ -227,6 +228,15 @@ SYSCALL_DECL(sys_ioctl)
         }
     } else if (vn_is_console(fp->f_vp)) {
         r = console_ioctl(a1, a2);
+    } else if (fp->f_vp->v_type == VBLK) {
+        /* a disk's size questions: 8 bytes for BLKGETSIZE64 and BLKGETSIZE
+         * (a long), 4 for BLKSSZGET (an int).  The command is 32 bits, as
+         * Linux's: musl passes it sign-extended. */
+        uint64_t v = 0;
+        uint32_t cmd = (uint32_t)a1;
+        r = VOP_IOCTL(fp->f_vp, cmd, &v, cr());
+        if (r == 0)
+            r = copyout(&v, (void *)a2, cmd == 0x1268 ? 4 : 8);
     }
     file_rele(fp);
     return r;

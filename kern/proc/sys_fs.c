@@ -615,8 +615,10 @@ static int set_cwd(struct vnode *vp)
         return err;
     struct proc *p = curproc();
     VN_HOLD(vp);
+    mutex_enter(&p->p_fdlock);          /* /proc reads it under this lock */
     struct vnode *old = p->p_cwd;
     p->p_cwd = vp;
+    mutex_exit(&p->p_fdlock);
     if (old)
         VN_RELE(old);
     return 0;
@@ -724,6 +726,11 @@ static int build_path(struct vnode *start, char *out, size_t size)
         memcpy(out, path + pos, len + 1);
     kfree(path);
     return err ? err : (int)(len + 1);
+}
+
+int proc_dir_path(struct vnode *dir, char *out, size_t size)
+{
+    return build_path(dir, out, size);
 }
 
 SYSCALL_DECL(sys_getcwd)

@@ -593,6 +593,8 @@ SYSCALL_DECL(sys_mmap)
         r = -EACCES;
     else if (fp->f_vp->v_type != VREG)
         r = -ENODEV;
+    else if (fp->f_vp->v_vfsp && fp->f_vp->v_vfsp->vfs_sw->nommap)
+        r = -ENODEV;                /* /proc's text files, as Linux's */
     else
         r = as_map(curproc()->p_as, addr, len, prot,
                    flags | (shared && mode != O_RDWR ? MAP_KERN_NOWRITE : 0), fp->f_vp, off,

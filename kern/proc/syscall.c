@@ -282,6 +282,8 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(229, sys_clock_getres), S(230, sys_clock_nanosleep_sig), S(234, sys_tgkill),
     S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
     S(265, sys_linkat),
+    S(165, sys_mount), S(166, sys_umount2), S(137, sys_statfs), S(138, sys_fstatfs),
+    S(133, sys_mknod), S(259, sys_mknodat), S(99, sys_sysinfo), S(103, sys_syslog),
     S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
     S(260, sys_fchownat), S(268, sys_fchmodat), S(302, sys_prlimit64), S(318, sys_getrandom),
     S(203, sys_sched_setaffinity), S(204, sys_sched_getaffinity), S(309, sys_getcpu),

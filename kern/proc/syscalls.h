@@ -162,6 +162,15 @@ SYSCALL_DECL(sys_setgroups);
 SYSCALL_DECL(sys_chroot);
 SYSCALL_DECL(sys_getpriority);
 SYSCALL_DECL(sys_setpriority);
+/* system services: sys_mount.c */
+SYSCALL_DECL(sys_mount);
+SYSCALL_DECL(sys_umount2);
+SYSCALL_DECL(sys_statfs);
+SYSCALL_DECL(sys_fstatfs);
+SYSCALL_DECL(sys_mknod);
+SYSCALL_DECL(sys_mknodat);
+SYSCALL_DECL(sys_sysinfo);
+SYSCALL_DECL(sys_syslog);
 
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);

@@ -129,7 +129,7 @@ LOCK_CLASS(s5_flock_class, "s5_flock", LK_RESOURCE);
 LOCK_CLASS(s5_ilist_class, "s5_ilist", LK_RESOURCE);
 LOCK_CLASS(s5_rename_class, "s5_rename", LK_RESOURCE);
 
-const struct vfssw s5_vfssw = { "s5", &s5_vfsops, true };
+const struct vfssw s5_vfssw = { .name = "s5", .ops = &s5_vfsops, .needs_dev = true };
 
 /* ---- helpers shared by the S5 files ---- */
 

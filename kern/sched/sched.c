@@ -80,6 +80,18 @@ uint64_t sched_cluster_mask(int cluster) { return cluster_cpus[cluster]; }
 int sched_nclusters(void) { return nclusters; }
 uint64_t sched_steals(void) { return steal_count; }
 
+int sched_nr_running(void)
+{
+    int n = 0;
+    for (int i = 0; i < ncpus; i++) {
+        struct cpu *c = &cpus[i];
+        if (c->online && READ_ONCE(c->thread) != c->idle_thread)
+            n++;
+        n += cpu_rq[i].n + cluster_rq[i].n;
+    }
+    return n + global_rq.n;
+}
+
 static void build_clusters(void)
 {
     nclusters = 0;
@@ -114,6 +126,7 @@ void sched_init(void)
     }
     build_clusters();
     trap_set_handler(VEC_WAKE, wake_handler, NULL);
+    schedstat_init();
     static const char *const names[] = { "global", "percpu", "cluster" };
     kprintf("sched: %s run queues, %d cluster%s\n", names[opts.sched], nclusters,
             nclusters == 1 ? "" : "s");

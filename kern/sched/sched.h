@@ -39,6 +39,18 @@ void sched_set_affinity(struct thread *t, uint64_t mask);
 /* Counters for tests and benchmarks. */
 uint64_t sched_steals(void);
 
+/* Threads running on a CPU (idle threads not counted) or waiting on a
+ * run queue, now; a racy count, for the load average. */
+int sched_nr_running(void);
+
+/* Statistics from the clock tick (kern/sched/schedstat.c): the ticks
+ * (TICK_HZ a second) each CPU spent in each state, and the load average
+ * (1, 5 and 15 minutes) in fixed point with shift bits of fraction. */
+enum { CPU_TICK_USER, CPU_TICK_SYSTEM, CPU_TICK_IDLE, CPU_TICK_KINDS };
+void schedstat_init(void);
+uint64_t sched_cpu_ticks(int cpu, int kind);
+void sched_loadavg(uint64_t out[3], unsigned shift);
+
 /* Hooks for the mutex code (kern/lock/mutex.c): release every mutex the current
  * thread holds, remembering them in *sv, and reacquire them afterwards. */
 struct mutex_saved;

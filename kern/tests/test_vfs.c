@@ -19,6 +19,7 @@
 #include <kern/tests/memfs.h>
 #include <drivers/tty/tty.h>
 #include <kern/vfs/vfs.h>
+#include <drivers/block/bio.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
@@ -610,7 +611,23 @@ static int body_devfs(struct ns *ns)
     KT_ASSERT_EQ(vn_stat("dev", ns->a, true, &va, kcred), 0);
     KT_ASSERT((va.va_mode & S_IFMT) == S_IFDIR);
     KT_ASSERT(same(ns, "dev/..", ns->a));
-    KT_ASSERT_EQ(lookup_err(ns, "dev/tty", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "dev/nosuchdev", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(vn_stat("dev/tty", ns->a, true, &va, kcred), 0);
+    KT_ASSERT(vn_major(va.va_rdev) == 5 && vn_minor(va.va_rdev) == 0);
+    KT_ASSERT_EQ(vn_stat("dev/urandom", ns->a, true, &va, kcred), 0);
+    KT_ASSERT(vn_major(va.va_rdev) == 1 && vn_minor(va.va_rdev) == 9);
+    KT_ASSERT_EQ(vn_open("dev/full", ns->a, O_RDWR, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(vp, true, buf, 10, 0, 0, &done, kcred), -ENOSPC);
+    vn_close(vp, O_RDWR, kcred);
+    /* every disk, by its kernel name, as a block device of its size */
+    for (int i = 0; i < blk_count(); i++) {
+        struct blkdev *d = blk_get(i);
+        char name[32];
+        snprintf(name, sizeof name, "dev/%s", d->name);
+        KT_ASSERT_EQ(vn_stat(name, ns->a, true, &va, kcred), 0);
+        KT_ASSERT((va.va_mode & S_IFMT) == S_IFBLK);
+        KT_ASSERT_EQ(va.va_size, d->nblocks * d->bsize);
+    }
     KT_ASSERT_EQ(mkfile(ns, "dev/newfile", 0644, kcred), -EPERM);
     /* A user may use null but not create files in devfs. */
     struct cred *user = cred_alloc(1000, 1000);
@@ -623,12 +640,12 @@ static int body_devfs(struct ns *ns)
     KT_ASSERT_EQ(uerr, 0);
     KT_ASSERT_EQ(cerr, -EACCES);
 
-    /* readdir: ".", "..", console, null, zero, in small pieces. */
+    /* readdir: ".", "..", the character devices and the disks, in small pieces. */
     KT_ASSERT_EQ(vn_open("dev", ns->a, O_RDONLY | O_DIRECTORY, 0, &vp, kcred), 0);
     int seen = 0, found = 0;
     struct uio uio = { .uio_offset = 0 };
     bool eof = false;
-    for (int rounds = 0; !eof && rounds < 10; rounds++) {
+    for (int rounds = 0; !eof && rounds < 40; rounds++) {
         uio.uio_base = buf;
         uio.uio_resid = 48;                 /* two records at most */
         KT_ASSERT_EQ(VOP_READDIR(vp, &uio, kcred, &eof), 0);
@@ -644,13 +661,52 @@ static int body_devfs(struct ns *ns)
     }
     vn_close(vp, 0, kcred);
     KT_ASSERT(eof);
-    KT_ASSERT_EQ(seen, 5);
+    KT_ASSERT_EQ(seen, 2 + 8 + 4 + blk_count());   /* devices, links, disks */
     KT_ASSERT_EQ(found, 3);
     KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), 0);
     return 0;
 }
 
 KTEST(vfs_devfs) { return with_ns(body_devfs); }
+
+/* ======================= procfs ======================= */
+
+/* procfs on a directory: its system files read as text, "self" has no
+ * meaning for a kernel thread, a held node keeps it mounted. */
+static int body_procfs(struct ns *ns)
+{
+    KT_ASSERT_EQ(vfs_mount_at(vfs_findtype("proc"), NULL, "mnt", ns->a, 0, kcred), 0);
+    static char buf[512];
+    size_t done = 0;
+    struct vnode *vp;
+    KT_ASSERT_EQ(vn_open("mnt/filesystems", ns->a, O_RDONLY, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, sizeof buf - 1, 0, 0, &done, kcred), 0);
+    buf[done] = 0;
+    bool listed = false;
+    for (size_t i = 0; i + 11 <= done; i++)
+        listed |= strncmp(buf + i, "nodev\tproc\n", 11) == 0;
+    /* an offset past the text reads nothing */
+    size_t past = 1;
+    KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 10, done + 5, 0, &past, kcred), 0);
+    /* busy while a node is held */
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), -EBUSY);
+    vn_close(vp, O_RDONLY, kcred);
+    KT_ASSERT(listed);
+    KT_ASSERT_EQ(past, 0);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/self", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/99999999", true, kcred), -ENOENT);
+    KT_ASSERT_EQ(lookup_err(ns, "mnt/sysvipc/shm", true, kcred), 0);
+    KT_ASSERT_EQ(mkfile(ns, "mnt/newfile", 0644, kcred), -EACCES);
+    struct kstatfs sb;
+    KT_ASSERT_EQ(vn_open("mnt", ns->a, O_RDONLY | O_DIRECTORY, 0, &vp, kcred), 0);
+    KT_ASSERT_EQ(VFS_STATFS(vp->v_vfsp, &sb), 0);
+    vn_close(vp, O_RDONLY, kcred);
+    KT_ASSERT_EQ(sb.f_type, 0x9fa0);
+    KT_ASSERT_EQ(vfs_unmount_at("mnt", ns->a, kcred), 0);
+    return 0;
+}
+
+KTEST(vfs_procfs) { return with_ns(body_procfs); }
 
 /* ======================= every CPU at once ======================= */
 

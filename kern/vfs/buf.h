@@ -59,6 +59,8 @@ struct buf {
 /* Boot: allocate nbuf buffers (0: a default from memory size) and build
  * the structure for opts.cache. */
 void binit(int nbuf);
+/* Buffers in the cache (each of one page), for /proc/meminfo. */
+int buf_count(void);
 
 /*
  * Get the buffer for (dev, blkno, size), busy, valid or not (B_DONE tells).

@@ -43,6 +43,11 @@ void buf_stats_get(struct buf_stats *out)
     out->waits = pcpu_sum(bc.stats, ST_WAITS);
 }
 
+int buf_count(void)
+{
+    return bc.nbuf;
+}
+
 void buf_test_geometry(int *nbuf, int *nrows, int *ngroups)
 {
     *nbuf = bc.nbuf;

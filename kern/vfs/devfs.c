@@ -1,8 +1,30 @@
 /*
- * devfs: a small in-memory file system holding the character devices,
- * mounted on the root's /dev at boot.  Its root directory lists console
- * (5:1), null (1:3) and zero (1:5), with Linux's device numbers, so that
- * programs built for Linux find what they expect.
+ * devfs: a small in-memory file system holding the devices, mounted on
+ * the root's /dev at boot.  Its root directory lists the character
+ * devices, with Linux's numbers so that programs built for Linux find what
+ * they expect: console (5:1), tty (5:0, the console: the only terminal;
+ * ENXIO for a process whose session does not have it, as Linux's),
+ * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
+ * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
+ * stderr into /proc/self/fd; and every disk the block layer
+ * registered, by its kernel name: vda, vdb... (virtio, 254:16n), ata0...
+ * (the ATA disks, 8:16n as Linux's sd) and ram0 (1:0).
+ *
+ * The disks read and write through the block layer (blk_rw) at any byte
+ * offset: a partial block is read, changed and written back.  Opened with
+ * O_EXCL, a disk a file system is mounted from is EBUSY.  Their size
+ * is the disk's, so lseek(SEEK_END) and BLKGETSIZE64 give it.  A device
+ * node on another file system (mknod on S5) opens the devfs device of its
+ * number (devfs_open_rdev, called by vn_open): a light specfs.
+ *
+ * random and urandom are one generator that never blocks: each read
+ * seeds a splitmix64 stream from RDSEED or RDRAND when the CPU has them,
+ * the TSC (which carries the timing of interrupts and of the reads
+ * themselves) and a global counter.  It is no cryptographic generator
+ * beyond what RDRAND gives.  kmsg reads one record per read(2), its file
+ * offset being the record's sequence number; at the newest record it
+ * returns EAGAIN rather than blocking (the log is filled by kprintf, which
+ * may not wake anyone).  Writes to kmsg become kernel messages.
  *
  * Each mount has its own vnodes (a vnode belongs to one vfs, which ".."
  * across the mount point relies on) but the devices behind them are
@@ -15,36 +37,47 @@
  * VOP_ACCESS, all of which run under the vnode lock the VOP macros take:
  * [v] is the whole story, the paper's "vnode lock as the mutual exclusion
  * lock for all of the per-vnode data, including file system dependent
- * data".  The rest is constant while mounted.  The devices need no lock
- * (the console serializes its own output).
+ * data".  The rest is constant while mounted.  The devices need no lock of
+ * their own: the console serializes its output, the block layer its
+ * queue, the message log is under the console lock; devfs_primary, the
+ * mount on /dev that device nodes elsewhere open through, is [m] (the
+ * mount-list lock: set by mount, cleared by unmount, both exclusive).
  */
 #include <kern/vfs/vfs.h>
+#include <kern/vfs/vfs_impl.h>
 #include <drivers/tty/tty.h>
+#include <drivers/block/bio.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
+#include <kern/arch/arch.h>
+#include <kern/arch/kmsg.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 
 #define DEVFS_MAGIC 0x1373          /* Linux's DEVFS_SUPER_MAGIC */
+#define BLKGETSIZE    0x1260
+#define BLKSSZGET     0x1268
+#define BLKGETSIZE64  0x80081272
 
 struct devfs_dev {
     const char *name;
     uint32_t major, minor;
     int (*read)(struct uio *uio);
     int (*write)(struct uio *uio);
+    const char *link;               /* a symbolic link's text instead (fd, stdin...) */
 };
 
 struct devfs_node {
     struct vnode vn;
-    const struct devfs_dev *dev;    /* [c] NULL for the root directory */
+    const struct devfs_dev *dev;    /* [c] a character device, or NULL */
+    struct blkdev *blk;             /* [c] a disk, or NULL; neither: the root directory */
+    char name[BLK_NAME_MAX];        /* [c] */
     uint64_t ino;                   /* [c] */
     uint32_t mode, uid, gid;        /* [v] permission bits only */
 };
 
-/* ---- the devices ---- */
+/* ---- the character devices ---- */
 
-/* Every buffer is kernel memory today; user buffers arrive with the
- * system calls, which will copy them in and out first. */
 static void uio_advance(struct uio *uio, size_t n)
 {
     uio->uio_base = (char *)uio->uio_base + n;
@@ -61,6 +94,11 @@ static int write_swallow(struct uio *uio)
 {
     uio_advance(uio, uio->uio_resid);
     return 0;
+}
+
+static int write_full(struct uio *uio)
+{
+    return -ENOSPC;
 }
 
 static int read_zeros(struct uio *uio)
@@ -88,29 +126,182 @@ static int console_dev_write(struct uio *uio)
     return 0;
 }
 
+static bool cpu_has_rdseed, cpu_has_rdrand, cpu_checked;   /* [a] set once, same values */
+static uint64_t random_counter;                            /* [a] */
+
+/* 64 bits from RDSEED or RDRAND when the CPU has one, else 0. */
+static uint64_t hardware_random(void)
+{
+    if (!__atomic_load_n(&cpu_checked, __ATOMIC_ACQUIRE)) {
+        uint32_t a, b, c, d;
+        cpuid(1, 0, &a, &b, &c, &d);
+        cpu_has_rdrand = (c >> 30) & 1;
+        cpuid(7, 0, &a, &b, &c, &d);
+        cpu_has_rdseed = (b >> 18) & 1;
+        __atomic_store_n(&cpu_checked, true, __ATOMIC_RELEASE);
+    }
+    uint64_t v = 0;
+    uint8_t ok = 0;
+    for (int tries = 0; tries < 10 && !ok; tries++) {
+        if (cpu_has_rdseed)
+            __asm__ volatile("rdseed %0; setc %1" : "=r"(v), "=qm"(ok));
+        else if (cpu_has_rdrand)
+            __asm__ volatile("rdrand %0; setc %1" : "=r"(v), "=qm"(ok));
+        else
+            break;
+    }
+    return ok ? v : 0;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int read_random(struct uio *uio)
+{
+    uint64_t x = hardware_random() ^ rdtsc() ^
+                 __atomic_add_fetch(&random_counter, 0x632be59bd9b4e019ULL, __ATOMIC_RELAXED);
+    uint8_t *out = uio->uio_base;
+    for (size_t i = 0; i < uio->uio_resid; i += 8) {
+        uint64_t r = splitmix64(&x);
+        memcpy(out + i, &r, MIN((size_t)8, uio->uio_resid - i));
+    }
+    uio_advance(uio, uio->uio_resid);
+    return 0;
+}
+
+/* One log record per read, the offset being its sequence number (see the
+ * theory).  A buffer too small for the record is EINVAL, as Linux's. */
+static int kmsg_dev_read(struct uio *uio)
+{
+    uint64_t next;
+    long n = kmsg_read_record(uio->uio_offset, uio->uio_base, uio->uio_resid, &next);
+    uio->uio_offset = next;
+    if (n < 0)
+        return (int)n;
+    uio->uio_base = (char *)uio->uio_base + n;
+    uio->uio_resid -= (size_t)n;
+    return 0;
+}
+
+/* A write to /dev/kmsg is a kernel message (a leading "<N>" level is
+ * dropped, as Linux keeps it apart). */
+static int kmsg_dev_write(struct uio *uio)
+{
+    const char *s = uio->uio_base;
+    size_t n = uio->uio_resid, skip = 0;
+    if (n >= 3 && s[0] == '<') {
+        size_t i = 1;
+        while (i < n && i < 5 && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i < n && s[i] == '>')
+            skip = i + 1;
+    }
+    size_t len = n - skip;
+    while (len && s[skip + len - 1] == '\n')
+        len--;
+    kprintf("%.*s\n", (int)MIN(len, (size_t)KMSG_TEXT), s + skip);
+    uio_advance(uio, n);
+    return 0;
+}
+
 static const struct devfs_dev devfs_devs[] = {
-    { "console", 5, 1, console_dev_read, console_dev_write },
-    { "null", 1, 3, read_eof, write_swallow },
-    { "zero", 1, 5, read_zeros, write_swallow },
+    { "console", 5, 1, console_dev_read, console_dev_write, NULL },
+    { "tty", 5, 0, console_dev_read, console_dev_write, NULL },
+    { "null", 1, 3, read_eof, write_swallow, NULL },
+    { "zero", 1, 5, read_zeros, write_swallow, NULL },
+    { "full", 1, 7, read_zeros, write_full, NULL },
+    { "random", 1, 8, read_random, write_swallow, NULL },
+    { "urandom", 1, 9, read_random, write_swallow, NULL },
+    { "kmsg", 1, 11, kmsg_dev_read, kmsg_dev_write, NULL },
+    /* Linux's links into /proc: a process's own descriptors */
+    { "fd", 0, 0, NULL, NULL, "/proc/self/fd" },
+    { "stdin", 0, 0, NULL, NULL, "/proc/self/fd/0" },
+    { "stdout", 0, 0, NULL, NULL, "/proc/self/fd/1" },
+    { "stderr", 0, 0, NULL, NULL, "/proc/self/fd/2" },
 };
 #define NDEVS (sizeof devfs_devs / sizeof devfs_devs[0])
 
-/* One mount: the root and one node per device, in one allocation. */
+/* ---- the disks ---- */
+
+/* Linux's numbers for a disk: virtio 254:16n, ATA 8:16n (sd), ram 1:n. */
+uint32_t devfs_disk_rdev(const struct blkdev *d)
+{
+    const char *n = d->name;
+    size_t len = strlen(n);
+    if (len == 3 && n[0] == 'v' && n[1] == 'd')
+        return vn_makedev(254, (uint32_t)(n[2] - 'a') * 16);
+    if (strncmp(n, "ata", 3) == 0)
+        return vn_makedev(8, (uint32_t)(n[len - 1] - '0') * 16);
+    if (strncmp(n, "ram", 3) == 0)
+        return vn_makedev(1, (uint32_t)(n[len - 1] - '0'));
+    return vn_makedev(259, 0);      /* Linux's "block extended" major */
+}
+
+/* Move uio's bytes between it and the disk, through a block buffer: a
+ * partial block is read first, and written back changed. */
+static int disk_rw(struct blkdev *d, struct uio *uio, bool write)
+{
+    uint64_t size = d->nblocks * d->bsize;
+    if (uio->uio_offset >= size)
+        return write && uio->uio_resid ? -ENOSPC : 0;
+    char *blk = kmalloc(d->bsize);
+    if (!blk)
+        return -ENOMEM;
+    int err = 0;
+    while (uio->uio_resid && uio->uio_offset < size && !err) {
+        uint64_t bno = uio->uio_offset / d->bsize;
+        size_t in = uio->uio_offset % d->bsize;
+        size_t n = MIN(uio->uio_resid, (size_t)d->bsize - in);
+        bool whole = write && in == 0 && n == d->bsize;
+        if (!whole)
+            err = blk_rw(d, bno, 1, blk, false);
+        if (err)
+            break;
+        if (write) {
+            memcpy(blk + in, uio->uio_base, n);
+            err = blk_rw(d, bno, 1, blk, true);
+        } else {
+            memcpy(uio->uio_base, blk + in, n);
+        }
+        if (!err)
+            uio_advance(uio, n);
+    }
+    kfree(blk);
+    return err;
+}
+
+/* One mount: the root and one node per device, then per disk. */
 struct devfs_mount {
+    int nnodes;                     /* [c] */
     struct devfs_node root;
-    struct devfs_node node[NDEVS];
+    struct devfs_node node[];
 };
+
+static struct devfs_mount *devfs_primary;  /* [m] the mount device nodes open through */
 
 static struct devfs_node *VTODN(struct vnode *vp)
 {
     return vp->v_data;
 }
 
+static const struct vnodeops devfs_vnodeops;
+
 /* ---- vnode operations ---- */
 
+/* O_EXCL on a disk asks for it alone, as Linux's: EBUSY while a file
+ * system is mounted from it (what mkfs checks before formatting). */
 static int devfs_open(struct vnode **vpp, int flags, struct cred *cr)
 {
-    return 0;
+    struct devfs_node *dn = VTODN(*vpp);
+    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 0) && !tty_is_controlling())
+        return -ENXIO;              /* /dev/tty with no controlling terminal */
+    struct blkdev *d = dn->blk;
+    return d && (flags & O_EXCL) && blk_claimed(d) ? -EBUSY : 0;
 }
 
 static int devfs_close(struct vnode *vp, int flags, struct cred *cr)
@@ -121,26 +312,50 @@ static int devfs_close(struct vnode *vp, int flags, struct cred *cr)
 static int devfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     struct devfs_node *dn = VTODN(vp);
-    if (!dn->dev)
-        return -EISDIR;
     if (uio->uio_user)
         return -EFAULT;
+    if (dn->blk)
+        return disk_rw(dn->blk, uio, false);
+    if (!dn->dev)
+        return -EISDIR;
+    if (dn->dev->link)
+        return -EINVAL;
     return dn->dev->read(uio);
 }
 
 static int devfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     struct devfs_node *dn = VTODN(vp);
-    if (!dn->dev)
-        return -EISDIR;
     if (uio->uio_user)
         return -EFAULT;
+    if (dn->blk)
+        return disk_rw(dn->blk, uio, true);
+    if (!dn->dev)
+        return -EISDIR;
+    if (dn->dev->link)
+        return -EINVAL;
     return dn->dev->write(uio);
 }
 
+/* The disks' size questions; arg is a kernel uint64_t the caller copies
+ * out (its low 32 bits for the int-sized answers). */
 static int devfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
 {
-    return -ENOTTY;
+    struct blkdev *d = VTODN(vp)->blk;
+    if (!d)
+        return -ENOTTY;
+    uint64_t *out = arg;
+    switch (cmd) {
+    case BLKGETSIZE64: *out = d->nblocks * d->bsize; return 0;
+    case BLKGETSIZE:   *out = d->nblocks * d->bsize / 512; return 0;
+    case BLKSSZGET:    *out = d->bsize; return 0;
+    default:           return -ENOTTY;
+    }
+}
+
+static uint32_t node_type_bits(const struct devfs_node *dn)
+{
+    return dn->blk ? S_IFBLK : !dn->dev ? S_IFDIR : dn->dev->link ? S_IFLNK : S_IFCHR;
 }
 
 static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
@@ -148,10 +363,14 @@ static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     struct devfs_node *dn = VTODN(vp);
     memset(va, 0, sizeof *va);
     va->va_type = vp->v_type;
-    va->va_mode = (dn->dev ? S_IFCHR : S_IFDIR) | dn->mode;
+    va->va_mode = node_type_bits(dn) | dn->mode;
     va->va_uid = dn->uid;
     va->va_gid = dn->gid;
-    va->va_nlink = dn->dev ? 1 : 2;
+    va->va_nlink = vp->v_type == VDIR ? 2 : 1;
+    if (dn->blk)
+        va->va_size = dn->blk->nblocks * dn->blk->bsize;
+    if (dn->dev && dn->dev->link)
+        va->va_size = strlen(dn->dev->link);
     va->va_ino = dn->ino;
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp->vfs_fsid;
@@ -164,7 +383,7 @@ static int devfs_setattr(struct vnode *vp, const struct vattr *va, struct cred *
 {
     struct devfs_node *dn = VTODN(vp);
     if (va->va_mask & (AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME))
-        return dn->dev ? 0 : -EISDIR;
+        return vp->v_type == VDIR ? -EISDIR : 0;
     if (cr->cr_uid != 0 && cr->cr_uid != dn->uid)
         return -EPERM;
     if ((va->va_mask & (AT_UID | AT_GID)) && cr->cr_uid != 0)
@@ -181,25 +400,23 @@ static int devfs_setattr(struct vnode *vp, const struct vattr *va, struct cred *
 static int devfs_access(struct vnode *vp, int mode, struct cred *cr)
 {
     struct devfs_node *dn = VTODN(vp);
-    uint32_t type = dn->dev ? S_IFCHR : S_IFDIR;
-    return vn_access_check(type | dn->mode, dn->uid, dn->gid, mode, cr);
+    return vn_access_check(node_type_bits(dn) | dn->mode, dn->uid, dn->gid, mode, cr);
 }
 
 static int devfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
                         struct cred *cr)
 {
-    struct devfs_node *dn = VTODN(dvp);
-    if (dn->dev)
+    if (dvp->v_type != VDIR)
         return -ENOTDIR;
     int err = vn_name_check(name, NAME_MAX);
     if (err)
         return err;
-    struct devfs_mount *dm = (struct devfs_mount *)dn;
+    struct devfs_mount *dm = dvp->v_vfsp->vfs_data;
     struct vnode *vp = NULL;
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         vp = &dm->root.vn;
-    for (size_t i = 0; i < NDEVS && !vp; i++)
-        if (strcmp(name, devfs_devs[i].name) == 0)
+    for (int i = 0; i < dm->nnodes && !vp; i++)
+        if (strcmp(name, dm->node[i].name) == 0)
             vp = &dm->node[i].vn;
     if (!vp)
         return -ENOENT;
@@ -283,28 +500,36 @@ static bool put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type
  * number, and each record's d_off the number of the next. */
 static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)
 {
-    struct devfs_node *dn = VTODN(vp);
-    if (dn->dev)
+    if (vp->v_type != VDIR)
         return -ENOTDIR;
     if (uio->uio_user)
         return -EFAULT;
-    struct devfs_mount *dm = (struct devfs_mount *)dn;
-    uint64_t i = uio->uio_offset;
-    for (; i < 2 + NDEVS; i++) {
-        const char *name = i == 0 ? "." : i == 1 ? ".." : devfs_devs[i - 2].name;
-        uint64_t ino = i < 2 ? dm->root.ino : dm->node[i - 2].ino;
-        if (!put_dirent(uio, ino, (int64_t)i + 1, i < 2 ? DT_DIR : DT_CHR, name))
+    struct devfs_mount *dm = vp->v_vfsp->vfs_data;
+    uint64_t i = uio->uio_offset, end = 2 + (uint64_t)dm->nnodes;
+    for (; i < end; i++) {
+        const struct devfs_node *dn = i < 2 ? &dm->root : &dm->node[i - 2];
+        const char *name = i == 0 ? "." : i == 1 ? ".." : dn->name;
+        uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : dn->dev->link ? DT_LNK : DT_CHR;
+        if (!put_dirent(uio, dn->ino, (int64_t)i + 1, type, name))
             break;
     }
     uio->uio_offset = i;
     if (eofp)
-        *eofp = i >= 2 + NDEVS;
+        *eofp = i >= end;
     return 0;
 }
 
 static int devfs_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 {
-    return -EINVAL;
+    struct devfs_node *dn = VTODN(vp);
+    if (!dn->dev || !dn->dev->link)
+        return -EINVAL;
+    if (uio->uio_user)
+        return -EFAULT;
+    size_t n = MIN(strlen(dn->dev->link), uio->uio_resid);
+    memcpy(uio->uio_base, dn->dev->link, n);
+    uio_advance(uio, n);
+    return 0;
 }
 
 static int devfs_fsync(struct vnode *vp, struct cred *cr)
@@ -314,7 +539,7 @@ static int devfs_fsync(struct vnode *vp, struct cred *cr)
 
 static int devfs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
-    return VTODN(vp)->dev ? 0 : -EISDIR;
+    return vp->v_type == VDIR ? -EISDIR : 0;
 }
 
 /* Not reached while mounted (devfs holds every vnode); kept for VN_RELE's
@@ -349,30 +574,87 @@ static const struct vnodeops devfs_vnodeops = {
 
 /* ---- file-system operations ---- */
 
+/* A node: the root directory (dev and blk NULL), a character device or a
+ * disk (mode 0660, as udev makes them). */
 static void node_init(struct devfs_node *dn, struct vfs *vfsp, const struct devfs_dev *dev,
-                      uint64_t ino)
+                      struct blkdev *blk, uint64_t ino)
 {
-    vn_init(&dn->vn, &devfs_vnodeops, dev ? VCHR : VDIR, vfsp, dn);
+    enum vtype type = blk ? VBLK : !dev ? VDIR : dev->link ? VLNK : VCHR;
+    vn_init(&dn->vn, &devfs_vnodeops, type, vfsp, dn);
     dn->dev = dev;
+    dn->blk = blk;
     dn->ino = ino;
-    dn->mode = dev ? 0666 : 0755;
+    dn->mode = blk ? 0660 : !dev ? 0755 : dev->link ? 0777 : 0666;
+    if (dev && strcmp(dev->name, "kmsg") == 0)
+        dn->mode = 0644;
     dn->uid = dn->gid = 0;
-    if (dev)
+    snprintf(dn->name, sizeof dn->name, "%s", blk ? blk->name : dev ? dev->name : "");
+    if (dev && !dev->link)
         dn->vn.v_rdev = vn_makedev(dev->major, dev->minor);
+    if (blk)
+        dn->vn.v_rdev = devfs_disk_rdev(blk);
 }
 
 static int devfs_mount(struct vfs *vfsp, struct cred *cr)
 {
-    struct devfs_mount *dm = kzalloc(sizeof *dm);
+    int ndisks = blk_count();
+    int n = (int)NDEVS + ndisks;
+    struct devfs_mount *dm = kzalloc(sizeof *dm + (size_t)n * sizeof dm->node[0]);
     if (!dm)
         return -ENOMEM;
-    node_init(&dm->root, vfsp, NULL, 1);
+    dm->nnodes = n;
+    node_init(&dm->root, vfsp, NULL, NULL, 1);
     dm->root.vn.v_flag |= VROOT;
     for (size_t i = 0; i < NDEVS; i++)
-        node_init(&dm->node[i], vfsp, &devfs_devs[i], 2 + i);
+        node_init(&dm->node[i], vfsp, &devfs_devs[i], NULL, 2 + i);
+    for (int i = 0; i < ndisks; i++)
+        node_init(&dm->node[NDEVS + i], vfsp, NULL, blk_get(i), 2 + NDEVS + i);
     vfsp->vfs_data = dm;
     vfsp->vfs_bsize = 1024;
+    if (!devfs_primary)
+        devfs_primary = dm;
     return 0;
+}
+
+int devfs_open_rdev(struct vnode **vpp)
+{
+    struct vnode *vp = *vpp;
+    rw_enter(&vfs_list_lock, RW_READER);
+    struct devfs_mount *dm = devfs_primary;
+    struct vnode *found = NULL;
+    for (int i = 0; dm && i < dm->nnodes && !found; i++)
+        if (dm->node[i].vn.v_type == vp->v_type && dm->node[i].vn.v_rdev == vp->v_rdev)
+            found = &dm->node[i].vn;
+    if (found)
+        VN_HOLD(found);
+    rw_exit(&vfs_list_lock);
+    if (!found)
+        return -ENXIO;
+    VN_RELE(vp);
+    *vpp = found;
+    return 0;
+}
+
+bool vn_is_devfs(const struct vnode *vp)
+{
+    return vp->v_op == &devfs_vnodeops;
+}
+
+struct blkdev *devfs_disk_of(struct vnode *vp)
+{
+    if (vp->v_type != VBLK)
+        return NULL;
+    if (vn_is_devfs(vp))
+        return VTODN(vp)->blk;
+    for (int i = 0; i < blk_count(); i++)
+        if (devfs_disk_rdev(blk_get(i)) == vp->v_rdev)
+            return blk_get(i);
+    return NULL;
+}
+
+const char *devfs_name(struct vnode *vp)
+{
+    return vn_is_devfs(vp) ? VTODN(vp)->name : "";
 }
 
 /* Called by the VFS with the list lock held exclusive and its own hold on
@@ -380,11 +662,13 @@ static int devfs_mount(struct vfs *vfsp, struct cred *cr)
 static int devfs_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct devfs_mount *dm = vfsp->vfs_data;
-    for (size_t i = 0; i < NDEVS; i++)
+    for (int i = 0; i < dm->nnodes; i++)
         if (__atomic_load_n(&dm->node[i].vn.v_count, __ATOMIC_ACQUIRE) > 1)
             return -EBUSY;
+    if (devfs_primary == dm)
+        devfs_primary = NULL;
     vn_destroy(&dm->root.vn);
-    for (size_t i = 0; i < NDEVS; i++)
+    for (int i = 0; i < dm->nnodes; i++)
         vn_destroy(&dm->node[i].vn);
     kfree(dm);
     vfsp->vfs_data = NULL;
@@ -404,7 +688,7 @@ static int devfs_statfs(struct vfs *vfsp, struct kstatfs *sb)
     memset(sb, 0, sizeof *sb);
     sb->f_type = DEVFS_MAGIC;
     sb->f_bsize = 1024;
-    sb->f_files = 1 + NDEVS;
+    sb->f_files = 1 + (uint64_t)((struct devfs_mount *)vfsp->vfs_data)->nnodes;
     sb->f_namelen = NAME_MAX;
     sb->f_fsid = vfsp->vfs_fsid;
     return 0;

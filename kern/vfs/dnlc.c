@@ -633,6 +633,36 @@ static int purge_row(unsigned r, nc_pred pred, const void *arg, int *budget)
     return removed;
 }
 
+static bool is_dot_name(const struct ncache *e)
+{
+    return e->name[0] == '.' && (e->namlen == 1 || (e->namlen == 2 && e->name[1] == '.'));
+}
+
+int dnlc_reverse(struct vnode *vp, struct vnode **dvpp, char *name, size_t size)
+{
+    for (unsigned r = 0; r < nc.nrows; r++) {
+        if (!nc.ops->peek(r, vp))
+            continue;
+        struct lockset ls;
+        lock_row(&ls, r);
+        struct ncache *found = NULL;
+        for (struct ncache *e = nc.ops->first(r); e && !found; e = nc.ops->next(r, e))
+            if (e->vp == vp && e->dvp != vp && !is_dot_name(e))
+                found = e;
+        if (found) {
+            VN_HOLD(found->dvp);
+            *dvpp = found->dvp;
+            size_t n = MIN((size_t)found->namlen, size - 1);
+            memcpy(name, found->name, n);
+            name[n] = 0;
+        }
+        ls_unlock_all(&ls);
+        if (found)
+            return 0;
+    }
+    return -ENOENT;
+}
+
 static bool pred_name(const struct ncache *e, const void *arg)
 {
     return name_matches(e, arg);

@@ -30,6 +30,10 @@ void dnlc_enter(struct vnode *dvp, const char *name, struct vnode *vp, struct cr
 void dnlc_remove(struct vnode *dvp, const char *name);
 /* Remove every entry naming vp or in directory vp. */
 void dnlc_purge_vp(struct vnode *vp);
+/* A name of vp the cache holds (not "." or ".."): its directory, held,
+ * and the name, cut to size; -ENOENT when the cache has none.  For
+ * /proc's links to open files, which Tempest keeps no names for. */
+int dnlc_reverse(struct vnode *vp, struct vnode **dvpp, char *name, size_t size);
 /* Remove up to count entries (0: all) of file system vfsp; returns the number removed. */
 int dnlc_purge_vfsp(struct vfs *vfsp, int count);
 /* Remove one entry, any (the least recently used of the next row in a

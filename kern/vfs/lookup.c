@@ -274,19 +274,31 @@ int namei(struct nameidata *nd)
             return err;
         }
         if (vp->v_type == VLNK && (!last || slash || (nd->flags & LOOKUP_FOLLOW))) {
-            err = splice_symlink(nd, vp, buf, end);
-            VN_RELE(vp);
-            if (err) {
-                VN_RELE(dir);
-                return err;
+            struct vnode *target = NULL;
+            err = ++nd->links > MAXSYMLINKS ? -ELOOP : VOP_FOLLOW(vp, &target, nd->cr);
+            if (err != -ENOSYS) {       /* a link naming its target (VOP_FOLLOW) */
+                VN_RELE(vp);
+                if (err) {
+                    VN_RELE(dir);
+                    return err;
+                }
+                vp = target;
+            } else {
+                nd->links--;            /* splice_symlink counts it */
+                err = splice_symlink(nd, vp, buf, end);
+                VN_RELE(vp);
+                if (err) {
+                    VN_RELE(dir);
+                    return err;
+                }
+                p = buf;
+                if (buf[0] == '/') {    /* an absolute link restarts at the root */
+                    VN_RELE(dir);
+                    if (!(dir = start_dir(buf, NULL)))
+                        return -ENOENT;
+                }
+                continue;
             }
-            p = buf;
-            if (buf[0] == '/') {        /* an absolute link restarts at the root */
-                VN_RELE(dir);
-                if (!(dir = start_dir(buf, NULL)))
-                    return -ENOENT;
-            }
-            continue;
         }
         VN_RELE(dir);
         if (last)

@@ -89,13 +89,58 @@ struct vnode *rootdir;              /* [m] set once at boot; held */
 
 /* The file-system types. */
 static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw };
+/* Types of higher layers (procfs), registered at boot before any mount. */
+#define VFS_MORE_TYPES 4
+static const struct vfssw *vfs_more_types[VFS_MORE_TYPES];    /* [c] after boot */
+
+const struct vfssw *vfs_type_at(int i)
+{
+    int fixed = (int)(sizeof vfs_types / sizeof vfs_types[0]);
+    if (i < 0)
+        return NULL;
+    if (i < fixed)
+        return vfs_types[i];
+    return i - fixed < VFS_MORE_TYPES ? vfs_more_types[i - fixed] : NULL;
+}
+
+int vfs_register_type(const struct vfssw *sw)
+{
+    for (int i = 0; i < VFS_MORE_TYPES; i++)
+        if (!vfs_more_types[i]) {
+            vfs_more_types[i] = sw;
+            return 0;
+        }
+    return -ENOSPC;
+}
 
 const struct vfssw *vfs_findtype(const char *name)
 {
-    for (size_t i = 0; i < sizeof vfs_types / sizeof vfs_types[0]; i++)
-        if (strcmp(vfs_types[i]->name, name) == 0)
-            return vfs_types[i];
+    const struct vfssw *sw;
+    for (int i = 0; (sw = vfs_type_at(i)); i++)
+        if (strcmp(sw->name, name) == 0)
+            return sw;
     return NULL;
+}
+
+int vfs_list_mounts(struct vfs_mountinfo *out, int max)
+{
+    int n = 0;
+    rw_enter(&vfs_list_lock, RW_READER);
+    for (struct vfs *m = vfs_list; m; m = m->vfs_next, n++) {
+        if (n >= max)
+            continue;
+        /* newest first on the list; oldest first in out */
+        memmove(&out[1], &out[0], (size_t)MIN(n, max - 1) * sizeof *out);
+        struct vfs_mountinfo *mi = &out[0];
+        mi->sw = m->vfs_sw;
+        snprintf(mi->dev, sizeof mi->dev, "%s", m->vfs_dev ? m->vfs_dev->name : "");
+        mi->flags = m->vfs_flag;
+        mi->covered = m->vfs_vnodecovered;
+        if (mi->covered)
+            VN_HOLD(mi->covered);
+    }
+    rw_exit(&vfs_list_lock);
+    return MIN(n, max);
 }
 
 static void purge_dnlc_of(struct vfs *vfsp)

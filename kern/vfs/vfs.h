@@ -73,6 +73,7 @@ struct vfssw {
     const char *name;               /* "s5", "devfs" */
     const struct vfsops *ops;
     bool needs_dev;                 /* mounted from a disk */
+    bool nommap;                    /* its regular files cannot be mapped (procfs) */
 };
 
 #define VFS_ROOT(vfsp, vpp)     ((vfsp)->vfs_op->vfs_root(vfsp, vpp))
@@ -105,6 +106,21 @@ const struct vfssw *vfs_findtype(const char *name);
 int vfs_mount_at(const struct vfssw *sw, const char *devname, const char *path,
                  struct vnode *cwd, uint32_t flags, struct cred *cr);
 int vfs_unmount_at(const char *path, struct vnode *cwd, struct cred *cr);
+/* The file-system types: the i-th (NULL past the last), and a type of a
+ * higher layer registered at boot (0, or -ENOSPC). */
+const struct vfssw *vfs_type_at(int i);
+int vfs_register_type(const struct vfssw *sw);
+/* A copy of the mount list, oldest first, for /proc/mounts: each
+ * mount's type, disk name ("" for none), VFS_* flags and the directory it
+ * covers (held: VN_RELE it; NULL for the root).  Returns how many were
+ * copied (at most max). */
+struct vfs_mountinfo {
+    const struct vfssw *sw;
+    char dev[16];
+    uint32_t flags;
+    struct vnode *covered;
+};
+int vfs_list_mounts(struct vfs_mountinfo *out, int max);
 /* Sync every mounted file system (the sync system call). */
 void vfs_sync_all(void);
 /* Sync and unmount every file system, newest first (power-off). */
@@ -157,6 +173,11 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);
 int vn_close(struct vnode *vp, int flags, struct cred *cr);     /* also drops the reference */
+/* mknod: type VREG, VFIFO, VCHR or VBLK; in Linux's order, -EEXIST when
+ * the name exists, then -EINVAL for VNON and -EPERM for VDIR (types mknod
+ * cannot make), -EACCES, and -EPERM for a device made by another than root. */
+int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
+             struct cred *cr);
 /* Read or write len bytes at off from/to a kernel buffer; *done gets the
  * byte count moved (may be short at end of file). */
 int vn_rdwr(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,
@@ -168,6 +189,23 @@ int vn_mkdir(const char *path, struct vnode *cwd, uint32_t mode, struct cred *cr
 int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr);
 int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr);
 int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, struct cred *cr);
+
+/* Named pipes: the processes' layer gives the function that turns an
+ * opened FIFO node (held) into its pipe (kern/proc/pipe.c); vn_open calls
+ * it.  Until then a FIFO opens as the file system's node. */
+void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags));
+
+/* A device node (VCHR or VBLK) outside devfs, *vpp (held): replace it by
+ * the device of its number on the devfs mounted at /dev (the reference
+ * passes), or -ENXIO when there is no such device.  vn_open calls it. */
+int devfs_open_rdev(struct vnode **vpp);
+bool vn_is_devfs(const struct vnode *vp);
+/* Linux's device number of a disk (devfs's /dev node of it). */
+uint32_t devfs_disk_rdev(const struct blkdev *d);
+/* The disk a block-device vnode (devfs's or a mknod'd node) names, or NULL. */
+struct blkdev *devfs_disk_of(struct vnode *vp);
+/* A devfs node's name ("" for the root or another file system's vnode). */
+const char *devfs_name(struct vnode *vp);
 
 /* Types registered at boot (kern/vfs/vfs.c's table). */
 extern const struct vfssw s5_vfssw;     /* kern/s5/ */

@@ -190,6 +190,12 @@ struct vnodeops {
      * (ILOCK takes the vnode lock), and may put the vnode up for reuse,
      * after which VN_RELE must not touch it. */
     void (*vop_inactive)(struct vnode *vp, struct cred *cr);
+    /* Optional (NULL for ordinary links): a symbolic link that names its
+     * target itself, as /proc's fd/N, cwd and exe do (Linux's "magic"
+     * links: a pipe or a file whose name is gone opens all the same).
+     * The target, held, in *vpp; -ENOSYS to follow the text instead.
+     * Called under the link's vnode lock. */
+    int (*vop_follow)(struct vnode *vp, struct vnode **vpp, struct cred *cr);
 };
 
 /* The vnode lock's class (defined in kern/vfs/vnode.c). */
@@ -262,6 +268,8 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 #define VOP_READDIR(vp, u, cr, eof)   VOP_LOCKED(vp, (vp)->v_op->vop_readdir(vp, u, cr, eof))
 #define VOP_SYMLINK(dvp, n, va, t, cr) VOP_LOCKED(dvp, (dvp)->v_op->vop_symlink(dvp, n, va, t, cr))
 #define VOP_READLINK(vp, u, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_readlink(vp, u, cr))
+#define VOP_FOLLOW(vp, vpp, cr)       ((vp)->v_op->vop_follow ? \
+        VOP_LOCKED(vp, (vp)->v_op->vop_follow(vp, vpp, cr)) : -ENOSYS)
 #define VOP_FSYNC(vp, cr)             VOP_LOCKED(vp, (vp)->v_op->vop_fsync(vp, cr))
 #define VOP_TRUNCATE(vp, sz, cr)      pcache_vop_truncate(vp, sz, cr)
 /* VOP_INACTIVE is called only by VN_RELE (kern/vfs/vnode.c), without the vnode lock. */

@@ -128,7 +128,14 @@ static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t 
             err = -ELOOP;
         else if (vp->v_type == VLNK && links >= MAXSYMLINKS)
             err = -ELOOP;
-        if (!err && vp->v_type == VLNK) {
+        struct vnode *target = NULL;
+        int magic = !err && vp->v_type == VLNK ? VOP_FOLLOW(vp, &target, cr) : -ENOSYS;
+        if (magic != -ENOSYS) {
+            /* a link naming its target itself (/proc's fd/N): open that */
+            VN_RELE(vp);
+            vp = target;
+            err = magic;
+        } else if (!err && vp->v_type == VLNK) {
             /* Open or create the link's target, relative to its directory. */
             char *text;
             err = readlink_alloc(vp, &text, NULL, cr);
@@ -165,6 +172,14 @@ static int open_check(struct vnode *vp, int flags, int want, struct cred *cr)
     return VOP_ACCESS(vp, want | ((flags & O_TRUNC) ? VWRITE : 0), cr);
 }
 
+/* Set once at boot (vfs_set_fifo_open), before any process runs. */
+static int (*fifo_open_hook)(struct vnode **vpp, int flags);
+
+void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags))
+{
+    fifo_open_hook = fn;
+}
+
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr)
 {
@@ -192,12 +207,53 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     }
     if (!err)
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
+    if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
+        err = devfs_open_rdev(&vp);         /* mknod's nodes open the device */
+    if (!err && vp->v_type == VFIFO && vp->v_vfsp && fifo_open_hook)
+        err = fifo_open_hook(&vp, flags);   /* a named pipe opens its pipe */
     if (err) {
         VN_RELE(vp);
         return err;
     }
     *vpp = vp;
     return 0;
+}
+
+/* mknod: a new file of type (VREG, VFIFO, VCHR, VBLK) named by path. */
+int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
+             struct cred *cr)
+{
+    struct nameidata nd;
+    int err = parent_of(path, cwd, 0, &nd, cr);
+    if (err)
+        return err;
+    struct vnode *dvp = nd.dvp, *vp = NULL;
+    if (nd.name[0] == 0) {
+        VN_RELE(dvp);
+        return -EEXIST;
+    }
+    err = VOP_LOOKUP(dvp, nd.name, &vp, cr);
+    if (err == 0) {
+        VN_RELE(vp);
+        err = -EEXIST;
+    } else if (err == -ENOENT && (type == VNON || type == VDIR)) {
+        err = type == VNON ? -EINVAL : -EPERM;
+    } else if (err == -ENOENT && !(err = may_modify_dir(dvp, cr))) {
+        if ((type == VCHR || type == VBLK) && cr->cr_uid != 0) {
+            VN_RELE(dvp);
+            return -EPERM;
+        }
+        static const uint32_t bits[] = { [VREG] = S_IFREG, [VFIFO] = S_IFIFO,
+                                         [VCHR] = S_IFCHR, [VBLK] = S_IFBLK, [VDIR] = S_IFDIR,
+                                         [VLNK] = S_IFLNK, [VNON] = 0 };
+        struct vattr va = { .va_type = type, .va_mode = bits[type] | (mode & 07777),
+                            .va_rdev = rdev };
+        err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
+        if (!err)
+            VN_RELE(vp);
+    }
+    VN_RELE(dvp);
+    return err;
 }
 
 int vn_close(struct vnode *vp, int flags, struct cred *cr)

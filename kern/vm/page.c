@@ -239,6 +239,11 @@ void *page_alloc_zeroed_va(void)
     return va;
 }
 
+uint64_t page_total_count(int node)
+{
+    return node >= 0 && node < MAX_NODES ? page_nodes[node].ntotal : 0;
+}
+
 uint64_t page_free_count(int node)
 {
     uint64_t n = READ_ONCE(page_nodes[node].nfree);

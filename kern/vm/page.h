@@ -69,6 +69,8 @@ void *page_alloc_zeroed_va(void);
 
 /* Free pages per node (for tests and statistics). */
 uint64_t page_free_count(int node);
+/* Pages the node's allocator manages in all (free or not). */
+uint64_t page_total_count(int node);
 
 /* Boot: build frame array and free lists from the memory map and NUMA
  * ranges (after pmap_init and numa_init). */

@@ -174,9 +174,18 @@ static struct rlock *fill_lock(const struct vnode *vp)
     return &fill_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)];
 }
 
+static int64_t pcache_pages_total;     /* [a] pages of every file, for /proc/meminfo */
+
 static void npages_add(struct vnode *vp, int d)
 {
     __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&pcache_pages_total, d, __ATOMIC_RELAXED);
+}
+
+uint64_t pcache_pages(void)
+{
+    int64_t n = __atomic_load_n(&pcache_pages_total, __ATOMIC_RELAXED);
+    return n > 0 ? (uint64_t)n : 0;
 }
 
 static bool has_pages(struct vnode *vp)

@@ -33,6 +33,8 @@ void pcache_mark_dirty(struct page *pg);
 /* Write back the dirty cached pages of vp numbered [lo, hi) (never past
  * the end of the file).  0 or the first write error.  May sleep. */
 int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi);
+/* Pages the cache holds, of every file (/proc/meminfo's Cached). */
+uint64_t pcache_pages(void);
 
 /* The last reference to vp is gone: free its cached pages.  Spin locks
  * only, so VN_RELE may call it from any context that may release. */

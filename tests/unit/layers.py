@@ -53,7 +53,7 @@ LAYERS = [
      "through VOPs)",
      ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm"]),
     ("processes", "processes, signals, descriptors, exec, the system calls and their entry",
-     ["kern/proc", "kern/ipc"]),
+     ["kern/proc", "kern/ipc", "kern/procfs"]),
     ("top", "boot sequence, in-kernel tests and benchmarks: may use everything",
      ["kern/main", "kern/tests"]),
 ]

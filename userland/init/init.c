@@ -5,6 +5,9 @@
  * console open as file descriptors 0, 1 and 2 (init opens /dev/console
  * itself if they are not).  Then:
  *
+ *   - It mounts /proc (making the directory if the root lacks it) and
+ *     makes /etc/mtab a link to /proc/mounts, as mount, df and e2fsck
+ *     expect.
  *   - If /etc/rc.run exists (tools/mkroot.py --run writes it for
  *     `make run RUN='...'`) and is not an empty command slot (a kept
  *     image's rc.run whose first line is NO_COMMAND, see
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -89,6 +93,17 @@ static int run(char *const argv[], int interactive)
     }
 }
 
+/* /proc, and /etc/mtab as a link to /proc/mounts. */
+static void mount_proc(void)
+{
+    mkdir("/proc", 0555);
+    if (mount("proc", "/proc", "proc", 0, NULL) < 0 && errno != EBUSY)
+        say("init: cannot mount /proc, errno %d\n", errno);
+    struct stat st;
+    if (lstat("/etc/mtab", &st) < 0 && symlink("/proc/mounts", "/etc/mtab") < 0)
+        say("init: cannot link /etc/mtab to /proc/mounts, errno %d\n", errno);
+}
+
 static void report(int status)
 {
     if (status < 0)
@@ -116,6 +131,7 @@ int main(void)
     console_fds();
     umask(022);
     chdir("/");
+    mount_proc();
     int status;
     if (has_command()) {
         char *argv[] = { SHELL, RC_RUN, NULL };

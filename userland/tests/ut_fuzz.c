@@ -101,6 +101,9 @@ static const int allowed[] = {
 	/* setpriority, chroot, settimeofday, clock_settime: the child is
 	   not root, so at most its own (and its siblings') nice value rises */
 	141, 161, 164, 227,
+	/* syslog (reads and refusals: the children are not root), mount and
+	   umount2 (EPERM for them, after their arguments) */
+	103, 165, 166,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,

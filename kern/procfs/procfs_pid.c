@@ -1,0 +1,311 @@
+/*
+ * procfs: a process's files, /proc/PID/... (theory in procfs.c).  Each
+ * takes a process the caller holds (proc_hold) and writes Linux's format:
+ * stat's 52 fields, status's "Name:\t..." lines, cmdline's NUL-separated
+ * arguments, maps' "start-end perms offset dev inode name" lines.  The
+ * counters read without a lock are single words the process itself
+ * writes: a reader sees a recent value, never a torn one.
+ */
+#include <kern/procfs/procfs.h>
+#include <kern/proc/proc.h>
+#include <kern/sched/thread.h>
+#include <kern/vm/as.h>
+#include <kern/lock/sleep.h>
+#include <kern/vfs/cred.h>
+#include <kern/vfs/dnlc.h>
+#include <kern/vm/kmem.h>
+#include <kern/arch/smp.h>
+#include <drivers/platform/timer.h>
+#include <drivers/tty/tty.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
+
+#define NS_PER_TICK (1000000000UL / TICK_HZ)
+#define KERNEL_PAGE 4096
+
+static uint64_t ticks_of(const uint64_t *cycles)
+{
+    return tsc_to_ns(__atomic_load_n(cycles, __ATOMIC_RELAXED)) / NS_PER_TICK;
+}
+
+/* Linux's one-letter state. */
+static char state_of(struct proc *p)
+{
+    if (p->p_state == PS_ZOMBIE)
+        return 'Z';
+    if (__atomic_load_n(&p->p_stopped, __ATOMIC_RELAXED))
+        return 'T';
+    struct thread *t = p->p_thread;
+    return t && t->state == TS_SLEEPING ? 'S' : 'R';
+}
+
+static const char *state_name(char s)
+{
+    switch (s) {
+    case 'R': return "R (running)";
+    case 'S': return "S (sleeping)";
+    case 'T': return "T (stopped)";
+    default:  return "Z (zombie)";
+    }
+}
+
+/* Bytes mapped and pages resident, under the address space's lock. */
+static void memory_of(struct proc *p, uint64_t *vsize, uint64_t *rss)
+{
+    *vsize = *rss = 0;
+    struct as *as = p->p_as;
+    if (!as || p->p_state == PS_ZOMBIE)
+        return;
+    rlock_acquire(&as->a_lock);
+    for (struct seg *s = as->a_segs; s; s = s->s_next)
+        *vsize += s->s_end - s->s_start;
+    *rss = as->a_rss;
+    rlock_release(&as->a_lock);
+}
+
+/* Signal masks: pending, blocked, ignored, caught (bit n-1 for signal n). */
+static void signals_of(struct proc *p, uint64_t m[4])
+{
+    m[0] = __atomic_load_n(&p->p_sigpending, __ATOMIC_RELAXED);
+    m[1] = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED);
+    m[2] = m[3] = 0;
+    for (int sig = 1; sig < NSIG; sig++) {
+        uint64_t h = p->p_sigact[sig].handler;
+        if (h == SIG_IGN)
+            m[2] |= SIGBIT(sig);
+        else if (h != SIG_DFL)
+            m[3] |= SIGBIT(sig);
+    }
+}
+
+/* The controlling terminal of p's session, as Linux's tty_nr (the
+ * console, 5:1, is the only terminal), and its foreground group. */
+static void tty_of(struct proc *p, int *tty_nr, int *tpgid)
+{
+    int sid = tty_session();
+    bool ours = sid > 0 && sid == p->p_sid;
+    *tty_nr = ours ? (5 << 8) | 1 : 0;
+    *tpgid = ours ? tty_fg_pgrp() : -1;
+}
+
+int procfs_pid_stat(struct sbuf *sb, struct proc *p)
+{
+    uint64_t vsize, rss, sig[4];
+    memory_of(p, &vsize, &rss);
+    signals_of(p, sig);
+    struct thread *t = p->p_thread;
+    char comm[sizeof p->p_comm];
+    memcpy(comm, p->p_comm, sizeof comm);
+    comm[sizeof comm - 1] = 0;
+    int tty_nr, tpgid;
+    tty_of(p, &tty_nr, &tpgid);
+    sbuf_printf(sb, "%d (%s) %c %d %d %d %d %d %u 0 0 0 0 ", p->p_pid, comm, state_of(p),
+                proc_ppid_of(p), p->p_pgid, p->p_sid, tty_nr, tpgid, 0x400000u);
+    sbuf_printf(sb, "%lu %lu %lu %lu 20 0 1 0 %lu %lu %lu ",
+                (unsigned long)ticks_of(&p->p_utime), (unsigned long)ticks_of(&p->p_stime),
+                (unsigned long)ticks_of(&p->p_cutime), (unsigned long)ticks_of(&p->p_cstime),
+                (unsigned long)(p->p_start_ns / NS_PER_TICK), (unsigned long)vsize,
+                (unsigned long)rss);
+    sbuf_printf(sb, "%lu 0 0 0 0 0 %lu %lu %lu %lu 0 0 0 17 %d 0 0 0 0 0 0 0 0 0 0 0 0 %d\n",
+                (unsigned long)~0UL, (unsigned long)sig[0], (unsigned long)sig[1],
+                (unsigned long)sig[2], (unsigned long)sig[3], t ? t->cpu : 0,
+                p->p_state == PS_ZOMBIE ? p->p_status : 0);
+    return 0;
+}
+
+static void cpu_list(struct sbuf *sb, uint64_t mask)
+{
+    bool first = true;
+    for (int c = 0; c < 64; c++) {
+        if (!(mask & (1UL << c)) || (c > 0 && (mask & (1UL << (c - 1)))))
+            continue;
+        int end = c;
+        while (end + 1 < 64 && (mask & (1UL << (end + 1))))
+            end++;
+        sbuf_printf(sb, first ? "%d" : ",%d", c);
+        if (end > c)
+            sbuf_printf(sb, "-%d", end);
+        first = false;
+    }
+}
+
+int procfs_pid_status(struct sbuf *sb, struct proc *p)
+{
+    uint64_t vsize, rss, sig[4];
+    memory_of(p, &vsize, &rss);
+    signals_of(p, sig);
+    struct cred c_copy = *p->p_cred;    /* see proc_info.c: setuid may replace it */
+    const struct cred *c = &c_copy;
+    char comm[sizeof p->p_comm];
+    memcpy(comm, p->p_comm, sizeof comm);
+    comm[sizeof comm - 1] = 0;
+    sbuf_printf(sb, "Name:\t%s\nUmask:\t%04o\nState:\t%s\n", comm, p->p_umask,
+                state_name(state_of(p)));
+    sbuf_printf(sb, "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n", p->p_pid,
+                p->p_pid, proc_ppid_of(p));
+    sbuf_printf(sb, "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n", c->cr_ruid, c->cr_uid,
+                c->cr_uid, c->cr_uid, c->cr_rgid, c->cr_gid, c->cr_gid, c->cr_gid);
+    sbuf_printf(sb, "FDSize:\t%d\nGroups:\t", NOFILE);
+    for (uint32_t i = 0; i < MIN(c->cr_ngroups, (uint32_t)NGROUPS_MAX); i++)
+        sbuf_printf(sb, "%u ", c->cr_groups[i]);
+    sbuf_printf(sb, "\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\nThreads:\t1\n",
+                (unsigned long)(vsize / 1024), (unsigned long)(rss * KERNEL_PAGE / 1024));
+    sbuf_printf(sb, "SigPnd:\t%016lx\nShdPnd:\t0000000000000000\nSigBlk:\t%016lx\n",
+                (unsigned long)sig[0], (unsigned long)sig[1]);
+    sbuf_printf(sb, "SigIgn:\t%016lx\nSigCgt:\t%016lx\n", (unsigned long)sig[2],
+                (unsigned long)sig[3]);
+    uint64_t mask = p->p_thread ? __atomic_load_n(&p->p_thread->affinity, __ATOMIC_RELAXED) : 0;
+    sbuf_printf(sb, "Cpus_allowed:\t%lx\nCpus_allowed_list:\t", (unsigned long)mask);
+    cpu_list(sb, mask);
+    sbuf_printf(sb, "\n");
+    return 0;
+}
+
+int procfs_pid_cmdline(struct sbuf *sb, struct proc *p)
+{
+    struct proc_image *im = proc_image_hold(p);
+    if (im && p->p_state != PS_ZOMBIE)
+        sbuf_add(sb, im->cmdline, im->cmdlen);
+    proc_image_rele(im);
+    return 0;
+}
+
+int procfs_pid_comm(struct sbuf *sb, struct proc *p)
+{
+    char comm[sizeof p->p_comm];
+    memcpy(comm, p->p_comm, sizeof comm);
+    comm[sizeof comm - 1] = 0;
+    sbuf_printf(sb, "%s\n", comm);
+    return 0;
+}
+
+int procfs_pid_cwd(struct sbuf *sb, struct proc *p)
+{
+    struct vnode *cwd = proc_cwd_hold(p);
+    if (!cwd)
+        return -ENOENT;
+    char *path = kmalloc(PATH_MAX);
+    int n = path ? proc_dir_path(cwd, path, PATH_MAX) : -ENOMEM;
+    if (n > 0)
+        sbuf_add(sb, path, (size_t)n - 1);
+    kfree(path);
+    VN_RELE(cwd);
+    return n > 0 ? 0 : n;
+}
+
+int procfs_pid_exe(struct sbuf *sb, struct proc *p)
+{
+    struct proc_image *im = proc_image_hold(p);
+    int err = im && im->exe && p->p_state != PS_ZOMBIE ? 0 : -ENOENT;
+    if (!err)
+        sbuf_add(sb, im->exe, strlen(im->exe));
+    proc_image_rele(im);
+    return err;
+}
+
+/* A file's path from the name the DNLC holds for it and its directory's
+ * path: 0, or -ENOENT when the cache has no name for it. */
+static int file_path(struct sbuf *sb, struct vnode *vp)
+{
+    struct vnode *dvp;
+    char name[NAME_MAX + 1];
+    if (dnlc_reverse(vp, &dvp, name, sizeof name))
+        return -ENOENT;
+    char *path = kmalloc(PATH_MAX);
+    int n = path ? proc_dir_path(dvp, path, PATH_MAX) : -ENOMEM;
+    VN_RELE(dvp);
+    if (n > 0)
+        sbuf_printf(sb, "%s%s%s", path, n > 2 ? "/" : "", name);
+    kfree(path);
+    return n > 0 ? 0 : -ENOENT;
+}
+
+/* A descriptor's link: a directory's path, the device's name, a pipe's
+ * number, a file's path when the name cache has it (Tempest keeps no
+ * names for open files), else its file system and inode. */
+int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd)
+{
+    struct vnode *vp = proc_fd_hold(p, fd, NULL);
+    if (!vp)
+        return -ENOENT;
+    struct vattr va;
+    int err = VOP_GETATTR(vp, &va, p->p_cred);
+    if (!err && vp->v_type == VDIR) {
+        char *path = kmalloc(PATH_MAX);
+        int n = path ? proc_dir_path(vp, path, PATH_MAX) : -ENOMEM;
+        if (n > 0)
+            sbuf_add(sb, path, (size_t)n - 1);
+        else
+            err = n;
+        kfree(path);
+    } else if (!err && vp->v_type == VFIFO) {
+        sbuf_printf(sb, "pipe:[%lu]", (unsigned long)va.va_ino);
+    } else if (!err && vn_is_devfs(vp)) {
+        sbuf_printf(sb, "/dev/%s", devfs_name(vp));
+    } else if (!err && file_path(sb, vp) != 0) {
+        sbuf_printf(sb, "inode:[%u:%lu]", va.va_fsid, (unsigned long)va.va_ino);
+    }
+    VN_RELE(vp);
+    return err;
+}
+
+/* One line of maps; name may be "". */
+static void map_line(struct sbuf *sb, const struct seg *s, uint32_t fsid, uint64_t ino,
+                     const char *name)
+{
+    char line[128];
+    int n = snprintf(line, sizeof line, "%08lx-%08lx %c%c%c%c %08lx 00:%02x %lu",
+                     (unsigned long)s->s_start, (unsigned long)s->s_end,
+                     (s->s_prot & PROT_READ) ? 'r' : '-', (s->s_prot & PROT_WRITE) ? 'w' : '-',
+                     (s->s_prot & PROT_EXEC) ? 'x' : '-', (s->s_flags & MAP_SHARED) ? 's' : 'p',
+                     (unsigned long)s->s_off, fsid, (unsigned long)ino);
+    sbuf_add(sb, line, (size_t)MIN(n, (int)sizeof line - 1));
+    if (*name) {
+        for (int col = n; col < 73; col++)
+            sbuf_add(sb, " ", 1);
+        sbuf_add(sb, name, strlen(name));
+    }
+    sbuf_add(sb, "\n", 1);
+}
+
+int procfs_pid_maps(struct sbuf *sb, struct proc *p)
+{
+    struct as *as = p->p_as;
+    if (!as || p->p_state == PS_ZOMBIE)
+        return 0;
+    /* The program file, to name its mappings (looked up before the
+     * address space is locked: a lookup may read the disk). */
+    struct proc_image *im = proc_image_hold(p);
+    struct vnode *exe = NULL;
+    if (im && im->exe && lookupname(im->exe, NULL, true, &exe, p->p_cred))
+        exe = NULL;
+    rlock_acquire(&as->a_lock);
+    struct seg *top = NULL;
+    for (struct seg *s = as->a_segs; s; s = s->s_next)
+        if (!s->s_vp && !s->s_amap)
+            top = s;                /* the highest anonymous segment: the stack */
+    for (struct seg *s = as->a_segs; s; s = s->s_next) {
+        struct vattr va = { 0 };
+        if (s->s_vp && VOP_GETATTR(s->s_vp, &va, p->p_cred))
+            va.va_ino = 0;
+        const char *name = "";
+        struct sbuf path = { 0 };
+        if (s->s_vp && s->s_vp == exe)
+            name = im->exe;
+        else if (s->s_vp && file_path(&path, s->s_vp) == 0 && path.buf)
+            name = path.buf;
+        else if (!s->s_vp && s->s_start <= as->a_brk_base && as->a_brk_base < s->s_end)
+            name = "[heap]";
+        else if (s == top && s->s_end >= USER_STACK_TOP - (1UL << 30))
+            name = "[stack]";
+        else if (s->s_amap)
+            name = "/SYSV00000000 (deleted)";
+        map_line(sb, s, s->s_vp ? va.va_fsid : 0, s->s_vp ? va.va_ino : 0, name);
+        kfree(path.buf);
+    }
+    rlock_release(&as->a_lock);
+    if (exe)
+        VN_RELE(exe);
+    proc_image_rele(im);
+    return 0;
+}
