@@ -165,6 +165,13 @@ void lockstat_unregister(struct lock_instance *li)
     rawlock_release_irqrestore(&registry_lock, f);
 }
 
+void lockstat_wait_begin(struct lockstat_wait *w, const struct held_locks *holder,
+                         const void *lock)
+{
+    w->t0 = lockstat_on() ? rdtsc() : 0;
+    w->holder_site = w->t0 && holder ? held_site_in(holder, lock) : 0;
+}
+
 /* ---- Counting ---------------------------------------------------------- */
 
 /* ---- Call sites and histograms ------------------------------------------ */

@@ -107,14 +107,24 @@ void lockstat_contended_hold(struct lock_instance *li, uintptr_t holder_site,
 
 /*
  * The same steps for the locks built on mutexes (kern/lock/mutex.c,
- * kern/lock/rlock.c): count an acquisition at site whose first failed
- * attempt was at TSC t0 while the holder's site was holder_site (both
- * ignored when misses is 0), by a shared holder or not; and a release
- * whose held entry recorded acquired_at.
+ * kern/lock/rlock.c).  At its first miss a waiter notes the time and where
+ * the holder took the lock (lockstat_wait_begin, out of line: only misses
+ * pay, and the note lives in memory, not in the fast path's registers);
+ * once it has the lock, lockstat_note_acquired counts the acquisition at
+ * site (w is read only when misses > 0), by a shared holder or not.
  */
+struct lockstat_wait {
+    uint64_t t0;                /* TSC at the first miss; 0 with statistics off */
+    uintptr_t holder_site;      /* where the holder took the lock; 0 if unknown */
+};
+
+/* holder: the held stack of the lock's holder, or NULL (readers hold it). */
+void lockstat_wait_begin(struct lockstat_wait *w, const struct held_locks *holder,
+                         const void *lock);
+
 static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t misses,
-                                          uint64_t t0, bool shared, uintptr_t site,
-                                          uintptr_t holder_site)
+                                          bool shared, uintptr_t site,
+                                          const struct lockstat_wait *w)
 {
     if (!lockstat_on())
         return;
@@ -122,13 +132,13 @@ static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t mis
         lockstat_hit(li, site);
         return;
     }
-    uint64_t wait = misses ? rdtsc() - t0 : 0;
+    uint64_t wait = misses && w->t0 ? rdtsc() - w->t0 : 0;
     if (shared)     /* concurrent readers update the instance together */
         lockstat_acquired_shared(li, misses, wait, site);
     else
         lockstat_acquired(li, misses, wait, site);
     if (misses)
-        lockstat_contended_hold(li, holder_site, wait);
+        lockstat_contended_hold(li, w->holder_site, wait);
 }
 
 static inline void lockstat_note_released(struct lock_instance *li, uint64_t acquired_at)

@@ -105,18 +105,18 @@ static uint32_t counted_misses(const struct mutex *m, uint32_t misses)
     return (m->flags & MUTEX_SPIN) && misses > 1 ? 1 : misses;
 }
 
-static void account(struct mutex *m, uint32_t misses, uint64_t t0, bool shared, uintptr_t site,
-                    uintptr_t holder_site)
+static void account(struct mutex *m, uint32_t misses, bool shared, uintptr_t site,
+                    const struct lockstat_wait *w)
 {
-    lockstat_note_acquired(&m->inst, counted_misses(m, misses), t0, shared, site, holder_site);
+    lockstat_note_acquired(&m->inst, counted_misses(m, misses), shared, site, w);
 }
 
-/* At a miss with statistics on (ilk held, so the owner stays): where the
- * exclusive owner took m, for lockstat's contended holds; 0 when shared
- * holders made us wait. */
-static uintptr_t owner_site(const struct mutex *m)
+/* At the first miss (ilk held, so the owner stays): the time, and the
+ * exclusive owner's held stack for where it took m (none when shared
+ * holders made us wait). */
+static void wait_begin(struct mutex *m, struct lockstat_wait *w)
 {
-    return m->owner ? held_site_in(&m->owner->held, m) : 0;
+    lockstat_wait_begin(w, m->owner ? &m->owner->held : NULL, m);
 }
 
 /* ---- exclusive ---- */
@@ -127,17 +127,13 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
 {
     struct thread *me = curthread();
     uint32_t misses = 0;
-    uint64_t t0 = 0;
+    struct lockstat_wait w;
     if (check_order)
         witness_acquire_lock(m, m->inst.cls, site);
     rawlock_acquire(&m->ilk);
-    uintptr_t holder_site = 0;
     while (!free_for_exclusive(m)) {
         if (misses++ == 0) {
-            if (lockstat_on()) {
-                t0 = rdtsc();
-                holder_site = owner_site(m);
-            }
+            wait_begin(m, &w);
             m->writers_waiting++;
         }
         wait_busy(m, true);
@@ -149,7 +145,7 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
     m->depth = 1;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, 0);
-    account(m, misses, t0, false, site, holder_site);
+    account(m, misses, false, site, &w);
 }
 
 void mutex_enter(struct mutex *m)
@@ -178,7 +174,7 @@ bool mutex_tryenter(struct mutex *m)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         push_held(m, site, 0, 0);
-        account(m, 0, 0, false, site, 0);
+        account(m, 0, false, site, NULL);
     }
     return got;
 }
@@ -188,25 +184,22 @@ bool mutex_tryenter(struct mutex *m)
 static void enter_shared(struct mutex *m, uintptr_t site, bool already_reader)
 {
     uint32_t misses = 0;
-    uint64_t t0 = 0;
+    struct lockstat_wait w;
     if (!already_reader)    /* a re-entry or a reacquisition was checked before */
         witness_acquire_lock(m, m->inst.cls, site);
     rawlock_acquire(&m->ilk);
     /* A thread that already reads may read again past waiting writers;
      * otherwise it would wait for a writer that waits for it. */
-    uintptr_t holder_site = 0;
     while (m->owner != NULL || (m->writers_waiting && !already_reader)) {
-        if (misses++ == 0 && lockstat_on()) {
-            t0 = rdtsc();
-            holder_site = owner_site(m);
-        }
+        if (misses++ == 0)
+            wait_begin(m, &w);
         wait_busy(m, false);
         rawlock_acquire(&m->ilk);
     }
     m->readers++;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, HELD_SHARED);
-    account(m, misses, t0, true, site, holder_site);
+    account(m, misses, true, site, &w);
 }
 
 void mutex_enter_shared(struct mutex *m)

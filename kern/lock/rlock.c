@@ -50,11 +50,11 @@ static void keep_pop(void *lock, struct lock_instance *li)
     lockstat_note_released(li, e.acquired_at);
 }
 
-/* At a miss with statistics on (the lock's mutex held, so the holder
- * stays): where the holder took lock, for lockstat's contended holds. */
-static uintptr_t holder_site_of(const void *lock, const struct thread *holder)
+/* At the first miss (the lock's mutex held, so the holder stays): the
+ * time, and the holder's held stack for where it took lock. */
+static void wait_begin(struct lockstat_wait *w, const void *lock, const struct thread *holder)
 {
-    return holder ? held_site_in(&holder->held, lock) : 0;
+    lockstat_wait_begin(w, holder ? &holder->held : NULL, lock);
 }
 
 static void wake_for_release(const void *chan)
@@ -86,15 +86,12 @@ void rlock_acquire(struct rlock *rl)
 {
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
     uint32_t misses = 0;
-    uint64_t t0 = 0;
+    struct lockstat_wait w;
     witness_acquire(rl->inst.cls, site);
     mutex_enter(&rl->m);
-    uintptr_t holder_site = 0;
     while (rl->locked) {
-        if (misses++ == 0 && lockstat_on()) {
-            t0 = rdtsc();
-            holder_site = holder_site_of(rl, rl->holder);
-        }
+        if (misses++ == 0)
+            wait_begin(&w, rl, rl->holder);
         rl->wanted++;
         sleep_on(&rl->wanted);
         rl->wanted--;
@@ -103,7 +100,7 @@ void rlock_acquire(struct rlock *rl)
     rl->holder = curthread();
     mutex_exit(&rl->m);
     keep_push(rl, rl->inst.cls, site, misses, 0);
-    lockstat_note_acquired(&rl->inst, misses, t0, false, site, holder_site);
+    lockstat_note_acquired(&rl->inst, misses, false, site, &w);
 }
 
 bool rlock_tryacquire(struct rlock *rl)
@@ -118,7 +115,7 @@ bool rlock_tryacquire(struct rlock *rl)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         keep_push(rl, rl->inst.cls, site, 0, 0);
-        lockstat_note_acquired(&rl->inst, 0, 0, false, site, 0);
+        lockstat_note_acquired(&rl->inst, 0, false, site, NULL);
     }
     return got;
 }
@@ -178,15 +175,12 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
 {
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
     uint32_t misses = 0;
-    uint64_t t0 = 0;
+    struct lockstat_wait w;
     witness_acquire(rw->inst.cls, site);
     mutex_enter(&rw->m);
-    uintptr_t holder_site = 0;
     while (!rw_can_enter(rw, mode)) {
-        if (misses++ == 0 && lockstat_on()) {
-            t0 = rdtsc();
-            holder_site = holder_site_of(rw, rw->writer);
-        }
+        if (misses++ == 0)
+            wait_begin(&w, rw, rw->writer);
         int *want = mode == RW_WRITER ? &rw->want_write : &rw->want_read;
         (*want)++;
         sleep_on(&rw->readers);
@@ -195,7 +189,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     rw_take(rw, mode);
     mutex_exit(&rw->m);
     keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
-    lockstat_note_acquired(&rw->inst, misses, t0, mode == RW_READER, site, holder_site);
+    lockstat_note_acquired(&rw->inst, misses, mode == RW_READER, site, &w);
 }
 
 bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
@@ -208,7 +202,7 @@ bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
         keep_push(rw, rw->inst.cls, site, 0, mode == RW_READER ? HELD_SHARED : 0);
-        lockstat_note_acquired(&rw->inst, 0, 0, mode == RW_READER, site, 0);
+        lockstat_note_acquired(&rw->inst, 0, mode == RW_READER, site, NULL);
     }
     return got;
 }

@@ -80,7 +80,6 @@ struct spin_cpu {
         uint64_t state;     /* [own] both, for one read-modify-write */
     };
     uint64_t flags;         /* [own] interrupt state before the outermost */
-    uintptr_t holder_site;  /* [own] during a counted wait: where the holder took the lock */
     struct mcs_node node[MCS_NODES_PER_CPU];    /* queue nodes */
 } __cacheline;
 
@@ -152,19 +151,23 @@ int spin_depth(void)
     return d;
 }
 
-/* A waiter with statistics on notes where the lock's holder took it, read
- * racily from the holding CPU's held stack, for lockstat's contended holds
- * (recorded once the waiter has the lock).  Only on the waiting path. */
-static void note_holder(spinlock_t *l)
+/*
+ * Where the holder of l took it, read racily from the holding CPU's held
+ * stack, for lockstat's contended holds; 0 when l looks free.  Asked by an
+ * acquisition with statistics on before it tries the lock, so that the
+ * waits (tas_wait, mcs_wait) call nothing: the compiler then knows they
+ * keep the caller-saved registers, and the fast paths need no others.  A
+ * lock freed between this look and a miss leaves its holder unnamed.
+ */
+static uintptr_t holder_site(spinlock_t *l)
 {
-    uintptr_t site = 0;
+    if (READ_ONCE(l->tail) == NULL)     /* free (TTAS's word shares the field) */
+        return 0;
     int owner = READ_ONCE(l->owner);
-    if (owner >= 0 && owner < MAX_CPUS) {
-        struct held_locks *h = READ_ONCE(cpus[owner].held);
-        if (h)
-            site = held_site_in(h, l);
-    }
-    spin_cpus[cpu_id()].holder_site = site;
+    if (owner < 0 || owner >= MAX_CPUS)
+        return 0;
+    struct held_locks *h = READ_ONCE(cpus[owner].held);
+    return h ? held_site_in(h, l) : 0;
 }
 
 /* ---- TTAS ------------------------------------------------------------ */
@@ -179,8 +182,6 @@ static inline bool tas_try(spinlock_t *l)
 static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
-    if (wait)
-        note_holder(l);
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
         while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
@@ -219,8 +220,6 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint6
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
-    if (wait)
-        note_holder(l);
     mcs_wait(pred, n, wait);
     return false;
 }
@@ -361,6 +360,7 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     witness_acquire_lock(l, l->inst.cls, site);
     bool stat = lock_hooks & LOCK_HOOK_STAT;
     uint64_t wait = 0;
+    uintptr_t holder = stat ? holder_site(l) : 0;
     bool missed;
     if (algo == LOCK_SPIN)
         missed = word_acquire(l, LOCK_SPIN, sc, node, stat ? &wait : NULL);
@@ -374,7 +374,7 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
         lockstat_hit(&l->inst, site);
     } else if (stat) {
         lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
-        lockstat_contended_hold(&l->inst, sc->holder_site, wait);
+        lockstat_contended_hold(&l->inst, holder, wait);
     }
 }
 
