@@ -37,6 +37,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/sched/sched.h>
 #include <kern/sched/thread.h>
+#include <kern/sched/callout.h>
 #include <kern/lock/mutex.h>
 #include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
@@ -270,6 +271,8 @@ void kmain(uint32_t magic, uint32_t info)
     mutex_bench_register();
 
     smp_set_tick_hook(ktest_watchdog_tick);
+    callout_init();
+    smp_set_tick_hook2(callout_tick);
     int online = start_aps();
     kprintf("smp: %d cpus online\n", online);
     numa_print();

@@ -19,7 +19,8 @@
  * stops the other CPUs with an NMI instead, which cannot be masked.
  *
  * The clock tick (VEC_TIMER) counts ticks and calls the one tick hook
- * registered at boot (the ktest watchdog's, smp_set_tick_hook).
+ * registered at boot (the ktest watchdog's, smp_set_tick_hook), then the
+ * second one (the callouts', smp_set_tick_hook2).
  */
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
@@ -65,10 +66,16 @@ static void call_handler(struct trapframe *tf, void *unused)
 
 /* Written once at boot, before the tick starts; read without a lock. */
 static void (*tick_hook)(const struct trapframe *tf);
+static void (*tick_hook2)(const struct trapframe *tf);
 
 void smp_set_tick_hook(void (*hook)(const struct trapframe *tf))
 {
     tick_hook = hook;
+}
+
+void smp_set_tick_hook2(void (*hook)(const struct trapframe *tf))
+{
+    tick_hook2 = hook;
 }
 
 static void timer_handler(struct trapframe *tf, void *unused)
@@ -77,6 +84,8 @@ static void timer_handler(struct trapframe *tf, void *unused)
     c->ticks++;
     if (tick_hook)
         tick_hook(tf);
+    if (tick_hook2)
+        tick_hook2(tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)

@@ -25,6 +25,9 @@ void smp_mark_online(struct cpu *c);
 /* The clock tick's hook (every CPU, every tick, interrupts off).  One,
  * registered at boot before the tick starts: the ktest watchdog's. */
 void smp_set_tick_hook(void (*hook)(const struct trapframe *tf));
+/* A second hook, called on every tick after the first: the callouts'
+ * (kern/sched/callout.c).  Set once at boot, before the tick starts. */
+void smp_set_tick_hook2(void (*hook)(const struct trapframe *tf));
 
 /* Run fn(arg) on every online CPU (the caller included) and wait for all.
  * On other CPUs fn runs from the VEC_CALL interrupt with interrupts off. */

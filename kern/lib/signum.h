@@ -16,6 +16,7 @@
 #define SIGKILL  9
 #define SIGSEGV  11
 #define SIGPIPE  13
+#define SIGALRM  14
 #define SIGCHLD  17
 #define SIGCONT  18
 #define SIGSTOP  19

@@ -23,6 +23,7 @@
 #include <kern/lib/signum.h>
 #include <kern/lock/mutex.h>
 #include <kern/lock/spinlock.h>
+#include <kern/sched/callout.h>
 
 struct as;
 struct vnode;
@@ -142,6 +143,20 @@ struct proc {
     uint64_t p_fork_fsbase;     /* [c] the parent's FS base at fork */
     uint64_t p_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
     struct sem_undo *p_semundo; /* [o] SEM_UNDO adjustments (kern/ipc/sem.c); not inherited */
+    /* Interval timers (kern/proc/sys_timer.c).  [i] is p_itimer_lock,
+     * a spin lock (class "itimer") shared with the timer's callout. */
+    spinlock_t p_itimer_lock;
+    struct callout p_itimer;    /* ITIMER_REAL's callout */
+    uint64_t p_itimer_due;      /* [i] uptime_ns() it is due at, 0: disarmed */
+    uint64_t p_itimer_interval; /* [i] ns, 0: one shot */
+    uint64_t p_cputimer[2][2];  /* [o] ITIMER_VIRTUAL, ITIMER_PROF: value, interval (kept only) */
+    /* prctl and set_robust_list (kern/proc/sys_extra.c). */
+    int p_pdeathsig;            /* [o] sent when the parent exits ([P] read there), 0: none */
+    bool p_undumpable;          /* [o] PR_SET_DUMPABLE 0 */
+    bool p_keepcaps;            /* [o] */
+    bool p_nonewprivs;          /* [o] */
+    uint64_t p_timerslack;      /* [o] ns, 0: the default */
+    uint64_t p_robust_head;     /* [o] set_robust_list's head (recorded only) */
 
     /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
      * (class "signal") taken under proc_lock and under sleep-queue-free
@@ -337,6 +352,23 @@ bool sig_ignored_or_blocked(struct proc *p, int sig);
  * a handler to run, a fatal default action, a kill. */
 bool sig_sleep_interrupted(struct proc *p);
 
+/* Timed sleeps and interval timers (kern/proc/sys_timer.c).  Sleep on
+ * chan until a wakeup on it, the time uptime_ns() reaches deadline, or a
+ * signal (as sig_sleep): 0, or -ERESTARTSYS when a signal is pending. */
+int sig_sleep_until(const void *chan, uint64_t deadline);
+/* The same, but no sleep at all once *gen differs from seen (checked under
+ * chan's sleep-queue lock, which the incrementer's wakeup takes). */
+int sig_sleep_until_gen(const void *chan, uint64_t deadline, const uint64_t *gen, uint64_t seen);
+/* Sleep ns nanoseconds unless a signal ends the sleep (as nanosleep):
+ * 0, or -EINTR with the time left in *left (when given). */
+int64_t sleep_for_ns(uint64_t ns, uint64_t *left);
+/* fork: the child inherits the prctl flags that Linux passes on (not
+ * the parent death signal, nor the robust list). */
+void prctl_fork(struct proc *child, const struct proc *parent);
+/* A new process's timers, all disarmed; stop them at exit. */
+void itimer_init(struct proc *p);
+void itimer_exit(struct proc *p);
+
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);
 
@@ -382,6 +414,9 @@ bool vn_is_console(const struct vnode *vp);
 #define PIPE_POLLERR  0x008
 #define PIPE_POLLHUP  0x010
 bool vn_is_pipe(const struct vnode *vp);
+/* A pipe changed (data, room, an end closed): wake poll and select
+ * (kern/proc/sys_poll.c), cheaply when nobody polls. */
+void poll_notify(void);
 int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);

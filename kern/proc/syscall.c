@@ -288,6 +288,11 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(29, sys_shmget), S(30, sys_shmat), S(31, sys_shmctl), S(67, sys_shmdt),
     S(64, sys_semget), S(65, sys_semop), S(66, sys_semctl), S(220, sys_semtimedop),
     S(68, sys_msgget), S(69, sys_msgsnd), S(70, sys_msgrcv), S(71, sys_msgctl),
+    S(36, sys_getitimer), S(37, sys_alarm), S(38, sys_setitimer),
+    S(23, sys_select), S(270, sys_pselect6), S(271, sys_ppoll),
+    S(157, sys_prctl), S(273, sys_set_robust_list), S(274, sys_get_robust_list),
+    S(28, sys_madvise), S(280, sys_utimensat), S(235, sys_utimes), S(261, sys_futimesat),
+    S(132, sys_utime), S(40, sys_sendfile),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -149,7 +149,26 @@ SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);
 SYSCALL_DECL(sys_blkstat_snapshot);
 
+/* interval timers: sys_timer.c */
+SYSCALL_DECL(sys_alarm);
+SYSCALL_DECL(sys_getitimer);
+SYSCALL_DECL(sys_setitimer);
+
+/* prctl, robust lists, madvise, file times, sendfile: sys_extra.c */
+SYSCALL_DECL(sys_prctl);
+SYSCALL_DECL(sys_set_robust_list);
+SYSCALL_DECL(sys_get_robust_list);
+SYSCALL_DECL(sys_madvise);
+SYSCALL_DECL(sys_utimensat);
+SYSCALL_DECL(sys_utimes);
+SYSCALL_DECL(sys_futimesat);
+SYSCALL_DECL(sys_utime);
+SYSCALL_DECL(sys_sendfile);
+
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);
+SYSCALL_DECL(sys_ppoll);
+SYSCALL_DECL(sys_select);
+SYSCALL_DECL(sys_pselect6);
 
 #endif
