@@ -109,6 +109,7 @@ static void reaper_main(void *unused);
 void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
+    reclock_init();
     jobctl_init();
     ipc_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))

@@ -365,6 +365,14 @@ int64_t sleep_for_ns(uint64_t ns, uint64_t *left);
 /* fork: the child inherits the prctl flags that Linux passes on (not
  * the parent death signal, nor the robust list). */
 void prctl_fork(struct proc *child, const struct proc *parent);
+/* File locks (kern/proc/reclock.c).  Boot; a process closed a descriptor
+ * of vp (its record locks on vp go); an open file's last reference went
+ * (its flock lock goes); fcntl's F_GETLK (5), F_SETLK (6), F_SETLKW (7)
+ * with the struct flock at uarg. */
+void reclock_init(void);
+void reclock_close(struct proc *p, struct vnode *vp);
+void reclock_file_gone(struct file *fp);
+int64_t fcntl_lock(struct file *fp, int cmd, uint64_t uarg);
 /* A new process's timers, all disarmed; stop them at exit. */
 void itimer_init(struct proc *p);
 void itimer_exit(struct proc *p);

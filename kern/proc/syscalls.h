@@ -165,6 +165,9 @@ SYSCALL_DECL(sys_futimesat);
 SYSCALL_DECL(sys_utime);
 SYSCALL_DECL(sys_sendfile);
 
+/* flock: reclock.c */
+SYSCALL_DECL(sys_flock);
+
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);
 SYSCALL_DECL(sys_ppoll);
