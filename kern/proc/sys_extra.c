@@ -1,7 +1,7 @@
 /*
  * Calls real programs ask for at start-up and in their inner loops, which
  * the other files do not cover: prctl, set_robust_list and
- * get_robust_list, madvise, the file-time calls (utimensat, utimes,
+ * get_robust_list, madvise, mremap, the file-time calls (utimensat, utimes,
  * futimesat, utime) and sendfile.
  *
  * Theory and simplifications, said plainly:
@@ -263,6 +263,38 @@ SYSCALL_DECL(sys_madvise)
             return r;
     }
     return 0;
+}
+
+/* ---- mremap ---- */
+
+/* Linux's checks, in its order; the work is as_remap's (kern/vm/as.c).
+ * MREMAP_DONTUNMAP is not supported: -EINVAL. */
+SYSCALL_DECL(sys_mremap)
+{
+    vaddr_t old = a0, newaddr = a4;
+    uint64_t oldlen = a1, newlen = a2;
+    int flags = (int)a3;
+    if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+        return -EINVAL;
+    if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE))
+        return -EINVAL;
+    if (flags & MREMAP_DONTUNMAP)
+        return -EINVAL;
+    if (old & (PAGE_SIZE - 1))
+        return -EINVAL;
+    oldlen = ALIGN_UP(oldlen, PAGE_SIZE);
+    newlen = ALIGN_UP(newlen, PAGE_SIZE);
+    if (!newlen || !oldlen)
+        return -EINVAL;         /* (Linux duplicates a shared mapping for oldlen 0) */
+    if (oldlen > USER_TOP || newlen > USER_TOP || old >= USER_TOP)
+        return newlen > USER_TOP ? -EINVAL : -EFAULT;
+    if (flags & MREMAP_FIXED) {
+        if ((newaddr & (PAGE_SIZE - 1)) || newaddr < USER_MIN || newaddr > USER_TOP - newlen)
+            return -EINVAL;
+        if (old + oldlen > newaddr && newaddr + newlen > old)
+            return -EINVAL;     /* the ranges overlap */
+    }
+    return as_remap(curproc()->p_as, old, oldlen, newlen, flags, newaddr);
 }
 
 /* ---- file times ---- */

@@ -293,7 +293,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(157, sys_prctl), S(273, sys_set_robust_list), S(274, sys_get_robust_list),
     S(28, sys_madvise), S(280, sys_utimensat), S(235, sys_utimes), S(261, sys_futimesat),
     S(132, sys_utime), S(40, sys_sendfile),
-    S(73, sys_flock),
+    S(73, sys_flock), S(25, sys_mremap),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -159,6 +159,7 @@ SYSCALL_DECL(sys_prctl);
 SYSCALL_DECL(sys_set_robust_list);
 SYSCALL_DECL(sys_get_robust_list);
 SYSCALL_DECL(sys_madvise);
+SYSCALL_DECL(sys_mremap);
 SYSCALL_DECL(sys_utimensat);
 SYSCALL_DECL(sys_utimes);
 SYSCALL_DECL(sys_futimesat);
