@@ -23,6 +23,8 @@
 #define SIGTSTP  20
 #define SIGTTIN  21
 #define SIGTTOU  22
+#define SIGVTALRM 26
+#define SIGPROF  27
 #define NSIG     64
 
 #endif

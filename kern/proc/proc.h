@@ -149,7 +149,7 @@ struct proc {
     struct callout p_itimer;    /* ITIMER_REAL's callout */
     uint64_t p_itimer_due;      /* [i] uptime_ns() it is due at, 0: disarmed */
     uint64_t p_itimer_interval; /* [i] ns, 0: one shot */
-    uint64_t p_cputimer[2][2];  /* [o] ITIMER_VIRTUAL, ITIMER_PROF: value, interval (kept only) */
+    uint64_t p_cputimer[2][2];  /* [o] ITIMER_VIRTUAL, ITIMER_PROF: CPU ns due (0: off), interval */
     /* prctl and set_robust_list (kern/proc/sys_extra.c). */
     int p_pdeathsig;            /* [o] sent when the parent exits ([P] read there), 0: none */
     bool p_undumpable;          /* [o] PR_SET_DUMPABLE 0 */
@@ -376,6 +376,9 @@ int64_t fcntl_lock(struct file *fp, int cmd, uint64_t uarg);
 /* A new process's timers, all disarmed; stop them at exit. */
 void itimer_init(struct proc *p);
 void itimer_exit(struct proc *p);
+/* The clock tick interrupted p (the caller's own process) in user mode:
+ * post SIGVTALRM or SIGPROF for a CPU-time timer that is due. */
+void itimer_cpu_tick(struct proc *p);
 
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);

@@ -18,8 +18,12 @@
  * make a burst).  alarm is ITIMER_REAL in whole seconds.  The timer is
  * kept across execve, cleared in a forked child, and stopped at exit
  * (itimer_exit) before the process's memory can go.  ITIMER_VIRTUAL and
- * ITIMER_PROF are accepted and their values kept and reported, but they
- * never fire: CPU-time timers are not built yet.
+ * ITIMER_PROF count the process's own CPU time (user, and user plus
+ * system: proc_cputime): each keeps the CPU time at which it is due, and
+ * the clock tick that interrupts the process in user mode looks at them
+ * (itimer_cpu_tick, from user_trap_return) and posts SIGVTALRM or SIGPROF,
+ * so they fire within a tick of CPU time after they are due.  Only the
+ * process's own thread touches them.
  *
  * Locks: p_itimer_lock (a spin lock, class "itimer") guards the timer's
  * value and interval against the callout, which runs on another CPU's
@@ -181,6 +185,15 @@ static bool tv_valid(int64_t sec, int64_t usec)
     return sec >= 0 && usec >= 0 && usec < (int64_t)USEC;
 }
 
+/* The CPU time an ITIMER_VIRTUAL (user) or ITIMER_PROF (user and
+ * system) timer counts, in ns. */
+static uint64_t cpu_now(int which)
+{
+    uint64_t user, sys;
+    proc_cputime(&user, &sys);
+    return which == ITIMER_VIRTUAL ? user : user + sys;
+}
+
 static void timer_get(int which, uint64_t *value, uint64_t *interval)
 {
     if (which == ITIMER_REAL) {
@@ -188,7 +201,8 @@ static void timer_get(int which, uint64_t *value, uint64_t *interval)
         return;
     }
     struct proc *p = curproc();
-    *value = p->p_cputimer[which - 1][0];
+    uint64_t due = p->p_cputimer[which - 1][0], now = cpu_now(which);
+    *value = !due ? 0 : due > now ? due - now : 1;
     *interval = p->p_cputimer[which - 1][1];
 }
 
@@ -199,11 +213,27 @@ static void timer_set(int which, uint64_t value, uint64_t interval, uint64_t *ol
         real_timer_set(value, interval, oldv, oldi);
         return;
     }
+    timer_get(which, oldv, oldi);
     struct proc *p = curproc();
-    *oldv = p->p_cputimer[which - 1][0];
-    *oldi = p->p_cputimer[which - 1][1];
-    p->p_cputimer[which - 1][0] = value;
+    p->p_cputimer[which - 1][0] = value ? cpu_now(which) + value : 0;
     p->p_cputimer[which - 1][1] = value ? interval : 0;
+}
+
+void itimer_cpu_tick(struct proc *p)
+{
+    static const int sigs[2] = { SIGVTALRM, SIGPROF };
+    if (!p->p_cputimer[0][0] && !p->p_cputimer[1][0])
+        return;
+    for (int k = 0; k < 2; k++) {
+        uint64_t due = p->p_cputimer[k][0], interval = p->p_cputimer[k][1];
+        uint64_t now = due ? cpu_now(k + 1) : 0;
+        if (!due || now < due)
+            continue;
+        p->p_cputimer[k][0] = !interval ? 0 : due + interval > now ? due + interval
+                                                                    : now + interval;
+        struct ksiginfo si = { .si_signo = sigs[k], .si_code = -2 };  /* SI_TIMER */
+        sig_post(p, sigs[k], &si);
+    }
 }
 
 static int itimer_out(uint64_t value, uint64_t interval, uint64_t uaddr)

@@ -3,7 +3,8 @@
  *
  * alarm, setitimer and getitimer (ITIMER_REAL firing once and
  * periodically, the value counting down, the old value returned, a timer
- * cleared in a forked child and kept across nothing else, the errors);
+ * cleared in a forked child, the errors; ITIMER_VIRTUAL and ITIMER_PROF
+ * firing after so much CPU time, and again by their interval);
  * nanosleep and a blocking poll that use no CPU while they sleep (the
  * process's CPU time barely moves over a sleep that lasts many ticks);
  * select, pselect6 and ppoll (readiness of pipes, timeouts that expire and
@@ -118,12 +119,13 @@ static void test_itimer(void)
 	CHECK_OK(getitimer(ITIMER_REAL, &it));
 	CHECK(it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0);
 
-	/* ITIMER_VIRTUAL keeps what it was given. */
+	/* ITIMER_VIRTUAL keeps what it was given while no CPU time passes. */
 	struct itimerval v = { { 0, 0 }, { 100, 0 } };
 	CHECK_OK(setitimer(ITIMER_VIRTUAL, &v, NULL));
 	CHECK_OK(getitimer(ITIMER_VIRTUAL, &it));
-	CHECK(it.it_value.tv_sec > 0 && it.it_value.tv_sec <= 100);
-	CHECK_OK(setitimer(ITIMER_VIRTUAL, &off, NULL));
+	CHECK(it.it_value.tv_sec >= 99 && it.it_value.tv_sec <= 100);
+	CHECK_OK(setitimer(ITIMER_VIRTUAL, &off, &old));
+	CHECK(old.it_value.tv_sec >= 99 && old.it_value.tv_sec <= 100);
 
 	CHECK_ERR(getitimer(3, &it), EINVAL);
 	CHECK_ERR(getitimer(-1, &it), EINVAL);
@@ -135,6 +137,47 @@ static void test_itimer(void)
 	bad.it_value.tv_usec = -1;
 	CHECK_ERR(syscall(SYS_setitimer, ITIMER_REAL, &bad, NULL), EINVAL);
 	CHECK_ERR(syscall(SYS_setitimer, ITIMER_REAL, &off, UT_KERNPTR), EFAULT);
+}
+
+static volatile int cpu_sigs;
+static void on_cpu_timer(int sig) { (void)sig; cpu_sigs++; }
+
+/* ITIMER_VIRTUAL and ITIMER_PROF fire after that much CPU time: burn it
+ * in user mode until the signal comes (the alarm guards the loop). */
+static void test_cpu_timers(void)
+{
+	static const int which[2] = { ITIMER_VIRTUAL, ITIMER_PROF };
+	static const int sigs[2] = { SIGVTALRM, SIGPROF };
+	for (int k = 0; k < 2; k++) {
+		struct sigaction sa = { .sa_handler = on_cpu_timer };
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[k], &sa, NULL);
+		cpu_sigs = 0;
+		int64_t c0 = cpu_ns();
+		struct itimerval it = { { 0, 20000 }, { 0, 50000 } };   /* 50 ms, then every 20 */
+		CHECK_OK(setitimer(which[k], &it, NULL));
+		/* Sleeping uses no CPU time: no signal meanwhile. */
+		struct timespec ts = { 0, 200000000 };
+		nanosleep(&ts, NULL);
+		CHECK_EQ(cpu_sigs, 0);
+		struct itimerval now;
+		volatile unsigned long spin = 0;
+		while (!cpu_sigs)
+			spin++;
+		/* Linux samples CPU time at its ticks, and under load its
+		 * split of user and system time is rough: only a clearly
+		 * CPU-driven delay is asked for. */
+		CHECK(cpu_ns() - c0 >= 10000000);
+		while (cpu_sigs < 3)
+			spin++;
+		CHECK(cpu_ns() - c0 >= 30000000);
+		CHECK_OK(getitimer(which[k], &now));
+		CHECK_EQ(now.it_interval.tv_usec, 20000);
+		CHECK(now.it_value.tv_sec == 0 && now.it_value.tv_usec <= 20000);
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		CHECK_OK(setitimer(which[k], &off, NULL));
+		signal(sigs[k], SIG_DFL);
+	}
 }
 
 /* A sleep of 300 ms costs (almost) no CPU time: a timed sleep, not a
@@ -299,6 +342,7 @@ int main(int argc, char **argv)
 	ut_init(argc, argv);
 	test_alarm();
 	test_itimer();
+	test_cpu_timers();
 	test_sleep_is_free();
 	test_select();
 	test_pselect_ppoll();
