@@ -367,8 +367,9 @@ int64_t sleep_for_ns(uint64_t ns, uint64_t *left);
 void prctl_fork(struct proc *child, const struct proc *parent);
 /* File locks (kern/proc/reclock.c).  Boot; a process closed a descriptor
  * of vp (its record locks on vp go); an open file's last reference went
- * (its flock lock goes); fcntl's F_GETLK (5), F_SETLK (6), F_SETLKW (7)
- * with the struct flock at uarg. */
+ * (its flock and open file locks go); fcntl's F_GETLK (5), F_SETLK (6),
+ * F_SETLKW (7) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (36-38) with the
+ * struct flock at uarg. */
 void reclock_init(void);
 void reclock_close(struct proc *p, struct vnode *vp);
 void reclock_file_gone(struct file *fp);

@@ -15,6 +15,10 @@
  *     whole file: descriptors that share the open file (dup, fork) share
  *     the lock, and it goes when the last of them is closed
  *     (reclock_file_gone, from file_rele).
+ *   - an open file description lock (F_OFD_SETLK, F_OFD_SETLKW,
+ *     F_OFD_GETLK) is a record lock that belongs to the open file, as a
+ *     flock lock does: it conflicts with record locks of every other
+ *     owner, the same process's included, and goes with the open file.
  * A waiter (F_SETLKW, flock without LOCK_NB) sleeps on one channel for the
  * whole table and looks again after every change; a signal ends the wait
  * (-ERESTARTSYS: restarted under SA_RESTART, EINTR otherwise).
@@ -23,8 +27,8 @@
  * waits for.  Before sleeping it follows that chain -- the owner it waits
  * for, the owner that one waits for, and so on -- and if the chain comes
  * back to itself, sleeping would deadlock, and the call fails with
- * EDEADLK instead, as POSIX allows and Linux does.  flock waits are not
- * checked (Linux does not either).
+ * EDEADLK instead, as POSIX allows and Linux does.  flock and open file
+ * lock waits are not checked (Linux does not either).
  *
  * The table is a list: the workloads here hold a handful of locks at a
  * time.  reclock_count lets close and exit skip the table altogether when
@@ -61,7 +65,7 @@ struct lockrec {
     struct lockrec *next;       /* [reclock] */
     struct vnode *vp;           /* [reclock] not held: the owner's open file holds it */
     const void *owner;          /* [reclock] the struct proc or struct file */
-    int pid;                    /* [reclock] the owner's pid, for F_GETLK */
+    int pid;                    /* [reclock] the owner's pid, for F_GETLK; -1: an open file's */
     bool flock;                 /* [reclock] a flock lock (owner is a file) */
     int type;                   /* [reclock] F_RDLCK or F_WRLCK */
     uint64_t start, end;        /* [reclock] bytes start..end, inclusive */
@@ -200,11 +204,12 @@ static int set_lock(const struct lockrec *want, bool wait)
             err = -EAGAIN;
             break;
         }
-        if (!want->flock && would_deadlock(want->owner, busy->owner)) {
+        bool checked = !want->flock && want->pid >= 0;      /* a process's record lock */
+        if (checked && would_deadlock(want->owner, busy->owner)) {
             err = -EDEADLK;
             break;
         }
-        struct waiter me = { waiters, want->owner, want->flock ? NULL : busy->owner };
+        struct waiter me = { waiters, want->owner, checked ? busy->owner : NULL };
         waiters = &me;
         err = sig_sleep(&reclock_chan);     /* lets reclock go while asleep */
         waiter_remove(&me);
@@ -230,7 +235,8 @@ void reclock_file_gone(struct file *fp)
     if (!__atomic_load_n(&reclock_count, __ATOMIC_RELAXED))
         return;
     mutex_enter(&reclock);
-    (void)cut_range(fp, fp->f_vp, true, 0, TO_EOF);
+    (void)cut_range(fp, fp->f_vp, true, 0, TO_EOF);     /* its flock lock */
+    (void)cut_range(fp, fp->f_vp, false, 0, TO_EOF);    /* its open file locks */
     wakeup(&reclock_chan);
     mutex_exit(&reclock);
 }
@@ -310,9 +316,10 @@ static int flock_range(struct file *fp, const struct flock_u *fl, uint64_t *star
     return 0;
 }
 
-static int get_lock(struct file *fp, struct flock_u *fl, uint64_t start, uint64_t end)
+static int get_lock(struct file *fp, const void *owner, struct flock_u *fl, uint64_t start,
+                    uint64_t end)
 {
-    struct lockrec want = { .vp = fp->f_vp, .owner = curproc(), .flock = false,
+    struct lockrec want = { .vp = fp->f_vp, .owner = owner, .flock = false,
                             .type = fl->l_type, .start = start, .end = end };
     mutex_enter(&reclock);
     struct lockrec *busy = conflict(&want);
@@ -329,28 +336,35 @@ static int get_lock(struct file *fp, struct flock_u *fl, uint64_t start, uint64_
     return 0;
 }
 
+#define F_GETLK      5
+#define F_SETLKW     7
+#define F_OFD_GETLK  36
+#define F_OFD_SETLKW 38
+
 int64_t fcntl_lock(struct file *fp, int cmd, uint64_t uarg)
 {
     struct flock_u fl;
     if (copyin((void *)uarg, &fl, sizeof fl))
         return -EFAULT;
-    bool getlk = cmd == 5;              /* F_GETLK; 6 F_SETLK, 7 F_SETLKW */
+    bool ofd = cmd >= F_OFD_GETLK;
+    bool getlk = cmd == F_GETLK || cmd == F_OFD_GETLK;
     if (fl.l_type != F_RDLCK && fl.l_type != F_WRLCK && fl.l_type != F_UNLCK)
         return -EINVAL;
-    if (getlk && fl.l_type == F_UNLCK)
+    if ((getlk && fl.l_type == F_UNLCK) || (ofd && fl.l_pid != 0))
         return -EINVAL;
     uint64_t start, end;
     int err = flock_range(fp, &fl, &start, &end);
     if (err)
         return err;
+    const void *owner = ofd ? (const void *)fp : (const void *)curproc();
     if (getlk) {
-        get_lock(fp, &fl, start, end);
+        get_lock(fp, owner, &fl, start, end);
         return copyout(&fl, (void *)uarg, sizeof fl) ? -EFAULT : 0;
     }
     if ((fl.l_type == F_RDLCK && !file_readable(fp)) ||
         (fl.l_type == F_WRLCK && !file_writable(fp)))
         return -EBADF;
-    struct lockrec want = { .vp = fp->f_vp, .owner = curproc(), .pid = curproc()->p_pid,
+    struct lockrec want = { .vp = fp->f_vp, .owner = owner, .pid = ofd ? -1 : curproc()->p_pid,
                             .flock = false, .type = fl.l_type, .start = start, .end = end };
-    return set_lock(&want, cmd == 7);
+    return set_lock(&want, cmd == F_SETLKW || cmd == F_OFD_SETLKW);
 }

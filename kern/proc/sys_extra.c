@@ -267,8 +267,7 @@ SYSCALL_DECL(sys_madvise)
 
 /* ---- mremap ---- */
 
-/* Linux's checks, in its order; the work is as_remap's (kern/vm/as.c).
- * MREMAP_DONTUNMAP is not supported: -EINVAL. */
+/* Linux's checks, in its order; the work is as_remap's (kern/vm/as.c). */
 SYSCALL_DECL(sys_mremap)
 {
     vaddr_t old = a0, newaddr = a4;
@@ -278,7 +277,7 @@ SYSCALL_DECL(sys_mremap)
         return -EINVAL;
     if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE))
         return -EINVAL;
-    if (flags & MREMAP_DONTUNMAP)
+    if ((flags & MREMAP_DONTUNMAP) && (!(flags & MREMAP_MAYMOVE) || oldlen != newlen))
         return -EINVAL;
     if (old & (PAGE_SIZE - 1))
         return -EINVAL;
@@ -338,11 +337,21 @@ static bool nsec_valid(int64_t ns)
     return (ns >= 0 && ns < NSEC) || ns == UTIME_NOW || ns == UTIME_OMIT;
 }
 
-/* The file that dirfd and upath name (upath 0: dirfd itself), held. */
-static int times_target(int dirfd, uint64_t upath, bool follow, struct vnode **vpp)
+/* The file that dirfd and upath name (upath 0, or "" with AT_EMPTY_PATH:
+ * dirfd itself), held. */
+static int times_target(int dirfd, uint64_t upath, int flags, struct vnode **vpp)
 {
     struct proc *p = curproc();
-    if (!upath) {
+    bool follow = !(flags & AT_SYMLINK_NOFOLLOW);
+    char first = 1;
+    if (upath && (flags & AT_EMPTY_PATH) && copyin((const char *)upath, &first, 1))
+        return -EFAULT;
+    if (!upath || !first) {
+        if (dirfd == AT_FDCWD) {
+            *vpp = p->p_cwd ? p->p_cwd : rootdir;
+            VN_HOLD(*vpp);
+            return 0;
+        }
         struct file *fp = fd_get(p, dirfd);
         if (!fp)
             return -EBADF;
@@ -383,7 +392,7 @@ static int64_t do_utimes(int dirfd, uint64_t upath, const struct timespec_u *tim
     if (!upath && (flags & AT_SYMLINK_NOFOLLOW))
         return -EINVAL;
     struct vnode *vp;
-    int err = times_target(dirfd, upath, !(flags & AT_SYMLINK_NOFOLLOW), &vp);
+    int err = times_target(dirfd, upath, flags, &vp);
     if (err)
         return err;
     err = set_times(vp, times);

@@ -25,6 +25,9 @@
 #define F_GETLK 5
 #define F_SETLK 6
 #define F_SETLKW 7
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
 #define TCGETS     0x5401
 #define TIOCGPGRP  0x540F
 #define TIOCGWINSZ 0x5413
@@ -134,6 +137,9 @@ SYSCALL_DECL(sys_fcntl)
     case F_GETLK:
     case F_SETLK:
     case F_SETLKW:
+    case F_OFD_GETLK:
+    case F_OFD_SETLK:
+    case F_OFD_SETLKW:
         r = fcntl_lock(fp, (int)a1, a2);    /* kern/proc/reclock.c */
         break;
     default:

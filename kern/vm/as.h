@@ -147,8 +147,9 @@ int as_protect(struct as *as, vaddr_t va, size_t len, int prot);
 /* mremap, its arguments checked and page aligned: shrink in place, grow
  * in place when the pages after the segment are free, else (MAYMOVE)
  * move the segment and its pages where there is room, or to newaddr
- * (FIXED: replacing what is there; it must not overlap the old range).
- * The range must lie in one segment (-EFAULT).  The new address or a
+ * (FIXED: replacing what is there; it must not overlap the old range);
+ * DONTUNMAP leaves the old range mapped without its pages.  The range
+ * must lie in one segment (-EFAULT).  The new address or a
  * negative errno (-ENOMEM: no room, or growing shared anonymous memory). */
 #define MREMAP_MAYMOVE   1
 #define MREMAP_FIXED     2

@@ -248,6 +248,9 @@ static void test_file_times(void)
 	ts[1] = (struct timespec){ 1650000000, 0 };
 	CHECK_OK(syscall(SYS_utimensat, fd, NULL, ts, 0));
 	CHECK_EQ(mtime_of("tf", NULL), 1650000000);
+	ts[1].tv_sec = 1660000000;
+	CHECK_OK(utimensat(fd, "", ts, AT_EMPTY_PATH));
+	CHECK_EQ(mtime_of("tf", NULL), 1660000000);
 	CHECK_OK(futimens(fd, NULL));
 	CHECK(mtime_of("tf", NULL) >= before - 1);
 	close(fd);

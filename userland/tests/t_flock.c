@@ -9,7 +9,8 @@
  * split by an unlock in its middle, SEEK_CUR and SEEK_END and negative
  * lengths, locks let go when the owner closes any descriptor of the file
  * and when it exits, F_SETLKW waiting for an unlock, ended by a signal
- * (EINTR), and refusing to deadlock (EDEADLK); the errors.
+ * (EINTR), and refusing to deadlock (EDEADLK); the errors.  Open file
+ * description locks (F_OFD_*): owned by the open file.
  */
 #include "ut.h"
 
@@ -189,6 +190,39 @@ static void test_record_locks(void)
 	close(fd);
 }
 
+/* Open file description locks: owned by the open file, so they conflict
+ * within one process, report pid -1, survive the close of another
+ * descriptor of the file and go with their own. */
+static void test_ofd_locks(void)
+{
+	int a = open("rl", O_RDWR), b = open("rl", O_RDWR);
+	CHECK(a >= 0 && b >= 0);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	CHECK_OK(fcntl(a, F_OFD_SETLK, &fl));
+	fl.l_start = 5;
+	fl.l_len = 1;
+	CHECK_ERR(fcntl(b, F_OFD_SETLK, &fl), EAGAIN);
+	CHECK_ERR(setlk(b, F_SETLK, F_WRLCK, 5, 1), EAGAIN);   /* our own record lock too */
+	struct flock q = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 3, .l_len = 1 };
+	CHECK_OK(fcntl(b, F_OFD_GETLK, &q));
+	CHECK_EQ(q.l_type, F_WRLCK);
+	CHECK_EQ(q.l_pid, -1);
+	CHECK_EQ(q.l_start, 0);
+	CHECK_EQ(q.l_len, 10);
+	q = (struct flock){ .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 3, .l_len = 1 };
+	CHECK_OK(fcntl(a, F_OFD_GETLK, &q));       /* its own: no conflict */
+	CHECK_EQ(q.l_type, F_UNLCK);
+	close(b);
+	b = open("rl", O_RDWR);
+	fl.l_start = 5;
+	CHECK_ERR(fcntl(b, F_OFD_SETLK, &fl), EAGAIN);   /* not let go by that close */
+	struct flock badpid = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_pid = 1 };
+	CHECK_ERR(fcntl(b, F_OFD_SETLK, &badpid), EINVAL);
+	close(a);
+	CHECK_OK(fcntl(b, F_OFD_SETLK, &fl));            /* gone with its open file */
+	close(b);
+}
+
 static void on_alarm(int sig) { (void)sig; }
 
 static void test_setlkw(void)
@@ -254,6 +288,7 @@ int main(int argc, char **argv)
 	ut_scratch();
 	test_flock();
 	test_record_locks();
+	test_ofd_locks();
 	test_setlkw();
 	return ut_done();
 }

@@ -5,7 +5,8 @@
  * moved (MREMAP_MAYMOVE) when they are not, with its contents and the old
  * range gone, shrunk, moved to a chosen address (MREMAP_FIXED); a shared
  * file mapping moved and still writing the file; a private copy-on-write
- * page kept private through the move and a fork; the errors.
+ * page kept private through the move and a fork; MREMAP_DONTUNMAP
+ * leaving the old range mapped and empty; the errors.
  */
 #include "ut.h"
 
@@ -141,6 +142,29 @@ static void test_file_and_cow(void)
 	munmap(moved, 16 * pg);
 }
 
+/* MREMAP_DONTUNMAP: the pages move, the old range stays mapped and
+ * reads zeros again. */
+static void test_dontunmap(void)
+{
+	char *a = map_anon(2);
+	CHECK(a != NULL);
+	memset(a, 'd', 2 * pg);
+	char *m = mremap(a, 2 * pg, 2 * pg, MREMAP_MAYMOVE | 4 /* MREMAP_DONTUNMAP */);
+	CHECK(m != MAP_FAILED && m != a);
+	if (m == MAP_FAILED)
+		return;
+	CHECK_EQ(m[0], 'd');
+	CHECK_EQ(m[2 * pg - 1], 'd');
+	CHECK(mapped(a, 2 * pg));
+	CHECK_EQ(a[0], 0);
+	a[1] = 'x';                     /* still writable */
+	CHECK_EQ(m[1], 'd');
+	CHECK_ERR(raw_mremap(m, 2 * pg, 3 * pg, MREMAP_MAYMOVE | 4, NULL), EINVAL);
+	CHECK_ERR(raw_mremap(m, 2 * pg, 2 * pg, 4, NULL), EINVAL);
+	munmap(a, 2 * pg);
+	munmap(m, 2 * pg);
+}
+
 static void test_errors(void)
 {
 	char *a = map_anon(2);
@@ -163,6 +187,7 @@ int main(int argc, char **argv)
 	test_grow_and_shrink();
 	test_fixed();
 	test_file_and_cow();
+	test_dontunmap();
 	test_errors();
 	return ut_done();
 }
