@@ -44,12 +44,15 @@ int tty_detach_session(int sid);
  *                return (-ERESTARTSYS once its group was sent sig, -EIO)
  *   sleep_intr   sleep_locked that a signal ends: 0, or -ERESTARTSYS/-EINTR
  *   signal_pgrp  send sig to process group pgid (the typed ^C, ^\, ^Z)
+ *   readable     input became readable (poll and select wake; from the
+ *                input interrupt, so it may not sleep)
  */
 struct sleepq;
 struct tty_hooks {
     int (*job_check)(int sig);
     int (*sleep_intr)(struct sleepq *sq, const void *chan);
     int (*signal_pgrp)(int pgid, int sig);
+    void (*readable)(void);
 };
 void tty_set_hooks(const struct tty_hooks *hooks);
 

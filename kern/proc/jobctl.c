@@ -284,6 +284,7 @@ void jobctl_init(void)
         .job_check = ctty_job_check,
         .sleep_intr = sig_sleep_locked,
         .signal_pgrp = proc_signal_pgrp,
+        .readable = poll_notify,
     };
     tty_set_hooks(&hooks);
 }

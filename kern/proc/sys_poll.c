@@ -16,9 +16,11 @@
  * nothing more when nobody does.  A poller counts itself in pollers, reads
  * the generation, scans, and sleeps only if the generation is still the
  * one it read -- checked under the channel's sleep-queue lock, which the
- * notifier's wakeup takes, so no change is lost.  The console has no
- * such hook (it is a layer below), so a set that holds the console sleeps
- * one tick at a time and looks again: a typed line is seen within 10 ms.
+ * notifier's wakeup takes, so no change is lost.  The console, a layer
+ * below, calls poll_notify through its readable hook (struct tty_hooks)
+ * when input becomes readable; as a safety net for a change it does not
+ * announce (a switch of terminal mode), a set that holds the console also
+ * looks again every 100 ms.
  *
  * A signal with a handler (or a fatal one) ends the wait with -EINTR, as
  * on Linux even under SA_RESTART; a stop and continue does not end it
@@ -53,7 +55,7 @@ _Static_assert(POLLIN == PIPE_POLLIN && POLLOUT == PIPE_POLLOUT && POLLERR == PI
 #define SEL_OUT  (POLLOUT | POLLERR)
 #define SEL_EX   POLLPRI
 #define NSEC     1000000000UL
-#define TICK_NS  10000000UL     /* one clock tick: the console's re-scan */
+#define CONSOLE_RESCAN_NS 100000000UL  /* the console's safety-net re-scan */
 #define FOREVER  UINT64_MAX
 #define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 
@@ -129,7 +131,7 @@ static int poll_wait(struct pollfd_u *fds, uint64_t n, uint64_t deadline)
             r = -EINTR;
             break;
         }
-        uint64_t until = console ? MIN(deadline, now + TICK_NS) : deadline;
+        uint64_t until = console ? MIN(deadline, now + CONSOLE_RESCAN_NS) : deadline;
         sig_sleep_until_gen(&poll_chan, until, &poll_gen, gen);
     }
     __atomic_sub_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
