@@ -10,11 +10,13 @@
  * lengths, locks let go when the owner closes any descriptor of the file
  * and when it exits, F_SETLKW waiting for an unlock, ended by a signal
  * (EINTR), and refusing to deadlock (EDEADLK); the errors.  Open file
- * description locks (F_OFD_*): owned by the open file.
+ * description locks (F_OFD_*): owned by the open file.  A counter in a
+ * file incremented under each kind of lock by one child per CPU.
  */
 #include "ut.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/time.h>
@@ -282,6 +284,53 @@ static void test_setlkw(void)
 	close(fd);
 }
 
+/* A counter in the file, incremented by one child per CPU under an
+ * exclusive lock: record locks (F_SETLKW on its bytes) and then flock.
+ * No increment is lost. */
+#define COUNTER_ROUNDS 200
+
+static int bump(int fd, int use_flock)
+{
+	for (int i = 0; i < COUNTER_ROUNDS; i++) {
+		if (use_flock ? flock(fd, LOCK_EX) : setlk(fd, F_SETLKW, F_WRLCK, 0, 8))
+			return 1;
+		long v = 0;
+		if (pread(fd, &v, sizeof v, 0) != sizeof v)
+			return 2;
+		v++;
+		if ((i & 7) == 0)
+			sched_yield();  /* invite another child into the window */
+		if (pwrite(fd, &v, sizeof v, 0) != sizeof v)
+			return 3;
+		if (use_flock ? flock(fd, LOCK_UN) : setlk(fd, F_SETLK, F_UNLCK, 0, 8))
+			return 4;
+	}
+	return 0;
+}
+
+static void test_counter(void)
+{
+	long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+	int kids = nproc < 2 ? 2 : nproc > 8 ? 8 : (int)nproc;
+	for (int use_flock = 0; use_flock < 2; use_flock++) {
+		long zero = 0;
+		CHECK_OK(ut_write_file("ctr", &zero, sizeof zero, 0644));
+		pid_t pids[8];
+		for (int k = 0; k < kids; k++) {
+			pids[k] = fork();
+			if (pids[k] == 0) {
+				int fd = open("ctr", O_RDWR);   /* an open file of its own */
+				_exit(fd < 0 ? 9 : bump(fd, use_flock));
+			}
+		}
+		for (int k = 0; k < kids; k++)
+			CHECK_EQ(ut_wait(pids[k]), 0);
+		long v = -1;
+		CHECK_EQ(ut_read_file("ctr", &v, sizeof v), sizeof v);
+		CHECK_EQ(v, (long)kids * COUNTER_ROUNDS);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -290,5 +339,6 @@ int main(int argc, char **argv)
 	test_record_locks();
 	test_ofd_locks();
 	test_setlkw();
+	test_counter();
 	return ut_done();
 }
