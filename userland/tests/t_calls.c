@@ -10,12 +10,15 @@
  * user's EPERM and EACCES, the errors); sendfile (with and without an
  * offset, into a pipe, the errors); rseq and clone3, which Tempest does
  * not have, answer ENOSYS there (on Linux they exist: only their bad
- * arguments are checked).
+ * arguments are checked); clone with CLONE_VM|CLONE_VFORK and a child
+ * stack, and posix_spawn, which uses it.
  */
 #include "ut.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -336,6 +339,48 @@ static void test_sendfile(void)
 	close(in);
 }
 
+/* posix_spawn's way (glibc's, after clone3's ENOSYS; musl's always):
+ * clone with CLONE_VM|CLONE_VFORK and a stack of the caller's. */
+static volatile int clone_saw;
+static char clone_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int clone_child(void *arg)
+{
+	clone_saw = *(int *)arg;        /* the caller's memory, shared */
+	_exit(7);
+}
+
+static void test_spawn(void)
+{
+	int token = 42;
+	clone_saw = 0;
+	pid_t pid = clone(clone_child, clone_stack + sizeof clone_stack,
+			  CLONE_VM | CLONE_VFORK | SIGCHLD, &token);
+	CHECK(pid > 0);
+	CHECK_EQ(clone_saw, 42);        /* CLONE_VFORK: the child has run */
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+
+	char *argv[] = { "sh", "-c", "exit 5", NULL };
+	CHECK_EQ(posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ), 0);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 5);
+	char *none[] = { "nothing", NULL };
+	CHECK_EQ(posix_spawn(&pid, "/nonexistent/prog", NULL, NULL, none, environ), ENOENT);
+	/* File actions run in the child: its output goes to a file. */
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "spawned", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char *echo[] = { "sh", "-c", "echo spawned", NULL };
+	CHECK_EQ(posix_spawn(&pid, "/bin/sh", &fa, NULL, echo, environ), 0);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	posix_spawn_file_actions_destroy(&fa);
+	char out[16] = { 0 };
+	CHECK_EQ(ut_read_file("spawned", out, sizeof out - 1), 8);
+	CHECK_EQ(strcmp(out, "spawned\n"), 0);
+}
+
 static int on_tempest(void)
 {
 	struct utsname u;
@@ -366,5 +411,6 @@ int main(int argc, char **argv)
 	test_file_times();
 	test_sendfile();
 	test_absent_calls();
+	test_spawn();
 	return ut_done();
 }
