@@ -160,6 +160,25 @@ static int cut_range(const void *owner, struct vnode *vp, bool flock, uint64_t s
     return 0;
 }
 
+/* Fold the owner's other locks of the same kind and type that touch or
+ * overlap n into n, as Linux does, so F_GETLK reports whole ranges. */
+static void coalesce(struct lockrec *n)
+{
+    for (struct lockrec **pp = &locks; *pp;) {
+        struct lockrec *l = *pp;
+        bool touches = l->start <= (n->end == TO_EOF ? TO_EOF : n->end + 1) &&
+                       n->start <= (l->end == TO_EOF ? TO_EOF : l->end + 1);
+        if (l == n || l->owner != n->owner || l->vp != n->vp || l->flock != n->flock ||
+            l->type != n->type || !touches) {
+            pp = &l->next;
+            continue;
+        }
+        n->start = MIN(n->start, l->start);
+        n->end = MAX(n->end, l->end);
+        rec_free(pp);
+    }
+}
+
 /* Would waiting for blocker close a cycle back to owner? */
 static bool would_deadlock(const void *owner, const void *blocker)
 {
@@ -195,8 +214,11 @@ static int set_lock(const struct lockrec *want, bool wait)
         struct lockrec *busy = want->type == F_UNLCK ? NULL : conflict(want);
         if (!busy) {
             err = cut_range(want->owner, want->vp, want->flock, want->start, want->end);
-            if (!err && want->type != F_UNLCK && !rec_new(want, want->start, want->end))
+            struct lockrec *n = NULL;
+            if (!err && want->type != F_UNLCK && !(n = rec_new(want, want->start, want->end)))
                 err = -ENOMEM;
+            if (n)
+                coalesce(n);
             wakeup(&reclock_chan);          /* something may have been freed */
             break;
         }

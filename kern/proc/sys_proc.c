@@ -500,8 +500,9 @@ static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
         return -EFAULT;
     if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000)
         return -EINVAL;
-    uint64_t left;
-    int64_t r = sleep_for_ns((uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec, &left);
+    uint64_t left, ns = (uint64_t)ts.sec >= INT64_MAX / 1000000000UL ? INT64_MAX
+                      : (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
+    int64_t r = sleep_for_ns(ns, &left);
     if (r == -EINTR) {
         struct timespec_k rem = { (int64_t)(left / 1000000000UL), (int64_t)(left % 1000000000UL) };
         if (urem && copyout(&rem, (void *)urem, sizeof rem))

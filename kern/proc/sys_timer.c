@@ -58,7 +58,8 @@ int sig_sleep_until_gen(const void *chan, uint64_t deadline, const uint64_t *gen
 {
     struct callout co;
     callout_setup(&co);
-    callout_arm(&co, deadline, wake_channel, (void *)chan);
+    if (deadline != UINT64_MAX)         /* UINT64_MAX: no time limit */
+        callout_arm(&co, deadline, wake_channel, (void *)chan);
     /* The callout runs only once the deadline has passed, and takes the
      * sleep queue's lock to wake: checking the time under that lock
      * cannot miss it.  The same holds for the generation's wakers. */
@@ -80,7 +81,8 @@ int sig_sleep_until(const void *chan, uint64_t deadline)
 int64_t sleep_for_ns(uint64_t ns, uint64_t *left)
 {
     struct proc *p = curproc();
-    uint64_t end = uptime_ns() + ns, now;
+    uint64_t start = uptime_ns(), now;
+    uint64_t end = ns > UINT64_MAX - start ? UINT64_MAX : start + ns;
     while ((now = uptime_ns()) < end) {
         if (sig_sleep_interrupted(p)) {
             if (left)
@@ -166,8 +168,11 @@ static void real_timer_get(uint64_t *value, uint64_t *interval)
     spin_unlock(&p->p_itimer_lock);
 }
 
+/* A valid timeval in ns, saturated (Linux's ktime_t saturates too). */
 static uint64_t tv_ns(int64_t sec, int64_t usec)
 {
+    if ((uint64_t)sec >= INT64_MAX / NSEC)
+        return INT64_MAX;
     return (uint64_t)sec * NSEC + (uint64_t)usec * 1000;
 }
 

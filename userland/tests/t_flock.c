@@ -130,6 +130,20 @@ static void test_record_locks(void)
 	fl = getlk(fd, F_WRLCK, 12, 5);     /* would see the child's, were it left */
 	CHECK_EQ(fl.l_type, F_UNLCK);
 
+	/* Adjacent locks of one type merge: another process sees one range. */
+	CHECK_OK(setlk(fd, F_SETLK, F_RDLCK, 30, 5));
+	CHECK_OK(setlk(fd, F_SETLK, F_RDLCK, 35, 5));
+	CHECK_OK(setlk(fd, F_SETLK, F_RDLCK, 25, 5));
+	pid = fork();
+	if (pid == 0) {
+		int c = open("rl", O_RDWR);
+		struct flock g = getlk(c, F_WRLCK, 32, 1);
+		KID_CHECK(g.l_type == F_RDLCK && g.l_start == 25 && g.l_len == 15);
+		_exit(0);
+	}
+	CHECK_EQ(ut_wait(pid), 0);
+	CHECK_OK(setlk(fd, F_SETLK, F_UNLCK, 25, 15));
+
 	/* An unlock in the middle splits the lock. */
 	CHECK_OK(setlk(fd, F_SETLK, F_UNLCK, 3, 2));
 	pid = fork();
