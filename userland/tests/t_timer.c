@@ -202,6 +202,32 @@ static void test_sleep_is_free(void)
 	close(fds[1]);
 }
 
+/* A sleep too long to count in nanoseconds still sleeps (it does not
+ * wrap to a short one), and a huge timer is kept as huge. */
+static void test_huge_times(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct timespec ts = { INT64_MAX, 999999999 };
+		nanosleep(&ts, NULL);
+		_exit(3);
+	}
+	struct timespec nap = { 0, 200000000 };
+	nanosleep(&nap, NULL);
+	int st;
+	CHECK_EQ(waitpid(pid, &st, WNOHANG), 0);        /* still asleep */
+	kill(pid, SIGKILL);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+	struct itimerval big = { { 0, 0 }, { INT64_MAX / 4, 0 } }, now;
+	CHECK_OK(setitimer(ITIMER_REAL, &big, NULL));
+	CHECK_OK(getitimer(ITIMER_REAL, &now));
+	CHECK(now.it_value.tv_sec > 1000000000L);       /* centuries away */
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	CHECK_OK(setitimer(ITIMER_REAL, &off, NULL));
+}
+
 static void test_select(void)
 {
 	int fds[2];
@@ -344,6 +370,7 @@ int main(int argc, char **argv)
 	test_itimer();
 	test_cpu_timers();
 	test_sleep_is_free();
+	test_huge_times();
 	test_select();
 	test_pselect_ppoll();
 	signal(SIGALRM, SIG_DFL);
