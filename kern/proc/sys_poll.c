@@ -337,6 +337,20 @@ static int64_t do_select(int nfds, uint64_t uin, uint64_t uout, uint64_t uex, ui
     return r;
 }
 
+/* select's timeval as a deadline, as Linux reads it: whole seconds are
+ * carried out of the microseconds first, and then a negative part is
+ * -EINVAL. */
+static int timeval_deadline(const struct timeval_u *tv, uint64_t *deadline)
+{
+    int64_t sec, usec = tv->usec % 1000000;
+    if (__builtin_add_overflow(tv->sec, tv->usec / 1000000, &sec) || sec < 0 || usec < 0)
+        return -EINVAL;
+    uint64_t ns = (uint64_t)sec >= FOREVER / NSEC ? FOREVER
+                : (uint64_t)sec * NSEC + (uint64_t)usec * 1000;
+    *deadline = ns ? deadline_after(ns) : 0;
+    return 0;
+}
+
 SYSCALL_DECL(sys_select)
 {
     uint64_t deadline = FOREVER;
@@ -344,12 +358,9 @@ SYSCALL_DECL(sys_select)
     if (a4) {
         if (copyin((void *)a4, &tv, sizeof tv))
             return -EFAULT;
-        if (tv.sec < 0 || tv.usec < 0)
-            return -EINVAL;
-        /* Linux carries whole seconds out of a large usec. */
-        uint64_t ns = (uint64_t)tv.sec > FOREVER / NSEC / 2 ? FOREVER
-                    : (uint64_t)tv.sec * NSEC + (uint64_t)MIN(tv.usec, (int64_t)(FOREVER / 4000)) * 1000;
-        deadline = ns ? deadline_after(ns) : 0;
+        int err = timeval_deadline(&tv, &deadline);
+        if (err)
+            return err;
     }
     int64_t r = do_select((int)a0, a1, a2, a3, deadline);
     if (a4 && deadline != FOREVER) {

@@ -102,7 +102,8 @@ static void test_file_and_cow(void)
 	char *s = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CHECK(s != MAP_FAILED);
 	s[0] = 'S';
-	char *blocker = mmap(s + 2 * pg, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	char *blocker = mmap(s + 2 * pg, pg, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	char *t = mremap(s, 2 * pg, 4 * pg, MREMAP_MAYMOVE);
 	CHECK(t != MAP_FAILED);
 	CHECK_EQ(t[0], 'S');

@@ -294,6 +294,10 @@ static void test_select(void)
 	CHECK_ERR(syscall(SYS_select, -1, NULL, NULL, NULL, &tv), EINVAL);
 	struct timeval neg = { -1, 0 };
 	CHECK_ERR(syscall(SYS_select, 0, NULL, NULL, NULL, &neg), EINVAL);
+	neg = (struct timeval){ 1, -1 };
+	CHECK_ERR(syscall(SYS_select, 0, NULL, NULL, NULL, &neg), EINVAL);
+	struct timeval carried = { -1, 1000000 };       /* carried: 0 s, valid */
+	CHECK_EQ(syscall(SYS_select, 0, NULL, NULL, NULL, &carried), 0);
 	CHECK_ERR(syscall(SYS_select, 1, UT_BADPTR, NULL, NULL, &tv), EFAULT);
 	CHECK_ERR(syscall(SYS_select, 0, NULL, NULL, NULL, UT_BADPTR), EFAULT);
 	close(fds[0]);
