@@ -44,7 +44,7 @@ void file_rele(struct file *fp)
     if (__atomic_sub_fetch(&fp->f_count, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     struct proc *p = curproc();
-    reclock_file_gone(fp);      /* its flock lock (kern/proc/reclock.c) */
+    reclock_file_gone(fp);      /* its flock and OFD locks (kern/proc/reclock.c) */
     vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
     mutex_destroy(&fp->f_lock);     /* unregisters it from the statistics */
     kfree(fp);

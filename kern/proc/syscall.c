@@ -238,10 +238,8 @@ void user_trap_return(struct trapframe *tf)
     struct proc *p = curthread()->proc;
     if (!p)
         return;
-    if (tf->vector == VEC_TIMER && (tf->cs & 3)) {
+    if (tf->vector == VEC_TIMER) {
         itimer_cpu_tick(p);     /* ITIMER_VIRTUAL, ITIMER_PROF (kern/proc/sys_timer.c) */
-        thread_yield();
-    } else if (tf->vector == VEC_TIMER) {
         thread_yield();
     }
     if (sig_interrupting(p)) {
