@@ -37,6 +37,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/sched/sched.h>
 #include <kern/sched/thread.h>
+#include <kern/sched/callout.h>
 #include <kern/lock/mutex.h>
 #include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
@@ -284,6 +285,9 @@ void kmain(uint32_t magic, uint32_t info)
     mutex_bench_register();
 
     smp_set_tick_hook(ktest_watchdog_tick);
+    callout_init();
+    if (!smp_add_tick_hook(callout_tick))
+        panic("smp: no room for the callouts' tick hook");
     int online = start_aps();
     kprintf("smp: %d cpus online\n", online);
     numa_print();

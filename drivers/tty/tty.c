@@ -239,8 +239,11 @@ void tty_input(char c)
     spin_lock(&tty_lock);
     bool done = input_locked(c, &sig);
     spin_unlock(&tty_lock);
-    if (done)
+    if (done) {
         wakeup((const void *)&nlines);
+        if (hooks.readable)
+            hooks.readable();   /* poll and select (kern/proc/sys_poll.c) */
+    }
     if (sig) {
         __atomic_or_fetch(&kbd_sigs, 1u << sig, __ATOMIC_RELEASE);
         wakeup((const void *)&kbd_sigs);

@@ -44,6 +44,8 @@ int tty_detach_session(int sid);
  *                return (-ERESTARTSYS once its group was sent sig, -EIO)
  *   sleep_intr   sleep_locked that a signal ends: 0, or -ERESTARTSYS/-EINTR
  *   signal_pgrp  send sig to process group pgid (the typed ^C, ^\, ^Z)
+ *   readable     input became readable (poll and select wake; from the
+ *                input interrupt, so it may not sleep)
  */
 struct sleepq;
 struct tty_hooks {
@@ -52,6 +54,7 @@ struct tty_hooks {
     int (*signal_pgrp)(int pgid, int sig);
     /* The calling process's session, or 0 for a kernel thread. */
     int (*caller_sid)(void);
+    void (*readable)(void);
 };
 /* Is the terminal the calling process's controlling terminal (what
  * /dev/tty opens)?  Kernel threads and a boot without the hooks: yes. */

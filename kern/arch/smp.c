@@ -25,8 +25,9 @@
  * first, one NUMA preset then sweeps 1..N CPUs with its memory, nodes and
  * distances intact (the benchmark harness, tools/harness/).
  *
- * The clock tick (VEC_TIMER) counts ticks and calls the one tick hook
- * registered at boot (the ktest watchdog's, smp_set_tick_hook).
+ * The clock tick (VEC_TIMER) counts ticks and calls the tick hook
+ * registered at boot (the ktest watchdog's, smp_set_tick_hook), then the
+ * hooks added with smp_add_tick_hook (the callouts', the statistics').
  */
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
@@ -78,14 +79,14 @@ void smp_set_tick_hook(void (*hook)(const struct trapframe *tf))
     tick_hook = hook;
 }
 
-/* The statistics' tick hooks: written at boot before the tick starts. */
-static void (*stat_tick_hooks[SMP_TICK_HOOKS])(const struct trapframe *tf);
+/* The added tick hooks (smp_add_tick_hook): written at boot before the tick starts. */
+static void (*added_tick_hooks[SMP_TICK_HOOKS])(const struct trapframe *tf);
 
 bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf))
 {
     for (int i = 0; i < SMP_TICK_HOOKS; i++)
-        if (!stat_tick_hooks[i]) {
-            stat_tick_hooks[i] = hook;
+        if (!added_tick_hooks[i]) {
+            added_tick_hooks[i] = hook;
             return true;
         }
     return false;
@@ -97,8 +98,8 @@ static void timer_handler(struct trapframe *tf, void *unused)
     c->ticks++;
     if (tick_hook)
         tick_hook(tf);
-    for (int i = 0; i < SMP_TICK_HOOKS && stat_tick_hooks[i]; i++)
-        stat_tick_hooks[i](tf);
+    for (int i = 0; i < SMP_TICK_HOOKS && added_tick_hooks[i]; i++)
+        added_tick_hooks[i](tf);
 }
 
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)

@@ -30,10 +30,10 @@ void smp_mark_online(struct cpu *c);
 /* The clock tick's hook (every CPU, every tick, interrupts off).  One,
  * registered at boot before the tick starts: the ktest watchdog's. */
 void smp_set_tick_hook(void (*hook)(const struct trapframe *tf));
-
-/* More tick hooks, for the statistics (every CPU, every tick, interrupts
- * off, after the hook above): at most SMP_TICK_HOOKS, added at boot
- * before the tick starts; false when the table is full. */
+/* More tick hooks (every CPU, every tick, interrupts off, after the hook
+ * above): the callouts' (kern/sched/callout.c) and the statistics'.  At
+ * most SMP_TICK_HOOKS, added at boot before the tick starts, called in
+ * the order added; false when the table is full. */
 #define SMP_TICK_HOOKS 4
 bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf));
 

@@ -19,8 +19,7 @@
  * wakes every waiter with EIDRM.  A signal ends the wait with EINTR (only
  * a signal that does something: an ignored one is dropped and a stop is
  * taken in place, as nanosleep does); semtimedop's wait ends with EAGAIN
- * at its timeout, polling the clock as nanosleep does until the kernel
- * has timed sleeps.
+ * at its timeout, a timed sleep (sig_sleep_until, kern/proc/sys_timer.c).
  *
  * SEM_UNDO.  Each process keeps, per set it used with SEM_UNDO, an
  * adjustment per semaphore (struct sem_undo): minus the sum of its
@@ -244,9 +243,8 @@ static int wait_for_ops(struct semset *sma, struct sem_queue *q, uint64_t deadli
                 dequeue(sma, q);
                 return -EAGAIN;
             }
-            mutex_exit(&sma->o.lock);
-            thread_yield();
-            mutex_enter(&sma->o.lock);
+            if (!sig_sleep_until(q, deadline) || q->status != 1)
+                continue;       /* a timed sleep (kern/proc/sys_timer.c) */
         } else if (!sig_sleep(q) || q->status != 1) {
             continue;
         }

@@ -16,12 +16,15 @@
 #define SIGKILL  9
 #define SIGSEGV  11
 #define SIGPIPE  13
+#define SIGALRM  14
 #define SIGCHLD  17
 #define SIGCONT  18
 #define SIGSTOP  19
 #define SIGTSTP  20
 #define SIGTTIN  21
 #define SIGTTOU  22
+#define SIGVTALRM 26
+#define SIGPROF  27
 #define NSIG     64
 
 #endif

@@ -44,6 +44,7 @@ void file_rele(struct file *fp)
     if (__atomic_sub_fetch(&fp->f_count, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     struct proc *p = curproc();
+    reclock_file_gone(fp);      /* its flock and OFD locks (kern/proc/reclock.c) */
     vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
     mutex_destroy(&fp->f_lock);     /* unregisters it from the statistics */
     kfree(fp);
@@ -95,6 +96,7 @@ int fd_close(struct proc *p, int fd)
     mutex_exit(&p->p_fdlock);
     if (!fp)
         return -EBADF;
+    reclock_close(p, fp->f_vp); /* the process's record locks on the file */
     file_rele(fp);
     return 0;
 }
@@ -111,8 +113,10 @@ static void close_matching(struct proc *p, bool only_cloexec)
             fp = NULL;
         }
         mutex_exit(&p->p_fdlock);
-        if (fp)
+        if (fp) {
+            reclock_close(p, fp->f_vp);
             file_rele(fp);
+        }
     }
 }
 

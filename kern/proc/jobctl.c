@@ -293,6 +293,7 @@ void jobctl_init(void)
         .sleep_intr = sig_sleep_locked,
         .signal_pgrp = proc_signal_pgrp,
         .caller_sid = caller_sid,
+        .readable = poll_notify,
     };
     tty_set_hooks(&hooks);
 }

@@ -109,6 +109,7 @@ static void reaper_main(void *unused);
 void proc_init(void)
 {
     mutex_init(&proc_lock, &proc_lock_class, 0, "proc");
+    reclock_init();
     jobctl_init();
     fifo_init();
     ipc_init();
@@ -157,6 +158,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     }
     mutex_init(&p->p_fdlock, &fdtable_lock_class, 0, "fdtable");
     sig_init_proc(p, parent);   /* fork copies dispositions and mask */
+    itimer_init(p);             /* a child's timers start disarmed */
     p->p_cred = cr;
     cred_hold(cr);
     p->p_state = PS_RUN;
@@ -177,6 +179,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
         cred_rele(cr);
         mutex_destroy(&p->p_fdlock);
         spin_destroy(&p->p_siglock);
+        spin_destroy(&p->p_itimer_lock);
         kfree(p);
         *err = -EAGAIN;
         return NULL;
@@ -240,6 +243,7 @@ static void proc_free(struct proc *p)
     cred_rele(p->p_cred);
     mutex_destroy(&p->p_fdlock);
     spin_destroy(&p->p_siglock);
+    spin_destroy(&p->p_itimer_lock);
     kfree(p->p_forktf);
     kfree(p);
 }
@@ -393,6 +397,11 @@ static void give_children_away(struct proc *p)
         struct proc *c = p->p_children;
         p->p_children = c->p_sibling;
         c->p_parent = heir;
+        if (c->p_pdeathsig) {       /* prctl(PR_SET_PDEATHSIG) */
+            struct ksiginfo si = { .si_signo = c->p_pdeathsig, .si_code = SI_USER,
+                                   .si_pid = p->p_pid };
+            sig_post(c, c->p_pdeathsig, &si);
+        }
         if (heir) {
             c->p_sibling = heir->p_children;
             heir->p_children = c;
@@ -437,6 +446,7 @@ void proc_exit(int status)
     struct proc *p = t->proc;
     if (p->p_pid == p->p_sid)
         ctty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
+    itimer_exit(p);
     fd_close_all(p);
     sem_exit(p);
     mutex_enter(&p->p_fdlock);          /* /proc reads p_cwd under this lock */
@@ -748,6 +758,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     c->p_gs_base = parent->p_gs_base;
     memcpy(c->p_comm, parent->p_comm, sizeof c->p_comm);
     proc_share_image(c, parent);
+    prctl_fork(c, parent);
     c->p_cwd = parent->p_cwd;
     if (c->p_cwd)
         VN_HOLD(c->p_cwd);

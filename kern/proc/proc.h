@@ -23,6 +23,7 @@
 #include <kern/lib/signum.h>
 #include <kern/lock/mutex.h>
 #include <kern/lock/spinlock.h>
+#include <kern/sched/callout.h>
 
 struct as;
 struct vnode;
@@ -153,6 +154,20 @@ struct proc {
     struct proc_image *p_image; /* [P] */
     int p_holds;                /* [P] */
     uint64_t p_start_ns;        /* [c] uptime_ns at creation */
+    /* Interval timers (kern/proc/sys_timer.c).  [i] is p_itimer_lock,
+     * a spin lock (class "itimer") shared with the timer's callout. */
+    spinlock_t p_itimer_lock;
+    struct callout p_itimer;    /* ITIMER_REAL's callout */
+    uint64_t p_itimer_due;      /* [i] uptime_ns() it is due at, 0: disarmed */
+    uint64_t p_itimer_interval; /* [i] ns, 0: one shot */
+    uint64_t p_cputimer[2][2];  /* [o] ITIMER_VIRTUAL, ITIMER_PROF: CPU ns due (0: off), interval */
+    /* prctl and set_robust_list (kern/proc/sys_extra.c). */
+    int p_pdeathsig;            /* [o] sent when the parent exits ([P] read there), 0: none */
+    bool p_undumpable;          /* [o] PR_SET_DUMPABLE 0 */
+    bool p_keepcaps;            /* [o] */
+    bool p_nonewprivs;          /* [o] */
+    uint64_t p_timerslack;      /* [o] ns, 0: the default */
+    uint64_t p_robust_head;     /* [o] set_robust_list's head (recorded only) */
 
     /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
      * (class "signal") taken under proc_lock and under sleep-queue-free
@@ -398,6 +413,35 @@ bool sig_ignored_or_blocked(struct proc *p, int sig);
  * a handler to run, a fatal default action, a kill. */
 bool sig_sleep_interrupted(struct proc *p);
 
+/* Timed sleeps and interval timers (kern/proc/sys_timer.c).  Sleep on
+ * chan until a wakeup on it, the time uptime_ns() reaches deadline, or a
+ * signal (as sig_sleep): 0, or -ERESTARTSYS when a signal is pending. */
+int sig_sleep_until(const void *chan, uint64_t deadline);
+/* The same, but no sleep at all once *gen differs from seen (checked under
+ * chan's sleep-queue lock, which the incrementer's wakeup takes). */
+int sig_sleep_until_gen(const void *chan, uint64_t deadline, const uint64_t *gen, uint64_t seen);
+/* Sleep ns nanoseconds unless a signal ends the sleep (as nanosleep):
+ * 0, or -EINTR with the time left in *left (when given). */
+int64_t sleep_for_ns(uint64_t ns, uint64_t *left);
+/* fork: the child inherits the prctl flags that Linux passes on (not
+ * the parent death signal, nor the robust list). */
+void prctl_fork(struct proc *child, const struct proc *parent);
+/* File locks (kern/proc/reclock.c).  Boot; a process closed a descriptor
+ * of vp (its record locks on vp go); an open file's last reference went
+ * (its flock and open file locks go); fcntl's F_GETLK (5), F_SETLK (6),
+ * F_SETLKW (7) and F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (36-38) with the
+ * struct flock at uarg. */
+void reclock_init(void);
+void reclock_close(struct proc *p, struct vnode *vp);
+void reclock_file_gone(struct file *fp);
+int64_t fcntl_lock(struct file *fp, int cmd, uint64_t uarg);
+/* A new process's timers, all disarmed; stop them at exit. */
+void itimer_init(struct proc *p);
+void itimer_exit(struct proc *p);
+/* The clock tick interrupted p (the caller's own process) in user mode:
+ * post SIGVTALRM or SIGPROF for a CPU-time timer that is due. */
+void itimer_cpu_tick(struct proc *p);
+
 /* The process group and session of process pid: 0 or -ESRCH. */
 int proc_ids(int pid, int *pgid, int *sid);
 
@@ -445,6 +489,9 @@ bool vn_is_console(const struct vnode *vp);
 bool vn_is_pipe(const struct vnode *vp);
 /* Boot: named pipes (kern/proc/pipe.c) give the VFS their open. */
 void fifo_init(void);
+/* A pipe changed (data, room, an end closed): wake poll and select
+ * (kern/proc/sys_poll.c), cheaply when nobody polls. */
+void poll_notify(void);
 int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);

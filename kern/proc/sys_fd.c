@@ -22,6 +22,12 @@
 #define F_GETFL 3
 #define F_SETFL 4
 #define F_DUPFD_CLOEXEC 1030
+#define F_GETLK 5
+#define F_SETLK 6
+#define F_SETLKW 7
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
 #define TCGETS     0x5401
 #define TIOCGPGRP  0x540F
 #define TIOCGWINSZ 0x5413
@@ -45,8 +51,10 @@ static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
     p->p_fd[newfd] = fp;
     p->p_fdflags[newfd] = fdflags;
     mutex_exit(&p->p_fdlock);
-    if (old)
+    if (old) {
+        reclock_close(p, old->f_vp);    /* closing it lets its record locks go */
         file_rele(old);
+    }
     return newfd;
 }
 
@@ -125,6 +133,14 @@ SYSCALL_DECL(sys_fcntl)
         mutex_enter(&fp->f_lock);
         fp->f_flags = (fp->f_flags & O_ACCMODE) | (a2 & (O_APPEND | O_NONBLOCK));
         mutex_exit(&fp->f_lock);
+        break;
+    case F_GETLK:
+    case F_SETLK:
+    case F_SETLKW:
+    case F_OFD_GETLK:
+    case F_OFD_SETLK:
+    case F_OFD_SETLKW:
+        r = fcntl_lock(fp, (int)a1, a2);    /* kern/proc/reclock.c */
         break;
     default:
         r = -EINVAL;

@@ -8,9 +8,8 @@
  *     is the wall clock read from the CMOS clock at boot
  *     (drivers/platform/rtc.c), which settimeofday and clock_settime
  *     (kern/proc/sys_admin.c) set.
- *   - nanosleep yields the CPU until the time has passed (there are no
- *     timed sleeps in the scheduler yet): correct, but it keeps the CPU
- *     busy when nothing else is runnable.
+ *   - nanosleep and clock_nanosleep are timed sleeps on a callout
+ *     (kern/proc/sys_timer.c): no CPU is used or charged meanwhile.
  *   - kill/tkill/tgkill post the signal (kern/proc/signal.c); its
  *     disposition decides at delivery.
  *   - CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID read the
@@ -277,7 +276,7 @@ static int64_t sleep_ns(uint64_t ureq, uint64_t urem)
     uint64_t end = uptime_ns() + (uint64_t)ts.sec * NSEC + (uint64_t)ts.nsec;
     struct proc *p = curproc();
     while (uptime_ns() < end && !__atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE))
-        thread_yield();
+        sig_sleep_until(&end, end);     /* a timed sleep (kern/proc/sys_timer.c) */
     return 0;
 }
 
@@ -292,10 +291,11 @@ SYSCALL_DECL(sys_clock_nanosleep)
         if (copyin((void *)a2, &ts, sizeof ts))
             return -EFAULT;
         uint64_t end = (uint64_t)ts.sec * NSEC + (uint64_t)ts.nsec;
-        while (clock_ns((int)a0) < end) {
+        uint64_t now;
+        while ((now = clock_ns((int)a0)) < end) {
             if (sig_sleep_interrupted(curproc()))
                 return -EINTR;
-            thread_yield();
+            sig_sleep_until(&end, uptime_ns() + (end - now));  /* kern/proc/sys_timer.c */
         }
         return 0;
     }

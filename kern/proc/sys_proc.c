@@ -489,9 +489,10 @@ struct timespec_k {
     int64_t sec, nsec;
 };
 
-/* Sleep for the relative time at ureq, polling for signals: 0, or -EINTR
- * with the time left at urem (when given).  A stop and continue does not
- * end it (the time stopped counts, as on Linux). */
+/* Sleep for the relative time at ureq on a timed sleep (sleep_for_ns,
+ * kern/proc/sys_timer.c): 0, or -EINTR with the time left at urem (when
+ * given).  A stop and continue does not end it (the time stopped counts,
+ * as on Linux). */
 static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
 {
     struct timespec_k ts;
@@ -499,20 +500,15 @@ static int64_t sleep_interruptible(uint64_t ureq, uint64_t urem)
         return -EFAULT;
     if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000)
         return -EINVAL;
-    uint64_t now = uptime_ns(), end = now + (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
-    struct proc *p = curproc();
-    while ((now = uptime_ns()) < end) {
-        if (sig_sleep_interrupted(p)) {
-            now = MIN(uptime_ns(), end);
-            uint64_t left = end - now;
-            struct timespec_k rem = { (int64_t)(left / 1000000000UL), (int64_t)(left % 1000000000UL) };
-            if (urem && copyout(&rem, (void *)urem, sizeof rem))
-                return -EFAULT;
-            return -EINTR;
-        }
-        thread_yield();
+    uint64_t left, ns = (uint64_t)ts.sec >= INT64_MAX / 1000000000UL ? INT64_MAX
+                      : (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
+    int64_t r = sleep_for_ns(ns, &left);
+    if (r == -EINTR) {
+        struct timespec_k rem = { (int64_t)(left / 1000000000UL), (int64_t)(left % 1000000000UL) };
+        if (urem && copyout(&rem, (void *)urem, sizeof rem))
+            return -EFAULT;
     }
-    return 0;
+    return r;
 }
 
 SYSCALL_DECL(sys_nanosleep_sig)

@@ -238,8 +238,10 @@ void user_trap_return(struct trapframe *tf)
     struct proc *p = curthread()->proc;
     if (!p)
         return;
-    if (tf->vector == VEC_TIMER)
+    if (tf->vector == VEC_TIMER) {
+        itimer_cpu_tick(p);     /* ITIMER_VIRTUAL, ITIMER_PROF (kern/proc/sys_timer.c) */
         thread_yield();
+    }
     if (sig_interrupting(p)) {
         intr_enable();
         sig_deliver(tf, false);
@@ -294,6 +296,12 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(114, sys_setregid), S(117, sys_setresuid), S(118, sys_getresuid), S(119, sys_setresgid),
     S(120, sys_getresgid), S(116, sys_setgroups),
     S(161, sys_chroot), S(140, sys_getpriority), S(141, sys_setpriority),
+    S(36, sys_getitimer), S(37, sys_alarm), S(38, sys_setitimer),
+    S(23, sys_select), S(270, sys_pselect6), S(271, sys_ppoll),
+    S(157, sys_prctl), S(273, sys_set_robust_list), S(274, sys_get_robust_list),
+    S(28, sys_madvise), S(280, sys_utimensat), S(235, sys_utimes), S(261, sys_futimesat),
+    S(132, sys_utime), S(40, sys_sendfile),
+    S(73, sys_flock), S(25, sys_mremap),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

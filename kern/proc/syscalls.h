@@ -171,8 +171,30 @@ SYSCALL_DECL(sys_mknod);
 SYSCALL_DECL(sys_mknodat);
 SYSCALL_DECL(sys_sysinfo);
 SYSCALL_DECL(sys_syslog);
+/* interval timers: sys_timer.c */
+SYSCALL_DECL(sys_alarm);
+SYSCALL_DECL(sys_getitimer);
+SYSCALL_DECL(sys_setitimer);
+
+/* prctl, robust lists, madvise, file times, sendfile: sys_extra.c */
+SYSCALL_DECL(sys_prctl);
+SYSCALL_DECL(sys_set_robust_list);
+SYSCALL_DECL(sys_get_robust_list);
+SYSCALL_DECL(sys_madvise);
+SYSCALL_DECL(sys_mremap);
+SYSCALL_DECL(sys_utimensat);
+SYSCALL_DECL(sys_utimes);
+SYSCALL_DECL(sys_futimesat);
+SYSCALL_DECL(sys_utime);
+SYSCALL_DECL(sys_sendfile);
+
+/* flock: reclock.c */
+SYSCALL_DECL(sys_flock);
 
 /* poll: sys_poll.c */
 SYSCALL_DECL(sys_poll);
+SYSCALL_DECL(sys_ppoll);
+SYSCALL_DECL(sys_select);
+SYSCALL_DECL(sys_pselect6);
 
 #endif

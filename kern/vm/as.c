@@ -651,6 +651,97 @@ int as_unmap(struct as *as, vaddr_t va, size_t len)
     return err;
 }
 
+/* ---- mremap ---- */
+
+struct move_ctx {
+    struct as *as;
+    int64_t delta;              /* new address minus old */
+};
+
+/* Move one PTE (its page, dirty bit and protection) delta bytes on; the
+ * destination's table exists (remap_move made it). */
+static void move_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    struct move_ctx *m = arg;
+    uint64_t *to = pt_walk(m->as, va + (uint64_t)m->delta, false);
+    *to = __atomic_exchange_n(pte, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Move the one segment [old, old + len) to dest (free), with its pages.
+ * keep (MREMAP_DONTUNMAP): the old range stays mapped, as a segment of
+ * the same kind with no pages (they fault in afresh: zeros, or the file).
+ * a_lock held. */
+static int remap_move(struct as *as, vaddr_t old, size_t len, vaddr_t dest, bool keep)
+{
+    for (vaddr_t va = dest; va < dest + len; va += PAGE_SIZE)
+        if (!pt_walk(as, va, true))
+            return -ENOMEM;
+    struct seg *left = keep ? kmalloc(sizeof *left) : NULL;
+    if (keep && !left)
+        return -ENOMEM;
+    int err = split_at(as, old, old + len);
+    if (err) {
+        kfree(left);
+        return err;
+    }
+    struct seg *s = seg_find(as, old), **pp = &as->a_segs;
+    while (*pp != s)
+        pp = &(*pp)->s_next;
+    *pp = s->s_next;
+    if (left) {
+        *left = *s;
+        if (left->s_vp)
+            VN_HOLD(left->s_vp);
+        if (left->s_amap)
+            __atomic_add_fetch(&left->s_amap->am_ref, 1, __ATOMIC_RELAXED);
+    }
+    struct move_ctx m = { as, (int64_t)(dest - old) };
+    for_each_pte(as, old, old + len, move_pte, &m);
+    tlb_flush(as, old, len / PAGE_SIZE);
+    s->s_start = dest;
+    s->s_end = dest + len;
+    seg_insert(as, s);
+    if (left)
+        seg_insert(as, left);
+    return 0;
+}
+
+int64_t as_remap(struct as *as, vaddr_t old, size_t oldlen, size_t newlen, int flags,
+                 vaddr_t newaddr)
+{
+    rlock_acquire(&as->a_lock);
+    int64_t r;
+    struct seg *s = seg_find(as, old);
+    bool fixed = flags & MREMAP_FIXED, keep = flags & MREMAP_DONTUNMAP;
+    if (!fixed && !keep && newlen <= oldlen) {    /* Linux shrinks without looking */
+        r = unmap_locked(as, old + newlen, MIN(old + oldlen, USER_TOP));
+        r = r ? r : (int64_t)old;
+    } else if (!s || old + oldlen > s->s_end || old + oldlen < old) {
+        r = -EFAULT;
+    } else if (s->s_amap && newlen > oldlen) {
+        r = -ENOMEM;            /* an amap has a fixed size */
+    } else if (!fixed && !keep && old + oldlen == s->s_end && old + newlen <= USER_MMAP_TOP &&
+               old + newlen > old && range_free(as, old + oldlen, old + newlen)) {
+        s->s_end = old + newlen;        /* room after it: grow in place */
+        r = (int64_t)old;
+    } else if (!(flags & MREMAP_MAYMOVE)) {
+        r = -ENOMEM;
+    } else {
+        vaddr_t dest = fixed ? newaddr : find_room(as, newlen);
+        int err = !dest ? -ENOMEM : fixed ? unmap_locked(as, dest, dest + newlen) : 0;
+        if (!err && newlen < oldlen) {
+            err = unmap_locked(as, old + newlen, old + oldlen);
+            oldlen = newlen;
+        }
+        err = err ? err : remap_move(as, old, oldlen, dest, keep);
+        if (!err && newlen > oldlen)
+            seg_find(as, dest)->s_end = dest + newlen;
+        r = err ? err : (int64_t)dest;
+    }
+    rlock_release(&as->a_lock);
+    return r;
+}
+
 uint64_t pte_flags(const struct seg *s, bool writable)
 {
     uint64_t f = PTE_P | PTE_U;

@@ -144,6 +144,18 @@ int as_unmap_amap(struct as *as, vaddr_t va);
  * file before it returns. */
 int as_unmap(struct as *as, vaddr_t va, size_t len);
 int as_protect(struct as *as, vaddr_t va, size_t len, int prot);
+/* mremap, its arguments checked and page aligned: shrink in place, grow
+ * in place when the pages after the segment are free, else (MAYMOVE)
+ * move the segment and its pages where there is room, or to newaddr
+ * (FIXED: replacing what is there; it must not overlap the old range);
+ * DONTUNMAP leaves the old range mapped without its pages.  The range
+ * must lie in one segment (-EFAULT).  The new address or a
+ * negative errno (-ENOMEM: no room, or growing shared anonymous memory). */
+#define MREMAP_MAYMOVE   1
+#define MREMAP_FIXED     2
+#define MREMAP_DONTUNMAP 4
+int64_t as_remap(struct as *as, vaddr_t old, size_t oldlen, size_t newlen, int flags,
+                 vaddr_t newaddr);
 /* msync: write back what this address space stored in the shared file
  * mappings of the range.  -ENOMEM when part of it is unmapped. */
 int as_sync(struct as *as, vaddr_t va, size_t len, int flags);

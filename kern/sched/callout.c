@@ -1,0 +1,163 @@
+/*
+ * Callouts: functions run at a time, from the clock tick.
+ *
+ * Theory.  Timed sleeps (nanosleep, poll's and select's timeouts, the
+ * futex-free waits of musl), alarm and the interval timers all need
+ * something to happen at a time, with nobody running meanwhile.  A
+ * callout is that something: a function, an argument and a due time on
+ * the monotonic clock (uptime_ns).  Each CPU keeps its own list of
+ * pending callouts, sorted by due time, under its own spin lock
+ * (Tornado's per-processor data: a sleeper arms its callout on the CPU it
+ * runs on, and the tick of that CPU runs it, so the common case touches
+ * no other CPU's line).  The tick (TICK_HZ, kern/arch/smp.h) looks at the
+ * head of its list and runs what is due, so a callout runs at most one
+ * tick late; that is the resolution of every timed sleep.
+ *
+ * A callout's function runs in the tick's interrupt, with interrupts
+ * disabled and no lock held: it may take spin locks (wakeup, posting a
+ * signal) but never sleep.  While it runs, its list records it as
+ * running, and callout_stop waits for it to finish: so once stop returns
+ * the function is neither pending nor running, and the owner may let the
+ * callout's memory go (a sleeper's stack frame, an exiting process).
+ * The function may arm its own callout again (a periodic interval timer):
+ * a stop from the CPU that runs it can only come from the function itself,
+ * and does not wait.
+ *
+ * Locks: callout (class "callout", a spin lock per CPU), a leaf: nothing
+ * is taken under it, and the functions run after it is let go.
+ */
+#include <kern/sched/callout.h>
+#include <kern/lock/spinlock.h>
+#include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
+#include <drivers/platform/timer.h>
+
+struct callout_list {
+    spinlock_t lock;
+    struct callout *head;       /* [lock] pending, earliest first */
+    struct callout *running;    /* [lock] the callout whose function runs now */
+} __cacheline;
+
+LOCK_CLASS(callout_class, "callout", LK_SPIN);
+
+static struct callout_list lists[MAX_CPUS];
+static uint64_t fired;          /* [a] */
+
+void callout_init(void)
+{
+    for (int i = 0; i < MAX_CPUS; i++)
+        spin_init(&lists[i].lock, &callout_class);
+}
+
+void callout_setup(struct callout *c)
+{
+    c->c_next = NULL;
+    c->c_fn = NULL;
+    c->c_arg = NULL;
+    c->c_cpu = -1;
+    c->c_pending = false;
+}
+
+static void list_remove(struct callout_list *l, struct callout *c)
+{
+    for (struct callout **pp = &l->head; *pp; pp = &(*pp)->c_next) {
+        if (*pp == c) {
+            *pp = c->c_next;
+            break;
+        }
+    }
+    c->c_next = NULL;
+    c->c_pending = false;
+}
+
+static void list_insert(struct callout_list *l, struct callout *c)
+{
+    struct callout **pp = &l->head;
+    while (*pp && (*pp)->c_when <= c->c_when)
+        pp = &(*pp)->c_next;
+    c->c_next = *pp;
+    *pp = c;
+    c->c_pending = true;
+}
+
+bool callout_stop(struct callout *c)
+{
+    bool was_pending = false;
+    for (;;) {
+        int cpu = __atomic_load_n(&c->c_cpu, __ATOMIC_ACQUIRE);
+        if (cpu < 0)
+            return was_pending;
+        struct callout_list *l = &lists[cpu];
+        spin_lock(&l->lock);
+        if (c->c_cpu != cpu) {          /* it moved (finished, or armed elsewhere) */
+            spin_unlock(&l->lock);
+            continue;
+        }
+        if (c->c_pending) {
+            list_remove(l, c);
+            was_pending = true;
+        }
+        if (l->running == c && cpu != cpu_id()) {   /* another CPU runs it: wait */
+            spin_unlock(&l->lock);
+            cpu_relax();
+            continue;
+        }
+        __atomic_store_n(&c->c_cpu, -1, __ATOMIC_RELEASE);
+        spin_unlock(&l->lock);
+        return was_pending;
+    }
+}
+
+void callout_arm(struct callout *c, uint64_t when, void (*fn)(void *), void *arg)
+{
+    callout_stop(c);
+    int cpu = cpu_id();         /* the kernel is not preempted: we stay here */
+    struct callout_list *l = &lists[cpu];
+    spin_lock(&l->lock);
+    c->c_when = when;
+    c->c_fn = fn;
+    c->c_arg = arg;
+    list_insert(l, c);
+    __atomic_store_n(&c->c_cpu, cpu, __ATOMIC_RELEASE);
+    spin_unlock(&l->lock);
+}
+
+/* Run one due callout, entered and left with l locked. */
+static void run_one(struct callout_list *l, struct callout *c, int cpu)
+{
+    l->head = c->c_next;
+    c->c_next = NULL;
+    c->c_pending = false;
+    l->running = c;
+    void (*fn)(void *) = c->c_fn;
+    void *arg = c->c_arg;
+    spin_unlock(&l->lock);
+    fn(arg);
+    __atomic_add_fetch(&fired, 1, __ATOMIC_RELAXED);
+    spin_lock(&l->lock);
+    /* Still under the lock that callout_stop waits on, so c is valid. */
+    if (!c->c_pending && c->c_cpu == cpu)
+        __atomic_store_n(&c->c_cpu, -1, __ATOMIC_RELEASE);
+    l->running = NULL;
+}
+
+void callout_tick(const struct trapframe *tf)
+{
+    (void)tf;
+    int cpu = cpu_id();
+    struct callout_list *l = &lists[cpu];
+    /* A peek without the lock: most ticks find nothing due. */
+    struct callout *first = __atomic_load_n(&l->head, __ATOMIC_RELAXED);
+    uint64_t now = uptime_ns();
+    if (!first)
+        return;
+    spin_lock(&l->lock);
+    while (l->head && l->head->c_when <= now)
+        run_one(l, l->head, cpu);
+    spin_unlock(&l->lock);
+}
+
+uint64_t callout_fired(void)
+{
+    return __atomic_load_n(&fired, __ATOMIC_RELAXED);
+}
