@@ -121,6 +121,9 @@ static int check_super(struct fsck *f)
                 (unsigned long long)f->img.nblocks, f->sb.s_nfree, f->sb.s_ninode);
         return -1;
     }
+    if (f->sb.s_time < S5_TIME_MIN)
+        problem(f, "superblock: s_time %u is before 1980 (Linux would take the file system "
+                "for System V Release 2's layout)", f->sb.s_time);
     if (f->sb.s_state == S5_FSBAD)
         problem(f, "superblock: file system is marked bad (s_state FsBAD)");
     else if (!s5_sb_is_clean(&f->sb))

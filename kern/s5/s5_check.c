@@ -279,7 +279,7 @@ int s5_check(struct blkdev *dev, struct s5_check_result *res)
     err = get_block(c, S5_SUPERBLOCK, c->blk);
     if (err)
         goto out;
-    memcpy(&c->sb, c->blk, sizeof c->sb);
+    memcpy(&c->sb, (char *)c->blk + S5_SBOFF, sizeof c->sb);
     const char *why = s5_sb_invalid(&c->sb, dev->nblocks * dev->bsize / S5_BSIZE);
     if (why) {
         problem(c, "superblock: %s", why);

@@ -58,7 +58,7 @@ def _(path, img):
 
 @corrupt("chain_nfree_too_big", r"df_nfree")
 def _(path, img):
-    patch(path, img.free[0] * BSIZE, "<I", 77)
+    patch(path, img.free[0] * BSIZE, "<H", 77)
 
 
 @corrupt("free_block_twice", r"on the free list twice")
