@@ -143,7 +143,7 @@ bench: $(DEPS_OK)
 	$(MAKE) -s -C bench BUILD=$(abspath $(BUILD))/bench
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
-	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"
+	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"
 
 clean:
 	rm -rf $(BUILD)

@@ -68,6 +68,13 @@ def job_user_host(ctx):
     run_host_script(ctx, "user/host", os.path.join(ROOT, "tests", "usertests.py"), T_UNIT)
 
 
+def job_fs_peer(ctx):
+    """S5 judged by Linux: Tempest and Debian's kernel (sysv.ko) take turns
+    on one image, each reading back what the other wrote, with fsck.s5
+    after every boot (tests/test_fs_peer.py)."""
+    run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT)
+
+
 def job_linux_peer(ctx):
     """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
     default preset, runs a command with its status, and runs every

@@ -131,6 +131,10 @@ LOCK_CLASS(s5_rename_class, "s5_rename", LK_RESOURCE);
 
 const struct vfssw s5_vfssw = { "s5", &s5_vfsops, true };
 
+/* statfs's f_type: what Linux's sysv driver reports for an SVR4 file
+ * system (SYSV_MAGIC_BASE + FSTYPE_SYSV4), so `stat -f` agrees. */
+#define S5_STATFS_MAGIC 0x012FF7B5u
+
 /* ---- helpers shared by the S5 files ---- */
 
 void s5_corrupt(struct s5_fs *fs, const char *fmt, ...)
@@ -417,7 +421,7 @@ static int s5_statfs(struct vfs *vfsp, struct kstatfs *st)
     struct s5_fs *fs = vfsp->vfs_data;
     memset(st, 0, sizeof *st);
     mutex_enter(&fs->fs_lock);
-    st->f_type = S5_MAGIC;
+    st->f_type = S5_STATFS_MAGIC;
     st->f_bsize = S5_BSIZE;
     st->f_blocks = fs->fs_sb.s_fsize - fs->fs_sb.s_isize;
     st->f_bfree = fs->fs_sb.s_tfree;

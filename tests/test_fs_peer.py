@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+"""S5 judged by Linux: Tempest and Debian's Linux kernel (its sysv driver,
+tools/linux_peer.py) take turns on one S5 image, each reading back what the
+other wrote, for make check.
+
+    python3 tests/test_fs_peer.py [-v] [--machine default] [--linux-machine up]
+                                  [--keep DIR]
+
+The image is a Tempest root image (tools/mkroot.py) carrying a 2 MiB
+pattern file and /add/step.sh, which init runs.  Four boots, each short:
+
+  1. Tempest runs workload A under /peer: a 12-level directory chain, a
+     directory of 150 files, big files through the single and double
+     indirect blocks, a sparse file, hard links, symbolic links (one of 200
+     bytes), renames of files and of a directory subtree, a rename over a
+     file, removals (a 1.5 MiB file among them, freeing chain blocks), a
+     truncation, appends and chmods; then it lists /peer.
+  2. Linux loads sysv.ko and the virtio modules from the same package,
+     mounts the image with `mount -t sysv`, lists /peer, runs workload B
+     (writes, a device node and a FIFO, links to Tempest's files, renames
+     across Tempest's directories, removals and truncations of Tempest's
+     files), writes the next /add/step.sh, lists again and unmounts.
+  3. Tempest lists what Linux left, runs workload C (allocating from the
+     free list Linux kept, changing Linux's files) and lists again.
+  4. Linux mounts the image read-only and lists it.
+
+Every listing (type, size, permissions, link count, owner, each file's
+md5, each link's target, a device's numbers) must equal the model of the
+workloads so far (tests/fspeer_model.py); two systems' listings of one
+state must agree on inode numbers, modification times and directory
+sizes; hard links share an inode.  After each boot fsck.s5 must find the
+image clean, and tests/unit/s5image.py, a reader written from the format
+document, must read the same tree from it.  Prints PASS/FAIL lines, then
+"N passed, N failed"; exits non-zero on failure.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
+import linux_peer      # noqa: E402
+import tempest         # noqa: E402
+import s5image         # noqa: E402
+from fspeer_model import (Workload, pattern, manifest_script, parse_manifest,  # noqa: E402
+                          differences, same_view, link_problems)
+
+BUILD = os.path.join(ROOT, "build")
+MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
+FSCK = os.path.join(BUILD, "tools", "fsck.s5")
+INIT = os.path.join(BUILD, "userland", "init")
+BOOT_TIMEOUT = 300
+IMAGE_SIZE = "16M"
+OP_FAILED_RE = re.compile(r"^peer-op-failed .*$", re.M)
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def add(self, name, problems):
+        """One case: passes when problems (strings) is empty."""
+        if not problems:
+            self.passed += 1
+            print("PASS %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s: %s" % (name, "; ".join(problems)[:700]), flush=True)
+
+
+# --------------------------------------------------------------------------
+# The workloads
+
+def body(tag, i):
+    """Some lines of text for file i of a workload."""
+    return "".join("%s file %d line %d\n" % (tag, i, k) for k in range(i % 9 + 1))
+
+
+def workload_a(w):
+    """Tempest's first turn, under /peer."""
+    w.mkdir("peer")
+    w.text("peer/empty", "")
+    path = "peer/deep"
+    w.mkdir(path)
+    for i in range(1, 13):
+        path += "/d%d" % i
+        w.mkdir(path)
+        w.text(path + "/f", body("deep", i))
+    w.mkdir("peer/many")
+    for i in range(150):
+        w.text("peer/many/f%03d" % i, body("many", i))
+    w.mkdir("peer/big")
+    w.from_pattern("peer/big/b12k", 0, 12)
+    w.from_pattern("peer/big/b300k", 12, 300, tail="end of b300k\n")
+    w.from_pattern("peer/big/b1500k", 400, 1500, tail="x")
+    w.sparse("peer/big/sparse", 300, 7, 2)
+    w.mkdir("peer/links")
+    w.link("peer/big/b300k", "peer/links/h1")
+    w.link("peer/many/f001", "peer/links/h2")
+    w.link("peer/many/f001", "peer/deep/d1/h3")
+    w.symlink("../many/f002", "peer/links/s1")
+    w.symlink("/peer/deep/d1/d2", "peer/links/s2")
+    w.symlink("t" * 190 + "/dangling", "peer/links/s3")
+    w.rename("peer/many/f010", "peer/deep/d1/r10")
+    w.rename("peer/deep/d1/d2/d3", "peer/moved3")
+    w.rename("peer/many/f011", "peer/many/f012")
+    w.mkdir("peer/tmpd")
+    for i in range(5):
+        w.text("peer/tmpd/t%d" % i, body("tmp", i))
+    w.remove_tree("peer/tmpd")
+    for i in range(20, 30):
+        w.remove("peer/many/f%03d" % i)
+    w.remove("peer/big/b1500k")
+    w.from_pattern("peer/big/again", 1000, 400)
+    w.truncate("peer/big/again", 20000)
+    w.truncate("peer/many/f005", 3000)
+    w.chmod("peer/many/f003", 0o600)
+    w.chmod("peer/deep/d1", 0o711)
+    w.chmod("peer/links/h2", 0o640)
+    w.append("peer/many/f000", "appended\n")
+
+
+def workload_b(w):
+    """Linux's turn: its own files under /peerL, and changes to Tempest's."""
+    w.mkdir("peerL")
+    for i in range(80):
+        w.text("peerL/m%03d" % i, body("linux", i))
+    w.from_pattern("peerL/big700", 100, 700, tail="L")
+    w.sparse("peerL/sparse", 100, 3, 5)
+    w.link("peer/big/b12k", "peerL/hT")
+    w.symlink("../peer/many/f000", "peerL/sT")
+    w.mknod("peerL/cdev", 4, 64)
+    w.mkfifo("peerL/fifo")
+    w.mkdir("peerL/a")
+    w.mkdir("peerL/a/b")
+    w.mkdir("peerL/a/b/c")
+    w.text("peerL/a/b/c/f", body("abc", 3))
+    w.rename("peer/deep/d1/r10", "peerL/fromT")
+    w.rename("peer/moved3", "peerL/moved3")
+    for i in range(30, 40):
+        w.remove("peer/many/f%03d" % i)
+    w.remove("peer/big/again")
+    w.remove_tree("peer/deep/d1/d2")
+    w.truncate("peer/big/b300k", 100000)
+    w.append("peer/many/f040", "linux was here\n")
+    w.chmod("peer/many/f041", 0o600)
+    for i in range(60, 70):
+        w.remove("peerL/m%03d" % i)
+
+
+def workload_c(w):
+    """Tempest's second turn, after Linux."""
+    w.mkdir("peerC")
+    for i in range(40):
+        w.text("peerC/c%03d" % i, body("again", i))
+    w.from_pattern("peerC/big200", 1500, 200, tail="C")
+    for i in range(0, 20):
+        w.remove("peerL/m%03d" % i)
+    w.rename("peerL/a", "peerC/a")
+    w.append("peerL/big700", "and tempest\n")
+    w.link("peerL/big700", "peerC/h")
+    w.truncate("peerL/big700", 50000)
+    w.remove("peer/big/b12k")
+    w.append("peerL/moved3/d4/f", "tempest after linux\n")
+
+
+# --------------------------------------------------------------------------
+# The steps
+
+def tempest_step(workload_lines, before, after, tops_before, tops_after):
+    """The step.sh Tempest's init runs: list (if tops_before), do the
+    workload, sync, list."""
+    out = ["umask 022", "cd /"]
+    if tops_before:
+        out.append(manifest_script(before, tops_before))
+    out.append(workload_lines)
+    out.append("sync")
+    out.append(manifest_script(after, tops_after))
+    out.append("echo peer-step-done")
+    return "\n".join(out) + "\n"
+
+
+# The kernel's messages from the moment the disk appeared.
+DMESG = "dmesg | sed -n '/virtio_blk/,$p' | sed 's/^/peer-dmesg: /'"
+# statfs's f_type for an SVR4 file system in Linux's sysv (SYSV_MAGIC_BASE
+# + FSTYPE_SYSV4); SVR2's, Xenix's and the others' differ.
+SYSV4_SUPER_MAGIC = 0x012FF7B5
+
+
+def linux_run(next_step, workload_lines):
+    """The Linux peer's command: load the modules, mount, list, run
+    workload B, write Tempest's next step, list, unmount."""
+    return "\n".join([
+        "umask 022",
+        "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
+        "mkdir -p /mnt && mount -t sysv /dev/vda /mnt || exit 91",
+        "stat -f -c 'peer-fstype %t' /mnt",
+        "cd /mnt",
+        manifest_script("A-linux", ["peer"]),
+        workload_lines,
+        "cat > add/step.sh <<'PEER_STEP_EOF'\n%sPEER_STEP_EOF" % next_step,
+        "sync",
+        manifest_script("B-linux", ["peer", "peerL"]),
+        "cd /",
+        "umount /mnt || exit 92",
+        DMESG,
+        "echo peer-linux-done",
+    ]) + "\n"
+
+
+def linux_read_only(tops):
+    return "\n".join([
+        "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
+        "mkdir -p /mnt && mount -t sysv -o ro /dev/vda /mnt || exit 91",
+        "cd /mnt",
+        manifest_script("C-linux", tops),
+        "cd /",
+        "umount /mnt || exit 92",
+        DMESG,
+    ]) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Judging
+
+def host_listing(image, tops):
+    """The tree under tops as tests/unit/s5image.py reads it from the
+    image, in parse_manifest's form."""
+    with open(image, "rb") as f:
+        img = s5image.Image(f.read())
+    out = {}
+
+    def visit(ino, path):
+        di = img.inode(ino)
+        kind = {0o100000: "f", 0o040000: "d", 0o120000: "l", 0o020000: "c",
+                0o010000: "p"}.get(di["mode"] & 0o170000, "?")
+        f = {"kind": kind, "perm": di["mode"] & 0o7777, "nlink": di["nlink"], "ino": ino,
+             "uid": di["uid"], "gid": di["gid"], "mtime": di["mtime"], "size": di["size"]}
+        if kind == "f":
+            f["md5"] = hashlib.md5(img.read(ino)).hexdigest()
+        elif kind == "l":
+            f["target"] = img.read(ino).decode(errors="replace")
+        elif kind == "c":
+            f["rdev"] = ((di["addr"][0] >> 8) & 0xff, di["addr"][0] & 0xff)
+        out[path] = f
+        if kind == "d":
+            for _, d_ino, name, _ in img.entries(ino):
+                if d_ino and name not in (b".", b".."):
+                    visit(d_ino, path + "/" + name.decode())
+
+    for top in tops:
+        ino = img.namei(top)
+        if ino:
+            visit(ino, top)
+    return out
+
+
+def fsck_problems(image):
+    p = subprocess.run([FSCK, image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.decode(errors="replace").strip()
+    return [] if p.returncode == 0 else ["fsck.s5 exit %d: %s" % (p.returncode, out[-400:])]
+
+
+def listing_problems(got, snap, other=None):
+    """What is wrong with a listing: not there, differs from the model's
+    snapshot (expected, link groups), hard links apart, or differs from
+    another system's listing of the same state."""
+    if got is None:
+        return ["no listing"]
+    expected, groups = snap
+    out = differences(got, expected) + link_problems(got, groups)
+    if other is not None:
+        out += same_view(got, other)
+    return out
+
+
+def kernel_complaints(output):
+    """Linux's warnings, oopses and sysv messages after the disk appeared,
+    except the one Linux 6.1's sysv always gives: sysv_free_block marks a
+    new chain block's buffer dirty before it sets it up to date, so
+    mark_buffer_dirty warns (once) the first time a full free-block cache
+    spills into a chain block.  That is Linux's, not the image's."""
+    lines = [l[len("peer-dmesg: "):] for l in output.splitlines()
+             if l.startswith("peer-dmesg: ")]
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if "cut here" in line:
+            end = next((j for j in range(i + 1, len(lines)) if "end trace" in lines[j]),
+                       len(lines) - 1)
+            block = "\n".join(lines[i:end + 1])
+            if not ("mark_buffer_dirty" in block and "sysv_free_block" in block):
+                what = [l for l in lines[i:end + 1] if "WARNING" in l or "BUG" in l]
+                out.append("Linux: " + (what[0] if what else lines[i + 1]).strip())
+            i = end + 1
+            continue
+        if re.search(r"\bsysv_\w+: |BUG:|Oops|\bVFS: ", line):
+            out.append("Linux: " + line.strip())
+        i += 1
+    return out
+
+
+def fstype_problems(output):
+    m = re.search(r"^peer-fstype (\w+)\s*$", output, re.M)
+    if m and int(m.group(1), 16) == SYSV4_SUPER_MAGIC:
+        return []
+    return ["statfs f_type %s, want 0x%x (Linux's SystemV Release 4)"
+            % (m.group(1) if m else "not printed", SYSV4_SUPER_MAGIC)]
+
+
+def op_failures(output):
+    """The workload's operations that failed, as one problem."""
+    failed = OP_FAILED_RE.findall(output)
+    return ["%d operations failed, the first: %s" % (len(failed), failed[0])] if failed else []
+
+
+class Run:
+    """One run of the four boots on one image, recording results."""
+
+    def __init__(self, res, machine, linux_machine, verbose, tmp, keep=None):
+        self.res, self.machine, self.verbose, self.tmp = res, machine, verbose, tmp
+        self.linux_machine, self.keep = linux_machine, keep
+        self.image = os.path.join(tmp, "peer.img")
+        self.model = Workload(pattern())
+
+    def console_tail(self, text):
+        if self.verbose:
+            print("\n".join(text.splitlines()[-40:]))
+
+    def kept(self, name):
+        """Where a boot's console is kept (--keep), or None."""
+        return os.path.join(self.keep, name.replace("/", "_")) if self.keep else None
+
+    def make_image(self, step):
+        add = os.path.join(self.tmp, "add")
+        os.makedirs(add)
+        with open(os.path.join(add, "pat"), "wb") as f:
+            f.write(self.model.pat)
+        with open(os.path.join(add, "step.sh"), "w") as f:
+            f.write(step)
+        subprocess.run([sys.executable, MKROOT, self.image, "--size", IMAGE_SIZE,
+                        "--init", INIT, "--add", add, "--run", "sh /add/step.sh"],
+                       check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def boot_tempest(self, name):
+        r = tempest.boot(self.machine, "root=vda poweroff", timeout=BOOT_TIMEOUT,
+                         disk_images=[self.image], keep=self.kept(name))
+        problems = [] if r.ok else ["boot: %s" % r.status]
+        if "peer-step-done" not in r.output:
+            problems.append("the step did not finish")
+        if problems:
+            self.console_tail(r.output)
+        self.res.add(name + "/boot", problems)
+        return r.output
+
+    def boot_linux(self, name, command):
+        r = linux_peer.run(self.linux_machine, command, timeout=BOOT_TIMEOUT, disks=[self.image],
+                           keep=self.kept(name))
+        problems = [] if r.status == 0 else ["status %s: %s" % (r.status, r.reason)]
+        if problems:
+            self.console_tail(r.console)
+        self.res.add(name + "/boot", problems)
+        return r.output
+
+    def after_boot(self, name, tops, snap, listing):
+        """fsck.s5, and the host reader against the model and the listing."""
+        self.res.add(name + "/fsck", fsck_problems(self.image))
+        self.res.add(name + "/host-reader",
+                     listing_problems(host_listing(self.image, tops), snap, listing))
+
+    def all(self):
+        w = self.model
+        top_a, top_b, top_c = ["peer"], ["peer", "peerL"], ["peer", "peerL", "peerC"]
+        workload_a(w)
+        snap_a = w.snapshot(top_a)
+        self.make_image(tempest_step(w.script(), None, "A-tempest", None, top_a))
+        # 1. Tempest writes.
+        out = self.boot_tempest("s5/tempest-writes")
+        a_tempest = parse_manifest(out, "A-tempest")
+        self.res.add("s5/tempest-writes/listing",
+                     op_failures(out) + listing_problems(a_tempest, snap_a))
+        self.after_boot("s5/tempest-writes", top_a, snap_a, a_tempest)
+        # 2. Linux reads, then writes (its working directory is the mount,
+        # so the pattern file is add/pat); workload C is its next step.
+        w.lines, w.pat_path = [], "add/pat"
+        workload_b(w)
+        b_lines, snap_b = w.script(), w.snapshot(top_b)
+        w.lines, w.pat_path = [], "/add/pat"
+        workload_c(w)
+        snap_c = w.snapshot(top_c)
+        step_c = tempest_step(w.script(), "B-tempest", "C-tempest", top_b, top_c)
+        out = self.boot_linux("s5/linux", linux_run(step_c, b_lines))
+        self.res.add("s5/linux/mount", fstype_problems(out))
+        a_linux = parse_manifest(out, "A-linux")
+        self.res.add("s5/linux/reads-tempest", listing_problems(a_linux, snap_a, a_tempest))
+        b_linux = parse_manifest(out, "B-linux")
+        self.res.add("s5/linux/writes",
+                     op_failures(out) + kernel_complaints(out) + listing_problems(b_linux, snap_b))
+        self.after_boot("s5/linux", top_b, snap_b, b_linux)
+        # 3. Tempest reads what Linux wrote, and writes again.
+        out = self.boot_tempest("s5/tempest-again")
+        b_tempest = parse_manifest(out, "B-tempest")
+        self.res.add("s5/tempest-again/reads-linux", listing_problems(b_tempest, snap_b, b_linux))
+        c_tempest = parse_manifest(out, "C-tempest")
+        self.res.add("s5/tempest-again/writes",
+                     op_failures(out) + listing_problems(c_tempest, snap_c))
+        self.after_boot("s5/tempest-again", top_c, snap_c, c_tempest)
+        # 4. Linux reads the end result.
+        out = self.boot_linux("s5/linux-again", linux_read_only(top_c))
+        c_linux = parse_manifest(out, "C-linux")
+        self.res.add("s5/linux-again/reads-tempest",
+                     kernel_complaints(out) + listing_problems(c_linux, snap_c, c_tempest))
+
+
+def test_complaint_filter(res):
+    """kernel_complaints passes Linux's known sysv warning and catches the
+    rest (a synthetic console)."""
+    known = ["[ 5.1] ------------[ cut here ]------------",
+             "[ 5.1] WARNING: CPU: 3 PID: 164 at fs/buffer.c:1081 mark_buffer_dirty+0xd2/0x150",
+             "[ 5.1]  sysv_free_block+0x1a5/0x200 [sysv]",
+             "[ 5.1] ---[ end trace 0000000000000000 ]---"]
+    other = ["[ 6.0] ------------[ cut here ]------------",
+             "[ 6.0] WARNING: CPU: 1 PID: 9 at fs/sysv/itree.c:99 get_block+0x1/0x2",
+             "[ 6.0] ---[ end trace 0000000000000000 ]---",
+             "[ 6.1] sysv_new_block: new block 99999 is not in data zone"]
+    fmt = lambda ls: "\n".join("peer-dmesg: " + l for l in ls)
+    problems = []
+    if kernel_complaints(fmt(known)):
+        problems.append("the known mark_buffer_dirty warning was reported")
+    got = kernel_complaints(fmt(known + other))
+    if len(got) != 2 or "itree.c" not in got[0] or "not in data zone" not in got[1]:
+        problems.append("other complaints not caught: %r" % got)
+    res.add("s5/complaint-filter", problems)
+
+
+def test_modules(res):
+    """The modules kept from the kernel package: sysv and the virtio disk's,
+    dependencies before the modules needing them, each an ELF relocatable
+    object (decompressed)."""
+    mods = linux_peer.fetch_modules()
+    names = [n for n, _ in mods]
+    problems = ["%s not kept" % n for n in ("sysv", "virtio_blk") if n not in names]
+    for name, path in mods:
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:4] != b"\x7fELF" or data[16] != 1:
+            problems.append("%s is not an ELF relocatable object" % name)
+        for dep in linux_peer._module_depends(data):
+            if dep in names and names.index(dep) > names.index(name):
+                problems.append("%s is loaded before %s, which it needs" % (name, dep))
+    res.add("s5/peer-modules", problems)
+
+
+def build_userland():
+    """init and the rest of userland/, as tests/user_check.py builds them."""
+    subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "userland"),
+                    "BUILD=" + os.path.join(BUILD, "userland")],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def missing_parts():
+    if not os.path.exists(INIT):
+        build_userland()
+    need = [(FSCK, "make tools"), (INIT, "make"), (tempest.KERNEL, "make"),
+            (linux_peer.BUSYBOX, "busybox-static")]
+    return ["%s is missing (%s)" % (p, how) for p, how in need if not os.path.exists(p)]
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--machine", default="default", help="Tempest's preset (default: default)")
+    p.add_argument("--linux-machine", default="up",
+                   help="Linux's preset (default: up; one CPU, so that no cross-CPU "
+                   "wait of a starved emulated CPU stalls it under TCG)")
+    p.add_argument("--keep", help="keep each boot's console and the final image here")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print the console tail of failed boots")
+    args = p.parse_args(argv)
+    res = Results()
+    test_complaint_filter(res)
+    problems = missing_parts()
+    if not problems:
+        try:
+            linux_peer.fetch_modules()
+        except (linux_peer.PeerError, subprocess.CalledProcessError, OSError) as e:
+            problems = ["the Linux peer's kernel or modules: %s" % e]
+    if not problems:
+        test_modules(res)
+    if problems:
+        res.add("s5/setup", problems)
+    else:
+        tmp = tempfile.mkdtemp(prefix="fs-peer-", dir=os.path.join(BUILD))
+        try:
+            Run(res, args.machine, args.linux_machine, args.verbose, tmp, args.keep).all()
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copy(os.path.join(tmp, "peer.img"), args.keep)
+        except subprocess.CalledProcessError as e:
+            res.add("s5/setup", ["%s failed: %s" % (e.cmd[1] if len(e.cmd) > 1 else e.cmd,
+                                                     (e.output or b"").decode()[-300:])])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (res.passed, res.failed))
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
