@@ -55,6 +55,13 @@ def job_s5tools(ctx):
                     T_UNIT)
 
 
+def job_ufstools(ctx):
+    """fsck.ufs judged by NetBSD's makefs: its images are clean, broken
+    copies are not (tests/unit/test_ufstools.py)."""
+    run_host_script(ctx, "ufstools", os.path.join(ROOT, "tests", "unit", "test_ufstools.py"),
+                    T_UNIT)
+
+
 def job_source_rules(ctx):
     """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
     run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),

@@ -4,7 +4,8 @@
 # apt-get when something is absent).
 set -e
 PKGS="build-essential nasm grub-pc-bin grub-common xorriso mtools qemu-system-x86
-      qemu-utils bochs bochsbios vgabios bochs-x python3 gdb musl-tools busybox-static"
+      qemu-utils bochs bochsbios vgabios bochs-x python3 gdb musl-tools busybox-static
+      makefs"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
