@@ -76,9 +76,10 @@ def job_user_host(ctx):
 
 
 def job_fs_peer(ctx):
-    """S5 judged by Linux: Tempest and Debian's kernel (sysv.ko) take turns
-    on one image, each reading back what the other wrote, with fsck.s5
-    after every boot (tests/test_fs_peer.py)."""
+    """S5 and UFS judged by Linux: Tempest and Debian's kernel (sysv.ko) take
+    turns on one image, each reading back what the other wrote, with
+    fsck.s5 after every boot; ufs.ko reads mkfs.ufs's images
+    (tests/test_fs_peer.py)."""
     run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""S5 judged by Linux: Tempest and Debian's Linux kernel (its sysv driver,
+"""S5 and UFS judged by Linux: Tempest and Debian's Linux kernel (its sysv driver,
 tools/linux_peer.py) take turns on one S5 image, each reading back what the
 other wrote, for make check.
 
@@ -30,15 +30,25 @@ workloads so far (tests/fspeer_model.py); two systems' listings of one
 state must agree on inode numbers, modification times and directory
 sizes; hard links share an inode.  After each boot fsck.s5 must find the
 image clean, and tests/unit/s5image.py, a reader written from the format
-document, must read the same tree from it.  Prints PASS/FAIL lines, then
-"N passed, N failed"; exits non-zero on failure.
+document, must read the same tree from it.
+
+UFS (ufs/...): mkfs.ufs makes images of a host tree with 8K/1K and 4K/512
+blocks (fsck.ufs must find them clean); Linux's ufs.ko, read-only with
+ufstype=44bsd, mounts both in one boot and must list the tree exactly,
+with the inode numbers, directory sizes and times tests/unit/ufsimage.py
+reads.  (Tempest has no kernel UFS yet, so no image Tempest wrote.)
+
+Prints PASS/FAIL lines, then "N passed, N failed"; exits non-zero on
+failure.
 """
 
 import argparse
 import hashlib
 import os
+import random
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -50,12 +60,19 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 import linux_peer      # noqa: E402
 import tempest         # noqa: E402
 import s5image         # noqa: E402
+import ufsimage        # noqa: E402
 from fspeer_model import (Workload, pattern, manifest_script, parse_manifest,  # noqa: E402
                           differences, same_view, link_problems)
 
 BUILD = os.path.join(ROOT, "build")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 FSCK = os.path.join(BUILD, "tools", "fsck.s5")
+MKFS_UFS = os.path.join(BUILD, "tools", "mkfs.ufs")
+FSCK_UFS = os.path.join(BUILD, "tools", "fsck.ufs")
+UFS_MAGIC = 0x00011954                  # statfs f_type of Linux's ufs
+# mkfs.ufs geometries Linux reads: (name, mkfs.ufs options).  With 4 KiB
+# blocks a 5 MiB file reaches the double indirect block.
+UFS_GEOMETRIES = [("b8k", []), ("b4k", ["-b", "4096", "-f", "512"])]
 INIT = os.path.join(BUILD, "userland", "init")
 BOOT_TIMEOUT = 300
 IMAGE_SIZE = "16M"
@@ -466,10 +483,137 @@ def build_userland():
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
+# --------------------------------------------------------------------------
+# UFS: Linux's ufs driver (ufstype=44bsd, read-only) reads mkfs.ufs's images
+
+def write_ufs_tree(top):
+    """Sizes around the fragment and block sizes, a file through the double
+    indirect blocks of 4 KiB blocks, deep and wide directories, hard links,
+    symbolic links in the inode and in a block, a 255-byte name, a FIFO and
+    a character device."""
+    r = random.Random(21)
+    os.makedirs(os.path.join(top, "deep", *("d%d" % i for i in range(15))))
+    for i, size in enumerate([0, 1, 511, 512, 1023, 1025, 2048, 4097, 8191, 8192, 8193,
+                              12 * 8192, 12 * 8192 + 1, 200000]):
+        with open(os.path.join(top, "f%02d" % i), "wb") as f:
+            f.write(r.randbytes(size))
+    os.makedirs(os.path.join(top, "wide"))
+    for i in range(300):
+        with open(os.path.join(top, "wide", "w%03d" % i), "w") as f:
+            f.write("w" * (i * 7))
+    with open(os.path.join(top, "big"), "wb") as f:
+        f.write(r.randbytes(5 * 1024 * 1024 + 77))
+    os.link(os.path.join(top, "big"), os.path.join(top, "deep", "big.link"))
+    os.link(os.path.join(top, "f03"), os.path.join(top, "wide", "f03.link"))
+    with open(os.path.join(top, "L" * 255), "w") as f:
+        f.write("long name\n")
+    os.symlink("f01", os.path.join(top, "short"))
+    os.symlink("/" + "t" * 120, os.path.join(top, "long"))
+    os.mkfifo(os.path.join(top, "fifo"))
+    os.mknod(os.path.join(top, "cdev"), 0o20640, os.makedev(4, 64))
+    os.chmod(os.path.join(top, "f02"), 0o600)
+    os.chmod(os.path.join(top, "deep", "d0"), 0o711)
+
+
+def tree_listing(top, prefix):
+    """The host tree in parse_manifest's form (paths prefix/...)."""
+    kinds = {stat.S_IFREG: "f", stat.S_IFDIR: "d", stat.S_IFLNK: "l", stat.S_IFCHR: "c",
+             stat.S_IFIFO: "p"}
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for n in dirnames + filenames + ([""] if dirpath == top else []):
+            p = os.path.join(dirpath, n) if n else dirpath
+            st = os.lstat(p)
+            rel = os.path.relpath(p, top)
+            f = {"kind": kinds[stat.S_IFMT(st.st_mode)], "perm": st.st_mode & 0o7777,
+                 "nlink": st.st_nlink, "uid": 0, "gid": 0}
+            if f["kind"] in "fl":
+                f["size"] = st.st_size
+            if f["kind"] == "f":
+                with open(p, "rb") as fh:
+                    f["md5"] = hashlib.md5(fh.read()).hexdigest()
+            elif f["kind"] == "l":
+                f["target"] = os.readlink(p)
+            elif f["kind"] == "c":
+                f["rdev"] = (os.major(st.st_rdev), os.minor(st.st_rdev))
+            out[prefix if rel == "." else prefix + "/" + rel] = f
+    return out
+
+
+def tree_link_groups(top, prefix):
+    """Sets of paths (prefix/...) naming one host file."""
+    groups = {}
+    for dirpath, _, filenames in os.walk(top):
+        for n in filenames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                groups.setdefault(st.st_ino, set()).add(prefix + "/" + os.path.relpath(p, top))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def ufs_host_view(image, prefix):
+    """Inode numbers, sizes and times as tests/unit/ufsimage.py reads them."""
+    with open(image, "rb") as f:
+        img = ufsimage.Image(f.read())
+    def view(ino):
+        di = img.inode(ino)
+        return {"ino": ino, "size": di["size"], "mtime": di["mtime"]}
+    out = {prefix: view(ufsimage.ROOTINO)}
+    for path, ino in img.walk():
+        out[prefix + path] = view(ino)
+    return out
+
+
+def ufs_linux_reads_mkfs(res, tmp, machine, keep):
+    """mkfs.ufs -d TREE in each geometry; fsck.ufs clean; Linux mounts every
+    image read-only with ufstype=44bsd and lists it: the listing must be the
+    tree's, with the inode numbers and directory sizes the host reader sees."""
+    src = os.path.join(tmp, "ufs-tree")
+    write_ufs_tree(src)
+    images, problems = [], []
+    for name, opts in UFS_GEOMETRIES:
+        path = os.path.join(tmp, "ufs-%s.img" % name)
+        p = subprocess.run([MKFS_UFS, "-d", src] + opts + [path, "40M"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            problems.append("mkfs.ufs %s: %s" % (" ".join(opts), p.stdout.decode()[-300:]))
+            continue
+        p = subprocess.run([FSCK_UFS, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            problems.append("fsck.ufs %s: %s" % (name, p.stdout.decode()[-300:]))
+        images.append((name, path))
+    res.add("ufs/mkfs", problems)
+    if not images:
+        return
+    lines = ["/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }"]
+    for i, (name, _) in enumerate(images):
+        dev = "/dev/vd" + chr(ord("a") + i)
+        lines += ["mkdir -p /mnt/%s" % name,
+                  "mount -t ufs -o ro,ufstype=44bsd %s /mnt/%s || exit 91" % (dev, name),
+                  "stat -f -c 'peer-fstype-%s %%t' /mnt/%s" % (name, name)]
+    lines.append("cd /mnt")
+    for name, _ in images:
+        lines.append(manifest_script("ufs-" + name, [name]))
+    lines += ["cd /"] + ["umount /mnt/%s" % name for name, _ in images] + [DMESG]
+    r = linux_peer.run(machine, "\n".join(lines) + "\n", timeout=BOOT_TIMEOUT,
+                       disks=[path for _, path in images],
+                       keep=os.path.join(keep, "ufs_linux") if keep else None)
+    res.add("ufs/linux/boot", [] if r.status == 0 else ["status %s: %s" % (r.status, r.reason)])
+    for name, path in images:
+        m = re.search(r"^peer-fstype-%s (\w+)\s*$" % name, r.output, re.M)
+        problems = [] if m and int(m.group(1), 16) == UFS_MAGIC else \
+            ["statfs f_type %s, want 0x%x" % (m.group(1) if m else "not printed", UFS_MAGIC)]
+        got = parse_manifest(r.output, "ufs-" + name)
+        problems += listing_problems(got, (tree_listing(src, name), tree_link_groups(src, name)),
+                                     ufs_host_view(path, name))
+        res.add("ufs/linux/reads-mkfs-%s" % name, problems + kernel_complaints(r.output))
+
+
 def missing_parts():
     if not os.path.exists(INIT):
         build_userland()
-    need = [(FSCK, "make tools"), (INIT, "make"), (tempest.KERNEL, "make"),
+    need = [(FSCK, "make tools"), (MKFS_UFS, "make tools"), (FSCK_UFS, "make tools"), (INIT, "make"), (tempest.KERNEL, "make"),
             (linux_peer.BUSYBOX, "busybox-static")]
     return ["%s is missing (%s)" % (p, how) for p, how in need if not os.path.exists(p)]
 
@@ -500,6 +644,7 @@ def main(argv=None):
         tmp = tempfile.mkdtemp(prefix="fs-peer-", dir=os.path.join(BUILD))
         try:
             Run(res, args.machine, args.linux_machine, args.verbose, tmp, args.keep).all()
+            ufs_linux_reads_mkfs(res, tmp, args.linux_machine, args.keep)
             if args.keep:
                 os.makedirs(args.keep, exist_ok=True)
                 shutil.copy(os.path.join(tmp, "peer.img"), args.keep)

@@ -552,12 +552,36 @@ static void check_group_counts(struct fsck *f, uint32_t c, struct ufs_csum *tota
     free(clmap);
 }
 
+/* With UFS_FLAGS_UPDATED, NetBSD's 64-bit fields must repeat the old ones. */
+static void check_updated_fields(struct fsck *f, const struct ufs_csum *total)
+{
+    const struct ufs_super *fs = &f->sb;
+
+    if (!(fs->fs_flags & UFS_FLAGS_UPDATED))
+        return;
+    if (fs->fs_sblockloc != UFS_SBOFF || fs->fs_size64 != fs->fs_size ||
+        fs->fs_dsize64 != fs->fs_dsize || fs->fs_csaddr64 != fs->fs_csaddr ||
+        fs->fs_maxbsize != fs->fs_bsize)
+        problem(f, "superblock: the 64-bit location, sizes or summary address differ from "
+                "the 32-bit ones");
+    if (fs->fs_cstotal64.cs_ndir != total->cs_ndir ||
+        fs->fs_cstotal64.cs_nbfree != total->cs_nbfree ||
+        fs->fs_cstotal64.cs_nifree != total->cs_nifree ||
+        fs->fs_cstotal64.cs_nffree != total->cs_nffree)
+        problem(f, "superblock: the 64-bit fs_cstotal counts dirs %lld, free blocks %lld, free "
+                "inodes %lld, free fragments %lld; want %d, %d, %d, %d",
+                (long long)fs->fs_cstotal64.cs_ndir, (long long)fs->fs_cstotal64.cs_nbfree,
+                (long long)fs->fs_cstotal64.cs_nifree, (long long)fs->fs_cstotal64.cs_nffree,
+                total->cs_ndir, total->cs_nbfree, total->cs_nifree, total->cs_nffree);
+}
+
 static void check_counts(struct fsck *f)
 {
     struct ufs_csum total = { 0, 0, 0, 0 };
 
     for (uint32_t c = 0; c < (uint32_t)f->sb.fs_ncg; c++)
         check_group_counts(f, c, &total);
+    check_updated_fields(f, &total);
     if (memcmp(&total, &f->sb.fs_cstotal, sizeof(total)))
         problem(f, "superblock: fs_cstotal counts dirs %d, free blocks %d, free inodes %d, "
                 "free fragments %d; want %d, %d, %d, %d", f->sb.fs_cstotal.cs_ndir,

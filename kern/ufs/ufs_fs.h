@@ -171,11 +171,30 @@ struct ufs_super {
     int32_t fs_cgrotor;         /* last group searched */
     uint8_t fs_incore[128];     /* BSD's in-core pointers; ignored */
     int32_t fs_cpc;             /* historic rotational tables: 0 */
-    int32_t fs_maxbsize;        /* NetBSD: largest block size */
-    int32_t fs_spare1[83];      /* NetBSD's UFS2 fields and spares */
+    /*
+     * NetBSD's newer fields, valid when fs_flags has UFS_FLAGS_UPDATED:
+     * 64-bit copies of the counts and sizes above.
+     */
+    int32_t fs_maxbsize;        /* largest block size: fs_bsize */
+    int64_t fs_spare64[17];
+    int64_t fs_sblockloc;       /* UFS_SBOFF */
+    struct {
+        int64_t cs_ndir, cs_nbfree, cs_nifree, cs_nffree;
+        int64_t cs_numclusters;
+        int64_t cs_spare[3];
+    } fs_cstotal64;             /* fs_cstotal, 64 bits wide */
+    int64_t fs_time64;          /* fs_time */
+    int64_t fs_size64;          /* fs_size */
+    int64_t fs_dsize64;         /* fs_dsize */
+    int64_t fs_csaddr64;        /* fs_csaddr */
+    int64_t fs_pendingblocks;   /* 0 */
+    int32_t fs_pendinginodes;   /* 0 */
+    int32_t fs_snapinum[20];    /* snapshots: none */
     int32_t fs_avgfilesize;     /* expected average file size */
     int32_t fs_avgfpdir;        /* expected files per directory */
-    int32_t fs_spare2[28];      /* spares */
+    int32_t fs_save_cgsize;     /* 0 */
+    int32_t fs_spare32[26];
+    int32_t fs_flags32;         /* more flags: 0 */
     int32_t fs_contigsumsize;   /* size of the cluster summary array */
     int32_t fs_maxsymlinklen;   /* targets shorter than this live in the inode */
     int32_t fs_inodefmt;        /* UFS_44INODEFMT */
@@ -263,6 +282,11 @@ _Static_assert(offsetof(struct ufs_super, fs_clean) == 209, "fs_clean offset");
 _Static_assert(offsetof(struct ufs_super, fs_fsmnt) == 212, "fs_fsmnt offset");
 _Static_assert(offsetof(struct ufs_super, fs_cgrotor) == 724, "fs_cgrotor offset");
 _Static_assert(offsetof(struct ufs_super, fs_cpc) == 856, "fs_cpc offset");
+_Static_assert(offsetof(struct ufs_super, fs_maxbsize) == 860, "fs_maxbsize offset");
+_Static_assert(offsetof(struct ufs_super, fs_sblockloc) == 1000, "fs_sblockloc offset");
+_Static_assert(offsetof(struct ufs_super, fs_cstotal64) == 1008, "fs_cstotal64 offset");
+_Static_assert(offsetof(struct ufs_super, fs_time64) == 1072, "fs_time64 offset");
+_Static_assert(offsetof(struct ufs_super, fs_csaddr64) == 1096, "fs_csaddr64 offset");
 _Static_assert(offsetof(struct ufs_super, fs_avgfilesize) == 1196, "fs_avgfilesize offset");
 _Static_assert(offsetof(struct ufs_super, fs_contigsumsize) == 1316, "fs_contigsumsize");
 _Static_assert(offsetof(struct ufs_super, fs_maxfilesize) == 1328, "fs_maxfilesize offset");

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Host tests for fsck.ufs, judged by another implementation: NetBSD's
+"""Host tests for fsck.ufs and mkfs.ufs, judged by another implementation: NetBSD's
 makefs (Debian's makefs package, `makefs -t ffs -o version=1`) builds UFS1
 images from a host tree in several geometries, and fsck.ufs must find each
 clean, while the independent reader tests/unit/ufsimage.py (written from
 docs/ufs-format.md) must find every file's bytes, size, mode, links and
-symbolic link target as the tree has them.  Then each on-disk structure of
+symbolic link target as the tree has them.  mkfs.ufs makes images of the
+same tree, which fsck.ufs and the reader must find the same way (Linux's
+ufs driver reads them too: tests/test_fs_peer.py).  Then each on-disk structure of
 a copy is broken and fsck.ufs must say so, and random damage must never
 crash it (run under the sanitizers when the compiler has them).
 
@@ -170,7 +172,8 @@ def build_tools():
                        capture_output=True, text=True)
     check(p.returncode == 0, "make tools failed: " + p.stderr[-500:])
     CTX.fsck = os.path.join(out, "fsck.ufs")
-    check(os.access(CTX.fsck, os.X_OK), "no fsck.ufs")
+    CTX.mkfs = os.path.join(out, "mkfs.ufs")
+    check(os.access(CTX.fsck, os.X_OK) and os.access(CTX.mkfs, os.X_OK), "no fsck.ufs/mkfs.ufs")
     san = tmp("san")
     p = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "tools"), "BUILD=" + san,
                         "SAN=-fsanitize=address,undefined -fno-sanitize-recover=undefined",
@@ -215,6 +218,84 @@ def geometry_case(name, options, size):
 
 for _g in GEOMETRIES:
     test(geometry_case(*_g))
+
+
+# -- mkfs.ufs: (name, options, size); the last makes several groups.
+MKFS_GEOMETRIES = [
+    ("default", [], "40M"),
+    ("b16k", ["-b", "16384", "-f", "2048", "-i", "4096"], "40M"),
+    ("b4k", ["-b", "4096", "-f", "512"], "40M"),
+    ("groups", ["-i", "16384"], "200M"),
+]
+
+
+def mkfs_ufs(*args, env=None):
+    p = subprocess.run([CTX.mkfs] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, **(env or {})))
+    CTX.last = p.stdout + p.stderr
+    return p
+
+
+def mkfs_case(name, options, size):
+    def case():
+        path = tmp("mkfs-%s.img" % name)
+        p = mkfs_ufs("-d", CTX.src, *options, path, size)
+        check(p.returncode == 0, "mkfs.ufs failed: " + CTX.last[-300:])
+        p = fsck(path)
+        check(p.returncode == 0, "fsck.ufs exit %d: %s" % (p.returncode, CTX.last[-600:]))
+        with open(path, "rb") as f:
+            img = Image(f.read())
+        problems = compare_tree(img, CTX.src)
+        check(not problems, "; ".join(problems))
+        check(img.clean == 1 and img.inodefmt == 2 and img.maxsymlinklen == 60,
+              "clean %d, inodefmt %d, maxsymlinklen %d" % (img.clean, img.inodefmt,
+                                                          img.maxsymlinklen))
+        if name == "groups":
+            check(img.ncg > 1, "200 MiB made %d group(s)" % img.ncg)
+            cgs = [img.cg(c) for c in range(img.ncg)]
+            check(all(g["magic"] == 0x090255 and g["cgx"] == c for c, g in enumerate(cgs)),
+                  "group blocks are not all in place")
+            used = [c for c, g in enumerate(cgs) if g["cs_ndir"]]
+            check(len(used) > 1, "every directory went to group(s) %s; they should spread"
+                  % used)
+    case.__name__ = "mkfs_" + name
+    return case
+
+
+for _g in MKFS_GEOMETRIES:
+    test(mkfs_case(*_g))
+
+
+@test
+def mkfs_empty_and_reproducible():
+    a, b = tmp("empty1.img"), tmp("empty2.img")
+    for path in (a, b):
+        p = mkfs_ufs("-d", CTX.src, path, "40M", env={"SOURCE_DATE_EPOCH": "1000000000"})
+        check(p.returncode == 0, CTX.last[-300:])
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        check(fa.read() == fb.read(), "two runs with SOURCE_DATE_EPOCH differ")
+    p = mkfs_ufs(tmp("empty.img"), "1M")
+    check(p.returncode == 0 and fsck(tmp("empty.img")).returncode == 0, CTX.last[-300:])
+    with open(tmp("empty.img"), "rb") as f:
+        img = Image(f.read())
+    check(sorted(n for _, _, n, _ in img.entries(ROOTINO)) == [b".", b".."],
+          "the empty root holds more than . and ..")
+
+
+@test
+def mkfs_refusals():
+    for args, pattern in ((["x.img", "12X"], r"size"), (["-b", "3000", "x.img", "1M"], r"power"),
+                          (["-b", "4096", "-f", "8192", "x.img", "1M"], r"fragment"),
+                          (["-b", "65536", "-f", "512", "x.img", "1M"], r"fragments a block"),
+                          (["x.img", "40"], r"too small"),
+                          (["-d", os.path.join(CTX.src, "f01"), "x.img", "1M"], r"not a directory"),
+                          (["-d", CTX.src, "x.img", "2M"], r"out of space")):
+        p = mkfs_ufs(*[a if a != "x.img" else tmp("x.img") for a in args])
+        check(p.returncode != 0 and re.search(pattern, p.stderr),
+              "%s: exit %d, %r" % (" ".join(args), p.returncode, p.stderr[-200:]))
+        check(not os.path.exists(tmp("x.img")),
+              "%s: the failed image was left behind" % " ".join(args))
+    check(subprocess.run([CTX.mkfs], capture_output=True).returncode == 2, "no usage error")
 
 
 # -- the corruption matrix: (name, pattern fsck must print, function(path, img))
