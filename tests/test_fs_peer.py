@@ -14,15 +14,20 @@ pattern file and /add/step.sh, which init runs.  Four boots, each short:
      indirect blocks, a sparse file, hard links, symbolic links (one of 200
      bytes), renames of files and of a directory subtree, a rename over a
      file, removals (a 1.5 MiB file among them, freeing chain blocks), a
-     truncation, appends and chmods; then it lists /peer.
+     truncation, appends and chmods; then it fills the disk with /fill
+     (leaving the superblock's free-block cache empty) and lists /peer.
   2. Linux loads sysv.ko and the virtio modules from the same package,
-     mounts the image with `mount -t sysv`, lists /peer, runs workload B
+     mounts the image with `mount -t sysv` (statfs must say SVR4 and no
+     block free), lists /peer, removes /fill (so its first free writes a
+     chain block with a count of 0, which must end the list), runs workload B
      (writes, a device node and a FIFO, links to Tempest's files, renames
      across Tempest's directories, removals and truncations of Tempest's
      files), writes the next /add/step.sh, lists again and unmounts.
   3. Tempest lists what Linux left, runs workload C (allocating from the
-     free list Linux kept, changing Linux's files) and lists again.
-  4. Linux mounts the image read-only and lists it.
+     free list Linux kept, changing Linux's files), fills the disk again
+     (through that count-0 chain block) and empties it, and lists again.
+  4. Linux mounts the image read-only and lists it; its statfs counts must
+     be fsck.s5's.
 
 Every listing (type, size, permissions, link count, owner, each file's
 md5, each link's target, a device's numbers) must equal the model of the
@@ -49,6 +54,7 @@ import random
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -192,13 +198,23 @@ def workload_c(w):
 # --------------------------------------------------------------------------
 # The steps
 
-def tempest_step(workload_lines, before, after, tops_before, tops_after):
+# Tempest fills the disk after workload A, leaving the superblock's cache
+# empty (s_nfree 0), so that Linux's first free writes a chain block with a
+# count of 0; after workload C it fills the disk again, allocating through
+# everything Linux freed down to that block, and frees it all.
+FILL_A = "dd if=/dev/zero of=/fill bs=4096 2>/dev/null; echo peer-filled"
+FILL_C = ("dd if=/dev/zero of=/fill2 bs=4096 2>/dev/null; stat -c 'peer-fill2 %s' /fill2; "
+          "rm /fill2")
+
+
+def tempest_step(workload_lines, before, after, tops_before, tops_after, fill):
     """The step.sh Tempest's init runs: list (if tops_before), do the
-    workload, sync, list."""
+    workload, fill the disk (fill), sync, list."""
     out = ["umask 022", "cd /"]
     if tops_before:
         out.append(manifest_script(before, tops_before))
     out.append(workload_lines)
+    out.append(fill)
     out.append("sync")
     out.append(manifest_script(after, tops_after))
     out.append("echo peer-step-done")
@@ -220,8 +236,11 @@ def linux_run(next_step, workload_lines):
         "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
         "mkdir -p /mnt && mount -t sysv /dev/vda /mnt || exit 91",
         "stat -f -c 'peer-fstype %t' /mnt",
+        "stat -f -c 'peer-free-full %f' /mnt",
         "cd /mnt",
         manifest_script("A-linux", ["peer"]),
+        "rm fill || echo 'peer-op-failed 0: rm fill'",
+        "stat -f -c 'peer-free-emptied %f' /mnt",
         workload_lines,
         "cat > add/step.sh <<'PEER_STEP_EOF'\n%sPEER_STEP_EOF" % next_step,
         "sync",
@@ -237,6 +256,7 @@ def linux_read_only(tops):
     return "\n".join([
         "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
         "mkdir -p /mnt && mount -t sysv -o ro /dev/vda /mnt || exit 91",
+        "stat -f -c 'peer-statfs %b %f' /mnt",
         "cd /mnt",
         manifest_script("C-linux", tops),
         "cd /",
@@ -325,6 +345,48 @@ def kernel_complaints(output):
     return out
 
 
+def full_disk_problems(output):
+    """Linux saw the disk Tempest filled as full, then freed the filler."""
+    full = re.search(r"^peer-free-full (\d+)\s*$", output, re.M)
+    emptied = re.search(r"^peer-free-emptied (\d+)\s*$", output, re.M)
+    if not full or not emptied:
+        return ["the free counts were not printed"]
+    out = [] if int(full.group(1)) == 0 else ["%s blocks free on the full disk" % full.group(1)]
+    if int(emptied.group(1)) < 4096:
+        out.append("only %s blocks free after removing the filler" % emptied.group(1))
+    return out
+
+
+def chain_counts(image):
+    """The count of every chain block of the S5 free list, in order."""
+    with open(image, "rb") as f:
+        data = f.read()
+    img = s5image.Image(data)
+    counts, nfree, lst = [], img.nfree, img.free
+    while nfree and lst[0] and len(counts) <= img.fsize:
+        at = lst[0] * s5image.BSIZE
+        nfree = struct.unpack_from("<H", data, at)[0]
+        lst = list(struct.unpack_from("<50I", data, at + 4))
+        counts.append(nfree)
+    return counts
+
+
+def count_problems(output, image):
+    """Linux's statfs (s_fsize - s_isize, s_tfree) must agree with what
+    fsck.s5 counts by walking the image."""
+    m = re.search(r"^peer-statfs (\d+) (\d+)\s*$", output, re.M)
+    p = subprocess.run([FSCK, image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    f = re.search(r"(\d+) blocks used, (\d+) free$", p.stdout.decode(), re.M)
+    if not m or not f:
+        return ["no statfs line or no fsck.s5 summary"]
+    blocks, free = int(m.group(1)), int(m.group(2))
+    used_fsck, free_fsck = int(f.group(1)), int(f.group(2))
+    if blocks != used_fsck + free_fsck or free != free_fsck:
+        return ["Linux's statfs says %d blocks, %d free; fsck.s5 counts %d used, %d free"
+                % (blocks, free, used_fsck, free_fsck)]
+    return []
+
+
 def fstype_problems(output):
     m = re.search(r"^peer-fstype (\w+)\s*$", output, re.M)
     if m and int(m.group(1), 16) == SYSV4_SUPER_MAGIC:
@@ -398,7 +460,7 @@ class Run:
         top_a, top_b, top_c = ["peer"], ["peer", "peerL"], ["peer", "peerL", "peerC"]
         workload_a(w)
         snap_a = w.snapshot(top_a)
-        self.make_image(tempest_step(w.script(), None, "A-tempest", None, top_a))
+        self.make_image(tempest_step(w.script(), None, "A-tempest", None, top_a, FILL_A))
         # 1. Tempest writes.
         out = self.boot_tempest("s5/tempest-writes")
         a_tempest = parse_manifest(out, "A-tempest")
@@ -413,20 +475,30 @@ class Run:
         w.lines, w.pat_path = [], "/add/pat"
         workload_c(w)
         snap_c = w.snapshot(top_c)
-        step_c = tempest_step(w.script(), "B-tempest", "C-tempest", top_b, top_c)
+        step_c = tempest_step(w.script(), "B-tempest", "C-tempest", top_b, top_c, FILL_C)
         out = self.boot_linux("s5/linux", linux_run(step_c, b_lines))
         self.res.add("s5/linux/mount", fstype_problems(out))
+        self.res.add("s5/linux/frees-a-full-disk", full_disk_problems(out))
         a_linux = parse_manifest(out, "A-linux")
         self.res.add("s5/linux/reads-tempest", listing_problems(a_linux, snap_a, a_tempest))
         b_linux = parse_manifest(out, "B-linux")
         self.res.add("s5/linux/writes",
                      op_failures(out) + kernel_complaints(out) + listing_problems(b_linux, snap_b))
         self.after_boot("s5/linux", top_b, snap_b, b_linux)
+        counts = chain_counts(self.image)
+        self.res.add("s5/linux/count-0-chain-block", [] if counts and counts[-1] == 0 else
+                     ["the free list's chain blocks hold %s; Linux should have ended it with "
+                      "a count of 0" % counts[-5:]])
         # 3. Tempest reads what Linux wrote, and writes again.
         out = self.boot_tempest("s5/tempest-again")
         b_tempest = parse_manifest(out, "B-tempest")
         self.res.add("s5/tempest-again/reads-linux", listing_problems(b_tempest, snap_b, b_linux))
         c_tempest = parse_manifest(out, "C-tempest")
+        m = re.search(r"^peer-fill2 (\d+)\s*$", out, re.M)
+        self.res.add("s5/tempest-again/fills-linux-freed-space",
+                     [] if m and int(m.group(1)) > 4 * 1024 * 1024 else
+                     ["the disk took %s bytes to fill, want the megabytes Linux freed"
+                      % (m.group(1) if m else "no")])
         self.res.add("s5/tempest-again/writes",
                      op_failures(out) + listing_problems(c_tempest, snap_c))
         self.after_boot("s5/tempest-again", top_c, snap_c, c_tempest)
@@ -435,6 +507,7 @@ class Run:
         c_linux = parse_manifest(out, "C-linux")
         self.res.add("s5/linux-again/reads-tempest",
                      kernel_complaints(out) + listing_problems(c_linux, snap_c, c_tempest))
+        self.res.add("s5/linux-again/counts", count_problems(out, self.image))
 
 
 def test_complaint_filter(res):
