@@ -118,6 +118,12 @@ static int check_super(struct fsck *f)
         problem(f, "superblock: fs_inodefmt %d, only 4.4BSD's (%d) is supported",
                 f->sb.fs_inodefmt, UFS_44INODEFMT);
     f->ninodes = (uint32_t)f->sb.fs_ncg * (uint32_t)f->sb.fs_ipg;
+    int64_t dsize = (int64_t)f->sb.fs_size - f->sb.fs_sblkno -
+                    (int64_t)f->sb.fs_ncg * (f->sb.fs_dblkno - f->sb.fs_sblkno) -
+                    (f->sb.fs_cssize + f->sb.fs_fsize - 1) / f->sb.fs_fsize;
+    if (f->sb.fs_dsize != dsize)
+        problem(f, "superblock: fs_dsize %d, the layout leaves %lld fragments for data",
+                f->sb.fs_dsize, (long long)dsize);
     f->csum = xcalloc(1, (size_t)f->sb.fs_cssize);
     if (read_at(f, frag_bytes(f, f->sb.fs_csaddr), f->csum, (size_t)f->sb.fs_cssize) < 0) {
         problem(f, "summary area: cannot read %d bytes at fragment %d", f->sb.fs_cssize,

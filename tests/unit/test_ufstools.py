@@ -330,6 +330,7 @@ def frag_map_off(c):
 CORRUPTIONS = [
     ("bad_magic", r"bad magic", lambda p: patch(p, sb("magic"), "<i", 0x12345)),
     ("bad_bsize", r"impossible block size", lambda p: patch(p, sb("bsize"), "<i", 3000)),
+    ("dsize", r"fs_dsize", lambda p: patch(p, sb("dsize"), "<i", CTX.img.dsize - 8)),
     ("size_past_image", r"larger than the device|does not match",
      lambda p: patch(p, sb("size"), "<i", CTX.img.size * 4)),
     ("cg_magic", r"group 0: bad magic", lambda p: patch(p, cgf(0, "magic"), "<i", 0x1234)),
