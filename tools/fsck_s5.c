@@ -256,6 +256,10 @@ static void check_inode(struct fsck *f, uint32_t ino)
 
     if (di->di_mode == 0) {
         f->nfreeino++;
+        /* Linux refills its free-inode cache only with inodes whose mode
+         * and link count are both 0. */
+        if (di->di_nlink != 0)
+            problem(f, "inode %u: free (mode 0) but its link count is %u", ino, di->di_nlink);
         return;
     }
     if (!type_valid(type)) {

@@ -96,6 +96,8 @@ static void check_inode(struct chk *c, uint32_t ino)
     uint16_t t = di->di_mode & S5_IFMT;
     if (di->di_mode == 0) {
         c->res->free_inodes++;
+        if (di->di_nlink != 0)      /* Linux would never reuse it */
+            problem(c, "inode %u: free but its link count is %u", ino, di->di_nlink);
         return;
     }
     if (!has_blocks(di->di_mode)) {

@@ -194,6 +194,12 @@ def _(path, img):
     patch(path, img.entry_offset("/", "hello.txt"), "<H", file_ino("small/d1"))
 
 
+@corrupt("free_inode_with_links", r"free \(mode 0\) but its link count")
+def _(path, img):
+    free = next(i for i in range(3, img.ninodes + 1) if img.inode(i)["mode"] == 0)
+    patch(path, img.ipos(free) + O_NLINK, "<H", 1)
+
+
 @corrupt("marked_bad", r"marked bad")
 def _(path, img):
     patch(path, SB + O_STATE, "<I", 0xcb096f43)
