@@ -177,6 +177,9 @@ def workload_b(w):
     w.chmod("peer/many/f041", 0o600)
     for i in range(60, 70):
         w.remove("peerL/m%03d" % i)
+    for i in range(12):                 # into the slots Tempest emptied, and past them
+        w.text("peer/many/L%02d" % i, body("linux-in-tempest-dir", i))
+    w.symlink("/" + "q" * 300, "peerL/longlink")
 
 
 def workload_c(w):
@@ -193,6 +196,9 @@ def workload_c(w):
     w.truncate("peerL/big700", 50000)
     w.remove("peer/big/b12k")
     w.append("peerL/moved3/d4/f", "tempest after linux\n")
+    for i in range(12):                 # into the slots Linux emptied, and past them
+        w.text("peerL/T%02d" % i, body("tempest-in-linux-dir", i))
+        w.text("peer/many/T%02d" % i, body("tempest-again", i))
 
 
 # --------------------------------------------------------------------------
