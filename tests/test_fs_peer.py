@@ -730,6 +730,8 @@ def main(argv=None):
         except subprocess.CalledProcessError as e:
             res.add("s5/setup", ["%s failed: %s" % (e.cmd[1] if len(e.cmd) > 1 else e.cmd,
                                                      (e.output or b"").decode()[-300:])])
+        except (OSError, ValueError, struct.error, linux_peer.PeerError) as e:
+            res.add("internal", ["the test stopped: %s: %s" % (type(e).__name__, e)])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (res.passed, res.failed))

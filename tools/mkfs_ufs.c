@@ -790,6 +790,8 @@ int main(int argc, char **argv)
 
     memset(&m, 0, sizeof(m));
     m.fd = -1;
+    if (argc > 1 && !strcmp(argv[1], "--help"))
+        usage();
     while ((opt = getopt(argc, argv, "d:b:f:i:h")) != -1) {
         switch (opt) {
         case 'd': src = optarg; break;
