@@ -214,7 +214,7 @@ def fetch_kernel(refresh=False):
         with open(vmlinuz, "rb") as f:
             image, how = extract_vmlinux(f.read())
         check_pvh(image)
-        tmp = VMLINUX + ".tmp"
+        tmp = VMLINUX + ".tmp-%d" % os.getpid()
         with open(tmp, "wb") as f:
             f.write(image)
         os.replace(tmp, VMLINUX)
@@ -274,16 +274,25 @@ def keep_modules(tree, version):
         order.append(name)
     for name in WANTED_MODULES:
         visit(name)
-    tmp = MODULES_DIR + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    # A private directory renamed into place, so that two runs fetching at
+    # once (make check's jobs) never see half a directory.
+    tmp = tempfile.mkdtemp(prefix="modules-", dir=LINUX_DIR)
     for name in order:
         with open(os.path.join(tmp, name + ".ko"), "wb") as f:
             f.write(data[name])
     with open(os.path.join(tmp, "modules.dep"), "w") as f:
         f.write("".join(n + "\n" for n in order))
-    shutil.rmtree(MODULES_DIR, ignore_errors=True)
-    os.replace(tmp, MODULES_DIR)
+    old = MODULES_DIR + ".old-%d" % os.getpid()
+    try:
+        os.rename(MODULES_DIR, old)
+    except OSError:
+        old = None
+    try:
+        os.rename(tmp, MODULES_DIR)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)      # another run put its copy there
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def fetch_modules():
