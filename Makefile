@@ -160,7 +160,7 @@ bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
 	$(if $(SWEEPING),/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT)))
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
-	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" --run "$$LINUX_RUN"
+	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"
 
 clean:
 	rm -rf $(BUILD)

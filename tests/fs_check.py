@@ -293,7 +293,7 @@ def job_fs_rootfail(ctx):
         bad = os.path.join(tmp, "bad.img")
         make_root_image(tmp, "bad.img", "2M")
         with open(bad, "r+b") as f:
-            f.seek(1024 + 504)
+            f.seek(s5image.SB + s5image.O_MAGIC)
             f.write(b"\0\0\0\0")       # s_magic
         for case, opts, kw in (("badmagic", "root=vda poweroff", {"disk_images": [bad]}),
                                ("nodisk", "root=vdq poweroff", {})):

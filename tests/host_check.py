@@ -55,6 +55,13 @@ def job_s5tools(ctx):
                     T_UNIT)
 
 
+def job_ufstools(ctx):
+    """fsck.ufs judged by NetBSD's makefs: its images are clean, broken
+    copies are not (tests/unit/test_ufstools.py)."""
+    run_host_script(ctx, "ufstools", os.path.join(ROOT, "tests", "unit", "test_ufstools.py"),
+                    T_UNIT)
+
+
 def job_source_rules(ctx):
     """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
     run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),
@@ -66,6 +73,14 @@ def job_user_host(ctx):
     they must pass there, which shows they test Linux semantics
     (tests/usertests.py)."""
     run_host_script(ctx, "user/host", os.path.join(ROOT, "tests", "usertests.py"), T_UNIT)
+
+
+def job_fs_peer(ctx):
+    """S5 and UFS judged by Linux: Tempest and Debian's kernel (sysv.ko) take
+    turns on one image, each reading back what the other wrote, with
+    fsck.s5 after every boot; ufs.ko reads mkfs.ufs's images
+    (tests/test_fs_peer.py)."""
+    run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT)
 
 
 def job_linux_peer(ctx):

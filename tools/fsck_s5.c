@@ -121,6 +121,9 @@ static int check_super(struct fsck *f)
                 (unsigned long long)f->img.nblocks, f->sb.s_nfree, f->sb.s_ninode);
         return -1;
     }
+    if (f->sb.s_time < S5_TIME_MIN)
+        problem(f, "superblock: s_time %u is before 1980 (Linux would take the file system "
+                "for System V Release 2's layout)", f->sb.s_time);
     if (f->sb.s_state == S5_FSBAD)
         problem(f, "superblock: file system is marked bad (s_state FsBAD)");
     else if (!s5_sb_is_clean(&f->sb))
@@ -253,6 +256,10 @@ static void check_inode(struct fsck *f, uint32_t ino)
 
     if (di->di_mode == 0) {
         f->nfreeino++;
+        /* Linux refills its free-inode cache only with inodes whose mode
+         * and link count are both 0. */
+        if (di->di_nlink != 0)
+            problem(f, "inode %u: free (mode 0) but its link count is %u", ino, di->di_nlink);
         return;
     }
     if (!type_valid(type)) {

@@ -38,7 +38,13 @@ unpacks concatenated archives in order).
 The machine.  tests/tempest.py's qemu_cmd() gives the QEMU arguments of the
 preset (CPUs, memory, -numa nodes and distances) and the accelerator; the
 boot CD-ROM is swapped for -kernel, -initrd and -append.  The preset's
-scratch disks are not attached (the benchmarks use none).  The kernel
+scratch disks are not attached (the benchmarks use none); --disk IMAGE
+attaches raw images as virtio disks vda, vdb..., and then the initramfs
+also holds /modules: sysv.ko, ufs.ko and the virtio disk's modules with
+what they depend on, taken from the same kernel package (kept decompressed
+in build/linux/modules/ when the kernel is fetched), and /modules/load,
+which loads them in order (tests/test_fs_peer.py mounts Tempest's images
+with them).  The kernel
 command line is APPEND below plus --append: no speculative-execution
 mitigations, since Tempest has none and the comparison is of kernel
 structure, and no automatic NUMA balancing, whose page-table scans would
@@ -82,6 +88,13 @@ BENCH_BUILD = os.path.join(BUILD, "bench")
 BENCH_SRC = os.path.join(ROOT, "bench")
 VMLINUX = os.path.join(LINUX_DIR, "vmlinux")
 VMLINUX_VERSION = os.path.join(LINUX_DIR, "vmlinux.version")
+MODULES_DIR = os.path.join(LINUX_DIR, "modules")
+MODULES_DEP = os.path.join(MODULES_DIR, "modules.dep")
+
+# Modules kept from the kernel package for the file-system checks
+# (tests/test_fs_peer.py): the S5 and UFS drivers and the virtio disk.
+# Their dependencies come along; those built into the kernel are skipped.
+WANTED_MODULES = ("sysv", "ufs", "virtio_pci", "virtio_blk")
 
 META_PACKAGE = "linux-image-amd64"
 BUSYBOX = "/bin/busybox"
@@ -197,6 +210,7 @@ def fetch_kernel(refresh=False):
         config = os.path.join(boot, "config-" + version)
         if os.path.exists(config):
             shutil.copy(config, LINUX_DIR)
+        keep_modules(tree, version)
         with open(vmlinuz, "rb") as f:
             image, how = extract_vmlinux(f.read())
         check_pvh(image)
@@ -211,6 +225,84 @@ def fetch_kernel(refresh=False):
         return VMLINUX
     finally:
         shutil.rmtree(dl, ignore_errors=True)
+
+
+def _decompressed_module(path):
+    """A module file's contents, decompressed (.ko.xz, .ko.gz, .ko.zst)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".xz"):
+        return _unxz(data)
+    if path.endswith(".gz"):
+        return _gunzip(data)
+    if path.endswith(".zst"):
+        return _tool(["zstd", "-dcq"])(data)
+    return data
+
+
+def _module_name(relpath):
+    """kernel/fs/sysv/sysv.ko.xz -> sysv"""
+    base = os.path.basename(relpath)
+    return base[:base.index(".ko")].replace("-", "_")
+
+
+def _module_depends(data):
+    """The modules a module needs, from its .modinfo "depends=" string."""
+    m = re.search(rb"(?:^|\0)depends=([^\0]*)\0", data)
+    return [d.decode().replace("-", "_") for d in m.group(1).split(b",") if d] if m else []
+
+
+def keep_modules(tree, version):
+    """Copy WANTED_MODULES and what they depend on (each module's own
+    "depends=" list; the package has no modules.dep, depmod makes it) from an
+    unpacked kernel package into MODULES_DIR, decompressed, and write there
+    a modules.dep of our own: one module name a line, in load order."""
+    moddir = os.path.join(tree, "lib", "modules", version, "kernel")
+    paths = {}
+    for dirpath, _, files in os.walk(moddir):
+        for n in files:
+            if ".ko" in n:
+                paths[_module_name(n)] = os.path.join(dirpath, n)
+    order, data = [], {}
+
+    def visit(name):
+        if name in order or name not in paths:
+            return                              # built in, or already there
+        data[name] = _decompressed_module(paths[name])
+        for d in _module_depends(data[name]):
+            visit(d)
+        order.append(name)
+    for name in WANTED_MODULES:
+        visit(name)
+    # A private directory renamed into place, so that two runs fetching at
+    # once (make check's jobs) never see half a directory.
+    tmp = tempfile.mkdtemp(prefix="modules-", dir=LINUX_DIR)
+    for name in order:
+        with open(os.path.join(tmp, name + ".ko"), "wb") as f:
+            f.write(data[name])
+    with open(os.path.join(tmp, "modules.dep"), "w") as f:
+        f.write("".join(n + "\n" for n in order))
+    old = MODULES_DIR + ".old-%d" % os.getpid()
+    try:
+        os.rename(MODULES_DIR, old)
+    except OSError:
+        old = None
+    try:
+        os.rename(tmp, MODULES_DIR)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)      # another run put its copy there
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def fetch_modules():
+    """{name: path} of the kept modules, in load order, fetching the kernel
+    package again if build/linux/ was filled before modules were kept."""
+    if not os.path.exists(MODULES_DEP):
+        fetch_kernel(refresh=True)
+    with open(MODULES_DEP) as f:
+        names = [l.strip() for l in f if l.strip()]
+    return [(n, os.path.join(MODULES_DIR, n + ".ko")) for n in names]
 
 
 def kernel_version():
@@ -509,16 +601,27 @@ def _prune_initramfs(current, age=600):
                 pass
 
 
-def make_initrd(dest, command):
+def make_initrd(dest, command, modules=()):
     """Write to dest the base initramfs followed by an archive holding
-    /run.sh (the command), or nothing for an interactive shell."""
+    /run.sh (the command), or nothing for an interactive shell, and the
+    modules [(name, path)] under /modules with /modules/load, a script
+    that loads them in order."""
     data = base_initramfs()
-    if command is not None:
+    if command is not None or modules:
         # Linux reads the next archive only from a 4-byte boundary; it
         # skips zero bytes between archives.
         data += b"\0" * (-len(data) % 4)
         a = Cpio()
-        a.file("run.sh", command.encode() + b"\n", 0o755)
+        if command is not None:
+            a.file("run.sh", command.encode() + b"\n", 0o755)
+        if modules:
+            a.dir("modules")
+            load = "#!/bin/sh\n# Loads the modules the disks need, in order.\n"
+            for name, path in modules:
+                with open(path, "rb") as f:
+                    a.file("modules/%s.ko" % name, f.read())
+                load += "insmod /modules/%s.ko || exit 1\n" % name
+            a.file("modules/load", load.encode(), 0o755)
         data += a.finish()
     with open(dest, "wb") as f:
         f.write(data)
@@ -528,17 +631,27 @@ def make_initrd(dest, command):
 # --------------------------------------------------------------------------
 # Booting
 
-def qemu_command(m, kernel, initrd, accel="tcg", serial=None, append=""):
+def disk_args(images):
+    """QEMU arguments attaching raw images as virtio disks (vda, vdb...)."""
+    out = []
+    for i, path in enumerate(images):
+        out += ["-drive", "file=%s,format=raw,if=none,id=peerdisk%d" % (path, i),
+                "-device", "virtio-blk-pci,drive=peerdisk%d" % i]
+    return out
+
+
+def qemu_command(m, kernel, initrd, accel="tcg", serial=None, append="", disks=()):
     """Tempest's QEMU command line for machine m and accel, booting kernel
-    with initrd instead of the CD-ROM."""
+    with initrd instead of the CD-ROM, with disks (raw images) attached as
+    virtio disks."""
     cmd = tempest.qemu_cmd(m, "@CDROM@", accel, serial=serial)
     i = cmd.index("-cdrom")
     if cmd[i:i + 4] != ["-cdrom", "@CDROM@", "-boot", "d"]:
         raise PeerError("tempest.qemu_cmd's boot arguments have changed: %r"
                         % cmd[i:i + 4])
     del cmd[i:i + 4]
-    return cmd + ["-kernel", kernel, "-initrd", initrd,
-                  "-append", " ".join((APPEND + " " + append).split())]
+    return cmd + disk_args(disks) + ["-kernel", kernel, "-initrd", initrd,
+                                     "-append", " ".join((APPEND + " " + append).split())]
 
 
 class PeerResult:
@@ -629,21 +742,25 @@ def _failure(console, rc, timed_out, timeout):
 
 
 def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
-        echo=None, echo_all=None, keep=None):
+        echo=None, echo_all=None, keep=None, disks=()):
     """Boot the Linux peer on machine_spec, run command under /bin/sh and
     power off.  echo(line) receives the command's output lines as they
     arrive; echo_all, a binary stream, the whole console.  keep, a
-    directory, receives the console and QEMU command line."""
+    directory, receives the console and QEMU command line.  disks, raw
+    images, are attached as virtio disks vda, vdb...; the kept modules
+    (WANTED_MODULES: sysv, ufs, the virtio disk) are then under /modules,
+    loaded in order by /modules/load."""
     m = tempest.machine(machine_spec)
     kernel = fetch_kernel()
     tmp = tempfile.mkdtemp(prefix="linux-peer-")
     try:
-        initrd = make_initrd(os.path.join(tmp, "initrd"), command)
+        initrd = make_initrd(os.path.join(tmp, "initrd"), command,
+                             fetch_modules() if disks else ())
         out = os.path.join(tmp, "console.txt")
         err = os.path.join(tmp, "stderr.txt")
         open(out, "wb").close()
         cmd = qemu_command(m, kernel, initrd, accel, serial="file:" + out,
-                           append=append)
+                           append=append, disks=disks)
         if shutil.which(cmd[0]) is None:
             raise PeerError("%s is not installed" % cmd[0])
         wrapped = cmd
@@ -725,7 +842,8 @@ def cmd_run(args):
 
     r = run(m, command, args.accel, timeout, args.append,
             echo=None if args.verbose else echo,
-            echo_all=sys.stdout.buffer if args.verbose else None, keep=args.keep)
+            echo_all=sys.stdout.buffer if args.verbose else None, keep=args.keep,
+            disks=args.disk)
     if r.status is None:
         # The output so far was streamed; a boot that never reached the
         # command gets the end of its console instead.
@@ -772,6 +890,9 @@ def main(argv=None):
     sp.add_argument("--timeout", type=float, default=0,
                     help="seconds (0: %d)" % DEFAULT_TIMEOUT)
     sp.add_argument("--keep", help="directory to keep the console and command line in")
+    sp.add_argument("--disk", action="append", default=[],
+                    help="a raw image attached as a virtio disk (vda, vdb...); the "
+                    "modules to use it are loaded by /modules/load")
     sp.add_argument("-v", "--verbose", action="store_true",
                     help="print the whole console, kernel messages included")
     sp.add_argument("command", nargs="*", help="the command (instead of --run)")

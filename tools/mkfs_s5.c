@@ -514,7 +514,7 @@ static void write_super(struct mkfs *m)
     uint8_t blk[S5_BSIZE] = { 0 };
 
     s5_sb_set_clean(&m->sb, m->now);
-    memcpy(blk, &m->sb, sizeof(m->sb));
+    memcpy(blk + S5_SBOFF, &m->sb, sizeof(m->sb));
     write_block(m, S5_SUPERBLOCK, blk);
 }
 

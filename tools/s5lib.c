@@ -97,7 +97,7 @@ int s5img_read_super(struct s5img *img, struct s5_super *sb)
 
     if (s5img_read(img, S5_SUPERBLOCK, buf) < 0)
         return -1;
-    memcpy(sb, buf, sizeof(*sb));
+    memcpy(sb, buf + S5_SBOFF, sizeof(*sb));
     return 0;
 }
 

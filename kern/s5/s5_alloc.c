@@ -34,8 +34,8 @@ static int take_chain_block(struct s5_fs *fs, uint32_t b)
     if (!bp)
         return err;
     const struct s5_fblk *fb = (const struct s5_fblk *)bp->b_data;
-    if (fb->df_nfree == 0 || fb->df_nfree > S5_NICFREE) {
-        s5_corrupt(fs, "free-list chain block %u has df_nfree %u (1..%d allowed)", b,
+    if (fb->df_nfree > S5_NICFREE) {
+        s5_corrupt(fs, "free-list chain block %u has df_nfree %u (0..%d allowed)", b,
                    fb->df_nfree, S5_NICFREE);
         brelse(bp);
         return -EUCLEAN;

@@ -96,6 +96,8 @@ static void check_inode(struct chk *c, uint32_t ino)
     uint16_t t = di->di_mode & S5_IFMT;
     if (di->di_mode == 0) {
         c->res->free_inodes++;
+        if (di->di_nlink != 0)      /* Linux would never reuse it */
+            problem(c, "inode %u: free but its link count is %u", ino, di->di_nlink);
         return;
     }
     if (!has_blocks(di->di_mode)) {
@@ -279,7 +281,7 @@ int s5_check(struct blkdev *dev, struct s5_check_result *res)
     err = get_block(c, S5_SUPERBLOCK, c->blk);
     if (err)
         goto out;
-    memcpy(&c->sb, c->blk, sizeof c->sb);
+    memcpy(&c->sb, (char *)c->blk + S5_SBOFF, sizeof c->sb);
     const char *why = s5_sb_invalid(&c->sb, dev->nblocks * dev->bsize / S5_BSIZE);
     if (why) {
         problem(c, "superblock: %s", why);

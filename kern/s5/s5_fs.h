@@ -1,15 +1,18 @@
 /*
- * The S5 on-disk format: the System V Release 3 file system layout with
- * 1 KiB blocks, as used by the Tempest kernel and by the host tools
- * mkfs.s5 and fsck.s5 (tools/).  This header is shared by both sides, so it
+ * The S5 on-disk format: the System V Release 4 file system layout with
+ * 1 KiB blocks (s_type 2), byte for byte what Linux's sysv driver reads and
+ * writes as "SystemV Release 4" (fs/sysv, struct sysv4_super_block), as used
+ * by the Tempest kernel and by the host tools mkfs.s5 and fsck.s5 (tools/).  This header is shared by both sides, so it
  * is plain C11 with fixed-width types from <stdint.h>, no kernel headers and
  * no libc calls; every multi-byte field is little-endian (x86 byte order).
  * docs/s5-format.md describes the layout in prose.
  *
  * Disk layout, in 1 KiB blocks:
  *
- *   block 0                  boot block (unused by the file system)
- *   block 1                  superblock (struct s5_super in its first 512 bytes)
+ *   block 0                  bytes 0..511: boot sector (not the file
+ *                            system's; kept as it is); bytes 512..1023: the
+ *                            superblock (struct s5_super), SVR4's SUPERBOFF
+ *   block 1                  unused (zero)
  *   blocks 2 .. s_isize-1    inode list, 16 inodes of 64 bytes per block;
  *                            inode 1 is the first slot of block 2
  *   blocks s_isize .. s_fsize-1
@@ -27,7 +30,8 @@
  *   alloc:  if s_nfree == 0: no space.
  *           b = s_free[--s_nfree];  if b == 0: no space (s_nfree = 0).
  *           if s_nfree == 0: read block b, copy its s5_fblk into
- *             s_nfree/s_free (check df_nfree <= S5_NICFREE first).
+ *             s_nfree/s_free (check df_nfree <= S5_NICFREE first; a
+ *             df_nfree of 0 leaves the cache empty: the list ends).
  *           check s5_bno_valid(sb, b) before using b; s_tfree--.
  *   free:   if s_nfree == 0: s_free[0] = 0, s_nfree = 1 (restart the list).
  *           if s_nfree == S5_NICFREE: write s_nfree/s_free into block b as
@@ -66,8 +70,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define S5_BSIZE        1024            /* bytes per block */
 #define S5_BSHIFT       10              /* log2(S5_BSIZE) */
 #define S5_BMASK        (S5_BSIZE - 1)
-#define S5_BOOTBLOCK    0               /* block number of the boot block */
-#define S5_SUPERBLOCK   1               /* block number of the superblock */
+#define S5_BOOTBLOCK    0               /* block number of the boot sector */
+#define S5_SUPERBLOCK   0               /* block number holding the superblock */
+#define S5_SBOFF        512             /* byte offset of the superblock in it */
 #define S5_ILISTBLOCK   2               /* first block of the inode list */
 #define S5_MAXBLOCKS    (1u << 24)      /* 3-byte block numbers */
 
@@ -116,6 +121,35 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define S5_FSOKAY       0x7c269d38u     /* clean when s_state + s_time == S5_FSOKAY */
 #define S5_FSACTIVE     0x5e72d81au     /* mounted read-write, or not unmounted */
 #define S5_FSBAD        0xcb096f43u     /* marked bad by the kernel */
+/*
+ * The earliest s_time written: 1980-01-01.  Linux takes a superblock whose
+ * s_time is earlier for System V Release 2's layout, which differs.
+ */
+#define S5_TIME_MIN     315532800u
+
+/*
+ * Device numbers of character and block special files: address slot 0
+ * holds SVR4's old 16-bit dev_t, the major in bits 8..15 and the minor in
+ * bits 0..7, as Linux's sysv driver stores them (old_encode_dev); larger
+ * numbers cannot be stored (Linux's mknod gives EINVAL).
+ */
+#define S5_DEV_MAXMAJOR 0xffu
+#define S5_DEV_MAXMINOR 0xffu
+
+static inline uint32_t s5_dev_encode(uint32_t major, uint32_t minor)
+{
+    return (major & 0xff) << 8 | (minor & 0xff);
+}
+
+static inline uint32_t s5_dev_major(uint32_t addr0)
+{
+    return (addr0 >> 8) & 0xff;
+}
+
+static inline uint32_t s5_dev_minor(uint32_t addr0)
+{
+    return addr0 & 0xff;
+}
 
 /* di_mode: the file type in the top four bits, then the permission bits. */
 #define S5_IFMT         0170000
@@ -131,9 +165,11 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define S5_IPERM        07777           /* all non-type bits */
 
 /*
- * The superblock: the first 512 bytes of block 1 (the rest of the block is
- * zero).  Field order and sizes follow SVR3's struct filsys; the padding
- * SVR3 got implicitly from 4-byte alignment is explicit here.
+ * The superblock: the second half of block 0, bytes 512..1023 of the disk
+ * (the first half is the boot sector).  Field order, sizes and padding are
+ * SVR4's struct filsys as Linux's struct sysv4_super_block spells them out
+ * (the padding SVR4 got implicitly from 4-byte alignment is explicit here);
+ * the offsets are asserted below.
  */
 struct s5_super {
     uint16_t s_isize;           /* first data block = blocks before it (boot,
@@ -145,20 +181,21 @@ struct s5_super {
     uint32_t s_free[S5_NICFREE];/* free-block cache; s_free[0] = next chain
                                    block or 0 at the end of the list */
     uint16_t s_ninode;          /* valid entries in s_inode (0 .. S5_NICINOD) */
+    uint16_t s_pad2;            /* zero */
     uint16_t s_inode[S5_NICINOD];/* free-inode cache (a hint) */
-    uint8_t  s_flock;           /* free-list lock in SVR3; zero on disk */
-    uint8_t  s_ilock;           /* inode-cache lock in SVR3; zero on disk */
+    uint8_t  s_flock;           /* free-list lock in SVR4; zero on disk */
+    uint8_t  s_ilock;           /* inode-cache lock in SVR4; zero on disk */
     uint8_t  s_fmod;            /* superblock modified flag; zero on disk */
     uint8_t  s_ronly;           /* mounted read-only flag; zero on disk */
-    uint16_t s_pad2;            /* zero */
-    uint32_t s_time;            /* last superblock update, seconds since 1970 */
-    uint16_t s_dinfo[4];        /* SVR3 device information (interleave gap,
+    uint32_t s_time;            /* last superblock update, seconds since 1970;
+                                   never before S5_TIME_MIN */
+    uint16_t s_dinfo[4];        /* device information (interleave gap,
                                    blocks per cylinder); zero, unused */
     uint32_t s_tfree;           /* total free blocks */
     uint16_t s_tinode;          /* total free inodes (di_mode == 0) */
+    uint16_t s_pad3;            /* zero */
     char     s_fname[6];        /* file system name, NUL-padded */
     char     s_fpack[6];        /* pack (volume) name, NUL-padded */
-    uint16_t s_pad3;            /* zero */
     uint32_t s_fill[12];        /* zero; pads the structure to 512 bytes */
     uint32_t s_state;           /* S5_FSOKAY - s_time when clean,
                                    S5_FSACTIVE when in use, S5_FSBAD */
@@ -198,17 +235,29 @@ struct s5_direct {
     char     d_name[S5_DIRSIZ];
 };
 
-/* A free-list chain block: its first 204 bytes; the rest is unused. */
+/*
+ * A free-list chain block: its first 204 bytes; the rest is zero.  The count
+ * is 16 bits, then 2 bytes of padding (zero), as Linux reads and writes it
+ * for SVR4 (a 16-bit count, the block numbers from byte 4).  A count of 0
+ * is legal: the list ends with this block (Linux writes one when a block is
+ * freed into a completely empty cache).
+ */
 struct s5_fblk {
-    uint32_t df_nfree;          /* valid entries in df_free (1 .. S5_NICFREE) */
+    uint16_t df_nfree;          /* valid entries in df_free (0 .. S5_NICFREE) */
+    uint16_t df_pad;            /* zero */
     uint32_t df_free[S5_NICFREE];/* same meaning as the superblock's s_free */
 };
 
 _Static_assert(sizeof(struct s5_super) == 512, "s5_super must be 512 bytes");
 _Static_assert(offsetof(struct s5_super, s_free) == 12, "s_free offset");
-_Static_assert(offsetof(struct s5_super, s_inode) == 214, "s_inode offset");
+_Static_assert(offsetof(struct s5_super, s_ninode) == 212, "s_ninode offset");
+_Static_assert(offsetof(struct s5_super, s_inode) == 0xd8, "s_inode offset");
+_Static_assert(offsetof(struct s5_super, s_flock) == 416, "s_flock offset");
 _Static_assert(offsetof(struct s5_super, s_time) == 420, "s_time offset");
 _Static_assert(offsetof(struct s5_super, s_tfree) == 432, "s_tfree offset");
+_Static_assert(offsetof(struct s5_super, s_tinode) == 436, "s_tinode offset");
+_Static_assert(offsetof(struct s5_super, s_fname) == 440, "s_fname offset");
+_Static_assert(offsetof(struct s5_super, s_fill) == 452, "s_fill offset");
 _Static_assert(offsetof(struct s5_super, s_state) == 500, "s_state offset");
 _Static_assert(offsetof(struct s5_super, s_magic) == 504, "s_magic offset");
 _Static_assert(sizeof(struct s5_dinode) == S5_INODE_SIZE, "s5_dinode must be 64 bytes");
@@ -217,6 +266,8 @@ _Static_assert(offsetof(struct s5_dinode, di_atime) == 52, "di_atime offset");
 _Static_assert(S5_INOPB * S5_INODE_SIZE == S5_BSIZE, "inodes per block");
 _Static_assert(sizeof(struct s5_direct) == S5_DIRENT_SIZE, "s5_direct must be 16 bytes");
 _Static_assert(sizeof(struct s5_fblk) == 204, "s5_fblk must be 204 bytes");
+_Static_assert(offsetof(struct s5_fblk, df_free) == 4, "df_free offset");
+_Static_assert(S5_SBOFF + sizeof(struct s5_super) == S5_BSIZE, "superblock ends block 0");
 _Static_assert(S5_MAXINODES <= 0xffff, "inode numbers are 16 bits");
 
 /* Three-byte block numbers. */
@@ -436,17 +487,23 @@ static inline int s5_sb_is_clean(const struct s5_super *sb)
     return (uint32_t)(sb->s_state + sb->s_time) == S5_FSOKAY;
 }
 
+/* The s_time to write for the time now: never before S5_TIME_MIN. */
+static inline uint32_t s5_sb_time(uint32_t now)
+{
+    return now < S5_TIME_MIN ? S5_TIME_MIN : now;
+}
+
 /* Sets s_time to now and marks the file system clean. */
 static inline void s5_sb_set_clean(struct s5_super *sb, uint32_t now)
 {
-    sb->s_time = now;
-    sb->s_state = S5_FSOKAY - now;
+    sb->s_time = s5_sb_time(now);
+    sb->s_state = S5_FSOKAY - sb->s_time;
 }
 
 /* Marks the file system in use (written on a read-write mount). */
 static inline void s5_sb_set_active(struct s5_super *sb, uint32_t now)
 {
-    sb->s_time = now;
+    sb->s_time = s5_sb_time(now);
     sb->s_state = S5_FSACTIVE;
 }
 

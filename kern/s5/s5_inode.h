@@ -46,17 +46,22 @@ struct buf;
 
 /*
  * Device numbers of character and block special files live in address
- * slot 0, 24 bits: the major in the top 12, the minor in the low 12.
- * In the vnode they are Linux-encoded (vn_makedev).
+ * slot 0 as SVR4's 16-bit dev_t (s5_dev_encode in s5_fs.h); in the vnode
+ * they are Linux-encoded (vn_makedev).
  */
+static inline bool s5_dev_fits(uint32_t rdev)
+{
+    return vn_major(rdev) <= S5_DEV_MAXMAJOR && vn_minor(rdev) <= S5_DEV_MAXMINOR;
+}
+
 static inline uint32_t s5_dev_to_disk(uint32_t rdev)
 {
-    return (vn_major(rdev) & 0xfff) << 12 | (vn_minor(rdev) & 0xfff);
+    return s5_dev_encode(vn_major(rdev), vn_minor(rdev));
 }
 
 static inline uint32_t s5_dev_from_disk(uint32_t addr0)
 {
-    return vn_makedev(addr0 >> 12, addr0 & 0xfff);
+    return vn_makedev(s5_dev_major(addr0), s5_dev_minor(addr0));
 }
 
 /* i_flag bits [I] */

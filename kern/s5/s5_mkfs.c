@@ -1,8 +1,9 @@
 /*
  * A small in-kernel mkfs for S5: enough to make an empty file system on a
  * RAM disk for the tests (the full tool, with -d and its checks, is the
- * host's tools/mkfs_s5.c).  The layout is the one mkfs.s5 makes: boot
- * block, superblock, inode list (inode 1 the bad-block inode, inode 2 the
+ * host's tools/mkfs_s5.c).  The layout is the one mkfs.s5 makes: block 0
+ * (a zero boot sector, then the superblock), an unused block 1, the inode
+ * list (inode 1 the bad-block inode, inode 2 the
  * root directory), the root's block first in the data area, and every
  * other block on the free chain, freed from the highest down so that the
  * lowest is allocated first.  It writes the disk directly (blk_rw), after
@@ -85,10 +86,10 @@ int s5_mkfs(struct blkdev *dev, uint32_t fsize, uint32_t ninodes)
     sb->s_fsize = fsize;
     sb->s_magic = S5_MAGIC;
     sb->s_type = S5_TYPE_1K;
-    /* Boot block and inode list: zeros, then inodes 1 and 2. */
-    for (uint32_t b = 0; b < isize && !err; b++)
-        if (b != S5_SUPERBLOCK)
-            err = put_block(dev, b, buf);
+    /* Blocks 1 .. isize-1 (block 1 and the inode list): zeros, then
+     * inodes 1 and 2; block 0 is written last, with the superblock. */
+    for (uint32_t b = 1; b < isize && !err; b++)
+        err = put_block(dev, b, buf);
     mkfs_inodes((struct s5_dinode *)buf, root_block, now);
     if (!err)
         err = put_block(dev, S5_ILISTBLOCK, buf);
@@ -110,7 +111,7 @@ int s5_mkfs(struct blkdev *dev, uint32_t fsize, uint32_t ninodes)
     sb->s_ninode = (uint16_t)ncache;
     s5_sb_set_clean(sb, now);
     memset(buf, 0, S5_BSIZE);
-    memcpy(buf, sb, sizeof *sb);
+    memcpy(buf + S5_SBOFF, sb, sizeof *sb);
     if (!err)
         err = put_block(dev, S5_SUPERBLOCK, buf);
     kfree(buf);

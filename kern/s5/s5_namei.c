@@ -245,9 +245,8 @@ int s5_create(struct vnode *dvp, const char *name, const struct vattr *va, bool 
         return err;
     if ((va->va_type == VCHR || va->va_type == VBLK) && cr->cr_uid != 0)
         return -EPERM;
-    if ((va->va_type == VCHR || va->va_type == VBLK) &&
-        (vn_major(va->va_rdev) > 0xfff || vn_minor(va->va_rdev) > 0xfff))
-        return -EOVERFLOW;                  /* 12 bits each on disk */
+    if ((va->va_type == VCHR || va->va_type == VBLK) && !s5_dev_fits(va->va_rdev))
+        return -EINVAL;                     /* 8 bits each on disk, as Linux's sysv */
     struct s5_dirslot ds;
     ILOCK(dp);
     err = s5_iaccess(dp, VEXEC, cr);

@@ -1,6 +1,6 @@
 /*
- * The S5 file system: System V Release 3's disk layout (kern/s5/s5_fs.h,
- * docs/s5-format.md) under the SVR4 MP locking model (Peacock, "File
+ * The S5 file system: System V Release 4's disk layout, byte for byte as
+ * Linux's sysv driver reads it (kern/s5/s5_fs.h, docs/s5-format.md), under the SVR4 MP locking model (Peacock, "File
  * System Multithreading in System V Release 4 MP", seed 001).  This file
  * holds the theory, mount/unmount/sync/statfs and the buffer helpers; the
  * rest is in s5_inode.c (inode cache, iget, inactive, truncate),
@@ -131,6 +131,10 @@ LOCK_CLASS(s5_rename_class, "s5_rename", LK_RESOURCE);
 
 const struct vfssw s5_vfssw = { .name = "s5", .ops = &s5_vfsops, .needs_dev = true };
 
+/* statfs's f_type: what Linux's sysv driver reports for an SVR4 file
+ * system (SYSV_MAGIC_BASE + FSTYPE_SYSV4), so `stat -f` agrees. */
+#define S5_STATFS_MAGIC 0x012FF7B5u
+
 /* ---- helpers shared by the S5 files ---- */
 
 void s5_corrupt(struct s5_fs *fs, const char *fmt, ...)
@@ -214,19 +218,24 @@ static void check_chain_head(struct s5_fs *fs)
     }
     uint32_t n = ((const struct s5_fblk *)bp->b_data)->df_nfree;
     brelse(bp);
-    if (n == 0 || n > S5_NICFREE) {
-        s5_corrupt(fs, "free-list chain block %u has df_nfree %u (1..%d allowed); "
+    if (n > S5_NICFREE) {
+        s5_corrupt(fs, "free-list chain block %u has df_nfree %u (0..%d allowed); "
                    "no block will be allocated", b, n, S5_NICFREE);
         fs->fs_freebad = true;
     }
 }
 
-/* Write the in-core superblock to block 1, marked clean or active. */
+/*
+ * Write the in-core superblock to the second half of block 0, marked clean
+ * or active.  The first half, the boot sector, is read and kept.
+ */
 static int write_super(struct s5_fs *fs, bool clean)
 {
-    struct buf *bp = s5_getblk(fs, S5_SUPERBLOCK);
-    memset(bp->b_data, 0, S5_BSIZE);
-    struct s5_super *sb = (struct s5_super *)bp->b_data;
+    int err = 0;
+    struct buf *bp = s5_bread(fs, S5_SUPERBLOCK, &err);
+    if (!bp)
+        return err;
+    struct s5_super *sb = (struct s5_super *)(bp->b_data + S5_SBOFF);
     uint32_t now = s5_now();
     mutex_enter(&fs->fs_lock);
     if (clean)
@@ -250,7 +259,7 @@ static int read_super(struct s5_fs *fs)
     struct buf *bp = s5_bread(fs, S5_SUPERBLOCK, &err);
     if (!bp)
         return err;
-    memcpy(&fs->fs_sb, bp->b_data, sizeof fs->fs_sb);
+    memcpy(&fs->fs_sb, bp->b_data + S5_SBOFF, sizeof fs->fs_sb);
     brelse(bp);
     const struct s5_super *sb = &fs->fs_sb;
     const char *why = s5_sb_invalid(sb, fs->fs_devblocks);
@@ -412,7 +421,7 @@ static int s5_statfs(struct vfs *vfsp, struct kstatfs *st)
     struct s5_fs *fs = vfsp->vfs_data;
     memset(st, 0, sizeof *st);
     mutex_enter(&fs->fs_lock);
-    st->f_type = S5_MAGIC;
+    st->f_type = S5_STATFS_MAGIC;
     st->f_bsize = S5_BSIZE;
     st->f_blocks = fs->fs_sb.s_fsize - fs->fs_sb.s_isize;
     st->f_bfree = fs->fs_sb.s_tfree;

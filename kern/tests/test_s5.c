@@ -103,11 +103,18 @@ static int rw_partial_truncate(struct s5t *t, struct vnode *vp, uint64_t free0)
     return 0;
 }
 
+/* The superblock inside a copy of block 0. */
+static struct s5_super *super_in(void *block0)
+{
+    return (struct s5_super *)((uint8_t *)block0 + S5_SBOFF);
+}
+
 static bool disk_is_clean(struct blkdev *dev)
 {
-    struct s5_super *sb = kmalloc(S5_BSIZE);
-    bool clean = sb && t_raw_block(dev, S5_SUPERBLOCK, sb, false) == 0 && s5_sb_is_clean(sb);
-    kfree(sb);
+    uint8_t *blk = kmalloc(S5_BSIZE);
+    bool clean = blk && t_raw_block(dev, S5_SUPERBLOCK, blk, false) == 0 &&
+                 s5_sb_is_clean(super_in(blk));
+    kfree(blk);
     return clean;
 }
 
@@ -463,7 +470,7 @@ static int patch_super(struct blkdev *dev, void (*fn)(struct s5_super *))
         return -ENOMEM;
     int err = t_raw_block(dev, S5_SUPERBLOCK, blk, false);
     if (!err) {
-        fn((struct s5_super *)blk);
+        fn(super_in(blk));
         err = t_raw_block(dev, S5_SUPERBLOCK, blk, true);
     }
     kfree(blk);
@@ -592,11 +599,12 @@ static int patch_root_entry(struct blkdev *dev, uint32_t root_block, uint16_t in
 static int corrupt_operations(struct blkdev *dev)
 {
     uint32_t ino_f, ino_d;
-    struct s5_super *sb = kmalloc(S5_BSIZE);
-    KT_ASSERT(sb != NULL);
+    uint8_t *blk = kmalloc(S5_BSIZE);
+    KT_ASSERT(blk != NULL);
+    struct s5_super *sb = super_in(blk);
     /* A directory entry past the inode list. */
     KT_ASSERT_EQ(corrupt_base(dev, &ino_f, &ino_d), 0);
-    t_raw_block(dev, S5_SUPERBLOCK, sb, false);
+    t_raw_block(dev, S5_SUPERBLOCK, blk, false);
     uint32_t root_block = sb->s_isize, fsize = sb->s_fsize, ninodes = s5_ninodes(sb);
     KT_ASSERT_EQ(patch_root_entry(dev, root_block, (uint16_t)(ninodes + 5)), 0);
     if (mount_and(dev, op_lookup_f, -EUCLEAN))
@@ -608,10 +616,9 @@ static int corrupt_operations(struct blkdev *dev)
         goto fail;
     /* A free-list chain block claiming more than 50 entries. */
     KT_ASSERT_EQ(corrupt_base(dev, &ino_f, &ino_d), 0);
-    t_raw_block(dev, S5_SUPERBLOCK, sb, false);
+    t_raw_block(dev, S5_SUPERBLOCK, blk, false);
     uint32_t chain = sb->s_free[0];
     KT_ASSERT(chain != 0);
-    uint8_t *blk = (uint8_t *)sb;
     t_raw_block(dev, chain, blk, false);
     ((struct s5_fblk *)blk)->df_nfree = 77;
     t_raw_block(dev, chain, blk, true);
@@ -622,10 +629,10 @@ static int corrupt_operations(struct blkdev *dev)
     KT_ASSERT_EQ(patch_inode(dev, ino_d, -1, 0, 0x7fff0000), 0);
     if (mount_and(dev, op_lookup_d, -EUCLEAN))
         goto fail;
-    kfree(sb);
+    kfree(blk);
     return 0;
 fail:
-    kfree(sb);
+    kfree(blk);
     return 1;
 }
 
@@ -637,6 +644,91 @@ KTEST(s5_corrupt)
     if (!r)
         r = corrupt_operations(dev);
     return r;
+}
+
+/* ---- s5_svr4: the layout Linux's sysv driver shares ---- */
+
+/* The boot sector, the first half of block 0, survives mount, writes and
+ * unmount; the superblock in the second half is clean afterwards. */
+static int svr4_boot_sector(void)
+{
+    struct s5t t;
+    struct vnode *vp;
+    KT_ASSERT_EQ(t_fresh(&t, 300, 32), 0);
+    KT_ASSERT_EQ(t_unmount(&t), 0);
+    uint8_t *blk = kmalloc(S5_BSIZE);
+    KT_ASSERT(blk != NULL);
+    KT_ASSERT_EQ(t_raw_block(t.dev, S5_SUPERBLOCK, blk, false), 0);
+    for (int i = 0; i < S5_SBOFF; i++)
+        blk[i] = (uint8_t)(i * 7 + 1);
+    KT_ASSERT_EQ(t_raw_block(t.dev, S5_SUPERBLOCK, blk, true), 0);
+    KT_ASSERT_EQ(t_mount(&t, t.dev), 0);
+    KT_ASSERT_EQ(t_create(t.root, "f", &vp), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 5 * S5_BSIZE, 2, 1024), 0);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(VFS_SYNC(&t.vfs, kcred), 0);
+    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
+    memset(blk, 0, S5_BSIZE);
+    KT_ASSERT_EQ(t_raw_block(t.dev, S5_SUPERBLOCK, blk, false), 0);
+    int kept = 1;
+    for (int i = 0; i < S5_SBOFF; i++)
+        kept &= blk[i] == (uint8_t)(i * 7 + 1);
+    bool clean = s5_sb_is_clean(super_in(blk)) && super_in(blk)->s_magic == S5_MAGIC;
+    kfree(blk);
+    KT_ASSERT(kept);
+    KT_ASSERT(clean);
+    return 0;
+}
+
+/*
+ * A free list as Linux leaves it after freeing a block into an empty cache:
+ * the block freed holds a chain block with a count of 0, so the list ends
+ * with it.  The kernel hands out the plain entries, then that block, then
+ * reports no space; freeing restarts the list.  (The other free blocks are
+ * left out of the list on purpose, so no fsck at the end.)
+ */
+static int svr4_empty_chain_block(void)
+{
+    struct s5t t;
+    struct vnode *vp;
+    KT_ASSERT_EQ(t_fresh(&t, 300, 32), 0);
+    KT_ASSERT_EQ(t_unmount(&t), 0);
+    uint8_t *blk = kmalloc(S5_BSIZE);
+    KT_ASSERT(blk != NULL);
+    struct s5_super *sb = super_in(blk);
+    KT_ASSERT_EQ(t_raw_block(t.dev, S5_SUPERBLOCK, blk, false), 0);
+    uint32_t x = sb->s_isize + 10;
+    sb->s_nfree = 3;
+    sb->s_free[0] = x;
+    sb->s_free[1] = x + 1;
+    sb->s_free[2] = x + 2;
+    sb->s_tfree = 3;
+    KT_ASSERT_EQ(t_raw_block(t.dev, S5_SUPERBLOCK, blk, true), 0);
+    memset(blk, 0, S5_BSIZE);
+    KT_ASSERT_EQ(t_raw_block(t.dev, x, blk, true), 0);
+    kfree(blk);
+    KT_ASSERT_EQ(t_mount(&t, t.dev), 0);
+    KT_ASSERT_EQ(t_bfree(&t), 3);
+    KT_ASSERT_EQ(t_create(t.root, "f", &vp), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 3 * S5_BSIZE, 4, 1024), 0);
+    KT_ASSERT_EQ(t_bfree(&t), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 3 * S5_BSIZE, S5_BSIZE, 4, 1024), -ENOSPC);
+    KT_ASSERT_EQ(t_check_pat(vp, 0, 3 * S5_BSIZE, 4, 1024), 0);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(VOP_REMOVE(t.root, "f", kcred), 0);
+    KT_ASSERT_EQ(t_bfree(&t), 3);
+    KT_ASSERT_EQ(t_create(t.root, "g", &vp), 0);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 3 * S5_BSIZE, 6, 1024), 0);
+    KT_ASSERT_EQ(t_check_pat(vp, 0, 3 * S5_BSIZE, 6, 1024), 0);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(t_unmount(&t), 0);
+    return 0;
+}
+
+KTEST(s5_svr4)
+{
+    int r = svr4_boot_sector();
+    return r ? r : svr4_empty_chain_block();
 }
 
 /* ---- s5_attr ---- */
@@ -687,8 +779,12 @@ KTEST(s5_attr)
     struct vnode *x;
     KT_ASSERT_EQ(VOP_CREATE(t.root, "x", &va, true, &x, user), -EACCES);
     VN_RELE(vp);
-    /* A character device keeps its number across a remount. */
+    /* A character device keeps its number across a remount; SVR4's 16-bit
+     * dev_t holds 8 bits of major and minor, and more is EINVAL as on
+     * Linux's sysv. */
     struct vattr dva = { .va_type = VCHR, .va_mode = 0600, .va_rdev = vn_makedev(4, 300) };
+    KT_ASSERT_EQ(VOP_CREATE(t.root, "tty", &dva, true, &vp, kcred), -EINVAL);
+    dva.va_rdev = vn_makedev(4, 200);
     KT_ASSERT_EQ(VOP_CREATE(t.root, "tty", &dva, true, &vp, user), -EPERM);
     KT_ASSERT_EQ(VOP_CREATE(t.root, "tty", &dva, true, &vp, kcred), 0);
     KT_ASSERT_EQ(vp->v_type, VCHR);
@@ -704,7 +800,7 @@ KTEST(s5_attr)
     KT_ASSERT_EQ(VOP_LOOKUP(t.root, "tty", &vp, kcred), 0);
     KT_ASSERT_EQ(VOP_GETATTR(vp, &got, kcred), 0);
     VN_RELE(vp);
-    KT_ASSERT_EQ(got.va_rdev, vn_makedev(4, 300));
+    KT_ASSERT_EQ(got.va_rdev, vn_makedev(4, 200));
     KT_ASSERT_EQ(got.va_mode, S_IFCHR | 0600);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     return 0;

@@ -58,7 +58,7 @@ def _(path, img):
 
 @corrupt("chain_nfree_too_big", r"df_nfree")
 def _(path, img):
-    patch(path, img.free[0] * BSIZE, "<I", 77)
+    patch(path, img.free[0] * BSIZE, "<H", 77)
 
 
 @corrupt("free_block_twice", r"on the free list twice")
@@ -192,6 +192,12 @@ def _(path, img):
 @corrupt("directory_hard_link", r"second link to directory")
 def _(path, img):
     patch(path, img.entry_offset("/", "hello.txt"), "<H", file_ino("small/d1"))
+
+
+@corrupt("free_inode_with_links", r"free \(mode 0\) but its link count")
+def _(path, img):
+    free = next(i for i in range(3, img.ninodes + 1) if img.inode(i)["mode"] == 0)
+    patch(path, img.ipos(free) + O_NLINK, "<H", 1)
 
 
 @corrupt("marked_bad", r"marked bad")

@@ -9,11 +9,12 @@ MAGIC = 0xfd187e20
 FSOKAY, FSACTIVE = 0x7c269d38, 0x5e72d81a
 IFMT, IFDIR, IFREG, IFLNK = 0o170000, 0o040000, 0o100000, 0o120000
 
-# Superblock field offsets from the start of block 1 (see kern/s5/s5_fs.h).
-SB = BSIZE
-SB_FMT = "<HHIHH50IH100HBBBBHI4HIH6s6sH12IIII"
+# The superblock is at byte 512 (the second half of block 0), laid out as
+# Linux's struct sysv4_super_block; field offsets from its start.
+SB = 512
+SB_FMT = "<HHIHH50IHH100HBBBBI4HIHH6s6s12IIII"
 O_ISIZE, O_FSIZE, O_NFREE, O_FREE = 0, 4, 8, 12
-O_NINODE, O_INODE, O_TIME, O_TFREE, O_TINODE = 212, 214, 420, 432, 436
+O_NINODE, O_INODE, O_TIME, O_TFREE, O_TINODE = 212, 216, 420, 432, 436
 O_STATE, O_MAGIC, O_TYPE = 500, 504, 508
 DI_FMT = "<HHHHI39sBIII"
 O_MODE, O_NLINK, O_SIZE, O_ADDR = 0, 2, 8, 12
@@ -33,7 +34,7 @@ class Image:
         self.isize, self.fsize, self.nfree = f[0], f[2], f[3]
         self.free = list(f[5:55])
         self.ninode = f[55]
-        self.inodes_cache = list(f[56:156])
+        self.inodes_cache = list(f[57:157])
         self.time = f[161]
         self.tfree, self.tinode = f[166], f[167]
         self.state, self.magic, self.type = f[-3], f[-2], f[-1]
@@ -120,7 +121,7 @@ class Image:
             if lst[0] == 0:
                 break
             out.append(lst[0])
-            nfree = struct.unpack_from("<I", self.data, lst[0] * BSIZE)[0]
+            nfree = struct.unpack_from("<H", self.data, lst[0] * BSIZE)[0]
             lst = list(struct.unpack_from("<50I", self.data, lst[0] * BSIZE + 4))
         return out
 

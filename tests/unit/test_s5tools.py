@@ -16,6 +16,7 @@ s5harness.py.  Cases run in the order they are registered.
 """
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -181,6 +182,74 @@ def superblock_layout():
     check(bad["mode"] == IFREG and bad["nlink"] == 0 and bad["size"] == 0, "inode 1 %r" % bad)
     root = img.inode(2)
     check(root["mode"] == IFDIR | 0o755, "root mode %o" % root["mode"])
+
+
+@test
+def svr4_layout():
+    """The bytes where Linux's sysv driver looks for an SVR4 file system
+    (struct sysv4_super_block at byte 512), read here by raw offsets."""
+    data, img = CTX.img.data, CTX.img
+    u16 = lambda off: struct.unpack_from("<H", data, off)[0]
+    u32 = lambda off: struct.unpack_from("<I", data, off)[0]
+    check(data[:512] == bytes(512), "the boot sector is not left zero")
+    check(data[BSIZE:2 * BSIZE] == bytes(BSIZE), "block 1 is not left zero")
+    check(u32(512 + 0x1f8) == 0xfd187e20 and u32(512 + 0x1fc) == 2,
+          "magic/type not at bytes 1016/1020")
+    check(u16(512 + 0xd4) == img.ninode and u16(512 + 0xd6) == 0,
+          "s_ninode at 0xd4 and s_pad2 at 0xd6")
+    cache = [u16(512 + 0xd8 + 2 * i) for i in range(img.ninode)]
+    check(cache and all(img.inode(i)["mode"] == 0 for i in cache),
+          "s_inode at 0xd8 does not hold free inodes: %r" % cache[:5])
+    check(u32(512 + 0x1a4) == img.time and u32(512 + 0x1b0) == img.tfree,
+          "s_time at 0x1a4, s_tfree at 0x1b0")
+    check(u16(512 + 0x1b4) == img.tinode and u16(512 + 0x1b6) == 0,
+          "s_tinode at 0x1b4, s_pad3 at 0x1b6")
+    chain = img.free[0]
+    check(chain and u16(chain * BSIZE) == 50 and u16(chain * BSIZE + 2) == 0,
+          "chain block %d: a 16-bit count of 50 and zero padding" % chain)
+
+
+@test
+def time_never_before_1980():
+    """Linux reads a superblock with s_time before 1980 as SVR2's layout."""
+    path = tmp("epoch0.img")
+    p = mkfs(path, "1M", env={"SOURCE_DATE_EPOCH": "0"})
+    check(p.returncode == 0, "mkfs failed: " + p.stderr)
+    with open(path, "rb") as fp:
+        img = Image(fp.read())
+    check(img.time == 315532800 and (img.state + img.time) % 2**32 == FSOKAY,
+          "s_time %d, want 1980-01-01 and clean" % img.time)
+    check(fsck(path).returncode == 0, CTX.last)
+    patch(path, SB + O_TIME, "<I", 1000)
+    patch(path, SB + O_STATE, "<I", (FSOKAY - 1000) % 2**32)
+    expect_bad(path, r"before 1980")
+
+
+@test
+def linux_free_list():
+    """A free list as Linux's sysv leaves it when a block is freed into an
+    empty cache: that block holds a chain block with a count of 0 and ends
+    the list.  fsck.s5 accepts it and counts every block."""
+    src = tmp("nearfull")
+    os.makedirs(src)
+    with open(os.path.join(src, "blob"), "wb") as fp:
+        fp.write(b"\x5a" * (380 * BSIZE))
+    path = tmp("linuxfree.img")
+    check(mkfs("-i", 16, "-d", src, path, 400).returncode == 0, "mkfs: " + CTX.last)
+    with open(path, "rb") as fp:
+        img = Image(fp.read())
+    free = img.free_list()
+    check(img.free[0] == 0 and 3 <= len(free) < 50, "want a short list, got %r" % free)
+    first, rest = free[-1], free[:-1]
+    patch(path, SB + O_NFREE, "<H", 1 + len(rest))
+    patch(path, SB + O_FREE, "<I", first)
+    for i, b in enumerate(reversed(rest)):
+        patch(path, SB + O_FREE + 4 * (1 + i), "<I", b)
+    patch_bytes(path, first * BSIZE, bytes(BSIZE))
+    with open(path, "rb") as fp:
+        check(sorted(Image(fp.read()).free_list()) == sorted(free), "the list changed")
+    p = fsck(path)
+    check(p.returncode == 0 and p.stdout.rstrip().endswith(" %d free" % len(free)), CTX.last)
 
 
 @test

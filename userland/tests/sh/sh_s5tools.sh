@@ -34,7 +34,8 @@ ok "a bad size is refused" not $mkfs bad 12Q 2>/dev/null
 eq "one line for it" "1" "$($mkfs bad 12Q 2>&1 | wc -l | tr -d ' ')"
 ok "too small is refused" not $mkfs tiny 2 2>/dev/null
 
-# Damage the superblock's magic (the last bytes of its 512) and check.
-printf 'XXXX' | dd of=img bs=1 seek=$((1024 + 504)) conv=notrunc 2>/dev/null
+# Damage the superblock's magic (the last bytes of its 512; the superblock
+# is the second half of block 0, at byte 512, as SVR4 and Linux's sysv have it).
+printf 'XXXX' | dd of=img bs=1 seek=$((512 + 504)) conv=notrunc 2>/dev/null
 ok "fsck.s5 finds the damage" not $fsck img >/dev/null 2>&1
 ut_end
