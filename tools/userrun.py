@@ -86,6 +86,14 @@ def mkroot(img, run, add, free, slot):
         raise Failure(lines[-1] if lines else "mkroot failed")
 
 
+def root_image(tmp, run, add, free="16M"):
+    """A fresh root image in directory tmp running run (the benchmark
+    harness's, tools/harness/runner.py); its path.  Failure on an error."""
+    img = os.path.join(tmp, "root.img")
+    mkroot(img, run, add, free, False)
+    return img
+
+
 def tool(name, *args, data=None):
     """Run one of the S5 host tools; its output, or Failure with its last line."""
     path = os.path.join(TOOLS, name)
