@@ -14,6 +14,9 @@ if [ ! -x "$G/make" ] || [ ! -x "$G/ld.so" ]; then
 	exit $?
 fi
 
+# A make that runs this test (make check) passes its flags and level down
+# in the environment; the make under test must start afresh.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES GNUMAKEFLAGS
 gmake() { "$G/ld.so" --library-path "$G" "$G/make" "$@"; }
 
 printf 'hello\n' > in.txt
