@@ -82,7 +82,6 @@ static spinlock_t cont_lock;
 static volatile int cont_held, cont_arrived;
 static uint64_t cont_count;        /* under cont_lock */
 static struct lockstat_totals cont_t0;
-static int cont_mode;
 
 /* The boot CPU holds the lock while every other CPU arrives and tries it,
  * so at least one acquisition must find it busy. */
@@ -155,18 +154,11 @@ static int contended_one(int algo, int me)
     return 0;
 }
 
+static int each_algo(int mode, int (*run)(int algo, int me));
+
 KTEST_ALL_CPUS(lockstat_misses_contended)
 {
-    int me = cpu_id();
-    if (me == 0)
-        cont_mode = lockstat_set_mode(LOCKSTAT_ON);
-    ktest_barrier();
-    int r = 0;
-    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
-        r = contended_one(algo, me);
-    if (me == 0)
-        lockstat_set_mode(cont_mode);
-    return r;
+    return each_algo(LOCKSTAT_ON, contended_one);
 }
 
 /* ---- Modes ----------------------------------------------------------------- */
@@ -559,81 +551,106 @@ static int check_site_results(uint64_t min_hits)
 
 static volatile int sites_failed;
 
-static int sites_one(int algo, int me)
+/* Boot CPU: a fresh site_lock under algo and zeroed statistics. */
+static void sites_start(int algo)
 {
-    enum { N = 300 };
-    if (me == 0) {
-        spin_init_algo(&site_lock, &test_ls_sites, algo);
-        lockstat_reset();
-        site_count = 0;
-        site_step = 0;
-        sites_failed = 0;
-    }
+    spin_init_algo(&site_lock, &test_ls_sites, algo);
+    lockstat_reset();
+    site_count = 0;
+    site_step = 0;
+    sites_failed = 0;
+}
+
+/*
+ * Every CPU: sites_start on the boot CPU, the pattern on CPUs 0 and 1
+ * (n free rounds each), then check() on the boot CPU, and a barrier after
+ * it whatever it found, so that a failure cannot strand the other CPUs.
+ */
+static int sites_run(int algo, int me, int n, int (*check)(int n))
+{
+    if (me == 0)
+        sites_start(algo);
     ktest_barrier();
     if (me < 2)
-        sites_failed |= site_pattern(me, N) != 0;
+        sites_failed |= site_pattern(me, n) != 0;
     ktest_barrier();
     int r = 0;
     if (me == 0) {
-        KT_ASSERT(!sites_failed);       /* a forced miss never came (50 rounds) */
-        r = check_site_results(2 * (N + 2));
+        r = check(n);
         spin_destroy(&site_lock);
     }
     ktest_barrier();
     return r;
 }
 
-KTEST_ALL_CPUS(lockstat_call_sites)
+static int check_on_mode(int n)
 {
-    static int mode;
-    int me = cpu_id();
-    if (ncpus_online < 2) {
-        /* One CPU cannot contend: nothing may be named. */
-        KT_ASSERT_EQ(lockstat_class_sites(&test_ls_sites, LOCKSTAT_SITE_MISS, NULL, 0), 0);
-        return 0;
-    }
-    if (me == 0)
-        mode = lockstat_set_mode(LOCKSTAT_ON);
-    ktest_barrier();
-    int r = 0;
-    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
-        r = sites_one(algo, me);
-    if (me == 0)
-        lockstat_set_mode(mode);
-    return r;
+    KT_ASSERT(!sites_failed);       /* a forced miss never came (50 rounds) */
+    return check_site_results(2 * ((uint64_t)n + 2));
 }
 
 /* Contended mode names the same sites, though it times only the holds of
  * acquisitions that missed. */
-KTEST_ALL_CPUS(lockstat_call_sites_contended_mode)
+static int check_contended_mode(int n)
 {
-    static int mode;
+    struct lockstat_totals t = totals(&test_ls_sites);
+    KT_ASSERT(!sites_failed);
+    KT_ASSERT(t.hits >= 2 * ((uint64_t)n + 2));
+    if (check_sites(LOCKSTAT_SITE_MISS, (int64_t)t.misses) ||
+        check_sites(LOCKSTAT_SITE_HOLD, -1))
+        return 1;
+    KT_ASSERT(hist_sum(t.hold_hist) <= t.misses);
+    return 0;
+}
+
+/* Every CPU runs run(algo, me) for each spin-lock algorithm with the
+ * statistics in mode, restored afterwards. */
+static int each_algo(int mode, int (*run)(int algo, int me))
+{
+    static int saved;
     int me = cpu_id();
-    if (ncpus_online < 2)
-        return 0;
-    if (me == 0) {
-        mode = lockstat_set_mode(LOCKSTAT_CONTENDED);
-        spin_init(&site_lock, &test_ls_sites);
-        lockstat_reset();
-        site_count = 0;
-        site_step = 0;
-        sites_failed = 0;
-    }
-    ktest_barrier();
-    if (me < 2)
-        sites_failed |= site_pattern(me, 50) != 0;
+    if (me == 0)
+        saved = lockstat_set_mode(mode);
     ktest_barrier();
     int r = 0;
-    if (me == 0) {
-        struct lockstat_totals t = totals(&test_ls_sites);
-        lockstat_set_mode(mode);
-        spin_destroy(&site_lock);
-        KT_ASSERT(!sites_failed);
-        KT_ASSERT(t.hits >= 2 * 52);
-        r = check_sites(LOCKSTAT_SITE_MISS, (int64_t)t.misses) ||
-            check_sites(LOCKSTAT_SITE_HOLD, -1);
-        KT_ASSERT(hist_sum(t.hold_hist) <= t.misses);
-    }
-    ktest_barrier();
+    for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++)
+        r |= run(algo, me);
+    if (me == 0)
+        lockstat_set_mode(saved);
     return r;
+}
+
+static int sites_on(int algo, int me)
+{
+    return sites_run(algo, me, 300, check_on_mode);
+}
+
+static int sites_contended(int algo, int me)
+{
+    return sites_run(algo, me, 50, check_contended_mode);
+}
+
+/* One CPU cannot contend: the class may name no site at all. */
+static int no_sites_on_one_cpu(void)
+{
+    struct lockstat_site sites[LOCKSTAT_NSITES];
+    KT_ASSERT_EQ(lockstat_class_sites(&test_ls_sites, LOCKSTAT_SITE_MISS, sites,
+                                      LOCKSTAT_NSITES), 0);
+    KT_ASSERT_EQ(lockstat_class_sites(&test_ls_sites, LOCKSTAT_SITE_HOLD, sites,
+                                      LOCKSTAT_NSITES), 0);
+    return 0;
+}
+
+KTEST_ALL_CPUS(lockstat_call_sites)
+{
+    if (ncpus_online < 2)
+        return no_sites_on_one_cpu();
+    return each_algo(LOCKSTAT_ON, sites_on);
+}
+
+KTEST_ALL_CPUS(lockstat_call_sites_contended_mode)
+{
+    if (ncpus_online < 2)
+        return no_sites_on_one_cpu();
+    return each_algo(LOCKSTAT_CONTENDED, sites_contended);
 }
