@@ -164,6 +164,25 @@ def online_as_asked(log, n):
     return True
 
 
+def series_ok(rec):
+    """A Tempest user record's lockstat -i series (the smoke sweep asks for
+    intervals): intervals numbered 1.. in order, each later than the one
+    before, each with its classes, and no interval's hits for a class above
+    the whole run's."""
+    series = rec.get("lockstat_series") or []
+    if not series:
+        return False
+    whole = {c["class"]: c["hits"] for c in (rec["lockstat"] or {}).get("classes", [])}
+    t = 0.0
+    for i, obj in enumerate(series, 1):
+        if obj.get("interval") != i or obj["t_end"] < obj["t_start"] or obj["t_start"] < t:
+            return False
+        t = obj["t_end"]
+        if any(c["hits"] > whole.get(c["class"], c["hits"]) for c in obj.get("classes", [])):
+            return False
+    return True
+
+
 def check_records(res, outdir, want):
     recs = _records(outdir)
     res.add("smoke/records", set(recs) == want and want,
@@ -181,6 +200,8 @@ def check_records(res, outdir, want):
     nolocks = [r["id"] for r in user if not (r["lockstat"] or {}).get("classes")
                or not any(c["hits"] > 0 for c in r["lockstat"]["classes"])]
     res.add("smoke/lockstat", user and not nolocks, "no lock classes with hits in %s" % nolocks[:3])
+    res.add("smoke/series", user and not [r["id"] for r in user if not series_ok(r)],
+            "a bad lockstat -i series in %s" % [r["id"] for r in user if not series_ok(r)][:3])
     linux = [r for r in recs.values() if r["point"]["kernel"] == "linux"]
     res.add("smoke/linux", linux and all(r["lockstat"] is None for r in linux),
             "%d Linux records" % len(linux))

@@ -13,6 +13,9 @@ A record (runs/ID.json, one per point, written by runner.py):
     result                   every field of the workload's result line
                              (kbench=locks: every algorithm's figures)
     lockstat                 Tempest: lockstat -j -d of that run alone
+    lockstat_series          Tempest, with "intervals SECS" in the sweep: lockstat -i's
+                             objects, one per interval (numbered from 1, with t_start
+                             and t_end in seconds); [] otherwise
                              (classes with hits, misses, miss_ratio,
                              wait_us, hold_us; disks); null on Linux
     elapsed_s, started       the boot's wall-clock time, its UTC start

@@ -55,7 +55,11 @@ def guest_script(points, kernel):
         w = wl.WORKLOADS[p["workload"]]
         cmd = w.command(p["cpus"], p["seconds"])
         if kernel == "tempest":
-            cmd = "lockstat -j -d " + cmd
+            # The statistics go to a file, printed after the workload, so
+            # that tables taken while it runs (-i) never mix with its lines.
+            every = " -i %g" % p["interval"] if p.get("interval") else ""
+            cmd = ("lockstat -j -d%s -o /tmp/lockstat.json %s; st=$?; cat /tmp/lockstat.json; "
+                   "rm -f /tmp/lockstat.json; (exit $st)" % (every, cmd))
         lines.append("echo '%s%s'; %s; echo \"@@harness end %s $?\""
                      % (BEGIN, p["id"], cmd, p["id"]))
     return "\n".join(lines)
@@ -74,7 +78,29 @@ def _section(output, pid):
 
 
 def _lockstat_json(text):
-    """The lockstat -j object in text, or None."""
+    """The lockstat -j object of the whole run in text (or None), and the
+    objects of its intervals when it ran with -i (a list, maybe empty): with
+    -i each object is one line, the intervals numbered from 1 and the whole
+    run last as interval 0."""
+    series, whole = [], None
+    for line in text.splitlines():
+        if not (line.startswith('{"version"') and '"interval": ' in line):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if obj.get("interval"):
+            series.append(obj)
+        else:
+            whole = obj
+    if series or whole:
+        return whole, series
+    return _lockstat_whole(text), []
+
+
+def _lockstat_whole(text):
+    """The one lockstat -j object in text (without -i), or None."""
     at = text.find('{"version"')
     end = text.rfind("}")
     if at < 0 or end < at:
@@ -94,7 +120,7 @@ CAVEATS = {
 
 
 def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None,
-            lockstat=None):
+            lockstat=None, series=None):
     from harness import workloads as wl
     w = wl.WORKLOADS[p["workload"]]
     value = (result or {}).get(w.metric)
@@ -105,7 +131,8 @@ def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None
         "status": status, "reason": reason,
         "metric": w.metric, "unit": w.unit, "higher_is_better": w.higher_is_better,
         "value": value if status == "ok" else None, "result": result,
-        "lockstat": lockstat, "elapsed_s": round(elapsed, 3), "started": started,
+        "lockstat": lockstat, "lockstat_series": series or [],
+        "elapsed_s": round(elapsed, 3), "started": started,
         "accel": p["accel"], "host": host,
         "oversubscribed": p["cpus"] > host["cores"],
         "caveat": CAVEATS.get(p["accel"], ""),
@@ -130,8 +157,10 @@ def _user_records(spec, output, boot_status, host, started, elapsed):
             status, reason = "failed", "the boot failed after the workload: " + boot_status
         else:
             status, reason = "ok", ""
-        lock = _lockstat_json(text) if text and spec["kernel"] == "tempest" else None
-        records.append(_record(spec, p, host, started, elapsed, status, reason, result, lock))
+        lock, series = (_lockstat_json(text) if text and spec["kernel"] == "tempest"
+                        else (None, []))
+        records.append(_record(spec, p, host, started, elapsed, status, reason, result, lock,
+                               series))
     return records
 
 

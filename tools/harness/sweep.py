@@ -14,6 +14,9 @@ A sweep file is lines of "KEY VALUE..." ("#" starts a comment):
     accel      tcg                      tcg, kvm, icount (default tcg)
     repeats    3                        default 1
     seconds    1                        each user workload's target time
+    intervals  0.5                      Tempest: the lock statistics every
+                                        SECS seconds too (lockstat -i), as
+                                        a series in each record (default: none)
     timeout    600                      seconds per boot before it fails
 
 A line "and" starts another block: it begins as a copy of the block
@@ -49,7 +52,7 @@ OPTION_VALUES = {
 KERNELS = ("tempest", "linux")
 ACCELS = ("tcg", "kvm", "icount")
 KEYS = ("name", "workloads", "machines", "cpus", "options", "kernels", "accel",
-        "repeats", "seconds", "timeout")
+        "repeats", "seconds", "timeout", "intervals")
 
 
 class SweepError(ValueError):
@@ -65,7 +68,7 @@ class Point:
     and accelerator, the repeat-th time."""
 
     def __init__(self, kernel, machine, cpus, options, workload, accel, repeat,
-                 seconds, timeout):
+                 seconds, timeout, interval=0.0):
         self.kernel = kernel
         self.machine = machine          # preset name or ad hoc spec
         self.cpus = cpus
@@ -74,6 +77,7 @@ class Point:
         self.accel = accel
         self.repeat = repeat
         self.seconds = seconds
+        self.interval = interval        # lockstat -i seconds, 0: none
         self.timeout = timeout
 
     @property
@@ -100,7 +104,8 @@ class Point:
     def as_dict(self):
         return {"kernel": self.kernel, "machine": self.machine, "cpus": self.cpus,
                 "options": self.options, "optset": self.optset, "workload": self.workload,
-                "accel": self.accel, "repeat": self.repeat, "seconds": self.seconds}
+                "accel": self.accel, "repeat": self.repeat, "seconds": self.seconds,
+                "interval": self.interval}
 
 
 class Sweep:
@@ -223,11 +228,13 @@ def _check_words(key, words, where, n, machine_of):
         return _number(words, where, n, key, float, 0.01)
     if key == "timeout":
         return _number(words, where, n, key, float, 1)
+    if key == "intervals":
+        return _number(words, where, n, key, float, 0.01)
     raise AssertionError(key)
 
 
 DEFAULTS = {"kernels": ["tempest"], "accel": ["tcg"], "repeats": 1, "seconds": 1.0,
-            "timeout": 600.0, "options": [{}]}
+            "timeout": 600.0, "options": [{}], "intervals": 0.0}
 
 
 def _expand_block(block, where, machine_of):
@@ -253,7 +260,7 @@ def _expand_block(block, where, machine_of):
                 if kernel not in wl.WORKLOADS[wname].kernels:
                     continue
                 points.append(Point(kernel, mname, cpus, opts, wname, accel, rep,
-                                    block["seconds"], block["timeout"]))
+                                    block["seconds"], block["timeout"], block["intervals"]))
     return points
 
 

@@ -5,7 +5,7 @@
  * statistics system calls).
  *
  *   lockstat [-kHPdj] [-s KEY] [-n N] [-c CLASS | -l PATTERN] [-i SECS]
- *            [command [args...]]
+ *            [-o FILE] [command [args...]]
  *   lockstat -e [command [args...]]
  *   lockstat -h
  *
@@ -14,7 +14,8 @@
  * the longest waits are the run's own); anyone else cannot, and gets the
  * difference between a snapshot before and one after.  Without a command:
  * the statistics since boot or the last reset.  -i SECS prints one table
- * (or JSON object, one a line) per interval while the command runs.
+ * (or JSON object, one a line) per interval while the command runs, then
+ * one for the whole run (interval 0).
  * `lockstat -h` lists every option and column.
  *
  * -e prints instead the system calls the kernel refused with ENOSYS, one
@@ -24,6 +25,7 @@
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,7 @@
 
 static const char usage_text[] =
     "usage: lockstat [-kHPdj] [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS | -l PATTERN]\n"
-    "                [-i SECS] [command [args...]]\n"
+    "                [-i SECS] [-o FILE] [command [args...]]\n"
     "       lockstat -e [command [args...]]\n"
     "       lockstat -h\n";
 
@@ -56,7 +58,9 @@ static const char help_text[] =
     "  -H          histograms of wait and hold times (log2 buckets)\n"
     "  -P          each class's counts on each CPU\n"
     "  -d          the disk queues\n"
-    "  -i SECS     one table per SECS seconds while the command runs (needs a command)\n"
+    "  -i SECS     one table per SECS seconds while the command runs (needs a command),\n"
+    "              then one for the whole run (interval 0)\n"
+    "  -o FILE     print into FILE; the command keeps the standard output\n"
     "  -j          JSON instead of tables: one object per table, on one line with -i;\n"
     "              every object has the sites, histograms and per-CPU counts\n"
     "  -e          the system calls the kernel refused with ENOSYS instead\n"
@@ -109,6 +113,9 @@ static void bad_option(const char *what, const char *arg)
 
 /* ---- The command ---- */
 
+/* With -o, the command's own standard output (lockstat's is the file). */
+static int command_stdout = -1;
+
 static pid_t start_command(char **argv)
 {
     pid_t pid = fork();
@@ -117,6 +124,10 @@ static pid_t start_command(char **argv)
         exit(2);
     }
     if (pid == 0) {
+        if (command_stdout >= 0) {
+            dup2(command_stdout, STDOUT_FILENO);
+            close(command_stdout);
+        }
         execvp(argv[0], argv);
         fprintf(stderr, "lockstat: %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -219,11 +230,14 @@ static int one_table(char **argv, const struct opts *o)
     return status;
 }
 
+/* One table per interval while the command runs, then one for the whole
+ * run: interval 0, from the start to the end. */
 static int intervals(char **argv, const struct opts *o)
 {
-    struct snap prev = { 0 };
+    struct snap prev = { 0 }, first;
     if (!start_counting(&prev))
         snap_take(&prev);           /* just reset: the first interval starts here */
+    snap_copy(&first, &prev);
     pid_t pid = start_command(argv);
     double t_start = now_s(), t_prev = 0;
     int status = 0, done = 0;
@@ -238,7 +252,10 @@ static int intervals(char **argv, const struct opts *o)
         prev = cur;
         t_prev = t;
     }
+    struct interval whole = { 0, 0, t_prev };
+    print_diff(&prev, &first, o, &whole);
     snap_free(&prev);
+    snap_free(&first);
     return status;
 }
 
@@ -273,6 +290,23 @@ static int print_enosys(char **argv)
 
 /* ---- Options ---- */
 
+/* -o FILE: lockstat prints into FILE, the command keeps the standard
+ * output, so tables printed while it runs (-i) never mix with its lines. */
+static void output_to(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "lockstat: %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    command_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (command_stdout < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+        perror("lockstat: -o");
+        exit(2);
+    }
+    close(fd);
+}
+
 static enum key parse_key(const char *s)
 {
     static const char *const names[] = { "hits", "misses", "ratio", "wait", "hold" };
@@ -305,7 +339,7 @@ int main(int argc, char **argv)
 {
     struct opts o = { .key = KEY_RATIO, .top = 25 };
     int c, enosys = 0;
-    while ((c = getopt(argc, argv, "+s:n:c:l:i:kHPdjeh")) != -1) {
+    while ((c = getopt(argc, argv, "+s:n:c:l:i:o:kHPdjeh")) != -1) {
         switch (c) {
         case 'e': enosys = 1; break;
         case 's': o.key = parse_key(optarg); break;
@@ -318,6 +352,7 @@ int main(int argc, char **argv)
         case 'P': o.percpu = 1; break;
         case 'd': o.disks = 1; break;
         case 'j': o.json = 1; break;
+        case 'o': output_to(optarg); break;
         case 'h': fputs(usage_text, stdout); fputs(help_text, stdout); return 0;
         default:  usage();
         }

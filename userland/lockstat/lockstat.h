@@ -43,8 +43,9 @@ void snap_free(struct snap *s);
 /* A copy of from, with a buffer of its own. */
 void snap_copy(struct snap *to, const struct snap *from);
 
-/* Which interval of a -i run a table covers: its number from 1 and its
- * bounds in seconds since the command started. */
+/* Which interval of a -i run a table covers: its number from 1 (0 for
+ * the whole run, printed last) and its bounds in seconds since the
+ * command started. */
 struct interval {
     int index;
     double t0, t1;

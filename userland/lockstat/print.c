@@ -203,8 +203,10 @@ static void print_text(const struct snap *s, const struct opts *o,
                        const struct lockstat_class_rec **rows, int n,
                        const struct blkstat_snapshot_hdr *d, const struct interval *iv)
 {
-    if (iv)
+    if (iv && iv->index)
         printf("interval %d: %.2f s to %.2f s\n", iv->index, iv->t0, iv->t1);
+    else if (iv)
+        printf("whole run: %.2f s\n", iv->t1);
     print_classes(s, rows, n);
     if (o->cls)
         print_instances(s, o->cls);
