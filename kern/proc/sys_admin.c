@@ -283,9 +283,12 @@ SYSCALL_DECL(sys_chroot)
 
 /* ---- nice values ---- */
 
+/* Live processes only.  A child still inside fork counts too: its thread
+ * may already run (and ask about itself) before fork stores p_thread,
+ * and its credentials and nice value are set by then. */
 static bool prio_matches(const struct proc *p, int which, int who)
 {
-    if (p->p_state != PS_RUN || !p->p_thread)
+    if (p->p_state != PS_RUN)
         return false;
     switch (which) {
     case PRIO_PROCESS: return p->p_pid == who;
