@@ -707,6 +707,12 @@ static void fork_child_start(void *arg)
     struct trapframe tf = *p->p_forktf;
     tf.rax = 0;                 /* fork returns 0 in the child */
     t->proc = p;
+    /* The parent stores p_thread after thread_create returns, which may be
+     * after this thread has run: store it here too (the same value, under
+     * the lock its readers take), so the child finds itself at once. */
+    mutex_enter(&proc_lock);
+    p->p_thread = t;
+    mutex_exit(&proc_lock);
     p->p_acct_stamp = rdtsc();
     t->as = p->p_as;
     t->fs_base = p->p_fork_fsbase;

@@ -133,7 +133,7 @@ struct proc {
     volatile int p_killsig;     /* [a] a fatal signal pending (exit at the return to user) */
     struct cred *p_cred;        /* [o] held; replaced under [P] too, as other
                                    processes read it under [P] (sys_admin.c) */
-    struct thread *p_thread;    /* [c] */
+    struct thread *p_thread;    /* [c] once made: fork stores it, and so does the child itself on its first run (under proc_lock), whichever is first */
     struct as *p_as;            /* [o] (exec replaces it) */
     struct vnode *p_cwd;        /* [o] held */
     struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
