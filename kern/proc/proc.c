@@ -39,7 +39,8 @@
  * that joins and frees what nobody will wait for (the exiting thread
  * cannot free its own stack).  So no zombie outlives its last waiter.
  *
- * Waiting (proc_wait: wait4 and waitid) scans the caller's children that
+ * Waiting (proc_wait: wait4 and waitid, kern/proc/wait.c, with
+ * proc_wait_spawned and proc_vfork_wait) scans the caller's children that
  * the request names and asks wait_event_of whether each has something to
  * report for the request's options.  Today that is only an exit
  * (WEXITED); job control adds stopped and continued children there.
@@ -212,7 +213,7 @@ static void unlink_child(struct proc *parent, struct proc *c)
 
 /* Take a zombie (or a process that never ran) off the process list and
  * its parent's children, before it is freed.  Under proc_lock. */
-static void proc_unlink_locked(struct proc *p)
+void proc_unlink_locked(struct proc *p)
 {
     for (struct proc **pp = &allproc; *pp; pp = &(*pp)->p_next)
         if (*pp == p) {
@@ -225,14 +226,14 @@ static void proc_unlink_locked(struct proc *p)
 
 /* Wait until p's thread is finished and off its CPU, and free it: after
  * this nothing charges p any more time. */
-static void proc_join(struct proc *p)
+void proc_join(struct proc *p)
 {
     if (p->p_thread)
         thread_join(p->p_thread);
     p->p_thread = NULL;
 }
 
-static void proc_free(struct proc *p)
+void proc_free(struct proc *p)
 {
     mutex_enter(&proc_lock);
     while (p->p_holds)                  /* a /proc reader (proc_hold) */
@@ -316,7 +317,7 @@ void acct_switch(struct thread *prev, struct thread *next)
         next->proc->p_acct_stamp = now;
 }
 
-static uint64_t load_cycles(const uint64_t *c)
+uint64_t load_cycles(const uint64_t *c)
 {
     return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
@@ -352,12 +353,12 @@ void proc_kill_current(int sig, const char *why)
 }
 
 /* siginfo's si_code and si_status for an exit's wait status. */
-static int cld_code(int status)
+int cld_code(int status)
 {
     return (status & 0x7f) ? ((status & 0x80) ? CLD_DUMPED : CLD_KILLED) : CLD_EXITED;
 }
 
-static int cld_status(int status)
+int cld_status(int status)
 {
     return (status & 0x7f) ? (status & 0x7f) : (status >> 8) & 0xff;
 }
@@ -543,159 +544,6 @@ int proc_signal(int pid, int sig, bool fatal)
     }
     mutex_exit(&proc_lock);
     return !found ? -ESRCH : !allowed ? -EPERM : 0;
-}
-
-/* ---- waiting ---- */
-
-static bool wait_matches(const struct wait_req *req, int pgid, const struct proc *c)
-{
-    switch (req->idtype) {
-    case P_PID:
-        return c->p_pid == req->id;
-    case P_PGID:
-        return c->p_pgid == pgid;
-    default:
-        return true;
-    }
-}
-
-/* What a waiter may learn about a child. */
-enum wait_event {
-    WE_NONE,
-    WE_EXITED,          /* a zombie: its exit status */
-    WE_STOPPED,         /* a stop not yet reported (p_jobevent) */
-    WE_CONTINUED,       /* a continue not yet reported (p_jobevent) */
-};
-
-/*
- * Does child c have something to report to a wait with these options?
- * An exit (WEXITED); for a live child, a stop not yet reported (WSTOPPED,
- * wait4's WUNTRACED) or a continue not yet reported (WCONTINUED), which
- * proc_stop_current left in p_jobevent.  Reporting a stop or continue
- * consumes it unless WNOWAIT and leaves the child in place.  Under
- * proc_lock.
- */
-static enum wait_event wait_event_of(const struct proc *c, int options)
-{
-    if (c->p_state == PS_ZOMBIE)
-        return (options & WEXITED) ? WE_EXITED : WE_NONE;
-    int ev = c->p_jobevent;
-    if (ev == W_CONTINUED)
-        return (options & WCONTINUED) ? WE_CONTINUED : WE_NONE;
-    if (ev)
-        return (options & WSTOPPED) ? WE_STOPPED : WE_NONE;
-    return WE_NONE;
-}
-
-/* The child's times and its reaped children's, for rusage. */
-static void wait_times(const struct proc *c, struct wait_info *info)
-{
-    info->utime_ns = tsc_to_ns(load_cycles(&c->p_utime) + load_cycles(&c->p_cutime));
-    info->stime_ns = tsc_to_ns(load_cycles(&c->p_stime) + load_cycles(&c->p_cstime));
-}
-
-/* Fill info for event ev of child c.  Under proc_lock. */
-static void wait_report_event(const struct proc *c, enum wait_event ev, struct wait_info *info)
-{
-    info->pid = c->p_pid;
-    info->uid = (int)c->p_cred->cr_ruid;
-    if (ev == WE_EXITED) {
-        info->status = c->p_status;
-        info->code = cld_code(c->p_status);
-        info->si_status = cld_status(c->p_status);
-    } else {
-        info->status = c->p_jobevent;           /* W_STOPPED(sig) or W_CONTINUED */
-        info->code = ev == WE_STOPPED ? CLD_STOPPED : CLD_CONTINUED;
-        info->si_status = ev == WE_STOPPED ? (c->p_jobevent >> 8) & 0xff : SIGCONT;
-    }
-    wait_times(c, info);
-}
-
-/* Reap the zombie child c of me: unlink it, wait for its thread to be
- * gone, take its final times into info and into me's children's times,
- * and free it.  Called with proc_lock held; returns with it released. */
-static void reap_child(struct proc *me, struct proc *c, struct wait_info *info)
-{
-    proc_unlink_locked(c);
-    mutex_exit(&proc_lock);
-    proc_join(c);
-    wait_times(c, info);
-    me->p_cutime += c->p_utime + c->p_cutime;
-    me->p_cstime += c->p_stime + c->p_cstime;
-    proc_free(c);
-}
-
-int proc_wait(const struct wait_req *req, struct wait_info *info)
-{
-    struct proc *me = curproc();
-    mutex_enter(&proc_lock);
-    /* P_PGID 0: the caller's group at the time of the call. */
-    int pgid = req->idtype == P_PGID && req->id == 0 ? me->p_pgid : req->id;
-    for (;;) {
-        bool any = false;
-        for (struct proc *c = me->p_children; c; c = c->p_sibling) {
-            if (!wait_matches(req, pgid, c))
-                continue;
-            if (c->p_state == PS_ZOMBIE && !(req->options & WEXITED))
-                continue;       /* as Linux: no child at all to such a wait */
-            any = true;
-            enum wait_event ev = wait_event_of(c, req->options);
-            if (ev == WE_NONE)
-                continue;
-            wait_report_event(c, ev, info);
-            if (ev == WE_EXITED && !(req->options & WNOWAIT))
-                reap_child(me, c, info);
-            else {
-                if (ev != WE_EXITED && !(req->options & WNOWAIT))
-                    c->p_jobevent = 0;          /* a stop or continue is told once */
-                mutex_exit(&proc_lock);
-            }
-            return info->pid;
-        }
-        if (!any) {
-            mutex_exit(&proc_lock);
-            return -ECHILD;
-        }
-        if (req->options & WNOHANG) {
-            mutex_exit(&proc_lock);
-            return 0;
-        }
-        int err = sig_sleep(me);
-        if (err) {
-            mutex_exit(&proc_lock);
-            return err;
-        }
-    }
-}
-
-int proc_wait_spawned(struct proc *p)
-{
-    mutex_enter(&proc_lock);
-    while (p->p_state != PS_ZOMBIE)
-        sleep_on(p);
-    proc_unlink_locked(p);
-    mutex_exit(&proc_lock);
-    int status = p->p_status;
-    proc_free(p);
-    return status;
-}
-
-/* vfork's parent: sleep (uninterruptibly: see the theory) until the child
- * has execed or exited.  The child is looked up again after each sleep:
- * once it has let go it may be reaped and freed (SIGCHLD ignored). */
-void proc_vfork_wait(int pid)
-{
-    struct proc *me = curproc();
-    mutex_enter(&proc_lock);
-    for (;;) {
-        struct proc *c = me->p_children;
-        while (c && c->p_pid != pid)
-            c = c->p_sibling;
-        if (!c || c->p_vfork_parent != me)
-            break;
-        sleep_on(&c->p_vfork_parent);
-    }
-    mutex_exit(&proc_lock);
 }
 
 /* ---- fork ---- */

@@ -1,7 +1,8 @@
 /*
- * What kern/proc/proc.c shares with kern/proc/jobctl.c and nothing else:
- * the process list and its lock.  Not for other subsystems, which go
- * through the functions of kern/proc/proc.h.
+ * What kern/proc/proc.c shares with kern/proc/jobctl.c and
+ * kern/proc/wait.c and nothing else: the process list and its lock, and
+ * the reaping of a zombie.  Not for other subsystems, which go through
+ * the functions of kern/proc/proc.h.
  */
 #ifndef KERN_PROC_PROC_IMPL_H
 #define KERN_PROC_PROC_IMPL_H
@@ -18,5 +19,19 @@ struct proc *find_proc_locked(int pid);
  * those with a stopped member.  Under proc_lock, before p's children are
  * given away (jobctl.c). */
 void orphan_check_locked(struct proc *p);
+
+/* Take a zombie (or a process that never ran) off the process list and
+ * its parent's children, before it is freed.  Under proc_lock. */
+void proc_unlink_locked(struct proc *p);
+/* Wait until p's thread is finished and off its CPU, and free it: after
+ * this nothing charges p any more time. */
+void proc_join(struct proc *p);
+/* Free an unlinked process, once no /proc reader holds it. */
+void proc_free(struct proc *p);
+/* A CPU-time counter (cycles), read while its process may still add. */
+uint64_t load_cycles(const uint64_t *c);
+/* siginfo's si_code and si_status for an exit's wait status. */
+int cld_code(int status);
+int cld_status(int status);
 
 #endif

@@ -63,11 +63,12 @@
  * a_lock (a fault that misses reads the file holding it, as does a
  * write-back).  page->count is atomic.
  *
- * Files.  This file keeps the address space itself: pages and page
- * tables, the TLB, segments (map, unmap, protect, sync, brk), truncation
- * and fork.  The page-fault path (demand zero, demand load from the page
- * cache, copy-on-write) is kern/vm/fault.c; the helpers both use are
- * declared in kern/vm/as_impl.h.
+ * Files.  This file keeps the address space itself: segments (map,
+ * unmap, protect, sync, brk), truncation and fork.  The user page tables
+ * and the TLB (the walk, the shootdown, as_activate) are
+ * kern/vm/as_pt.c; the page-fault path (demand zero, demand load from the
+ * page cache, copy-on-write) is kern/vm/fault.c; the helpers they share
+ * are declared in kern/vm/as_impl.h.
  */
 #include <kern/vm/as.h>
 #include <kern/vm/as_impl.h>
@@ -89,170 +90,9 @@
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
 LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);
 
-#define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
-
-static struct as *cpu_as[MAX_CPUS];         /* [own] loaded on each CPU */
-static volatile uint64_t shootdown_ipis;    /* [a] */
-
-uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
-
 static uint64_t nx_bit(void)
 {
     return (rdmsr(MSR_EFER) & (1UL << 11)) ? PTE_NX : 0;
-}
-
-/* ---- pages ---- */
-
-struct page *user_page_alloc(void)
-{
-    struct page *pg = page_alloc_node(0, this_cpu()->node);
-    if (pg)
-        pg->count = 1;
-    return pg;
-}
-
-struct page *pte_page(uint64_t pte)
-{
-    return pfn_to_page((pte & PTE_ADDR) >> PAGE_SHIFT);
-}
-
-/* Replace the bits of a PTE outside keep with set, atomically: the CPU
- * may set the accessed and dirty bits meanwhile, and those are kept. */
-void pte_update(uint64_t *pte, uint64_t keep, uint64_t set)
-{
-    uint64_t old = __atomic_load_n(pte, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(pte, &old, (old & keep) | set, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_RELAXED))
-        ;
-}
-
-/* ---- page tables ---- */
-
-static uint64_t *table_of(uint64_t e)
-{
-    return phys_to_virt(e & PTE_ADDR);
-}
-
-/* The PTE for va, making the tables on the way when create is set; NULL
- * when absent (or no memory). */
-uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
-{
-    uint64_t *t = as->a_pml4;
-    for (int level = 3; level > 0; level--) {
-        uint64_t *e = &t[(va >> PTE_SHIFT(level)) & 511];
-        if (!(*e & PTE_P)) {
-            if (!create)
-                return NULL;
-            struct page *pg = page_alloc_node(0, this_cpu()->node);
-            if (!pg)
-                return NULL;
-            memset(page_to_virt(pg), 0, PAGE_SIZE);
-            *e = page_to_phys(pg) | PTE_P | PTE_W | PTE_U;
-        }
-        t = table_of(*e);
-    }
-    return &t[(va >> PAGE_SHIFT) & 511];
-}
-
-typedef void (*pte_fn)(uint64_t *pte, vaddr_t va, void *arg);
-
-/* Call fn for every present PTE in [s, e), skipping absent tables. */
-static void walk_range(uint64_t *t, int level, vaddr_t base, vaddr_t s, vaddr_t e, pte_fn fn,
-                       void *arg)
-{
-    uint64_t span = 1UL << PTE_SHIFT(level);
-    vaddr_t lo = MAX(s, base);
-    int first = (int)((lo - base) >> PTE_SHIFT(level));
-    int last = (int)((MIN(e, base + 512 * span) - 1 - base) >> PTE_SHIFT(level));
-    for (int i = first; i <= last && i < 512; i++) {
-        vaddr_t va = base + (uint64_t)i * span;
-        if (level == 0) {
-            if (t[i] & (PTE_P | PTE_KEPT))
-                fn(&t[i], va, arg);
-            continue;
-        }
-        if (t[i] & PTE_P)
-            walk_range(table_of(t[i]), level - 1, va, s, e, fn, arg);
-    }
-}
-
-static void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg)
-{
-    if (s < e)
-        walk_range(as->a_pml4, 3, 0, s, e, fn, arg);
-}
-
-static void free_tables(uint64_t *t, int level)
-{
-    for (int i = 0; i < 512; i++)
-        if ((t[i] & PTE_P) && level > 1)
-            free_tables(table_of(t[i]), level - 1);
-        else if (t[i] & PTE_P)
-            page_free(virt_to_page(table_of(t[i])), 0);
-    page_free(virt_to_page(t), 0);
-}
-
-/* ---- TLB consistency ---- */
-
-struct shootdown {
-    paddr_t root;
-    vaddr_t va;
-    size_t npages;
-};
-
-static void flush_local(paddr_t root, vaddr_t va, size_t npages)
-{
-    if ((read_cr3() & PTE_ADDR) != root)
-        return;
-    if (npages > 32) {
-        write_cr3(read_cr3());
-        return;
-    }
-    for (size_t i = 0; i < npages; i++)
-        invlpg(va + i * PAGE_SIZE);
-}
-
-static void shootdown_handler(void *arg)
-{
-    struct shootdown *sd = arg;
-    flush_local(sd->root, sd->va, sd->npages);
-}
-
-/* The PTEs of [va, va + npages) changed: flush them here and on every
- * other CPU that may hold them. */
-void tlb_flush(struct as *as, vaddr_t va, size_t npages)
-{
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    flush_local(as->a_root, va, npages);
-    struct shootdown sd = { as->a_root, va, npages };
-    uint64_t mask = __atomic_load_n(&as->a_cpumask, __ATOMIC_SEQ_CST) & ~(1UL << cpu_id());
-    while (mask) {
-        int c = __builtin_ctzl(mask);
-        mask &= mask - 1;
-        __atomic_add_fetch(&shootdown_ipis, 1, __ATOMIC_RELAXED);
-        smp_call_one(c, shootdown_handler, &sd);
-    }
-}
-
-void as_activate(struct as *as)
-{
-    uint64_t f = intr_save();
-    int me = cpu_id();
-    struct as *old = cpu_as[me];
-    if (old != as) {
-        if (as)
-            __atomic_or_fetch(&as->a_cpumask, 1UL << me, __ATOMIC_SEQ_CST);
-        write_cr3(as ? as->a_root : pmap_kernel_root());
-        if (old)
-            __atomic_and_fetch(&old->a_cpumask, ~(1UL << me), __ATOMIC_SEQ_CST);
-        cpu_as[me] = as;
-    }
-    intr_restore(f);
-}
-
-struct as *as_current(void)
-{
-    return cpu_as[cpu_id()];
 }
 
 /* ---- creation and destruction ---- */

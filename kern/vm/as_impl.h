@@ -1,6 +1,7 @@
 /*
- * Inside the address-space code: what kern/vm/as.c (segments, page tables,
- * TLB) and kern/vm/fault.c (the fault path) share.  Not for other files.
+ * Inside the address-space code: what kern/vm/as.c (segments),
+ * kern/vm/as_pt.c (page tables, TLB) and kern/vm/fault.c (the fault path)
+ * share.  Not for other files.
  * The caller holds the address space's a_lock for everything here that
  * touches its segments or page tables (the theory in as.c).
  */
@@ -8,6 +9,7 @@
 #define KERN_VM_AS_IMPL_H
 
 #include <kern/vm/as.h>
+#include <kern/arch/cpu.h>
 
 struct page;
 
@@ -24,9 +26,18 @@ void pte_update(uint64_t *pte, uint64_t keep, uint64_t set);
 /* The PTE for va, making the tables on the way when create is set; NULL
  * when absent (or no memory). */
 uint64_t *pt_walk(struct as *as, vaddr_t va, bool create);
+typedef void (*pte_fn)(uint64_t *pte, vaddr_t va, void *arg);
+/* Call fn for every present PTE in [s, e), skipping absent tables. */
+void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg);
+/* The table a present page-table entry points to. */
+uint64_t *table_of(uint64_t e);
+/* Free the table t of the given level and every table below it. */
+void free_tables(uint64_t *t, int level);
 /* The PTEs of [va, va + npages) changed: flush them here and on every
  * other CPU that may hold them. */
 void tlb_flush(struct as *as, vaddr_t va, size_t npages);
+/* The address space loaded on each CPU (each CPU's own; as_activate). */
+extern struct as *cpu_as[MAX_CPUS];
 /* The segment holding va, or NULL. */
 struct seg *seg_find(struct as *as, vaddr_t va);
 /* Is s a shared mapping of a file? */

@@ -16,9 +16,10 @@
  * A file page wholly past the end of the file is -ENXIO from the page
  * cache (SIGBUS for the process); no memory is -ENOMEM (the caller kills
  * the process).  Fault
- * pages come from the faulting CPU's node.  The segment, page-table and
- * TLB code this uses is kern/vm/as.c, whose theory holds the rest:
- * segments, copy-on-write after fork, dirty pages, TLB consistency.
+ * pages come from the faulting CPU's node.  The segment code this uses
+ * is kern/vm/as.c, whose theory holds the rest (segments, copy-on-write
+ * after fork, dirty pages), and the page-table and TLB code
+ * kern/vm/as_pt.c (TLB consistency).
  *
  * Locks.  a_lock (resource) is held across the whole fault, including
  * the sleep of a read from the file; the page cache's fill and vnode
