@@ -521,26 +521,6 @@ static int procfs_symlink(struct vnode *dvp, const char *name, const struct vatt
     return procfs_no_names();
 }
 
-/* Append one dirent64 record; false when it does not fit. */
-static bool put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
-                       const char *name)
-{
-    size_t namelen = strlen(name);
-    size_t reclen = (offsetof(struct dirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
-    if (reclen > uio->uio_resid)
-        return false;
-    struct dirent64 *d = uio->uio_base;
-    memset(d, 0, reclen);
-    d->d_ino = ino;
-    d->d_off = next;
-    d->d_reclen = (uint16_t)reclen;
-    d->d_type = type;
-    memcpy(d->d_name, name, namelen + 1);
-    uio->uio_base = (char *)uio->uio_base + reclen;
-    uio->uio_resid -= reclen;
-    return true;
-}
-
 static uint8_t dtype_of(enum pfs_kind kind, int index)
 {
     struct pfs_node probe = { .kind = kind, .index = index };
@@ -566,7 +546,8 @@ static bool readdir_pids(struct uio *uio)
         char name[16];
         snprintf(name, sizeof name, "%d", pids[i]);
         struct pfs_node entry = { .kind = PFS_PIDDIR, .pid = pids[i] };
-        all = put_dirent(uio, node_ino(&entry), PID_BASE + pids[i] + 1, DT_DIR, name);
+        all = vfs_put_dirent(uio, node_ino(&entry), PID_BASE + pids[i] + 1, DT_DIR, name,
+                             strlen(name));
         if (all)
             uio->uio_offset = PID_BASE + (uint64_t)pids[i] + 1;
     }
@@ -591,8 +572,8 @@ static bool readdir_fds(struct uio *uio, int pid)
         VN_RELE(vp);
         char name[16];
         snprintf(name, sizeof name, "%d", fd);
-        all = put_dirent(uio, ((uint64_t)pid << 16) | (PFS_FDLINK << 8) | (uint64_t)(fd + 1),
-                         fd + 3, DT_LNK, name);
+        all = vfs_put_dirent(uio, ((uint64_t)pid << 16) | (PFS_FDLINK << 8) | (uint64_t)(fd + 1),
+                             fd + 3, DT_LNK, name, strlen(name));
         if (all)
             uio->uio_offset = (uint64_t)fd + 3;
     }
@@ -622,7 +603,7 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         struct pfs_node entry = { .kind = i < 2 ? dn->kind : t[i - 2].kind, .pid = dn->pid,
                                   .index = i < 2 ? dn->index : (int)i - 2 };
         uint64_t ino = i == 1 && dn->kind != PFS_FDDIR ? 1 : node_ino(&entry);
-        all = put_dirent(uio, ino, (int64_t)i + 1, type, name);
+        all = vfs_put_dirent(uio, ino, (int64_t)i + 1, type, name, strlen(name));
         if (all)
             uio->uio_offset = i + 1;
     }

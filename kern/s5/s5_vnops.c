@@ -332,21 +332,9 @@ static int s5_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 static bool emit_dirent(struct s5_fs *fs, const struct s5_direct *de, uint32_t next_off,
                         struct uio *uio)
 {
-    char rec[sizeof(struct dirent64) + S5_DIRSIZ + 1 + 8];
-    uint32_t len = s5_namelen(de->d_name);
-    size_t reclen = ALIGN_UP(offsetof(struct dirent64, d_name) + len + 1, 8);
-    if (reclen > uio->uio_resid)
-        return false;
-    memset(rec, 0, sizeof rec);
-    struct dirent64 *d = (struct dirent64 *)rec;
-    d->d_ino = de->d_ino;
-    d->d_off = next_off;
-    d->d_reclen = (uint16_t)reclen;
     bool dots = s5_namematch(de->d_name, ".", 1) || s5_namematch(de->d_name, "..", 2);
-    d->d_type = dots ? DT_DIR : s5_dtype(fs, de->d_ino);
-    memcpy(d->d_name, de->d_name, len);
-    uio_copy(rec, reclen, true, uio);
-    return true;
+    uint8_t type = dots ? DT_DIR : s5_dtype(fs, de->d_ino);
+    return vfs_put_dirent(uio, de->d_ino, next_off, type, de->d_name, s5_namelen(de->d_name));
 }
 
 static int s5_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)

@@ -476,26 +476,6 @@ static int devfs_symlink(struct vnode *dvp, const char *name, const struct vattr
     return devfs_no_names();
 }
 
-/* Append one dirent64 record; false when it does not fit. */
-static bool put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
-                       const char *name)
-{
-    size_t namelen = strlen(name);
-    size_t reclen = (offsetof(struct dirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
-    if (reclen > uio->uio_resid)
-        return false;
-    struct dirent64 *d = uio->uio_base;
-    memset(d, 0, reclen);
-    d->d_ino = ino;
-    d->d_off = next;
-    d->d_reclen = (uint16_t)reclen;
-    d->d_type = type;
-    memcpy(d->d_name, name, namelen + 1);
-    uio->uio_base = (char *)uio->uio_base + reclen;
-    uio->uio_resid -= reclen;
-    return true;
-}
-
 /* Entries: 0 ".", 1 "..", then the devices; the offset is the entry
  * number, and each record's d_off the number of the next. */
 static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)
@@ -510,7 +490,7 @@ static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, boo
         const struct devfs_node *dn = i < 2 ? &dm->root : &dm->node[i - 2];
         const char *name = i == 0 ? "." : i == 1 ? ".." : dn->name;
         uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : dn->dev->link ? DT_LNK : DT_CHR;
-        if (!put_dirent(uio, dn->ino, (int64_t)i + 1, type, name))
+        if (!vfs_put_dirent(uio, dn->ino, (int64_t)i + 1, type, name, strlen(name)))
             break;
     }
     uio->uio_offset = i;

@@ -103,3 +103,25 @@ int vn_name_check(const char *name, size_t max)
         return -EINVAL;
     return n > max ? -ENAMETOOLONG : 0;
 }
+
+/* ---- readdir records ---- */
+
+bool vfs_put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
+                    const char *name, size_t namelen)
+{
+    char rec[offsetof(struct dirent64, d_name) + 256 + 8];
+    size_t reclen = ALIGN_UP(offsetof(struct dirent64, d_name) + namelen + 1, 8);
+    if (namelen > 255 || reclen > uio->uio_resid)
+        return false;
+    memset(rec, 0, reclen);
+    struct dirent64 *d = (struct dirent64 *)rec;
+    d->d_ino = ino;
+    d->d_off = next;
+    d->d_reclen = (uint16_t)reclen;
+    d->d_type = type;
+    memcpy(d->d_name, name, namelen);
+    memcpy(uio->uio_base, rec, reclen);     /* readdir's buffers are the kernel's */
+    uio->uio_base = (char *)uio->uio_base + reclen;
+    uio->uio_resid -= reclen;
+    return true;
+}

@@ -126,6 +126,14 @@ struct dirent64 {
     uint8_t d_type;         /* DT_* */
     char d_name[];          /* NUL-terminated */
 };
+/* Append one record to a readdir transfer: inode ino, resume cookie next,
+ * type (DT_*) and the name's first namelen bytes (at most 255; the NUL is
+ * added).  False, with nothing written, when it does not fit in what is
+ * left: the caller stops there and the next readdir resumes at it.  Every
+ * file system's VOP_READDIR uses it (kern/vfs/vnode.c). */
+bool vfs_put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
+                    const char *name, size_t namelen);
+
 #define DT_UNKNOWN 0
 #define DT_FIFO    1
 #define DT_CHR     2
