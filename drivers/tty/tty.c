@@ -12,7 +12,8 @@
  * for a finished line and returns at most one, as a terminal does.  With
  * ICANON off (TCSETS, as a shell's line editor asks) every byte is
  * available at once, and a read takes all that are waiting (up to its
- * size); ECHO off stops the echo.
+ * size); a line half typed when ICANON goes off is available at once too.
+ * ECHO off stops the echo.
  *
  * Signals from the keyboard.  With ISIG on (the default) ^C, ^\ and ^Z
  * discard the edit line and send SIGINT, SIGQUIT and SIGTSTP to the
@@ -295,9 +296,24 @@ uint32_t tty_lflag(void)
     return lflag;
 }
 
+/*
+ * A line being edited when canonical mode ends is input already typed:
+ * as on Linux it becomes readable at once, so a shell's line editor that
+ * switches to raw mode gets what was typed ahead (the next raw byte would
+ * otherwise write over it).
+ */
 void tty_set_lflag(uint32_t f)
 {
+    spin_lock(&tty_lock);
+    bool to_raw = (lflag & TTY_ICANON) && !(f & TTY_ICANON);
     lflag = f;
+    bool queued = to_raw && elen > 0 && (tail_raw = finish_line());
+    spin_unlock(&tty_lock);
+    if (queued) {
+        wakeup((const void *)&nlines);
+        if (hooks.readable)
+            hooks.readable();
+    }
 }
 
 int tty_fg_pgrp(void)

@@ -69,6 +69,17 @@ KTEST(tty_canon)
     while ((n = tty_read(buf, sizeof buf, true)) > 0)
         got += (size_t)n;
     ok = ok && got == 12 + 200;
+    /* Typed ahead in canonical mode, read after it ends: nothing is lost
+     * under the next raw byte. */
+    tty_set_lflag(saved & ~(uint32_t)TTY_ECHO);
+    feed("typed ahe");
+    tty_set_lflag(saved & ~(uint32_t)(TTY_ICANON | TTY_ECHO));
+    feed("ad");
+    char line[32];
+    size_t ahead = 0;
+    while (ahead < sizeof line && (n = tty_read(line + ahead, sizeof line - ahead, true)) > 0)
+        ahead += (size_t)n;
+    ok = ok && ahead == 11 && memcmp(line, "typed ahead", 11) == 0;
     tty_set_lflag(saved);
     KT_ASSERT(ok);
     return 0;
