@@ -34,13 +34,7 @@
 #include <unistd.h>
 
 #include "s5lib.h"
-
-/* A host file with several links, remembered so later links share it. */
-struct hostlink {
-    dev_t dev;
-    ino_t ino;
-    uint32_t s5ino;
-};
+#include "hostlinks.h"
 
 /* A directory being assembled in memory before it is written. */
 struct dirbuf {
@@ -66,8 +60,7 @@ struct mkfs {
     uint32_t next_ino;          /* next unused inode number */
     uint32_t next_blk;          /* next unused data block */
     uint32_t now;
-    struct hostlink *links;
-    size_t nlinks, linkcap;
+    struct hostlinks links;     /* the host tree's hard links (tools/hostlinks.h) */
 };
 
 static struct mkfs *cleanup_fs; /* the image to remove if mkfs fails */
@@ -285,25 +278,6 @@ static struct s5_dinode *inode(struct mkfs *m, uint32_t ino)
 }
 
 /* Returns the S5 inode already made for a host file, or 0. */
-static uint32_t find_link(struct mkfs *m, const struct stat *st)
-{
-    for (size_t i = 0; i < m->nlinks; i++)
-        if (m->links[i].dev == st->st_dev && m->links[i].ino == st->st_ino)
-            return m->links[i].s5ino;
-    return 0;
-}
-
-static void remember_link(struct mkfs *m, const struct stat *st, uint32_t s5ino)
-{
-    if (m->nlinks == m->linkcap) {
-        m->linkcap = m->linkcap ? 2 * m->linkcap : 64;
-        m->links = realloc(m->links, m->linkcap * sizeof(*m->links));
-        if (!m->links)
-            fatal("out of memory");
-    }
-    m->links[m->nlinks++] = (struct hostlink){ st->st_dev, st->st_ino, s5ino };
-}
-
 /* Directories. */
 
 /* Adds an entry to a directory under construction and counts the link. */
@@ -394,12 +368,12 @@ static uint32_t copy_entry(struct mkfs *m, const char *path, uint32_t dir)
         ino = new_inode(m, S5_IFDIR | perm, (uint32_t)st.st_mtime);
         copy_dir(m, path, ino, dir);
     } else if (S_ISREG(st.st_mode)) {
-        if (st.st_nlink > 1 && (ino = find_link(m, &st)) != 0)
+        if (st.st_nlink > 1 && (ino = hostlinks_find(&m->links, &st)) != 0)
             return ino;
         ino = new_inode(m, S5_IFREG | perm, (uint32_t)st.st_mtime);
         copy_file_data(m, inode(m, ino), path);
-        if (st.st_nlink > 1)
-            remember_link(m, &st, ino);
+        if (st.st_nlink > 1 && hostlinks_add(&m->links, &st, ino) != 0)
+            fatal("out of memory");
     } else if (S_ISLNK(st.st_mode)) {
         char target[4096];
         ssize_t n = readlink(path, target, sizeof(target));

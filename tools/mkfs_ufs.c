@@ -36,17 +36,12 @@
 #include <unistd.h>
 
 #include "kern/ufs/ufs_fs.h"
+#include "hostlinks.h"
 
 #define DEFAULT_BSIZE   8192
 #define DEFAULT_FSIZE   1024
 #define DEFAULT_DENSITY 8192
 #define MAX_IPG         32767           /* cg_niblk is 16 bits */
-
-struct hostlink {
-    dev_t dev;
-    ino_t ino;
-    uint32_t ufsino;
-};
 
 struct mkfs {
     const char *image;
@@ -59,8 +54,7 @@ struct mkfs {
     uint32_t ninodes;
     int32_t *cg_ndir;                   /* directories per group */
     int32_t *cg_nifree;                 /* free inodes per group */
-    struct hostlink *links;
-    size_t nlinks, maxlinks;
+    struct hostlinks links;             /* the host tree's hard links (tools/hostlinks.h) */
 };
 
 static struct mkfs *cleanup_m;
@@ -540,25 +534,6 @@ static void copy_dir(struct mkfs *m, const char *path, uint32_t ino, uint32_t pa
     free(d.data);
 }
 
-static uint32_t known_link(struct mkfs *m, const struct stat *st)
-{
-    for (size_t i = 0; i < m->nlinks; i++)
-        if (m->links[i].dev == st->st_dev && m->links[i].ino == st->st_ino)
-            return m->links[i].ufsino;
-    return 0;
-}
-
-static void remember_link(struct mkfs *m, const struct stat *st, uint32_t ino)
-{
-    if (m->nlinks == m->maxlinks) {
-        m->maxlinks = m->maxlinks ? 2 * m->maxlinks : 64;
-        m->links = realloc(m->links, m->maxlinks * sizeof(*m->links));
-        if (!m->links)
-            fatal("out of memory");
-    }
-    m->links[m->nlinks++] = (struct hostlink){ st->st_dev, st->st_ino, ino };
-}
-
 static void copy_symlink(struct mkfs *m, const char *path, uint32_t ino, const struct stat *st)
 {
     char *target = xcalloc(1, (size_t)st->st_size + 1);
@@ -582,7 +557,7 @@ static uint32_t copy_entry(struct mkfs *m, const char *path, uint32_t parent)
     if (lstat(path, &st) < 0)
         fatal("%s: %s", path, strerror(errno));
     if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-        uint32_t ino = known_link(m, &st);
+        uint32_t ino = hostlinks_find(&m->links, &st);
         if (ino) {
             m->itab[ino].di_nlink++;
             return ino;
@@ -614,8 +589,8 @@ static uint32_t copy_entry(struct mkfs *m, const char *path, uint32_t parent)
         m->itab[parent].di_nlink++;
         copy_dir(m, path, ino, parent);
     }
-    if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
-        remember_link(m, &st, ino);
+    if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && hostlinks_add(&m->links, &st, ino) != 0)
+        fatal("out of memory");
     return ino;
 }
 
