@@ -49,6 +49,7 @@
 #define ENOMSG          42
 #define EIDRM           43
 #define EOVERFLOW       75
+#define ELIBBAD         80      /* exec: the program's interpreter is corrupt */
 #define EOPNOTSUPP      95
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */
 

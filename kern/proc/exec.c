@@ -37,7 +37,7 @@
 #include <kern/lib/errno.h>
 
 #define ARG_MAX         (128 * 1024)
-#define ELF_DYN_BASE    0x400000UL
+#define ELF_ET_DYN_BASE 0x555555554000UL     /* Linux's, randomisation off */
 
 struct elf64_ehdr {
     uint8_t e_ident[16];
@@ -68,6 +68,7 @@ enum {
     AUX_NULL = 0, AUX_PHDR = 3, AUX_PHENT = 4, AUX_PHNUM = 5, AUX_PAGESZ = 6, AUX_BASE = 7,
     AUX_FLAGS = 8, AUX_ENTRY = 9, AUX_UID = 11, AUX_EUID = 12, AUX_GID = 13, AUX_EGID = 14,
     AUX_CLKTCK = 17, AUX_SECURE = 23, AUX_RANDOM = 25, AUX_EXECFN = 31,
+    AUX_PLATFORM = 15, AUX_HWCAP = 16, AUX_HWCAP2 = 26, AUX_MINSIGSTKSZ = 51,
 };
 
 /* ---- argument buffers ---- */
@@ -98,12 +99,17 @@ int execargs_add(struct execargs *ea, const char *s, size_t len)
 
 /* ---- loading ---- */
 
+static int open_exec(const char *path, struct proc *p, struct vnode **vpp);
+
 struct image {
     struct vnode *vp;
     struct elf64_ehdr eh;
     struct elf64_phdr ph[MAX_PHNUM];
-    uint64_t bias;
+    uint64_t bias;              /* added to every p_vaddr: 0 for ET_EXEC */
+    vaddr_t lo, hi;             /* the pages the PT_LOADs cover, before the bias */
+    uint64_t align;             /* the largest p_align of a PT_LOAD (a power of two) */
     vaddr_t phdr_va, brk;
+    char *interp;               /* PT_INTERP's path (kmalloc'd), or NULL */
     bool secure;                /* the set-id bits changed the ids (AT_SECURE, as are
                                    effective ids other than the real ones) */
 };
@@ -117,39 +123,117 @@ static int read_exact(struct vnode *vp, void *buf, size_t len, uint64_t off, str
     return got == len ? 0 : -ENOEXEC;
 }
 
-static int check_elf(struct image *im, struct cred *cr)
+static bool header_ok(const struct elf64_ehdr *eh)
+{
+    return !memcmp(eh->e_ident, "\177ELF", 4) && eh->e_ident[4] == 2 && eh->e_ident[5] == 1 &&
+           eh->e_machine == EM_X86_64 && (eh->e_type == ET_EXEC || eh->e_type == ET_DYN) &&
+           eh->e_phentsize == sizeof(struct elf64_phdr) && eh->e_phnum != 0 &&
+           eh->e_phnum <= MAX_PHNUM;
+}
+
+/* PT_INTERP's path into im->interp: Linux's limits (2..PATH_MAX bytes,
+ * NUL-terminated), else -ENOEXEC. */
+static int read_interp(struct image *im, const struct elf64_phdr *ph, struct cred *cr)
+{
+    if (im->interp || ph->p_filesz < 2 || ph->p_filesz > PATH_MAX)
+        return -ENOEXEC;
+    im->interp = kmalloc(ph->p_filesz);
+    if (!im->interp)
+        return -ENOMEM;
+    int err = read_exact(im->vp, im->interp, ph->p_filesz, ph->p_offset, cr);
+    if (!err && im->interp[ph->p_filesz - 1] != 0)
+        err = -ENOEXEC;
+    return err;
+}
+
+/* One PT_LOAD's own consistency, before the bias is known. */
+static bool load_ok(const struct elf64_phdr *ph)
+{
+    return ph->p_filesz <= ph->p_memsz && (ph->p_offset % PAGE_SIZE) == (ph->p_vaddr % PAGE_SIZE) &&
+           ph->p_memsz <= USER_MMAP_TOP && ph->p_vaddr <= USER_MMAP_TOP &&
+           ph->p_offset + ph->p_filesz >= ph->p_offset;
+}
+
+/* Check the header already in im->eh, read the program headers and note
+ * the span of the PT_LOADs; an interpreter's own PT_INTERP is ignored, as
+ * Linux does.  0 or -ENOEXEC (the caller makes that -ELIBBAD for an
+ * interpreter). */
+static int check_elf(struct image *im, struct cred *cr, bool is_interp)
 {
     struct elf64_ehdr *eh = &im->eh;
-    if (memcmp(eh->e_ident, "\177ELF", 4) || eh->e_ident[4] != 2 || eh->e_ident[5] != 1 ||
-        eh->e_machine != EM_X86_64 || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
-        eh->e_phentsize != sizeof(struct elf64_phdr) || eh->e_phnum == 0 ||
-        eh->e_phnum > MAX_PHNUM)
+    if (!header_ok(eh))
         return -ENOEXEC;
     int err = read_exact(im->vp, im->ph, eh->e_phnum * sizeof im->ph[0], eh->e_phoff, cr);
     if (err)
         return err;
-    im->bias = eh->e_type == ET_DYN ? ELF_DYN_BASE : 0;
-    bool any_load = false;
-    for (int i = 0; i < eh->e_phnum; i++) {
+    im->lo = ~0UL;
+    im->align = PAGE_SIZE;
+    for (int i = 0; i < eh->e_phnum && !err; i++) {
         const struct elf64_phdr *ph = &im->ph[i];
-        if (ph->p_type == PT_INTERP)
-            return -ENOEXEC;            /* dynamic programs: no loader here */
+        if (ph->p_type == PT_INTERP && !is_interp)
+            err = read_interp(im, ph, cr);
         if (ph->p_type != PT_LOAD)
             continue;
-        any_load = true;
-        uint64_t va = ph->p_vaddr + im->bias;
-        if (ph->p_filesz > ph->p_memsz || (ph->p_offset % PAGE_SIZE) != (ph->p_vaddr % PAGE_SIZE) ||
-            va < USER_MIN || ph->p_memsz > USER_MMAP_TOP || va + ph->p_memsz > USER_MMAP_TOP ||
-            ph->p_offset + ph->p_filesz < ph->p_offset)
+        if (!load_ok(ph))
             return -ENOEXEC;
-        if (eh->e_phoff >= ph->p_offset && eh->e_phoff < ph->p_offset + ph->p_filesz)
-            im->phdr_va = va + (eh->e_phoff - ph->p_offset);
-        im->brk = MAX(im->brk, ALIGN_UP(va + ph->p_memsz, PAGE_SIZE));
+        im->lo = MIN(im->lo, ALIGN_DOWN(ph->p_vaddr, PAGE_SIZE));
+        im->hi = MAX(im->hi, ALIGN_UP(ph->p_vaddr + ph->p_memsz, PAGE_SIZE));
+        if (ph->p_align > im->align && !(ph->p_align & (ph->p_align - 1)) &&
+            ph->p_align <= (1UL << 21))
+            im->align = ph->p_align;
+    }
+    if (err)
+        return err;
+    return im->lo < im->hi ? 0 : -ENOEXEC;
+}
+
+/* With the bias chosen: the segments must lie in user space; note where
+ * the program headers and the break are.  0 or -ENOEXEC. */
+static int set_bias(struct image *im, uint64_t bias)
+{
+    const struct elf64_ehdr *eh = &im->eh;
+    im->bias = bias;
+    if (im->lo + bias < USER_MIN || im->hi + bias > USER_MMAP_TOP || im->hi + bias < im->hi)
+        return -ENOEXEC;
+    im->phdr_va = 0;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        const struct elf64_phdr *ph = &im->ph[i];
+        if (ph->p_type == PT_LOAD && eh->e_phoff >= ph->p_offset &&
+            eh->e_phoff < ph->p_offset + ph->p_filesz && !im->phdr_va)
+            im->phdr_va = ph->p_vaddr + bias + (eh->e_phoff - ph->p_offset);
     }
     for (int i = 0; i < eh->e_phnum; i++)
         if (im->ph[i].p_type == PT_PHDR)
-            im->phdr_va = im->ph[i].p_vaddr + im->bias;
-    return any_load ? 0 : -ENOEXEC;
+            im->phdr_va = im->ph[i].p_vaddr + bias;
+    im->brk = im->hi + bias;
+    return 0;
+}
+
+/* The main program's bias: 0 for ET_EXEC; an ET_DYN program (a PIE, or a
+ * loader such as ld.so run by name) goes at ELF_ET_DYN_BASE, Linux's
+ * address when randomisation is off, aligned as its segments ask. */
+static int place_main(struct image *im)
+{
+    if (im->eh.e_type != ET_DYN)
+        return set_bias(im, 0);
+    return set_bias(im, ALIGN_UP(ELF_ET_DYN_BASE, im->align) - im->lo);
+}
+
+/* Open and check the interpreter named by PT_INTERP.  A missing one is
+ * -ENOENT (vn_open's errors as they are), a short header -EIO and any
+ * other fault in it -ELIBBAD, as on Linux. */
+static int open_interp(struct image *im, struct image *ip, struct proc *p)
+{
+    int err = open_exec(im->interp, p, &ip->vp);
+    if (err)
+        return err;
+    size_t got = 0;
+    err = vn_rdwr(ip->vp, false, &ip->eh, sizeof ip->eh, 0, 0, &got, p->p_cred);
+    if (!err && got < sizeof ip->eh)
+        err = -EIO;
+    if (!err && check_elf(ip, p->p_cred, true))
+        err = -ELIBBAD;
+    return err;
 }
 
 static int prot_of(uint32_t pf)
@@ -158,13 +242,9 @@ static int prot_of(uint32_t pf)
            ((pf & PF_X) ? PROT_EXEC : 0);
 }
 
-static struct as *build_as(struct image *im, int *err)
+/* Map each PT_LOAD of im at its biased address: 0 or -errno. */
+static int map_image(struct as *as, struct image *im)
 {
-    struct as *as = as_create();
-    if (!as) {
-        *err = -ENOMEM;
-        return NULL;
-    }
     for (int i = 0; i < im->eh.e_phnum; i++) {
         const struct elf64_phdr *ph = &im->ph[i];
         if (ph->p_type != PT_LOAD || ph->p_memsz == 0)
@@ -175,20 +255,52 @@ static struct as *build_as(struct image *im, int *err)
         uint64_t off = ALIGN_DOWN(ph->p_offset, PAGE_SIZE);
         int64_t r = as_map(as, start, end - start, prot_of(ph->p_flags), MAP_PRIVATE | MAP_FIXED,
                            im->vp, off, (va - start) + ph->p_filesz);
-        if (r < 0) {
-            as_destroy(as);
-            *err = (int)r;
-            return NULL;
-        }
+        if (r < 0)
+            return (int)r;
     }
-    int64_t r = as_map(as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
-                       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, NULL, 0, 0);
-    if (r < 0) {
-        as_destroy(as);
-        *err = (int)r;
+    return 0;
+}
+
+/* The interpreter goes where mmap would put it (the highest free range),
+ * unless it is an ET_EXEC with addresses of its own: a PROT_NONE
+ * reservation of its whole span fixes the bias, then its segments
+ * replace the parts they cover, leaving the holes reserved as Linux's
+ * loader does. */
+static int map_interp(struct as *as, struct image *ip)
+{
+    uint64_t bias = 0;
+    if (ip->eh.e_type == ET_DYN) {
+        size_t span = ip->hi - ip->lo + ip->align - PAGE_SIZE;
+        int64_t r = as_map(as, 0, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, NULL, 0, 0);
+        if (r < 0)
+            return (int)r;
+        bias = ALIGN_UP((vaddr_t)r, ip->align) - ip->lo;
+    }
+    int err = set_bias(ip, bias);
+    return err ? err : map_image(as, ip);
+}
+
+static struct as *build_as(struct image *im, struct image *ip, int *err)
+{
+    struct as *as = as_create();
+    if (!as) {
+        *err = -ENOMEM;
         return NULL;
     }
-    as->a_brk_base = as->a_brk = im->brk;
+    *err = map_image(as, im);
+    if (!*err) {
+        int64_t r = as_map(as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
+                           PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                           NULL, 0, 0);
+        *err = r < 0 ? (int)r : 0;
+    }
+    as->a_brk_base = as->a_brk = im->brk;       /* before the interpreter: mmap stays above it */
+    if (!*err && ip)
+        *err = map_interp(as, ip);
+    if (*err) {
+        as_destroy(as);
+        return NULL;
+    }
     return as;
 }
 
@@ -203,51 +315,98 @@ static uint64_t random_word(void)
     return x;
 }
 
-/* Lay out the stack in the loaded address space; 0 or -EFAULT/-ENOMEM. */
-static int build_stack(struct image *im, struct execargs *ea, vaddr_t *spp, struct cred *cr)
+/* AT_HWCAP on x86-64 is CPUID leaf 1's EDX, as Linux gives it. */
+static uint64_t hwcap(void)
 {
-    vaddr_t top = USER_STACK_TOP;
+    uint32_t a, b, c, d;
+    cpuid(1, 0, &a, &b, &c, &d);
+    return d;
+}
+
+/* The strings above the vectors: the 16 random bytes at the top, then
+ * the platform name, the executed path (AT_EXECFN), and the argument and
+ * environment strings. */
+struct stack_strings {
+    vaddr_t rnd, platform, execfn, strs;
+};
+
+static const char platform_name[] = "x86_64";
+
+static int put_strings(struct execargs *ea, const char *path, struct stack_strings *ss)
+{
     uint64_t rnd[2] = { random_word(), random_word() };
-    vaddr_t rnd_va = top - 16;
-    vaddr_t strs = ALIGN_DOWN(rnd_va - ea->len, 16);
-    int nvec = ea->argc + 1 + ea->envc + 1;
-    int naux = 15;              /* 14 entries and AUX_NULL */
-    size_t words = 1 + nvec + 2 * naux;
-    vaddr_t sp = ALIGN_DOWN(strs - words * 8, 16);
-    uint64_t *v = kmalloc(words * 8);
-    if (!v)
-        return -ENOMEM;
-    size_t w = 0, off = 0;
-    v[w++] = ea->argc;
-    vaddr_t execfn = strs;
-    for (int i = 0; i < ea->argc; i++) {
-        v[w++] = strs + off;
-        off += strlen(ea->buf + off) + 1;
-    }
-    v[w++] = 0;
-    for (int i = 0; i < ea->envc; i++) {
-        v[w++] = strs + off;
-        off += strlen(ea->buf + off) + 1;
-    }
-    v[w++] = 0;
+    size_t plen = strlen(path) + 1;
+    ss->rnd = USER_STACK_TOP - 16;
+    ss->platform = ss->rnd - sizeof platform_name;
+    ss->execfn = ss->platform - plen;
+    ss->strs = ALIGN_DOWN(ss->execfn - ea->len, 16);
+    int err = copyout(rnd, (void *)ss->rnd, sizeof rnd);
+    if (!err)
+        err = copyout(platform_name, (void *)ss->platform, sizeof platform_name);
+    if (!err)
+        err = copyout(path, (void *)ss->execfn, plen);
+    if (!err)
+        err = copyout(ea->buf, (void *)ss->strs, ea->len);
+    return err;
+}
+
+/* The auxiliary vector's entries into v (room for AUX_WORDS words): the
+ * number of words written, AUX_NULL's pair included. */
+#define AUX_WORDS (2 * 22)
+
+static size_t put_auxv(uint64_t *v, struct image *im, struct image *ip,
+                       const struct stack_strings *ss, struct cred *cr)
+{
+    bool secure = im->secure || cr->cr_uid != cr->cr_ruid || cr->cr_gid != cr->cr_rgid;
     const uint64_t aux[][2] = {
+        { AUX_HWCAP, hwcap() }, { AUX_PAGESZ, PAGE_SIZE }, { AUX_CLKTCK, 100 },
         { AUX_PHDR, im->phdr_va }, { AUX_PHENT, sizeof(struct elf64_phdr) },
-        { AUX_PHNUM, im->eh.e_phnum }, { AUX_PAGESZ, PAGE_SIZE }, { AUX_BASE, 0 },
+        { AUX_PHNUM, im->eh.e_phnum }, { AUX_BASE, ip ? ip->bias : 0 },
         { AUX_FLAGS, 0 }, { AUX_ENTRY, im->eh.e_entry + im->bias },
         { AUX_UID, cr->cr_ruid }, { AUX_EUID, cr->cr_uid }, { AUX_GID, cr->cr_rgid },
-        { AUX_EGID, cr->cr_gid }, { AUX_SECURE, im->secure || cr->cr_uid != cr->cr_ruid || cr->cr_gid != cr->cr_rgid }, { AUX_RANDOM, rnd_va }, { AUX_EXECFN, execfn },
+        { AUX_EGID, cr->cr_gid }, { AUX_SECURE, secure }, { AUX_RANDOM, ss->rnd },
+        { AUX_HWCAP2, 0 }, { AUX_EXECFN, ss->execfn }, { AUX_PLATFORM, ss->platform },
+        { AUX_MINSIGSTKSZ, sig_frame_min_size() },
     };
+    _Static_assert(2 * (ARRAY_SIZE(aux) + 1) <= AUX_WORDS, "AUX_WORDS");
+    size_t w = 0;
     for (size_t i = 0; i < ARRAY_SIZE(aux); i++) {
         v[w++] = aux[i][0];
         v[w++] = aux[i][1];
     }
     v[w++] = AUX_NULL;
     v[w++] = 0;
-    int err = copyout(rnd, (void *)rnd_va, sizeof rnd);
-    if (!err)
-        err = copyout(ea->buf, (void *)strs, ea->len);
-    if (!err)
-        err = copyout(v, (void *)sp, w * 8);
+    return w;
+}
+
+/* Lay out the stack in the loaded address space; 0 or -EFAULT/-ENOMEM. */
+static int build_stack(struct image *im, struct image *ip, struct execargs *ea,
+                       const char *path, vaddr_t *spp, struct cred *cr)
+{
+    struct stack_strings ss;
+    int err = put_strings(ea, path, &ss);
+    if (err)
+        return err;
+    int nvec = ea->argc + 1 + ea->envc + 1;
+    size_t words = 1 + nvec + AUX_WORDS;
+    uint64_t *v = kmalloc(words * 8);
+    if (!v)
+        return -ENOMEM;
+    size_t w = 0, off = 0;
+    v[w++] = ea->argc;
+    for (int i = 0; i < ea->argc; i++) {
+        v[w++] = ss.strs + off;
+        off += strlen(ea->buf + off) + 1;
+    }
+    v[w++] = 0;
+    for (int i = 0; i < ea->envc; i++) {
+        v[w++] = ss.strs + off;
+        off += strlen(ea->buf + off) + 1;
+    }
+    v[w++] = 0;
+    w += put_auxv(v + w, im, ip, &ss, cr);
+    vaddr_t sp = ALIGN_DOWN(ss.strs - w * 8, 16);
+    err = copyout(v, (void *)sp, w * 8);
     kfree(v);
     *spp = sp;
     return err;
@@ -337,6 +496,31 @@ static int open_exec(const char *path, struct proc *p, struct vnode **vpp)
     return 0;
 }
 
+/* The program's checks, its place, and its interpreter if it names one
+ * (*ipp, to be freed with image_free). */
+static int check_program(struct image *im, struct image **ipp, struct proc *p)
+{
+    int err = check_elf(im, p->p_cred, false);
+    if (!err)
+        err = place_main(im);
+    if (err || !im->interp)
+        return err;
+    *ipp = kzalloc(sizeof **ipp);
+    if (!*ipp)
+        return -ENOMEM;
+    return open_interp(im, *ipp, p);
+}
+
+static void image_free(struct image *im, struct cred *cr)
+{
+    if (!im)
+        return;
+    if (im->vp)
+        vn_close(im->vp, O_RDONLY, cr);
+    kfree(im->interp);
+    kfree(im);
+}
+
 static void set_comm(struct proc *p, const char *path)
 {
     const char *base = path;
@@ -350,7 +534,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
 {
     struct thread *t = curthread();
     struct proc *p = t->proc;
-    struct image *im = kzalloc(sizeof *im);
+    struct image *im = kzalloc(sizeof *im), *ip = NULL;
     if (!im)
         return -ENOMEM;
     char interp[128], arg[128];
@@ -381,12 +565,12 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
         if (!err && hlen < sizeof im->eh)
             err = -ENOEXEC;
         if (!err)
-            err = check_elf(im, p->p_cred);
+            err = check_program(im, &ip, p);
         if (err)
             goto out;
         break;
     }
-    struct as *as = build_as(im, &err);
+    struct as *as = build_as(im, ip, &err);
     if (!as)
         goto out;
 
@@ -399,7 +583,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     proc_exec_commit(p, old);
     im->secure = proc_exec_setid(p, im->vp);    /* kern/proc/sys_admin.c */
     vaddr_t sp = 0;
-    err = build_stack(im, ea, &sp, p->p_cred);
+    err = build_stack(im, ip, ea, path, &sp, p->p_cred);
     if (err) {
         proc_kill_current(SIGKILL, "exec: no memory for the stack");
         err = 0;
@@ -413,14 +597,13 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     p->p_gs_base = 0;
     wrmsr(MSR_KGS_BASE, 0);
     memset(tf, 0, sizeof *tf);
-    tf->rip = im->eh.e_entry + im->bias;
+    tf->rip = ip ? ip->eh.e_entry + ip->bias : im->eh.e_entry + im->bias;
     tf->rsp = sp;
     tf->cs = SEL_UCODE;
     tf->ss = SEL_UDATA;
     tf->rflags = RFLAGS_IF | 0x2;
 out:
-    if (im->vp)
-        vn_close(im->vp, O_RDONLY, p->p_cred);
-    kfree(im);
+    image_free(ip, p->p_cred);
+    image_free(im, p->p_cred);
     return err;
 }

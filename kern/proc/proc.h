@@ -360,6 +360,8 @@ void sig_deliver(struct trapframe *tf, bool restarting);
 /* rt_sigreturn: restore the frame the handler's return found; the rax
  * to return. */
 int64_t sig_return(struct trapframe *tf);
+/* The most stack a signal frame takes (AT_MINSIGSTKSZ, for exec). */
+size_t sig_frame_min_size(void);
 /* execve: handled signals back to the default. */
 void sig_exec_reset(struct proc *p);
 /* The signal's default action is to ignore it (SIGCHLD, SIGURG,

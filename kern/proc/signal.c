@@ -419,6 +419,11 @@ static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si
     return true;
 }
 
+size_t sig_frame_min_size(void)
+{
+    return RED_ZONE + FXSAVE_SIZE + 64 + sizeof(struct rt_sigframe_k) + 16;
+}
+
 static void run_handler(struct proc *p, struct trapframe *tf, int sig,
                         const struct ksiginfo *si, bool *restarting)
 {
