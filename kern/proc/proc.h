@@ -29,6 +29,9 @@ struct as;
 struct vnode;
 struct cred;
 struct thread;
+
+/* The largest user FPU area (kern/proc/fpu.c): XSAVE's x87, SSE and AVX. */
+#define FPU_AREA_MAX 1024
 struct trapframe;
 struct sleepq;
 struct execargs;
@@ -197,9 +200,10 @@ struct proc {
     volatile int p_stopped;     /* [s] written, [a] read */
     int p_jobevent;             /* [P] */
 
-    /* The user's x87/SSE registers while its thread is switched out
-     * (FXSAVE area; the kernel itself never touches them). */
-    uint8_t p_fpu[512] __aligned(64);   /* [o] */
+    /* The user's x87/SSE/AVX registers while its thread is switched out
+     * (an XSAVE or FXSAVE area: kern/proc/fpu.c; the kernel itself never
+     * touches them). */
+    uint8_t p_fpu[FPU_AREA_MAX] __aligned(64);  /* [o] */
 
     struct mutex p_fdlock;
     struct file *p_fd[NOFILE];  /* [F] */
@@ -528,6 +532,14 @@ void user_switch(struct cpu *c, struct thread *prev, struct thread *next);
 /* The calling process's SSE/x87 state back to the power-on defaults
  * (exec), in the registers and in p_fpu. */
 void fpu_reset_current(void);
+/* kern/proc/fpu.c: each CPU's XSAVE set-up (CR4.OSXSAVE, XCR0), the boot
+ * CPU first; the switch of the user registers; signal frames' copy. */
+void fpu_cpu_init(void);
+void fpu_switch(struct thread *prev, struct thread *next);
+size_t fpu_frame_size(void);
+bool fpu_frame_xstate(void);
+int fpu_frame_out(vaddr_t uaddr);
+int fpu_frame_in(vaddr_t uaddr);
 bool user_trap(struct trapframe *tf);
 void user_trap_return(struct trapframe *tf);
 

@@ -96,7 +96,7 @@ LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
 
 #define UNBLOCKABLE   (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
 #define RED_ZONE      128
-#define FXSAVE_SIZE   512
+#define UC_FP_XSTATE  1         /* uc_flags: the frame's FPU area is an XSAVE one */
 /* rflags bits a signal frame may set: CF PF AF ZF SF TF DF OF AC. */
 #define RFLAGS_USER   0x40dd5UL
 #define RFLAGS_TF_DF  ((1UL << 8) | (1UL << 10))
@@ -108,7 +108,7 @@ struct sigcontext_k {
     uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, rflags;
     uint16_t cs, gs, fs, ss;
     uint64_t err, trapno, oldmask, cr2;
-    uint64_t fpstate;           /* user address of the FXSAVE image, or 0 */
+    uint64_t fpstate;           /* user address of the FXSAVE/XSAVE image, or 0 */
     uint64_t reserved[8];
 };
 
@@ -390,10 +390,9 @@ static void fill_siginfo(struct siginfo_k *info, int sig, const struct ksiginfo 
 static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si,
                         const struct sigaction_k *sa, uint64_t oldmask)
 {
-    uint8_t fx[FXSAVE_SIZE] __aligned(16);
     struct rt_sigframe_k f;
     uint64_t sp = tf->rsp - RED_ZONE;
-    uint64_t fpaddr = (sp - FXSAVE_SIZE) & ~63UL;
+    uint64_t fpaddr = (sp - fpu_frame_size()) & ~63UL;     /* kern/proc/fpu.c */
     sp = ((fpaddr - sizeof f) & ~15UL) - 8;
     if (tf->rsp > USER_TOP || sp >= USER_TOP || sp < PAGE_SIZE)
         return false;
@@ -404,10 +403,10 @@ static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si
     f.uc.mc.cr2 = sig == SIGSEGV || sig == SIGBUS ? si->si_addr : 0;
     f.uc.mc.fpstate = fpaddr;
     f.uc.ss_flags = 2;          /* SS_DISABLE: no sigaltstack */
+    f.uc.uc_flags = fpu_frame_xstate() ? UC_FP_XSTATE : 0;
     f.uc.sigmask = oldmask;
     fill_siginfo(&f.info, sig, si);
-    __asm__ volatile("fxsave64 %0" : "=m"(fx));
-    if (copyout(fx, (void *)fpaddr, sizeof fx) || copyout(&f, (void *)sp, sizeof f))
+    if (fpu_frame_out(fpaddr) || copyout(&f, (void *)sp, sizeof f))
         return false;
     tf->rsp = sp;
     tf->rip = sa->handler;
@@ -421,7 +420,7 @@ static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si
 
 size_t sig_frame_min_size(void)
 {
-    return RED_ZONE + FXSAVE_SIZE + 64 + sizeof(struct rt_sigframe_k) + 16;
+    return RED_ZONE + fpu_frame_size() + 64 + sizeof(struct rt_sigframe_k) + 16;
 }
 
 static void run_handler(struct proc *p, struct trapframe *tf, int sig,
@@ -484,24 +483,13 @@ int64_t sig_return(struct trapframe *tf)
 {
     struct proc *p = curproc();
     struct ucontext_k uc;
-    uint8_t fx[FXSAVE_SIZE] __aligned(16);
     if (copyin((void *)tf->rsp, &uc, sizeof uc))
         goto bad;
     const struct sigcontext_k *mc = &uc.mc;
     if (mc->rip >= USER_TOP || mc->rsp > USER_TOP)
         goto bad;
-    if (mc->fpstate) {
-        if (copyin((void *)mc->fpstate, fx, sizeof fx))
-            goto bad;
-        uint8_t cur[FXSAVE_SIZE] __aligned(16);
-        __asm__ volatile("fxsave64 %0" : "=m"(cur));
-        uint32_t mxcsr_mask = *(uint32_t *)(cur + 28);
-        if (!mxcsr_mask)
-            mxcsr_mask = 0xffbf;
-        *(uint32_t *)(fx + 24) &= mxcsr_mask;
-        *(uint32_t *)(fx + 28) = mxcsr_mask;
-        __asm__ volatile("fxrstor64 %0" :: "m"(fx));
-    }
+    if (mc->fpstate && fpu_frame_in(mc->fpstate))      /* kern/proc/fpu.c */
+        goto bad;
     tf->r8 = mc->r8; tf->r9 = mc->r9; tf->r10 = mc->r10; tf->r11 = mc->r11;
     tf->r12 = mc->r12; tf->r13 = mc->r13; tf->r14 = mc->r14; tf->r15 = mc->r15;
     tf->rdi = mc->rdi; tf->rsi = mc->rsi; tf->rbp = mc->rbp; tf->rbx = mc->rbx;

@@ -91,6 +91,7 @@ void user_cpu_init(void)
     wrmsr(MSR_STAR, ((uint64_t)(SEL_UDATA - 8) << 48) | ((uint64_t)SEL_KCODE << 32));
     wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
     wrmsr(MSR_FMASK, RFLAGS_IF | (1UL << 8) | (1UL << 10) | (1UL << 18));  /* IF TF DF AC */
+    fpu_cpu_init();
     uint32_t a, b, c, d;
     cpuid(0, 0, &a, &b, &c, &d);
     if (a < 7)
@@ -112,37 +113,12 @@ struct trapframe *curtf(void)
     return (struct trapframe *)((char *)t->kstack + KSTACK_SIZE) - 1;
 }
 
-/* FXSAVE area defaults: FCW 0x37f (all x87 exceptions masked), MXCSR
- * 0x1f80 (all SSE exceptions masked, round to nearest). */
-static void fpu_default(uint8_t *area)
-{
-    memset(area, 0, 512);
-    *(uint16_t *)area = 0x37f;
-    *(uint32_t *)(area + 24) = 0x1f80;
-}
-
-void fpu_reset_current(void)
-{
-    struct proc *p = curthread()->proc;
-    fpu_default(p->p_fpu);
-    __asm__ volatile("fxrstor64 %0" :: "m"(*(uint8_t (*)[512])p->p_fpu));
-}
-
-/* fork: the child starts with the parent's live registers. */
-void fpu_copy_current(struct proc *to)
-{
-    __asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t (*)[512])to->p_fpu));
-}
-
 void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
 {
     acct_switch(prev, next);    /* CPU time (kern/proc/proc.c) */
-    /* User SSE state is switched eagerly: the kernel uses no SSE, so the
-     * registers still hold prev's user values here. */
-    if (prev && prev->proc && prev != next)
-        __asm__ volatile("fxsave64 %0" : "=m"(*(uint8_t (*)[512])prev->proc->p_fpu));
-    if (next->proc && prev != next)
-        __asm__ volatile("fxrstor64 %0" :: "m"(*(uint8_t (*)[512])next->proc->p_fpu));
+    /* User SSE/AVX state is switched eagerly: the kernel uses no SSE, so
+     * the registers still hold prev's user values here (kern/proc/fpu.c). */
+    fpu_switch(prev, next);
     if (next->kstack) {
         c->kstack_top = (uint64_t)next->kstack + KSTACK_SIZE;
         c->tss.rsp[0] = c->kstack_top;
