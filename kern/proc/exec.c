@@ -287,7 +287,9 @@ static struct as *build_as(struct image *im, struct image *ip, int *err)
         *err = -ENOMEM;
         return NULL;
     }
-    *err = map_image(as, im);
+    *err = as_set_exe(as, im->vp);      /* ETXTBSY while it is open for writing */
+    if (!*err)
+        *err = map_image(as, im);
     if (!*err) {
         int64_t r = as_map(as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE,
                            PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,

@@ -173,6 +173,14 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);
 int vn_close(struct vnode *vp, int flags, struct cred *cr);     /* also drops the reference */
+/* ETXTBSY's count (v_writecount): an open for writing takes a writer's
+ * place (-ETXTBSY while the file runs), a program's address space a
+ * runner's (-ETXTBSY while it is open for writing); each put undoes one
+ * get, and a put with nothing to undo does nothing. */
+int vn_get_write(struct vnode *vp);
+void vn_put_write(struct vnode *vp);
+int vn_deny_write(struct vnode *vp);
+void vn_allow_write(struct vnode *vp);
 /* mknod: type VREG, VFIFO, VCHR or VBLK; in Linux's order, -EEXIST when
  * the name exists, then -EINVAL for VNON and -EPERM for VDIR (types mknod
  * cannot make), -EACCES, and -EPERM for a device made by another than root. */

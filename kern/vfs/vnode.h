@@ -53,6 +53,10 @@ struct vnode {
      * VN_RELE drops the pages before VOP_INACTIVE. */
     uint32_t v_npages;              /* [a] */
     struct page *v_pagelist;        /* [pcache vnode list lock] linked by p_vnext */
+    /* ETXTBSY, as Linux's i_writecount: above 0, the opens for writing;
+     * below 0, minus the address spaces running the file as their program
+     * (vn_get_write and vn_deny_write in kern/vfs/vnops.c). */
+    int32_t v_writecount;           /* [a] */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */

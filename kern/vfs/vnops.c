@@ -202,9 +202,13 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
             err = -ENOTDIR;
     } else {
         err = open_check(vp, flags, want, cr);
-        if (!err && (flags & O_TRUNC) && vp->v_type == VREG)
-            err = VOP_TRUNCATE(vp, 0, cr);
     }
+    bool writer = !err && vp->v_type == VREG && (want & VWRITE);
+    if (writer)
+        err = vn_get_write(vp);     /* before O_TRUNC: a running program stays whole */
+    writer = writer && !err;
+    if (!err && !created && (flags & O_TRUNC) && vp->v_type == VREG)
+        err = VOP_TRUNCATE(vp, 0, cr);
     if (!err)
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
     if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
@@ -212,6 +216,8 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     if (!err && vp->v_type == VFIFO && vp->v_vfsp && fifo_open_hook)
         err = fifo_open_hook(&vp, flags);   /* a named pipe opens its pipe */
     if (err) {
+        if (writer)
+            vn_put_write(vp);
         VN_RELE(vp);
         return err;
     }
@@ -258,9 +264,53 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
 
 int vn_close(struct vnode *vp, int flags, struct cred *cr)
 {
+    if (vp->v_type == VREG && (open_access_mode(flags) & VWRITE))
+        vn_put_write(vp);
     int err = VOP_CLOSE(vp, flags, cr);
     VN_RELE(vp);
     return err;
+}
+
+int vn_get_write(struct vnode *vp)
+{
+    int32_t c = __atomic_load_n(&vp->v_writecount, __ATOMIC_RELAXED);
+    do {
+        if (c < 0)
+            return -ETXTBSY;
+    } while (!__atomic_compare_exchange_n(&vp->v_writecount, &c, c + 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    return 0;
+}
+
+void vn_put_write(struct vnode *vp)
+{
+    int32_t c = __atomic_load_n(&vp->v_writecount, __ATOMIC_RELAXED);
+    do {
+        if (c <= 0)
+            return;
+    } while (!__atomic_compare_exchange_n(&vp->v_writecount, &c, c - 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+}
+
+int vn_deny_write(struct vnode *vp)
+{
+    int32_t c = __atomic_load_n(&vp->v_writecount, __ATOMIC_RELAXED);
+    do {
+        if (c > 0)
+            return -ETXTBSY;
+    } while (!__atomic_compare_exchange_n(&vp->v_writecount, &c, c - 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    return 0;
+}
+
+void vn_allow_write(struct vnode *vp)
+{
+    int32_t c = __atomic_load_n(&vp->v_writecount, __ATOMIC_RELAXED);
+    do {
+        if (c >= 0)
+            return;
+    } while (!__atomic_compare_exchange_n(&vp->v_writecount, &c, c + 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
 }
 
 int vn_rdwr(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,

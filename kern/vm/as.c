@@ -229,7 +229,21 @@ void as_destroy(struct as *as)
             free_tables(table_of(as->a_pml4[i]), 2);
     page_free(virt_to_page(as->a_pml4), 0);
     rlock_destroy(&as->a_lock);
+    if (as->a_exe) {
+        vn_allow_write(as->a_exe);
+        VN_RELE(as->a_exe);
+    }
     kfree(as);
+}
+
+int as_set_exe(struct as *as, struct vnode *vp)
+{
+    int err = vn_deny_write(vp);
+    if (err)
+        return err;
+    VN_HOLD(vp);
+    as->a_exe = vp;
+    return 0;
 }
 
 /* ---- segments ---- */
@@ -821,6 +835,8 @@ struct as *as_dup(struct as *as, int *err)
     }
     n->a_brk_base = as->a_brk_base;
     n->a_brk = as->a_brk;
+    if (as->a_exe)
+        as_set_exe(n, as->a_exe);       /* already denied writers: cannot fail */
     struct dup_ctx d = { as, n, 0 };
     for_each_pte(as, 0, USER_TOP, dup_pte, &d);
     tlb_flush(as, 0, 1UL << 40);        /* many pages: a full flush */

@@ -92,12 +92,17 @@ struct as {
     volatile uint64_t a_cpumask;    /* [a] CPUs that have loaded a_root and may hold its TLB entries */
     vaddr_t a_brk_base, a_brk;      /* [l] program break */
     uint64_t a_rss;                 /* [l] pages mapped */
+    struct vnode *a_exe;            /* [c] the program file it runs, held and denied
+                                       writers (ETXTBSY) until it goes; or NULL */
 };
 
 /* A new, empty address space sharing the kernel half; NULL on no memory. */
 struct as *as_create(void);
 /* Free every segment, page and table.  No CPU may be using it. */
 void as_destroy(struct as *as);
+/* exec: as runs the program file vp (held, denied writers until as goes):
+ * 0 or -ETXTBSY when vp is open for writing. */
+int as_set_exe(struct as *as, struct vnode *vp);
 /* fork: a copy of as, private pages shared copy-on-write.  NULL and *err. */
 struct as *as_dup(struct as *as, int *err);
 
