@@ -2,7 +2,8 @@
 #
 #   make            kernel ELF, boot ISO and compile_commands.json
 #   make run        boot a machine preset in QEMU to a shell (MACHINE=, OPTS=,
-#                   ACCEL=; RUN='cmd' runs cmd and powers off; ADD=DIR)
+#                   ACCEL=; RUN='cmd' runs cmd and powers off; ADD=DIR;
+#                   USERLAND=debian: Debian's own userland on a UFS root)
 #   make boot       boot the kernel alone, no root file system (OPTS=)
 #   make bochs      boot a preset in Bochs (MACHINE=, OPTS=)
 #   make debug      QEMU halted with its gdb stub, and gdb with the symbols
@@ -116,11 +117,14 @@ compile_commands.json: Makefile $(CSRCS)
 # ADD=DIR puts a host directory under /add, SIZE= the free space in the
 # image (default 16M), ROOT=path keeps the image there between runs; the
 # command's output alone goes to standard output (hence the silent recipe).
+# USERLAND=debian: the root is Debian's packages instead (gcc, binutils,
+# make, bash, coreutils ...; tools/debian_root.py, the list in
+# tools/debian/packages), on a UFS image.
 # make boot: the kernel alone, no root file system (OPTS= for ktest=,
 # kbench= ...).
 run: export TEMPEST_RUN = $(value RUN)
 run: all tools userland bench
-	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT))
+	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(USERLAND),--userland $(USERLAND))
 
 boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))

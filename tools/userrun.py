@@ -3,13 +3,16 @@
 
     userrun.py [--machine NAME] [--accel tcg|kvm|icount] [--opts '...']
                [--timeout S] [--add DIR] [--disk IMAGE ...] [--run 'command']
-               [--free SIZE] [--root PATH]
+               [--free SIZE] [--root PATH] [--userland busybox|debian]
 
 A root image is built first (tools/mkroot.py): Debian's busybox-static with
 its applet links, init, the lockstat tool, the user tests under /tests and
 the benchmarks under /bench, and with --add a host directory under /add.
 It is as large as its contents plus --free of free space (default 16M).
 It is attached as the first virtio disk and mounted as the root (root=vda).
+With --userland debian the root is a UFS image of Debian's own packages
+instead (tools/debian_root.py: gcc, binutils, make, bash, coreutils ...),
+with init, the user tests under /tests and --add's directory under /add.
 
 With --root PATH the image is kept there: made on the first run, then
 booted again as it is (the user's files persist; --add and --free apply
@@ -43,6 +46,7 @@ from machines import MachineError  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
+DEBIAN_ROOT = os.path.join(ROOT, "tools", "debian_root.py")
 USERLAND = os.path.join(BUILD, "userland")
 TOOLS = os.path.join(BUILD, "tools")
 EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
@@ -84,6 +88,19 @@ def mkroot(img, run, add, free, slot):
     if r.returncode != 0:
         lines = (r.stdout + r.stderr).strip().splitlines()
         raise Failure(lines[-1] if lines else "mkroot failed")
+
+
+def debian_root(img, run, add, free):
+    """Build a Debian root image at img (tools/debian_root.py)."""
+    cmd = [sys.executable, DEBIAN_ROOT, "image", img, "--free", free]
+    if add:
+        cmd += ["--add", add]
+    if run is not None:
+        cmd += ["--run", run]
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines()
+        raise Failure(lines[-1] if lines else "debian_root failed")
 
 
 def root_image(tmp, run, add, free="16M"):
@@ -222,6 +239,8 @@ def main():
     p.add_argument("--free", default="16M",
                    help="free space in a new root image beyond its contents (default 16M)")
     p.add_argument("--root", help="keep the root image at this path between runs")
+    p.add_argument("--userland", default="busybox", choices=("busybox", "debian"),
+                   help="the root's programs: busybox (S5), or Debian's packages (UFS)")
     args = p.parse_args()
     run = args.run if args.run is not None else os.environ.get("TEMPEST_RUN") or None
     try:
@@ -229,7 +248,12 @@ def main():
             if not os.path.isfile(d):
                 raise Failure("DISK=%s: no such image file" % d)
         with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
-            if args.root:
+            if args.userland == "debian":
+                if args.root:
+                    raise Failure("ROOT= is not supported with USERLAND=debian yet")
+                img = os.path.join(tmp, "root.img")
+                debian_root(img, run, args.add, args.free)
+            elif args.root:
                 img = kept_image(args.root, run, args.add, args.free)
             else:
                 img = os.path.join(tmp, "root.img")

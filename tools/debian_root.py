@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Tempest's Debian root: Debian's own programs, unmodified, on a UFS image.
+
+    debian_root.py fetch [--list FILE]
+    debian_root.py image IMAGE [--run 'command'] [--add DIR] [--free 64M]
+                           [--list FILE]
+
+fetch resolves the packages named in tools/debian/packages (one a line;
+"-NAME" leaves one out) with everything they depend on (apt-cache depends:
+Depends and Pre-Depends), downloads them with `apt-get download` into
+build/debian/debs/ (nothing is installed on the host) and unpacks each with
+`dpkg-deb -x` into build/debian/tree/.  A second run with the same list
+does nothing: the tree records the list it was made from.
+
+image makes the root image (tools/mkfs.ufs -d): the Debian tree, plus what
+Tempest's boot needs on top of it:
+
+    /sbin/init               Tempest's init (build/userland/init)
+    /bin/busybox and links   for each busybox applet Debian's packages do
+                             not provide (/bin/sh among them: dash's
+                             link is made by its install script, not
+                             shipped)
+    /etc/passwd ...          the users of tools/mkroot.py
+    /etc/rc.run              with --run: the command init runs, then
+                             powers off
+    /add, /tests             with --add: a host directory; the user tests
+    /proc /dev /tmp /mnt     empty
+
+and without Debian's documentation and translations (usr/share/doc, man,
+info, locale).
+
+Every failure is one line on standard error and exit status 1.
+"""
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import mkroot  # noqa: E402  (the users, the busybox applets)
+
+BUILD = os.path.join(ROOT, "build")
+CACHE = os.path.join(BUILD, "debian")
+DEBS = os.path.join(CACHE, "debs")
+TREE = os.path.join(CACHE, "tree")
+STAMP = ".tempest-packages"            # in TREE: the list the tree was made from
+LIST = os.path.join(ROOT, "tools", "debian", "packages")
+MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
+INIT = os.path.join(BUILD, "userland", "init")
+TESTS = os.path.join(BUILD, "userland", "tests")
+# Not copied to the image: documentation and translations (about 55 MiB).
+PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
+
+
+class Failure(Exception):
+    """A failure to report in one line."""
+
+
+def run(cmd, cwd=None):
+    """Run cmd; its standard output, or Failure with its last line."""
+    try:
+        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    except OSError as e:
+        raise Failure("%s: %s" % (cmd[0], e.strerror))
+    if r.returncode != 0:
+        lines = (r.stderr + r.stdout).strip().splitlines()
+        raise Failure("%s failed: %s" % (" ".join(cmd[:2]), lines[-1] if lines else "no message"))
+    return r.stdout
+
+
+def read_list(path):
+    """(wanted, left out) package names of the list file."""
+    try:
+        with open(path) as f:
+            lines = [ln.split("#")[0].strip() for ln in f]
+    except OSError as e:
+        raise Failure("cannot read the package list %s: %s" % (path, e.strerror))
+    names = [ln for ln in lines if ln]
+    want = [n for n in names if not n.startswith("-")]
+    if not want:
+        raise Failure("the package list %s names no package" % path)
+    return want, {n[1:] for n in names if n.startswith("-")}
+
+
+def resolve(want, leave_out):
+    """Every package wanted and what it depends on, sorted."""
+    out = run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
+               "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"] + want)
+    names = set()
+    for line in out.splitlines():
+        if line.startswith(" ") or line.startswith("<"):
+            continue                    # a dependency line, or a virtual package
+        name = line.strip().split(":")[0]
+        if name and name not in leave_out:
+            names.add(name)
+    missing = [n for n in want if n not in names and n not in leave_out]
+    if missing:
+        raise Failure("apt-cache knows no package %s (apt-get update?)" % missing[0])
+    return sorted(names)
+
+
+def deb_of(name):
+    """The downloaded .deb of package name, or None."""
+    for f in sorted(os.listdir(DEBS)):
+        if f.startswith(name + "_") and f.endswith(".deb"):
+            return os.path.join(DEBS, f)
+    return None
+
+
+def download(names):
+    os.makedirs(DEBS, exist_ok=True)
+    todo = [n for n in names if not deb_of(n)]
+    if todo:
+        print("debian_root: downloading %d packages into %s" % (len(todo), DEBS), file=sys.stderr)
+        run(["apt-get", "download"] + todo, cwd=DEBS)
+    for n in names:
+        if not deb_of(n):
+            raise Failure("apt-get download left no .deb for %s" % n)
+
+
+def stamp_text(names):
+    return "\n".join(names) + "\n"
+
+
+def fetch(list_path):
+    """Make build/debian/tree from the list (unless it is up to date); its path."""
+    want, leave_out = read_list(list_path)
+    names = resolve(want, leave_out)
+    stamp = os.path.join(TREE, STAMP)
+    try:
+        with open(stamp) as f:
+            if f.read() == stamp_text(names):
+                return TREE
+    except OSError:
+        pass
+    download(names)
+    if os.path.exists(TREE):
+        shutil.rmtree(TREE)
+    os.makedirs(TREE)
+    print("debian_root: unpacking %d packages into %s" % (len(names), TREE), file=sys.stderr)
+    for n in names:
+        run(["dpkg-deb", "-x", deb_of(n), TREE])
+    with open(stamp, "w") as f:
+        f.write(stamp_text(names))
+    return TREE
+
+
+# ---- the image ----
+
+def link_tree(src, dst):
+    """dst: a copy of src made of hard links (the cache stays untouched as
+    long as files are replaced, not written in place)."""
+    try:
+        subprocess.run(["cp", "-al", src, dst], check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as e:
+        raise Failure("cp -al %s failed: %s" % (src, e.stderr.strip().splitlines()[-1:]))
+
+
+def put_file(src, dst, mode=0o755):
+    if os.path.lexists(dst):
+        os.remove(dst)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copy2(src, dst)
+    os.chmod(dst, mode)
+
+
+def provided(top, name):
+    return any(os.path.lexists(os.path.join(top, d, name))
+               for d in ("bin", "sbin", "usr/bin", "usr/sbin"))
+
+
+def add_busybox(top):
+    """Busybox's applets that no Debian package provides, as links."""
+    busybox = os.path.join(top, "bin", "busybox")
+    if not os.path.exists(busybox):
+        raise Failure("the tree has no /bin/busybox (busybox-static left out of the list?)")
+    for d, name in mkroot.applets(busybox):
+        if not provided(top, name):
+            os.symlink("/bin/busybox", os.path.join(top, d, name))
+
+
+def stage(tmp, tree, args):
+    top = os.path.join(tmp, "root")
+    link_tree(tree, top)
+    os.remove(os.path.join(top, STAMP))
+    for d in PRUNED:
+        shutil.rmtree(os.path.join(top, d), ignore_errors=True)
+    for d in ("bin", "sbin", "etc", "dev", "tmp", "home", "root", "proc", "mnt"):
+        os.makedirs(os.path.join(top, d), exist_ok=True)
+    os.chmod(os.path.join(top, "tmp"), 0o1777)
+    if not os.path.exists(INIT):
+        raise Failure("%s is missing (run 'make userland')" % INIT)
+    put_file(INIT, os.path.join(top, "sbin", "init"))
+    add_busybox(top)
+    for name in ("passwd", "group", "shadow", "shells", "motd"):
+        path = os.path.join(top, "etc", name)
+        if os.path.lexists(path):
+            os.remove(path)             # a link into the cache: written anew
+    mkroot.write(os.path.join(top, "etc", "motd"), mkroot.MOTD)
+    mkroot.user_files(top)
+    if args.run is not None:
+        mkroot.write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
+    if args.add:
+        if not os.path.isdir(args.add):
+            raise Failure("--add %s is not a directory" % args.add)
+        shutil.copytree(args.add, os.path.join(top, "add"), symlinks=True)
+    if os.path.isdir(TESTS):
+        shutil.copytree(TESTS, os.path.join(top, "tests"), symlinks=True)
+    return top
+
+
+def tree_kib(top):
+    total = 0
+    for d, dirs, files in os.walk(top):
+        total += 4 * (len(dirs) + len(files))   # an inode and a directory entry's share
+        for f in files:
+            st = os.lstat(os.path.join(d, f))
+            total += (st.st_size + 4095) // 4096 * 4
+    return total
+
+
+def image(args):
+    tree = fetch(args.list)
+    if not os.path.exists(MKFS):
+        raise Failure("%s is missing (run 'make tools')" % MKFS)
+    free = mkroot.parse_kib(args.free)
+    with tempfile.TemporaryDirectory(prefix="debian-root-", dir=BUILD) as tmp:
+        top = stage(tmp, tree, args)
+        kib = tree_kib(top) * 5 // 4 + free
+        run([MKFS, "-d", top, args.image, "%dK" % kib])
+    print("debian_root: %s: %d MiB UFS root" % (args.image, kib // 1024), file=sys.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fetch", help="fetch and unpack the packages into build/debian/tree")
+    f.add_argument("--list", default=LIST, help="the package list (default tools/debian/packages)")
+    i = sub.add_parser("image", help="make a UFS root image of the tree")
+    i.add_argument("image")
+    i.add_argument("--list", default=LIST, help="the package list (default tools/debian/packages)")
+    i.add_argument("--run", help="command init runs under /bin/sh, then powers off")
+    i.add_argument("--add", help="host directory copied to /add")
+    i.add_argument("--free", default="64M", help="free space beyond the contents (default 64M)")
+    args = p.parse_args()
+    try:
+        if args.cmd == "fetch":
+            print(fetch(args.list))
+        else:
+            image(args)
+    except Failure as e:
+        sys.exit("debian_root: %s" % e)
+    except OSError as e:
+        sys.exit("debian_root: %s" % e)
+    except KeyboardInterrupt:
+        sys.exit("debian_root: interrupted")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
