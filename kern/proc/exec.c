@@ -1,26 +1,45 @@
 /*
- * exec: replace the calling process's image with a static ELF64 program,
- * or run a "#!" script's interpreter.
+ * exec: replace the calling process's image with an ELF64 program (static,
+ * or dynamic through the interpreter its PT_INTERP names), or run a "#!"
+ * script's interpreter.
  *
  * Theory.  The file must be a regular file the caller may execute.  A
  * script's first line names the interpreter and at most one argument;
  * the new argument list is interpreter [argument] path argv[1..] (one
  * level of interpreter only).  An ELF file must be a little-endian
- * x86-64 executable (ET_EXEC, or ET_DYN without an interpreter, loaded at
- * ELF_DYN_BASE) whose PT_LOAD segments fit in user space; anything else is
- * -ENOEXEC.  Each PT_LOAD becomes one private vnode segment of the new
- * address space covering its pages, with p_filesz bytes read from the file
- * on demand and zeros after them (the bss), and nothing is read now.
+ * x86-64 executable (ET_EXEC, or ET_DYN) whose PT_LOAD segments fit in
+ * user space; anything else is -ENOEXEC.  An ET_EXEC program sits at its
+ * own addresses; an ET_DYN one (a PIE, or a loader such as ld.so run by
+ * name) at ELF_ET_DYN_BASE, Linux's base when randomisation is off, so a
+ * loader run by name leaves 0x400000 to the ET_EXEC program it loads.
+ * Each PT_LOAD becomes one private vnode segment of the new address space
+ * covering its pages, with p_filesz bytes read from the file on demand and
+ * zeros after them (the bss), and nothing is read now.
+ *
+ * A PT_INTERP names the program interpreter (glibc's ld.so): it is opened
+ * and checked before the point of no return, with Linux's errors (missing:
+ * -ENOENT; not executable: -EACCES; shorter than an ELF header: -EIO;
+ * anything else wrong with it: -ELIBBAD), and mapped where mmap would put
+ * it (below USER_MMAP_TOP, above the program's break), its span reserved
+ * first so its segments keep their distances.  The new thread starts at
+ * the interpreter's entry, which finds the program through the auxiliary
+ * vector.
+ *
+ * The program file is the address space's a_exe (as_set_exe): writers are
+ * refused with ETXTBSY while any address space runs it, and exec of a file
+ * open for writing fails with ETXTBSY.
  *
  * Up to the point of no return (the new address space is complete) a
  * failure leaves the process as it was.  After it, the old address space
  * is freed (or, borrowed by vfork, handed back to the parent, which
  * wakes: proc_exec_commit) and the stack is written in the System V ABI
  * layout: argc, argv pointers, NULL, envp pointers, NULL, the auxiliary
- * vector (AUX_PHDR, AUX_PHENT, AUX_PHNUM, AUX_PAGESZ, AUX_ENTRY, AUX_UID,
- * AUX_EUID, AUX_GID, AUX_EGID, AUX_SECURE, AUX_RANDOM, AUX_EXECFN,
- * AUX_NULL), then the strings and the 16 random bytes at the top.  A
- * failure there (no memory for the stack pages) kills the process.
+ * vector (AT_HWCAP, AT_PAGESZ, AT_CLKTCK, AT_PHDR, AT_PHENT, AT_PHNUM,
+ * AT_BASE, AT_FLAGS, AT_ENTRY, AT_UID, AT_EUID, AT_GID, AT_EGID,
+ * AT_SECURE, AT_RANDOM, AT_HWCAP2, AT_EXECFN, AT_PLATFORM, AT_MINSIGSTKSZ,
+ * AT_NULL), then the strings: arguments and environment, the executed path
+ * (AT_EXECFN), "x86_64" (AT_PLATFORM) and the 16 random bytes at the top.
+ * A failure there (no memory for the stack pages) kills the process.
  *
  * No lock is held across exec except those of the calls it makes.
  */
