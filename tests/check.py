@@ -57,6 +57,9 @@ cores):
   run/default        make run itself (tests/run_check.py): one-line
                      failures, the command's output alone and exact on
                      stdout, ROOT= keeping an image between two boots
+  debian/s5          Debian's gcc, as, ld and make (tools/debian_s5_bundle.py)
+                     on an S5 root build and run a hello world and a
+                     three-file project with make -j4 (tests/debian_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -106,6 +109,7 @@ import host_check  # noqa: E402
 import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
+import debian_check  # noqa: E402
 
 
 def all_jobs():
@@ -140,7 +144,8 @@ def all_jobs():
               user_check.make_user_job("default", opts="witness=on lockstat=contended",
                                        name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default")),
-             ("run/default", run_check.job_userrun)]
+             ("run/default", run_check.job_userrun),
+             ("debian/s5", debian_check.job_debian_s5)]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]

@@ -1,0 +1,6 @@
+#include "square.h"
+
+int cube(int x)
+{
+	return square(x) * x;
+}

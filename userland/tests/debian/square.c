@@ -1,0 +1,6 @@
+#include "square.h"
+
+int square(int x)
+{
+	return x * x;
+}
