@@ -4,6 +4,7 @@
 # name "./ld.so", so they run from there):
 #   - a PIE and an ET_EXEC program print their checks (auxiliary vector,
 #     malloc with mmap and mremap, glibc's string functions) and exit 0;
+#   - glibc counts AVX2 active when the CPU has it (XSAVE enabled);
 #   - a program whose library is missing gets ld.so's own message and
 #     status 127, not a kernel fault;
 #   - ld.so run by name loads an ET_EXEC program at 0x400000 (the loader
@@ -39,6 +40,17 @@ eq "its checks" "$want" "$out"
 ./gmissing > "$W/out" 2> "$W/err"
 eq "a missing library: status 127" 127 "$?"
 ok "ld.so's own message" grep -q "error while loading shared libraries: libgmiss.so.1" "$W/err"
+
+# glibc's own view of the CPU: when CPUID offers AVX2 (leaf 7, EBX bit 5),
+# the kernel's XSAVE set-up (XCR0 with AVX) must let glibc count it
+# active and prefer its AVX string functions, as on Linux.
+diag=$(./ld.so --list-diagnostics 2> /dev/null)
+word() { echo "$diag" | sed -n "s/^x86.cpu_features.$1=//p"; }
+cpu7=$(word 'features\[0x1\].cpuid\[0x1\]')
+if [ -n "$cpu7" ] && [ $((cpu7 & 32)) -ne 0 ]; then
+	eq "glibc counts AVX2 active" 32 $(($(word 'features\[0x1\].active\[0x1\]') & 32))
+	eq "glibc prefers AVX loads" 0x1 "$(word preferred.AVX_Fast_Unaligned_Load)"
+fi
 
 # The host's cc1, when the bundle has it (glibc_bundle.py --cc1).
 if [ -x ./cc1 ]; then
