@@ -89,8 +89,12 @@ def read_list(path):
 
 def resolve(want, leave_out):
     """Every package wanted and what it depends on, sorted."""
-    out = run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
-               "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"] + want)
+    try:
+        out = run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
+                   "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"] + want)
+    except Failure as e:
+        raise Failure("cannot resolve %s (a misspelt name, or run apt-get update): %s"
+                      % (" ".join(want[:3]) + (" ..." if len(want) > 3 else ""), e))
     names = set()
     for line in out.splitlines():
         if line.startswith(" ") or line.startswith("<"):
