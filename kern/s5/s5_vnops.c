@@ -435,5 +435,5 @@ const struct vnodeops s5_vnodeops = {
     .vop_readlink = s5_readlink,
     .vop_fsync = s5_fsync,
     .vop_truncate = s5_truncate,
-    .vop_inactive = s5_inactive,
+    .vop_inactive = icache_inactive,
 };
