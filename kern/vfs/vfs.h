@@ -210,5 +210,6 @@ const char *devfs_name(struct vnode *vp);
 /* Types registered at boot (kern/vfs/vfs.c's table). */
 extern const struct vfssw s5_vfssw;     /* kern/s5/ */
 extern const struct vfssw devfs_vfssw;  /* kern/vfs/devfs.c */
+extern const struct vfssw ufs_vfssw;    /* kern/ufs/ */
 
 #endif
