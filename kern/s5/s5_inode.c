@@ -449,9 +449,9 @@ bool s5_iactive(struct s5_fs *fs, uint32_t ino)
     return icache_active(&s5_icache, fs, ino);
 }
 
-int s5_iflush_busy(struct s5_fs *fs)
+int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used)
 {
-    return icache_busy(&s5_icache, fs, ICNODE(fs->fs_root));
+    return icache_unmount(&s5_icache, fs, ICNODE(fs->fs_root), fs->fs_dev, sync, still_used);
 }
 
 static int iupdat_delayed(struct icnode *ip)

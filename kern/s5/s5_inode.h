@@ -148,9 +148,8 @@ int s5_iupdat(struct s5_inode *ip, bool sync);
 void s5_itimes(struct s5_inode *ip, int which);
 /* Free the blocks past size and set the size (ILOCKED). */
 int s5_itrunc(struct s5_inode *ip, uint32_t size);
-/* Unmount support: -EBUSY if an inode of fs other than the root is
- * referenced; 0 otherwise. */
-int s5_iflush_busy(struct s5_fs *fs);
+/* Unmount's common part (icache_unmount, kern/vfs/icache.h). */
+int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used);
 /* Write every modified in-core inode of fs. */
 int s5_iflush(struct s5_fs *fs);
 /* Forget every inactive in-core inode of fs (after unmount). */

@@ -195,9 +195,9 @@ static const struct icache_ops ufs_icache_ops = {
 
 /* ---- whole-file-system walks: the cache's ---- */
 
-int ufs_iflush_busy(struct ufs_fs *fs)
+int ufs_iunmount(struct ufs_fs *fs, int (*sync)(void *fs), bool *still_used)
 {
-    return icache_busy(&ufs_icache, fs, ICNODE(fs->fs_root));
+    return icache_unmount(&ufs_icache, fs, ICNODE(fs->fs_root), fs->fs_dev, sync, still_used);
 }
 
 static int iupdat_delayed(struct icnode *ip)
@@ -213,9 +213,4 @@ int ufs_iflush(struct ufs_fs *fs)
 void ufs_ievict(struct ufs_fs *fs)
 {
     icache_evict(&ufs_icache, fs);
-}
-
-void ufs_reap_drain(void)
-{
-    icache_reap_drain(&ufs_icache);
 }

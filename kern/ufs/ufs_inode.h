@@ -97,10 +97,10 @@ void ufs_icache_init(void);
  * or a bad inode, -EIO, -ENFILE, -EDEADLK (see icache_iget). */
 int ufs_iget(struct ufs_fs *fs, uint32_t ino, struct ufs_inode **ipp);
 void ufs_iput(struct ufs_inode *ip);
-int ufs_iflush_busy(struct ufs_fs *fs);
+/* Unmount's common part (icache_unmount, kern/vfs/icache.h). */
+int ufs_iunmount(struct ufs_fs *fs, int (*sync)(void *fs), bool *still_used);
 int ufs_iflush(struct ufs_fs *fs);
 void ufs_ievict(struct ufs_fs *fs);
-void ufs_reap_drain(void);
 /* Write the in-core inode into its disk block. */
 int ufs_iupdat(struct ufs_inode *ip, bool sync);
 

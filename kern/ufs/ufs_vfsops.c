@@ -274,28 +274,23 @@ static int sync_fs(struct ufs_fs *fs)
     return err ? err : e;
 }
 
+static int sync_void(void *fs)
+{
+    return sync_fs(fs);
+}
+
 static int ufs_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct ufs_fs *fs = vfsp->vfs_data;
-    dnlc_purge_vfsp(vfsp, 0);
-    ufs_reap_drain();
-    if (ufs_iflush_busy(fs))
-        return -EBUSY;
-    struct vnode *rootvp = UFS_ITOV(fs->fs_root);
-    VN_RELE(rootvp);
-    int err = sync_fs(fs);
-    int e = binval(fs->fs_dev);
-    err = err ? err : e;
-    ufs_ievict(fs);
-    blk_unclaim(fs->fs_dev);
-    vfsp->vfs_data = NULL;
-    if (__atomic_load_n(&rootvp->v_count, __ATOMIC_ACQUIRE) >= 0) {
-        /* Still referenced: its inode keeps pointing at fs, so fs stays
-         * (read-only from now on) rather than be freed under it. */
-        fs->fs_rdonly = true;
+    bool still_used;
+    int err = ufs_iunmount(fs, sync_void, &still_used);
+    if (err == -EBUSY)
         return err;
-    }
-    fs_destroy(fs);
+    vfsp->vfs_data = NULL;
+    if (still_used)
+        fs->fs_rdonly = true;               /* stays, read-only, for the root's inode */
+    else
+        fs_destroy(fs);
     return err;
 }
 

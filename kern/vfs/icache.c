@@ -48,6 +48,9 @@
  */
 #include <kern/vfs/icache.h>
 #include <kern/vfs/dnlc.h>
+#include <kern/vfs/vfs.h>
+#include <kern/vfs/buf.h>
+#include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
@@ -474,6 +477,27 @@ void icache_evict(struct icache *c, void *fs)
         free_insert(c, ip, true);
     }
     mutex_exit(&c->lock);
+}
+
+int icache_unmount(struct icache *c, void *fs, struct icnode *root, struct blkdev *dev,
+                   int (*sync)(void *fs), bool *still_used)
+{
+    struct vnode *rootvp = &root->i_vnode;
+    *still_used = false;
+    dnlc_purge_vfsp(vfs_of(fs), 0);
+    icache_reap_drain(c);
+    if (icache_busy(c, fs, root))
+        return -EBUSY;
+    /* The mount's own reference to the root goes; others may remain (the
+     * VFS may hold the root directory of the root file system for ever). */
+    VN_RELE(rootvp);
+    int err = sync(fs);
+    int e = binval(dev);
+    err = err ? err : e;
+    icache_evict(c, fs);
+    blk_unclaim(dev);
+    *still_used = __atomic_load_n(&rootvp->v_count, __ATOMIC_ACQUIRE) >= 0;
+    return err;
 }
 
 /*

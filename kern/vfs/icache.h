@@ -127,6 +127,16 @@ int icache_busy(struct icache *c, void *fs, struct icnode *root);
 int icache_flush(struct icache *c, void *fs, int (*update)(struct icnode *ip));
 /* Forget every inactive in-core inode of fs (after unmount). */
 void icache_evict(struct icache *c, void *fs);
+struct blkdev;
+/* Unmount's part that is the same for every file system: purge the DNLC
+ * of it, drain the reaper, -EBUSY if an inode other than root is in use;
+ * else drop the mount's reference to root, sync (the file system's
+ * function, marking it clean), forget its buffers and inodes and give the
+ * disk back.  *still_used says root is still referenced: the file
+ * system's structure must then stay (read-only), as its inode points at
+ * it.  Returns the first error of the sync. */
+int icache_unmount(struct icache *c, void *fs, struct icnode *root, struct blkdev *dev,
+                   int (*sync)(void *fs), bool *still_used);
 /* Tests: broken invariants (0 is good); *nfree the free list's length. */
 int icache_audit(struct icache *c, int *nfree);
 
