@@ -168,12 +168,75 @@ void ufs_iput(struct ufs_inode *ip)
     icache_iput(ICNODE(ip));
 }
 
-/* With ILOCK, the count 0: a modified inode is written back. */
+void ufs_itimes(struct ufs_inode *ip, int which)
+{
+    int32_t now = (int32_t)ufs_now();
+    if (which & UFS_ACC)
+        ip->i_atime = now, ip->i_atimensec = 0;
+    if (which & UFS_UPD)
+        ip->i_mtime = now, ip->i_mtimensec = 0;
+    if (which & UFS_CHG)
+        ip->i_ctime = now, ip->i_ctimensec = 0;
+    ip->i_flag |= IMOD;
+}
+
+/*
+ * A new inode: a number from the maps, then iget.  The number was free in
+ * the map under fs_cglock, and only an inode with a mode is ever in use,
+ * so a mode found on it means the map and the inode disagree: corruption.
+ */
+int ufs_ialloc(struct ufs_inode *dp, uint16_t mode, struct ufs_inode **ipp)
+{
+    struct ufs_fs *fs = dp->i_fs;
+    bool dir = (mode & UFS_IFMT) == UFS_IFDIR;
+    uint32_t ino;
+    int err = ufs_ino_alloc(dp, dir, &ino);
+    if (err)
+        return err;
+    struct ufs_inode *ip;
+    err = ufs_iget(fs, ino, &ip);
+    if (err) {
+        ufs_ino_free(fs, ino, dir);
+        return err;
+    }
+    if (ip->i_mode != 0) {
+        ufs_corrupt(fs, "inode %u is free in its map but has mode 0%o", ino, ip->i_mode);
+        ufs_iput(ip);
+        return -EUCLEAN;
+    }
+    int32_t gen = ip->i_gen + 1;
+    memset(&ip->i_mode, 0, sizeof *ip - offsetof(struct ufs_inode, i_mode));
+    ip->i_mode = mode;
+    ip->i_gen = gen;
+    ip->i_vnode.v_type = vtype_of(mode);
+    ip->i_vnode.v_rdev = 0;
+    ufs_itimes(ip, UFS_ACC | UFS_UPD | UFS_CHG);
+    *ipp = ip;
+    return 0;
+}
+
+/* With ILOCK, the count 0: a file with no links loses its blocks and its
+ * inode; a modified one is written back. */
 static void inactive_work(struct icnode *icp)
 {
     struct ufs_inode *ip = (struct ufs_inode *)icp;
-    if (!ip->i_fs->fs_rdonly && (ip->i_flag & IMOD))
+    struct ufs_fs *fs = ip->i_fs;
+    if (fs->fs_rdonly)
+        return;
+    if (ip->i_nlink <= 0 && ip->i_mode != 0) {
+        bool dir = (ip->i_mode & UFS_IFMT) == UFS_IFDIR;
+        ufs_itrunc(ip, 0);
+        ip->i_mode = 0;
+        ip->i_vnode.v_type = VNON;
+        ip->i_blocks = 0;
+        memset(ip->i_db, 0, sizeof ip->i_db);
+        memset(ip->i_ib, 0, sizeof ip->i_ib);
+        ufs_itimes(ip, UFS_CHG);
+        ufs_iupdat(ip, ufs_syncwrites());
+        ufs_ino_free(fs, ip->i_number, dir);
+    } else if (ip->i_flag & IMOD) {
         ufs_iupdat(ip, false);
+    }
 }
 
 static bool inode_useless(struct icnode *icp)

@@ -12,6 +12,8 @@
  *         ILOCK(), which also takes the vnode lock
  *   [fs]  the file system's fs_lock mutex (class "ufs_fs") over the
  *         in-core superblock counts and the summary area
+ *   [cg]  fs_cglock, the allocation resource lock (class "ufs_cglock"),
+ *         held across the read and write of one group block
  *   [c]   constant while mounted (or while the inode has this identity)
  */
 #ifndef KERN_UFS_UFS_INODE_H
@@ -58,8 +60,14 @@ struct ufs_fs {
     uint32_t fs_unit;               /* [c] bytes of one buffer-cache block:
                                        the fragment size, at most BUF_MAX_SIZE */
     struct mutex fs_lock;           /* class "ufs_fs": the [fs] fields */
-    struct ufs_super fs_sb;         /* [fs] counts; the geometry [c] */
+    struct ufs_super fs_sb;         /* [fs] counts, fs_clean, fs_time; the geometry [c] */
     struct ufs_csum *fs_cs;         /* [fs] the summary area, one per group */
+    bool fs_fmod;                   /* [fs] the superblock or summary needs writing */
+    struct rlock fs_cglock;         /* [cg] class "ufs_cglock": allocation, held
+                                       across a group block's read and write */
+    uint8_t *fs_cgbuf;              /* [cg] the group block being changed */
+    struct rlock fs_rename;         /* class "ufs_rename": serializes rename
+                                       and rmdir (the tree's shape) */
     bool fs_bad;                    /* [a] corruption seen */
     struct ufs_inode *fs_root;      /* [c] held while mounted */
 };
@@ -86,6 +94,13 @@ void ufs_corrupt(struct ufs_fs *fs, const char *fmt, ...) __attribute__((format(
 struct buf *ufs_bread_byte(struct ufs_fs *fs, uint64_t off, uint32_t *at, int *err);
 /* Copy len bytes at byte off of the file system into dst. */
 int ufs_read_bytes(struct ufs_fs *fs, uint64_t off, void *dst, size_t len);
+/* Write len bytes from src at byte off of the file system through the
+ * buffer cache (sync: bwrite, else delayed writes); zero len bytes. */
+int ufs_write_bytes(struct ufs_fs *fs, uint64_t off, const void *src, size_t len, bool sync);
+int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len);
+/* Seconds since 1970; the syncwrites= flag. */
+uint32_t ufs_now(void);
+bool ufs_syncwrites(void);
 /* Is fragment address f inside the file system's data (not the boot area
  * or past the end)? */
 bool ufs_frag_valid(const struct ufs_fs *fs, int64_t f);
@@ -103,6 +118,35 @@ int ufs_iflush(struct ufs_fs *fs);
 void ufs_ievict(struct ufs_fs *fs);
 /* Write the in-core inode into its disk block. */
 int ufs_iupdat(struct ufs_inode *ip, bool sync);
+/* Set times from the flags and mark the inode modified. */
+#define UFS_ACC 0x1
+#define UFS_UPD 0x2
+#define UFS_CHG 0x4
+void ufs_itimes(struct ufs_inode *ip, int which);
+/* A new inode in dp's group (a directory's: by the spreading rule),
+ * referenced, ILOCKED, of mode with no links. */
+int ufs_ialloc(struct ufs_inode *dp, uint16_t mode, struct ufs_inode **ipp);
+
+/* ---- ufs_alloc.c: groups, blocks, fragments, inode maps ---- */
+
+/* n fragments of one block (n == fs_frag: a whole block) for ip, near
+ * fragment pref (0: ip's group); counted in ip's i_blocks.  -ENOSPC. */
+int ufs_frag_alloc(struct ufs_inode *ip, int64_t pref, int n, int64_t *fragp);
+/* Extend the run of osize fragments at f to nsize in place, if free. */
+bool ufs_frag_extend(struct ufs_inode *ip, int64_t f, int osize, int nsize);
+void ufs_frag_free(struct ufs_inode *ip, int64_t f, int n);
+/* An inode number from the maps (dir: the directory policy). */
+int ufs_ino_alloc(struct ufs_inode *dp, bool dir, uint32_t *inop);
+void ufs_ino_free(struct ufs_fs *fs, uint32_t ino, bool dir);
+/* Where a big file's next run of fs_maxbpg blocks starts. */
+int64_t ufs_big_file_pref(struct ufs_inode *ip, int64_t prev);
+
+/* ---- ufs_write.c ---- */
+
+/* Write n bytes (within one block) at off, allocating as needed. */
+int ufs_writei(struct ufs_inode *ip, uint64_t off, const void *src, size_t n, bool sync);
+/* Set the size: free past it, or grow (holes). */
+int ufs_itrunc(struct ufs_inode *ip, uint64_t nsize);
 
 /* ---- ufs_bmap.c: logical blocks to fragments ---- */
 
@@ -120,9 +164,35 @@ int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t 
 int ufs_dirsearch(struct ufs_inode *dp, const char *name, uint32_t *inop);
 /* readdir: entries from uio_offset into uio via vfs_put_dirent. */
 int ufs_dirread(struct ufs_inode *dp, struct uio *uio, bool *eofp);
+/* Add name -> (ino, type): into room in a chunk, else a new chunk. */
+int ufs_direnter(struct ufs_inode *dp, const char *name, uint32_t ino, uint8_t type);
+/* Remove name's entry (merged into the one before it); -ENOENT. */
+int ufs_dirremove(struct ufs_inode *dp, const char *name);
+/* Point name's entry at (ino, type). */
+int ufs_dirrewrite(struct ufs_inode *dp, const char *name, uint32_t ino, uint8_t type);
+/* 1 if only "." and ".." are left, 0 if not, <0 an error. */
+int ufs_dirempty(struct ufs_inode *dp);
+/* The first chunk of new directory ip: "." and "..". */
+int ufs_dirinit(struct ufs_inode *ip, uint32_t parent);
 
 /* ---- ufs_vnops.c ---- */
 
 int ufs_iaccess(struct ufs_inode *ip, int mode, struct cred *cr);
+/* The inode entry ino of dp (ILOCKED) names, referenced and ILOCKED; an
+ * entry naming dp itself, a held inode or a free inode is -EUCLEAN. */
+int ufs_iget_entry(struct ufs_inode *dp, uint32_t ino, struct ufs_inode **ipp);
+
+/* ---- ufs_namei.c and ufs_rename.c: the VOPs that change the tree ---- */
+int ufs_create(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
+               struct vnode **vpp, struct cred *cr);
+int ufs_mkdir(struct vnode *dvp, const char *name, const struct vattr *va, struct vnode **vpp,
+              struct cred *cr);
+int ufs_symlink(struct vnode *dvp, const char *name, const struct vattr *va, const char *target,
+                struct cred *cr);
+int ufs_link(struct vnode *tdvp, struct vnode *svp, const char *tname, struct cred *cr);
+int ufs_remove(struct vnode *dvp, const char *name, struct cred *cr);
+int ufs_rmdir(struct vnode *dvp, const char *name, struct cred *cr);
+int ufs_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp, const char *tname,
+               struct cred *cr);
 
 #endif

@@ -42,7 +42,9 @@
  * inode must be a directory; any failure is a mount error with the reason
  * on the console, never a panic.  Every block pointer read from an inode
  * or an indirect block is checked against the file system before use.
- * Writing is not there yet: every mount is read-only.
+ * A read-write mount marks the superblock not clean (fs_clean 0) at
+ * once; sync writes inodes, buffers, the summary area and the superblock;
+ * unmount does the same and marks it clean.
  *
  * Lock order (outer first): vnode lock + ILOCKED (directory before entry)
  * -> IRWLOCKED before ILOCKED of one inode -> buffer busy -> fs_lock, the
@@ -55,8 +57,12 @@
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
+#include <kern/lib/options.h>
+#include <drivers/platform/rtc.h>
 
 LOCK_CLASS(ufs_fs_class, "ufs_fs", LK_MUTEX_SLEEP);
+LOCK_CLASS(ufs_cglock_class, "ufs_cglock", LK_RESOURCE);
+LOCK_CLASS(ufs_rename_class, "ufs_rename", LK_RESOURCE);
 
 const struct vfssw ufs_vfssw = { .name = "ufs", .ops = &ufs_vfsops, .needs_dev = true };
 
@@ -102,6 +108,67 @@ int ufs_read_bytes(struct ufs_fs *fs, uint64_t off, void *dst, size_t len)
         len -= n;
     }
     return 0;
+}
+
+/* Change len bytes at off through the buffer cache: each unit read
+ * (unless wholly replaced), changed by fill, written. */
+static int change_bytes(struct ufs_fs *fs, uint64_t off, size_t len, bool sync,
+                        void (*fill)(void *dst, const void *src, size_t n), const void *src)
+{
+    int first_err = 0;
+    while (len > 0) {
+        uint32_t at = (uint32_t)(off % fs->fs_unit);
+        size_t n = MIN(len, (size_t)(fs->fs_unit - at));
+        struct buf *bp;
+        int err = 0;
+        if (n == fs->fs_unit)
+            bp = getblk(fs->fs_dev, off / fs->fs_unit, fs->fs_unit);
+        else
+            bp = ufs_bread_byte(fs, off, &at, &err);
+        if (!bp)
+            return err;
+        fill((char *)bp->b_data + at, src, n);
+        if (sync)
+            err = bwrite(bp);
+        else
+            bdwrite(bp);
+        first_err = first_err ? first_err : err;
+        if (src)
+            src = (const char *)src + n;
+        off += n;
+        len -= n;
+    }
+    return first_err;
+}
+
+static void fill_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+static void fill_zero(void *dst, const void *src, size_t n)
+{
+    memset(dst, 0, n);
+}
+
+int ufs_write_bytes(struct ufs_fs *fs, uint64_t off, const void *src, size_t len, bool sync)
+{
+    return change_bytes(fs, off, len, sync, fill_copy, src);
+}
+
+int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len)
+{
+    return change_bytes(fs, off, len, false, fill_zero, NULL);
+}
+
+uint32_t ufs_now(void)
+{
+    return (uint32_t)(realtime_ns() / 1000000000ull);
+}
+
+bool ufs_syncwrites(void)
+{
+    return opts.syncwrites != 0;
 }
 
 bool ufs_frag_valid(const struct ufs_fs *fs, int64_t f)
@@ -177,6 +244,42 @@ static int read_summary(struct ufs_fs *fs)
     return err;
 }
 
+/*
+ * Write the summary area and the superblock (its first sizeof bytes; the
+ * rest of fs_sbsize is kept), marked clean or active, synchronously: the
+ * superblock last, so a clean mark never precedes what it vouches for.
+ */
+static int write_super(struct ufs_fs *fs, bool clean)
+{
+    struct ufs_super *sb = &fs->fs_sb;
+    size_t cslen = (size_t)sb->fs_ncg * sizeof(struct ufs_csum);
+    struct ufs_csum *cs = kmalloc(cslen);
+    if (!cs)
+        return -ENOMEM;
+    struct ufs_super copy;
+    mutex_enter(&fs->fs_lock);
+    sb->fs_time = (int32_t)ufs_now();
+    sb->fs_clean = clean && !READ_ONCE(fs->fs_bad) ? UFS_FSCLEAN : 0;
+    if (sb->fs_flags & UFS_FLAGS_UPDATED) {
+        sb->fs_time64 = sb->fs_time;
+        sb->fs_cstotal64.cs_ndir = sb->fs_cstotal.cs_ndir;
+        sb->fs_cstotal64.cs_nbfree = sb->fs_cstotal.cs_nbfree;
+        sb->fs_cstotal64.cs_nifree = sb->fs_cstotal.cs_nifree;
+        sb->fs_cstotal64.cs_nffree = sb->fs_cstotal.cs_nffree;
+    }
+    memcpy(cs, fs->fs_cs, cslen);
+    copy = *sb;
+    fs->fs_fmod = false;
+    mutex_exit(&fs->fs_lock);
+    copy.fs_fmod = copy.fs_ronly = 0;
+    int err = ufs_write_bytes(fs, (uint64_t)sb->fs_csaddr * (uint32_t)sb->fs_fsize, cs, cslen, true);
+    kfree(cs);
+    int e = bflush(fs->fs_dev);
+    err = err ? err : e;
+    e = ufs_write_bytes(fs, UFS_SBOFF, &copy, sizeof copy, true);
+    return err ? err : e;
+}
+
 /* ---- vfsops ---- */
 
 static struct ufs_fs *fs_create(struct vfs *vfsp)
@@ -186,14 +289,19 @@ static struct ufs_fs *fs_create(struct vfs *vfsp)
         return NULL;
     fs->fs_vfs = vfsp;
     fs->fs_dev = vfsp->vfs_dev;
-    fs->fs_rdonly = true;           /* no write side yet */
+    fs->fs_rdonly = (vfsp->vfs_flag & VFS_RDONLY) != 0;
     mutex_init(&fs->fs_lock, &ufs_fs_class, MUTEX_SLEEP, "ufs_fs");
+    rlock_init(&fs->fs_cglock, &ufs_cglock_class, "ufs_cglock");
+    rlock_init(&fs->fs_rename, &ufs_rename_class, "ufs_rename");
     return fs;
 }
 
 static void fs_destroy(struct ufs_fs *fs)
 {
+    rlock_destroy(&fs->fs_rename);
+    rlock_destroy(&fs->fs_cglock);
     mutex_destroy(&fs->fs_lock);
+    kfree(fs->fs_cgbuf);
     kfree(fs->fs_cs);
     kfree(fs);
 }
@@ -228,6 +336,8 @@ static int mount_fs(struct ufs_fs *fs)
         return -EINVAL;
     }
     err = read_summary(fs);
+    if (!err && !(fs->fs_cgbuf = kzalloc((size_t)fs->fs_sb.fs_cgsize)))
+        err = -ENOMEM;
     return err ? err : mount_root(fs);
 }
 
@@ -256,34 +366,36 @@ static int ufs_mount(struct vfs *vfsp, struct cred *cr)
         blk_unclaim(dev);
         return err;
     }
-    if (!(vfsp->vfs_flag & VFS_RDONLY))
-        kprintf("ufs: %s: mounted read-only (the kernel's UFS does not write yet)\n",
-                dev->name);
-    vfsp->vfs_flag |= VFS_RDONLY;
     vfsp->vfs_data = fs;
     vfsp->vfs_bsize = (uint32_t)fs->fs_sb.fs_bsize;
+    if (!fs->fs_rdonly && (err = write_super(fs, false)))
+        kprintf("ufs: %s: cannot mark the superblock active: error %d\n", dev->name, err);
     return 0;
 }
 
-static int sync_fs(struct ufs_fs *fs)
+/* Everything of fs to disk: inodes, buffers, then the summary area and
+ * the superblock, marked clean or not. */
+static int sync_fs(struct ufs_fs *fs, bool clean)
 {
     if (fs->fs_rdonly)
         return 0;
     int err = ufs_iflush(fs);
     int e = bflush(fs->fs_dev);
+    err = err ? err : e;
+    e = write_super(fs, clean);
     return err ? err : e;
 }
 
-static int sync_void(void *fs)
+static int sync_clean(void *fs)
 {
-    return sync_fs(fs);
+    return sync_fs(fs, true);
 }
 
 static int ufs_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct ufs_fs *fs = vfsp->vfs_data;
     bool still_used;
-    int err = ufs_iunmount(fs, sync_void, &still_used);
+    int err = ufs_iunmount(fs, sync_clean, &still_used);
     if (err == -EBUSY)
         return err;
     vfsp->vfs_data = NULL;
@@ -324,7 +436,7 @@ static int ufs_statfs(struct vfs *vfsp, struct kstatfs *st)
 
 static int ufs_sync(struct vfs *vfsp, struct cred *cr)
 {
-    return sync_fs(vfsp->vfs_data);
+    return sync_fs(vfsp->vfs_data, false);
 }
 
 const struct vfsops ufs_vfsops = {

@@ -3,15 +3,15 @@
  * readdir, readlink, and the vnodeops table.  Each is called through a
  * VOP_* macro with the vnode's lock held (kern/vfs/vnode.h) and takes the
  * inode locks it needs (ILOCK for the inode, IRWLOCK around a whole read),
- * releasing them before it returns.  The file system is read-only for now:
- * every operation that would change it gives EROFS, after the checks
- * Linux makes first (EEXIST, ENOTDIR, EISDIR).  Theory in
+ * releasing them before it returns.  The operations that change the
+ * tree are in ufs_namei.c and ufs_rename.c.  Theory in
  * kern/ufs/ufs_vfsops.c.
  */
 #include <kern/ufs/ufs_inode.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
+#include <kern/vfs/buf.h>
 
 int ufs_iaccess(struct ufs_inode *ip, int mode, struct cred *cr)
 {
@@ -39,7 +39,8 @@ static int ufs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred
 
 /*
  * Reads hold IRWLOCKED throughout and ILOCKED one block at a time, so a
- * stat can get in between blocks (seed 001), as S5's do.
+ * stat can get in between blocks (seed 001), as S5's do.  The access time
+ * is not kept (as with a noatime mount).
  */
 static int ufs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
@@ -64,11 +65,66 @@ static int ufs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
     return err;
 }
 
+/* Largest file: what the pointers reach, within 64-bit offsets. */
+static uint64_t max_file_size(const struct ufs_fs *fs)
+{
+    uint64_t n = (uint64_t)fs->fs_sb.fs_nindir, blocks = UFS_NDADDR + n + n * n + n * n * n;
+    uint64_t limit = blocks << fs->fs_sb.fs_bshift;
+    return MIN(limit, (uint64_t)1 << 62);
+}
+
+/* Writes hold IRWLOCKED throughout and ILOCKED a block at a time. */
 static int ufs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
+    struct ufs_inode *ip = UFS_VTOI(vp);
     if (vp->v_type == VDIR)
         return -EISDIR;
-    return vp->v_type == VREG ? -EROFS : -EINVAL;
+    if (vp->v_type != VREG)
+        return -EINVAL;
+    struct ufs_fs *fs = ip->i_fs;
+    if (fs->fs_rdonly)
+        return -EROFS;
+    uint64_t bsize = (uint64_t)fs->fs_sb.fs_bsize, limit = max_file_size(fs);
+    size_t start = uio->uio_resid;
+    int err = 0;
+    IRWLOCK(ip);
+    if (ioflag & IO_APPEND) {
+        ILOCK(ip);
+        uio->uio_offset = ip->i_size;
+        IUNLOCK(ip);
+    }
+    while (uio->uio_resid > 0 && !err) {
+        if (uio->uio_offset >= limit) {
+            err = -EFBIG;
+            break;
+        }
+        size_t n = MIN(uio->uio_resid, (size_t)(bsize - uio->uio_offset % bsize));
+        n = MIN(n, (size_t)(limit - uio->uio_offset));
+        ILOCK(ip);
+        err = ufs_writei(ip, uio->uio_offset, uio->uio_base, n, ioflag & IO_SYNC);
+        if (!err) {
+            ip->i_mode &= (uint16_t)(cr->cr_uid ? ~(S_ISUID | S_ISGID) : ~0);
+            ufs_itimes(ip, UFS_UPD | UFS_CHG);
+        }
+        IUNLOCK(ip);
+        if (!err) {
+            uio->uio_base = (char *)uio->uio_base + n;
+            uio->uio_resid -= n;
+            uio->uio_offset += n;
+        }
+    }
+    if (ioflag & IO_SYNC) {
+        ILOCK(ip);
+        int e = ufs_iupdat(ip, true);
+        err = err ? err : e;
+        IUNLOCK(ip);
+    }
+    IRWUNLOCK(ip);
+    /* A write cut short by a full disk or the size limit is a success;
+     * the next one reports the error. */
+    if (uio->uio_resid < start && (err == -ENOSPC || err == -EFBIG))
+        return 0;
+    return err;
 }
 
 /* ---- attributes ---- */
@@ -95,11 +151,81 @@ static int ufs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     return 0;
 }
 
+#define AT_ALL (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
+
+/* May cr make the changes va asks for?  (ip ILOCKED) */
+static int setattr_allowed(struct ufs_inode *ip, const struct vattr *va, struct cred *cr)
+{
+    uint32_t mask = va->va_mask;
+    bool root = cr->cr_uid == 0, owner = root || cr->cr_uid == ip->i_uid;
+    if ((mask & AT_MODE) && !owner)
+        return -EPERM;
+    if ((mask & AT_UID) && va->va_uid != ip->i_uid && !root)
+        return -EPERM;
+    if ((mask & AT_GID) && va->va_gid != ip->i_gid &&
+        !(root || (owner && cred_groupmember(cr, va->va_gid))))
+        return -EPERM;
+    if ((mask & (AT_ATIME | AT_MTIME)) && !owner)
+        return -EPERM;
+    if (mask & AT_SIZE) {
+        if (ip->i_vnode.v_type == VDIR)
+            return -EISDIR;
+        if (ip->i_vnode.v_type != VREG)
+            return -EINVAL;
+        if (va->va_size > max_file_size(ip->i_fs))
+            return -EFBIG;
+        return ufs_iaccess(ip, VWRITE, cr);
+    }
+    return 0;
+}
+
+static void setattr_apply(struct ufs_inode *ip, const struct vattr *va, struct cred *cr)
+{
+    uint32_t mask = va->va_mask;
+    bool root = cr->cr_uid == 0;
+    if (mask & AT_MODE) {
+        uint16_t perm = va->va_mode & 07777;
+        if (!root && ip->i_vnode.v_type != VDIR)
+            perm &= ~S_ISVTX;
+        if (!root && !cred_groupmember(cr, ip->i_gid))
+            perm &= ~S_ISGID;
+        ip->i_mode = (ip->i_mode & UFS_IFMT) | perm;
+    }
+    if (mask & AT_UID)
+        ip->i_uid = va->va_uid;
+    if (mask & AT_GID)
+        ip->i_gid = va->va_gid;
+    if ((mask & (AT_UID | AT_GID)) && !root)
+        ip->i_mode &= ~(S_ISUID | S_ISGID);
+    if (mask & AT_ATIME)
+        ip->i_atime = (int32_t)va->va_atime, ip->i_atimensec = 0;
+    if (mask & AT_MTIME)
+        ip->i_mtime = (int32_t)va->va_mtime, ip->i_mtimensec = 0;
+    ufs_itimes(ip, UFS_CHG);
+}
+
 static int ufs_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr)
 {
-    if ((va->va_mask & AT_SIZE) && vp->v_type == VDIR)
-        return -EISDIR;
-    return -EROFS;
+    struct ufs_inode *ip = UFS_VTOI(vp);
+    if (va->va_mask & ~AT_ALL)
+        return -EINVAL;
+    if (ip->i_fs->fs_rdonly)
+        return (va->va_mask & AT_SIZE) && vp->v_type == VDIR ? -EISDIR : -EROFS;
+    bool sizing = va->va_mask & AT_SIZE;
+    if (sizing)
+        IRWLOCK(ip);
+    ILOCK(ip);
+    int err = setattr_allowed(ip, va, cr);
+    if (!err && sizing)
+        err = ufs_itrunc(ip, va->va_size);
+    if (!err)
+        setattr_apply(ip, va, cr);
+    if (!err)
+        err = ufs_iupdat(ip, ufs_syncwrites());
+    IUNLOCK(ip);
+    if (sizing)
+        IRWUNLOCK(ip);
+    return err;
 }
 
 static int ufs_access(struct vnode *vp, int mode, struct cred *cr)
@@ -112,6 +238,9 @@ static int ufs_access(struct vnode *vp, int mode, struct cred *cr)
 }
 
 /* ---- names ---- */
+
+/* Create, mkdir, symlink, link, remove, rmdir: ufs_namei.c; rename:
+ * ufs_rename.c. */
 
 /* ".." with dp unlocked: the parent is locked only after the child let go. */
 static int lookup_dotdot(struct ufs_inode *dp, struct vnode **vpp, struct cred *cr)
@@ -144,7 +273,7 @@ static int lookup_dotdot(struct ufs_inode *dp, struct vnode **vpp, struct cred *
 
 /* The inode entry ino of dp (ILOCKED) names, referenced and ILOCKED; an
  * entry naming dp itself, a held inode or a free inode is corruption. */
-static int iget_entry(struct ufs_inode *dp, uint32_t ino, struct ufs_inode **ipp)
+int ufs_iget_entry(struct ufs_inode *dp, uint32_t ino, struct ufs_inode **ipp)
 {
     struct ufs_fs *fs = dp->i_fs;
     int err = ino == dp->i_number ? -EDEADLK : ufs_iget(fs, ino, ipp);
@@ -193,7 +322,7 @@ static int ufs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, s
     ILOCK(dp);
     err = dp->i_nlink == 0 ? -ENOENT : ufs_dirsearch(dp, name, &ino);
     if (!err)
-        err = iget_entry(dp, ino, &ip);
+        err = ufs_iget_entry(dp, ino, &ip);
     if (!err) {
         /* Entered while dp is locked, so a remove of the name (which purges
          * it under the same lock) cannot come in between. */
@@ -203,63 +332,6 @@ static int ufs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, s
     }
     IUNLOCK(dp);
     return err;
-}
-
-/* For the operations that would add name to dvp: EEXIST when it is there
- * (as Linux checks before the read-only mount), else EROFS. */
-static int no_new_name(struct vnode *dvp, const char *name, struct cred *cr)
-{
-    struct vnode *vp;
-    int err = ufs_lookup(dvp, name, &vp, cr);
-    if (err == 0) {
-        VN_RELE(vp);
-        return -EEXIST;
-    }
-    return err == -ENOENT ? -EROFS : err;
-}
-
-static int ufs_create(struct vnode *dvp, const char *name, const struct vattr *va, bool excl,
-                      struct vnode **vpp, struct cred *cr)
-{
-    int err = ufs_lookup(dvp, name, vpp, cr);
-    if (err == 0 && excl) {
-        VN_RELE(*vpp);
-        return -EEXIST;
-    }
-    return err == -ENOENT ? -EROFS : err;
-}
-
-static int ufs_mkdir(struct vnode *dvp, const char *name, const struct vattr *va,
-                     struct vnode **vpp, struct cred *cr)
-{
-    return no_new_name(dvp, name, cr);
-}
-
-static int ufs_symlink(struct vnode *dvp, const char *name, const struct vattr *va,
-                       const char *target, struct cred *cr)
-{
-    return no_new_name(dvp, name, cr);
-}
-
-static int ufs_link(struct vnode *tdvp, struct vnode *svp, const char *tname, struct cred *cr)
-{
-    return no_new_name(tdvp, tname, cr);
-}
-
-static int ufs_remove(struct vnode *dvp, const char *name, struct cred *cr)
-{
-    return -EROFS;
-}
-
-static int ufs_rmdir(struct vnode *dvp, const char *name, struct cred *cr)
-{
-    return -EROFS;
-}
-
-static int ufs_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp,
-                      const char *tname, struct cred *cr)
-{
-    return -EROFS;
 }
 
 static int ufs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)
@@ -301,14 +373,34 @@ static int ufs_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 
 static int ufs_fsync(struct vnode *vp, struct cred *cr)
 {
-    return 0;
+    struct ufs_inode *ip = UFS_VTOI(vp);
+    if (ip->i_fs->fs_rdonly)
+        return 0;
+    ILOCK(ip);
+    int err = ufs_iupdat(ip, true);
+    IUNLOCK(ip);
+    int e = bflush(ip->i_fs->fs_dev);
+    return err ? err : e;
 }
 
 static int ufs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
+    struct ufs_inode *ip = UFS_VTOI(vp);
     if (vp->v_type == VDIR)
         return -EISDIR;
-    return vp->v_type == VREG ? -EROFS : -EINVAL;
+    if (vp->v_type != VREG)
+        return -EINVAL;
+    if (size > max_file_size(ip->i_fs))
+        return -EFBIG;
+    if (ip->i_fs->fs_rdonly)
+        return -EROFS;
+    IRWLOCK(ip);
+    ILOCK(ip);
+    int err = ufs_itrunc(ip, size);
+    int e = ufs_iupdat(ip, ufs_syncwrites());
+    IUNLOCK(ip);
+    IRWUNLOCK(ip);
+    return err ? err : e;
 }
 
 const struct vnodeops ufs_vnodeops = {
