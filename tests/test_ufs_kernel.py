@@ -1,11 +1,25 @@
 #!/usr/bin/env python3
-"""Tempest's kernel UFS judged by other systems' images: NetBSD's makefs
-(Debian's makefs package, `makefs -t ffs -o version=1`) and mkfs.ufs build
-UFS1 images of one host tree in several geometries; Tempest boots once with
-all of them attached, mounts each with `mount -t ufs` and lists it, for
-make check.
+"""Tempest's kernel UFS judged by other systems: it reads the images
+NetBSD's makefs (Debian's makefs package, `makefs -t ffs -o version=1`) and
+mkfs.ufs build of one host tree, and Linux's ufs.ko reads the image it
+writes, for make check.
 
-    python3 tests/test_ufs_kernel.py [-v] [--machine default] [--keep DIR]
+    python3 tests/test_ufs_kernel.py [-v] [--machine default] [--keep DIR] [--no-linux]
+
+Writing: on an empty mkfs.ufs image Tempest runs tests/test_fs_peer.py's
+workload A (a 12-level directory chain, 150 files, big files through the
+indirect blocks, a sparse file, hard links, short and long symbolic links,
+renames of files and of a subtree, removals, truncations, appends,
+chmods), checks Linux's errors (ENAMETOOLONG at 256 bytes, a 255-byte name
+made and removed, ENOTEMPTY, EEXIST, EPERM for a link to a directory),
+lists the tree and unmounts.  The listing must equal the model
+(tests/fspeer_model.py), fsck.ufs must find the image clean, the host
+reader (tests/unit/ufsimage.py) must see the same inode numbers, sizes and
+times, and Linux's ufs.ko (ufstype=44bsd, read-only; the Linux peer,
+tools/linux_peer.py) must list the same tree.
+
+Reading: Tempest boots once with all the images attached, mounts each
+with `mount -t ufs` and lists it.
 
 The tree (tests/test_fs_peer.py's write_ufs_tree) has files of sizes around
 the fragment and block sizes, a file through the double indirect blocks,
@@ -37,9 +51,11 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
 import tempest         # noqa: E402
-from fspeer_model import manifest_script, parse_manifest  # noqa: E402
+import linux_peer      # noqa: E402
+from fspeer_model import Workload, pattern, manifest_script, parse_manifest  # noqa: E402
 from test_fs_peer import (Results, write_ufs_tree, tree_listing, tree_link_groups,  # noqa: E402
-                          ufs_host_view, listing_problems, build_userland)
+                          ufs_host_view, listing_problems, build_userland, workload_a,
+                          op_failures, kernel_complaints, DMESG)
 
 BUILD = os.path.join(ROOT, "build")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
@@ -113,10 +129,34 @@ def make_images(res, src, tmp):
     return good, bad
 
 
-def step_script(good, bad):
-    """What init runs: mount each image, list it, try a write, unmount."""
-    lines = ["umask 022"]
-    disk = 1
+# Linux's errors for names and directories, as busybox prints them:
+# (what is done, the message it must print).
+ERRNO_CASES = [
+    ("touch " + "n" * 256, "File name too long"),
+    ("mkdir " + "m" * 255 + " && rmdir " + "m" * 255 + " && echo ok255", "ok255"),
+    ("rmdir peer", "Directory not empty"),
+    ("mkdir peer", "File exists"),
+    ("ln peer peer-dirlink", "Operation not permitted"),
+]
+
+
+def writer_script(wl):
+    """Tempest's write turn on the empty image vdb (mounted read-write at
+    /mnt/w): the workload, the error cases, a listing, an unmount."""
+    lines = ["mkdir -p /mnt/w", "mount -t ufs /dev/vdb /mnt/w || echo 'ufs-mount-failed w'",
+             "cd /mnt/w", wl.script()]
+    for i, (cmd, _) in enumerate(ERRNO_CASES):
+        lines.append("(%s) > /tmp/e%d 2>&1; sed 's/^/ufs-errno-%d: /' /tmp/e%d" % (cmd, i, i, i))
+    lines += ["sync", manifest_script("ufs-w", ["peer"]), "cd /",
+              "umount /mnt/w || echo 'ufs-umount-failed w'"]
+    return "\n".join(lines) + "\n"
+
+
+def step_script(good, bad, wl):
+    """What init runs: the write turn, then mount each image, list it, try a
+    write, unmount."""
+    lines = ["umask 022", writer_script(wl)]
+    disk = 2
     for name, _ in good:
         dev = "/dev/vd" + chr(ord("a") + disk)
         disk += 1
@@ -158,6 +198,42 @@ def judge_good(res, src, name, path, out):
     res.add("ufs/tempest-reads-%s/fsck" % name, [] if rc == 0 else ["fsck.ufs: " + fsck[-300:]])
 
 
+def judge_writer(res, path, out, snap):
+    problems = op_failures(out) + listing_problems(parse_manifest(out, "ufs-w"), snap)
+    for tag in ("ufs-mount-failed w", "ufs-umount-failed w"):
+        if tag in out:
+            problems.append(tag)
+    res.add("ufs/tempest-writes", problems)
+    for i, (cmd, want) in enumerate(ERRNO_CASES):
+        got = "\n".join(l for l in out.splitlines() if l.startswith("ufs-errno-%d: " % i))
+        res.add("ufs/tempest-writes/errno-%d" % i,
+                [] if want in got else ["%s: %r, want %r" % (cmd[:40], got[-120:], want)])
+    rc, fsck = run([FSCK_UFS, path])
+    res.add("ufs/tempest-writes/fsck", [] if rc == 0 else ["fsck.ufs: " + fsck[-400:]])
+    got = parse_manifest(out, "ufs-w")
+    view = {k[2:]: v for k, v in ufs_host_view(path, "X").items() if k.startswith("X/peer")}
+    res.add("ufs/tempest-writes/host-reader",
+            listing_problems(got, snap, view) if got else ["no listing"])
+
+
+def linux_reads_written(res, path, out, snap, keep):
+    """Linux's ufs.ko (read-only, ufstype=44bsd) lists what Tempest wrote."""
+    cmd = "\n".join([
+        "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
+        "mkdir -p /mnt && mount -t ufs -o ro,ufstype=44bsd /dev/vda /mnt || exit 91",
+        "cd /mnt", manifest_script("ufs-linux", ["peer"]), "cd /", "umount /mnt", DMESG]) + "\n"
+    try:
+        r = linux_peer.run("up", cmd, timeout=BOOT_TIMEOUT, disks=[path],
+                           keep=os.path.join(keep, "linux") if keep else None)
+    except (linux_peer.PeerError, subprocess.CalledProcessError, OSError) as e:
+        res.add("ufs/linux-reads-tempest", ["the Linux peer: %s" % e])
+        return
+    problems = [] if r.status == 0 else ["status %s: %s" % (r.status, r.reason)]
+    problems += listing_problems(parse_manifest(r.output, "ufs-linux"), snap,
+                                 parse_manifest(out, "ufs-w"))
+    res.add("ufs/linux-reads-tempest", problems + kernel_complaints(r.output))
+
+
 def judge_bad(res, name, out):
     why = next(w for n, _, w in DAMAGE if n == name)
     problems = []
@@ -172,6 +248,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--machine", default="default", help="Tempest's preset (default: default)")
     p.add_argument("--keep", help="keep the boot's console here")
+    p.add_argument("--no-linux", action="store_true",
+                   help="skip the Linux peer's reading of what Tempest wrote")
     p.add_argument("-v", "--verbose", action="store_true", help="print the console tail of a failed boot")
     args = p.parse_args(argv)
     res = Results()
@@ -188,24 +266,37 @@ def main(argv=None):
         src = os.path.join(tmp, "tree")
         write_ufs_tree(src)
         good, bad = make_images(res, src, tmp)
+        wimg = os.path.join(tmp, "w.img")
+        rc, out = run([MKFS_UFS, wimg, "24M"])
+        if rc != 0:
+            res.add("ufs/setup", ["mkfs.ufs: " + out[-300:]])
+        wl = Workload(pattern())
+        workload_a(wl)
+        snap = wl.snapshot(["peer"])
         add = os.path.join(tmp, "add")
         os.makedirs(add)
+        with open(os.path.join(add, "pat"), "wb") as f:
+            f.write(wl.pat)
         with open(os.path.join(add, "step.sh"), "w") as f:
-            f.write(step_script(good, bad))
+            f.write(step_script(good, bad, wl))
         rootimg = os.path.join(tmp, "root.img")
-        rc, out = run([sys.executable, MKROOT, rootimg, "--free", "4M", "--init", INIT,
+        rc, out = run([sys.executable, MKROOT, rootimg, "--free", "8M", "--init", INIT,
                        "--add", add, "--run", "sh /add/step.sh"])
         if rc != 0:
             res.add("ufs/setup", ["mkroot: " + out[-300:]])
         else:
             r = tempest.boot(args.machine, "root=vda poweroff", timeout=BOOT_TIMEOUT,
-                             disk_images=[rootimg] + [x for _, x in good + bad], keep=args.keep)
+                             disk_images=[rootimg, wimg] + [x for _, x in good + bad],
+                             keep=args.keep)
             boot_problems = [] if r.ok else ["boot: %s" % r.status]
             if "ufs-step-done" not in r.output:
                 boot_problems.append("the step did not finish")
             if boot_problems and args.verbose:
                 print("\n".join(r.output.splitlines()[-40:]))
             res.add("ufs/boot", boot_problems)
+            judge_writer(res, wimg, r.output, snap)
+            if not args.no_linux:
+                linux_reads_written(res, wimg, r.output, snap, args.keep)
             for name, path in good:
                 judge_good(res, src, name, path, r.output)
             for name, _ in bad:
