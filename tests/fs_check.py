@@ -14,7 +14,8 @@
     operations fail (errors > 0); always without a panic.
 
 The jobs: fs/matrix/cache=C,lock=L (the file-system ktests under the
-cache x lock pairings the ktest jobs leave out), fs/corrupt/..., the
+cache x lock pairings the ktest jobs leave out), fs/ufs/cache=C,lock=L
+(the fs ktests on a UFS root, one boot per cache model), fs/corrupt/..., the
 root= failures fs/rootfail/..., and kbench/fs.
 """
 import os
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "unit"))
 import tempest  # noqa: E402
 import s5harness  # noqa: E402
 import s5image  # noqa: E402
+import ufsimage  # noqa: E402
 import s5_corruption  # noqa: E402,F401  (registers the corruption functions)
 from checklib import T_KTEST, T_TOPOLOGY, budget_gone, ktest_results, fail_reason  # noqa: E402
 
@@ -249,6 +251,61 @@ def make_fs_matrix_job(cache, lock):
             return budget_gone(ctx, [name, name + "/fsck"])
         ktest_results(ctx, name, r, individual=False)
         ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+    return job
+
+
+# --------------------------------------------------------------------------
+# The file-system ktests on a UFS root
+
+MKFS_UFS = os.path.join(TOOLS, "mkfs.ufs")
+FSCK_UFS = os.path.join(TOOLS, "fsck.ufs")
+# One boot per cache model, each with another lock algorithm: the fs_*
+# ktests (fs_mp among them, on every CPU) on a root made by mkfs.ufs.
+UFS_MATRIX = [("single", "mcs"), ("hashfree", "h2mcs"), ("ssac", "spin")]
+
+
+def ufs_root_problems(path):
+    """fsck.ufs clean, and fs_persist's file read back by the host reader."""
+    rc, out = _run([FSCK_UFS, path])
+    if rc != 0:
+        lines = [l for l in out.decode(errors="replace").splitlines() if l.strip()]
+        return ["fsck.ufs exit %d: %s" % (rc, " | ".join(lines[:6]))]
+    with open(path, "rb") as f:
+        img = ufsimage.Image(f.read())
+    ino = img.namei("/" + PERSIST_PATH)
+    got = img.read(ino) if ino else None
+    if got != PERSIST_TEXT:
+        return ["/%s on disk is %s, not the %d bytes written" % (
+            PERSIST_PATH, "missing" if got is None else "%d bytes" % len(got), len(PERSIST_TEXT))]
+    return []
+
+
+def make_ufs_matrix_job(cache, lock):
+    """The fs ktests on a fresh UFS root under one cache= and lock=; the
+    image must be clean by fsck.ufs afterwards."""
+    def job(ctx):
+        name = "fs/ufs/cache=%s,lock=%s" % (cache, lock)
+        tmp = tempfile.mkdtemp(prefix="tempest-ufs-")
+        try:
+            src = os.path.join(tmp, "src")
+            for d in ("etc", "dev", "home/user"):
+                os.makedirs(os.path.join(src, d))
+            with open(os.path.join(src, "etc", "motd"), "w") as f:
+                f.write("Welcome to Tempest on UFS.\n")
+            img = os.path.join(tmp, "root.img")
+            rc, out = _run([MKFS_UFS, "-d", src, img, ROOT_SIZE])
+            if rc != 0:
+                ctx.results.add(name, False, "mkfs.ufs: %s" % out.decode(errors="replace")[-200:])
+                return
+            r = ctx.boot(name, "default", "ktest=fs_* poweroff cache=%s lock=%s root=vda"
+                         % (cache, lock), T_KTEST, disk_images=[img])
+            if r is None:
+                return budget_gone(ctx, [name, name + "/fsck"])
+            ktest_results(ctx, name, r, individual=False)
+            fsp = ufs_root_problems(img)
+            ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return job
 
 

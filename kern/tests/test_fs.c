@@ -1,8 +1,8 @@
 /*
  * File-system ktests through the path-level VFS calls (kern/vfs/vfs.h), on
- * the root file system that root= mounted (make check attaches a fresh S5
- * image made by mkfs.s5 and runs fsck.s5 on it after power-off, and reads
- * back what fs_persist wrote with s5cat).
+ * the root file system that root= mounted, S5 or UFS (make check attaches
+ * a fresh image made by mkfs.s5 or mkfs.ufs, runs fsck.s5 or fsck.ufs on
+ * it after power-off, and reads back what fs_persist wrote).
  *
  * Each test works in its own top-level directory and removes what it made,
  * except fs_persist, whose file the host checks.  The multiprocessor test
@@ -203,8 +203,17 @@ KTEST(fs_file_rw)
     return 0;
 }
 
+/* "/kt_nm/" and a name of len bytes (at most NAME_MAX + 1) in path. */
+static void long_name(char *path, size_t len, char c)
+{
+    strlcpy(path, "/kt_nm/", 8);
+    memset(path + 7, c, len);
+    path[7 + len] = 0;
+}
+
 /* Names: rename within and across directories and over an existing file,
- * hard links and their counts, and the S5 name limit. */
+ * hard links and their counts, and the root's name limit (statfs's
+ * f_namelen: 14 on S5, 255 on UFS). */
 KTEST(fs_names)
 {
     NEED_ROOT();
@@ -232,14 +241,20 @@ KTEST(fs_names)
     KT_ASSERT_EQ(nlink_of("/kt_nm/b/hard"), 1);
     KT_OK(verify_file("/kt_nm/b/hard", 1, 3000));
 
-    /* 14 characters fit; 15 do not. */
-    KT_OK(write_file("/kt_nm/abcdefghijklmn", 3, 10));
-    KT_ASSERT_EQ(write_file("/kt_nm/abcdefghijklmno", 3, 10), -ENAMETOOLONG);
-    KT_ASSERT_EQ(vn_mkdir("/kt_nm/abcdefghijklmno", NULL, 0755, kcred), -ENAMETOOLONG);
+    /* f_namelen characters fit; one more does not. */
+    struct kstatfs sb;
+    KT_OK(VFS_STATFS(rootvfs, &sb));
+    KT_ASSERT(sb.f_namelen >= 14 && sb.f_namelen <= NAME_MAX);
+    char fits[8 + NAME_MAX + 1], over[8 + NAME_MAX + 1];
+    long_name(fits, sb.f_namelen, 'f');
+    long_name(over, sb.f_namelen + 1, 'o');
+    KT_OK(write_file(fits, 3, 10));
+    KT_ASSERT_EQ(write_file(over, 3, 10), -ENAMETOOLONG);
+    KT_ASSERT_EQ(vn_mkdir(over, NULL, 0755, kcred), -ENAMETOOLONG);
     KT_ASSERT_EQ(vn_remove("/kt_nm/nonexistent", NULL, kcred), -ENOENT);
     KT_ASSERT_EQ(vn_remove("/kt_nm/b/hard/x", NULL, kcred), -ENOTDIR);
 
-    KT_OK(vn_remove("/kt_nm/abcdefghijklmn", NULL, kcred));
+    KT_OK(vn_remove(fits, NULL, kcred));
     KT_OK(vn_remove("/kt_nm/b/hard", NULL, kcred));
     KT_OK(vn_rmdir("/kt_nm/a", NULL, kcred));
     KT_OK(vn_rmdir("/kt_nm/b", NULL, kcred));
