@@ -173,6 +173,59 @@ def corrupted_images(tmp):
     return out
 
 
+# UFS: (case, expectation), the cases fsck.ufs's corruption matrix makes
+# (tests/unit/test_ufstools.py), applied to a mkfs.ufs image of its tree
+# (without its 17 MiB file).  What a walk cannot see (counts, maps, link
+# counts, types) the kernel need only survive ("any").
+UFS_CORRUPTION_CASES = {
+    "bad_magic": "mount", "bad_bsize": "mount", "size_past_image": "mount",
+    "root_not_dir": "fail", "block_outside": "ops", "reclen": "ops",
+    "slash_in_name": "ops", "entry_to_free_inode": "ops",
+}
+UFS_FUZZ_SEEDS = (11, 12, 13)
+
+
+def _ufs_fuzz(path, img, seed):
+    """Flip random bytes in the superblock, group 0's block, the first inode
+    blocks and the root directory."""
+    rnd = random.Random(seed)
+    areas = [(ufsimage.SBOFF, 1376), (img.cg_offset(0), img.cgsize), (img.ipos(0), 4 * img.bsize),
+             (img.inode(ufsimage.ROOTINO)["db"][0] * img.fsize, 512)]
+    with open(path, "r+b") as f:
+        for _ in range(12):
+            base, length = rnd.choice(areas)
+            f.seek(base + rnd.randrange(length))
+            f.write(bytes([rnd.randrange(256)]))
+
+
+def ufs_corrupted_images(tmp):
+    """[(case, expectation, path)] for UFS: a clean control, every case of
+    fsck.ufs's matrix, fuzzed copies."""
+    import test_ufstools as tu
+    src = os.path.join(tmp, "ufs.src")
+    tu.write_tree(src)
+    os.remove(os.path.join(src, "big"))
+    os.remove(os.path.join(src, "deep", "d0", "big.link"))
+    good = os.path.join(tmp, "ufs-good.img")
+    rc, out = _run([MKFS_UFS, "-d", src, good, "6M"])
+    if rc != 0:
+        raise RuntimeError("mkfs.ufs of the good image failed: %s" % out[-200:])
+    with open(good, "rb") as f:
+        tu.CTX.img = ufsimage.Image(f.read())
+    out = [("ufs-clean", "clean", good)]
+    for case, _, fn in tu.CORRUPTIONS:
+        path = os.path.join(tmp, "ufs-%s.img" % case)
+        shutil.copyfile(good, path)
+        fn(path)
+        out.append(("ufs-" + case, UFS_CORRUPTION_CASES.get(case, "any"), path))
+    for seed in UFS_FUZZ_SEEDS:
+        path = os.path.join(tmp, "ufs-fuzz%d.img" % seed)
+        shutil.copyfile(good, path)
+        _ufs_fuzz(path, tu.CTX.img, seed)
+        out.append(("ufs-fuzz%d" % seed, "any", path))
+    return out
+
+
 def disk_name(i):
     """The kernel's name of the i-th virtio disk: vda, vdb, ..."""
     return "vd" + chr(ord("a") + i)
@@ -314,13 +367,14 @@ FS_PROBE_DISKS_PER_BOOT = 12
 
 
 def job_fs_corrupt(ctx):
-    """Corrupted images (corrupted_images above): each one fails to mount, or
+    """Corrupted S5 and UFS images (corrupted_images and ufs_corrupted_images
+    above): each one fails to mount, or
     mounts and fails the damaged operations; a clean control walks with no
     error; the kernel never panics, and the root stays clean.  The images
     go FS_PROBE_DISKS_PER_BOOT to a boot."""
     tmp = tempfile.mkdtemp(prefix="tempest-corrupt-")
     try:
-        cases = corrupted_images(tmp)
+        cases = corrupted_images(tmp) + ufs_corrupted_images(tmp)
         n = FS_PROBE_DISKS_PER_BOOT
         for part, first in enumerate(range(0, len(cases), n)):
             _fs_probe_boot(ctx, "fs/corrupt/%d" % (part + 1), cases[first:first + n])

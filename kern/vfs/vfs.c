@@ -443,13 +443,9 @@ static bool magic_at(struct blkdev *d, uint64_t off, uint32_t magic)
     return word == magic;
 }
 
-/*
- * The type of the file system on disk name, by its superblock's magic
- * number: S5's at byte 512 + s_magic, UFS's at 8192 + fs_magic; "s5" when
- * neither is there (whose mount then says why).  The probe's buffers are
- * dropped, so the file system reads the disk in its own block size.
- */
-static const char *probe_fstype(const char *name)
+/* The probe's buffers are dropped, so the file system reads the disk in
+ * its own block size. */
+const char *vfs_probe_fstype(const char *name)
 {
     struct blkdev *d = blk_find(name);
     if (!d || blk_claimed(d) || d->bsize == 0 || BUF_MAX_SIZE % d->bsize)
@@ -505,7 +501,7 @@ void vfs_mountroot(const char *dev)
         kprintf("vfs: no root= given; no root file system\n");
         return;
     }
-    const char *type = probe_fstype(dev);
+    const char *type = vfs_probe_fstype(dev);
     int err = vfs_mount(type, dev, NULL, 0, kcred);
     bool fresh = false;
     if (err == -EINVAL && strcmp(dev, "ram0") == 0) {
