@@ -20,6 +20,9 @@
  * sufficient ("a single lock has been used for the entire collection of
  * inode hash queues and the inode free list").  An inactive inode keeps
  * its identity and contents, so iget finds it again without the disk.
+ * The cache's code (this and the next three paragraphs) is shared with
+ * UFS: kern/vfs/icache.c; S5 gives it the reading and inactivation of
+ * its inodes (kern/s5/s5_inode.c).
  *
  * The -1 protocol (seed 001, "VN_HOLD/VN_RELE Locking").  v_count is
  * changed by atomic VN_HOLD/VN_RELE.  When VN_RELE takes it to 0 it calls

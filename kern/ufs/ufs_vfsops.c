@@ -46,9 +46,20 @@
  * once; sync writes inodes, buffers, the summary area and the superblock;
  * unmount does the same and marks it clean.
  *
- * Lock order (outer first): vnode lock + ILOCKED (directory before entry)
- * -> IRWLOCKED before ILOCKED of one inode -> buffer busy -> fs_lock, the
- * cache lock -> DNLC row locks.
+ * Allocation (ufs_alloc.c has the policy).  A group block is read whole,
+ * changed and written back under fs_cglock, a resource lock held across
+ * that I/O; the summary area and the superblock's totals change under
+ * fs_lock, a mutex never held across I/O.  One fs_cglock serves all the
+ * groups of a file system.
+ *
+ * Tree changes (ufs_namei.c, ufs_rename.c) follow S5's rules: directory
+ * before entry, ".." looked up unlocked, rmdir and rename under the file
+ * system's rename lock (fs_rename), link counts raised before the entries
+ * that need them and lowered after those that drop them.
+ *
+ * Lock order (outer first): fs_rename -> vnode lock + ILOCKED (directory
+ * before entry) -> IRWLOCKED before ILOCKED of one inode -> fs_cglock ->
+ * buffer busy -> fs_lock, the cache lock -> DNLC row locks.
  */
 #include <kern/ufs/ufs_inode.h>
 #include <kern/vfs/buf.h>
