@@ -243,7 +243,8 @@ def build_ufs(image, args):
     with tempfile.TemporaryDirectory(prefix="mkroot-") as tmp:
         top = stage(tmp, args)
         size = args.size or "%dK" % ufs_size(top, parse_kib(args.free))
-        r = subprocess.run([MKFS_UFS, "-d", top, image, size], capture_output=True, text=True)
+        r = subprocess.run([MKFS_UFS, "-d", top, "-o", os.path.join(tmp, "owners"), image, size],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             lines = (r.stdout + r.stderr).strip().splitlines()
             sys.exit("mkroot: %s" % (lines[-1] if lines else "mkfs.ufs failed"))
