@@ -81,11 +81,14 @@ static int cg_load(struct ufs_fs *fs, uint32_t c, struct cgref *g)
     return 0;
 }
 
+/* Group blocks are delayed writes even with syncwrites=on, as in BSD's
+ * FFS: a map that lags behind the inodes after a crash is what fsck
+ * repairs, and the allocation lock is not held across a disk write. */
 static int cg_store(struct ufs_fs *fs, struct cgref *g)
 {
     g->cg->cg_time = (int32_t)ufs_now();
     return ufs_write_bytes(fs, cg_byte(fs, g->c), fs->fs_cgbuf, (size_t)fs->fs_sb.fs_cgsize,
-                           ufs_syncwrites());
+                           false);
 }
 
 /* Add the deltas to the group's three copies of its counts. */
