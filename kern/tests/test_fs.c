@@ -5,8 +5,10 @@
  * it after power-off, and reads back what fs_persist wrote).
  *
  * Each test works in its own top-level directory and removes what it made,
- * except fs_persist, whose file the host checks.  The multiprocessor test
- * runs a thread on every CPU at once, in shared and private directories.
+ * except fs_persist, whose file the host checks.  The multiprocessor tests
+ * run a thread on every CPU at once, in shared and private directories
+ * (fs_mp), and race renames of two directories into each other
+ * (fs_mp_rename, s5_mp_rename's race on whichever file system the root is).
  */
 #include <kern/tests/ktest.h>
 #include <kern/lib/kprintf.h>
@@ -492,6 +494,81 @@ KTEST(fs_mp)
     KT_OK(vn_rmdir("/kt_mp", NULL, kcred));
     KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_bfree, before.f_bfree);
+    KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
+    return 0;
+}
+
+/* ---- Renames racing on every CPU ------------------------------------------------ */
+
+static struct {
+    volatile int go;                    /* [a] */
+    int result[64];                     /* each thread's own */
+} sw;
+
+/*
+ * Even threads try to move P into Q, odd ones Q into P, all at once (as
+ * s5_mp_rename does on S5's RAM disk, here on the root, S5 or UFS).
+ * Exactly one move can succeed: after it the other would make P and Q
+ * each other's parent, a cycle cut off from the root, and must fail with
+ * EINVAL (the rename lock and the ancestor walk); the same move again
+ * finds its name gone (ENOENT).
+ */
+static void swap_thread(void *arg)
+{
+    int me = (int)(uintptr_t)arg;
+    bool even = me % 2 == 0;
+    while (!__atomic_load_n(&sw.go, __ATOMIC_ACQUIRE))
+        thread_yield();
+    sw.result[me] = vn_rename(even ? "/kt_sw/P" : "/kt_sw/Q", even ? "/kt_sw/Q/P" : "/kt_sw/P/Q",
+                              NULL, kcred);
+}
+
+/* One round on n threads: how many moves succeeded, or a negative errno
+ * other than the two expected. */
+static int swap_round(int n)
+{
+    struct thread *t[64];
+    int moved = 0, other = 0;
+    __atomic_store_n(&sw.go, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++)
+        t[i] = thread_create("fs_swap", swap_thread, (void *)(uintptr_t)i, 1UL << (i % ncpus_online));
+    __atomic_store_n(&sw.go, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++) {
+        if (!t[i]) {
+            other = -ENOMEM;
+            continue;
+        }
+        thread_join(t[i]);
+        if (sw.result[i] == 0)
+            moved++;
+        else if (sw.result[i] != -EINVAL && sw.result[i] != -ENOENT)
+            other = sw.result[i];
+    }
+    /* Back to the top for the next round (one of the two is nested). */
+    vn_rename("/kt_sw/Q/P", "/kt_sw/P", NULL, kcred);
+    vn_rename("/kt_sw/P/Q", "/kt_sw/Q", NULL, kcred);
+    return other ? other : moved;
+}
+
+KTEST(fs_mp_rename)
+{
+    NEED_ROOT();
+    int n = MIN(MAX(ncpus_online, 2) * 2, 64);
+    struct kstatfs before, after;
+    KT_OK(VFS_STATFS(rootvfs, &before));
+    KT_OK(vn_mkdir("/kt_sw", NULL, 0755, kcred));
+    KT_OK(vn_mkdir("/kt_sw/P", NULL, 0755, kcred));
+    KT_OK(vn_mkdir("/kt_sw/Q", NULL, 0755, kcred));
+    for (int round = 0; round < 6; round++) {
+        KT_ASSERT_EQ(swap_round(n), 1);
+        KT_ASSERT_EQ(nlink_of("/kt_sw"), 4);
+        KT_ASSERT_EQ(nlink_of("/kt_sw/P"), 2);
+        KT_ASSERT_EQ(nlink_of("/kt_sw/Q"), 2);
+    }
+    KT_OK(vn_rmdir("/kt_sw/P", NULL, kcred));
+    KT_OK(vn_rmdir("/kt_sw/Q", NULL, kcred));
+    KT_OK(vn_rmdir("/kt_sw", NULL, kcred));
+    KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
     return 0;
 }
