@@ -15,24 +15,15 @@
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
 
-static bool is_dot_or_dotdot(const char *name)
-{
-    return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
-}
-
 /* A name to create or remove: valid, at most 255 bytes, not "." or "..". */
 static int check_new_name(const char *name)
 {
-    int err = vn_name_check(name, UFS_MAXNAMLEN);
-    return err ? err : is_dot_or_dotdot(name) ? -EINVAL : 0;
+    return vn_new_name_check(name, UFS_MAXNAMLEN);
 }
 
 static int sticky_check(struct ufs_inode *dp, struct ufs_inode *ip, struct cred *cr)
 {
-    if (!(dp->i_mode & S_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == ip->i_uid ||
-        cr->cr_uid == dp->i_uid)
-        return 0;
-    return -EPERM;
+    return vn_sticky_check(dp->i_mode, dp->i_uid, ip->i_uid, cr);
 }
 
 static uint8_t dtype_of(const struct ufs_inode *ip)

@@ -48,10 +48,7 @@ static int check_ancestor(struct ufs_fs *fs, uint32_t anc, uint32_t dino)
 
 static int sticky_ok(struct ufs_inode *dp, struct ufs_inode *ip, struct cred *cr)
 {
-    if (!(dp->i_mode & S_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == ip->i_uid ||
-        cr->cr_uid == dp->i_uid)
-        return 0;
-    return -EPERM;
+    return vn_sticky_check(dp->i_mode, dp->i_uid, ip->i_uid, cr);
 }
 
 struct rename_args {
@@ -266,9 +263,9 @@ int ufs_rename(struct vnode *sdvp, const char *sname, struct vnode *tdvp, const 
         return -EXDEV;
     if (sdvp->v_type != VDIR || tdvp->v_type != VDIR)
         return -ENOTDIR;
-    int err = vn_name_check(sname, UFS_MAXNAMLEN);
+    int err = vn_new_name_check(sname, UFS_MAXNAMLEN);
     if (!err)
-        err = vn_name_check(tname, UFS_MAXNAMLEN);
+        err = vn_new_name_check(tname, UFS_MAXNAMLEN);
     if (err)
         return err;
     struct rename_args a = {

@@ -104,6 +104,22 @@ int vn_name_check(const char *name, size_t max)
     return n > max ? -ENAMETOOLONG : 0;
 }
 
+int vn_new_name_check(const char *name, size_t max)
+{
+    int err = vn_name_check(name, max);
+    if (err)
+        return err;
+    bool dots = name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+    return dots ? -EINVAL : 0;
+}
+
+int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct cred *cr)
+{
+    if (!(dmode & S_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == fuid || cr->cr_uid == duid)
+        return 0;
+    return -EPERM;
+}
+
 /* ---- setattr's rules ---- */
 
 int vn_setattr_check(const struct vattr *cur, const struct vattr *va, uint64_t maxsize,

@@ -285,6 +285,13 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 /* Helpers for file systems: the usual Unix permission check (owner,
  * group, other; the superuser passes except VEXEC on a file with no x bit). */
 int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const struct cred *cr);
+/* A name to create, remove or rename to: vn_name_check, and not "." or
+ * ".." (-EINVAL). */
+int vn_new_name_check(const char *name, size_t max);
+/* The sticky-directory rule: in a directory of mode dmode owned by duid,
+ * only the owner of the file (fuid) or of the directory, or the superuser,
+ * may remove or rename an entry; else -EPERM. */
+int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct cred *cr);
 /* setattr's rules (Linux's), for every file system.  cur holds the file's
  * va_type, va_mode, va_uid, va_gid (and times).  vn_setattr_check: may cr
  * make va's changes?  0, -EPERM (chmod or utimes by another than the
