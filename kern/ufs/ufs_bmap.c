@@ -60,6 +60,22 @@ static int walk_indirect(struct ufs_inode *ip, int32_t ind, int level, uint64_t 
     return 0;
 }
 
+int ufs_indir_level(const struct ufs_fs *fs, uint64_t lbn, uint64_t *relp, uint64_t *spanp)
+{
+    uint64_t rel = lbn - UFS_NDADDR, nindir = (uint64_t)fs->fs_sb.fs_nindir, span = nindir;
+    int level = 1;
+    while (level <= UFS_NIADDR && rel >= span) {
+        rel -= span;
+        span *= nindir;
+        level++;
+    }
+    if (level > UFS_NIADDR)
+        return -EFBIG;
+    *relp = rel;
+    *spanp = span;
+    return level;
+}
+
 int ufs_bmap(struct ufs_inode *ip, uint64_t lbn, int64_t *fragp)
 {
     struct ufs_fs *fs = ip->i_fs;
@@ -67,15 +83,10 @@ int ufs_bmap(struct ufs_inode *ip, uint64_t lbn, int64_t *fragp)
     if (lbn < UFS_NDADDR) {
         f = ip->i_db[lbn];
     } else {
-        uint64_t rel = lbn - UFS_NDADDR, nindir = (uint64_t)fs->fs_sb.fs_nindir, span = nindir;
-        int level = 1;
-        while (level <= UFS_NIADDR && rel >= span) {
-            rel -= span;
-            span *= nindir;
-            level++;
-        }
-        if (level > UFS_NIADDR)
-            return -EFBIG;
+        uint64_t rel, span;
+        int level = ufs_indir_level(fs, lbn, &rel, &span);
+        if (level < 0)
+            return level;
         int err = walk_indirect(ip, ip->i_ib[level - 1], level, rel, &f);
         if (err)
             return err;

@@ -150,6 +150,11 @@ int ufs_itrunc(struct ufs_inode *ip, uint64_t nsize);
 
 /* ---- ufs_bmap.c: logical blocks to fragments ---- */
 
+/* For logical block lbn >= UFS_NDADDR: the level of indirection (1..3)
+ * that reaches it, its block's place among that level's (*relp) and the
+ * blocks the level covers (*spanp); -EFBIG past the triple indirect. */
+int ufs_indir_level(const struct ufs_fs *fs, uint64_t lbn, uint64_t *relp, uint64_t *spanp);
+
 /* The fragment address of logical block lbn of ip (ILOCKED); 0 for a
  * hole.  -EFBIG past the triple indirect block; -EUCLEAN for a pointer
  * outside the file system. */

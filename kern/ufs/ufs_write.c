@@ -120,15 +120,10 @@ static int new_indirect(struct ufs_inode *ip, int64_t pref, int32_t *slot)
 static int bmap_indirect_alloc(struct ufs_inode *ip, uint64_t lbn, int64_t *fp)
 {
     struct ufs_fs *fs = ip->i_fs;
-    uint64_t rel = lbn - UFS_NDADDR, nindir = (uint64_t)fs->fs_sb.fs_nindir, span = nindir;
-    int level = 1;
-    while (level <= UFS_NIADDR && rel >= span) {
-        rel -= span;
-        span *= nindir;
-        level++;
-    }
-    if (level > UFS_NIADDR)
-        return -EFBIG;
+    uint64_t rel, span, nindir = (uint64_t)fs->fs_sb.fs_nindir;
+    int level = ufs_indir_level(fs, lbn, &rel, &span);
+    if (level < 0)
+        return level;
     int64_t prev;
     int err = lbn > 0 ? ufs_bmap(ip, lbn - 1, &prev) : 0;
     if (err)
