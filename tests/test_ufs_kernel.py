@@ -6,7 +6,8 @@ writes, for make check.
 
     python3 tests/test_ufs_kernel.py [-v] [--machine default] [--keep DIR] [--no-linux]
 
-Writing: on an empty mkfs.ufs image Tempest runs tests/test_fs_peer.py's
+Writing: on two empty mkfs.ufs images (8K/1K blocks in one cylinder
+group; 4K/512 in four) Tempest runs tests/test_fs_peer.py's
 workload A (a 12-level directory chain, 150 files, big files through the
 indirect blocks, a sparse file, hard links, short and long symbolic links,
 renames of files and of a subtree, removals, truncations, appends,
@@ -140,23 +141,33 @@ ERRNO_CASES = [
 ]
 
 
-def writer_script(wl):
-    """Tempest's write turn on the empty image vdb (mounted read-write at
-    /mnt/w): the workload, the error cases, a listing, an unmount."""
-    lines = ["mkdir -p /mnt/w", "mount -t ufs /dev/vdb /mnt/w || echo 'ufs-mount-failed w'",
-             "cd /mnt/w", wl.script()]
+# The empty images Tempest writes on: (name, mkfs.ufs options, size).  The
+# second has four cylinder groups, so directories spread and big files
+# move on between groups.
+WRITERS = [("w8k", [], "24M"), ("w4k", ["-b", "4096", "-f", "512"], "40M")]
+
+
+def writer_script(wl, name, dev):
+    """Tempest's write turn on the empty image dev (mounted read-write at
+    /mnt/NAME): the workload, the error cases, a listing, an unmount."""
+    lines = ["mkdir -p /mnt/%s" % name,
+             "mount -t ufs %s /mnt/%s || echo 'ufs-mount-failed %s'" % (dev, name, name),
+             "cd /mnt/%s" % name, wl.script()]
     for i, (cmd, _) in enumerate(ERRNO_CASES):
-        lines.append("(%s) > /tmp/e%d 2>&1; sed 's/^/ufs-errno-%d: /' /tmp/e%d" % (cmd, i, i, i))
-    lines += ["sync", manifest_script("ufs-w", ["peer"]), "cd /",
-              "umount /mnt/w || echo 'ufs-umount-failed w'"]
+        lines.append("(%s) > /tmp/e%d 2>&1; sed 's/^/ufs-errno-%s-%d: /' /tmp/e%d"
+                     % (cmd, i, name, i, i))
+    lines += ["sync", manifest_script("ufs-" + name, ["peer"]), "cd /",
+              "umount /mnt/%s || echo 'ufs-umount-failed %s'" % (name, name)]
     return "\n".join(lines) + "\n"
 
 
 def step_script(good, bad, wl):
     """What init runs: the write turn, then mount each image, list it, try a
     write, unmount."""
-    lines = ["umask 022", writer_script(wl)]
-    disk = 2
+    lines = ["umask 022"]
+    for i, (name, _, _) in enumerate(WRITERS):
+        lines.append(writer_script(wl, name, "/dev/vd" + chr(ord("b") + i)))
+    disk = 1 + len(WRITERS)
     for name, _ in good:
         dev = "/dev/vd" + chr(ord("a") + disk)
         disk += 1
@@ -198,40 +209,47 @@ def judge_good(res, src, name, path, out):
     res.add("ufs/tempest-reads-%s/fsck" % name, [] if rc == 0 else ["fsck.ufs: " + fsck[-300:]])
 
 
-def judge_writer(res, path, out, snap):
-    problems = op_failures(out) + listing_problems(parse_manifest(out, "ufs-w"), snap)
-    for tag in ("ufs-mount-failed w", "ufs-umount-failed w"):
+def judge_writer(res, name, path, out, snap):
+    got = parse_manifest(out, "ufs-" + name)
+    problems = op_failures(out) + listing_problems(got, snap)
+    for tag in ("ufs-mount-failed %s" % name, "ufs-umount-failed %s" % name):
         if tag in out:
             problems.append(tag)
-    res.add("ufs/tempest-writes", problems)
+    res.add("ufs/tempest-writes-%s" % name, problems)
     for i, (cmd, want) in enumerate(ERRNO_CASES):
-        got = "\n".join(l for l in out.splitlines() if l.startswith("ufs-errno-%d: " % i))
-        res.add("ufs/tempest-writes/errno-%d" % i,
-                [] if want in got else ["%s: %r, want %r" % (cmd[:40], got[-120:], want)])
+        said = "\n".join(l for l in out.splitlines() if l.startswith("ufs-errno-%s-%d: " % (name, i)))
+        res.add("ufs/tempest-writes-%s/errno-%d" % (name, i),
+                [] if want in said else ["%s: %r, want %r" % (cmd[:40], said[-120:], want)])
     rc, fsck = run([FSCK_UFS, path])
-    res.add("ufs/tempest-writes/fsck", [] if rc == 0 else ["fsck.ufs: " + fsck[-400:]])
-    got = parse_manifest(out, "ufs-w")
+    res.add("ufs/tempest-writes-%s/fsck" % name, [] if rc == 0 else ["fsck.ufs: " + fsck[-400:]])
     view = {k[2:]: v for k, v in ufs_host_view(path, "X").items() if k.startswith("X/peer")}
-    res.add("ufs/tempest-writes/host-reader",
+    res.add("ufs/tempest-writes-%s/host-reader" % name,
             listing_problems(got, snap, view) if got else ["no listing"])
 
 
-def linux_reads_written(res, path, out, snap, keep):
-    """Linux's ufs.ko (read-only, ufstype=44bsd) lists what Tempest wrote."""
-    cmd = "\n".join([
-        "/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }",
-        "mkdir -p /mnt && mount -t ufs -o ro,ufstype=44bsd /dev/vda /mnt || exit 91",
-        "cd /mnt", manifest_script("ufs-linux", ["peer"]), "cd /", "umount /mnt", DMESG]) + "\n"
+def linux_reads_written(res, written, out, snap, keep):
+    """Linux's ufs.ko (read-only, ufstype=44bsd) lists what Tempest wrote on
+    each image of written [(name, path)], in one boot."""
+    lines = ["/modules/load > /dev/null 2>&1 || { echo 'peer: modules did not load'; exit 90; }"]
+    for i, (name, _) in enumerate(written):
+        lines += ["mkdir -p /mnt/%s" % name,
+                  "mount -t ufs -o ro,ufstype=44bsd /dev/vd%s /mnt/%s || exit 91"
+                  % (chr(ord("a") + i), name),
+                  "cd /mnt/%s" % name, manifest_script("linux-" + name, ["peer"]), "cd /",
+                  "umount /mnt/%s" % name]
+    lines.append(DMESG)
     try:
-        r = linux_peer.run("up", cmd, timeout=BOOT_TIMEOUT, disks=[path],
+        r = linux_peer.run("up", "\n".join(lines) + "\n", timeout=BOOT_TIMEOUT,
+                           disks=[p for _, p in written],
                            keep=os.path.join(keep, "linux") if keep else None)
     except (linux_peer.PeerError, subprocess.CalledProcessError, OSError) as e:
         res.add("ufs/linux-reads-tempest", ["the Linux peer: %s" % e])
         return
-    problems = [] if r.status == 0 else ["status %s: %s" % (r.status, r.reason)]
-    problems += listing_problems(parse_manifest(r.output, "ufs-linux"), snap,
-                                 parse_manifest(out, "ufs-w"))
-    res.add("ufs/linux-reads-tempest", problems + kernel_complaints(r.output))
+    boot = [] if r.status == 0 else ["status %s: %s" % (r.status, r.reason)]
+    for name, _ in written:
+        problems = listing_problems(parse_manifest(r.output, "linux-" + name), snap,
+                                    parse_manifest(out, "ufs-" + name))
+        res.add("ufs/linux-reads-tempest-%s" % name, boot + problems + kernel_complaints(r.output))
 
 
 def judge_bad(res, name, out):
@@ -266,10 +284,13 @@ def main(argv=None):
         src = os.path.join(tmp, "tree")
         write_ufs_tree(src)
         good, bad = make_images(res, src, tmp)
-        wimg = os.path.join(tmp, "w.img")
-        rc, out = run([MKFS_UFS, wimg, "24M"])
-        if rc != 0:
-            res.add("ufs/setup", ["mkfs.ufs: " + out[-300:]])
+        written = []
+        for name, opts, size in WRITERS:
+            path = os.path.join(tmp, name + ".img")
+            rc, out = run([MKFS_UFS] + opts + [path, size])
+            if rc != 0:
+                res.add("ufs/setup", ["mkfs.ufs: " + out[-300:]])
+            written.append((name, path))
         wl = Workload(pattern())
         workload_a(wl)
         snap = wl.snapshot(["peer"])
@@ -286,7 +307,7 @@ def main(argv=None):
             res.add("ufs/setup", ["mkroot: " + out[-300:]])
         else:
             r = tempest.boot(args.machine, "root=vda poweroff", timeout=BOOT_TIMEOUT,
-                             disk_images=[rootimg, wimg] + [x for _, x in good + bad],
+                             disk_images=[rootimg] + [x for _, x in written + good + bad],
                              keep=args.keep)
             boot_problems = [] if r.ok else ["boot: %s" % r.status]
             if "ufs-step-done" not in r.output:
@@ -294,9 +315,10 @@ def main(argv=None):
             if boot_problems and args.verbose:
                 print("\n".join(r.output.splitlines()[-40:]))
             res.add("ufs/boot", boot_problems)
-            judge_writer(res, wimg, r.output, snap)
+            for name, path in written:
+                judge_writer(res, name, path, r.output, snap)
             if not args.no_linux:
-                linux_reads_written(res, wimg, r.output, snap, args.keep)
+                linux_reads_written(res, written, r.output, snap, args.keep)
             for name, path in good:
                 judge_good(res, src, name, path, r.output)
             for name, _ in bad:
