@@ -18,6 +18,8 @@
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
+#include <kern/s5/s5_inode.h>
+#include <kern/ufs/ufs_inode.h>
 
 /* ---- Helpers ----------------------------------------------------------------- */
 
@@ -381,6 +383,13 @@ KTEST(fs_persist)
     return 0;
 }
 
+/* The invariants of the root's inode cache (S5's or UFS's): 0 is good. */
+static int root_icache_audit(void)
+{
+    int nfree;
+    return rootvfs->vfs_sw == &ufs_vfssw ? ufs_icache_audit(&nfree) : s5_icache_audit(&nfree);
+}
+
 /* ---- Every CPU at once -------------------------------------------------------- */
 
 #define MP_ROUNDS 6
@@ -492,6 +501,7 @@ KTEST(fs_mp)
     }
     KT_OK(vn_rmdir("/kt_mp/sh", NULL, kcred));
     KT_OK(vn_rmdir("/kt_mp", NULL, kcred));
+    KT_ASSERT_EQ(root_icache_audit(), 0);
     KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_bfree, before.f_bfree);
     KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
@@ -568,6 +578,7 @@ KTEST(fs_mp_rename)
     KT_OK(vn_rmdir("/kt_sw/P", NULL, kcred));
     KT_OK(vn_rmdir("/kt_sw/Q", NULL, kcred));
     KT_OK(vn_rmdir("/kt_sw", NULL, kcred));
+    KT_ASSERT_EQ(root_icache_audit(), 0);
     KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
     return 0;

@@ -273,6 +273,11 @@ int ufs_iflush(struct ufs_fs *fs)
     return icache_flush(&ufs_icache, fs, iupdat_delayed);
 }
 
+int ufs_icache_audit(int *nfree)
+{
+    return icache_audit(&ufs_icache, nfree);
+}
+
 void ufs_ievict(struct ufs_fs *fs)
 {
     icache_evict(&ufs_icache, fs);

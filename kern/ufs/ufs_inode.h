@@ -116,6 +116,8 @@ void ufs_iput(struct ufs_inode *ip);
 int ufs_iunmount(struct ufs_fs *fs, int (*sync)(void *fs), bool *still_used);
 int ufs_iflush(struct ufs_fs *fs);
 void ufs_ievict(struct ufs_fs *fs);
+/* Tests: the number of broken cache invariants (icache_audit). */
+int ufs_icache_audit(int *nfree);
 /* Write the in-core inode into its disk block. */
 int ufs_iupdat(struct ufs_inode *ip, bool sync);
 /* Set times from the flags and mark the inode modified. */
