@@ -50,6 +50,7 @@
 #define EIDRM           43
 #define EOVERFLOW       75
 #define EOPNOTSUPP      95
+#define ETIMEDOUT       110
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */
 
 #endif

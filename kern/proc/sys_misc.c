@@ -360,19 +360,7 @@ SYSCALL_DECL(sys_kill)
     return proc_signal(pid, sig, false);
 }
 
-SYSCALL_DECL(sys_tkill)
-{
-    if ((int)a0 != curproc()->p_pid)
-        return -ESRCH;
-    return sys_kill(a0, a1, 0, 0, 0, 0);
-}
-
-SYSCALL_DECL(sys_tgkill)
-{
-    if ((int)a1 != curproc()->p_pid || ((int)a0 != curproc()->p_pid))
-        return -ESRCH;
-    return sys_kill(a1, a2, 0, 0, 0, 0);
-}
+/* tkill and tgkill are kern/proc/lwp.c's. */
 
 /* ---- randomness ---- */
 

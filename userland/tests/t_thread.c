@@ -1,0 +1,387 @@
+/*
+ * t_thread: user threads (clone with CLONE_THREAD through musl's pthreads).
+ *
+ * Many threads created and joined on every CPU; a mutex and condition
+ * variable counter hammered by one thread per CPU, with the exact total;
+ * gettid and the tid word (CLONE_PARENT_SETTID, set_tid_address cleared
+ * and woken at exit, which pthread_join waits on); clone's EINVAL for the
+ * flag sets Linux refuses; exit of the main thread while others run;
+ * exit_group from a thread ending them all; fork from a thread (only the
+ * caller continues); execve from a thread (the others end); a thread that
+ * faults kills the process; wait4 sees the process only when its last
+ * thread has gone.
+ */
+#include "ut.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static long cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* ---- create and join ---- */
+
+struct start_info {
+	int index;
+	pid_t tid;
+	pid_t pid;
+	int cpu;
+};
+
+static void *record(void *arg)
+{
+	struct start_info *si = arg;
+	si->tid = gettid_();
+	si->pid = getpid();
+	si->cpu = sched_getcpu();
+	return (void *)(intptr_t)(si->index * 3 + 1);
+}
+
+static void create_join_many(void)
+{
+	enum { ROUNDS = 8, PER = 16 };
+	int bad_ret = 0, bad_pid = 0, dup_tid = 0, seen_cpus = 0;
+	uint64_t cpumask = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		pthread_t th[PER];
+		struct start_info si[PER];
+		for (int i = 0; i < PER; i++) {
+			si[i] = (struct start_info){ .index = i };
+			CHECK_EQ(pthread_create(&th[i], NULL, record, &si[i]), 0);
+		}
+		for (int i = 0; i < PER; i++) {
+			void *ret;
+			CHECK_EQ(pthread_join(th[i], &ret), 0);
+			bad_ret += ret != (void *)(intptr_t)(i * 3 + 1);
+			bad_pid += si[i].pid != getpid() || si[i].tid == getpid() || si[i].tid <= 0;
+			for (int j = 0; j < i; j++)
+				dup_tid += si[j].tid == si[i].tid;
+			if (si[i].cpu >= 0 && si[i].cpu < 64)
+				cpumask |= 1ULL << si[i].cpu;
+		}
+	}
+	for (uint64_t m = cpumask; m; m &= m - 1)
+		seen_cpus++;
+	CHECK_EQ(bad_ret, 0);
+	CHECK_EQ(bad_pid, 0);
+	CHECK_EQ(dup_tid, 0);
+	CHECK_EQ(gettid_(), getpid());
+	CHECK(seen_cpus >= 1);
+	ut_note("threads ran on %d of %ld CPUs", seen_cpus, cpus());
+}
+
+/* ---- a mutex and condition variable counter ---- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn = PTHREAD_COND_INITIALIZER;
+static long counter, plain_counter;
+static int next_turn, nworkers;
+
+enum { BUMPS = 20000, TURNS = 200 };
+
+static void *hammer(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	for (int i = 0; i < BUMPS; i++) {
+		pthread_mutex_lock(&lock);
+		counter++;
+		plain_counter += 2;
+		pthread_mutex_unlock(&lock);
+	}
+	/* Take turns in order: each waits on the condition for its own turn. */
+	for (int i = 0; i < TURNS; i++) {
+		pthread_mutex_lock(&lock);
+		while (next_turn % nworkers != me)
+			pthread_cond_wait(&turn, &lock);
+		next_turn++;
+		pthread_cond_broadcast(&turn);
+		pthread_mutex_unlock(&lock);
+	}
+	return NULL;
+}
+
+static void mutex_condvar_counter(void)
+{
+	nworkers = (int)cpus() * 2;
+	pthread_t th[32];
+	for (int i = 0; i < nworkers; i++)
+		CHECK_EQ(pthread_create(&th[i], NULL, hammer, (void *)(intptr_t)i), 0);
+	for (int i = 0; i < nworkers; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	CHECK_EQ(counter, (long)nworkers * BUMPS);
+	CHECK_EQ(plain_counter, 2L * nworkers * BUMPS);
+	CHECK_EQ(next_turn, nworkers * TURNS);
+}
+
+/* ---- the tid word ---- */
+
+static volatile pid_t child_tid_word;
+
+static void *sleep_a_little(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	return NULL;
+}
+
+static void tid_word_cleared(void)
+{
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, sleep_a_little, NULL), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	/* set_tid_address returns the caller's tid. */
+	CHECK_EQ(syscall(SYS_set_tid_address, &child_tid_word), gettid_());
+}
+
+/* ---- clone's refusals ---- */
+
+static void clone_einval(void)
+{
+	char stack[256];
+	void *sp = stack + sizeof stack;
+	/* CLONE_THREAD without CLONE_SIGHAND, CLONE_SIGHAND without CLONE_VM. */
+	CHECK_ERR(syscall(SYS_clone, CLONE_THREAD | CLONE_VM, sp, 0, 0, 0), EINVAL);
+	CHECK_ERR(syscall(SYS_clone, CLONE_SIGHAND, sp, 0, 0, 0), EINVAL);
+	CHECK_ERR(syscall(SYS_clone, CLONE_THREAD | CLONE_SIGHAND, sp, 0, 0, 0), EINVAL);
+}
+
+/* ---- the main thread exits first ---- */
+
+static volatile int late_done;
+
+static void *outlive_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	late_done = 1;
+	(void)!write(fd, "L", 1);
+	syscall(SYS_exit_group, 7);
+	return NULL;
+}
+
+static void main_exits_first(void)
+{
+	int p[2];
+	CHECK_OK(pipe(p));
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		pthread_t th;
+		if (pthread_create(&th, NULL, outlive_main, (void *)(intptr_t)p[1]))
+			_exit(99);
+		syscall(SYS_exit, 0);   /* the main thread alone */
+		_exit(98);
+	}
+	close(p[1]);
+	/* The process is not reapable before its last thread exits. */
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, WNOHANG), 0);
+	char c = 0;
+	CHECK_EQ(read(p[0], &c, 1), 1);
+	CHECK_EQ(c, 'L');
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 7);
+	close(p[0]);
+}
+
+/* ---- exit_group from a thread ends the sleeping others ---- */
+
+static void *sleep_long(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *spin_forever(void *arg)
+{
+	(void)arg;
+	for (volatile unsigned long n = 0;; n++)
+		;
+	return NULL;
+}
+
+static void *exit_group_later(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 30 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	exit(42);
+	return NULL;
+}
+
+static void exit_group_ends_all(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t a, b, c;
+		pthread_create(&a, NULL, sleep_long, NULL);
+		pthread_create(&b, NULL, spin_forever, NULL);
+		pthread_create(&c, NULL, exit_group_later, NULL);
+		for (;;)
+			pause();
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 42);
+}
+
+/* ---- fork from a thread ---- */
+
+struct fork_result {
+	pid_t child;
+	int status;
+	int threads_in_child;
+};
+
+static volatile int background_runs, background_stop;
+
+static void *background(void *arg)
+{
+	(void)arg;
+	while (!background_stop) {
+		background_runs++;
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void *fork_here(void *arg)
+{
+	struct fork_result *r = arg;
+	pid_t me = gettid_();
+	r->child = fork();
+	if (r->child == 0) {
+		/* Only this thread continues: the tid is the new pid, and
+		 * the background thread's counter stands still. */
+		int before = background_runs;
+		struct timespec ts = { 0, 30 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		int ok = gettid_() == getpid() && getpid() != me && background_runs == before;
+		_exit(ok ? 5 : 6);
+	}
+	waitpid(r->child, &r->status, 0);
+	return NULL;
+}
+
+static void fork_from_thread(void)
+{
+	pthread_t bg, f;
+	struct fork_result r = { 0 };
+	CHECK_EQ(pthread_create(&bg, NULL, background, NULL), 0);
+	CHECK_EQ(pthread_create(&f, NULL, fork_here, &r), 0);
+	CHECK_EQ(pthread_join(f, NULL), 0);
+	CHECK(r.child > 0);
+	CHECK(WIFEXITED(r.status));
+	CHECK_EQ(WEXITSTATUS(r.status), 5);
+	background_stop = 1;
+	CHECK_EQ(pthread_join(bg, NULL), 0);
+}
+
+/* ---- execve from a thread ---- */
+
+static void *exec_here(void *arg)
+{
+	(void)arg;
+	char *argv[] = { (char *)ut_self, "exec-child", NULL };
+	execve(ut_self, argv, environ);
+	_exit(97);
+	return NULL;
+}
+
+static void exec_from_thread(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t a, b, e;
+		pthread_create(&a, NULL, sleep_long, NULL);
+		pthread_create(&b, NULL, spin_forever, NULL);
+		pthread_create(&e, NULL, exec_here, NULL);
+		for (;;)
+			pause();
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 33);
+}
+
+/* What the exec'd program checks: one thread, whose tid is the pid. */
+static int exec_child(void)
+{
+	char buf[4096];
+	long n = ut_read_file("/proc/self/status", buf, sizeof buf - 1);
+	int one_thread = 1;
+	if (n > 0) {
+		buf[n] = 0;
+		char *t = strstr(buf, "Threads:");
+		one_thread = t && atoi(t + 8) == 1;
+	}
+	return gettid_() == getpid() && one_thread ? 33 : 34;
+}
+
+/* ---- a faulting thread kills the process ---- */
+
+static void *fault(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	*(volatile int *)UT_BADPTR = 1;
+	return NULL;
+}
+
+static void faulting_thread_kills(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t a, b;
+		pthread_create(&a, NULL, spin_forever, NULL);
+		pthread_create(&b, NULL, fault, NULL);
+		for (;;)
+			pause();
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFSIGNALED(st));
+	CHECK_EQ(WTERMSIG(st), SIGSEGV);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "exec-child"))
+		return exec_child();
+	ut_init(argc, argv);
+	create_join_many();
+	mutex_condvar_counter();
+	tid_word_cleared();
+	clone_einval();
+	main_exits_first();
+	exit_group_ends_all();
+	fork_from_thread();
+	exec_from_thread();
+	faulting_thread_kills();
+	return ut_done();
+}
