@@ -133,6 +133,7 @@ struct lwp {
     uint64_t l_sigpending;      /* [s] written; read [a] */
     struct ksiginfo l_siginfo[NSIG];    /* [s] */
     uint64_t l_sigmask;         /* [o] blocked signals; read [a] */
+    uint64_t l_waitset;         /* [o] written; read [a]: rt_sigtimedwait's set while it sleeps */
     uint64_t l_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
     bool l_restoremask;         /* [o] l_sigsaved is to be restored */
     const void *volatile l_sleepchan;   /* [a] the channel of an interruptible sleep */
@@ -404,6 +405,10 @@ void sig_init_proc(struct proc *p, struct proc *parent);
 void sig_post(struct proc *p, int sig, const struct ksiginfo *si);
 /* Queue sig for one thread (tgkill, tkill) and wake it. */
 void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si);
+/* rt_sigtimedwait: take a signal of set (blocked or not) for the calling
+ * thread, waiting until deadline (uptime ns); its siginfo to uinfo.  The
+ * signal, or -EAGAIN, -EINTR, -EFAULT. */
+int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo);
 /* Wake every thread of p from its interruptible sleep (an exit, an exec). */
 void sig_wake_all(struct proc *p);
 /* A synchronous fault: delivered to a handler, or death when the signal

@@ -91,6 +91,7 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
 
@@ -188,10 +189,17 @@ static uint64_t pending_of(const struct proc *p, const struct lwp *l)
            __atomic_load_n(&l->l_sigpending, __ATOMIC_ACQUIRE);
 }
 
+/* The signals that wake thread l: those it does not block, and those its
+ * rt_sigtimedwait waits for. */
+static uint64_t wakers_of(const struct lwp *l)
+{
+    return ~mask_of(l) | (l ? __atomic_load_n(&l->l_waitset, __ATOMIC_ACQUIRE) : 0);
+}
+
 bool sig_interrupting(struct proc *p)
 {
     struct lwp *l = curlwp();
-    return (pending_of(p, l) & ~mask_of(l)) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
+    return (pending_of(p, l) & wakers_of(l)) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
            __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE) ||
            __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE);
 }
@@ -258,7 +266,7 @@ static bool sig_prepare(struct proc *p, struct lwp *l, int sig)
     if (sig == SIGCONT || (SIGBIT(sig) & SIG_STOPS))
         sig_job_control(p, sig);
     spin_lock(&p->p_siglock);
-    bool blocked = mask_of(l ? l : p->p_lwps) & SIGBIT(sig);
+    bool blocked = !(wakers_of(l ? l : p->p_lwps) & SIGBIT(sig));
     spin_unlock(&p->p_siglock);
     return blocked || !sig_ignored(p, sig);
 }
@@ -272,7 +280,7 @@ void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
     spin_lock(&p->p_siglock);
     queue_locked(&p->p_sigpending, p->p_siginfo, sig, si, false);
     for (struct lwp *l = p->p_lwps; l; l = l->l_next)
-        if (!(mask_of(l) & SIGBIT(sig)))
+        if (wakers_of(l) & SIGBIT(sig))
             sig_wake_lwp(l);
     spin_unlock(&p->p_siglock);
 }
@@ -603,4 +611,54 @@ void sig_exec_reset(struct proc *p)
         else
             sa->flags = sa->restorer = sa->mask = 0;
     }
+}
+
+/* ---- rt_sigtimedwait ---- */
+
+/* Take the lowest signal of set pending for the calling thread (its own
+ * before its process's), with its info: its number, or 0. */
+static int sig_take_from(struct proc *p, struct lwp *l, uint64_t set, struct ksiginfo *si)
+{
+    spin_lock(&p->p_siglock);
+    uint64_t ready = pending_of(p, l) & set;
+    int sig = 0;
+    if (ready) {
+        sig = __builtin_ctzl(ready) + 1;
+        *si = (l->l_sigpending & SIGBIT(sig)) ? l->l_siginfo[sig - 1] : p->p_siginfo[sig - 1];
+        __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+    }
+    spin_unlock(&p->p_siglock);
+    return sig;
+}
+
+/* Wait until a signal of set is pending for the calling thread (blocked
+ * or not) and take it, its siginfo copied to uinfo (when given): the
+ * signal, -EAGAIN at the deadline (uptime ns), -EINTR when another signal
+ * is to be taken, or -EFAULT. */
+int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo)
+{
+    struct proc *p = curproc();
+    struct lwp *l = curlwp();
+    struct ksiginfo si;
+    int sig;
+    for (;;) {
+        if ((sig = sig_take_from(p, l, set, &si)))
+            break;
+        if (uptime_ns() >= deadline)
+            return -EAGAIN;
+        __atomic_store_n(&l->l_waitset, set, __ATOMIC_SEQ_CST);
+        int r = sig_sleep_until(&l->l_waitset, deadline);
+        __atomic_store_n(&l->l_waitset, 0, __ATOMIC_SEQ_CST);
+        if ((sig = sig_take_from(p, l, set, &si)))
+            break;
+        if (r && sig_sleep_interrupted(p))
+            return -EINTR;
+    }
+    struct siginfo_k info;
+    memset(&info, 0, sizeof info);
+    fill_siginfo(&info, sig, &si);
+    if (uinfo && copyout(&info, (void *)uinfo, sizeof info))
+        return -EFAULT;
+    return sig;
 }

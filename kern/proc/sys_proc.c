@@ -507,6 +507,29 @@ struct timespec_k {
     int64_t sec, nsec;
 };
 
+/* rt_sigtimedwait(set, info, timeout, sigsetsize): kern/proc/signal.c
+ * waits; here the arguments, with Linux's errors. */
+SYSCALL_DECL(sys_rt_sigtimedwait)
+{
+    uint64_t set, deadline = UINT64_MAX;
+    if (a3 != 8)
+        return -EINVAL;
+    if (copyin((void *)a0, &set, sizeof set))
+        return -EFAULT;
+    if (a2) {
+        struct timespec_k ts;
+        if (copyin((void *)a2, &ts, sizeof ts))
+            return -EFAULT;
+        if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000)
+            return -EINVAL;
+        uint64_t ns = (uint64_t)ts.sec >= INT64_MAX / 1000000000UL ? INT64_MAX
+                    : (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
+        uint64_t now = uptime_ns();
+        deadline = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+    }
+    return sig_timedwait(set & ~UNBLOCKABLE, deadline, a1);
+}
+
 /* Sleep for the relative time at ureq on a timed sleep (sleep_for_ns,
  * kern/proc/sys_timer.c): 0, or -EINTR with the time left at urem (when
  * given).  A stop and continue does not end it (the time stopped counts,

@@ -284,7 +284,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(229, sys_clock_getres), S(230, sys_clock_nanosleep_sig), S(234, sys_tgkill),
     S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
     S(265, sys_linkat),
-    S(202, sys_futex),
+    S(202, sys_futex), S(128, sys_rt_sigtimedwait),
     S(165, sys_mount), S(166, sys_umount2), S(137, sys_statfs), S(138, sys_fstatfs),
     S(133, sys_mknod), S(259, sys_mknodat), S(99, sys_sysinfo), S(103, sys_syslog),
     S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
