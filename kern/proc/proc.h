@@ -272,6 +272,8 @@ void proc_rele(struct proc *p);
 /* The pids of every process not yet reaped, ascending: how many there
  * are (at most max written). */
 int proc_pids(int *out, int max);
+/* The tids of p's threads, ascending: how many (at most max). */
+int proc_tids(struct proc *p, int *out, int max);
 /* A process's parent's pid (0: none), under proc_lock. */
 int proc_ppid_of(struct proc *p);
 /* p's current directory (held), or NULL. */

@@ -13,7 +13,9 @@
  */
 #include "ut.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -342,6 +344,72 @@ static int exec_child(void)
 	return gettid_() == getpid() && one_thread ? 33 : 34;
 }
 
+/* ---- /proc/PID/task ---- */
+
+static pthread_barrier_t gate;
+static volatile pid_t task_tids[3];
+
+static void *wait_at_gate(void *arg)
+{
+	task_tids[(intptr_t)arg] = gettid_();
+	pthread_barrier_wait(&gate);        /* all are here */
+	pthread_barrier_wait(&gate);        /* the listing is done */
+	return NULL;
+}
+
+static int thread_count_in_status(void)
+{
+	char buf[4096];
+	long n = ut_read_file("/proc/self/status", buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *t = strstr(buf, "Threads:");
+	return t ? atoi(t + 8) : -1;
+}
+
+static void proc_task_dir(void)
+{
+	pthread_t th[3];
+	pthread_barrier_init(&gate, NULL, 4);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, wait_at_gate, (void *)(intptr_t)i);
+	pthread_barrier_wait(&gate);
+	DIR *d = opendir("/proc/self/task");
+	CHECK(d != NULL);
+	int entries = 0, found = 0, me = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		entries++;
+		int tid = atoi(e->d_name);
+		me += tid == getpid();
+		for (int i = 0; i < 3; i++)
+			found += tid == task_tids[i];
+	}
+	if (d)
+		closedir(d);
+	CHECK_EQ(entries, 4);
+	CHECK_EQ(found, 3);
+	CHECK_EQ(me, 1);
+	CHECK_EQ(thread_count_in_status(), 4);
+	char path[64], comm[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)task_tids[1]);
+	CHECK(ut_read_file(path, comm, sizeof comm) > 0);
+	errno = 0;
+	CHECK(opendir("/proc/self/task/999999") == NULL && errno == ENOENT);
+	pthread_barrier_wait(&gate);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	/* The joined threads leave the count soon after their tid words clear. */
+	int count = thread_count_in_status();
+	for (int i = 0; i < 200 && count != 1; i++) {
+		sched_yield();
+		count = thread_count_in_status();
+	}
+	CHECK_EQ(count, 1);
+}
+
 /* ---- a faulting thread kills the process ---- */
 
 static void *fault(void *arg)
@@ -383,5 +451,6 @@ int main(int argc, char **argv)
 	fork_from_thread();
 	exec_from_thread();
 	faulting_thread_kills();
+	proc_task_dir();
 	return ut_done();
 }
