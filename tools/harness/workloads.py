@@ -80,6 +80,12 @@ WORKLOADS = {w.name: w for w in [
     Workload("lockcurve", "kbench=lockcurve: Hurricane Figure 5, response time of a lock/unlock "
              "pair with p CPUs contending, hold time 0 and 25 us, per spin-lock algorithm",
              kbench="lockcurve", metric="response_us", unit="us/pair", kernels=("tempest",)),
+    Workload("thread_create", "Tornado: thread create+join, one worker thread per processor in one process",
+             lambda cpus, secs: "/bench/thread %d %d" % (cpus, max(50, int(500 * secs))),
+             unit="us/op"),
+    Workload("thread_create_mp", "Tornado: thread create+join, one process per processor",
+             lambda cpus, secs: "/bench/thread -p %d %d" % (cpus, max(50, int(500 * secs))),
+             unit="us/op"),
     Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
              needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
