@@ -1,8 +1,10 @@
 /*
  * Processes.
  *
- * Theory.  A process is one kernel thread that spends its life in user
- * mode, plus what the Unix process model gives it: an address space
+ * Theory.  A process is one or more threads that spend their lives in
+ * user mode (struct lwp with its kernel thread: kern/proc/lwp.c has their
+ * theory, creation and exit), plus what the Unix process model gives
+ * them to share: an address space
  * (kern/vm/as.c), credentials, a descriptor table, a current directory, a
  * parent and children, a process group and session.  A process is made by
  * fork (a copy of the caller, address space copy-on-write) or by
@@ -20,13 +22,14 @@
  * never freed under a borrower.  CLONE_VFORK without CLONE_VM waits the
  * same way for a child with its own copy.
  *
- * Exit (proc_exit) runs on the exiting thread: it closes the descriptors,
+ * Exit (proc_exit_last) runs on the process's last thread to exit: it closes the descriptors,
  * drops the current directory, loads the kernel's page tables and lets
  * the address space go, gives its children to init, then becomes a
  * zombie and tells its parent (tell_parent): SIGCHLD, and a wakeup for
  * its wait.  A parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never
- * sees the zombie: it is unlinked at once and handed to the reaper.  The
- * parent's wait reaps the zombie: it joins the thread (thread_join waits
+ * sees the zombie: it is unlinked at once and handed to the reaper, which
+ * also joins and frees the threads that exit before their process's last.
+ * The parent's wait reaps the zombie: it joins the last thread (thread_join waits
  * until it is fully off its CPU, then frees its stack), adds the child's
  * CPU times to its own children's times, and frees the struct proc.  A
  * process the kernel spawned has no parent; proc_wait_spawned reaps it
@@ -45,8 +48,9 @@
  * report for the request's options.  Today that is only an exit
  * (WEXITED); job control adds stopped and continued children there.
  *
- * Accounting.  CPU time is charged from TSC timestamps taken where a
- * process's thread crosses between user mode and the kernel (the system
+ * Accounting.  CPU time is charged to each thread (struct lwp; a thread
+ * that exits adds its times to its process's, and the process's times are
+ * the sum) from TSC timestamps taken where a thread crosses between user mode and the kernel (the system
  * call and trap entries and returns, kern/proc/syscall.c and
  * kern/arch/trap.c) and where it is switched in and out (user_switch): each
  * stretch goes to user or system time whole.  This costs a TSC read at

@@ -1,6 +1,21 @@
 /*
- * POSIX signals for single-threaded processes, with Linux x86-64
- * semantics and frame layout.
+ * POSIX signals, with Linux x86-64 semantics and frame layout.
+ *
+ * Threads.  The dispositions (p_sigact) are the process's; the mask, the
+ * saved mask of rt_sigsuspend and the interruptible sleep's channel are
+ * each thread's (struct lwp).  There are two pending sets: the process's
+ * (p_sigpending: kill, a child's exit, the terminal), which any thread
+ * that does not block the signal may take, and each thread's own
+ * (l_sigpending: tgkill, tkill, a fault).  A thread takes its own first.
+ * Sending to the process wakes every thread that does not block the
+ * signal; the first to reach sig_deliver takes it.  SIGKILL (p_killsig)
+ * and an exit_group end every thread (kern/proc/lwp.c); a stop signal
+ * taken by one thread stops the process, and the others park in
+ * sig_wait_continue at their next return to user mode or sleep
+ * (sig_interrupting sees p_stopped).  rt_sigtimedwait publishes its set
+ * (l_waitset) so that a blocked signal of the set still wakes it.  Where
+ * the text below says "the process" about a mask or a sleep, read "the
+ * thread".
  *
  * Theory.  A process has a disposition per signal (p_sigact: SIG_DFL,
  * SIG_IGN or a handler with its flags and mask), a mask of blocked
@@ -76,10 +91,12 @@
  * default, the process dies by it, as on Linux.
  *
  * Locks: p_siglock (spin, class "signal") guards p_sigpending,
- * p_siginfo and p_stopped; it may be taken under proc_lock and is never
- * held across a sleep, a wakeup or a user copy.  p_sigact and p_sigmask
- * belong to the process's own thread (and to fork before the child
- * runs).
+ * p_siginfo, p_stopped, every thread's l_sigpending and l_siginfo, and
+ * (with proc_lock) the thread list; it may be taken under proc_lock and
+ * is never held across a sleep or a user copy (wakeups under it take only
+ * the sleep queues' locks, inner to it).  p_sigact belongs to the
+ * process's threads, l_sigmask to its own thread (and to fork and clone
+ * before the new thread runs).
  */
 #include <kern/proc/proc.h>
 #include <kern/vm/as.h>

@@ -87,9 +87,9 @@ WORKLOADS = {w.name: w for w in [
              lambda cpus, secs: "/bench/thread -p %d %d" % (cpus, max(50, int(500 * secs))),
              unit="us/op"),
     Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
-             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+             needs="a multithreaded driver (threads exist; bench/sharedfault and par run processes)"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
-             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+             needs="a multithreaded driver (threads exist; bench/sharedfault and par run processes)"),
 ]}
 
 # One result line of a bench program or driver: "bench NAME key=value ...".
