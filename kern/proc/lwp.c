@@ -132,6 +132,19 @@ struct lwp *lwp_find_locked(int tid)
     return NULL;
 }
 
+int lwp_apply(int tid, int (*fn)(struct proc *p, struct thread *t, void *arg), void *arg)
+{
+    mutex_enter(&proc_lock);
+    struct lwp *l = lwp_find_locked(tid);
+    struct thread *t = l ? l->l_thread : NULL;
+    struct proc *p = l ? l->l_proc : find_proc_locked(tid);
+    if (!t && p)
+        t = p->p_thread;        /* the pid of a process whose main thread has exited */
+    int err = t ? fn(l ? l->l_proc : p, t, arg) : -ESRCH;
+    mutex_exit(&proc_lock);
+    return err;
+}
+
 /* ---- creation ---- */
 
 static void lwp_start(void *arg)

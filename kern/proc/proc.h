@@ -441,6 +441,10 @@ bool sig_default_ignores(int sig);
  * under proc_lock (fn must not sleep): its result, or -ESRCH.  p and its
  * thread stay valid while fn runs. */
 int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg);
+/* fn(p, t, arg) for the thread tid (kern/proc/lwp.c; a pid names its
+ * process's main thread, or another once that has exited), under
+ * proc_lock (fn must not sleep): its result, or -ESRCH. */
+int lwp_apply(int tid, int (*fn)(struct proc *p, struct thread *t, void *arg), void *arg);
 /* Job control (kern/proc/proc.c).  Signal every process of group pgid
  * from the kernel (the terminal's ^C, SIGTTIN): no permission check;
  * 0 or -ESRCH. */

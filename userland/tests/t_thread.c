@@ -1,7 +1,8 @@
 /*
  * t_thread: user threads (clone with CLONE_THREAD through musl's pthreads).
  *
- * Many threads created and joined on every CPU; a mutex and condition
+ * Many threads created and joined, one pinned to each CPU (affinity is
+ * per thread); a mutex and condition
  * variable counter hammered by one thread per CPU, with the exact total;
  * gettid and the tid word (CLONE_PARENT_SETTID, set_tid_address cleared
  * and woken at exit, which pthread_join waits on); clone's EINVAL for the
@@ -87,6 +88,61 @@ static void create_join_many(void)
 	CHECK_EQ(gettid_(), getpid());
 	CHECK(seen_cpus >= 1);
 	ut_note("threads ran on %d of %ld CPUs", seen_cpus, cpus());
+}
+
+/* ---- one thread pinned to each CPU ---- */
+
+struct pinned {
+	int cpu, ran_on;
+	pthread_barrier_t *bar;
+};
+
+static void *run_pinned(void *arg)
+{
+	struct pinned *pn = arg;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(pn->cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) == 0)    /* 0: this thread only */
+		pn->ran_on = sched_getcpu();
+	pthread_barrier_wait(pn->bar);      /* the main thread looks at our mask */
+	pthread_barrier_wait(pn->bar);
+	return NULL;
+}
+
+static void threads_on_every_cpu(void)
+{
+	cpu_set_t all;
+	CHECK_OK(sched_getaffinity(0, sizeof all, &all));
+	int cpus_list[16], n = 0;
+	for (int c = 0; c < CPU_SETSIZE && n < 16; c++)
+		if (CPU_ISSET(c, &all))
+			cpus_list[n++] = c;
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, (unsigned)n + 1);
+	pthread_t th[16];
+	struct pinned pn[16];
+	for (int i = 0; i < n; i++) {
+		pn[i] = (struct pinned){ .cpu = cpus_list[i], .ran_on = -1, .bar = &bar };
+		CHECK_EQ(pthread_create(&th[i], NULL, run_pinned, &pn[i]), 0);
+	}
+	pthread_barrier_wait(&bar);
+	int right = 0, masks_right = 0;
+	for (int i = 0; i < n; i++) {
+		right += pn[i].ran_on == pn[i].cpu;
+		cpu_set_t m;
+		if (pthread_getaffinity_np(th[i], sizeof m, &m) == 0)
+			masks_right += CPU_COUNT(&m) == 1 && CPU_ISSET(pn[i].cpu, &m);
+	}
+	/* The main thread's own mask is untouched by its threads'. */
+	cpu_set_t mine;
+	sched_getaffinity(0, sizeof mine, &mine);
+	CHECK(CPU_EQUAL(&mine, &all));
+	pthread_barrier_wait(&bar);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(right, n);
+	CHECK_EQ(masks_right, n);
 }
 
 /* ---- a mutex and condition variable counter ---- */
@@ -443,6 +499,7 @@ int main(int argc, char **argv)
 		return exec_child();
 	ut_init(argc, argv);
 	create_join_many();
+	threads_on_every_cpu();
 	mutex_condvar_counter();
 	tid_word_cleared();
 	clone_einval();
