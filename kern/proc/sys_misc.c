@@ -229,7 +229,7 @@ SYSCALL_DECL(sys_clock_gettime)
     uint64_t ns = clock_ns(clk);
     if (clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID) {
         uint64_t user, sys;
-        proc_cputime(&user, &sys);
+        proc_cputime_of(clk == CLOCK_THREAD_CPUTIME_ID, &user, &sys);    /* kern/proc/proc.c */
         ns = user + sys;
     }
     struct timespec_u ts = { (int64_t)(ns / NSEC), (int64_t)(ns % NSEC) };

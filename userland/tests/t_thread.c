@@ -188,6 +188,38 @@ static void mutex_condvar_counter(void)
 	CHECK_EQ(next_turn, nworkers * TURNS);
 }
 
+/* ---- CPU time per thread, summed for the process ---- */
+
+static uint64_t clock_of(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void *burn_cpu(void *arg)
+{
+	(void)arg;
+	while (clock_of(CLOCK_THREAD_CPUTIME_ID) < 100 * 1000000ULL)
+		;
+	return NULL;
+}
+
+static void cpu_times(void)
+{
+	uint64_t main_before = clock_of(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t proc_before = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, burn_cpu, NULL), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);    /* sleeps: the main thread burns little */
+	uint64_t main_used = clock_of(CLOCK_THREAD_CPUTIME_ID) - main_before;
+	uint64_t proc_used = clock_of(CLOCK_PROCESS_CPUTIME_ID) - proc_before;
+	CHECK(proc_used >= 100 * 1000000ULL);
+	CHECK(main_used < 50 * 1000000ULL);
+	ut_note("thread cpu: main %llu us, process %llu us", (unsigned long long)main_used / 1000,
+		(unsigned long long)proc_used / 1000);
+}
+
 /* ---- the tid word ---- */
 
 static volatile pid_t child_tid_word;
@@ -502,6 +534,7 @@ int main(int argc, char **argv)
 	threads_on_every_cpu();
 	mutex_condvar_counter();
 	tid_word_cleared();
+	cpu_times();
 	clone_einval();
 	main_exits_first();
 	exit_group_ends_all();
