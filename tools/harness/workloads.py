@@ -14,8 +14,8 @@ Two kinds:
     read its console lines; they have no root and run on Tempest only.
 
 A workload whose `needs` names something Tempest lacks is known but
-refused by the sweep parser with that reason (the hook the multithreaded
-Tornado tests will fill once threads exist).
+refused by the sweep parser with that reason (fstat_mt, until par has a
+multithreaded form).
 """
 
 import re
@@ -86,10 +86,12 @@ WORKLOADS = {w.name: w for w in [
     Workload("thread_create_mp", "Tornado: thread create+join, one process per processor",
              lambda cpus, secs: "/bench/thread -p %d %d" % (cpus, max(50, int(500 * secs))),
              unit="us/op"),
-    Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
-             needs="a multithreaded driver (threads exist; bench/sharedfault and par run processes)"),
+    Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process, each on its own file",
+             _sharedfault("-t -i "), unit="us/fault"),
+    Workload("fault_shared_mt", "Hurricane (Figure 6b): threads of one process fault on the same "
+             "MAP_SHARED pages, barrier, unmap", _sharedfault("-t "), unit="us/fault"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
-             needs="a multithreaded driver (threads exist; bench/sharedfault and par run processes)"),
+             needs="a multithreaded driver (threads exist; bench/par runs processes)"),
 ]}
 
 # One result line of a bench program or driver: "bench NAME key=value ...".
