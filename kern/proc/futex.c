@@ -323,14 +323,13 @@ static int futex_wake_op(struct as *as, uint64_t uaddr, uint64_t uaddr2, bool pr
         .oparg = sign_extend12((val3 >> 12) & 0xfff), .cmparg = sign_extend12(val3 & 0xfff),
     };
     if (o.op & 8)
-        o.oparg = (o.oparg < 0 || o.oparg > 31) ? 0 : (int32_t)(1u << o.oparg);
+        o.oparg = (int32_t)(1u << (o.oparg & 31));     /* Linux masks a bad shift */
     bool hit;
-    o.old = 0;
-    if ((o.op & 7) > 4 || wake_op_compare(&o, &hit))
+    if ((o.op & 7) > 4)
         return -ENOSYS;
-    if ((err = as_user_word(as, uaddr2, do_wake_op, &o)))
+    /* As Linux, the word changes even when the comparison is unknown. */
+    if ((err = as_user_word(as, uaddr2, do_wake_op, &o)) || (err = wake_op_compare(&o, &hit)))
         return err;
-    wake_op_compare(&o, &hit);
     int woken = futex_wake_key(&k1, n1, FUTEX_BITSET_ALL);
     if (hit)
         woken += futex_wake_key(&k2, n2, FUTEX_BITSET_ALL);

@@ -204,6 +204,11 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
     int tid = l->l_tid = alloc_pid();
     lwp_link_locked(p, l);
     mutex_exit(&proc_lock);
+    /* CLONE_PARENT_SETTID before the thread can run, as Linux: musl's new
+     * thread takes locks by its tid at once (pthread_exit's thread list
+     * lock), and a tid still 0 there would take nothing. */
+    if (ca->parent_settid)
+        copyout(&tid, (void *)ca->parent_settid, sizeof tid);
     struct thread *nt = thread_create(p->p_comm, lwp_start, l, t->affinity);
     mutex_enter(&proc_lock);
     if (!nt) {

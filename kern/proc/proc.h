@@ -346,6 +346,7 @@ struct clone_req {
     uint64_t tls;               /* the child's FS base when settls */
     uint64_t child_settid;      /* where the child stores its tid, or 0 */
     uint64_t child_cleartid;    /* recorded as the child's clear_tid */
+    uint64_t parent_settid;     /* a thread: where its tid is stored before it runs, or 0 */
     bool share_vm;              /* CLONE_VM: the child borrows the caller's address space */
     bool vfork;                 /* CLONE_VFORK: the caller will wait (proc_vfork_wait) */
 };

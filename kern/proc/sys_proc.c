@@ -86,12 +86,13 @@ SYSCALL_DECL(sys_clone)
         .tls = a4,
         .child_settid = (flags & CLONE_CHILD_SETTID) ? a3 : 0,
         .child_cleartid = (flags & CLONE_CHILD_CLEARTID) ? a3 : 0,
+        .parent_settid = (flags & CLONE_PARENT_SETTID) ? a2 : 0,
         .share_vm = (flags & CLONE_VM) != 0,
         .vfork = (flags & CLONE_VFORK) != 0,
     };
     int pid = (flags & CLONE_THREAD) ? lwp_create(curtf(), &ca) : proc_fork(curtf(), &ca);
-    if (pid > 0 && (flags & CLONE_PARENT_SETTID))
-        copyout(&pid, (void *)a2, sizeof pid);
+    if (pid > 0 && (flags & CLONE_PARENT_SETTID) && !(flags & CLONE_THREAD))
+        copyout(&pid, (void *)a2, sizeof pid);      /* a thread's is stored before it runs */
     if (pid > 0 && ca.vfork)
         proc_vfork_wait(pid);
     return pid;
