@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sched.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -498,6 +500,64 @@ static void proc_task_dir(void)
 	CHECK_EQ(count, 1);
 }
 
+/* ---- robust lists: a lock whose owner died ---- */
+
+static void robust_owner_dies(void)
+{
+	pthread_mutex_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				  -1, 0);
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	CHECK_EQ(pthread_mutex_init(m, &a), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Locked, then the process ends without unlocking: the kernel
+		 * walks the robust list at the thread's exit. */
+		_exit(pthread_mutex_lock(m) == 0 ? 0 : 1);
+	}
+	int st = 0;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(pthread_mutex_lock(m), EOWNERDEAD);
+	CHECK_EQ(pthread_mutex_consistent(m), 0);
+	CHECK_EQ(pthread_mutex_unlock(m), 0);
+	CHECK_EQ(pthread_mutex_lock(m), 0);
+	CHECK_EQ(pthread_mutex_unlock(m), 0);
+	munmap(m, 4096);
+}
+
+/* ---- posix_spawn (a vfork-style clone) from a thread ---- */
+
+static void *spawn_here(void *arg)
+{
+	char *argv[] = { (char *)ut_self, "exec-child", NULL };
+	pid_t pid;
+	int *status = arg;
+	*status = -1;
+	if (posix_spawn(&pid, ut_self, NULL, NULL, argv, environ) == 0)
+		waitpid(pid, status, 0);
+	return NULL;
+}
+
+static void spawn_from_thread(void)
+{
+	pthread_t bg, sp;
+	int status;
+	background_stop = 0;
+	CHECK_EQ(pthread_create(&bg, NULL, background, NULL), 0);
+	CHECK_EQ(pthread_create(&sp, NULL, spawn_here, &status), 0);
+	CHECK_EQ(pthread_join(sp, NULL), 0);
+	background_stop = 1;
+	CHECK_EQ(pthread_join(bg, NULL), 0);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 33);
+}
+
 /* ---- a faulting thread kills the process ---- */
 
 static void *fault(void *arg)
@@ -541,6 +601,8 @@ int main(int argc, char **argv)
 	fork_from_thread();
 	exec_from_thread();
 	faulting_thread_kills();
+	robust_owner_dies();
+	spawn_from_thread();
 	proc_task_dir();
 	return ut_done();
 }
