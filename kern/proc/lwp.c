@@ -123,6 +123,14 @@ bool tid_in_use_locked(int tid)
     return false;
 }
 
+struct lwp *lwp_of_tid_locked(const struct proc *p, int tid)
+{
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+        if (l->l_tid == tid)
+            return l;
+    return NULL;
+}
+
 struct lwp *lwp_find_locked(int tid)
 {
     for (struct proc *p = allproc; p; p = p->p_next)

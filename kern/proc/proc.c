@@ -568,8 +568,8 @@ bool proc_may_signal(const struct proc *from, const struct proc *to)
 
 static bool kill_matches(const struct proc *me, const struct proc *p, int pid)
 {
-    if (pid > 0)
-        return p->p_pid == pid;
+    if (pid > 0)        /* a thread's tid names its process, as on Linux */
+        return p->p_pid == pid || (p->p_nlwps > 1 && lwp_of_tid_locked(p, pid));
     if (pid == 0)
         return p->p_pgid == me->p_pgid;
     if (pid == -1)

@@ -18,6 +18,8 @@ extern struct proc *allproc;        /* [P] every process, linked by p_next */
 int alloc_pid(void);
 bool tid_in_use_locked(int tid);
 struct lwp *lwp_find_locked(int tid);
+/* p's thread tid, or NULL.  Under proc_lock. */
+struct lwp *lwp_of_tid_locked(const struct proc *p, int tid);
 /* Add l to p's threads (kern/proc/lwp.c).  Under proc_lock. */
 void lwp_link_locked(struct proc *p, struct lwp *l);
 /* An exited thread (not its process's last) for the reaper to join and

@@ -151,6 +151,30 @@ static void process_signal_to_open_thread(void)
 
 /* ---- tgkill and tkill ---- */
 
+static volatile pid_t alive_tid;
+static volatile int alive_stop;
+
+static void *stay_alive(void *arg)
+{
+	(void)arg;
+	alive_tid = gettid_();
+	while (!alive_stop)
+		sleep_ms(1);
+	return NULL;
+}
+
+/* The tid of a thread that lives until the end of the program. */
+static pid_t masked_tid_alive(void)
+{
+	static pthread_t th;
+	if (!alive_tid) {
+		pthread_create(&th, NULL, stay_alive, NULL);
+		while (!alive_tid)
+			sched_yield();
+	}
+	return alive_tid;
+}
+
 static void tgkill_errors(void)
 {
 	pid_t me = getpid();
@@ -161,6 +185,8 @@ static void tgkill_errors(void)
 	CHECK_ERR(syscall(SYS_tkill, 0, 0), EINVAL);
 	CHECK_ERR(syscall(SYS_tgkill, me, gettid_(), 65), EINVAL);
 	CHECK_ERR(syscall(SYS_tgkill, me, 999999, 0), ESRCH);
+	/* kill with a thread's tid names its process. */
+	CHECK_EQ(kill(masked_tid_alive(), 0), 0);
 	pid_t child = fork();
 	if (child == 0) {
 		pause();
