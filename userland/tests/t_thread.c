@@ -257,43 +257,47 @@ static void clone_einval(void)
 
 /* ---- the main thread exits first ---- */
 
-static volatile int late_done;
+static int to_parent[2], to_child[2];
 
+/* Outlives the main thread: says so, then waits for the parent's word. */
 static void *outlive_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
-	struct timespec ts = { 0, 100 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
-	late_done = 1;
-	(void)!write(fd, "L", 1);
+	(void)arg;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	nanosleep(&ts, NULL);       /* the main thread has exited by now */
+	char c;
+	(void)!write(to_parent[1], "L", 1);
+	(void)!read(to_child[0], &c, 1);
 	syscall(SYS_exit_group, 7);
 	return NULL;
 }
 
 static void main_exits_first(void)
 {
-	int p[2];
-	CHECK_OK(pipe(p));
+	CHECK_OK(pipe(to_parent));
+	CHECK_OK(pipe(to_child));
 	pid_t pid = fork();
 	if (pid == 0) {
-		close(p[0]);
 		pthread_t th;
-		if (pthread_create(&th, NULL, outlive_main, (void *)(intptr_t)p[1]))
+		if (pthread_create(&th, NULL, outlive_main, NULL))
 			_exit(99);
 		syscall(SYS_exit, 0);   /* the main thread alone */
 		_exit(98);
 	}
-	close(p[1]);
-	/* The process is not reapable before its last thread exits. */
+	char c = 0;
+	CHECK_EQ(read(to_parent[0], &c, 1), 1);
+	CHECK_EQ(c, 'L');
+	/* The process is not reapable while a thread lives (it waits for us). */
 	int st = 0;
 	CHECK_EQ(waitpid(pid, &st, WNOHANG), 0);
-	char c = 0;
-	CHECK_EQ(read(p[0], &c, 1), 1);
-	CHECK_EQ(c, 'L');
+	CHECK_EQ(write(to_child[1], "G", 1), 1);
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 7);
-	close(p[0]);
+	close(to_parent[0]);
+	close(to_parent[1]);
+	close(to_child[0]);
+	close(to_child[1]);
 }
 
 /* ---- exit_group from a thread ends the sleeping others ---- */

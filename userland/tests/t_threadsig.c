@@ -157,6 +157,9 @@ static volatile int alive_stop;
 static void *stay_alive(void *arg)
 {
 	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);     /* the signals below are not its */
 	alive_tid = gettid_();
 	while (!alive_stop)
 		sleep_ms(1);
@@ -276,8 +279,16 @@ static void stop_and_kill_all(void)
 	int st = 0;
 	CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
 	CHECK(WIFSTOPPED(st));
-	sleep_ms(30);                       /* every thread is off its CPU by now */
+	/* A running thread stops at its next clock tick; under emulation a
+	 * processor may lag, so wait for the counts to settle first. */
 	uint64_t before = spin_total();
+	for (int i = 0; i < 40; i++) {
+		sleep_ms(50);
+		uint64_t now = spin_total();
+		if (now == before)
+			break;
+		before = now;
+	}
 	sleep_ms(60);
 	CHECK_EQ(spin_total(), before);
 	CHECK_EQ(kill(pid, SIGCONT), 0);
