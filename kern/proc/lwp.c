@@ -168,6 +168,8 @@ static void lwp_start(void *arg)
     t->lwp = l;
     mutex_enter(&proc_lock);
     l->l_thread = t;
+    if (!p->p_thread)
+        p->p_thread = t;        /* the others exited before this one ran */
     mutex_exit(&proc_lock);
     l->l_acct_stamp = rdtsc();
     t->as = p->p_as;
@@ -226,6 +228,8 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
         return -ENOMEM;
     }
     l->l_thread = nt;
+    if (!p->p_thread)
+        p->p_thread = nt;
     mutex_exit(&proc_lock);
     return tid;
 }
@@ -285,8 +289,13 @@ void lwp_exit(int status)
         mutex_exit(&proc_lock);
         proc_exit_last(p->p_xstat);
     }
-    if (p->p_thread == t)
-        p->p_thread = p->p_lwps->l_thread;
+    if (p->p_thread == t) {
+        /* Another live thread stands for the process (one just made may
+         * have none yet: it stores itself when it first runs). */
+        p->p_thread = NULL;
+        for (struct lwp *o = p->p_lwps; o && !p->p_thread; o = o->l_next)
+            p->p_thread = o->l_thread;
+    }
     if (p->p_nlwps == 1)
         wakeup(&p->p_nlwps);    /* an execve waiting to be alone */
     lwp_fold_times_locked(p, l);
