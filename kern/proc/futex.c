@@ -39,9 +39,10 @@
  * FUTEX_OWNER_DIED and one waiter is woken.  PI futexes are not here
  * (ENOSYS).
  *
- * Locks.  futex_row (spin, one per row) is taken inside nothing but the
- * address space's lock being already dropped; wakeup's sleep-queue lock
- * is taken inside it.  Two rows together: lower address first.
+ * Locks.  futex_row (spin, one per row) is taken with no other lock
+ * held (the address space's lock is dropped before it); wakeup's
+ * sleep-queue lock is taken inside it.  Two rows together: the lower
+ * address first.
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
