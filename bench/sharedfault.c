@@ -6,7 +6,7 @@
  * repeat.  Only the writes are timed; the result is microseconds per
  * fault as one process sees it, averaged over the processes.
  *
- *     sharedfault [-i] P [ROUNDS]     (ROUNDS defaults to 100)
+ *     sharedfault [-t] [-i] P [ROUNDS]     (ROUNDS defaults to 100)
  *
  *     bench sharedfault procs=P us_per_op=U ops=N total_s=S
  *
@@ -14,6 +14,10 @@
  * "bench incorefault ..."): after the first round its pages stay in the
  * page cache, so every fault is Tornado's in-core page fault on an
  * independent object (seed 004, 7.2), with nothing shared but the kernel.
+ *
+ * With -t the workers are P threads of one process instead ("bench
+ * sharedfault_mt ..." or "incorefault_mt"): Tornado's multithreaded form,
+ * every fault in one address space.
  *
  * N counts every process's faults, S is the longest process's timed
  * total.  The barrier is kept by the parent with pipes: each worker writes
@@ -29,6 +33,7 @@
  */
 #include "bench.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -46,6 +51,7 @@ struct shared {
 };
 
 static int procs;
+static int threaded;            /* -t: the workers are threads */
 static struct shared *sh;
 
 static void *map_file(const char *path, long len)
@@ -146,7 +152,35 @@ static void worker(int i, int fd, long rounds)
 		barrier(i);
 	}
 	sh->ns[i] = ns;
-	syscall(SYS_exit_group, 0);
+	if (!threaded)
+		syscall(SYS_exit_group, 0);
+}
+
+static int thread_fd;
+static long thread_rounds;
+
+static void *worker_thread(void *arg)
+{
+	worker((int)(long)arg, thread_fd, thread_rounds);
+	return NULL;
+}
+
+/* -t: the workers as threads; the main thread keeps the barriers. */
+static int run_threads(int fd, long rounds)
+{
+	pthread_t th[MAX_PROCS];
+	thread_fd = fd;
+	thread_rounds = rounds;
+	for (int i = 0; i < procs; i++)
+		if (pthread_create(&th[i], NULL, worker_thread, (void *)(long)i))
+			bench_fail("pthread_create", EAGAIN);
+	keep_barriers(2 * rounds);
+	int failed = 0;
+	for (int i = 0; i < procs; i++) {
+		pthread_join(th[i], NULL);
+		failed |= sh->bad[i] != 0;
+	}
+	return failed;
 }
 
 int main(int argc, char **argv)
@@ -154,12 +188,17 @@ int main(int argc, char **argv)
 	long rounds = 100;
 	char *end;
 
-	int independent = argc > 1 && strcmp(argv[1], "-i") == 0;
-	if (independent) {
-		name = "incorefault";
-		argv++;
-		argc--;
+	int independent = 0;
+	for (; argc > 1 && argv[1][0] == '-'; argv++, argc--) {
+		if (strcmp(argv[1], "-i") == 0)
+			independent = 1;
+		else if (strcmp(argv[1], "-t") == 0)
+			threaded = 1;
+		else
+			goto usage;
 	}
+	name = independent ? (threaded ? "incorefault_mt" : "incorefault")
+			   : (threaded ? "sharedfault_mt" : "sharedfault");
 	if (argc < 2 || argc > 3)
 		goto usage;
 	procs = strtol(argv[1], &end, 10);
@@ -175,17 +214,19 @@ int main(int argc, char **argv)
 	for (int i = 0; i < procs; i++)
 		if (syscall(SYS_pipe, go[i]) < 0)
 			bench_fail("pipe", errno);
-	for (int i = 0; i < procs; i++) {
+	int failed = threaded ? run_threads(fd, rounds) : 0;
+	for (int i = 0; !threaded && i < procs; i++) {
 		pids[i] = syscall(SYS_fork);
 		if (pids[i] < 0)
 			bench_fail("fork", errno);
 		if (pids[i] == 0)
 			worker(i, fd, rounds);
 	}
-	syscall(SYS_close, arrive[1]);     /* once every worker is gone, reads see the end */
-	keep_barriers(2 * rounds);
-	int failed = 0;
-	for (int i = 0; i < procs; i++) {
+	if (!threaded) {
+		syscall(SYS_close, arrive[1]);     /* once every worker is gone, reads see the end */
+		keep_barriers(2 * rounds);
+	}
+	for (int i = 0; !threaded && i < procs; i++) {
 		int status;
 		while (syscall(SYS_wait4, pids[i], &status, 0, NULL) < 0 && errno == EINTR)
 			;
@@ -206,6 +247,6 @@ int main(int argc, char **argv)
 	bench_puts(1, line);
 	return 0;
 usage:
-	bench_puts(2, "usage: sharedfault [-i] PROCS [ROUNDS]\n");
+	bench_puts(2, "usage: sharedfault [-t] [-i] PROCS [ROUNDS]\n");
 	return 2;
 }

@@ -84,7 +84,7 @@ BAD_SWEEPS = [
     ("cpus-none", "workloads fork\nmachines up\ncpus 2-4\n", 3, "none of the counts"),
     ("kernel", "workloads fork\nmachines up\ncpus 1\nkernels tempest bsd\n", 4, "unknown kernel 'bsd'"),
     ("accel", "workloads fork\nmachines up\ncpus 1\naccel hvf\n", 4, "unknown accelerator"),
-    ("threads", "workloads fstat_mt\nmachines up\ncpus 1\n", 1, "needs threads"),
+    ("threads", "workloads fstat_mt\nmachines up\ncpus 1\n", 1, "needs a multithreaded driver"),
     ("repeats", "workloads fork\nmachines up\ncpus 1\nrepeats 0\n", 4, "bad repeats"),
     ("missing", "workloads fork\ncpus 1\n", 1, "no 'machines' line"),
 ]

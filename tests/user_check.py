@@ -42,9 +42,9 @@ KNOWN_GAPS = {
 # (2000 calls by each of its children, one per CPU).
 FUZZ = ("ut_fuzz", "2000 1")
 # hector (16 CPUs) runs a smaller set: the calls every program needs, and
-# affinity, which is most worth checking on many CPUs.
+# affinity and threads, which are most worth checking on many CPUs.
 SMALL_SET = ("t_fileio", "t_proc", "t_mem", "t_signal", "t_stat", "t_ids",
-             "t_affinity")
+             "t_affinity", "t_thread")
 
 
 def build_userland():

@@ -51,6 +51,7 @@
 #define EOVERFLOW       75
 #define ELIBBAD         80      /* exec: the program's interpreter is corrupt */
 #define EOPNOTSUPP      95
+#define ETIMEDOUT       110
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */
 
 #endif

@@ -596,7 +596,9 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
         goto out;
 
     /* The point of no return.  The old address space goes once this CPU
-     * has the new one loaded: freed, or back to a vfork parent. */
+     * has the new one loaded: freed, or back to a vfork parent.  The
+     * process's other threads end first (kern/proc/lwp.c). */
+    lwp_end_others(p);
     struct as *old = p->p_as;
     p->p_as = as;
     t->as = as;
@@ -615,7 +617,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     t->fs_base = 0;
     wrmsr(MSR_FS_BASE, 0);
     fpu_reset_current();
-    p->p_gs_base = 0;
+    t->lwp->l_gs_base = 0;
     wrmsr(MSR_KGS_BASE, 0);
     memset(tf, 0, sizeof *tf);
     tf->rip = ip ? ip->eh.e_entry + ip->bias : im->eh.e_entry + im->bias;

@@ -3,7 +3,7 @@
  *
  * Theory.  The kernel itself never uses these registers, so a thread's
  * user values stay in them while it runs in the kernel, and they are
- * switched eagerly: saved into the process's area (p_fpu) when its thread
+ * switched eagerly: saved into the thread's area (its LWP's l_fpu) when its thread
  * is switched out, loaded when it is switched in (user_switch).
  *
  * When the CPU has XSAVE, each CPU sets CR4.OSXSAVE and programs XCR0 with
@@ -13,7 +13,7 @@
  * area is saved and loaded with XSAVE/XRSTOR in the standard (not
  * compacted) format, CPUID leaf 0xD's size for those components.  Without
  * XSAVE the area is FXSAVE's 512 bytes.  AVX-512's components are left
- * off: their 2 KiB more would not fit p_fpu (FPU_AREA_MAX).
+ * off: their 2 KiB more would not fit l_fpu (FPU_AREA_MAX).
  *
  * Signal frames carry the area as Linux's do (arch/x86/kernel/fpu/signal.c
  * is the reference for the layout): the sigcontext's fpstate points to a
@@ -25,7 +25,7 @@
  * and SSE part otherwise; either way the header and MXCSR are made valid
  * first, so no frame a program writes can make XRSTOR fault.
  *
- * Locks: none.  p_fpu is touched only by its own thread, or by the
+ * Locks: none.  l_fpu is touched only by its own thread, or by the
  * context switch while that thread is off every CPU; xcr0 and the sizes
  * are set on the boot CPU before any user program runs ([c]).
  */
@@ -50,7 +50,7 @@
 #define MXCSR_OFF       24
 #define MXCSR_MASK_OFF  28
 
-_Static_assert(FPU_AREA_MAX >= FXSAVE_SIZE + XSAVE_HDR_SIZE + 256, "p_fpu holds x87+SSE+AVX");
+_Static_assert(FPU_AREA_MAX >= FXSAVE_SIZE + XSAVE_HDR_SIZE + 256, "l_fpu holds x87+SSE+AVX");
 
 /* Linux's struct _fpx_sw_bytes. */
 struct fpx_sw_bytes {
@@ -144,23 +144,23 @@ static void fpu_default(uint8_t *area)
 
 void fpu_reset_current(void)
 {
-    struct proc *p = curthread()->proc;
-    fpu_default(p->p_fpu);
-    fpu_load(p->p_fpu);
+    struct lwp *l = curthread()->lwp;
+    fpu_default(l->l_fpu);
+    fpu_load(l->l_fpu);
 }
 
 /* fork: the child starts with the parent's live registers. */
-void fpu_copy_current(struct proc *to)
+void fpu_copy_current(struct lwp *to)
 {
-    fpu_save(to->p_fpu);
+    fpu_save(to->l_fpu);
 }
 
 void fpu_switch(struct thread *prev, struct thread *next)
 {
-    if (prev && prev->proc && prev != next)
-        fpu_save(prev->proc->p_fpu);
-    if (next->proc && prev != next)
-        fpu_load(next->proc->p_fpu);
+    if (prev && prev->lwp && prev != next)
+        fpu_save(prev->lwp->l_fpu);
+    if (next->lwp && prev != next)
+        fpu_load(next->lwp->l_fpu);
 }
 
 /* ---- signal frames ---- */

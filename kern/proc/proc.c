@@ -1,8 +1,10 @@
 /*
  * Processes.
  *
- * Theory.  A process is one kernel thread that spends its life in user
- * mode, plus what the Unix process model gives it: an address space
+ * Theory.  A process is one or more threads that spend their lives in
+ * user mode (struct lwp with its kernel thread: kern/proc/lwp.c has their
+ * theory, creation and exit), plus what the Unix process model gives
+ * them to share: an address space
  * (kern/vm/as.c), credentials, a descriptor table, a current directory, a
  * parent and children, a process group and session.  A process is made by
  * fork (a copy of the caller, address space copy-on-write) or by
@@ -20,13 +22,14 @@
  * never freed under a borrower.  CLONE_VFORK without CLONE_VM waits the
  * same way for a child with its own copy.
  *
- * Exit (proc_exit) runs on the exiting thread: it closes the descriptors,
+ * Exit (proc_exit_last) runs on the process's last thread to exit: it closes the descriptors,
  * drops the current directory, loads the kernel's page tables and lets
  * the address space go, gives its children to init, then becomes a
  * zombie and tells its parent (tell_parent): SIGCHLD, and a wakeup for
  * its wait.  A parent that ignores SIGCHLD (or set SA_NOCLDWAIT) never
- * sees the zombie: it is unlinked at once and handed to the reaper.  The
- * parent's wait reaps the zombie: it joins the thread (thread_join waits
+ * sees the zombie: it is unlinked at once and handed to the reaper, which
+ * also joins and frees the threads that exit before their process's last.
+ * The parent's wait reaps the zombie: it joins the last thread (thread_join waits
  * until it is fully off its CPU, then frees its stack), adds the child's
  * CPU times to its own children's times, and frees the struct proc.  A
  * process the kernel spawned has no parent; proc_wait_spawned reaps it
@@ -45,8 +48,9 @@
  * report for the request's options.  Today that is only an exit
  * (WEXITED); job control adds stopped and continued children there.
  *
- * Accounting.  CPU time is charged from TSC timestamps taken where a
- * process's thread crosses between user mode and the kernel (the system
+ * Accounting.  CPU time is charged to each thread (struct lwp; a thread
+ * that exits adds its times to its process's, and the process's times are
+ * the sum) from TSC timestamps taken where a thread crosses between user mode and the kernel (the system
  * call and trap entries and returns, kern/proc/syscall.c and
  * kern/arch/trap.c) and where it is switched in and out (user_switch): each
  * stretch goes to user or system time whole.  This costs a TSC read at
@@ -99,6 +103,7 @@ struct proc *allproc;               /* [P] */
 static int next_pid = 2;            /* [P] pid 1 is kept for init */
 static struct proc *initproc;       /* [P] pid 1 while it runs */
 static struct proc *unwaited;       /* [P] zombies for the reaper, linked by p_sibling */
+static struct lwp *unwaited_lwps;   /* [P] exited threads for the reaper, by l_reap_next */
 volatile bool init_poweroff;        /* [a] init called reboot */
 int proc_maxuproc = 64;
 
@@ -115,6 +120,7 @@ void proc_init(void)
     fifo_init();
     ipc_init();
     admin_init();
+    futex_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }
@@ -125,7 +131,7 @@ struct proc *curproc(void)
     return t ? t->proc : NULL;
 }
 
-static int alloc_pid(void)
+int alloc_pid(void)
 {
     for (;;) {
         int pid = next_pid++;
@@ -134,7 +140,7 @@ static int alloc_pid(void)
         bool used = false;
         for (struct proc *p = allproc; p && !used; p = p->p_next)
             used = p->p_pid == pid || p->p_pgid == pid || p->p_sid == pid;
-        if (!used)
+        if (!used && !tid_in_use_locked(pid))
             return pid;
     }
 }
@@ -153,7 +159,9 @@ static int procs_of_user(uint32_t uid)
 static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, int *err)
 {
     struct proc *p = kzalloc(sizeof *p);
-    if (!p) {
+    struct lwp *l = p ? lwp_alloc(p) : NULL;
+    if (!l) {
+        kfree(p);
         *err = -ENOMEM;
         return NULL;
     }
@@ -181,11 +189,14 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
         mutex_destroy(&p->p_fdlock);
         spin_destroy(&p->p_siglock);
         spin_destroy(&p->p_itimer_lock);
+        lwp_free(l);
         kfree(p);
         *err = -EAGAIN;
         return NULL;
     }
     p->p_pid = init ? 1 : alloc_pid();
+    l->l_tid = p->p_pid;        /* the main thread's tid is the pid */
+    lwp_link_locked(p, l);
     p->p_start_ns = uptime_ns();
     if (init)
         initproc = p;
@@ -231,6 +242,13 @@ void proc_join(struct proc *p)
     if (p->p_thread)
         thread_join(p->p_thread);
     p->p_thread = NULL;
+    mutex_enter(&proc_lock);
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
+        __atomic_store_n(&p->p_utime, p->p_utime + load_cycles(&l->l_utime), __ATOMIC_RELAXED);
+        __atomic_store_n(&p->p_stime, p->p_stime + load_cycles(&l->l_stime), __ATOMIC_RELAXED);
+        l->l_utime = l->l_stime = 0;
+    }
+    mutex_exit(&proc_lock);
 }
 
 void proc_free(struct proc *p)
@@ -245,7 +263,11 @@ void proc_free(struct proc *p)
     mutex_destroy(&p->p_fdlock);
     spin_destroy(&p->p_siglock);
     spin_destroy(&p->p_itimer_lock);
-    kfree(p->p_forktf);
+    while (p->p_lwps) {
+        struct lwp *l = p->p_lwps;
+        p->p_lwps = l->l_next;
+        lwp_free(l);
+    }
     kfree(p);
 }
 
@@ -264,14 +286,33 @@ static void to_reaper(struct proc *p)
     wakeup(&unwaited);
 }
 
-/* The reaper thread: free the zombies on the unwaited list. */
+/* Hand the exited thread l (not its process's last) to the reaper, which
+ * joins its kernel thread and frees it.  Under proc_lock. */
+void reap_lwp_locked(struct lwp *l)
+{
+    l->l_reap_next = unwaited_lwps;
+    unwaited_lwps = l;
+    wakeup(&unwaited);
+}
+
+/* The reaper thread: free the zombies on the unwaited list, and the
+ * exited threads. */
 static void reaper_main(void *unused)
 {
     (void)unused;
     mutex_enter(&proc_lock);
     for (;;) {
-        while (!unwaited)
+        while (!unwaited && !unwaited_lwps)
             sleep_on(&unwaited);
+        if (unwaited_lwps) {
+            struct lwp *l = unwaited_lwps;
+            unwaited_lwps = l->l_reap_next;
+            mutex_exit(&proc_lock);
+            thread_join(l->l_thread);
+            lwp_free(l);
+            mutex_enter(&proc_lock);
+            continue;
+        }
         struct proc *p = unwaited;
         unwaited = p->p_sibling;
         mutex_exit(&proc_lock);
@@ -282,26 +323,29 @@ static void reaper_main(void *unused)
 
 /* ---- CPU-time accounting (the theory is at the top) ---- */
 
-/* Charge the stretch since p's stamp to *to and start a new one now.  A
- * zero stamp (the process's thread was not running) charges nothing. */
-static void acct_charge(struct proc *p, uint64_t *to, uint64_t now)
+/* Charge the stretch since l's stamp to *to and start a new one now.  A
+ * zero stamp (the thread was not running) charges nothing. */
+static void acct_charge(struct lwp *l, uint64_t *to, uint64_t now)
 {
-    uint64_t stamp = p->p_acct_stamp;
+    uint64_t stamp = l->l_acct_stamp;
     if (stamp && now > stamp)
         __atomic_store_n(to, *to + (now - stamp), __ATOMIC_RELAXED);
-    p->p_acct_stamp = now;
+    l->l_acct_stamp = now;
 }
 
+/* p is the calling thread's process: the times go to the thread. */
 void acct_enter_kernel(struct proc *p)
 {
-    if (p)
-        acct_charge(p, &p->p_utime, rdtsc());
+    struct lwp *l = p ? curlwp() : NULL;
+    if (l)
+        acct_charge(l, &l->l_utime, rdtsc());
 }
 
 void acct_leave_kernel(struct proc *p)
 {
-    if (p)
-        acct_charge(p, &p->p_stime, rdtsc());
+    struct lwp *l = p ? curlwp() : NULL;
+    if (l)
+        acct_charge(l, &l->l_stime, rdtsc());
 }
 
 /* A thread leaves the CPU in the kernel (system time up to now) and the
@@ -309,12 +353,12 @@ void acct_leave_kernel(struct proc *p)
 void acct_switch(struct thread *prev, struct thread *next)
 {
     uint64_t now = rdtsc();
-    if (prev && prev->proc && prev != next) {
-        acct_charge(prev->proc, &prev->proc->p_stime, now);
-        prev->proc->p_acct_stamp = 0;
+    if (prev && prev->lwp && prev != next) {
+        acct_charge(prev->lwp, &prev->lwp->l_stime, now);
+        prev->lwp->l_acct_stamp = 0;
     }
-    if (next && next->proc)
-        next->proc->p_acct_stamp = now;
+    if (next && next->lwp)
+        next->lwp->l_acct_stamp = now;
 }
 
 uint64_t load_cycles(const uint64_t *c)
@@ -322,14 +366,40 @@ uint64_t load_cycles(const uint64_t *c)
     return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+/* p's CPU times in cycles: its exited threads' and its live ones'. */
+void proc_cycles(struct proc *p, uint64_t *user, uint64_t *sys)
+{
+    spin_lock(&p->p_siglock);
+    *user = load_cycles(&p->p_utime);
+    *sys = load_cycles(&p->p_stime);
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
+        *user += load_cycles(&l->l_utime);
+        *sys += load_cycles(&l->l_stime);
+    }
+    spin_unlock(&p->p_siglock);
+}
+
+/* The calling process's, its running stretch included; or the calling
+ * thread's alone (RUSAGE_THREAD, CLOCK_THREAD_CPUTIME_ID). */
+void proc_cputime_of(bool thread_only, uint64_t *user_ns, uint64_t *sys_ns)
+{
+    struct lwp *me = curlwp();
+    uint64_t now = rdtsc(), running = 0, u, s;
+    if (me->l_acct_stamp && now > me->l_acct_stamp)
+        running = now - me->l_acct_stamp;   /* we are in the kernel, in a system call */
+    if (thread_only) {
+        u = me->l_utime;
+        s = me->l_stime;
+    } else {
+        proc_cycles(curproc(), &u, &s);
+    }
+    *user_ns = tsc_to_ns(u);
+    *sys_ns = tsc_to_ns(s + running);
+}
+
 void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns)
 {
-    struct proc *p = curproc();
-    uint64_t now = rdtsc(), running = 0;
-    if (p->p_acct_stamp && now > p->p_acct_stamp)
-        running = now - p->p_acct_stamp;    /* we are in the kernel, in a system call */
-    *user_ns = tsc_to_ns(p->p_utime);
-    *sys_ns = tsc_to_ns(p->p_stime + running);
+    proc_cputime_of(false, user_ns, sys_ns);
 }
 
 void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns)
@@ -441,7 +511,8 @@ void proc_exec_commit(struct proc *p, struct as *old)
     release_as(p, old);
 }
 
-void proc_exit(int status)
+/* The process's last thread ends it (lwp_exit, kern/proc/lwp.c). */
+void proc_exit_last(int status)
 {
     struct thread *t = curthread();
     struct proc *p = t->proc;
@@ -488,7 +559,7 @@ int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg)
     return err;
 }
 
-static bool may_signal(const struct proc *from, const struct proc *to)
+bool proc_may_signal(const struct proc *from, const struct proc *to)
 {
     const struct cred *a = from->p_cred, *b = to->p_cred;
     return a->cr_uid == 0 || a->cr_ruid == b->cr_ruid || a->cr_uid == b->cr_ruid ||
@@ -497,8 +568,8 @@ static bool may_signal(const struct proc *from, const struct proc *to)
 
 static bool kill_matches(const struct proc *me, const struct proc *p, int pid)
 {
-    if (pid > 0)
-        return p->p_pid == pid;
+    if (pid > 0)        /* a thread's tid names its process, as on Linux */
+        return p->p_pid == pid || (p->p_nlwps > 1 && lwp_of_tid_locked(p, pid));
     if (pid == 0)
         return p->p_pgid == me->p_pgid;
     if (pid == -1)
@@ -536,7 +607,7 @@ int proc_signal(int pid, int sig, bool fatal)
         if (!kill_matches(me, p, pid))
             continue;
         found++;
-        if (!may_signal(me, p))
+        if (!proc_may_signal(me, p))
             continue;
         allowed++;
         if (sig && p->p_state != PS_ZOMBIE)
@@ -552,22 +623,25 @@ static void fork_child_start(void *arg)
 {
     struct proc *p = arg;
     struct thread *t = curthread();
-    struct trapframe tf = *p->p_forktf;
+    struct lwp *l = p->p_lwps;  /* a new process has one thread */
+    struct trapframe tf = *l->l_forktf;
     tf.rax = 0;                 /* fork returns 0 in the child */
     t->proc = p;
+    t->lwp = l;
     /* The parent stores p_thread after thread_create returns, which may be
      * after this thread has run: store it here too (the same value, under
      * the lock its readers take), so the child finds itself at once. */
     mutex_enter(&proc_lock);
     p->p_thread = t;
+    l->l_thread = t;
     mutex_exit(&proc_lock);
-    p->p_acct_stamp = rdtsc();
+    l->l_acct_stamp = rdtsc();
     t->as = p->p_as;
-    t->fs_base = p->p_fork_fsbase;
+    t->fs_base = l->l_fork_fsbase;
     as_activate(p->p_as);
-    if (p->p_child_settid) {
+    if (l->l_child_settid) {
         int pid = p->p_pid;
-        copyout(&pid, (void *)p->p_child_settid, sizeof pid);     /* CLONE_CHILD_SETTID */
+        copyout(&pid, (void *)l->l_child_settid, sizeof pid);     /* CLONE_CHILD_SETTID */
     }
     intr_disable();
     user_switch(this_cpu(), NULL, t);
@@ -586,8 +660,9 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     struct proc *c = proc_alloc(parent, parent->p_cred, false, &err);
     if (!c)
         return err;
-    c->p_forktf = kmalloc(sizeof *tf);
-    if (!c->p_forktf) {
+    struct lwp *l = c->p_lwps, *me = t->lwp;
+    l->l_forktf = kmalloc(sizeof *tf);
+    if (!l->l_forktf) {
         err = -ENOMEM;
         goto fail;
     }
@@ -597,19 +672,20 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     } else if (!(c->p_as = as_dup(parent->p_as, &err))) {
         goto fail;
     }
-    *c->p_forktf = *tf;
-    fpu_copy_current(c);
-    c->p_fork_fsbase = t->fs_base;
+    *l->l_forktf = *tf;
+    fpu_copy_current(l);
+    l->l_fork_fsbase = t->fs_base;
     if (ca) {
         if (ca->newsp)
-            c->p_forktf->rsp = ca->newsp;
+            l->l_forktf->rsp = ca->newsp;
         if (ca->settls)
-            c->p_fork_fsbase = ca->tls;
-        c->p_child_settid = ca->child_settid;
-        c->p_clear_tid = ca->child_cleartid;
+            l->l_fork_fsbase = ca->tls;
+        l->l_child_settid = ca->child_settid;
+        l->l_clear_tid = ca->child_cleartid;
     }
+    l->l_sigmask = me->l_sigmask;       /* the caller's mask: only it continues */
     c->p_umask = parent->p_umask;
-    c->p_gs_base = parent->p_gs_base;
+    l->l_gs_base = me->l_gs_base;
     memcpy(c->p_comm, parent->p_comm, sizeof c->p_comm);
     proc_share_image(c, parent);
     prctl_fork(c, parent);
@@ -623,8 +699,11 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         c->p_vfork_parent = parent;     /* before the child can exec or exit */
         mutex_exit(&proc_lock);
     }
-    c->p_thread = thread_create(c->p_comm, fork_child_start, c, t->affinity);
-    if (!c->p_thread) {
+    struct thread *ct = thread_create(c->p_comm, fork_child_start, c, t->affinity);
+    mutex_enter(&proc_lock);
+    c->p_thread = l->l_thread = ct;
+    mutex_exit(&proc_lock);
+    if (!ct) {
         fd_close_all(c);
         if (c->p_cwd)
             VN_RELE(c->p_cwd);
@@ -672,7 +751,9 @@ static void spawn_start(void *arg)
     struct proc *p = req->p;
     struct thread *t = curthread();
     t->proc = p;
-    p->p_acct_stamp = rdtsc();
+    t->lwp = p->p_lwps;
+    t->lwp->l_thread = t;
+    t->lwp->l_acct_stamp = rdtsc();
     open_console(p);
     struct trapframe tf;
     memset(&tf, 0, sizeof tf);
@@ -725,8 +806,11 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[], struct 
     p->p_cwd = rootdir;
     if (rootdir)
         VN_HOLD(rootdir);
-    p->p_thread = thread_create(p->p_comm, spawn_start, req, AFFINITY_ALL);
-    if (!p->p_thread) {
+    struct thread *pt = thread_create(p->p_comm, spawn_start, req, AFFINITY_ALL);
+    mutex_enter(&proc_lock);
+    p->p_thread = pt;
+    mutex_exit(&proc_lock);
+    if (!pt) {
         if (p->p_cwd)
             VN_RELE(p->p_cwd);
         mutex_enter(&proc_lock);

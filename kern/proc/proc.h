@@ -1,13 +1,16 @@
 /*
- * Processes: one user thread each, an address space, credentials, a file
- * table and a current directory.  Theory in kern/proc/proc.c.
+ * Processes: one or more user threads (struct lwp, SVR4's light-weight
+ * processes), an address space, credentials, a file table and a current
+ * directory.  Theory in kern/proc/proc.c (threads: kern/proc/lwp.c).
  *
- * Lock key for struct proc:
+ * Lock key for struct proc and struct lwp:
  *   [P]  proc_lock (a sleep mutex, class "proc"): the process list, the
  *        family links, state and exit status, pids
  *   [F]  p_fdlock (class "fdtable"): the descriptor table
  *   [s]  p_siglock (a spin lock, class "signal"): pending signals
- *   [o]  only the process's own thread (or its creator before it runs)
+ *   [o]  only the process's own threads (or its creator before it runs);
+ *        on struct lwp, only that thread itself
+ *   [Ps] written under both proc_lock and p_siglock, read under either
  *   [a]  atomic operations
  *   [c]  constant after creation
  *
@@ -118,6 +121,43 @@ struct file {
 
 enum proc_state { PS_RUN, PS_ZOMBIE };
 
+/* A thread of a process: what each thread has of its own (kern/proc/lwp.c).
+ * The kernel thread (struct thread, kern/sched) holds the register state
+ * on its kernel stack, the scheduling state, the affinity and the FS (TLS)
+ * base; this is the rest.  Freed after the thread has exited and is off
+ * its CPU (the last thread's with the process). */
+struct lwp {
+    struct proc *l_proc;        /* [c] */
+    struct thread *l_thread;    /* [P] once made (as p_thread) */
+    int l_tid;                  /* [P] the thread id; the main thread's is the pid */
+    struct lwp *l_next;         /* [Ps] the process's threads */
+    volatile int l_exit_now;    /* [a] set by execve in another thread: exit at once */
+    /* Signals: those sent to this thread (tgkill, a fault), and its mask. */
+    uint64_t l_sigpending;      /* [s] written; read [a] */
+    struct ksiginfo l_siginfo[NSIG];    /* [s] */
+    uint64_t l_sigmask;         /* [o] blocked signals; read [a] */
+    uint64_t l_waitset;         /* [o] written; read [a]: rt_sigtimedwait's set while it sleeps */
+    uint64_t l_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
+    bool l_restoremask;         /* [o] l_sigsaved is to be restored */
+    const void *volatile l_sleepchan;   /* [a] the channel of an interruptible sleep */
+    /* CPU time in TSC cycles, written by the CPU the thread runs on. */
+    uint64_t l_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
+    uint64_t l_utime, l_stime;  /* [o] written; read [a] */
+    uint64_t l_clear_tid;       /* [o] set_tid_address, CLONE_CHILD_CLEARTID */
+    uint64_t l_robust_head;     /* [o] set_robust_list's head (walked at exit) */
+    uint64_t l_gs_base;         /* [o] user GS base (arch_prctl ARCH_SET_GS) */
+    struct trapframe *l_forktf; /* [c] the creator's frame, for the first return (freed then) */
+    uint64_t l_fork_fsbase;     /* [c] the FS base to start with */
+    uint64_t l_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
+    struct lwp *l_reap_next;    /* [P] the reaper's list of exited threads */
+    /* The user's x87/SSE registers while the thread is switched out
+     * (FXSAVE area; the kernel itself never touches them). */
+    /* The user's x87/SSE/AVX registers while the thread is switched out
+     * (an XSAVE or FXSAVE area: kern/proc/fpu.c; the kernel itself never
+     * touches them). */
+    uint8_t l_fpu[FPU_AREA_MAX] __aligned(64);  /* [o] */
+};
+
 struct proc {
     int p_pid;                  /* [c] */
     int p_pgid, p_sid;          /* [P] */
@@ -136,19 +176,23 @@ struct proc {
     volatile int p_killsig;     /* [a] a fatal signal pending (exit at the return to user) */
     struct cred *p_cred;        /* [o] held; replaced under [P] too, as other
                                    processes read it under [P] (sys_admin.c) */
-    struct thread *p_thread;    /* [c] once made: fork stores it, and so does the child itself on its first run (under proc_lock), whichever is first */
+    struct thread *p_thread;    /* [P] one live thread of the process (the last one once
+                                   it exits): fork stores it, and so does the child itself
+                                   on its first run, whichever is first; a thread's exit
+                                   moves it to another */
+    /* Threads (kern/proc/lwp.c). */
+    struct lwp *p_lwps;         /* [Ps] the live threads, linked by l_next */
+    int p_nlwps;                /* [Ps] how many */
+    bool p_execing;             /* [P] a thread is in execve (the others wait to exec) */
+    bool p_group_exit;          /* [s] the process is ending: p_xstat is its wait status */
+    int p_xstat;                /* [s] */
     struct as *p_as;            /* [o] (exec replaces it) */
     struct vnode *p_cwd;        /* [o] held */
     struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
     int p_nice;                 /* [P] -20..19 (getpriority, setpriority) */
     uint32_t p_umask;           /* [o] */
-    uint64_t p_clear_tid;       /* [o] set_tid_address */
-    uint64_t p_gs_base;         /* [o] user GS base (arch_prctl ARCH_SET_GS) */
     uint64_t p_rlim[RLIM_NLIMITS][2];   /* [o] soft and hard limits (inherited at fork) */
     char p_comm[16];            /* [o] */
-    struct trapframe *p_forktf; /* [c] the parent's frame, for the child's first return */
-    uint64_t p_fork_fsbase;     /* [c] the parent's FS base at fork */
-    uint64_t p_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
     struct sem_undo *p_semundo; /* [o] SEM_UNDO adjustments (kern/ipc/sem.c); not inherited */
     /* What /proc shows (kern/proc/proc_info.c): the program and its
      * arguments, shared with fork's children until they exec; the readers
@@ -170,26 +214,21 @@ struct proc {
     bool p_keepcaps;            /* [o] */
     bool p_nonewprivs;          /* [o] */
     uint64_t p_timerslack;      /* [o] ns, 0: the default */
-    uint64_t p_robust_head;     /* [o] set_robust_list's head (recorded only) */
 
     /* Signals (kern/proc/signal.c).  [s] is p_siglock, a spin lock
      * (class "signal") taken under proc_lock and under sleep-queue-free
      * contexts only.  Senders read p_sigact without a lock: a disposition
      * changing under a send decides only whether the signal is queued. */
     spinlock_t p_siglock;
-    uint64_t p_sigpending;      /* [s] written; read [a] */
+    uint64_t p_sigpending;      /* [s] written; read [a]: sent to the process (any thread) */
     struct ksiginfo p_siginfo[NSIG];    /* [s] the info of each pending signal */
-    uint64_t p_sigmask;         /* [o] blocked signals; read [a] */
     struct sigaction_k p_sigact[NSIG];  /* [o] */
-    uint64_t p_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
-    bool p_restoremask;         /* [o] p_sigsaved is to be restored */
-    const void *volatile p_sleepchan;   /* [a] the channel of an interruptible sleep */
 
-    /* CPU time, in TSC cycles (kern/proc/proc.c, "accounting").  Written
-     * by the CPU the process's thread runs on; read by the process itself
-     * and, once it is a zombie, by its waiter ([a] relaxed loads). */
-    uint64_t p_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
-    uint64_t p_utime, p_stime;  /* [o] in user mode, in the kernel */
+    /* CPU time, in TSC cycles (kern/proc/proc.c, "accounting"): each
+     * thread counts its own (struct lwp); these hold the times of the
+     * threads that have exited, added at their exit under [P] (and the
+     * last thread's, added by proc_join).  Read [a] relaxed. */
+    uint64_t p_utime, p_stime;  /* [P] in user mode, in the kernel */
     uint64_t p_cutime, p_cstime;        /* [o] of its reaped children, theirs included */
 
     /* Job control (kern/proc/signal.c, proc.c).  p_stopped is the stop
@@ -200,10 +239,6 @@ struct proc {
     volatile int p_stopped;     /* [s] written, [a] read */
     int p_jobevent;             /* [P] */
 
-    /* The user's x87/SSE/AVX registers while its thread is switched out
-     * (an XSAVE or FXSAVE area: kern/proc/fpu.c; the kernel itself never
-     * touches them). */
-    uint8_t p_fpu[FPU_AREA_MAX] __aligned(64);  /* [o] */
 
     struct mutex p_fdlock;
     struct file *p_fd[NOFILE];  /* [F] */
@@ -243,6 +278,8 @@ void proc_rele(struct proc *p);
 /* The pids of every process not yet reaped, ascending: how many there
  * are (at most max written). */
 int proc_pids(int *out, int max);
+/* The tids of p's threads, ascending: how many (at most max). */
+int proc_tids(struct proc *p, int *out, int max);
 /* A process's parent's pid (0: none), under proc_lock. */
 int proc_ppid_of(struct proc *p);
 /* p's current directory (held), or NULL. */
@@ -283,6 +320,30 @@ int proc_spawn(const char *path, char *const argv[], char *const envp[], struct 
  * status.  Only for processes proc_spawn made. */
 int proc_wait_spawned(struct proc *p);
 
+/* Threads (kern/proc/lwp.c).  The calling thread's lwp, or NULL for a
+ * kernel thread; a new one for p (NULL: no memory), and its freeing. */
+struct lwp *curlwp(void);
+struct lwp *lwp_alloc(struct proc *p);
+void lwp_free(struct lwp *l);
+struct clone_req;
+/* clone with CLONE_THREAD: a new thread of the calling process running
+ * from frame tf as ca says; its tid or -errno. */
+int lwp_create(struct trapframe *tf, const struct clone_req *ca);
+/* exit: end the calling thread only (the process with it when it is the
+ * last); exit_group and fatal signals end them all (proc_exit). */
+void lwp_exit(int status) __noreturn;
+/* execve from a thread: claim the exec at the start (0, or -ERESTARTSYS
+ * while another thread execs), give the claim up when the exec fails, and
+ * at its point of no return end the other threads and wait for them. */
+int proc_exec_begin(void);
+void proc_exec_abort(void);
+void lwp_end_others(struct proc *p);
+/* Futexes (kern/proc/futex.c): boot; wake one waiter of the word at uaddr
+ * (a thread's clear_tid); walk a dying thread's robust list. */
+void futex_init(void);
+void futex_wake_word(struct as *as, uint64_t uaddr);
+void futex_exit_robust(struct as *as, uint64_t head, int tid);
+
 /* fork: copy the calling process (frame tf); the child's pid or -errno.
  * clone passes a request (NULL for fork): */
 struct clone_req {
@@ -291,6 +352,7 @@ struct clone_req {
     uint64_t tls;               /* the child's FS base when settls */
     uint64_t child_settid;      /* where the child stores its tid, or 0 */
     uint64_t child_cleartid;    /* recorded as the child's clear_tid */
+    uint64_t parent_settid;     /* a thread: where its tid is stored before it runs, or 0 */
     bool share_vm;              /* CLONE_VM: the child borrows the caller's address space */
     bool vfork;                 /* CLONE_VFORK: the caller will wait (proc_vfork_wait) */
 };
@@ -334,6 +396,10 @@ void acct_switch(struct thread *prev, struct thread *next);
 /* The CPU time of the calling process so far, in ns (its running
  * stretch included); and of its reaped children. */
 void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns);
+/* The same for the process, or the calling thread alone (thread_only);
+ * and p's times in cycles, every thread's. */
+void proc_cputime_of(bool thread_only, uint64_t *user_ns, uint64_t *sys_ns);
+void proc_cycles(struct proc *p, uint64_t *user, uint64_t *sys);
 void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns);
 
 /* kill: mark the processes pid names (Unix kill's pid conventions) to
@@ -346,6 +412,14 @@ void sig_init_proc(struct proc *p, struct proc *parent);
 /* Queue sig for p with its info (a no-op for an ignored, unblocked
  * signal; SIGKILL marks p_killsig).  Wakes p from an interruptible sleep. */
 void sig_post(struct proc *p, int sig, const struct ksiginfo *si);
+/* Queue sig for one thread (tgkill, tkill) and wake it. */
+void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si);
+/* rt_sigtimedwait: take a signal of set (blocked or not) for the calling
+ * thread, waiting until deadline (uptime ns); its siginfo to uinfo.  The
+ * signal, or -EAGAIN, -EINTR, -EFAULT. */
+int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo);
+/* Wake every thread of p from its interruptible sleep (an exit, an exec). */
+void sig_wake_all(struct proc *p);
 /* A synchronous fault: delivered to a handler, or death when the signal
  * is blocked, ignored or at its default. */
 void sig_fault(int sig, int code, uint64_t addr, const char *why);
@@ -376,6 +450,10 @@ bool sig_default_ignores(int sig);
  * under proc_lock (fn must not sleep): its result, or -ESRCH.  p and its
  * thread stay valid while fn runs. */
 int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg);
+/* fn(p, t, arg) for the thread tid (kern/proc/lwp.c; a pid names its
+ * process's main thread, or another once that has exited), under
+ * proc_lock (fn must not sleep): its result, or -ESRCH. */
+int lwp_apply(int tid, int (*fn)(struct proc *p, struct thread *t, void *arg), void *arg);
 /* Job control (kern/proc/proc.c).  Signal every process of group pgid
  * from the kernel (the terminal's ^C, SIGTTIN): no permission check;
  * 0 or -ESRCH. */
@@ -524,13 +602,13 @@ void user_mode_init(void);
 /* Per-CPU setup for user mode: SYSCALL MSRs, SMEP/SMAP. */
 void user_cpu_init(void);
 /* fork: the child gets the caller's live x87/SSE registers. */
-void fpu_copy_current(struct proc *to);
+void fpu_copy_current(struct lwp *to);
 /* The context switch's and the trap path's user-mode work (registered by
  * user_mode_init). */
 struct cpu;
 void user_switch(struct cpu *c, struct thread *prev, struct thread *next);
 /* The calling process's SSE/x87 state back to the power-on defaults
- * (exec), in the registers and in p_fpu. */
+ * (exec), in the registers and in the thread's l_fpu. */
 void fpu_reset_current(void);
 /* kern/proc/fpu.c: each CPU's XSAVE set-up (CR4.OSXSAVE, XCR0), the boot
  * CPU first; the switch of the user registers; signal frames' copy. */

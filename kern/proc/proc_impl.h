@@ -13,6 +13,23 @@
 extern struct mutex proc_lock;      /* class "proc": see proc.h's key [P] */
 extern struct proc *allproc;        /* [P] every process, linked by p_next */
 
+/* A free id for a process or thread; is tid some live thread's?  The
+ * thread tid (not of a zombie), or NULL.  Under proc_lock. */
+int alloc_pid(void);
+bool tid_in_use_locked(int tid);
+struct lwp *lwp_find_locked(int tid);
+/* p's thread tid, or NULL.  Under proc_lock. */
+struct lwp *lwp_of_tid_locked(const struct proc *p, int tid);
+/* Add l to p's threads (kern/proc/lwp.c).  Under proc_lock. */
+void lwp_link_locked(struct proc *p, struct lwp *l);
+/* An exited thread (not its process's last) for the reaper to join and
+ * free.  Under proc_lock. */
+void reap_lwp_locked(struct lwp *l);
+/* The last thread of the calling process ends it: never returns. */
+void proc_exit_last(int status) __noreturn;
+/* May process from send a signal to process to (kill's rule)? */
+bool proc_may_signal(const struct proc *from, const struct proc *to);
+
 /* The process pid, or NULL.  Under proc_lock. */
 struct proc *find_proc_locked(int pid);
 /* The exit of p may orphan its own group and its children's: hang up

@@ -53,6 +53,23 @@ void proc_rele(struct proc *p)
     mutex_exit(&proc_lock);
 }
 
+int proc_tids(struct proc *p, int *out, int max)
+{
+    int n = 0;
+    mutex_enter(&proc_lock);
+    for (struct lwp *l = p->p_state == PS_ZOMBIE ? NULL : p->p_lwps; l && n < max;
+         l = l->l_next) {
+        int i = n++;
+        while (i > 0 && out[i - 1] > l->l_tid) {
+            out[i] = out[i - 1];
+            i--;
+        }
+        out[i] = l->l_tid;
+    }
+    mutex_exit(&proc_lock);
+    return n;
+}
+
 int proc_pids(int *out, int max)
 {
     int n = 0;

@@ -1,6 +1,21 @@
 /*
- * POSIX signals for single-threaded processes, with Linux x86-64
- * semantics and frame layout.
+ * POSIX signals, with Linux x86-64 semantics and frame layout.
+ *
+ * Threads.  The dispositions (p_sigact) are the process's; the mask, the
+ * saved mask of rt_sigsuspend and the interruptible sleep's channel are
+ * each thread's (struct lwp).  There are two pending sets: the process's
+ * (p_sigpending: kill, a child's exit, the terminal), which any thread
+ * that does not block the signal may take, and each thread's own
+ * (l_sigpending: tgkill, tkill, a fault).  A thread takes its own first.
+ * Sending to the process wakes every thread that does not block the
+ * signal; the first to reach sig_deliver takes it.  SIGKILL (p_killsig)
+ * and an exit_group end every thread (kern/proc/lwp.c); a stop signal
+ * taken by one thread stops the process, and the others park in
+ * sig_wait_continue at their next return to user mode or sleep
+ * (sig_interrupting sees p_stopped).  rt_sigtimedwait publishes its set
+ * (l_waitset) so that a blocked signal of the set still wakes it.  Where
+ * the text below says "the process" about a mask or a sleep, read "the
+ * thread".
  *
  * Theory.  A process has a disposition per signal (p_sigact: SIG_DFL,
  * SIG_IGN or a handler with its flags and mask), a mask of blocked
@@ -76,10 +91,12 @@
  * default, the process dies by it, as on Linux.
  *
  * Locks: p_siglock (spin, class "signal") guards p_sigpending,
- * p_siginfo and p_stopped; it may be taken under proc_lock and is never
- * held across a sleep, a wakeup or a user copy.  p_sigact and p_sigmask
- * belong to the process's own thread (and to fork before the child
- * runs).
+ * p_siginfo, p_stopped, every thread's l_sigpending and l_siginfo, and
+ * (with proc_lock) the thread list; it may be taken under proc_lock and
+ * is never held across a sleep or a user copy (wakeups under it take only
+ * the sleep queues' locks, inner to it).  p_sigact belongs to the
+ * process's threads, l_sigmask to its own thread (and to fork and clone
+ * before the new thread runs).
  */
 #include <kern/proc/proc.h>
 #include <kern/vm/as.h>
@@ -91,6 +108,7 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
 
@@ -143,10 +161,8 @@ _Static_assert(sizeof(struct siginfo_k) == 128, "Linux siginfo");
 void sig_init_proc(struct proc *p, struct proc *parent)
 {
     spin_init(&p->p_siglock, &signal_lock_class);
-    if (parent) {
+    if (parent)
         memcpy(p->p_sigact, parent->p_sigact, sizeof p->p_sigact);
-        p->p_sigmask = parent->p_sigmask;
-    }
 }
 
 bool sig_default_ignores(int sig)
@@ -166,35 +182,71 @@ static bool sig_stops(const struct proc *p, int sig)
     return (SIGBIT(sig) & SIG_STOPS) && p->p_sigact[sig - 1].handler == SIG_DFL;
 }
 
+/* The thread of p whose mask counts: the caller's own, or p's first. */
+static struct lwp *lwp_of(struct proc *p)
+{
+    struct lwp *me = curlwp();
+    return me && me->l_proc == p ? me : p->p_lwps;
+}
+
+static uint64_t mask_of(const struct lwp *l)
+{
+    return l ? __atomic_load_n(&l->l_sigmask, __ATOMIC_RELAXED) : 0;
+}
+
 bool sig_ignored_or_blocked(struct proc *p, int sig)
 {
-    return sig_ignored(p, sig) || (__atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED) & SIGBIT(sig));
+    return sig_ignored(p, sig) || (mask_of(lwp_of(p)) & SIGBIT(sig));
+}
+
+/* The signals pending for thread l: its own and its process's. */
+static uint64_t pending_of(const struct proc *p, const struct lwp *l)
+{
+    return __atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE) |
+           __atomic_load_n(&l->l_sigpending, __ATOMIC_ACQUIRE);
+}
+
+/* The signals that wake thread l: those it does not block, and those its
+ * rt_sigtimedwait waits for. */
+static uint64_t wakers_of(const struct lwp *l)
+{
+    return ~mask_of(l) | (l ? __atomic_load_n(&l->l_waitset, __ATOMIC_ACQUIRE) : 0);
 }
 
 bool sig_interrupting(struct proc *p)
 {
-    uint64_t pend = __atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE);
-    uint64_t mask = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED);
-    return (pend & ~mask) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
+    struct lwp *l = curlwp();
+    return (pending_of(p, l) & wakers_of(l)) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE);
 }
 
-/* Wake p if it sleeps interruptibly.  The fence orders the caller's
- * queueing before the look at p_sleepchan (sig_sleep mirrors it). */
-static void sig_wake(struct proc *p)
+/* Wake l if it sleeps interruptibly.  The fence orders the caller's
+ * queueing before the look at l_sleepchan (sig_sleep mirrors it). */
+static void sig_wake_lwp(struct lwp *l)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    const void *chan = __atomic_load_n(&p->p_sleepchan, __ATOMIC_SEQ_CST);
+    const void *chan = __atomic_load_n(&l->l_sleepchan, __ATOMIC_SEQ_CST);
     if (chan)
         wakeup(chan);
 }
 
-static void sig_queue(struct proc *p, int sig, const struct ksiginfo *si, bool replace_info)
+void sig_wake_all(struct proc *p)
 {
     spin_lock(&p->p_siglock);
-    if (replace_info || !(p->p_sigpending & SIGBIT(sig)))
-        p->p_siginfo[sig - 1] = *si;
-    __atomic_or_fetch(&p->p_sigpending, SIGBIT(sig), __ATOMIC_RELEASE);
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+        sig_wake_lwp(l);
     spin_unlock(&p->p_siglock);
+}
+
+/* Queue sig in the pending set at pend with its info at info.  Under
+ * p_siglock. */
+static void queue_locked(uint64_t *pend, struct ksiginfo *info, int sig,
+                         const struct ksiginfo *si, bool replace_info)
+{
+    if (replace_info || !(*pend & SIGBIT(sig)))
+        info[sig - 1] = *si;
+    __atomic_or_fetch(pend, SIGBIT(sig), __ATOMIC_RELEASE);
 }
 
 /* What sending sig does before it is queued: SIGCONT continues p and
@@ -204,46 +256,76 @@ static void sig_job_control(struct proc *p, int sig)
 {
     bool continued = false;
     spin_lock(&p->p_siglock);
+    uint64_t drop = sig == SIGCONT ? SIG_STOPS : (SIGBIT(sig) & SIG_STOPS) ? SIGBIT(SIGCONT) : 0;
+    __atomic_and_fetch(&p->p_sigpending, ~drop, __ATOMIC_RELEASE);
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+        __atomic_and_fetch(&l->l_sigpending, ~drop, __ATOMIC_RELEASE);
     if (sig == SIGCONT) {
-        __atomic_and_fetch(&p->p_sigpending, ~SIG_STOPS, __ATOMIC_RELEASE);
         continued = p->p_stopped != 0;
         __atomic_store_n(&p->p_stopped, 0, __ATOMIC_RELEASE);
-    } else if (SIGBIT(sig) & SIG_STOPS) {
-        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(SIGCONT), __ATOMIC_RELEASE);
     }
     spin_unlock(&p->p_siglock);
     if (continued)
         wakeup((const void *)&p->p_stopped);
 }
 
-void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
+/* The common part of sending sig to p (to thread l when given): false
+ * when nothing is to be queued (a kill, or an ignored signal). */
+static bool sig_prepare(struct proc *p, struct lwp *l, int sig)
 {
-    if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE)
-        return;
     if (sig == SIGKILL) {
         int none = 0;
         __atomic_compare_exchange_n(&p->p_killsig, &none, SIGKILL, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE);
-    } else {
-        if (sig == SIGCONT || (SIGBIT(sig) & SIG_STOPS))
-            sig_job_control(p, sig);
-        bool blocked = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED) & SIGBIT(sig);
-        if (!blocked && sig_ignored(p, sig))
-            return;
-        sig_queue(p, sig, si, false);
+        sig_wake_all(p);
+        return false;
     }
-    sig_wake(p);
+    if (sig == SIGCONT || (SIGBIT(sig) & SIG_STOPS))
+        sig_job_control(p, sig);
+    spin_lock(&p->p_siglock);
+    bool blocked = !(wakers_of(l ? l : p->p_lwps) & SIGBIT(sig));
+    spin_unlock(&p->p_siglock);
+    return blocked || !sig_ignored(p, sig);
 }
 
+/* A process-directed signal is pending for every thread; each thread
+ * that does not block it is woken, and the first to look takes it. */
+void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
+{
+    if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE || !sig_prepare(p, NULL, sig))
+        return;
+    spin_lock(&p->p_siglock);
+    queue_locked(&p->p_sigpending, p->p_siginfo, sig, si, false);
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+        if (wakers_of(l) & SIGBIT(sig))
+            sig_wake_lwp(l);
+    spin_unlock(&p->p_siglock);
+}
+
+void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si)
+{
+    struct proc *p = l->l_proc;
+    if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE || !sig_prepare(p, l, sig))
+        return;
+    spin_lock(&p->p_siglock);
+    queue_locked(&l->l_sigpending, l->l_siginfo, sig, si, false);
+    spin_unlock(&p->p_siglock);
+    sig_wake_lwp(l);
+}
+
+/* A fault is the faulting thread's own signal. */
 void sig_fault(int sig, int code, uint64_t addr, const char *why)
 {
     struct proc *p = curproc();
-    if (p->p_sigact[sig - 1].handler <= SIG_IGN || (p->p_sigmask & SIGBIT(sig))) {
+    struct lwp *l = curlwp();
+    if (p->p_sigact[sig - 1].handler <= SIG_IGN || (mask_of(l) & SIGBIT(sig))) {
         proc_kill_current(sig, why);
         return;
     }
     struct ksiginfo si = { .si_signo = sig, .si_code = code, .si_addr = addr };
-    sig_queue(p, sig, &si, true);
+    spin_lock(&p->p_siglock);
+    queue_locked(&l->l_sigpending, l->l_siginfo, sig, &si, true);
+    spin_unlock(&p->p_siglock);
 }
 
 int sig_sleep(const void *chan)
@@ -258,40 +340,43 @@ int sig_sleep(const void *chan)
 int sig_sleep_locked(struct sleepq *sq, const void *chan)
 {
     struct proc *p = curproc();
-    if (!p) {
+    struct lwp *l = curlwp();
+    if (!p || !l) {
         sleep_locked(sq, chan);
         return 0;
     }
-    __atomic_store_n(&p->p_sleepchan, chan, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&l->l_sleepchan, chan, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (sig_interrupting(p)) {
         sleepq_unlock(sq);
-        __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->l_sleepchan, NULL, __ATOMIC_RELAXED);
         return -ERESTARTSYS;
     }
     sleep_locked(sq, chan);
-    __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->l_sleepchan, NULL, __ATOMIC_RELAXED);
     return 0;
 }
 
-/* Take sig off the pending set [s]; one that stops p starts the stop. */
-static void sig_take_locked(struct proc *p, int sig)
+/* Take sig off the pending sets [s]; one that stops p starts the stop. */
+static void sig_take_locked(struct proc *p, struct lwp *l, int sig)
 {
+    __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
     __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
     if (sig_stops(p, sig))
         __atomic_store_n(&p->p_stopped, sig, __ATOMIC_RELEASE);
 }
 
-/* Take the lowest unblocked pending signal: its number (0: none). */
-static int sig_dequeue(struct proc *p, struct ksiginfo *si)
+/* Take the calling thread's lowest unblocked pending signal, its own
+ * before its process's: its number (0: none). */
+static int sig_dequeue(struct proc *p, struct lwp *l, struct ksiginfo *si)
 {
     spin_lock(&p->p_siglock);
-    uint64_t ready = p->p_sigpending & ~p->p_sigmask;
+    uint64_t ready = pending_of(p, l) & ~l->l_sigmask;
     int sig = 0;
     if (ready) {
         sig = __builtin_ctzl(ready) + 1;
-        *si = p->p_siginfo[sig - 1];
-        sig_take_locked(p, sig);
+        *si = (l->l_sigpending & SIGBIT(sig)) ? l->l_siginfo[sig - 1] : p->p_siginfo[sig - 1];
+        sig_take_locked(p, l, sig);
     }
     spin_unlock(&p->p_siglock);
     return sig;
@@ -301,36 +386,50 @@ static int sig_dequeue(struct proc *p, struct ksiginfo *si)
  * every ready signal is a stop, take the lowest (its number; the caller
  * stops).  0 otherwise, with *other saying whether a ready signal that is
  * no stop remains. */
-static int sig_take_quiet(struct proc *p, bool *other)
+static int sig_take_quiet(struct proc *p, struct lwp *l, bool *other)
 {
     int stop = 0;
     *other = false;
     spin_lock(&p->p_siglock);
-    uint64_t ready = p->p_sigpending & ~p->p_sigmask;
+    uint64_t ready = pending_of(p, l) & ~l->l_sigmask;
     for (uint64_t r = ready; r; r &= r - 1) {
         int sig = __builtin_ctzl(r) + 1;
-        if (sig_ignored(p, sig))
+        if (sig_ignored(p, sig)) {
             __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
-        else if (!sig_stops(p, sig))
+            __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+        } else if (!sig_stops(p, sig)) {
             *other = true;
-        else if (!stop)
+        } else if (!stop) {
             stop = sig;
+        }
     }
     if (stop && !*other)
-        sig_take_locked(p, stop);
+        sig_take_locked(p, l, stop);
     else
         stop = 0;
     spin_unlock(&p->p_siglock);
     return stop;
 }
 
+/* The thread must end now: its process ends, or another thread execs. */
+static bool lwp_must_exit(struct proc *p, struct lwp *l)
+{
+    return __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE);
+}
+
 bool sig_sleep_interrupted(struct proc *p)
 {
+    struct lwp *l = curlwp();
     for (;;) {
-        if (__atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE))
+        if (lwp_must_exit(p, l))
             return true;
+        if (__atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE)) {
+            sig_wait_continue(p);       /* another thread took a stop */
+            continue;
+        }
         bool other;
-        int stop = sig_take_quiet(p, &other);
+        int stop = sig_take_quiet(p, l, &other);
         if (!stop)
             return other;
         proc_stop_current(stop);
@@ -340,19 +439,20 @@ bool sig_sleep_interrupted(struct proc *p)
 bool sig_wait_continue(struct proc *p)
 {
     const void *chan = (const void *)&p->p_stopped;
+    struct lwp *l = curlwp();
     for (;;) {
         struct sleepq *sq = sleepq_lock(chan);
-        /* Published first: a kill sent now finds the channel (sig_wake). */
-        __atomic_store_n(&p->p_sleepchan, chan, __ATOMIC_SEQ_CST);
+        /* Published first: a kill sent now finds the channel (sig_wake_lwp). */
+        __atomic_store_n(&l->l_sleepchan, chan, __ATOMIC_SEQ_CST);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        bool killed = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) != 0;
+        bool killed = lwp_must_exit(p, l);
         if (killed || !__atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE)) {
             sleepq_unlock(sq);
-            __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+            __atomic_store_n(&l->l_sleepchan, NULL, __ATOMIC_RELAXED);
             return !killed;
         }
         sleep_locked(sq, chan);
-        __atomic_store_n(&p->p_sleepchan, NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->l_sleepchan, NULL, __ATOMIC_RELAXED);
     }
 }
 
@@ -423,7 +523,7 @@ size_t sig_frame_min_size(void)
     return RED_ZONE + fpu_frame_size() + 64 + sizeof(struct rt_sigframe_k) + 16;
 }
 
-static void run_handler(struct proc *p, struct trapframe *tf, int sig,
+static void run_handler(struct proc *p, struct lwp *l, struct trapframe *tf, int sig,
                         const struct ksiginfo *si, bool *restarting)
 {
     struct sigaction_k sa = p->p_sigact[sig - 1];
@@ -433,16 +533,16 @@ static void run_handler(struct proc *p, struct trapframe *tf, int sig,
     }
     *restarting = false;
     /* After rt_sigsuspend the handler returns to the mask from before. */
-    uint64_t oldmask = p->p_restoremask ? p->p_sigsaved : p->p_sigmask;
-    p->p_restoremask = false;
+    uint64_t oldmask = l->l_restoremask ? l->l_sigsaved : l->l_sigmask;
+    l->l_restoremask = false;
     if (!setup_frame(tf, sig, si, &sa, oldmask)) {
         proc_kill_current(SIGSEGV, "cannot write the signal frame");
         return;
     }
-    uint64_t mask = p->p_sigmask | sa.mask;
+    uint64_t mask = l->l_sigmask | sa.mask;
     if (!(sa.flags & SA_NODEFER))
         mask |= SIGBIT(sig);
-    __atomic_store_n(&p->p_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->l_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
     if (sa.flags & SA_RESETHAND) {
         p->p_sigact[sig - 1].handler = SIG_DFL;
         p->p_sigact[sig - 1].flags &= ~SA_SIGINFO;
@@ -452,9 +552,12 @@ static void run_handler(struct proc *p, struct trapframe *tf, int sig,
 void sig_deliver(struct trapframe *tf, bool restarting)
 {
     struct proc *p = curproc();
+    struct lwp *l = curlwp();
     struct ksiginfo si;
     int sig;
-    while (!p->p_killsig && (sig = sig_dequeue(p, &si))) {
+    while (!lwp_must_exit(p, l) && __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE))
+        sig_wait_continue(p);           /* another thread took a stop */
+    while (!lwp_must_exit(p, l) && (sig = sig_dequeue(p, l, &si))) {
         uint64_t h = p->p_sigact[sig - 1].handler;
         if (h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig)))
             continue;
@@ -466,22 +569,26 @@ void sig_deliver(struct trapframe *tf, bool restarting)
             intr_enable();
             proc_exit(W_SIGNALED(sig));
         }
-        run_handler(p, tf, sig, &si, &restarting);
+        run_handler(p, l, tf, sig, &si, &restarting);
     }
-    if (p->p_restoremask) {
-        p->p_restoremask = false;
-        __atomic_store_n(&p->p_sigmask, p->p_sigsaved, __ATOMIC_RELAXED);
+    if (l->l_restoremask) {
+        l->l_restoremask = false;
+        __atomic_store_n(&l->l_sigmask, l->l_sigsaved, __ATOMIC_RELAXED);
     }
     int kill = __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE);
     if (kill) {
         intr_enable();
         proc_exit(W_SIGNALED(kill));
     }
+    if (__atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE)) {
+        intr_enable();
+        lwp_exit(0);                    /* another thread execs */
+    }
 }
 
 int64_t sig_return(struct trapframe *tf)
 {
-    struct proc *p = curproc();
+    struct lwp *l = curlwp();
     struct ucontext_k uc;
     if (copyin((void *)tf->rsp, &uc, sizeof uc))
         goto bad;
@@ -498,7 +605,7 @@ int64_t sig_return(struct trapframe *tf)
     tf->cs = SEL_UCODE;
     tf->ss = SEL_UDATA;
     tf->vector = VEC_SYSCALL_IRET;
-    __atomic_store_n(&p->p_sigmask, uc.sigmask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->l_sigmask, uc.sigmask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
     return (int64_t)mc->rax;
 bad:
     proc_kill_current(SIGSEGV, "bad frame for rt_sigreturn");
@@ -514,4 +621,54 @@ void sig_exec_reset(struct proc *p)
         else
             sa->flags = sa->restorer = sa->mask = 0;
     }
+}
+
+/* ---- rt_sigtimedwait ---- */
+
+/* Take the lowest signal of set pending for the calling thread (its own
+ * before its process's), with its info: its number, or 0. */
+static int sig_take_from(struct proc *p, struct lwp *l, uint64_t set, struct ksiginfo *si)
+{
+    spin_lock(&p->p_siglock);
+    uint64_t ready = pending_of(p, l) & set;
+    int sig = 0;
+    if (ready) {
+        sig = __builtin_ctzl(ready) + 1;
+        *si = (l->l_sigpending & SIGBIT(sig)) ? l->l_siginfo[sig - 1] : p->p_siginfo[sig - 1];
+        __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+        __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+    }
+    spin_unlock(&p->p_siglock);
+    return sig;
+}
+
+/* Wait until a signal of set is pending for the calling thread (blocked
+ * or not) and take it, its siginfo copied to uinfo (when given): the
+ * signal, -EAGAIN at the deadline (uptime ns), -EINTR when another signal
+ * is to be taken, or -EFAULT. */
+int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo)
+{
+    struct proc *p = curproc();
+    struct lwp *l = curlwp();
+    struct ksiginfo si;
+    int sig;
+    for (;;) {
+        if ((sig = sig_take_from(p, l, set, &si)))
+            break;
+        if (uptime_ns() >= deadline)
+            return -EAGAIN;
+        __atomic_store_n(&l->l_waitset, set, __ATOMIC_SEQ_CST);
+        int r = sig_sleep_until(&l->l_waitset, deadline);
+        __atomic_store_n(&l->l_waitset, 0, __ATOMIC_SEQ_CST);
+        if ((sig = sig_take_from(p, l, set, &si)))
+            break;
+        if (r && sig_sleep_interrupted(p))
+            return -EINTR;
+    }
+    struct siginfo_k info;
+    memset(&info, 0, sizeof info);
+    fill_siginfo(&info, sig, &si);
+    if (uinfo && copyout(&info, (void *)uinfo, sizeof info))
+        return -EFAULT;
+    return sig;
 }

@@ -156,24 +156,29 @@ SYSCALL_DECL(sys_set_robust_list)
 {
     if (a1 != ROBUST_HEAD_SIZE)
         return -EINVAL;
-    struct proc *p = curproc();
-    p->p_robust_head = a0;
+    curlwp()->l_robust_head = a0;     /* the calling thread's (walked at its exit) */
     return 0;
 }
 
+/* arg: in, the tid asked for; out, its thread's robust list head.  A pid
+ * names its main thread (or, once that has exited, another). */
 static int robust_of(struct proc *p, void *arg)
 {
     struct proc *me = curproc();
     if (p != me && me->p_cred->cr_uid != 0 && me->p_cred->cr_uid != p->p_cred->cr_ruid)
         return -EPERM;
-    *(uint64_t *)arg = p->p_robust_head;
+    struct lwp *l = p->p_lwps;
+    for (struct lwp *t = p->p_lwps; t; t = t->l_next)
+        if (t->l_tid == (int)*(uint64_t *)arg)
+            l = t;
+    *(uint64_t *)arg = l ? l->l_robust_head : 0;
     return 0;
 }
 
 SYSCALL_DECL(sys_get_robust_list)
 {
     int pid = (int)a0;
-    uint64_t head;
+    uint64_t head = (uint64_t)(pid ? pid : curlwp()->l_tid);
     int err = pid == 0 ? robust_of(curproc(), &head) : proc_apply(pid, robust_of, &head);
     if (err)
         return err;

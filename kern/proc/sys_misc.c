@@ -229,7 +229,7 @@ SYSCALL_DECL(sys_clock_gettime)
     uint64_t ns = clock_ns(clk);
     if (clk == CLOCK_PROCESS_CPUTIME_ID || clk == CLOCK_THREAD_CPUTIME_ID) {
         uint64_t user, sys;
-        proc_cputime(&user, &sys);
+        proc_cputime_of(clk == CLOCK_THREAD_CPUTIME_ID, &user, &sys);    /* kern/proc/proc.c */
         ns = user + sys;
     }
     struct timespec_u ts = { (int64_t)(ns / NSEC), (int64_t)(ns % NSEC) };
@@ -360,19 +360,7 @@ SYSCALL_DECL(sys_kill)
     return proc_signal(pid, sig, false);
 }
 
-SYSCALL_DECL(sys_tkill)
-{
-    if ((int)a0 != curproc()->p_pid)
-        return -ESRCH;
-    return sys_kill(a0, a1, 0, 0, 0, 0);
-}
-
-SYSCALL_DECL(sys_tgkill)
-{
-    if ((int)a1 != curproc()->p_pid || ((int)a0 != curproc()->p_pid))
-        return -ESRCH;
-    return sys_kill(a1, a2, 0, 0, 0, 0);
-}
+/* tkill and tgkill are kern/proc/lwp.c's. */
 
 /* ---- randomness ---- */
 

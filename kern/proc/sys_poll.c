@@ -26,7 +26,7 @@
  * on Linux even under SA_RESTART; a stop and continue does not end it
  * (sig_sleep_interrupted, kern/proc/signal.c).  ppoll and pselect6 wait
  * under the caller's temporary signal mask, which comes back when the
- * call returns, or after the handler when a signal ended it (p_restoremask,
+ * call returns, or after the handler when a signal ended it (l_restoremask,
  * as rt_sigsuspend).  select, pselect6 and ppoll write the time left back
  * to their timeout, as Linux's system calls do.
  *
@@ -163,10 +163,10 @@ static int mask_begin(uint64_t usig, uint64_t size)
     uint64_t set;
     if (copyin((void *)usig, &set, sizeof set))
         return -EFAULT;
-    struct proc *p = curproc();
-    p->p_sigsaved = p->p_sigmask;
-    p->p_restoremask = true;
-    __atomic_store_n(&p->p_sigmask, set & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    struct lwp *l = curlwp();
+    l->l_sigsaved = l->l_sigmask;
+    l->l_restoremask = true;
+    __atomic_store_n(&l->l_sigmask, set & ~UNBLOCKABLE, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -174,11 +174,11 @@ static int mask_begin(uint64_t usig, uint64_t size)
  * (sig_deliver restores it after the handler is set up). */
 static void mask_end(uint64_t usig, int64_t r)
 {
-    struct proc *p = curproc();
-    if (!usig || !p->p_restoremask || (r == -EINTR && sig_interrupting(p)))
+    struct lwp *l = curlwp();
+    if (!usig || !l->l_restoremask || (r == -EINTR && sig_interrupting(curproc())))
         return;
-    p->p_restoremask = false;
-    __atomic_store_n(&p->p_sigmask, p->p_sigsaved, __ATOMIC_RELAXED);
+    l->l_restoremask = false;
+    __atomic_store_n(&l->l_sigmask, l->l_sigsaved, __ATOMIC_RELAXED);
 }
 
 /* ---- poll and ppoll ---- */

@@ -7,8 +7,8 @@
  * The signal calls (rt_sigaction, rt_sigprocmask, rt_sigpending,
  * rt_sigsuspend, pause, and nanosleep, which a signal interrupts) are
  * here; delivery, the frames and rt_sigreturn are in kern/proc/signal.c.
- * set_tid_address records the address and returns
- * the tid, but the word is not cleared at exit (no threads share memory).
+ * Threads (clone with CLONE_THREAD, exit, gettid, set_tid_address) are
+ * kern/proc/lwp.c's; the signal mask is the calling thread's.
  *
  * Locking is in the layers called: proc_lock (kern/proc/proc.c), the
  * address space's a_lock (kern/vm/as.c).
@@ -44,14 +44,33 @@ SYSCALL_DECL(sys_fork)
 #define CLONE_SIGHAND        0x00000800
 #define CLONE_VFORK          0x00004000
 #define CLONE_THREAD         0x00010000
+#define CLONE_SYSVSEM        0x00040000
 #define CLONE_SETTLS         0x00080000
 #define CLONE_PARENT_SETTID  0x00100000
 #define CLONE_CHILD_CLEARTID 0x00200000
 #define CLONE_CHILD_SETTID   0x01000000
 
-/* clone(flags, newsp, parent_tid, child_tid, tls): a new process only.
- * Threads (CLONE_THREAD, or CLONE_VM without CLONE_VFORK) are -EINVAL:
- * one thread per process.  CLONE_VM|CLONE_VFORK (vfork, posix_spawn) is
+/* Linux's refusals (copy_process): a thread shares the signal handlers,
+ * and shared handlers need shared memory.  Beyond Linux, a thread here
+ * shares everything of its process (CLONE_FS and CLONE_FILES too), and a
+ * new process shares nothing (CLONE_VM only with CLONE_VFORK): -EINVAL. */
+static bool clone_flags_valid(uint64_t flags)
+{
+    if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
+        return false;
+    if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
+        return false;
+    if (flags & CLONE_THREAD)
+        return (flags & (CLONE_FS | CLONE_FILES)) == (CLONE_FS | CLONE_FILES) &&
+               !(flags & CLONE_VFORK);
+    return !((flags & CLONE_VM) && !(flags & CLONE_VFORK)) &&
+           !(flags & (CLONE_FS | CLONE_FILES | CLONE_SIGHAND));
+}
+
+/* clone(flags, newsp, parent_tid, child_tid, tls).  CLONE_THREAD (with
+ * CLONE_VM, CLONE_FS, CLONE_FILES and CLONE_SIGHAND: pthread_create's
+ * set) is a new thread of the caller's process (kern/proc/lwp.c), the
+ * rest a new process.  CLONE_VM|CLONE_VFORK (vfork, posix_spawn) is
  * a child running in the caller's address space (on the given stack, if
  * any) while the caller sleeps until the child execs or exits
  * (kern/proc/proc.c); CLONE_VFORK alone makes the caller wait the same
@@ -59,8 +78,7 @@ SYSCALL_DECL(sys_fork)
 SYSCALL_DECL(sys_clone)
 {
     uint64_t flags = a0;
-    if ((flags & CLONE_THREAD) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK)) ||
-        (flags & (CLONE_FS | CLONE_FILES | CLONE_SIGHAND)))
+    if (!clone_flags_valid(flags))
         return -EINVAL;
     struct clone_req ca = {
         .newsp = a1,
@@ -68,12 +86,13 @@ SYSCALL_DECL(sys_clone)
         .tls = a4,
         .child_settid = (flags & CLONE_CHILD_SETTID) ? a3 : 0,
         .child_cleartid = (flags & CLONE_CHILD_CLEARTID) ? a3 : 0,
+        .parent_settid = (flags & CLONE_PARENT_SETTID) ? a2 : 0,
         .share_vm = (flags & CLONE_VM) != 0,
         .vfork = (flags & CLONE_VFORK) != 0,
     };
-    int pid = proc_fork(curtf(), &ca);
-    if (pid > 0 && (flags & CLONE_PARENT_SETTID))
-        copyout(&pid, (void *)a2, sizeof pid);
+    int pid = (flags & CLONE_THREAD) ? lwp_create(curtf(), &ca) : proc_fork(curtf(), &ca);
+    if (pid > 0 && (flags & CLONE_PARENT_SETTID) && !(flags & CLONE_THREAD))
+        copyout(&pid, (void *)a2, sizeof pid);      /* a thread's is stored before it runs */
     if (pid > 0 && ca.vfork)
         proc_vfork_wait(pid);
     return pid;
@@ -169,8 +188,11 @@ SYSCALL_DECL(sys_execve)
         err = copy_strings(&ea, (const char *const *)a1, &ea.argc);
     if (!err)
         err = copy_strings(&ea, (const char *const *)a2, &ea.envc);
-    if (!err)
+    if (!err && !(err = proc_exec_begin())) {   /* one thread execs at a time */
         err = proc_exec(path, &ea, curtf());
+        if (err)
+            proc_exec_abort();
+    }
     if (!err)
         sig_exec_reset(curproc());
     execargs_free(&ea);
@@ -180,7 +202,7 @@ SYSCALL_DECL(sys_execve)
 
 SYSCALL_DECL(sys_exit)
 {
-    proc_exit(W_EXITCODE((int)a0));
+    lwp_exit(W_EXITCODE((int)a0));
 }
 
 SYSCALL_DECL(sys_exit_group)
@@ -303,14 +325,13 @@ SYSCALL_DECL(sys_times)
 #define RUSAGE_CHILDREN (-1)
 #define RUSAGE_THREAD   1
 
-/* getrusage: the times only (the other fields are zero).  A thread is its
- * process here. */
+/* getrusage: the times only (the other fields are zero). */
 SYSCALL_DECL(sys_getrusage)
 {
     int who = (int)a0;
     uint64_t u, s;
     if (who == RUSAGE_SELF || who == RUSAGE_THREAD)
-        proc_cputime(&u, &s);
+        proc_cputime_of(who == RUSAGE_THREAD, &u, &s);
     else if (who == RUSAGE_CHILDREN)
         proc_children_cputime(&u, &s);
     else
@@ -378,20 +399,14 @@ SYSCALL_DECL(sys_arch_prctl)
          * (swapgs); user_switch reloads it for each process. */
         if (a1 >= USER_TOP)
             return -EPERM;
-        curproc()->p_gs_base = a1;
+        t->lwp->l_gs_base = a1;
         wrmsr(MSR_KGS_BASE, a1);
         return 0;
     case ARCH_GET_GS:
-        return copyout(&curproc()->p_gs_base, (void *)a1, sizeof(uint64_t));
+        return copyout(&t->lwp->l_gs_base, (void *)a1, sizeof(uint64_t));
     default:
         return -EINVAL;
     }
-}
-
-SYSCALL_DECL(sys_set_tid_address)
-{
-    curproc()->p_clear_tid = a0;
-    return curproc()->p_pid;
 }
 
 /* ---- signals (the machinery is in kern/proc/signal.c) ---- */
@@ -423,6 +438,8 @@ SYSCALL_DECL(sys_rt_sigaction)
         if (sa.handler == SIG_IGN || (sa.handler == SIG_DFL && sig_default_ignores(sig))) {
             spin_lock(&p->p_siglock);
             __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
+            for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+                __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
             spin_unlock(&p->p_siglock);
         }
     }
@@ -432,10 +449,10 @@ SYSCALL_DECL(sys_rt_sigaction)
 SYSCALL_DECL(sys_rt_sigprocmask)
 {
     int how = (int)a0;
-    struct proc *p = curproc();
+    struct lwp *l = curlwp();
     if (a3 != 8)
         return -EINVAL;
-    uint64_t set = 0, old = p->p_sigmask;
+    uint64_t set = 0, old = l->l_sigmask;
     if (a1) {
         if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
             return -EINVAL;
@@ -446,7 +463,7 @@ SYSCALL_DECL(sys_rt_sigprocmask)
         return -EFAULT;
     if (a1) {
         uint64_t mask = how == SIG_BLOCK ? old | set : how == SIG_UNBLOCK ? old & ~set : set;
-        __atomic_store_n(&p->p_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->l_sigmask, mask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
     }
     return 0;
 }
@@ -454,9 +471,11 @@ SYSCALL_DECL(sys_rt_sigprocmask)
 SYSCALL_DECL(sys_rt_sigpending)
 {
     struct proc *p = curproc();
+    struct lwp *l = curlwp();
     if (a1 != 8)
         return -EINVAL;
-    uint64_t pend = __atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE) & p->p_sigmask;
+    uint64_t pend = (__atomic_load_n(&p->p_sigpending, __ATOMIC_ACQUIRE) |
+                     __atomic_load_n(&l->l_sigpending, __ATOMIC_ACQUIRE)) & l->l_sigmask;
     return copyout(&pend, (void *)a0, sizeof pend);
 }
 
@@ -465,7 +484,7 @@ SYSCALL_DECL(sys_rt_sigpending)
 static int64_t wait_for_signal(struct proc *p)
 {
     while (!sig_sleep_interrupted(p))
-        sig_sleep((const void *)&p->p_sigsaved);     /* a channel of its own */
+        sig_sleep((const void *)&curlwp()->l_sigsaved);     /* a channel of its own */
     return -EINTR;
 }
 
@@ -473,21 +492,44 @@ static int64_t wait_for_signal(struct proc *p)
  * the handler returns (sig_deliver). */
 SYSCALL_DECL(sys_rt_sigsuspend)
 {
-    struct proc *p = curproc();
+    struct lwp *l = curlwp();
     uint64_t set;
     if (a1 != 8)
         return -EINVAL;
     if (copyin((void *)a0, &set, sizeof set))
         return -EFAULT;
-    p->p_sigsaved = p->p_sigmask;
-    p->p_restoremask = true;
-    __atomic_store_n(&p->p_sigmask, set & ~UNBLOCKABLE, __ATOMIC_RELAXED);
-    return wait_for_signal(p);
+    l->l_sigsaved = l->l_sigmask;
+    l->l_restoremask = true;
+    __atomic_store_n(&l->l_sigmask, set & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    return wait_for_signal(curproc());
 }
 
 struct timespec_k {
     int64_t sec, nsec;
 };
+
+/* rt_sigtimedwait(set, info, timeout, sigsetsize): kern/proc/signal.c
+ * waits; here the arguments, with Linux's errors. */
+SYSCALL_DECL(sys_rt_sigtimedwait)
+{
+    uint64_t set, deadline = UINT64_MAX;
+    if (a3 != 8)
+        return -EINVAL;
+    if (copyin((void *)a0, &set, sizeof set))
+        return -EFAULT;
+    if (a2) {
+        struct timespec_k ts;
+        if (copyin((void *)a2, &ts, sizeof ts))
+            return -EFAULT;
+        if (ts.sec < 0 || ts.nsec < 0 || ts.nsec >= 1000000000)
+            return -EINVAL;
+        uint64_t ns = (uint64_t)ts.sec >= INT64_MAX / 1000000000UL ? INT64_MAX
+                    : (uint64_t)ts.sec * 1000000000UL + (uint64_t)ts.nsec;
+        uint64_t now = uptime_ns();
+        deadline = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+    }
+    return sig_timedwait(set & ~UNBLOCKABLE, deadline, a1);
+}
 
 /* Sleep for the relative time at ureq on a timed sleep (sleep_for_ns,
  * kern/proc/sys_timer.c): 0, or -EINTR with the time left at urem (when

@@ -41,7 +41,7 @@ struct affinity_req {
     const struct cred *caller;
 };
 
-static int set_other(struct proc *p, void *arg)
+static int set_other(struct proc *p, struct thread *t, void *arg)
 {
     struct affinity_req *r = arg;
     const struct cred *me = r->caller, *to = p->p_cred;
@@ -49,20 +49,22 @@ static int set_other(struct proc *p, void *arg)
         return -EPERM;
     if (!r->mask)
         return -EINVAL;
-    sched_set_affinity(p->p_thread, r->mask);
+    sched_set_affinity(t, r->mask);
     return 0;
 }
 
-static int get_other(struct proc *p, void *arg)
+static int get_other(struct proc *p, struct thread *t, void *arg)
 {
     struct affinity_req *r = arg;
-    r->mask = __atomic_load_n(&p->p_thread->affinity, __ATOMIC_RELAXED);
+    r->mask = __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
     return 0;
 }
 
+/* Affinity is a thread's: pid names a thread by its tid (a process's
+ * pid is its main thread's tid). */
 static bool is_self(int pid)
 {
-    return pid == 0 || pid == curproc()->p_pid;
+    return pid == 0 || pid == curlwp()->l_tid;
 }
 
 SYSCALL_DECL(sys_sched_setaffinity)
@@ -83,7 +85,7 @@ SYSCALL_DECL(sys_sched_setaffinity)
         return 0;
     }
     /* Linux looks for the process and the permission before the mask. */
-    return proc_apply(pid, set_other, &r);
+    return lwp_apply(pid, set_other, &r);
 }
 
 SYSCALL_DECL(sys_sched_getaffinity)
@@ -99,7 +101,7 @@ SYSCALL_DECL(sys_sched_getaffinity)
     if (is_self(pid))
         r.mask = __atomic_load_n(&curthread()->affinity, __ATOMIC_RELAXED);
     else {
-        int err = proc_apply(pid, get_other, &r);
+        int err = lwp_apply(pid, get_other, &r);
         if (err)
             return err;
     }

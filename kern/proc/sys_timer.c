@@ -7,7 +7,7 @@
  * sleeper (kern/sched/sleep.c), so it is off every run queue and no CPU
  * time is charged to it; a callout (kern/sched/callout.c) armed for the
  * deadline wakes its channel from the clock tick.  sig_sleep_until
- * publishes the channel for signals (p_sleepchan, kern/proc/signal.c), so
+ * publishes the channel for signals (l_sleepchan, kern/proc/signal.c), so
  * a signal ends the sleep as it ends any interruptible one.  The tick
  * decides the resolution: a timed sleep ends within one tick (10 ms)
  * after its deadline, never before it.

@@ -124,9 +124,9 @@ void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
         c->tss.rsp[0] = c->kstack_top;
     }
     as_activate(next->as);
-    if (next->proc) {
+    if (next->lwp) {
         wrmsr(MSR_FS_BASE, next->fs_base);
-        wrmsr(MSR_KGS_BASE, next->proc->p_gs_base);
+        wrmsr(MSR_KGS_BASE, next->lwp->l_gs_base);
     }
 }
 
@@ -248,7 +248,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(87, sys_unlink), S(88, sys_symlink), S(89, sys_readlink), S(95, sys_umask),
     S(102, sys_getuid), S(104, sys_getgid), S(107, sys_geteuid), S(108, sys_getegid),
     S(109, sys_setpgid), S(110, sys_getppid), S(111, sys_getpgrp), S(112, sys_setsid),
-    S(121, sys_getpgid), S(124, sys_getsid), S(158, sys_arch_prctl), S(186, sys_getpid),
+    S(121, sys_getpgid), S(124, sys_getsid), S(158, sys_arch_prctl), S(186, sys_gettid),
     S(217, sys_getdents64), S(218, sys_set_tid_address), S(231, sys_exit_group),
     S(257, sys_openat), S(258, sys_mkdirat), S(262, sys_newfstatat), S(263, sys_unlinkat),
     S(267, sys_readlinkat), S(269, sys_faccessat), S(292, sys_dup3),
@@ -260,6 +260,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(229, sys_clock_getres), S(230, sys_clock_nanosleep_sig), S(234, sys_tgkill),
     S(22, sys_pipe), S(293, sys_pipe2), S(264, sys_renameat), S(316, sys_renameat2),
     S(265, sys_linkat),
+    S(202, sys_futex), S(128, sys_rt_sigtimedwait),
     S(165, sys_mount), S(166, sys_umount2), S(137, sys_statfs), S(138, sys_fstatfs),
     S(133, sys_mknod), S(259, sys_mknodat), S(99, sys_sysinfo), S(103, sys_syslog),
     S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),

@@ -137,6 +137,9 @@ SYSCALL_DECL(sys_prlimit64);
 SYSCALL_DECL(sys_kill);
 SYSCALL_DECL(sys_tkill);
 SYSCALL_DECL(sys_tgkill);
+SYSCALL_DECL(sys_gettid);
+SYSCALL_DECL(sys_futex);
+SYSCALL_DECL(sys_rt_sigtimedwait);
 SYSCALL_DECL(sys_getrandom);
 
 /* CPU affinity and getcpu: sys_sched.c */

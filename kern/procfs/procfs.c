@@ -12,6 +12,9 @@
  *   /proc/self                             a link to the reader's pid
  *   /proc/PID/{stat,status,cmdline,comm,maps}, cwd, exe, fd/N
  *                                          a process (procfs_pid.c)
+ *   /proc/PID/task/TID/{stat,status,comm}  each of its threads (the
+ *                                          process's text, as the threads
+ *                                          share what these files show)
  *
  * A node is named by what it shows: its kind, a pid and an index (the
  * file's entry in its directory's table, or a descriptor number).  Nodes
@@ -52,13 +55,15 @@ LOCK_CLASS(procfs_vnode_class, "procfs", LK_MUTEX_SLEEP);
 enum pfs_kind {
     PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE,
     PFS_PIDDIR, PFS_PIDFILE, PFS_FDDIR, PFS_FDLINK,
+    PFS_TASKDIR, PFS_TIDDIR, PFS_TIDFILE,
 };
 
 struct pfs_node {
     struct vnode vn;
     enum pfs_kind kind;             /* [c] */
     int pid;                        /* [c] PID*, FD*: the process */
-    int index;                      /* [c] the entry in its table, or the descriptor */
+    int index;                      /* [c] the entry in its table, or the descriptor;
+                                       TIDDIR: the tid; TIDFILE: tid << 2 | its entry */
 };
 
 struct pfs_mount {
@@ -106,11 +111,19 @@ static const struct pfs_entry pid_entries[] = {
     { "cwd", PFS_PIDFILE, 0777, NULL, procfs_pid_cwd },
     { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe },
     { "fd", PFS_FDDIR, 0500, NULL, NULL },
+    { "task", PFS_TASKDIR, 0555, NULL, NULL },
+};
+
+static const struct pfs_entry tid_entries[] = {
+    { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat },
+    { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status },
+    { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm },
 };
 
 #define NELEM(a) ((int)(sizeof a / sizeof a[0]))
 #define PID_CWD 5                   /* pid_entries' links */
 #define PID_EXE 6
+#define PID_TASK 8
 #define PID_BASE 0x10000            /* readdir offsets of the PID entries in the root */
 
 static const struct vnodeops procfs_vnodeops;
@@ -127,6 +140,7 @@ static const struct pfs_entry *table_of(enum pfs_kind dir, int *n)
     case PFS_ROOT:   *n = NELEM(root_entries); return root_entries;
     case PFS_IPCDIR: *n = NELEM(ipc_entries); return ipc_entries;
     case PFS_PIDDIR: *n = NELEM(pid_entries); return pid_entries;
+    case PFS_TIDDIR: *n = NELEM(tid_entries); return tid_entries;
     default:         *n = 0; return NULL;
     }
 }
@@ -137,7 +151,8 @@ static const struct pfs_entry *entry_of(const struct pfs_node *pn)
     switch (pn->kind) {
     case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: return &root_entries[pn->index];
     case PFS_IPCFILE:                              return &ipc_entries[pn->index];
-    case PFS_PIDFILE: case PFS_FDDIR:              return &pid_entries[pn->index];
+    case PFS_PIDFILE: case PFS_FDDIR: case PFS_TASKDIR: return &pid_entries[pn->index];
+    case PFS_TIDFILE:                              return &tid_entries[pn->index & 3];
     default:                                       return NULL;
     }
 }
@@ -146,6 +161,7 @@ static enum vtype type_of(const struct pfs_node *pn)
 {
     switch (pn->kind) {
     case PFS_ROOT: case PFS_IPCDIR: case PFS_PIDDIR: case PFS_FDDIR:
+    case PFS_TASKDIR: case PFS_TIDDIR:
         return VDIR;
     case PFS_SELF: case PFS_FDLINK:
         return VLNK;
@@ -364,6 +380,8 @@ static uint64_t node_ino(const struct pfs_node *pn)
 {
     if (pn->kind == PFS_ROOT)
         return 1;
+    if (pn->kind >= PFS_TASKDIR)        /* a tid does not fit in 8 bits */
+        return ((uint64_t)pn->pid << 32) | ((uint64_t)pn->kind << 24) | (uint64_t)(pn->index + 1);
     return ((uint64_t)pn->pid << 16) | ((uint64_t)pn->kind << 8) | (uint64_t)(pn->index + 1);
 }
 
@@ -416,6 +434,28 @@ static bool proc_exists(int pid)
     return p != NULL;
 }
 
+/* Is tid a thread of process pid? */
+static bool tid_exists(int pid, int tid)
+{
+    struct proc *p = proc_hold(pid);
+    if (!p)
+        return false;
+    int tids[64], n = MIN(proc_tids(p, tids, 64), 64);
+    proc_rele(p);
+    for (int i = 0; i < n; i++)
+        if (tids[i] == tid)
+            return true;
+    return false;
+}
+
+/* The parent of directory dn: a PID directory, task/, or the root (NULL). */
+static struct vnode *parent_of(struct vfs *vfsp, const struct pfs_node *dn)
+{
+    if (dn->kind == PFS_FDDIR || dn->kind == PFS_TASKDIR)
+        return node_new(vfsp, PFS_PIDDIR, dn->pid, 0);
+    return node_new(vfsp, PFS_TASKDIR, dn->pid, PID_TASK);
+}
+
 static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
                          struct cred *cr)
 {
@@ -430,8 +470,8 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
     struct pfs_mount *pm = dvp->v_vfsp->vfs_data;
     struct vnode *vp = NULL;
     if (strcmp(name, "..") == 0) {
-        if (dn->kind == PFS_FDDIR)
-            vp = node_new(dvp->v_vfsp, PFS_PIDDIR, dn->pid, 0);
+        if (dn->kind == PFS_FDDIR || dn->kind == PFS_TASKDIR || dn->kind == PFS_TIDDIR)
+            vp = parent_of(dvp->v_vfsp, dn);
         else {
             vp = &pm->root->vn;
             VN_HOLD(vp);
@@ -445,7 +485,8 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
     const struct pfs_entry *t = table_of(dn->kind, &n);
     for (int i = 0; i < n; i++)
         if (strcmp(name, t[i].name) == 0) {
-            vp = node_new(dvp->v_vfsp, t[i].kind, dn->pid, i);
+            vp = node_new(dvp->v_vfsp, t[i].kind, dn->pid,
+                          dn->kind == PFS_TIDDIR ? dn->index << 2 | i : i);
             break;
         }
     if (!vp && dn->kind == PFS_ROOT) {
@@ -463,6 +504,11 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
             return -ENOENT;
         VN_RELE(fvp);
         vp = node_new(dvp->v_vfsp, PFS_FDLINK, dn->pid, fd);
+    } else if (!vp && dn->kind == PFS_TASKDIR) {
+        int tid = parse_pid(name);
+        if (tid <= 0 || !tid_exists(dn->pid, tid))
+            return -ENOENT;
+        vp = node_new(dvp->v_vfsp, PFS_TIDDIR, dn->pid, tid);
     } else if (!vp) {
         return -ENOENT;
     }
@@ -581,8 +627,31 @@ static bool readdir_fds(struct uio *uio, int pid)
     return all;
 }
 
+/* A process's threads (task/), offset 3 + tid. */
+static bool readdir_tids(struct uio *uio, int pid)
+{
+    struct proc *p = proc_hold(pid);
+    if (!p)
+        return true;
+    int tids[64], n = MIN(proc_tids(p, tids, 64), 64);
+    proc_rele(p);
+    bool all = true;
+    for (int i = 0; i < n && all; i++) {
+        if ((uint64_t)tids[i] + 3 <= uio->uio_offset)
+            continue;
+        char name[16];
+        snprintf(name, sizeof name, "%d", tids[i]);
+        struct pfs_node entry = { .kind = PFS_TIDDIR, .pid = pid, .index = tids[i] };
+        all = vfs_put_dirent(uio, node_ino(&entry), tids[i] + 3, DT_DIR, name, strlen(name));
+        if (all)
+            uio->uio_offset = (uint64_t)tids[i] + 3;
+    }
+    return all;
+}
+
 /* Entries: 0 ".", 1 "..", then the directory's table from 2, then (the
- * root) the processes from PID_BASE or (fd/) the descriptors. */
+ * root) the processes from PID_BASE, (fd/) the descriptors or (task/)
+ * the threads. */
 static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bool *eofp)
 {
     struct pfs_node *dn = VTOP(vp);
@@ -592,7 +661,7 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         return -EFAULT;
     int n;
     const struct pfs_entry *t = table_of(dn->kind, &n);
-    if ((dn->kind == PFS_PIDDIR || dn->kind == PFS_FDDIR) && !proc_exists(dn->pid))
+    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && !proc_exists(dn->pid))
         return -ENOENT;             /* reaped, as Linux says */
     bool all = true;
     while (all && uio->uio_offset < 2 + (uint64_t)n) {
@@ -600,9 +669,10 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         const char *name = i == 0 ? "." : i == 1 ? ".." : t[i - 2].name;
         uint8_t type = i < 2 ? DT_DIR : dtype_of(t[i - 2].kind, (int)i - 2);
         /* the numbers the entries' own nodes give (lookup makes them alike) */
+        int index = dn->kind == PFS_TIDDIR ? dn->index << 2 | ((int)i - 2) : (int)i - 2;
         struct pfs_node entry = { .kind = i < 2 ? dn->kind : t[i - 2].kind, .pid = dn->pid,
-                                  .index = i < 2 ? dn->index : (int)i - 2 };
-        uint64_t ino = i == 1 && dn->kind != PFS_FDDIR ? 1 : node_ino(&entry);
+                                  .index = i < 2 ? dn->index : index };
+        uint64_t ino = i == 1 && dn->kind < PFS_FDDIR ? 1 : node_ino(&entry);
         all = vfs_put_dirent(uio, ino, (int64_t)i + 1, type, name, strlen(name));
         if (all)
             uio->uio_offset = i + 1;
@@ -613,6 +683,8 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         all = readdir_pids(uio);
     } else if (all && dn->kind == PFS_FDDIR) {
         all = readdir_fds(uio, dn->pid);
+    } else if (all && dn->kind == PFS_TASKDIR) {
+        all = readdir_tids(uio, dn->pid);
     }
     if (eofp)
         *eofp = all;

@@ -66,8 +66,13 @@ static void memory_of(struct proc *p, uint64_t *vsize, uint64_t *rss)
 /* Signal masks: pending, blocked, ignored, caught (bit n-1 for signal n). */
 static void signals_of(struct proc *p, uint64_t m[4])
 {
+    /* The process's pending set, and the main (or first) thread's. */
+    spin_lock(&p->p_siglock);
+    struct lwp *l = p->p_lwps;
     m[0] = __atomic_load_n(&p->p_sigpending, __ATOMIC_RELAXED);
-    m[1] = __atomic_load_n(&p->p_sigmask, __ATOMIC_RELAXED);
+    m[1] = l ? __atomic_load_n(&l->l_sigmask, __ATOMIC_RELAXED) : 0;
+    m[0] |= l ? __atomic_load_n(&l->l_sigpending, __ATOMIC_RELAXED) : 0;
+    spin_unlock(&p->p_siglock);
     m[2] = m[3] = 0;
     for (int sig = 1; sig < NSIG; sig++) {
         uint64_t h = p->p_sigact[sig].handler;
@@ -101,9 +106,12 @@ int procfs_pid_stat(struct sbuf *sb, struct proc *p)
     tty_of(p, &tty_nr, &tpgid);
     sbuf_printf(sb, "%d (%s) %c %d %d %d %d %d %u 0 0 0 0 ", p->p_pid, comm, state_of(p),
                 proc_ppid_of(p), p->p_pgid, p->p_sid, tty_nr, tpgid, 0x400000u);
-    sbuf_printf(sb, "%lu %lu %lu %lu 20 0 1 0 %lu %lu %lu ",
-                (unsigned long)ticks_of(&p->p_utime), (unsigned long)ticks_of(&p->p_stime),
+    uint64_t ucyc, scyc;
+    proc_cycles(p, &ucyc, &scyc);
+    sbuf_printf(sb, "%lu %lu %lu %lu 20 0 %d 0 %lu %lu %lu ",
+                (unsigned long)ticks_of(&ucyc), (unsigned long)ticks_of(&scyc),
                 (unsigned long)ticks_of(&p->p_cutime), (unsigned long)ticks_of(&p->p_cstime),
+                __atomic_load_n(&p->p_nlwps, __ATOMIC_RELAXED),
                 (unsigned long)(p->p_start_ns / NS_PER_TICK), (unsigned long)vsize,
                 (unsigned long)rss);
     sbuf_printf(sb, "%lu 0 0 0 0 0 %lu %lu %lu %lu 0 0 0 17 %d 0 0 0 0 0 0 0 0 0 0 0 0 %d\n",
@@ -148,8 +156,9 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     sbuf_printf(sb, "FDSize:\t%d\nGroups:\t", NOFILE);
     for (uint32_t i = 0; i < MIN(c->cr_ngroups, (uint32_t)NGROUPS_MAX); i++)
         sbuf_printf(sb, "%u ", c->cr_groups[i]);
-    sbuf_printf(sb, "\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\nThreads:\t1\n",
-                (unsigned long)(vsize / 1024), (unsigned long)(rss * KERNEL_PAGE / 1024));
+    sbuf_printf(sb, "\nVmSize:\t%8lu kB\nVmRSS:\t%8lu kB\nThreads:\t%d\n",
+                (unsigned long)(vsize / 1024), (unsigned long)(rss * KERNEL_PAGE / 1024),
+                __atomic_load_n(&p->p_nlwps, __ATOMIC_RELAXED));
     sbuf_printf(sb, "SigPnd:\t%016lx\nShdPnd:\t0000000000000000\nSigBlk:\t%016lx\n",
                 (unsigned long)sig[0], (unsigned long)sig[1]);
     sbuf_printf(sb, "SigIgn:\t%016lx\nSigCgt:\t%016lx\n", (unsigned long)sig[2],

@@ -28,6 +28,7 @@ enum thread_state {
 
 struct runq;
 struct sleepq;
+struct lwp;
 
 struct thread {
     uint64_t rsp;                   /* [o] saved stack pointer while switched out */
@@ -59,6 +60,7 @@ struct thread {
     /* User mode (kern/proc/): the process, its address space (loaded by
      * the context switch) and the user FS base. */
     struct proc *proc;              /* [o] NULL for a kernel thread */
+    struct lwp *lwp;                /* [o] its part of the process (kern/proc/lwp.c), or NULL */
     struct as *as;                  /* [o] NULL: the kernel's tables alone */
     uint64_t fs_base;               /* [o] */
 };

@@ -188,6 +188,11 @@ struct as *as_current(void);
 /* The physical page mapped at va, or NULL (tests). */
 struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable);
 
+/* fn on the kernel's view of the user word at va (4-byte aligned), the
+ * page present and writable and held mapped while fn runs (futexes' atomic
+ * operations): fn's result, -EFAULT or -ENOMEM. */
+int as_user_word(struct as *as, vaddr_t va, int (*fn)(uint32_t *word, void *arg), void *arg);
+
 /* Statistics: TLB shootdown IPIs sent in all. */
 uint64_t as_shootdown_ipis(void);
 

@@ -187,3 +187,28 @@ struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable)
     rlock_release(&as->a_lock);
     return pg;
 }
+
+/* For futexes (kern/proc/futex.c): fn on the kernel's view of the user
+ * word at va, with its page present, user-writable and marked dirty, and
+ * a_lock held so that it stays mapped while fn runs atomic operations on
+ * it.  fn's result, -EFAULT (no writable mapping) or -ENOMEM. */
+int as_user_word(struct as *as, vaddr_t va, int (*fn)(uint32_t *word, void *arg), void *arg)
+{
+    const uint64_t need = PTE_P | PTE_W | PTE_U;
+    for (int tries = 0; tries < 4; tries++) {
+        rlock_acquire(&as->a_lock);
+        uint64_t *pte = pt_walk(as, va, false);
+        if (pte && (*pte & need) == need) {
+            __atomic_or_fetch(pte, PTE_D, __ATOMIC_RELAXED);
+            char *page = page_to_virt(pte_page(*pte));
+            int r = fn((uint32_t *)(page + (va & (PAGE_SIZE - 1))), arg);
+            rlock_release(&as->a_lock);
+            return r;
+        }
+        rlock_release(&as->a_lock);
+        int err = as_fault(as, va, FA_WRITE);
+        if (err)
+            return err == -ENOMEM ? -ENOMEM : -EFAULT;
+    }
+    return -EFAULT;
+}

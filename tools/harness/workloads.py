@@ -14,8 +14,8 @@ Two kinds:
     read its console lines; they have no root and run on Tempest only.
 
 A workload whose `needs` names something Tempest lacks is known but
-refused by the sweep parser with that reason (the hook the multithreaded
-Tornado tests will fill once threads exist).
+refused by the sweep parser with that reason (fstat_mt, until par has a
+multithreaded form).
 """
 
 import re
@@ -80,10 +80,18 @@ WORKLOADS = {w.name: w for w in [
     Workload("lockcurve", "kbench=lockcurve: Hurricane Figure 5, response time of a lock/unlock "
              "pair with p CPUs contending, hold time 0 and 25 us, per spin-lock algorithm",
              kbench="lockcurve", metric="response_us", unit="us/pair", kernels=("tempest",)),
-    Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process",
-             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+    Workload("thread_create", "Tornado: thread create+join, one worker thread per processor in one process",
+             lambda cpus, secs: "/bench/thread %d %d" % (cpus, max(50, int(500 * secs))),
+             unit="us/op"),
+    Workload("thread_create_mp", "Tornado: thread create+join, one process per processor",
+             lambda cpus, secs: "/bench/thread -p %d %d" % (cpus, max(50, int(500 * secs))),
+             unit="us/op"),
+    Workload("incore_fault_mt", "Tornado: in-core faults by threads of one process, each on its own file",
+             _sharedfault("-t -i "), unit="us/fault"),
+    Workload("fault_shared_mt", "Hurricane (Figure 6b): threads of one process fault on the same "
+             "MAP_SHARED pages, barrier, unmap", _sharedfault("-t "), unit="us/fault"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
-             needs="threads (the multithreaded Tornado tests arrive with the threads issue)"),
+             needs="a multithreaded driver (threads exist; bench/par runs processes)"),
 ]}
 
 # One result line of a bench program or driver: "bench NAME key=value ...".
