@@ -58,6 +58,18 @@
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;
 
+/* Sampled holds (kern/lock/lockstat.h): the period, and each CPU's
+ * countdown on a line of its own ([own], racing only its own interrupts). */
+uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
+static struct {
+    uint32_t left;
+} __cacheline hold_countdown[MAX_CPUS];
+
+uint32_t *lockstat_hold_countdown(void)
+{
+    return &hold_countdown[cpu_id()].left;
+}
+
 static rawlock_t registry_lock = RAWLOCK_INIT;
 
 /* One call site's counts; every field [atomic]: the slot is claimed by a
@@ -302,20 +314,27 @@ void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_
     intr_restore(f);
 }
 
-void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles)
+/* A sampled hold stands for the period's holds (lockstat.h, "Sampled
+ * holds"); the period in force at the release is the one it was taken
+ * under but for a change in between, which only the ktests make. */
+void lockstat_released_irqoff(struct lock_instance *li, uint64_t acquired_at, uint64_t now)
 {
+    uint64_t hold = now > acquired_at ? now - acquired_at : 0;
+    uint64_t weight = 1;
+    if (acquired_at & LOCKSTAT_SAMPLED)
+        weight = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED);
     struct lock_class *c = li->cls;
-    c->stats[cpu_id()].hold_cycles += hold_cycles;
+    c->stats[cpu_id()].hold_cycles += hold * weight;
     struct lockstat_class_ext *x = ext_of(c);
     struct lockstat_hist *h = x ? hist_here(x) : NULL;
     if (h)
-        h->hold[lockstat_bucket(hold_cycles)]++;
+        h->hold[lockstat_bucket(hold)] += weight;
 }
 
-void lockstat_released(struct lock_instance *li, uint64_t hold_cycles)
+void lockstat_released(struct lock_instance *li, uint64_t acquired_at, uint64_t now)
 {
     uint64_t f = intr_save();
-    lockstat_released_irqoff(li, hold_cycles);
+    lockstat_released_irqoff(li, acquired_at, now);
     intr_restore(f);
 }
 

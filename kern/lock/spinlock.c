@@ -493,9 +493,9 @@ static void __attribute__((noinline))
 release_timed(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
               bool queue)
 {
-    uint64_t hold = rdtsc() - acquired_at;
+    uint64_t now = rdtsc();
     release_word(l, sc, node);
-    lockstat_released_irqoff(&l->inst, hold);
+    lockstat_released_irqoff(&l->inst, acquired_at, now);
     spin_exit(sc, queue, node);
 }
 
