@@ -45,20 +45,29 @@
  * report for the request's options.  Today that is only an exit
  * (WEXITED); job control adds stopped and continued children there.
  *
- * Accounting.  CPU time is charged from TSC timestamps taken where a
- * process's thread crosses between user mode and the kernel (the system
- * call and trap entries and returns, kern/proc/syscall.c and
- * kern/arch/trap.c) and where it is switched in and out (user_switch): each
- * stretch goes to user or system time whole.  This costs a TSC read at
- * each crossing, and in exchange the times are exact (to the cycle) rather
- * than sampled: the tick (100 Hz here) would charge a whole 10 ms to
- * whoever it happens to interrupt, so a process that runs between ticks is
- * never charged (the classic way to cheat tick accounting), short runs
- * show as zero, and CLOCK_PROCESS_CPUTIME_ID could only move in 10 ms
- * steps.  A stretch begins and ends on one CPU (a migration passes through
- * a switch out and a switch in), so the TSCs of different CPUs are never
- * compared.  A reaped child's times, with those of its own reaped
- * children, are added to its parent's children's times.
+ * Accounting.  A process's total CPU time is exact, its split between
+ * user and system time sampled, as in 4.4BSD's calcru.  The TSC is read
+ * only where a process's thread is switched in and out (user_switch), at
+ * the clock tick that interrupts it (acct_tick), at its exit, and when it
+ * asks for its own times: never on a system call's or trap's way in and
+ * out, which under an instruction-counting emulator costs more than the
+ * null system call itself (issue 18).  Each stretch between two of those
+ * reads is charged whole: to user or system time by the tick's own
+ * observation (the mode it interrupted: a stretch ending at a tick is a
+ * random sample of where the process spends its time), and otherwise
+ * (a switch, an exit, a query) split in the proportion of the process's
+ * user and system ticks so far, all system while it has none.  Both
+ * counters only grow, so times and getrusage never go back, and their sum
+ * is exact to the cycle: a process that runs between ticks is charged all
+ * the same, unlike pure tick accounting.  A stretch begins and ends on one
+ * CPU (a migration passes through a switch out and a switch in), so the
+ * TSCs of different CPUs are never compared.  The exit charges the last
+ * stretch before the zombie is visible, so the waiter (possibly on
+ * another CPU, before the exiting thread's last switch) sees every cycle
+ * the child saw of itself: the earlier tick-sampled try lost the running
+ * stretch here and broke the reaped-children checks of t_time.  A reaped
+ * child's times, with those of its own reaped children, are added to its
+ * parent's children's times.
  *
  * Process groups, sessions and job control are in kern/proc/jobctl.c,
  * under the same proc_lock (kern/proc/proc_impl.h shares it).
@@ -106,6 +115,13 @@ extern void user_enter(struct trapframe *tf) __noreturn;
 static const char *init_path(void);
 
 static void reaper_main(void *unused);
+
+/* p's parent changed (under proc_lock): its pid is copied for getppid,
+ * which reads it without the lock. */
+static void set_ppid_locked(struct proc *p)
+{
+    __atomic_store_n(&p->p_ppid, p->p_parent ? p->p_parent->p_pid : 0, __ATOMIC_RELAXED);
+}
 
 void proc_init(void)
 {
@@ -192,6 +208,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     p->p_pgid = parent ? parent->p_pgid : p->p_pid;
     p->p_sid = parent ? parent->p_sid : p->p_pid;
     p->p_parent = parent;
+    set_ppid_locked(p);
     if (parent) {
         p->p_sibling = parent->p_children;
         parent->p_children = p;
@@ -259,6 +276,7 @@ static void to_reaper(struct proc *p)
 {
     proc_unlink_locked(p);
     p->p_parent = NULL;
+    set_ppid_locked(p);
     p->p_sibling = unwaited;
     unwaited = p;
     wakeup(&unwaited);
@@ -282,35 +300,81 @@ static void reaper_main(void *unused)
 
 /* ---- CPU-time accounting (the theory is at the top) ---- */
 
-/* Charge the stretch since p's stamp to *to and start a new one now.  A
- * zero stamp (the process's thread was not running) charges nothing. */
-static void acct_charge(struct proc *p, uint64_t *to, uint64_t now)
+/* The user share of a stretch of delta cycles, in the proportion of p's
+ * user and system ticks (fixed point, 16 bits); none without ticks. */
+static uint64_t user_share(const struct proc *p, uint64_t delta)
+{
+    uint64_t samples = p->p_uticks + p->p_sticks;
+    if (!samples)
+        return 0;
+    uint64_t frac = (p->p_uticks << 16) / samples;
+    return (delta >> 16) * frac + (((delta & 0xffff) * frac) >> 16);
+}
+
+static void add_cycles(uint64_t *to, uint64_t n)
+{
+    __atomic_store_n(to, *to + n, __ATOMIC_RELAXED);
+}
+
+/* Charge the stretch since p's stamp and start a new one at now: to user
+ * time (mode > 0), system time (mode < 0), or split by the ticks (0).  A
+ * zero stamp (the process's thread was not running) charges nothing.
+ * Called with interrupts off, so the tick cannot charge meanwhile. */
+static void acct_charge(struct proc *p, int mode, uint64_t now)
 {
     uint64_t stamp = p->p_acct_stamp;
-    if (stamp && now > stamp)
-        __atomic_store_n(to, *to + (now - stamp), __ATOMIC_RELAXED);
+    if (stamp && now > stamp) {
+        uint64_t delta = now - stamp;
+        uint64_t user = mode > 0 ? delta : mode < 0 ? 0 : user_share(p, delta);
+        add_cycles(&p->p_utime, user);
+        add_cycles(&p->p_stime, delta - user);
+    }
     p->p_acct_stamp = now;
 }
 
+/* The crossings cost nothing now: the stretch is charged at the next
+ * tick, switch, exit or query (the theory at the top says why). */
 void acct_enter_kernel(struct proc *p)
 {
-    if (p)
-        acct_charge(p, &p->p_utime, rdtsc());
+    (void)p;
 }
 
 void acct_leave_kernel(struct proc *p)
 {
-    if (p)
-        acct_charge(p, &p->p_stime, rdtsc());
+    (void)p;
 }
 
-/* A thread leaves the CPU in the kernel (system time up to now) and the
- * next one starts a stretch. */
+/* The clock tick (a hook of smp_add_tick_hook): charge the stretch to the
+ * mode the tick interrupted, and count the sample. */
+void acct_tick(const struct trapframe *tf)
+{
+    struct proc *p = curthread()->proc;
+    if (!p || !p->p_acct_stamp)
+        return;
+    bool user = tf->cs & 3;
+    if (user)
+        p->p_uticks++;
+    else
+        p->p_sticks++;
+    acct_charge(p, user ? 1 : -1, rdtsc());
+}
+
+/* Charge the calling process's running stretch now (its exit, its own
+ * times asked for). */
+static void acct_charge_running(struct proc *p)
+{
+    uint64_t flags = intr_save();
+    acct_charge(p, 0, rdtsc());
+    intr_restore(flags);
+}
+
+/* A thread leaves the CPU (the stretch up to now is charged) and the next
+ * one starts a stretch. */
 void acct_switch(struct thread *prev, struct thread *next)
 {
     uint64_t now = rdtsc();
     if (prev && prev->proc && prev != next) {
-        acct_charge(prev->proc, &prev->proc->p_stime, now);
+        acct_charge(prev->proc, 0, now);
         prev->proc->p_acct_stamp = 0;
     }
     if (next && next->proc)
@@ -325,11 +389,9 @@ uint64_t load_cycles(const uint64_t *c)
 void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns)
 {
     struct proc *p = curproc();
-    uint64_t now = rdtsc(), running = 0;
-    if (p->p_acct_stamp && now > p->p_acct_stamp)
-        running = now - p->p_acct_stamp;    /* we are in the kernel, in a system call */
+    acct_charge_running(p);
     *user_ns = tsc_to_ns(p->p_utime);
-    *sys_ns = tsc_to_ns(p->p_stime + running);
+    *sys_ns = tsc_to_ns(p->p_stime);
 }
 
 void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns)
@@ -398,6 +460,7 @@ static void give_children_away(struct proc *p)
         struct proc *c = p->p_children;
         p->p_children = c->p_sibling;
         c->p_parent = heir;
+        set_ppid_locked(c);
         if (c->p_pdeathsig) {       /* prctl(PR_SET_PDEATHSIG) */
             struct ksiginfo si = { .si_signo = c->p_pdeathsig, .si_code = SI_USER,
                                    .si_pid = p->p_pid };
@@ -468,6 +531,7 @@ void proc_exit(int status)
         initproc = NULL;        /* orphans from now on have no heir */
     give_children_away(p);
     p->p_status = status;
+    acct_charge_running(p);     /* every cycle, before the waiter looks */
     p->p_state = PS_ZOMBIE;
     if (p->p_parent)
         tell_parent(p);

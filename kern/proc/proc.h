@@ -121,6 +121,7 @@ struct proc {
     int p_state;                /* [P] enum proc_state */
     int p_status;               /* [P] wait status once a zombie */
     struct proc *p_parent;      /* [P] NULL: spawned (p_spawned), or an orphan with no init */
+    int p_ppid;                 /* [P] written, [a] read: p_parent's pid, 0 without one */
     bool p_spawned;             /* [c] made by proc_spawn: proc_wait_spawned reaps it */
     bool p_execed;              /* [P] has called execve (setpgid by the parent: EACCES) */
     /* vfork: the parent sleeping until this child execs or exits (NULL:
@@ -187,6 +188,7 @@ struct proc {
      * and, once it is a zombie, by its waiter ([a] relaxed loads). */
     uint64_t p_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
     uint64_t p_utime, p_stime;  /* [o] in user mode, in the kernel */
+    uint64_t p_uticks, p_sticks;        /* [o] clock ticks that found it in each */
     uint64_t p_cutime, p_cstime;        /* [o] of its reaped children, theirs included */
 
     /* Job control (kern/proc/signal.c, proc.c).  p_stopped is the stop
@@ -327,6 +329,8 @@ void acct_enter_kernel(struct proc *p);
 void acct_leave_kernel(struct proc *p);
 struct thread;
 void acct_switch(struct thread *prev, struct thread *next);
+struct trapframe;
+void acct_tick(const struct trapframe *tf);     /* the clock tick's hook */
 /* The CPU time of the calling process so far, in ns (its running
  * stretch included); and of its reaped children. */
 void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns);
