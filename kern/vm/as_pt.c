@@ -105,16 +105,17 @@ static void walk_range(uint64_t *t, int level, vaddr_t base, vaddr_t s, vaddr_t 
     vaddr_t lo = MAX(s, base);
     int first = (int)((lo - base) >> PTE_SHIFT(level));
     int last = (int)((MIN(e, base + 512 * span) - 1 - base) >> PTE_SHIFT(level));
-    for (int i = first; i <= last && i < 512; i++) {
-        vaddr_t va = base + (uint64_t)i * span;
-        if (level == 0) {
-            if (t[i] & (PTE_P | PTE_KEPT))
-                fn(&t[i], va, arg);
-            continue;
-        }
-        if (t[i] & PTE_P)
-            walk_range(table_of(t[i]), level - 1, va, s, e, fn, arg);
+    if (last > 511)
+        last = 511;
+    if (level == 0) {           /* the leaves: a tight loop over the slots */
+        for (uint64_t *p = &t[first], *end = &t[last]; p <= end; p++)
+            if (*p & (PTE_P | PTE_KEPT))
+                fn(p, base + (uint64_t)(p - t) * PAGE_SIZE, arg);
+        return;
     }
+    for (int i = first; i <= last; i++)
+        if (t[i] & PTE_P)
+            walk_range(table_of(t[i]), level - 1, base + (uint64_t)i * span, s, e, fn, arg);
 }
 
 void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg)
