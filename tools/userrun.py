@@ -60,7 +60,7 @@ def mkroot(img, run, add, free, slot):
     """Build a root image at img."""
     cmd = [sys.executable, MKROOT, img, "--init", os.path.join(USERLAND, "init"),
            "--free", free]
-    for prog in ("lockstat",):
+    for prog in ("lockstat", "kprof"):
         path = os.path.join(USERLAND, prog)
         if os.path.exists(path):
             cmd += ["--bin", path]
