@@ -234,9 +234,11 @@ void as_destroy(struct as *as)
         as->a_segs = s->s_next;
         seg_free(s);
     }
-    for (int i = 0; i < 256; i++)
-        if (as->a_pml4[i] & PTE_P)
-            free_tables(table_of(as->a_pml4[i]), 2);
+    while (as->a_tables) {      /* every table pt_walk made, not a scan for them */
+        struct page *pg = as->a_tables;
+        as->a_tables = pg->next;
+        page_free(pg, 0);
+    }
     page_free(virt_to_page(as->a_pml4), 0);
     rlock_destroy(&as->a_lock);
     kfree(as);

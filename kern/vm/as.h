@@ -92,6 +92,9 @@ struct as {
     volatile uint64_t a_cpumask;    /* [a] CPUs that have loaded a_root and may hold its TLB entries */
     vaddr_t a_brk_base, a_brk;      /* [l] program break */
     uint64_t a_rss;                 /* [l] pages mapped */
+    struct page *a_tables;          /* [l] its page tables below the top one, linked
+                                     * by page->next, so exit frees them without
+                                     * scanning every slot (pt_walk, as_destroy) */
 };
 
 /* A new, empty address space sharing the kernel half; NULL on no memory. */
