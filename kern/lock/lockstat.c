@@ -61,14 +61,7 @@ int lockstat_mode = LOCKSTAT_OFF;
 /* Sampled holds (kern/lock/lockstat.h): the period, and each CPU's
  * countdown on a line of its own ([own], racing only its own interrupts). */
 uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
-static struct {
-    uint32_t left;
-} __cacheline hold_countdown[MAX_CPUS];
-
-uint32_t *lockstat_hold_countdown(void)
-{
-    return &hold_countdown[cpu_id()].left;
-}
+struct lockstat_countdown lockstat_hold_countdowns[MAX_CPUS];
 
 static rawlock_t registry_lock = RAWLOCK_INIT;
 

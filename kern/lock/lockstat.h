@@ -58,8 +58,15 @@ extern uint32_t lockstat_hold_period;           /* [a] at least 1 */
 #define LOCKSTAT_HOLD_PERIOD 16                 /* its default */
 #define LOCKSTAT_SAMPLED 1ULL                   /* the stamp's mark */
 
-/* This CPU's countdown to the next sampled hold. */
-uint32_t *lockstat_hold_countdown(void);
+/* Each CPU's countdown to its next sampled hold, on a line of its own. */
+struct lockstat_countdown {
+    uint32_t left;
+} __cacheline;
+extern struct lockstat_countdown lockstat_hold_countdowns[];
+static inline uint32_t *lockstat_hold_countdown(void)
+{
+    return &lockstat_hold_countdowns[cpu_id()].left;
+}
 
 /* The acquired_at to record for an acquisition (0: hold time not measured). */
 static inline uint64_t lockstat_hold_start(bool missed)
