@@ -58,10 +58,13 @@
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;
 
-/* Sampled holds (kern/lock/lockstat.h): the period, and each CPU's
- * countdown on a line of its own ([own], racing only its own interrupts). */
+/* Sampled holds (kern/lock/lockstat.h): the period. */
 uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
-struct lockstat_countdown lockstat_hold_countdowns[MAX_CPUS];
+
+void lockstat_hit_unlinked(struct lock_instance *li, uintptr_t site, struct held_lock *e)
+{
+    e->acquired_at = lockstat_hit_stamp(li, site);
+}
 
 static rawlock_t registry_lock = RAWLOCK_INIT;
 

@@ -55,7 +55,9 @@ void mutex_destroy(struct mutex *m)
 static inline __attribute__((always_inline))
 void push_held(struct mutex *m, uintptr_t site, uint32_t misses, uint32_t flags)
 {
-    held_push_flags(m, m->inst.cls, site, lockstat_hold_start(misses > 0), flags);
+    struct held_lock *e = held_push(m, m->inst.cls, site, 0);
+    e->flags = flags;
+    lockstat_hold_begin(&m->inst, site, misses, flags & HELD_SHARED, e);
 }
 
 /* ---- waiting ---- */

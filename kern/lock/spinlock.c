@@ -369,10 +369,12 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     else
         missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
     l->holder = holder_of(cpu, node);
-    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
     if (stat && likely(!missed)) {
-        lockstat_hit(&l->inst, site);
-    } else if (stat) {
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+        return;
+    }
+    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
+    if (stat) {
         lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
         lockstat_contended_hold(&l->inst, holder, wait);
     }
@@ -386,11 +388,13 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     if (unlikely(lock_hooks)) {
         /* Statistics without witness: an attempt that finds the lock free
          * is counted here, inline; only a miss pays for lock_hooked's
-         * call, its holder lookup and its timing (issue 17's cost). */
+         * call, its holder lookup and its timing (issue 17's cost).  The
+         * entry is pushed before the count, which stores its stamp, so
+         * that nothing stays live across a call and the path with
+         * statistics off keeps its few registers. */
         if (lock_hooks == LOCK_HOOK_STAT && word_try(l, algo, sc, node)) {
             l->holder = holder_of(cpu, node);
-            held_push(l, l->inst.cls, site, lockstat_hold_start(false));
-            lockstat_hit(&l->inst, site);
+            lockstat_hit_held(&l->inst, site, held_push(l, l->inst.cls, site, 0));
             return;
         }
         lock_hooked(l, algo, sc, cpu, node, site);
@@ -438,8 +442,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     witness_acquire_lock(l, l->inst.cls, site);
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
-        held_push(l, l->inst.cls, site, lockstat_hold_start(false));
-        lockstat_acquired_irqoff(&l->inst, 0, 0, false, site);
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
