@@ -362,12 +362,28 @@ static uint64_t count_instances_locked(struct lock_class *c)
     return n;
 }
 
+/*
+ * A class's hits: its live instances' and the destroyed ones' (folded).
+ * An uncontended hit is counted per CPU only with lockstat=on (for -P and
+ * the sampled holds); in contended mode its instance's count is the whole
+ * cost (issue 17), so the class total comes from the instances.  Caller
+ * holds registry_lock.
+ */
+static uint64_t class_hits_locked(struct lock_class *c)
+{
+    uint64_t n = c->folded_hits;
+    for (struct lock_instance *li = c->instances; li; li = li->next)
+        n += READ_ONCE(li->hits);
+    return n;
+}
+
+/* Caller holds registry_lock. */
 static void sum_cpus(struct lock_class *c, struct lockstat_totals *t)
 {
     memset(t, 0, sizeof *t);
+    t->hits = class_hits_locked(c);
     for (int i = 0; i < MAX_CPUS; i++) {
         const struct lockstat_cpu *s = &c->stats[i];
-        t->hits += READ_ONCE(s->hits);
         t->misses += READ_ONCE(s->misses);
         t->wait_cycles += READ_ONCE(s->wait_cycles);
         t->hold_cycles += READ_ONCE(s->hold_cycles);
@@ -422,11 +438,11 @@ int lockstat_class_sites(struct lock_class *c, int what, struct lockstat_site *o
 
 void lockstat_class_totals(struct lock_class *c, struct lockstat_totals *t)
 {
-    sum_cpus(c, t);
-    sum_hists(c, t->wait_hist, t->hold_hist);
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
+    sum_cpus(c, t);
     t->ninstances = count_instances_locked(c);
     rawlock_release_irqrestore(&registry_lock, f);
+    sum_hists(c, t->wait_hist, t->hold_hist);
 }
 
 /* Whether a is more contended than b: more misses, then more hits. */
@@ -473,7 +489,8 @@ static size_t snapshot_size_locked(struct snap_counts *n)
         n->nsites += (uint32_t)(sorted_sites(x, LOCKSTAT_SITE_MISS, sites) +
                                 sorted_sites(x, LOCKSTAT_SITE_HOLD, sites));
         for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS; cpu++)
-            n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0;
+            n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0 ||
+                          READ_ONCE(c->stats[cpu].misses) != 0;
     }
     return sizeof(struct lockstat_snapshot_hdr) +
            n->nclasses * sizeof(struct lockstat_class_rec) +
@@ -540,7 +557,7 @@ static uint32_t fill_cpu_recs(struct lockstat_cpu_rec *r, uint32_t room, struct 
     uint32_t n = 0;
     for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS && n < room; cpu++) {
         const struct lockstat_cpu *s = &c->stats[cpu];
-        if (READ_ONCE(s->hits) == 0)
+        if (READ_ONCE(s->hits) == 0 && READ_ONCE(s->misses) == 0)
             continue;
         r[n++] = (struct lockstat_cpu_rec){ index, (uint32_t)cpu, READ_ONCE(s->hits),
                                             READ_ONCE(s->misses), READ_ONCE(s->wait_cycles),
@@ -609,7 +626,9 @@ long lockstat_snapshot(void *buf, size_t len, size_t *needed)
 static void dump_class(struct lock_class *c)
 {
     struct lockstat_totals t;
+    uint64_t f = rawlock_acquire_irqsave(&registry_lock);
     sum_cpus(c, &t);
+    rawlock_release_irqrestore(&registry_lock, f);
     if (t.hits == 0)
         return;
     uint64_t pct = t.misses * 10000 / t.hits;     /* hundredths of a percent */

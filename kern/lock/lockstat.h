@@ -101,16 +101,6 @@ static inline void lockstat_count_one(uint64_t *counter)
     __asm__ volatile("addq $1, %0" : "+m"(*counter));
 }
 
-static inline void lockstat_hit(struct lock_instance *li, uintptr_t site)
-{
-    if (unlikely(!li->pprev)) {
-        lockstat_acquired(li, 0, 0, site);
-        return;
-    }
-    lockstat_count_one(&li->cls->stats[cpu_id()].hits);
-    lockstat_count_one(&li->hits);
-}
-
 /* The same count, as one instruction that also returns the old value
  * (xadd without lock: an interrupt cannot split it, and only this CPU
  * writes the line). */
@@ -133,10 +123,10 @@ static inline uint64_t lockstat_hit_stamp(struct lock_instance *li, uintptr_t si
         lockstat_acquired(li, 0, 0, site);
         return lockstat_hold_start(false);
     }
-    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
     lockstat_count_one(&li->hits);
     if (likely(lockstat_mode != LOCKSTAT_ON))
-        return 0;
+        return 0;       /* contended: the instance's count is the whole cost */
+    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
     uint64_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
     if (likely(n & mask))
         return 0;
@@ -156,10 +146,10 @@ static inline void lockstat_hit_held(struct lock_instance *li, uintptr_t site,
         lockstat_hit_unlinked(li, site, e);
         return;
     }
-    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
     lockstat_count_one(&li->hits);
     if (likely(lockstat_mode != LOCKSTAT_ON))
-        return;
+        return;         /* contended: the instance's count is the whole cost */
+    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
     uint64_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
     if (likely(n & mask))
         return;
