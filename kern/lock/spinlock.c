@@ -88,6 +88,14 @@ struct spin_cpu {
 
 static struct spin_cpu spin_cpus[MAX_CPUS];
 
+/* sc's queue node i, by pointer arithmetic from sc (one shift and an add;
+ * indexing from the array's base recomputed the CPU's offset each time). */
+static inline struct mcs_node *node_at(struct spin_cpu *sc, uint32_t i)
+{
+    _Static_assert(sizeof(struct mcs_node) == 64, "node_at's shift");
+    return (struct mcs_node *)((char *)sc->node + ((uintptr_t)i << 6));
+}
+
 static const char *const algo_names[] = { "spin", "mcs", "h2mcs" };
 
 const char *spin_algo_name(int algo)
@@ -118,15 +126,15 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
     uint64_t f = intr_save();
     *cpu = cpu_id();
     struct spin_cpu *sc = &spin_cpus[*cpu];
-    uint64_t st = sc->state, add = DEPTH_ONE;
+    uint64_t st = sc->state, next = st + DEPTH_ONE;
     *node = 0;
     if (queue) {
         *node = (uint32_t)__builtin_ctz(~(uint32_t)(st >> 32));
         if (unlikely(*node >= MCS_NODES_PER_CPU))
             nodes_exhausted();
-        add |= NODE_BIT(*node);
+        next |= NODE_BIT(*node);        /* a bit set: one bts, not a shift and an or */
     }
-    sc->state = st + add;
+    sc->state = next;
     if ((uint32_t)st == 0)
         sc->flags = f;
     return sc;
@@ -137,7 +145,9 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
 static inline __attribute__((always_inline))
 void spin_exit(struct spin_cpu *sc, bool queue, uint32_t node)
 {
-    uint64_t st = sc->state - (DEPTH_ONE | (queue ? NODE_BIT(node) : 0));
+    uint64_t st = sc->state - DEPTH_ONE;
+    if (queue)
+        st &= ~NODE_BIT(node);          /* the node's bit was set: one btr */
     sc->state = st;
     if ((uint32_t)st == 0)
         intr_restore(sc->flags);
@@ -272,7 +282,7 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node, u
         tas_wait(l, wait);
         return true;
     }
-    return !mcs_acquire(l, &sc->node[node], algo == LOCK_H2MCS, wait);
+    return !mcs_acquire(l, node_at(sc, node), algo == LOCK_H2MCS, wait);
 }
 
 static inline __attribute__((always_inline))
@@ -281,9 +291,9 @@ void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
     if (algo == LOCK_SPIN)
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
     else if (algo == LOCK_H2MCS)
-        h2mcs_release(l, &sc->node[node]);
+        h2mcs_release(l, node_at(sc, node));
     else
-        mcs_release(l, &sc->node[node]);
+        mcs_release(l, node_at(sc, node));
 }
 
 /* One attempt that never waits and never joins a queue. */
@@ -294,7 +304,7 @@ bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
         return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l);
     if (__atomic_load_n(&l->tail, __ATOMIC_RELAXED) != NULL)
         return false;
-    struct mcs_node *n = &sc->node[node], *expect = NULL;
+    struct mcs_node *n = node_at(sc, node), *expect = NULL;
     if (algo == LOCK_MCS)
         __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
     return __atomic_compare_exchange_n(&l->tail, &expect, n, false,
