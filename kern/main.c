@@ -25,6 +25,7 @@
 #include <kern/arch/numa.h>
 #include <kern/arch/panic.h>
 #include <kern/arch/smp.h>
+#include <kern/arch/kprof.h>
 #include <kern/tests/ktest.h>
 #include <kern/tests/kbench.h>
 #include <kern/vm/kmem.h>
@@ -288,6 +289,7 @@ void kmain(uint32_t magic, uint32_t info)
     callout_init();
     if (!smp_add_tick_hook(callout_tick))
         panic("smp: no room for the callouts' tick hook");
+    kprof_init();               /* kprof=on: the profiler's tick hook */
     int online = start_aps();
     kprintf("smp: %d cpus online\n", online);
     numa_print();

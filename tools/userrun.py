@@ -64,7 +64,7 @@ def mkroot(img, run, add, free, slot, fs="s5"):
     """Build a root image at img (an S5 or a UFS file system)."""
     cmd = [sys.executable, MKROOT, img, "--init", os.path.join(USERLAND, "init"),
            "--free", free, "--fs", fs]
-    for prog in ("lockstat",):
+    for prog in ("lockstat", "kprof"):
         path = os.path.join(USERLAND, prog)
         if os.path.exists(path):
             cmd += ["--bin", path]

@@ -34,7 +34,7 @@ void smp_set_tick_hook(void (*hook)(const struct trapframe *tf));
  * above): the callouts' (kern/sched/callout.c) and the statistics'.  At
  * most SMP_TICK_HOOKS, added at boot before the tick starts, called in
  * the order added; false when the table is full. */
-#define SMP_TICK_HOOKS 4
+#define SMP_TICK_HOOKS 6
 bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf));
 
 /* Run fn(arg) on every online CPU (the caller included) and wait for all.

@@ -59,6 +59,7 @@ static const struct option_desc option_table[] = {
     STRING("fsprobe", fsprobe),
     STRING("init", init),
     { "maxcpus", OPT_COUNT, offsetof(struct options, maxcpus), 0, NULL, 0 },
+    BOOL("kprof", kprof, 0),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

@@ -36,6 +36,7 @@ struct options {
                                  * /sbin/init when it exists, "none" no user space */
     int maxcpus;        /* bring only CPUs 0..maxcpus-1 online; 0 means all
                          * (kern/arch/smp.c, smp_cpus_to_use) */
+    int kprof;          /* bool: the tick samples the kernel (kern/arch/kprof.c) */
 };
 
 extern struct options opts;

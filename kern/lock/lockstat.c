@@ -58,6 +58,14 @@
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;
 
+/* Sampled holds (kern/lock/lockstat.h): the period. */
+uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
+
+void lockstat_hit_unlinked(struct lock_instance *li, uintptr_t site, struct held_lock *e)
+{
+    e->acquired_at = lockstat_hit_stamp(li, site);
+}
+
 static rawlock_t registry_lock = RAWLOCK_INIT;
 
 /* One call site's counts; every field [atomic]: the slot is claimed by a
@@ -302,20 +310,27 @@ void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_
     intr_restore(f);
 }
 
-void lockstat_released_irqoff(struct lock_instance *li, uint64_t hold_cycles)
+/* A sampled hold stands for the period's holds (lockstat.h, "Sampled
+ * holds"); the period in force at the release is the one it was taken
+ * under but for a change in between, which only the ktests make. */
+void lockstat_released_irqoff(struct lock_instance *li, uint64_t acquired_at, uint64_t now)
 {
+    uint64_t hold = now > acquired_at ? now - acquired_at : 0;
+    uint64_t weight = 1;
+    if (acquired_at & LOCKSTAT_SAMPLED)
+        weight = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED);
     struct lock_class *c = li->cls;
-    c->stats[cpu_id()].hold_cycles += hold_cycles;
+    c->stats[cpu_id()].hold_cycles += hold * weight;
     struct lockstat_class_ext *x = ext_of(c);
     struct lockstat_hist *h = x ? hist_here(x) : NULL;
     if (h)
-        h->hold[lockstat_bucket(hold_cycles)]++;
+        h->hold[lockstat_bucket(hold)] += weight;
 }
 
-void lockstat_released(struct lock_instance *li, uint64_t hold_cycles)
+void lockstat_released(struct lock_instance *li, uint64_t acquired_at, uint64_t now)
 {
     uint64_t f = intr_save();
-    lockstat_released_irqoff(li, hold_cycles);
+    lockstat_released_irqoff(li, acquired_at, now);
     intr_restore(f);
 }
 
@@ -347,12 +362,28 @@ static uint64_t count_instances_locked(struct lock_class *c)
     return n;
 }
 
+/*
+ * A class's hits: its live instances' and the destroyed ones' (folded).
+ * An uncontended hit is counted per CPU only with lockstat=on (for -P and
+ * the sampled holds); in contended mode its instance's count is the whole
+ * cost (issue 17), so the class total comes from the instances.  Caller
+ * holds registry_lock.
+ */
+static uint64_t class_hits_locked(struct lock_class *c)
+{
+    uint64_t n = c->folded_hits;
+    for (struct lock_instance *li = c->instances; li; li = li->next)
+        n += READ_ONCE(li->hits);
+    return n;
+}
+
+/* Caller holds registry_lock. */
 static void sum_cpus(struct lock_class *c, struct lockstat_totals *t)
 {
     memset(t, 0, sizeof *t);
+    t->hits = class_hits_locked(c);
     for (int i = 0; i < MAX_CPUS; i++) {
         const struct lockstat_cpu *s = &c->stats[i];
-        t->hits += READ_ONCE(s->hits);
         t->misses += READ_ONCE(s->misses);
         t->wait_cycles += READ_ONCE(s->wait_cycles);
         t->hold_cycles += READ_ONCE(s->hold_cycles);
@@ -407,11 +438,11 @@ int lockstat_class_sites(struct lock_class *c, int what, struct lockstat_site *o
 
 void lockstat_class_totals(struct lock_class *c, struct lockstat_totals *t)
 {
-    sum_cpus(c, t);
-    sum_hists(c, t->wait_hist, t->hold_hist);
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
+    sum_cpus(c, t);
     t->ninstances = count_instances_locked(c);
     rawlock_release_irqrestore(&registry_lock, f);
+    sum_hists(c, t->wait_hist, t->hold_hist);
 }
 
 /* Whether a is more contended than b: more misses, then more hits. */
@@ -458,7 +489,8 @@ static size_t snapshot_size_locked(struct snap_counts *n)
         n->nsites += (uint32_t)(sorted_sites(x, LOCKSTAT_SITE_MISS, sites) +
                                 sorted_sites(x, LOCKSTAT_SITE_HOLD, sites));
         for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS; cpu++)
-            n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0;
+            n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0 ||
+                          READ_ONCE(c->stats[cpu].misses) != 0;
     }
     return sizeof(struct lockstat_snapshot_hdr) +
            n->nclasses * sizeof(struct lockstat_class_rec) +
@@ -525,7 +557,7 @@ static uint32_t fill_cpu_recs(struct lockstat_cpu_rec *r, uint32_t room, struct 
     uint32_t n = 0;
     for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS && n < room; cpu++) {
         const struct lockstat_cpu *s = &c->stats[cpu];
-        if (READ_ONCE(s->hits) == 0)
+        if (READ_ONCE(s->hits) == 0 && READ_ONCE(s->misses) == 0)
             continue;
         r[n++] = (struct lockstat_cpu_rec){ index, (uint32_t)cpu, READ_ONCE(s->hits),
                                             READ_ONCE(s->misses), READ_ONCE(s->wait_cycles),
@@ -594,7 +626,9 @@ long lockstat_snapshot(void *buf, size_t len, size_t *needed)
 static void dump_class(struct lock_class *c)
 {
     struct lockstat_totals t;
+    uint64_t f = rawlock_acquire_irqsave(&registry_lock);
     sum_cpus(c, &t);
+    rawlock_release_irqrestore(&registry_lock, f);
     if (t.hits == 0)
         return;
     uint64_t pct = t.misses * 10000 / t.hits;     /* hundredths of a percent */

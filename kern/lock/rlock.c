@@ -36,10 +36,12 @@
 LOCK_CLASS(rlock_ilk_class, "rlock_ilk", LK_MUTEX_SLEEP);
 LOCK_CLASS(rwlock_ilk_class, "rwlock_ilk", LK_MUTEX_SLEEP);
 
-static void keep_push(void *lock, struct lock_class *cls, uintptr_t site,
+static void keep_push(void *lock, struct lock_instance *li, uintptr_t site,
                       uint32_t misses, uint32_t flags)
 {
-    held_push_flags(lock, cls, site, lockstat_hold_start(misses > 0), flags | HELD_KEEP);
+    struct held_lock *e = held_push(lock, li->cls, site, 0);
+    e->flags = flags | HELD_KEEP;
+    lockstat_hold_begin(li, site, misses, flags & HELD_SHARED, e);
 }
 
 static void keep_pop(void *lock, struct lock_instance *li)
@@ -99,7 +101,7 @@ void rlock_acquire(struct rlock *rl)
     rl->locked = 1;
     rl->holder = curthread();
     mutex_exit(&rl->m);
-    keep_push(rl, rl->inst.cls, site, misses, 0);
+    keep_push(rl, &rl->inst, site, misses, 0);
     lockstat_note_acquired(&rl->inst, misses, false, site, &w);
 }
 
@@ -114,7 +116,7 @@ bool rlock_tryacquire(struct rlock *rl)
     mutex_exit(&rl->m);
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
-        keep_push(rl, rl->inst.cls, site, 0, 0);
+        keep_push(rl, &rl->inst, site, 0, 0);
         lockstat_note_acquired(&rl->inst, 0, false, site, NULL);
     }
     return got;
@@ -188,7 +190,7 @@ void rw_enter(struct rwlock *rw, enum rw_mode mode)
     }
     rw_take(rw, mode);
     mutex_exit(&rw->m);
-    keep_push(rw, rw->inst.cls, site, misses, mode == RW_READER ? HELD_SHARED : 0);
+    keep_push(rw, &rw->inst, site, misses, mode == RW_READER ? HELD_SHARED : 0);
     lockstat_note_acquired(&rw->inst, misses, mode == RW_READER, site, &w);
 }
 
@@ -201,7 +203,7 @@ bool rw_tryenter(struct rwlock *rw, enum rw_mode mode)
     mutex_exit(&rw->m);
     if (got) {
         uintptr_t site = (uintptr_t)__builtin_return_address(0);
-        keep_push(rw, rw->inst.cls, site, 0, mode == RW_READER ? HELD_SHARED : 0);
+        keep_push(rw, &rw->inst, site, 0, mode == RW_READER ? HELD_SHARED : 0);
         lockstat_note_acquired(&rw->inst, 0, mode == RW_READER, site, NULL);
     }
     return got;

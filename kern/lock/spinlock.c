@@ -88,6 +88,14 @@ struct spin_cpu {
 
 static struct spin_cpu spin_cpus[MAX_CPUS];
 
+/* sc's queue node i, by pointer arithmetic from sc (one shift and an add;
+ * indexing from the array's base recomputed the CPU's offset each time). */
+static inline struct mcs_node *node_at(struct spin_cpu *sc, uint32_t i)
+{
+    _Static_assert(sizeof(struct mcs_node) == 64, "node_at's shift");
+    return (struct mcs_node *)((char *)sc->node + ((uintptr_t)i << 6));
+}
+
 static const char *const algo_names[] = { "spin", "mcs", "h2mcs" };
 
 const char *spin_algo_name(int algo)
@@ -118,15 +126,15 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
     uint64_t f = intr_save();
     *cpu = cpu_id();
     struct spin_cpu *sc = &spin_cpus[*cpu];
-    uint64_t st = sc->state, add = DEPTH_ONE;
+    uint64_t st = sc->state, next = st + DEPTH_ONE;
     *node = 0;
     if (queue) {
         *node = (uint32_t)__builtin_ctz(~(uint32_t)(st >> 32));
         if (unlikely(*node >= MCS_NODES_PER_CPU))
             nodes_exhausted();
-        add |= NODE_BIT(*node);
+        next |= NODE_BIT(*node);        /* a bit set: one bts, not a shift and an or */
     }
-    sc->state = st + add;
+    sc->state = next;
     if ((uint32_t)st == 0)
         sc->flags = f;
     return sc;
@@ -137,7 +145,9 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
 static inline __attribute__((always_inline))
 void spin_exit(struct spin_cpu *sc, bool queue, uint32_t node)
 {
-    uint64_t st = sc->state - (DEPTH_ONE | (queue ? NODE_BIT(node) : 0));
+    uint64_t st = sc->state - DEPTH_ONE;
+    if (queue)
+        st &= ~NODE_BIT(node);          /* the node's bit was set: one btr */
     sc->state = st;
     if ((uint32_t)st == 0)
         intr_restore(sc->flags);
@@ -272,7 +282,7 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node, u
         tas_wait(l, wait);
         return true;
     }
-    return !mcs_acquire(l, &sc->node[node], algo == LOCK_H2MCS, wait);
+    return !mcs_acquire(l, node_at(sc, node), algo == LOCK_H2MCS, wait);
 }
 
 static inline __attribute__((always_inline))
@@ -281,9 +291,9 @@ void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
     if (algo == LOCK_SPIN)
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
     else if (algo == LOCK_H2MCS)
-        h2mcs_release(l, &sc->node[node]);
+        h2mcs_release(l, node_at(sc, node));
     else
-        mcs_release(l, &sc->node[node]);
+        mcs_release(l, node_at(sc, node));
 }
 
 /* One attempt that never waits and never joins a queue. */
@@ -294,7 +304,7 @@ bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
         return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l);
     if (__atomic_load_n(&l->tail, __ATOMIC_RELAXED) != NULL)
         return false;
-    struct mcs_node *n = &sc->node[node], *expect = NULL;
+    struct mcs_node *n = node_at(sc, node), *expect = NULL;
     if (algo == LOCK_MCS)
         __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
     return __atomic_compare_exchange_n(&l->tail, &expect, n, false,
@@ -369,10 +379,12 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     else
         missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
     l->holder = holder_of(cpu, node);
-    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
     if (stat && likely(!missed)) {
-        lockstat_hit(&l->inst, site);
-    } else if (stat) {
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+        return;
+    }
+    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
+    if (stat) {
         lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
         lockstat_contended_hold(&l->inst, holder, wait);
     }
@@ -384,6 +396,17 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     uint32_t node;
     struct spin_cpu *sc = spin_enter(&cpu, algo != LOCK_SPIN, &node);
     if (unlikely(lock_hooks)) {
+        /* Statistics without witness: an attempt that finds the lock free
+         * is counted here, inline; only a miss pays for lock_hooked's
+         * call, its holder lookup and its timing (issue 17's cost).  The
+         * entry is pushed before the count, which stores its stamp, so
+         * that nothing stays live across a call and the path with
+         * statistics off keeps its few registers. */
+        if (lock_hooks == LOCK_HOOK_STAT && word_try(l, algo, sc, node)) {
+            l->holder = holder_of(cpu, node);
+            lockstat_hit_held(&l->inst, site, held_push(l, l->inst.cls, site, 0));
+            return;
+        }
         lock_hooked(l, algo, sc, cpu, node, site);
         return;
     }
@@ -429,8 +452,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     witness_acquire_lock(l, l->inst.cls, site);
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
-        held_push(l, l->inst.cls, site, lockstat_hold_start(false));
-        lockstat_acquired_irqoff(&l->inst, 0, 0, false, site);
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
@@ -493,9 +515,9 @@ static void __attribute__((noinline))
 release_timed(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquired_at,
               bool queue)
 {
-    uint64_t hold = rdtsc() - acquired_at;
+    uint64_t now = rdtsc();
     release_word(l, sc, node);
-    lockstat_released_irqoff(&l->inst, hold);
+    lockstat_released_irqoff(&l->inst, acquired_at, now);
     spin_exit(sc, queue, node);
 }
 

@@ -101,22 +101,26 @@ int fd_close(struct proc *p, int fd)
     return 0;
 }
 
+/* Take the matching descriptors out of the table in one pass under the
+ * lock (not a lock round trip per slot: exit and exec pass here every
+ * time), then close their files in descriptor order outside it. */
 static void close_matching(struct proc *p, bool only_cloexec)
 {
+    struct file *gone[NOFILE];
+    int n = 0;
+    mutex_enter(&p->p_fdlock);
     for (int fd = 0; fd < NOFILE; fd++) {
-        mutex_enter(&p->p_fdlock);
         struct file *fp = p->p_fd[fd];
         if (fp && (!only_cloexec || (p->p_fdflags[fd] & FD_CLOEXEC))) {
             p->p_fd[fd] = NULL;
             p->p_fdflags[fd] = 0;
-        } else {
-            fp = NULL;
+            gone[n++] = fp;
         }
-        mutex_exit(&p->p_fdlock);
-        if (fp) {
-            reclock_close(p, fp->f_vp);
-            file_rele(fp);
-        }
+    }
+    mutex_exit(&p->p_fdlock);
+    for (int i = 0; i < n; i++) {
+        reclock_close(p, gone[i]->f_vp);
+        file_rele(gone[i]);
     }
 }
 

@@ -58,13 +58,11 @@ int proc_ids(int pid, int *pgid, int *sid)
     return err;
 }
 
+/* No lock: the parent's pid is kept beside p_parent (set_ppid_locked,
+ * kern/proc/proc.c), as Linux reads it under RCU alone. */
 int proc_getppid(void)
 {
-    mutex_enter(&proc_lock);
-    struct proc *parent = curproc()->p_parent;
-    int ppid = parent ? parent->p_pid : 0;
-    mutex_exit(&proc_lock);
-    return ppid;
+    return __atomic_load_n(&curproc()->p_ppid, __ATOMIC_RELAXED);
 }
 
 static bool group_in_session(int pgid, int sid)

@@ -298,6 +298,7 @@ void lwp_exit(int status)
     }
     if (p->p_nlwps == 1)
         wakeup(&p->p_nlwps);    /* an execve waiting to be alone */
+    acct_charge_running(l);     /* its last stretch, before the fold */
     lwp_fold_times_locked(p, l);
     t->as = NULL;
     as_activate(NULL);

@@ -48,23 +48,8 @@
  * report for the request's options.  Today that is only an exit
  * (WEXITED); job control adds stopped and continued children there.
  *
- * Accounting.  CPU time is charged to each thread (struct lwp; a thread
- * that exits adds its times to its process's, and the process's times are
- * the sum) from TSC timestamps taken where a thread crosses between user mode and the kernel (the system
- * call and trap entries and returns, kern/proc/syscall.c and
- * kern/arch/trap.c) and where it is switched in and out (user_switch): each
- * stretch goes to user or system time whole.  This costs a TSC read at
- * each crossing, and in exchange the times are exact (to the cycle) rather
- * than sampled: the tick (100 Hz here) would charge a whole 10 ms to
- * whoever it happens to interrupt, so a process that runs between ticks is
- * never charged (the classic way to cheat tick accounting), short runs
- * show as zero, and CLOCK_PROCESS_CPUTIME_ID could only move in 10 ms
- * steps.  A stretch begins and ends on one CPU (a migration passes through
- * a switch out and a switch in), so the TSCs of different CPUs are never
- * compared.  A reaped child's times, with those of its own reaped
- * children, are added to its parent's children's times.
- *
- * Process groups, sessions and job control are in kern/proc/jobctl.c,
+ * CPU-time accounting is in kern/proc/acct.c.  Process groups, sessions
+ * and job control are in kern/proc/jobctl.c,
  * under the same proc_lock (kern/proc/proc_impl.h shares it).
  *
  * Locks.  proc_lock (a sleep mutex, class "proc") guards the process list,
@@ -111,6 +96,13 @@ extern void user_enter(struct trapframe *tf) __noreturn;
 static const char *init_path(void);
 
 static void reaper_main(void *unused);
+
+/* p's parent changed (under proc_lock): its pid is copied for getppid,
+ * which reads it without the lock. */
+static void set_ppid_locked(struct proc *p)
+{
+    __atomic_store_n(&p->p_ppid, p->p_parent ? p->p_parent->p_pid : 0, __ATOMIC_RELAXED);
+}
 
 void proc_init(void)
 {
@@ -203,6 +195,7 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     p->p_pgid = parent ? parent->p_pgid : p->p_pid;
     p->p_sid = parent ? parent->p_sid : p->p_pid;
     p->p_parent = parent;
+    set_ppid_locked(p);
     if (parent) {
         p->p_sibling = parent->p_children;
         parent->p_children = p;
@@ -281,6 +274,7 @@ static void to_reaper(struct proc *p)
 {
     proc_unlink_locked(p);
     p->p_parent = NULL;
+    set_ppid_locked(p);
     p->p_sibling = unwaited;
     unwaited = p;
     wakeup(&unwaited);
@@ -319,94 +313,6 @@ static void reaper_main(void *unused)
         proc_free(p);
         mutex_enter(&proc_lock);
     }
-}
-
-/* ---- CPU-time accounting (the theory is at the top) ---- */
-
-/* Charge the stretch since l's stamp to *to and start a new one now.  A
- * zero stamp (the thread was not running) charges nothing. */
-static void acct_charge(struct lwp *l, uint64_t *to, uint64_t now)
-{
-    uint64_t stamp = l->l_acct_stamp;
-    if (stamp && now > stamp)
-        __atomic_store_n(to, *to + (now - stamp), __ATOMIC_RELAXED);
-    l->l_acct_stamp = now;
-}
-
-/* p is the calling thread's process: the times go to the thread. */
-void acct_enter_kernel(struct proc *p)
-{
-    struct lwp *l = p ? curlwp() : NULL;
-    if (l)
-        acct_charge(l, &l->l_utime, rdtsc());
-}
-
-void acct_leave_kernel(struct proc *p)
-{
-    struct lwp *l = p ? curlwp() : NULL;
-    if (l)
-        acct_charge(l, &l->l_stime, rdtsc());
-}
-
-/* A thread leaves the CPU in the kernel (system time up to now) and the
- * next one starts a stretch. */
-void acct_switch(struct thread *prev, struct thread *next)
-{
-    uint64_t now = rdtsc();
-    if (prev && prev->lwp && prev != next) {
-        acct_charge(prev->lwp, &prev->lwp->l_stime, now);
-        prev->lwp->l_acct_stamp = 0;
-    }
-    if (next && next->lwp)
-        next->lwp->l_acct_stamp = now;
-}
-
-uint64_t load_cycles(const uint64_t *c)
-{
-    return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
-
-/* p's CPU times in cycles: its exited threads' and its live ones'. */
-void proc_cycles(struct proc *p, uint64_t *user, uint64_t *sys)
-{
-    spin_lock(&p->p_siglock);
-    *user = load_cycles(&p->p_utime);
-    *sys = load_cycles(&p->p_stime);
-    for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
-        *user += load_cycles(&l->l_utime);
-        *sys += load_cycles(&l->l_stime);
-    }
-    spin_unlock(&p->p_siglock);
-}
-
-/* The calling process's, its running stretch included; or the calling
- * thread's alone (RUSAGE_THREAD, CLOCK_THREAD_CPUTIME_ID). */
-void proc_cputime_of(bool thread_only, uint64_t *user_ns, uint64_t *sys_ns)
-{
-    struct lwp *me = curlwp();
-    uint64_t now = rdtsc(), running = 0, u, s;
-    if (me->l_acct_stamp && now > me->l_acct_stamp)
-        running = now - me->l_acct_stamp;   /* we are in the kernel, in a system call */
-    if (thread_only) {
-        u = me->l_utime;
-        s = me->l_stime;
-    } else {
-        proc_cycles(curproc(), &u, &s);
-    }
-    *user_ns = tsc_to_ns(u);
-    *sys_ns = tsc_to_ns(s + running);
-}
-
-void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns)
-{
-    proc_cputime_of(false, user_ns, sys_ns);
-}
-
-void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns)
-{
-    struct proc *p = curproc();
-    *user_ns = tsc_to_ns(p->p_cutime);
-    *sys_ns = tsc_to_ns(p->p_cstime);
 }
 
 /* ---- exit and kill ---- */
@@ -468,6 +374,7 @@ static void give_children_away(struct proc *p)
         struct proc *c = p->p_children;
         p->p_children = c->p_sibling;
         c->p_parent = heir;
+        set_ppid_locked(c);
         if (c->p_pdeathsig) {       /* prctl(PR_SET_PDEATHSIG) */
             struct ksiginfo si = { .si_signo = c->p_pdeathsig, .si_code = SI_USER,
                                    .si_pid = p->p_pid };
@@ -539,6 +446,7 @@ void proc_exit_last(int status)
         initproc = NULL;        /* orphans from now on have no heir */
     give_children_away(p);
     p->p_status = status;
+    acct_charge_running(curlwp());      /* every cycle, before the waiter looks */
     p->p_state = PS_ZOMBIE;
     if (p->p_parent)
         tell_parent(p);

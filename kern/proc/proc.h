@@ -143,6 +143,7 @@ struct lwp {
     /* CPU time in TSC cycles, written by the CPU the thread runs on. */
     uint64_t l_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
     uint64_t l_utime, l_stime;  /* [o] written; read [a] */
+    uint64_t l_uticks, l_sticks;        /* [o] clock ticks that found it in each mode */
     uint64_t l_clear_tid;       /* [o] set_tid_address, CLONE_CHILD_CLEARTID */
     uint64_t l_robust_head;     /* [o] set_robust_list's head (walked at exit) */
     uint64_t l_gs_base;         /* [o] user GS base (arch_prctl ARCH_SET_GS) */
@@ -164,6 +165,7 @@ struct proc {
     int p_state;                /* [P] enum proc_state */
     int p_status;               /* [P] wait status once a zombie */
     struct proc *p_parent;      /* [P] NULL: spawned (p_spawned), or an orphan with no init */
+    int p_ppid;                 /* [P] written, [a] read: p_parent's pid, 0 without one */
     bool p_spawned;             /* [c] made by proc_spawn: proc_wait_spawned reaps it */
     bool p_execed;              /* [P] has called execve (setpgid by the parent: EACCES) */
     /* vfork: the parent sleeping until this child execs or exits (NULL:
@@ -393,6 +395,10 @@ void acct_enter_kernel(struct proc *p);
 void acct_leave_kernel(struct proc *p);
 struct thread;
 void acct_switch(struct thread *prev, struct thread *next);
+struct trapframe;
+void acct_tick(const struct trapframe *tf);     /* the clock tick's hook */
+/* Charge the calling thread's running stretch now (kern/proc/acct.c). */
+void acct_charge_running(struct lwp *l);
 /* The CPU time of the calling process so far, in ns (its running
  * stretch included); and of its reaped children. */
 void proc_cputime(uint64_t *user_ns, uint64_t *sys_ns);

@@ -30,11 +30,10 @@
  * next thread's kernel stack in the TSS and for SYSCALL, loads its address
  * space (as_activate) and its FS base.
  *
- * CPU time is charged at these crossings: syscall_dispatch and trap()
- * (kern/arch/trap.c) start the kernel's stretch, the end of syscall_dispatch
- * and of user_trap_return the user's, and user_switch each thread's
- * switch (acct_*, kern/proc/proc.c, which says why timestamps and not the
- * tick).
+ * CPU time is charged at the switch (user_switch), the clock tick
+ * (acct_tick, a tick hook) and the exit, not at these crossings: the
+ * acct_enter_kernel and acct_leave_kernel calls below are empty
+ * (kern/proc/proc.c says why: exact totals, a tick-sampled split).
  *
  * Unknown system calls return -ENOSYS and are counted per number
  * (unknown_calls[], atomic; read with syscall_unknown_count in the kernel
@@ -48,6 +47,8 @@
 #include <kern/arch/trap.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/arch.h>
+#include <kern/arch/smp.h>
+#include <kern/arch/panic.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
@@ -81,6 +82,8 @@ void user_mode_init(void)
     };
     trap_set_user_hooks(&hooks);
     sched_set_switch_hook(user_switch);
+    if (!smp_add_tick_hook(acct_tick))  /* CPU time's samples (kern/proc/proc.c) */
+        panic("user_mode_init: no tick hook left for CPU-time accounting");
 }
 
 void user_cpu_init(void)

@@ -21,6 +21,8 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/smp.h>
+#include <kern/arch/kprof.h>
+#include <kern/lib/ksyms.h>
 #include <drivers/block/bio.h>
 #include <drivers/platform/timer.h>
 #include <kern/abi/tempest_abi.h>
@@ -298,6 +300,33 @@ int procfs_lockstat(struct sbuf *sb)
                     (unsigned long)tsc_to_ns(c->max_wait));
     }
     kfree(buf);
+    return 0;
+}
+
+/* The kernel profiler's samples since boot (kern/arch/kprof.c): a header
+ * line, the totals, then one line per kernel function, most sampled
+ * first: its samples and its name (the kprof tool reads this). */
+int procfs_kprof(struct sbuf *sb)
+{
+    enum { MAXFN = 1024 };
+    if (!kprof_enabled()) {
+        sbuf_printf(sb, "kprof off (boot with kprof=on)\n");
+        return 0;
+    }
+    struct kprof_entry *e = kmalloc(MAXFN * sizeof *e);
+    if (!e)
+        return -ENOMEM;
+    struct kprof_totals t;
+    int n = kprof_read(e, MAXFN, &t);
+    sbuf_printf(sb, "kprof on hz %d cpus %d\n", TICK_HZ, t.ncpus);
+    sbuf_printf(sb, "samples user %lu kernel %lu lost %lu\n", (unsigned long)t.user,
+                (unsigned long)t.kernel, (unsigned long)t.lost);
+    for (int i = 0; i < n; i++) {
+        uint64_t off;
+        const char *name = e[i].fn ? ksym_lookup(e[i].fn, &off) : NULL;
+        sbuf_printf(sb, "%lu %s\n", (unsigned long)e[i].count, name ? name : "(unknown)");
+    }
+    kfree(e);
     return 0;
 }
 

@@ -196,12 +196,10 @@ static int s5_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
 
 /* ---- attributes ---- */
 
-static int s5_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
+/* The attributes from the in-core inode (ILOCKed, or read racily by
+ * s5_getattr_nolock). */
+static void fill_attr(struct vnode *vp, struct s5_inode *ip, struct vattr *va)
 {
-    struct s5_inode *ip = VTOI(vp);
-    ILOCK(ip);
-    if (!(ip->i_flag & IBLKS) && s5_count_blocks(ip, &ip->i_nblocks) == 0)
-        ip->i_flag |= IBLKS;
     va->va_type = vp->v_type;
     va->va_mode = ip->i_mode;
     va->va_uid = ip->i_uid;
@@ -216,8 +214,30 @@ static int s5_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_atime = ip->i_atime;
     va->va_mtime = ip->i_mtime;
     va->va_ctime = ip->i_ctime;
+}
+
+static int s5_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
+{
+    struct s5_inode *ip = VTOI(vp);
+    ILOCK(ip);
+    if (!(ip->i_flag & IBLKS) && s5_count_blocks(ip, &ip->i_nblocks) == 0)
+        ip->i_flag |= IBLKS;
+    fill_attr(vp, ip, va);
     IUNLOCK(ip);
     return 0;
+}
+
+/* fstat's short path: no vnode lock and no ILOCK once the block count is
+ * known (IBLKS), as Linux fills stat from the inode without its lock.
+ * The caller holds a reference, so the inode stays; a write racing this
+ * may show its new size with the old times. */
+static int s5_getattr_nolock(struct vnode *vp, struct vattr *va, struct cred *cr)
+{
+    struct s5_inode *ip = VTOI(vp);
+    if (!(READ_ONCE(ip->i_flag) & IBLKS))
+        return 1;
+    fill_attr(vp, ip, va);
+    return (READ_ONCE(ip->i_flag) & IBLKS) ? 0 : 1;
 }
 
 #define AT_ALL (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
@@ -403,6 +423,7 @@ const struct vnodeops s5_vnodeops = {
     .vop_write = s5_write,
     .vop_ioctl = s5_ioctl,
     .vop_getattr = s5_getattr,
+    .vop_getattr_nolock = s5_getattr_nolock,
     .vop_setattr = s5_setattr,
     .vop_access = s5_access,
     .vop_lookup = s5_lookup,

@@ -23,6 +23,22 @@ LOCK_CLASS(test_ls_modes, "test_ls_modes", LK_SPIN);
 LOCK_CLASS(test_ls_fold, "test_ls_fold", LK_SPIN);
 LOCK_CLASS(test_ls_snap, "test_ls_snapshot", LK_SPIN);
 LOCK_CLASS(test_ls_static, "test_ls_static", LK_SPIN);
+LOCK_CLASS(test_ls_sampled, "test_ls_sampled", LK_SPIN);
+
+/* The tests count holds exactly: with a test's mode every hold is timed
+ * (lockstat_hold_period 1, kern/lock/lockstat.h), and restoring the mode
+ * it found brings back the default period of sampled holds. */
+static int set_mode_exact(int mode)
+{
+    __atomic_store_n(&lockstat_hold_period, 1, __ATOMIC_RELAXED);
+    return lockstat_set_mode(mode);
+}
+
+static void restore_mode(int mode)
+{
+    lockstat_set_mode(mode);
+    __atomic_store_n(&lockstat_hold_period, LOCKSTAT_HOLD_PERIOD, __ATOMIC_RELAXED);
+}
 
 static struct lockstat_totals totals(struct lock_class *c)
 {
@@ -68,11 +84,11 @@ static int exact_one(int algo)
 
 KTEST(lockstat_exact_hits_one_cpu)
 {
-    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int mode = set_mode_exact(LOCKSTAT_ON);
     int r = 0;
     for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS && !r; algo++)
         r = exact_one(algo);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     return r;
 }
 
@@ -166,12 +182,12 @@ KTEST_ALL_CPUS(lockstat_misses_contended)
 KTEST(lockstat_off_records_nothing)
 {
     static spinlock_t l;
-    int mode = lockstat_set_mode(LOCKSTAT_OFF);
+    int mode = set_mode_exact(LOCKSTAT_OFF);
     spin_init(&l, &test_ls_modes);
     struct lockstat_totals t0 = totals(&test_ls_modes);
     workload(&l, 500, 10);
     struct lockstat_totals t1 = totals(&test_ls_modes);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     KT_ASSERT_EQ(t1.hits, t0.hits);
     KT_ASSERT_EQ(t1.misses, t0.misses);
     KT_ASSERT_EQ(t1.hold_cycles, t0.hold_cycles);
@@ -186,12 +202,12 @@ KTEST(lockstat_off_records_nothing)
 KTEST(lockstat_contended_mode)
 {
     static spinlock_t l;
-    int mode = lockstat_set_mode(LOCKSTAT_CONTENDED);
+    int mode = set_mode_exact(LOCKSTAT_CONTENDED);
     spin_init(&l, &test_ls_modes);
     struct lockstat_totals t0 = totals(&test_ls_modes);
     workload(&l, 500, 10);
     struct lockstat_totals t1 = totals(&test_ls_modes);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     KT_ASSERT_EQ(t1.hits - t0.hits, 510);
     KT_ASSERT_EQ(t1.misses, t0.misses);
     KT_ASSERT_EQ(t1.wait_cycles, t0.wait_cycles);
@@ -206,14 +222,14 @@ KTEST(lockstat_contended_mode)
 KTEST(lockstat_destroy_folds)
 {
     static spinlock_t l;
-    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int mode = set_mode_exact(LOCKSTAT_ON);
     spin_init_named(&l, &test_ls_fold, "fold-me");
     workload(&l, 77, 0);
     struct lockstat_totals t0 = totals(&test_ls_fold);
     uint64_t folded0 = test_ls_fold.folded_hits;
     spin_destroy(&l);
     struct lockstat_totals t1 = totals(&test_ls_fold);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     KT_ASSERT_EQ(test_ls_fold.folded_hits - folded0, 77);
     KT_ASSERT_EQ(t1.hits, t0.hits);                 /* the class keeps them */
     KT_ASSERT_EQ(t1.ninstances, t0.ninstances - 1); /* the instance is gone */
@@ -225,7 +241,7 @@ KTEST(lockstat_destroy_folds)
 KTEST(lockstat_reset_zeroes)
 {
     static spinlock_t l;
-    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int mode = set_mode_exact(LOCKSTAT_ON);
     spin_init(&l, &test_ls_fold);
     workload(&l, 10, 0);
     lockstat_reset();
@@ -234,7 +250,7 @@ KTEST(lockstat_reset_zeroes)
     workload(&l, 3, 0);
     struct lockstat_totals t2 = totals(&test_ls_fold);
     spin_destroy(&l);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     KT_ASSERT_EQ(t.hits, 0);
     KT_ASSERT_EQ(t.misses, 0);
     KT_ASSERT_EQ(t.hold_cycles, 0);
@@ -323,11 +339,11 @@ KTEST(lockstat_snapshot_format)
 {
     static spinlock_t l;
     static uint8_t small[64];
-    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int mode = set_mode_exact(LOCKSTAT_ON);
     spin_init_named(&l, &test_ls_snap, "snap");
     lockstat_reset();
     workload(&l, 42, 0);
-    lockstat_set_mode(LOCKSTAT_OFF);        /* freeze the counts */
+    set_mode_exact(LOCKSTAT_OFF);        /* freeze the counts */
 
     /* Too small: an error, the size needed, and not one byte copied. */
     size_t need = 0;
@@ -354,7 +370,7 @@ KTEST(lockstat_snapshot_format)
     }
     kfree(buf);
     spin_destroy(&l);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     return r;
 }
 
@@ -364,11 +380,11 @@ static spinlock_t ls_static = SPINLOCK_INIT(&test_ls_static);
 
 KTEST(lockstat_static_lock)
 {
-    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    int mode = set_mode_exact(LOCKSTAT_ON);
     uint64_t before = ls_static.inst.hits;
     workload(&ls_static, 9, 0);
     struct lockstat_totals t = totals(&test_ls_static);
-    lockstat_set_mode(mode);
+    restore_mode(mode);
     KT_ASSERT_EQ(ls_static.inst.hits - before, 9);
     KT_ASSERT_EQ(t.ninstances, 1);
     KT_ASSERT(test_ls_static.instances == &ls_static.inst);
@@ -610,13 +626,13 @@ static int each_algo(int mode, int (*run)(int algo, int me))
     static int saved;
     int me = cpu_id();
     if (me == 0)
-        saved = lockstat_set_mode(mode);
+        saved = set_mode_exact(mode);
     ktest_barrier();
     int r = 0;
     for (int algo = LOCK_SPIN; algo <= LOCK_H2MCS; algo++)
         r |= run(algo, me);
     if (me == 0)
-        lockstat_set_mode(saved);
+        restore_mode(saved);
     return r;
 }
 
@@ -653,4 +669,33 @@ KTEST_ALL_CPUS(lockstat_call_sites_contended_mode)
     if (ncpus_online < 2)
         return no_sites_on_one_cpu();
     return each_algo(LOCKSTAT_CONTENDED, sites_contended);
+}
+
+/* ---- Sampled holds ----------------------------------------------------------- */
+
+/* With lockstat=on and the default period, one uncontended hold in a
+ * period is timed and stands for the period (kern/lock/lockstat.h): the
+ * hold histogram counts whole periods, within one period of the hits,
+ * and the hold time is still there.  Interrupts stay off, so no other
+ * lock takes a turn of this CPU's countdown. */
+KTEST(lockstat_sampled_holds)
+{
+    static spinlock_t l;
+    enum { N = 100 * LOCKSTAT_HOLD_PERIOD };
+    int mode = lockstat_set_mode(LOCKSTAT_ON);
+    __atomic_store_n(&lockstat_hold_period, LOCKSTAT_HOLD_PERIOD, __ATOMIC_RELAXED);
+    spin_init_algo(&l, &test_ls_sampled, LOCK_SPIN);
+    struct lockstat_totals t0 = totals(&test_ls_sampled);
+    uint64_t f = intr_save();
+    workload(&l, N, 0);
+    intr_restore(f);
+    struct lockstat_totals t1 = totals(&test_ls_sampled);
+    spin_destroy(&l);
+    lockstat_set_mode(mode);
+    uint64_t counted = hist_sum(t1.hold_hist) - hist_sum(t0.hold_hist);
+    KT_ASSERT_EQ(t1.hits - t0.hits, N);
+    KT_ASSERT_EQ(counted % LOCKSTAT_HOLD_PERIOD, 0);
+    KT_ASSERT(counted + LOCKSTAT_HOLD_PERIOD >= N && counted <= N + LOCKSTAT_HOLD_PERIOD);
+    KT_ASSERT(t1.hold_cycles > t0.hold_cycles);
+    return 0;
 }

@@ -208,6 +208,12 @@ struct vnodeops {
      * The target, held, in *vpp; -ENOSYS to follow the text instead.
      * Called under the link's vnode lock. */
     int (*vop_follow)(struct vnode *vp, struct vnode **vpp, struct cred *cr);
+    /* Optional: the attributes without the vnode lock (fstat's and
+     * stat's short path, issue 18), each field read once as Linux's
+     * generic_fillattr reads its inode: a change racing it may show some
+     * fields new and some old.  Returns 1 when it cannot answer so (S5:
+     * the block count is not known yet), and vop_getattr runs locked. */
+    int (*vop_getattr_nolock)(struct vnode *vp, struct vattr *va, struct cred *cr);
 };
 
 /* The vnode lock's class (defined in kern/vfs/vnode.c). */
@@ -238,6 +244,19 @@ void VN_RELE(struct vnode *vp);
 #define VOP_LOCKED(vp, call) ({ struct vnode *_v = (vp); mutex_enter(&_v->v_lock); \
         __typeof__(call) _r = (call); mutex_exit(&_v->v_lock); _r; })
 
+
+/* VOP_GETATTR: the file system's unlocked getattr when it has one and can
+ * answer, else its getattr under the vnode lock. */
+static inline int vn_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
+{
+    if (vp->v_op->vop_getattr_nolock) {
+        int r = vp->v_op->vop_getattr_nolock(vp, va, cr);
+        if (r <= 0)
+            return r;
+    }
+    return VOP_LOCKED(vp, vp->v_op->vop_getattr(vp, va, cr));
+}
+
 /*
  * Reads, writes and size changes of regular files pass through the page
  * cache (kern/vm/pcache.c), which keeps them coherent with shared
@@ -265,7 +284,7 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 #define VOP_WRITE(vp, u, io, cr) ({ struct vnode *_wv = (vp); \
         _wv->v_type == VREG ? pcache_vop_write(_wv, u, io, cr) : VOP_WRITE_RAW(_wv, u, io, cr); })
 #define VOP_IOCTL(vp, c, a, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_ioctl(vp, c, a, cr))
-#define VOP_GETATTR(vp, va, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_getattr(vp, va, cr))
+#define VOP_GETATTR(vp, va, cr)       vn_getattr(vp, va, cr)
 #define VOP_SETATTR(vp, va, cr)       pcache_vop_setattr(vp, va, cr)
 #define VOP_ACCESS(vp, m, cr)         VOP_LOCKED(vp, (vp)->v_op->vop_access(vp, m, cr))
 #define VOP_LOOKUP(dvp, n, vpp, cr)   VOP_LOCKED(dvp, (dvp)->v_op->vop_lookup(dvp, n, vpp, cr))

@@ -211,22 +211,34 @@ static int flush_shared(struct as *as, vaddr_t lo, vaddr_t hi)
     return first_err;
 }
 
+/* fn for every PTE inside as's segments: the pages a process has are all
+ * in its segments, so exit and fork walk only those ranges' tables, not
+ * every slot of every table under USER_TOP (issue 18: the whole-range
+ * walk was a third of fork's time). */
+static void for_each_seg_pte(struct as *as, pte_fn fn, void *arg)
+{
+    for (struct seg *s = as->a_segs; s; s = s->s_next)
+        for_each_pte(as, s->s_start, s->s_end, fn, arg);
+}
+
 void as_destroy(struct as *as)
 {
     for (int c = 0; c < ncpus; c++)
         assert(cpu_as[c] != as);
     /* No CPU has it loaded, so no TLB holds its entries: the stores of
      * exit or exec go straight to the files. */
-    for_each_pte(as, 0, USER_TOP, unmap_pte, as);
+    for_each_seg_pte(as, unmap_pte, as);
     flush_shared(as, 0, USER_TOP);
     while (as->a_segs) {
         struct seg *s = as->a_segs;
         as->a_segs = s->s_next;
         seg_free(s);
     }
-    for (int i = 0; i < 256; i++)
-        if (as->a_pml4[i] & PTE_P)
-            free_tables(table_of(as->a_pml4[i]), 2);
+    while (as->a_tables) {      /* every table pt_walk made, not a scan for them */
+        struct page *pg = as->a_tables;
+        as->a_tables = pg->next;
+        page_free(pg, 0);
+    }
     page_free(virt_to_page(as->a_pml4), 0);
     rlock_destroy(&as->a_lock);
     if (as->a_exe) {
@@ -785,17 +797,39 @@ void as_file_truncated(struct as *as, struct vnode *vp, uint64_t first)
 struct dup_ctx {
     struct as *parent, *child;
     int err;
+    struct seg *seg;            /* the parent's segment of the last PTE */
+    uint64_t *ctable;           /* the child's page table last found ... */
+    vaddr_t cbase;              /* ... and the 2 MiB it maps */
 };
+
+#define PT_SPAN (512UL * PAGE_SIZE)
+
+/* The child's PTE for va: one pt_walk per page table, not per page. */
+static uint64_t *child_pte(struct dup_ctx *d, vaddr_t va)
+{
+    vaddr_t base = va & ~(PT_SPAN - 1);
+    unsigned i = (va >> PAGE_SHIFT) & 511;
+    if (!d->ctable || base != d->cbase) {
+        uint64_t *pte = pt_walk(d->child, va, true);
+        if (!pte)
+            return NULL;
+        d->ctable = pte - i;
+        d->cbase = base;
+    }
+    return &d->ctable[i];
+}
 
 static void dup_pte(uint64_t *pte, vaddr_t va, void *arg)
 {
     struct dup_ctx *d = arg;
     if (d->err)
         return;
-    struct seg *s = seg_find(d->parent, va);
+    struct seg *s = d->seg;
+    if (!s || va < s->s_start || va >= s->s_end)
+        s = d->seg = seg_find(d->parent, va);
     if (!s)
         return;
-    uint64_t *cpte = pt_walk(d->child, va, true);
+    uint64_t *cpte = child_pte(d, va);
     if (!cpte) {
         d->err = -ENOMEM;
         return;
@@ -837,8 +871,8 @@ struct as *as_dup(struct as *as, int *err)
     n->a_brk = as->a_brk;
     if (as->a_exe)
         as_set_exe(n, as->a_exe);       /* already denied writers: cannot fail */
-    struct dup_ctx d = { as, n, 0 };
-    for_each_pte(as, 0, USER_TOP, dup_pte, &d);
+    struct dup_ctx d = { as, n, 0, NULL, NULL, 0 };
+    for_each_seg_pte(as, dup_pte, &d);
     tlb_flush(as, 0, 1UL << 40);        /* many pages: a full flush */
     rlock_release(&as->a_lock);
     if (d.err) {

@@ -94,6 +94,9 @@ struct as {
     uint64_t a_rss;                 /* [l] pages mapped */
     struct vnode *a_exe;            /* [c] the program file it runs, held and denied
                                        writers (ETXTBSY) until it goes; or NULL */
+    struct page *a_tables;          /* [l] its page tables below the top one, linked
+                                     * by page->next, so exit frees them without
+                                     * scanning every slot (pt_walk, as_destroy) */
 };
 
 /* A new, empty address space sharing the kernel half; NULL on no memory. */

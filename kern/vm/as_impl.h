@@ -32,7 +32,6 @@ void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg);
 /* The table a present page-table entry points to. */
 uint64_t *table_of(uint64_t e);
 /* Free the table t of the given level and every table below it. */
-void free_tables(uint64_t *t, int level);
 /* The PTEs of [va, va + npages) changed: flush them here and on every
  * other CPU that may hold them. */
 void tlb_flush(struct as *as, vaddr_t va, size_t npages);

@@ -1,7 +1,7 @@
 /*
  * The page tables of user address spaces and the consistency of the TLBs
  * that cache them: the user pages' PTEs (pte_page, pte_update), the walk
- * (pt_walk, for_each_pte), freeing the tables, the shootdown (tlb_flush)
+ * (pt_walk, for_each_pte), the list of tables to free, the shootdown (tlb_flush)
  * and loading an address space on a CPU (as_activate, as_current).
  *
  * Theory (from kern/vm/as.c, which keeps the segments).  Each address
@@ -9,6 +9,10 @@
  * from the kernel's, so the kernel half is shared and never changes after
  * boot.  Table pages and fault pages come from the faulting CPU's node
  * (page_alloc_node), as SALSA and Tornado advise.
+ * Each table page pt_walk makes is also put on the address space's
+ * a_tables list (through page->next, which an allocated table page does
+ * not otherwise use), so as_destroy frees them by the list instead of
+ * scanning every slot of every table for them.
  *
  * TLB consistency.  a_cpumask has a bit for each CPU that has this
  * address space loaded in CR3 (as_activate sets it before loading and
@@ -20,7 +24,7 @@
  * missed by the shootdown loads the new PTE.
  *
  * Locks.  a_lock (a resource lock, class "as") protects the page tables:
- * the caller of pt_walk, for_each_pte, free_tables and tlb_flush holds it
+ * the caller of pt_walk, for_each_pte and tlb_flush holds it
  * (or owns the address space alone, as as_destroy does).  a_cpumask is
  * changed atomically by as_activate, with interrupts off; cpu_as[] is
  * each CPU's own; page->count is atomic, and a PTE that a CPU may still
@@ -90,6 +94,8 @@ uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
             if (!pg)
                 return NULL;
             memset(page_to_virt(pg), 0, PAGE_SIZE);
+            pg->next = as->a_tables;
+            as->a_tables = pg;
             *e = page_to_phys(pg) | PTE_P | PTE_W | PTE_U;
         }
         t = table_of(*e);
@@ -105,32 +111,23 @@ static void walk_range(uint64_t *t, int level, vaddr_t base, vaddr_t s, vaddr_t 
     vaddr_t lo = MAX(s, base);
     int first = (int)((lo - base) >> PTE_SHIFT(level));
     int last = (int)((MIN(e, base + 512 * span) - 1 - base) >> PTE_SHIFT(level));
-    for (int i = first; i <= last && i < 512; i++) {
-        vaddr_t va = base + (uint64_t)i * span;
-        if (level == 0) {
-            if (t[i] & (PTE_P | PTE_KEPT))
-                fn(&t[i], va, arg);
-            continue;
-        }
-        if (t[i] & PTE_P)
-            walk_range(table_of(t[i]), level - 1, va, s, e, fn, arg);
+    if (last > 511)
+        last = 511;
+    if (level == 0) {           /* the leaves: a tight loop over the slots */
+        for (uint64_t *p = &t[first], *end = &t[last]; p <= end; p++)
+            if (*p & (PTE_P | PTE_KEPT))
+                fn(p, base + (uint64_t)(p - t) * PAGE_SIZE, arg);
+        return;
     }
+    for (int i = first; i <= last; i++)
+        if (t[i] & PTE_P)
+            walk_range(table_of(t[i]), level - 1, base + (uint64_t)i * span, s, e, fn, arg);
 }
 
 void for_each_pte(struct as *as, vaddr_t s, vaddr_t e, pte_fn fn, void *arg)
 {
     if (s < e)
         walk_range(as->a_pml4, 3, 0, s, e, fn, arg);
-}
-
-void free_tables(uint64_t *t, int level)
-{
-    for (int i = 0; i < 512; i++)
-        if ((t[i] & PTE_P) && level > 1)
-            free_tables(table_of(t[i]), level - 1);
-        else if (t[i] & PTE_P)
-            page_free(virt_to_page(table_of(t[i])), 0);
-    page_free(virt_to_page(t), 0);
 }
 
 /* ---- TLB consistency ---- */

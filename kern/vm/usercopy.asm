@@ -14,13 +14,19 @@ extern smap_enabled
 ; (the fault handler moves rip to user_copy_fault).  The caller has
 ; checked that the user side of the copy lies below the user limit.
 global user_copy, user_copy_start, user_copy_end, user_copy_fault
+; Eight bytes per iteration, then the last n % 8 (kern/lib/string.c says
+; why not rep movsb); a fault in either resumes where it stopped.
 user_copy:
     mov rcx, rdx
+    shr rcx, 3
+    and edx, 7
     cmp byte [rel smap_enabled], 0
     je .nostac
     stac
 .nostac:
 user_copy_start:
+    rep movsq
+    mov ecx, edx
     rep movsb
     xor eax, eax
     jmp user_copy_done
