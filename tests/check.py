@@ -106,6 +106,7 @@ import host_check  # noqa: E402
 import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
+import rel_check  # noqa: E402
 
 
 def all_jobs():
@@ -145,6 +146,7 @@ def all_jobs():
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
+    jobs += rel_check.jobs()
     return jobs
 
 
