@@ -91,7 +91,9 @@ struct ksiginfo {
 #define NOFILE   64
 
 /* Resource limits (getrlimit); the ones enforced are RLIMIT_NOFILE
- * (descriptors, at most NOFILE anyway) and RLIMIT_NPROC (fork). */
+ * (descriptors, at most NOFILE anyway), RLIMIT_NPROC (fork) and
+ * RLIMIT_FSIZE (writes to regular files: fsize_room in sys_fs.c). */
+#define RLIMIT_FSIZE   1
 #define RLIMIT_STACK   3
 #define RLIMIT_NPROC   6
 #define RLIMIT_NOFILE  7
@@ -342,6 +344,8 @@ void sig_init_proc(struct proc *p, struct proc *parent);
 /* Queue sig for p with its info (a no-op for an ignored, unblocked
  * signal; SIGKILL marks p_killsig).  Wakes p from an interruptible sleep. */
 void sig_post(struct proc *p, int sig, const struct ksiginfo *si);
+struct vnode;
+int64_t fsize_room(struct vnode *vp, uint64_t off, bool append, size_t n);
 /* A synchronous fault: delivered to a handler, or death when the signal
  * is blocked, ignored or at its default. */
 void sig_fault(int sig, int code, uint64_t addr, const char *why);
