@@ -14,6 +14,9 @@
 #   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
 #                   (the peer the benchmarks are compared with)
 #   make fuzz       random system calls at scale (PRESETS=, SEED(S)=, CALLS=)
+#   make crash      crash consistency: QEMU killed mid-workload (STOPS=)
+#   make flip       byte-flipped images mounted and walked (IMAGES=)
+#   make soak       a multi-user load for DURATION= seconds, then leak checks
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
@@ -43,7 +46,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland fuzz
+.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland fuzz crash flip soak
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
@@ -170,6 +173,19 @@ FUZZ_PRESETS ?= default,svr4mp
 FUZZ_SEEDS   ?= 1,2
 fuzz: all tools userland
 	nice -n 5 $(PYTHON) tools/fuzz.py --presets "$(or $(PRESETS),$(FUZZ_PRESETS))" --seeds "$(or $(SEED),$(SEEDS),$(FUZZ_SEEDS))" --calls $(or $(CALLS),100000) $(if $(FROM),--from $(FROM)) --opts "$(OPTS)" $(if $(filter-out 0,$(TIMEOUT)),--timeout $(TIMEOUT))
+
+# make crash: QEMU killed in the middle of a file workload, fsck -y, the
+# fsync'ed files checked (tests/crash_check.py); STOPS= stop points.
+# make flip: IMAGES= S5 images with bytes flipped in their metadata,
+# mounted and walked inside Tempest (tests/flip_check.py).
+# make soak: DURATION= seconds of a multi-user load on svr4mp, then no
+# leak, memory back, no lock-order reversal (tools/soak.py).
+crash: all tools userland
+	nice -n 5 $(PYTHON) tests/crash_check.py --stops $(or $(STOPS),12) $(if $(SEED),--seed $(SEED))
+flip: all tools userland
+	nice -n 5 $(PYTHON) tests/flip_check.py --images $(or $(IMAGES),1000) $(if $(SEED),--seed $(SEED))
+soak: all tools userland
+	nice -n 5 $(PYTHON) tools/soak.py --duration $(or $(DURATION),600) $(if $(USERS),--users $(USERS)) --opts "$(OPTS)"
 
 clean:
 	rm -rf $(BUILD)

@@ -99,13 +99,13 @@ def judge(r, output):
     return "ok", ""
 
 
-def boot_once(args, preset, seed, start):
+def boot_once(args, preset, seed, start, boot=tempest.boot):
     """Boot preset running the fuzzing; (verdict, detail, calls, cpus, output)."""
     tmp = tempfile.mkdtemp(prefix="fuzz-", dir=args.tmp)
     try:
         img = make_image(tmp, args.calls, seed, start)
         opts = ("root=vda poweroff " + args.opts).strip()
-        r = tempest.boot(preset, opts, timeout=args.timeout, disk_images=[img],
+        r = boot(preset, opts, timeout=args.timeout, disk_images=[img],
                          keep=args.keep and os.path.join(args.keep, "%s-%d-%d" % (preset, seed, start)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
