@@ -40,6 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tempest  # noqa: E402
+from machines import MachineError  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, "build")
@@ -252,7 +253,7 @@ def main():
             else:
                 passed += 1
                 print("crash: ok %s" % what, flush=True)
-    except Failure as e:
+    except (Failure, MachineError) as e:
         print("crash: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

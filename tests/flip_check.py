@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "unit"))
 import tempest  # noqa: E402
+from machines import MachineError  # noqa: E402
 import s5image  # noqa: E402
 from fs_check import _good_image, disk_name, make_root_image, PROBE_FAIL_RE, PROBE_OK_RE  # noqa: E402
 
@@ -147,7 +148,7 @@ def main():
     try:
         counts, failures, boots = campaign(args.images, args.seed, args.per_boot,
                                            args.machine, tmp)
-    except (RuntimeError, OSError) as e:
+    except (RuntimeError, OSError, MachineError) as e:
         print("flip: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:
