@@ -14,7 +14,7 @@ the long campaigns, each a job of its own.
   flip/s5                  tests/flip_check.py: images with random bytes
                            flipped in their metadata, mounted and walked
                            inside Tempest (a few here, 1000 in make flip)
-  soak/short               tools/soak.py for 45 s on svr4mp, 8 users
+  soak/short               tools/soak.py for 30 s on svr4mp, 8 users
   fuzz/short               tools/fuzz.py: 20,000 calls on each CPU of default
 """
 
@@ -124,7 +124,7 @@ def job_flip_short(ctx):
 
 
 FLIP_SHORT = 8
-SOAK_SHORT = 45        # seconds of load
+SOAK_SHORT = 30        # seconds of load
 FUZZ_SHORT = 20000     # calls per CPU
 
 
