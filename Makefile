@@ -14,6 +14,10 @@
 #                   write its records, plots and report (tools/sweep.py)
 #   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
 #                   (the peer the benchmarks are compared with)
+#   make fuzz       random system calls at scale (PRESETS=, SEED(S)=, CALLS=)
+#   make crash      crash consistency: QEMU killed mid-workload (STOPS=)
+#   make flip       byte-flipped images mounted and walked (IMAGES=)
+#   make soak       a multi-user load for DURATION= seconds, then leak checks
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
@@ -43,7 +47,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland
+.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland fuzz crash flip soak
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
@@ -166,6 +170,27 @@ bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"
+
+# make fuzz: the random-syscall campaign inside Tempest (tools/fuzz.py):
+# one boot per preset and seed, CALLS calls by each of one fuzzing child
+# per CPU; SEED=s CALLS=n FROM=k replays a report's shortened sequence.
+FUZZ_PRESETS ?= default,svr4mp
+FUZZ_SEEDS   ?= 1,2
+fuzz: all tools userland
+	nice -n 5 $(PYTHON) tools/fuzz.py --presets "$(or $(PRESETS),$(FUZZ_PRESETS))" --seeds "$(or $(SEED),$(SEEDS),$(FUZZ_SEEDS))" --calls $(or $(CALLS),100000) $(if $(FROM),--from $(FROM)) --opts "$(OPTS)" $(if $(filter-out 0,$(TIMEOUT)),--timeout $(TIMEOUT))
+
+# make crash: QEMU killed in the middle of a file workload, fsck -y, the
+# fsync'ed files checked (tests/crash_check.py); STOPS= stop points.
+# make flip: IMAGES= S5 images with bytes flipped in their metadata,
+# mounted and walked inside Tempest (tests/flip_check.py).
+# make soak: DURATION= seconds of a multi-user load on svr4mp, then no
+# leak, memory back, no lock-order reversal (tools/soak.py).
+crash: all tools userland
+	nice -n 5 $(PYTHON) tests/crash_check.py --stops $(or $(STOPS),12) $(if $(SEED),--seed $(SEED))
+flip: all tools userland
+	nice -n 5 $(PYTHON) tests/flip_check.py --images $(or $(IMAGES),1000) $(if $(SEED),--seed $(SEED))
+soak: all tools userland
+	nice -n 5 $(PYTHON) tools/soak.py --duration $(or $(DURATION),600) $(if $(USERS),--users $(USERS)) --opts "$(OPTS)"
 
 clean:
 	rm -rf $(BUILD)

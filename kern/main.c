@@ -192,11 +192,52 @@ static void deadlock_on_purpose(void)
     thread_join(t[0]);
 }
 
+/* crash=kmem_*: the heap misuses kmemdebug=on must catch (it panics
+ * with the call sites); without it they would corrupt the heap, so they
+ * are refused. */
+static void __attribute__((noinline)) heap_misuse_on_purpose(int kind)
+{
+    if (!opts.kmemdebug) {
+        kprintf("crash: crash=kmem_* needs kmemdebug=on; not done\n");
+        return;
+    }
+    char *volatile p = kmalloc(100);
+    if (!p)
+        panic("crash=kmem_*: no memory");
+    switch (kind) {
+    case CRASH_KMEM_DOUBLE:
+        kfree(p);
+        kfree(p);
+        break;
+    case CRASH_KMEM_OVERRUN:
+        p[100] = 1;
+        kfree(p);
+        break;
+    case CRASH_KMEM_UAF:
+        kfree(p);
+        p[8] = 1;
+        for (int i = 0; i < 64; i++)
+            if (kmalloc(100) == p)
+                break;
+        break;
+    case CRASH_KMEM_FOREIGN:
+        kfree(p + 8);
+        break;
+    }
+    panic("crash=kmem_*: kmemdebug did not catch the misuse");
+}
+
 /* crash=KIND: fail on purpose, so tests can see the panic path work. */
 static void __attribute__((noinline)) crash_on_purpose(int kind)
 {
     volatile int zero = 0;
     switch (kind) {
+    case CRASH_KMEM_DOUBLE:
+    case CRASH_KMEM_OVERRUN:
+    case CRASH_KMEM_UAF:
+    case CRASH_KMEM_FOREIGN:
+        heap_misuse_on_purpose(kind);
+        break;
     case CRASH_DEADLOCK:
         deadlock_on_purpose();
         break;

@@ -110,6 +110,7 @@ import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
+import rel_check  # noqa: E402
 
 
 def all_jobs():
@@ -155,6 +156,7 @@ def all_jobs():
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
+    jobs += rel_check.jobs()
     return jobs
 
 

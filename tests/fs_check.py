@@ -98,7 +98,9 @@ def persist_problems(path):
 # Corrupted images
 
 # (case, expectation): "mount" = the mount must fail; "ops" = it mounts and
-# at least one walk/read/write operation fails; "fail" = either.  The cases are the fsck.s5
+# at least one walk/read/write operation fails; "fail" = either;
+# "repaired" (REPAIRED_CASES, after fsck.s5 -y) = it mounts and walks
+# with no error.  The cases are the fsck.s5
 # corruption functions of tests/unit/s5_corruption.py.
 CORRUPTION_CASES = (
     ("bad_magic", "mount"),
@@ -117,6 +119,10 @@ CORRUPTION_CASES = (
     ("free_entry_out_of_range", "ops"),
 )
 FUZZ_SEEDS = (1, 2, 3, 4)
+# Cases repaired by fsck.s5 -y before the boot: each must then mount and
+# walk with no error ("repaired").
+REPAIRED_CASES = ("duplicate_block", "unreachable_subtree", "dir_size_past_blocks",
+                  "root_not_dir", "chain_nfree_too_big")
 
 
 def _good_image(tmp):
@@ -165,6 +171,14 @@ def corrupted_images(tmp):
         shutil.copyfile(ctx.good, path)
         fn(path, ctx.img)
         out.append((case, expect, path))
+    for case in REPAIRED_CASES:
+        path = os.path.join(tmp, "fixed_" + case + ".img")
+        shutil.copyfile(ctx.good, path)
+        s5harness.CORRUPTIONS[case](path, ctx.img)
+        rc, _ = _run([FSCK, "-y", path])
+        if rc != 1:
+            raise RuntimeError("fsck.s5 -y of %s: exit %d" % (case, rc))
+        out.append(("repaired_" + case, "repaired", path))
     for seed in FUZZ_SEEDS:
         path = os.path.join(tmp, "fuzz%d.img" % seed)
         shutil.copyfile(ctx.good, path)
@@ -248,6 +262,13 @@ def judge_probe(output, case, expect, disk):
         return ["%s (%s): the kernel has no such disk (ENXIO)" % (disk, case)]
     if expect == "any" or (expect == "fail" and fail):
         return []
+    if expect == "repaired":
+        if fail:
+            return ["%s (%s): a repaired image failed to mount (errno %s)"
+                    % (disk, case, fail.group(1))]
+        errors, unmount = int(ok.group(4)), int(ok.group(5))
+        return ["%s (%s): %d errors walking the repaired image" % (disk, case, errors)] \
+            if errors or unmount else []
     if fail:
         return ["%s (%s) failed to mount (errno %s); it should mount" % (disk, case, fail.group(1))]
     files, dirs, _, errors, unmount = (int(x) for x in ok.groups())

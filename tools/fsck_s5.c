@@ -1,13 +1,16 @@
 /*
- * fsck.s5: check an S5 file system image without changing it.
+ * fsck.s5: check an S5 file system image, and repair it.
  *
- *   fsck.s5 [-n] IMAGE
+ *   fsck.s5 [-n | -y | -p] IMAGE
  *
- * -n ("no repair") is accepted for compatibility; checking is always
- * read-only.  Each problem is printed as one line on standard output, then
- * a summary line.  The exit status is 0 if the file system is consistent,
- * 1 if any problem was found, and 2 for a usage error or an unreadable
- * image.
+ * Without an option, or with -n, the image is only read.  Each problem is
+ * printed as one line on standard output, then a summary line.  -y repairs
+ * every problem and -p the safe ones (fsck_common.h has the modes and the
+ * exit statuses; fsck_s5_fix.c the repairs): the image is checked again
+ * after a repair, and must come out clean.  The exit status is 0 if the
+ * file system is consistent, 1 if any problem was found (or, with -y or
+ * -p, repaired), 4 if problems were left, and 2 for a usage error or an
+ * unreadable image.
  *
  * The passes:
  *   1. the superblock (stop if it is unusable);
@@ -26,58 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "s5lib.h"
-
-/* Owners recorded per block; inode numbers are 1 .. S5_MAXINODES. */
-#define OWN_NONE        0
-#define OWN_FREE        0xffff
-
-/* Block pointer problems reported per inode before the rest are skipped. */
-#define MAX_BAD_PER_INODE 10
-
-struct fsck {
-    const char *image;
-    struct s5img img;
-    struct s5_super sb;
-    uint32_t ninodes;
-    struct s5_dinode *itab;     /* inode ino is itab[ino - 1] */
-    uint16_t *owner;            /* per block of the file system */
-    uint32_t *refs;             /* per inode: entries in reachable directories */
-    uint32_t *parent;           /* per inode: directory it was first found in */
-    uint32_t *mapped;           /* per inode: 1 + last logical block with a pointer */
-    uint32_t *queue;            /* directories waiting to be scanned */
-    uint32_t qhead, qtail;
-    unsigned problems;
-    unsigned bad_here;          /* bad pointers reported for the current inode */
-    uint32_t beyond;            /* pointers past the size in the current inode */
-    uint32_t beyond_b;          /* the first of them: block, level, logical block */
-    int beyond_level;
-    uint64_t beyond_lbn;
-    int root_ok;                /* the root is a directory */
-    uint32_t nfiles, ndirs, nused, nfree, nfreeino;
-};
-
-static void __attribute__((format(printf, 2, 3))) problem(struct fsck *f, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    f->problems++;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-
-    if (!p) {
-        fprintf(stderr, "fsck.s5: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
+#include "fsck_s5.h"
 
 static struct s5_dinode *inode(struct fsck *f, uint32_t ino)
 {
@@ -122,7 +74,7 @@ static int check_super(struct fsck *f)
         return -1;
     }
     if (f->sb.s_time < S5_TIME_MIN)
-        problem(f, "superblock: s_time %u is before 1980 (Linux would take the file system "
+        safe_problem(f, "superblock: s_time %u is before 1980 (Linux would take the file system "
                 "for System V Release 2's layout)", f->sb.s_time);
     if (f->sb.s_state == S5_FSBAD)
         problem(f, "superblock: file system is marked bad (s_state FsBAD)");
@@ -259,7 +211,7 @@ static void check_inode(struct fsck *f, uint32_t ino)
         /* Linux refills its free-inode cache only with inodes whose mode
          * and link count are both 0. */
         if (di->di_nlink != 0)
-            problem(f, "inode %u: free (mode 0) but its link count is %u", ino, di->di_nlink);
+            safe_problem(f, "inode %u: free (mode 0) but its link count is %u", ino, di->di_nlink);
         return;
     }
     if (!type_valid(type)) {
@@ -284,17 +236,17 @@ static void check_inode(struct fsck *f, uint32_t ino)
 static int mark_free(struct fsck *f, uint32_t b, const char *where, uint32_t slot)
 {
     if (!s5_bno_valid(&f->sb, b)) {
-        problem(f, "free list (%s, entry %u): block %u out of range [%u, %u)",
+        safe_problem(f, "free list (%s, entry %u): block %u out of range [%u, %u)",
                 where, slot, b, f->sb.s_isize, f->sb.s_fsize);
         return -1;
     }
     if (f->owner[b] == OWN_FREE) {
-        problem(f, "free list (%s, entry %u): block %u is on the free list twice",
+        safe_problem(f, "free list (%s, entry %u): block %u is on the free list twice",
                 where, slot, b);
         return -1;
     }
     if (f->owner[b] != OWN_NONE) {
-        problem(f, "free list (%s, entry %u): block %u is in use by inode %u",
+        safe_problem(f, "free list (%s, entry %u): block %u is in use by inode %u",
                 where, slot, b, f->owner[b]);
         return -1;
     }
@@ -312,14 +264,14 @@ static uint32_t check_free_cache(struct fsck *f, uint32_t nfree, const uint32_t 
 {
     for (uint32_t i = nfree; i-- > 1; ) {
         if (list[i] == 0)
-            problem(f, "free list (%s, entry %u): block number 0", where, i);
+            safe_problem(f, "free list (%s, entry %u): block number 0", where, i);
         else
             mark_free(f, list[i], where, i);
     }
     if (nfree == 0 || list[0] == 0)
         return 0;
     if (mark_free(f, list[0], where, 0) < 0) {
-        problem(f, "free list: chain broken at %s; the rest of the list is not checked",
+        safe_problem(f, "free list: chain broken at %s; the rest of the list is not checked",
                 where);
         return 0;
     }
@@ -337,11 +289,11 @@ static void check_free_list(struct fsck *f)
     while (next != 0) {
         snprintf(where, sizeof(where), "chain block %u", next);
         if (s5img_read(&f->img, next, blk) < 0) {
-            problem(f, "free list: cannot read %s", where);
+            safe_problem(f, "free list: cannot read %s", where);
             return;
         }
         if (fb->df_nfree > S5_NICFREE) {
-            problem(f, "free list: %s has df_nfree %u, more than %d", where,
+            safe_problem(f, "free list: %s has df_nfree %u, more than %d", where,
                     fb->df_nfree, S5_NICFREE);
             return;
         }
@@ -362,9 +314,9 @@ static void check_lost(struct fsck *f)
         while (b < end && f->owner[b] == OWN_NONE)
             b++;
         if (b - first == 1)
-            problem(f, "block %u lost (neither in use nor free)", first);
+            safe_problem(f, "block %u lost (neither in use nor free)", first);
         else
-            problem(f, "blocks %u-%u lost (%u blocks neither in use nor free)",
+            safe_problem(f, "blocks %u-%u lost (%u blocks neither in use nor free)",
                     first, b - 1, b - first);
     }
 }
@@ -373,7 +325,7 @@ static void check_block_counts(struct fsck *f)
 {
     check_free_list(f);
     if (f->sb.s_tfree != f->nfree)
-        problem(f, "superblock: s_tfree is %u but the free list holds %u blocks",
+        safe_problem(f, "superblock: s_tfree is %u but the free list holds %u blocks",
                 f->sb.s_tfree, f->nfree);
     check_lost(f);
 }
@@ -386,19 +338,19 @@ static void check_inode_cache(struct fsck *f)
         uint32_t ino = f->sb.s_inode[i];
 
         if (!s5_ino_valid(&f->sb, ino)) {
-            problem(f, "free-inode cache entry %u: inode %u out of range [1, %u]",
+            safe_problem(f, "free-inode cache entry %u: inode %u out of range [1, %u]",
                     i, ino, f->ninodes);
             continue;
         }
         if (inode(f, ino)->di_mode != 0)
-            problem(f, "free-inode cache entry %u: inode %u is allocated (mode 0%o)",
+            safe_problem(f, "free-inode cache entry %u: inode %u is allocated (mode 0%o)",
                     i, ino, inode(f, ino)->di_mode);
         for (uint32_t j = 0; j < i; j++)
             if (f->sb.s_inode[j] == ino)
-                problem(f, "free-inode cache entry %u: inode %u is cached twice", i, ino);
+                safe_problem(f, "free-inode cache entry %u: inode %u is cached twice", i, ino);
     }
     if (f->sb.s_tinode != f->nfreeino)
-        problem(f, "superblock: s_tinode is %u but %u inodes are free (mode 0)",
+        safe_problem(f, "superblock: s_tinode is %u but %u inodes are free (mode 0)",
                 f->sb.s_tinode, f->nfreeino);
 }
 
@@ -531,22 +483,22 @@ static void check_links(struct fsck *f)
         if (!f->root_ok)
             continue;                   /* nothing is reachable; already reported */
         if (f->refs[ino] == 0)
-            problem(f, "inode %u (mode 0%o, nlink %u) is allocated but unreachable "
+            fsck_problem(&f->rep, di->di_size == 0 && ftype(di) != S5_IFDIR, "inode %u (mode 0%o, nlink %u) is allocated but unreachable "
                     "from the root", ino, di->di_mode, di->di_nlink);
         else if (di->di_nlink != f->refs[ino])
-            problem(f, "inode %u: link count is %u but %u directory entries refer to it",
+            safe_problem(f, "inode %u: link count is %u but %u directory entries refer to it",
                     ino, di->di_nlink, f->refs[ino]);
     }
 }
 
 static void summary(struct fsck *f)
 {
-    if (f->problems == 0)
+    if (f->rep.problems == 0)
         printf("fsck.s5: %s: %u files, %u dirs, %u blocks used, %u free\n",
                f->image, f->nfiles, f->ndirs, f->nused, f->nfree);
     else
         printf("fsck.s5: %s: %u problem%s; %u files, %u dirs, %u blocks used, %u free\n",
-               f->image, f->problems, f->problems == 1 ? "" : "s",
+               f->image, f->rep.problems, f->rep.problems == 1 ? "" : "s",
                f->nfiles, f->ndirs, f->nused, f->nfree);
 }
 
@@ -570,34 +522,74 @@ static int run(struct fsck *f)
     check_tree(f);
     check_links(f);
     summary(f);
-    return f->problems ? 1 : 0;
+    return f->rep.problems ? 1 : 0;
+}
+
+#define USAGE "usage: fsck.s5 [-n | -y | -p] IMAGE"
+
+/* Opens and checks image into a fresh f; the check's exit status. */
+static int check_image(struct fsck *f, const char *image, int quiet)
+{
+    memset(f, 0, sizeof(*f));
+    f->image = image;
+    f->rep.quiet = quiet;
+    if (s5img_open(&f->img, image) < 0) {
+        fprintf(stderr, "fsck.s5: %s: %s\n", image, strerror(errno));
+        return FSCK_EXIT_USAGE;
+    }
+    return run(f);
+}
+
+/* -y and -p after a check that found problems: repair, check again. */
+static int repair(struct fsck *f, const char *image, enum fsck_mode mode)
+{
+    struct fsck again;
+    int preen = mode == FSCK_PREEN;
+
+    if (preen && f->rep.unsafe) {
+        check_image(&again, image, 0);  /* show what needs a person */
+        printf("fsck.s5: %s: UNEXPECTED INCONSISTENCY; run fsck.s5 -y (%u problem%s "
+               "-p may not repair)\n", image, f->rep.unsafe, f->rep.unsafe == 1 ? "" : "s");
+        return FSCK_EXIT_LEFT;
+    }
+    if (s5_repair(f) < 0)
+        return FSCK_EXIT_LEFT;
+    if (check_image(&again, image, preen) != FSCK_EXIT_CLEAN) {
+        if (preen)
+            check_image(&again, image, 0);
+        printf("fsck.s5: %s: problems are left after the repair\n", image);
+        return FSCK_EXIT_LEFT;
+    }
+    printf("fsck.s5: %s: repaired %u problem%s; it checks clean now\n", image,
+           f->rep.problems, f->rep.problems == 1 ? "" : "s");
+    return FSCK_EXIT_FOUND;
 }
 
 int main(int argc, char **argv)
 {
-    struct fsck f = { 0 };
-    int c;
+    struct fsck f;
+    enum fsck_mode mode;
+    const char *image;
+    int status;
 
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: fsck.s5 [-n] IMAGE\n"
-               "  check an S5 file system (an image file or a disk) without changing it;\n"
-               "  exit 0 when consistent, 1 on any problem, 2 when it cannot be read\n");
+        printf(USAGE "\n"
+               "  check an S5 file system (an image file or a disk); -n changes nothing,\n"
+               "  -y repairs every problem, -p repairs the safe ones silently and stops\n"
+               "  at any other; exit 0 when consistent, 1 on problems found (-n) or\n"
+               "  repaired (-y, -p), 4 when problems are left, 2 when it cannot be read\n");
         return 0;
     }
-    while ((c = getopt(argc, argv, "n")) != -1) {
-        if (c != 'n') {
-            fprintf(stderr, "usage: fsck.s5 [-n] IMAGE\n");
-            return 2;
-        }
+    image = fsck_parse_args(argc, argv, USAGE, &mode);
+    if (!image)
+        return FSCK_EXIT_USAGE;
+    status = check_image(&f, image, mode == FSCK_PREEN);
+    if (status == FSCK_EXIT_CLEAN && mode != FSCK_CHECK && !s5_sb_is_clean(&f.sb)) {
+        if (s5_mark_clean(&f) < 0)
+            return FSCK_EXIT_LEFT;
+        printf("fsck.s5: %s: marked clean\n", image);
     }
-    if (argc - optind != 1) {
-        fprintf(stderr, "usage: fsck.s5 [-n] IMAGE\n");
-        return 2;
-    }
-    f.image = argv[optind];
-    if (s5img_open(&f.img, f.image) < 0) {
-        fprintf(stderr, "fsck.s5: %s: %s\n", f.image, strerror(errno));
-        return 2;
-    }
-    return run(&f);
+    if (status != FSCK_EXIT_FOUND || mode == FSCK_CHECK)
+        return status;
+    return repair(&f, image, mode);
 }

@@ -25,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 #include <unistd.h>
 
 #include "kern/ufs/ufs_fs.h"
+#include "fsck_common.h"
 
 #define OWN_FREE    0u                  /* owner of a fragment nobody uses */
 #define OWN_META    0xffffffffu         /* boot area, superblocks, groups, summary */
@@ -54,31 +54,14 @@ struct fsck {
     uint32_t *queue, qhead, qtail;      /* directories to scan */
     struct ufs_csum *csum;              /* the summary area */
     uint8_t *blk;                       /* one block of scratch */
-    unsigned problems, reports;
+    struct fsck_report rep;             /* the problems found */
+    unsigned reports;
     uint64_t nfiles, ndirs, used_frags, free_frags;
 };
 
-static void __attribute__((format(printf, 2, 3))) problem(struct fsck *f, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    f->problems++;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-
-    if (!p) {
-        fprintf(stderr, "fsck.ufs: out of memory\n");
-        exit(2);
-    }
-    return p;
-}
+/* Reporting and allocating, shared with fsck.s5 (fsck_common.c). */
+#define problem(f, ...) fsck_problem(&(f)->rep, 0, __VA_ARGS__)
+#define xcalloc(n, size) fsck_xcalloc("fsck.ufs", (n), (size))
 
 /* Reads len bytes at byte off of the image; 0, or -1 past its end. */
 static int read_at(struct fsck *f, uint64_t off, void *buf, size_t len)
@@ -759,28 +742,24 @@ static int run(struct fsck *f)
     return 0;
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: fsck.ufs [-n] IMAGE\n"
-            "Checks a UFS1 file system image without changing it; exit status 0 clean,\n"
-            "1 problems found, 2 usage or I/O error.\n");
-    exit(2);
-}
+#define USAGE "usage: fsck.ufs [-n | -y | -p] IMAGE"
 
 int main(int argc, char **argv)
 {
     struct fsck f;
     struct stat st;
-    int i = 1;
+    enum fsck_mode mode;
 
     memset(&f, 0, sizeof(f));
-    if (i < argc && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")))
-        usage();
-    if (i < argc && !strcmp(argv[i], "-n"))
-        i++;
-    if (argc - i != 1)
-        usage();
-    f.image = argv[i];
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf(USAGE "\n"
+               "Checks a UFS1 file system image; exit status 0 clean, 1 problems found,\n"
+               "2 usage or I/O error, 4 problems left: -y and -p do not repair UFS yet.\n");
+        return 0;
+    }
+    f.image = fsck_parse_args(argc, argv, USAGE, &mode);
+    if (!f.image)
+        return FSCK_EXIT_USAGE;
     f.fd = open(f.image, O_RDONLY);
     if (f.fd < 0 || fstat(f.fd, &st) < 0) {
         fprintf(stderr, "fsck.ufs: %s: %s\n", f.image, strerror(errno));
@@ -788,12 +767,16 @@ int main(int argc, char **argv)
     }
     f.image_bytes = (uint64_t)st.st_size;
     run(&f);
-    if (f.problems)
-        printf("fsck.ufs: %s: %u problems; ", f.image, f.problems);
+    if (f.rep.problems)
+        printf("fsck.ufs: %s: %u problems; ", f.image, f.rep.problems);
     else
         printf("fsck.ufs: %s: ", f.image);
     printf("%llu files, %llu dirs, %llu fragments used, %llu free\n",
            (unsigned long long)f.nfiles, (unsigned long long)f.ndirs,
            (unsigned long long)f.used_frags, (unsigned long long)f.free_frags);
-    return f.problems ? 1 : 0;
+    if (f.rep.problems && mode != FSCK_CHECK) {
+        printf("fsck.ufs: %s: not repaired: fsck.ufs cannot repair yet\n", f.image);
+        return FSCK_EXIT_LEFT;
+    }
+    return f.rep.problems ? FSCK_EXIT_FOUND : FSCK_EXIT_CLEAN;
 }

@@ -34,7 +34,8 @@ static const char *const sched_names[] = { "global", "percpu", "cluster", NULL }
 static const char *const wakeup_names[] = { "all", "one", NULL };
 static const char *const lockstat_names[] = { "off", "on", "contended", NULL };
 static const char *const crash_names[] = { "none", "pagefault", "divide", "panic", "deadlock",
-                                           NULL };
+                                           "kmem_double", "kmem_overrun", "kmem_uaf",
+                                           "kmem_foreign", NULL };
 static const char *const bool_names[] = { "off", "on", NULL };
 
 #define CHOICE(n, field, names, d) { n, OPT_CHOICE, offsetof(struct options, field), 0, names, d }
@@ -50,6 +51,7 @@ static const struct option_desc option_table[] = {
     CHOICE("lockstat", lockstat, lockstat_names, LOCKSTAT_ON),
     BOOL("syncwrites", syncwrites, 1),
     BOOL("witness", witness, 0),
+    BOOL("kmemdebug", kmemdebug, 0),
     BOOL("poweroff", poweroff, 0),
     BOOL("lockdump", lockdump, 0),
     CHOICE("crash", crash, crash_names, CRASH_NONE),

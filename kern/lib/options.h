@@ -12,7 +12,8 @@ enum cache_model { CACHE_SINGLE, CACHE_HASHFREE, CACHE_SSAC };
 enum sched_model { SCHED_GLOBAL, SCHED_PERCPU, SCHED_CLUSTER };
 enum wakeup_mode { WAKEUP_ALL, WAKEUP_ONE };
 enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_ON, LOCKSTAT_CONTENDED };
-enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_DEADLOCK };
+enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_DEADLOCK,
+                  CRASH_KMEM_DOUBLE, CRASH_KMEM_OVERRUN, CRASH_KMEM_UAF, CRASH_KMEM_FOREIGN };
 
 #define OPT_STR_MAX 160
 
@@ -25,6 +26,7 @@ struct options {
     int lockstat;       /* enum lockstat_mode */
     int syncwrites;     /* bool */
     int witness;        /* bool */
+    int kmemdebug;      /* bool: heap checking (kern/vm/kmem_debug.c) */
     int poweroff;       /* bool: power off when boot and tests finish */
     int lockdump;       /* bool: print lock statistics before power-off */
     int crash;          /* enum crash_kind: fault on purpose after boot (tests the panic path) */

@@ -23,6 +23,7 @@
 #define SIGTSTP  20
 #define SIGTTIN  21
 #define SIGTTOU  22
+#define SIGXFSZ  25
 #define SIGVTALRM 26
 #define SIGPROF  27
 #define NSIG     64

@@ -97,7 +97,9 @@ struct ksiginfo {
 #define NOFILE   64
 
 /* Resource limits (getrlimit); the ones enforced are RLIMIT_NOFILE
- * (descriptors, at most NOFILE anyway) and RLIMIT_NPROC (fork). */
+ * (descriptors, at most NOFILE anyway), RLIMIT_NPROC (fork) and
+ * RLIMIT_FSIZE (writes to regular files: fsize_room in sys_fs.c). */
+#define RLIMIT_FSIZE   1
 #define RLIMIT_STACK   3
 #define RLIMIT_NPROC   6
 #define RLIMIT_NOFILE  7
@@ -426,6 +428,8 @@ void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si);
 int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo);
 /* Wake every thread of p from its interruptible sleep (an exit, an exec). */
 void sig_wake_all(struct proc *p);
+struct vnode;
+int64_t fsize_room(struct vnode *vp, uint64_t off, bool append, size_t n);
 /* A synchronous fault: delivered to a handler, or death when the signal
  * is blocked, ignored or at its default. */
 void sig_fault(int sig, int code, uint64_t addr, const char *why);

@@ -463,6 +463,10 @@ static int64_t write_file(struct file *fp, char *kbuf, size_t n)
     mutex_enter(&fp->f_lock);
     uint64_t off = fp->f_offset;
     mutex_exit(&fp->f_lock);
+    int64_t room = fsize_room(vp, off, false, n);   /* O_APPEND is refused */
+    if (room < 0)
+        return room;
+    n = (size_t)room;
     struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = off };
     int io = vp->v_type == VFIFO ? (fp->f_flags & O_NONBLOCK) : 0;
     int err = VOP_WRITE(vp, &uio, io, cr());

@@ -98,6 +98,30 @@ static void at_done(struct file *fp)
 /* ---- reading and writing ---- */
 
 
+/*
+ * RLIMIT_FSIZE: how many of the n bytes a write at off (or, appending, at
+ * the end) of vp may move.  Only regular files are limited.  When none
+ * may move the write fails with EFBIG and the process gets SIGXFSZ, as on
+ * Linux; a write that crosses the limit moves the bytes below it.
+ */
+int64_t fsize_room(struct vnode *vp, uint64_t off, bool append, size_t n)
+{
+    struct proc *p = curproc();
+    uint64_t limit = p->p_rlim[RLIMIT_FSIZE][0];
+    if (vp->v_type != VREG || limit == RLIM_INFINITY || n == 0)
+        return (int64_t)n;
+    struct vattr va;
+    if (append && VOP_GETATTR(vp, &va, p->p_cred) == 0)
+        off = va.va_size;
+    if (off >= limit) {
+        struct ksiginfo si = { .si_signo = SIGXFSZ, .si_code = SI_USER, .si_pid = p->p_pid,
+                               .si_uid = (int)p->p_cred->cr_ruid };
+        sig_post(p, SIGXFSZ, &si);
+        return -EFBIG;
+    }
+    return (int64_t)MIN((uint64_t)n, limit - off);
+}
+
 /* Move len bytes between user memory at ubuf and the file at *off. */
 static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, uint64_t *off)
 {
@@ -110,7 +134,15 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
     size_t done = 0;
     int err = 0;
     while (done < len) {
-        size_t n = MIN(len - done, (size_t)BOUNCE);
+        size_t n = MIN(len - done, (size_t)BOUNCE), want = n;
+        if (write) {
+            int64_t room = fsize_room(vp, *off, fp->f_flags & O_APPEND, n);
+            if (room < 0) {
+                err = (int)room;
+                break;
+            }
+            n = (size_t)room;
+        }
         struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = *off };
         if (write) {
             if ((err = copyin((void *)(ubuf + done), kbuf, n)))
@@ -131,7 +163,7 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
         }
         *off = uio.uio_offset;
         done += moved;
-        if (err || moved < n)
+        if (err || moved < want)
             break;
     }
     kfree(kbuf);

@@ -14,6 +14,19 @@
  * another node go straight back to their home node's slab, so magazines
  * only ever hold local memory.  Requests over 2 KiB take 2^k whole pages.
  *
+ * Heap checking (kmemdebug=on, kmem_debug.c).  Each small object then
+ * carries a 64-byte header in front (its state, the requested size, the
+ * call sites that allocated and freed it, a front red zone) and a red
+ * zone behind the requested bytes to the end of its slot; the caller still
+ * gets a cache-line-aligned pointer, from a class large enough for all of
+ * it.  A free checks the state (a second free, or a pointer that is no
+ * object's start, panics with both call sites symbolized) and both red
+ * zones (an overrun panics), then poisons the object; an allocation that
+ * reuses it checks the poison first (a write after the free panics).
+ * Requests that do not fit a class with the header get whole pages, as
+ * without checking.  The mode is chosen at boot, before the first
+ * allocation, and never changes.
+ *
  * Locks.  class->node[n].lock (class kmem_slab, a spin lock) protects that
  * node's slab list and the free lists inside its slabs.  Magazines belong
  * to their CPU and are used with interrupts off.  The slab lock may take
@@ -28,6 +41,8 @@
 #include <kern/arch/arch.h>
 #include <kern/lib/string.h>
 #include <kern/arch/panic.h>
+#include <kern/lib/options.h>
+#include <kern/vm/kmem_debug.h>
 
 #define NCLASSES 6
 #define MIN_SHIFT 6
@@ -93,6 +108,8 @@ static struct slab_hdr *new_slab(int cls, int node)
         struct freeobj *o = (struct freeobj *)(base + off);
         o->next = h->free;
         h->free = o;
+        if (kmem_debug_on)
+            kmem_debug_fresh(o);
     }
     pg->flags |= PG_SLAB;
     pg->owner = &classes[cls];
@@ -158,9 +175,10 @@ static void *kmalloc_large(size_t size)
     return page_to_virt(pg);
 }
 
-void *kmalloc(size_t size)
+static void *kmalloc_at(size_t size, uintptr_t caller)
 {
-    int cls = class_of(size ? size : 1);
+    size_t need = kmem_debug_on ? kmem_debug_slot(size) : size;
+    int cls = class_of(need ? need : 1);
     if (cls < 0)
         return kmalloc_large(size);
     uint64_t f = intr_save();
@@ -176,12 +194,19 @@ void *kmalloc(size_t size)
             if (slab_take(cls, n, &p, 1) != 1)
                 p = NULL;
     }
+    if (p && kmem_debug_on)
+        p = kmem_debug_alloc(p, classes[cls].size, size, caller);
     return p;
+}
+
+void *kmalloc(size_t size)
+{
+    return kmalloc_at(size, (uintptr_t)__builtin_return_address(0));
 }
 
 void *kzalloc(size_t size)
 {
-    void *p = kmalloc(size);
+    void *p = kmalloc_at(size, (uintptr_t)__builtin_return_address(0));
     if (p)
         memset(p, 0, size);
     return p;
@@ -196,10 +221,16 @@ void kfree(void *p)
         page_free(pg, pg->order);
         return;
     }
-    if (!(pg->flags & PG_SLAB))
+    if (!(pg->flags & PG_SLAB)) {
+        if (kmem_debug_on)
+            kmem_debug_foreign(p, NULL, (uintptr_t)__builtin_return_address(0));
         panic("kfree: %p is not a heap object", p);
+    }
     struct size_class *sc = pg->owner;
     int cls = (int)(sc - classes);
+    if (kmem_debug_on)
+        p = kmem_debug_free(p, page_to_virt(pg), sc->size,
+                            (uintptr_t)__builtin_return_address(0));
     uint64_t f = intr_save();
     struct cpu *cpu = this_cpu();
     if (pg->node != cpu->node) {
@@ -217,6 +248,7 @@ void kfree(void *p)
 
 void kmem_init(void)
 {
+    kmem_debug_on = opts.kmemdebug;
     for (int c = 0; c < NCLASSES; c++) {
         classes[c].size = 1UL << (MIN_SHIFT + c);
         for (int n = 0; n < MAX_NODES; n++)

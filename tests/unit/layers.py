@@ -40,7 +40,7 @@ LAYERS = [
      "statistics, the order checker",
      ["kern/lock"]),
     ("memory", "physical pages, kernel page tables, the kernel heap",
-     ["kern/vm/page", "kern/vm/pmap", "kern/vm/kmem"]),
+     ["kern/vm/page", "kern/vm/pmap", "kern/vm/kmem", "kern/vm/kmem_debug"]),
     ("dispatch", "threads, run queues, sleep and wakeup, and the locks that sleep "
      "(SVR4 MP mutexes are released at every switch, so they live with the dispatcher)",
      ["kern/sched", "kern/lock/mutex", "kern/lock/rlock", "kern/lock/sleep",

@@ -532,6 +532,7 @@ def root_image_sizing():
 
 
 import s5_corruption  # noqa: E402,F401 (registers the corruption cases after these)
+import s5_repair  # noqa: E402,F401 (fsck.s5 -y, -p on those cases)
 
 if __name__ == "__main__":
     sys.exit(s5harness.main(__doc__))

@@ -19,6 +19,10 @@
  */
 #include "ut.h"
 
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+
 #include <grp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -191,10 +195,50 @@ static void lower_and_raise(void *arg)
 	CHECK_EQ(back.rlim_max, 150);
 }
 
+static volatile sig_atomic_t xfsz_seen;
+
+static void on_xfsz(int sig)
+{
+	(void)sig;
+	xfsz_seen++;
+}
+
+/* RLIMIT_FSIZE: a write that crosses the limit moves the bytes below it;
+ * one at the limit fails with EFBIG and raises SIGXFSZ (here caught);
+ * sendfile stops at the limit too (the fuzzer's sendfile of a file onto
+ * itself once filled the disk). */
+static void file_size_limit(void *arg)
+{
+	(void)arg;
+	struct rlimit lim = { 10000, 10000 };
+	CHECK_OK(setrlimit(RLIMIT_FSIZE, &lim));
+	signal(SIGXFSZ, on_xfsz);
+	int fd = open("big", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	static char buf[16384];
+	memset(buf, 'x', sizeof buf);
+	CHECK_EQ(write(fd, buf, sizeof buf), 10000);
+	CHECK_EQ(xfsz_seen, 0);
+	CHECK_ERR(write(fd, buf, 1), EFBIG);
+	CHECK_EQ(xfsz_seen, 1);
+	CHECK_ERR(pwrite(fd, buf, 1, 20000), EFBIG);
+	CHECK_EQ(pwrite(fd, buf, 100, 9950), 50);
+	CHECK_OK(ftruncate(fd, 4000));
+	off_t pos = 0;
+	CHECK_OK(lseek(fd, 4000, SEEK_SET));
+	CHECK_EQ(sendfile(fd, fd, &pos, 1L << 30), 6000); /* onto itself, to the limit */
+	struct stat st;
+	CHECK_OK(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 10000);
+	close(fd);
+	CHECK_OK(unlink("big"));
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
 	test_rlimit_calls();
+	ut_child("file size limit", file_size_limit, NULL, 0);
 	if (ut_is_root()) {
 		ut_child("fork bomb", fork_bomb, NULL, 0);
 		ut_child("limits as another user", lower_and_raise, NULL, 1);

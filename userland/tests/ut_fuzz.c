@@ -1,5 +1,5 @@
 /*
- * ut_fuzz [N [SEED]]: random system calls on every CPU.
+ * ut_fuzz [N [SEED [FROM]]]: random system calls on every CPU.
  *
  * The parent forks one child per CPU it may run on (its sched_getaffinity
  * mask), pins the child to that CPU (sched_setaffinity) and makes it an
@@ -43,6 +43,18 @@
  * result after, on a descriptor of its own at the top of its table: for
  * a kernel that hangs as a whole, where no process is left to report,
  * and to compare the results with Linux's call by call.
+ *
+ * At scale (tools/fuzz.py, `make fuzz`): half the calls are drawn from
+ * the described ones (ut_fuzz_types.h: arguments typed as descriptors,
+ * paths, lengths, flags, usually valid), and everything the calls make is
+ * kept bounded (ut_fuzz_bound.h: descriptors closed, mappings unmapped,
+ * files and IPC objects removed as the run goes), so N may be millions;
+ * signals arrive from pseudo-calls.  Every PROGRESS_SECONDS the parent
+ * prints each child's call index ("fuzz: progress ..."), so a panic of
+ * the whole kernel is placed to within a few seconds of calls; FROM
+ * replays a run making only the calls FROM..N-1 (the earlier ones are
+ * drawn and skipped), to shorten a sequence that fails.  A child that dies
+ * is reported with its last RECENT calls.
  */
 #include "ut.h"
 #include "../../kern/abi/tempest_abi.h"
@@ -70,6 +82,8 @@
 #define BUF_SIZE (64 * 1024)
 #define MAX_CHILDREN 64
 #define HANG_SECONDS 30 /* without any progress */
+#define PROGRESS_SECONDS 10
+#define RECENT 8 /* calls remembered for a report */
 /* The fuzzing user: not 65534, which daemons of the host may share. */
 #define FUZZ_UID 65530
 
@@ -124,6 +138,7 @@ struct slot {
 	volatile long args[6];
 	volatile int cpu;     /* the CPU it is pinned to */
 	volatile int done;    /* all calls made */
+	volatile long recent[RECENT][8]; /* index, number, args: ring by index */
 	char report[160];     /* "alive ..." or "broken: what" */
 };
 
@@ -157,6 +172,8 @@ static void remember_map(unsigned long addr, unsigned long len)
 {
 	if (len == 0)
 		return;
+	if (maps[next_map].len)
+		munmap((void *)maps[next_map].addr, maps[next_map].len);
 	maps[next_map].addr = addr;
 	maps[next_map].len = len;
 	next_map = (next_map + 1) % MAX_MAPS;
@@ -169,14 +186,22 @@ static char *namepg;
 static const char *scratch; /* absolute: the fuzzing may chdir anywhere */
 static int trace_fd = -1;   /* UT_FUZZ_TRACE: where this child traces */
 
-static void refill(void)
+/* New random bytes in the buffer (all of it on every 64th call, a
+   window of it otherwise: refilling 64 KiB per call would cost more than
+   the call), and the names page made again. */
+static void refill(long i)
 {
-	for (int i = 0; i < BUF_SIZE; i += 8) {
+	int from = 0, to = BUF_SIZE;
+	if (i % 64 != 0) {
+		from = (int)(next() % (BUF_SIZE / 512)) * 512;
+		to = from + 512;
+	}
+	for (int i = from; i < to; i += 8) {
 		uint64_t v = next();
 		memcpy(buf + i, &v, 8);
 	}
 	/* No '/' or '.' in random bytes: a name made of them stays here. */
-	for (int i = 0; i < BUF_SIZE; i++)
+	for (int i = from; i < to; i++)
 		if (buf[i] == '/' || buf[i] == '.')
 			buf[i] = 'q';
 	memset(namepg, 0, 4096);
@@ -397,6 +422,19 @@ static void trace_result(long r)
 	(void)!write(trace_fd, line, n);
 }
 
+/* Files 0, 1 and 2 of the child's own, in its play directory. */
+static void open_standard_files(void)
+{
+	open("stdin", O_RDWR | O_CREAT, 0644);
+	open("stdout", O_RDWR | O_CREAT, 0644);
+	open("stderr", O_RDWR | O_CREAT, 0644);
+	mkdir("dir0", 0755);
+	mkdir("dir1", 0755);
+}
+
+#include "ut_fuzz_types.h"
+#include "ut_fuzz_bound.h"
+
 static int pin_to(int cpu)
 {
 	cpu_set_t set;
@@ -451,7 +489,57 @@ static const char *still_works(pid_t me, int cpu, int child)
 	return NULL;
 }
 
-static void fuzz_child(long n, struct slot *sl, int child, unsigned long seed)
+/* Draw call i: its number and arguments. */
+static long draw_call(long a[6])
+{
+	uint64_t r = next();
+	long nr;
+	if (r % 16 == 0)
+		nr = r % 32 == 0 ? PSEUDO_RAISE : PSEUDO_TIMER;
+	else if (r % 2)
+		nr = descs[(r >> 8) % NDESCS].nr;
+	else
+		nr = allowed[(r >> 8) % NALLOWED];
+	choose_args(nr, a);
+	tame(nr, a);
+	return nr;
+}
+
+static void record_call(struct slot *sl, long i, long nr, const long a[6])
+{
+	volatile long *rec = sl->recent[i % RECENT];
+	rec[0] = i;
+	rec[1] = nr;
+	for (int k = 0; k < 6; k++)
+		rec[2 + k] = sl->args[k] = a[k];
+	sl->number = nr;
+	sl->index = i;
+}
+
+static long make_call(pid_t me, long nr, const long a[6])
+{
+	if (nr == PSEUDO_RAISE)
+		return raise_signal(me, a[0]);
+	if (nr == PSEUDO_TIMER)
+		return arm_timer(a[0]);
+	return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static void after_call(long nr, const long a[6], long r)
+{
+	if ((nr == SYS_mmap || nr == SYS_mremap) && r != -1)
+		remember_map((unsigned long)r,
+			     (unsigned long)(nr == SYS_mmap ? a[1] : a[2]));
+	if (returns_fd(nr) && r >= 0)
+		remember_fd((int)r);
+	if (nr == SYS_pipe2 && r == 0 && a[0] == (long)buf) {
+		remember_fd(((int *)buf)[0]);
+		remember_fd(((int *)buf)[1]);
+	}
+}
+
+static void fuzz_child(long n, long from, struct slot *sl, int child,
+		       unsigned long seed)
 {
 	/* Only our own descriptors: nothing inherited that could block, and
 	   standard files of our own, so nothing reaches the parent's output. */
@@ -465,11 +553,10 @@ static void fuzz_child(long n, struct slot *sl, int child, unsigned long seed)
 	for (int fd = 0; fd < 256; fd++)
 		if (fd != trace_fd)
 			close(fd);
-	open("stdin", O_RDWR | O_CREAT, 0644);
-	open("stdout", O_RDWR | O_CREAT, 0644);
-	open("stderr", O_RDWR | O_CREAT, 0644);
-	mkdir("dir0", 0755);
-	mkdir("dir1", 0755);
+	open_standard_files();
+	if (!getcwd(play_dir, sizeof play_dir))
+		play_dir[0] = 0;
+	catch_signals();
 	int ignore[] = { SIGPIPE, SIGXFSZ, SIGIO, SIGURG, SIGTTIN, SIGTTOU,
 			 SIGWINCH, SIGCHLD };
 	for (size_t i = 0; i < sizeof ignore / sizeof ignore[0]; i++)
@@ -482,28 +569,24 @@ static void fuzz_child(long n, struct slot *sl, int child, unsigned long seed)
 	pid_t me = getpid();
 	long counts[4] = { 0 }; /* ok, ENOSYS, EFAULT, other errors */
 	for (long i = 0; i < n; i++) {
-		long nr = allowed[next() % NALLOWED];
 		long a[6];
-		for (int k = 0; k < 6; k++)
-			a[k] = arg();
-		tame(nr, a);
-		refill();
-		sl->number = nr;
-		for (int k = 0; k < 6; k++)
-			sl->args[k] = a[k];
-		sl->index = i;
-		if (trace_fd >= 0)
-			trace(i, nr, a);
-		long r = syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (nr == SYS_fork && r == 0)
-			_exit(0); /* the forked copy leaves at once */
-		if (trace_fd >= 0)
-			trace_result(r);
-		if ((nr == SYS_mmap || nr == SYS_mremap) && r != -1)
-			remember_map((unsigned long)r,
-				     (unsigned long)(nr == SYS_mmap ? a[1] : a[2]));
-		counts[r != -1 ? 0 : errno == ENOSYS ? 1 : errno == EFAULT ? 2 : 3]++;
+		long nr = draw_call(a);
+		refill(i);
+		record_call(sl, i, nr, a);
+		if (i >= from) {
+			if (trace_fd >= 0)
+				trace(i, nr, a);
+			long r = make_call(me, nr, a);
+			if (nr == SYS_fork && r == 0)
+				_exit(0); /* the forked copy leaves at once */
+			if (trace_fd >= 0)
+				trace_result(r);
+			after_call(nr, a, r);
+			counts[r != -1 ? 0 : errno == ENOSYS ? 1 : errno == EFAULT ? 2 : 3]++;
+		}
+		keep_bounded(i);
 	}
+	stop_timer();
 	sl->done = 1;
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		; /* the forked copies (SIGCHLD is ignored: none is left) */
@@ -521,7 +604,7 @@ static void fuzz_child(long n, struct slot *sl, int child, unsigned long seed)
 }
 
 /* Start child i on cpu: its pid, or -1. */
-static pid_t start_child(long n, struct slot *sl, int i, int cpu,
+static pid_t start_child(long n, long from, struct slot *sl, int i, int cpu,
 			 unsigned long seed)
 {
 	sl->index = -1;
@@ -543,7 +626,7 @@ static pid_t start_child(long n, struct slot *sl, int i, int cpu,
 			 "broken: cannot become uid %d (errno %d)", FUZZ_UID, errno);
 		_exit(4);
 	}
-	fuzz_child(n, sl, i, seed);
+	fuzz_child(n, from, sl, i, seed);
 	_exit(5); /* not reached */
 }
 
@@ -563,6 +646,17 @@ static long progress(struct slot *slots, int nchild)
 	return sum;
 }
 
+/* One line with each child's call index, for placing a panic. */
+static void show_progress(struct slot *slots, int nchild)
+{
+	char line[1024];
+	int len = snprintf(line, sizeof line, "fuzz: progress");
+	for (int i = 0; i < nchild && len < (int)sizeof line - 32; i++)
+		len += snprintf(line + len, sizeof line - len, " %ld", slots[i].index);
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
 /*
  * Reap every child into status[], polling (no alarm: the guard must work
  * on a kernel without one).  Children still running when none has made
@@ -573,8 +667,12 @@ static void reap_all(pid_t *pids, int *status, int *hung, struct slot *slots,
 {
 	int left = nchild;
 	long last = progress(slots, nchild);
-	double since = now();
+	double since = now(), shown = now();
 	while (left > 0) {
+		if (now() - shown > PROGRESS_SECONDS) {
+			show_progress(slots, nchild);
+			shown = now();
+		}
 		int st;
 		pid_t r = waitpid(-1, &st, WNOHANG);
 		if (r > 0) {
@@ -607,6 +705,21 @@ static void reap_all(pid_t *pids, int *status, int *hung, struct slot *slots,
 		pids[i] = pids[i] < 0 ? -pids[i] : pids[i];
 }
 
+/* The child's last calls, oldest first: the sequence to replay. */
+static void show_recent(struct slot *sl)
+{
+	long first = sl->index - RECENT + 1;
+	for (long i = first < 0 ? 0 : first; i <= sl->index; i++) {
+		volatile long *rec = sl->recent[i % RECENT];
+		if (rec[0] != i)
+			continue;
+		ut_note("  call %ld: syscall %ld (%#lx, %#lx, %#lx, %#lx, %#lx, %#lx)",
+			i, rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7]);
+	}
+	ut_note("replay: ut_fuzz N SEED %ld (make fuzz SEED=.. CALLS=.. FROM=%ld)",
+		first < 0 ? 0 : first, first < 0 ? 0 : first);
+}
+
 static void judge_child(int i, int status, int hung, struct slot *sl,
 			long n, unsigned long seed)
 {
@@ -627,123 +740,16 @@ static void judge_child(int i, int status, int hung, struct slot *sl,
 		 seed, i, sl->cpu, what, sig, status, sl->report, sl->index, n,
 		 sl->number, sl->args[0], sl->args[1], sl->args[2], sl->args[3],
 		 sl->args[4], sl->args[5]);
+	show_recent(sl);
 }
 
-/*
- * Tempest's lock statistics count the live instances of each lock class,
- * and some classes have one lock per kernel object: open files, descriptor
- * tables (processes), pipes, address spaces, anonymous maps.  Their counts
- * once the children are reaped must be what they were before: a leak of
- * any of them shows.  On Linux (no such call) the check is skipped.
- */
-static const char *const object_classes[] = { "file", "fdtable", "pipe", "as", "amap",
-					      "shm", "sem", "msg" };
-#define NOBJECTS ((int)(sizeof object_classes / sizeof object_classes[0]))
-
-/* The live instance counts of object_classes[]; 0, or -1 without them. */
-static int kernel_objects(long counts[NOBJECTS])
-{
-	size_t need = 0;
-	for (int tries = 0; tries < 8; tries++) {
-		long r = syscall(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, NULL, 0, &need);
-		if (r < 0 && errno != ENOSPC)
-			return -1;
-		need += 4096; /* room for locks made meanwhile */
-		char *snap = malloc(need);
-		if (!snap)
-			return -1;
-		r = syscall(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, snap, need, &need);
-		if (r < 0) {
-			free(snap);
-			continue;
-		}
-		struct lockstat_snapshot_hdr *h = (void *)snap;
-		struct lockstat_class_rec *c = (void *)(h + 1);
-		for (int k = 0; k < NOBJECTS; k++) {
-			counts[k] = 0;
-			for (uint32_t i = 0; i < h->nclasses; i++)
-				if (!strcmp(c[i].name, object_classes[k]))
-					counts[k] = (long)c[i].ninstances;
-		}
-		free(snap);
-		return 0;
-	}
-	return -1;
-}
-
-static void check_no_leaks(const long before[NOBJECTS], int have)
-{
-	long after[NOBJECTS];
-	if (!have || kernel_objects(after) != 0) {
-		ut_note("no kernel object counts here (Tempest's lock statistics)");
-		return;
-	}
-	for (int k = 0; k < NOBJECTS; k++)
-		ut_check(after[k] == before[k], __FILE__, __LINE__,
-			 "kernel objects of class %s: %ld after the fuzzing, %ld before",
-			 object_classes[k], after[k], before[k]);
-}
-
-/* A child pinned to each CPU runs there and exits with the CPU's number. */
-static void check_every_cpu(const int *cpus, int ncpu)
-{
-	for (int i = 0; i < ncpu; i++) {
-		pid_t pid = fork();
-		if (pid == 0)
-			_exit(pin_to(cpus[i]) == 0 && pinned_at(cpus[i]) ?
-				      cpus[i] % 200 : 255);
-		CHECK(pid > 0);
-		int st = ut_wait(pid);
-		ut_check(WIFEXITED(st) && WEXITSTATUS(st) == cpus[i] % 200,
-			 __FILE__, __LINE__, "a process runs on cpu %d (status 0x%x)",
-			 cpus[i], st);
-	}
-}
-
-/* Files, pipes, fork and exit status, as any program uses them. */
-static void check_kernel_works(int nchild)
-{
-	for (int i = 0; i < nchild; i++) {
-		char path[32], back[8] = { 0 };
-		snprintf(path, sizeof path, "check/a%d", i);
-		ut_check(ut_read_file(path, back, sizeof back) == 5 &&
-				 !memcmp(back, "alive", 5),
-			 __FILE__, __LINE__, "%s holds what child %d wrote", path, i);
-	}
-	CHECK_OK(ut_write_file("after", "parent ok", 9, 0644));
-	CHECK_OK(rename("after", "after2"));
-	char back[16] = { 0 };
-	CHECK_EQ(ut_read_file("after2", back, sizeof back), 9);
-	CHECK(!memcmp(back, "parent ok", 9));
-	CHECK_OK(unlink("after2"));
-	CHECK_ERR(unlink("after2"), ENOENT);
-
-	int p[2];
-	CHECK_OK(pipe(p));
-	pid_t pid = fork();
-	if (pid == 0) {
-		close(p[0]);
-		_exit(write(p[1], "through", 7) == 7 ? 42 : 1);
-	}
-	CHECK(pid > 0);
-	close(p[1]);
-	char got[16] = { 0 };
-	long r, total = 0;
-	while ((r = read(p[0], got + total, sizeof got - 1 - total)) > 0)
-		total += r;
-	CHECK_EQ(r, 0); /* end of file once the writer is gone */
-	CHECK_EQ(total, 7);
-	CHECK(!memcmp(got, "through", 7));
-	close(p[0]);
-	int st = ut_wait(pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 42);
-	CHECK_ERR(waitpid(-1, &st, WNOHANG), ECHILD); /* nothing else */
-}
+#include "ut_fuzz_checks.h"
 
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 3000;
 	unsigned long seed = argc > 2 ? strtoul(argv[2], NULL, 0) : 1;
+	long from = argc > 3 ? atol(argv[3]) : 0;
 	ut_init(argc, argv);
 	ut_alarm(0); /* reap_all guards against hangs by progress instead */
 	scratch = ut_scratch();
@@ -787,7 +793,7 @@ int main(int argc, char **argv)
 	pid_t pids[MAX_CHILDREN];
 	int status[MAX_CHILDREN], hung[MAX_CHILDREN] = { 0 }, nchild = 0;
 	for (int i = 0; i < ncpu; i++) {
-		pid_t pid = start_child(n, &slots[i], i, cpus[i], seed);
+		pid_t pid = start_child(n, from, &slots[i], i, cpus[i], seed);
 		CHECK(pid > 0);
 		if (pid <= 0)
 			break;
