@@ -42,6 +42,7 @@
 #include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
+#include <kern/vm/segmap.h>
 #include <drivers/platform/acpi.h>
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/ioapic.h>
@@ -300,6 +301,7 @@ void kmain(uint32_t magic, uint32_t info)
     blk_init();
     tty_init();
     pcache_init();
+    segmap_init();
     vfs_init();
     procfs_init();
     vfs_mountroot(opts.root);

@@ -213,8 +213,8 @@ def judge_probe(output, case, expect, disk):
 
 CACHE_MODELS = ("single", "hashfree", "ssac")
 LOCK_ALGOS = ("spin", "mcs", "h2mcs")
-# The file-system ktests (buffer cache, DNLC, VFS, S5, and the suite on the root).
-FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*"
+# The file-system ktests (buffer cache, DNLC, VFS, S5, the suite on the root, segmap).
+FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*,segmap_*"
 FSBENCH_RE = re.compile(r"^fsbench cache=(\S+) cpus=(\d+) seconds=\S+ ops=(\d+) "
                         r"ops_per_sec=(\d+) errors=(\d+)\s*$", re.M)
 

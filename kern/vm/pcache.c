@@ -95,6 +95,7 @@
  * only, since VN_RELE is called holding all sorts of locks.
  */
 #include <kern/vm/pcache.h>
+#include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
@@ -407,6 +408,7 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 void pcache_purge(struct vnode *vp)
 {
+    segmap_purge(vp, 0);            /* windows hold page references */
     spinlock_t *vl = vlist_lock(vp);
     spin_lock(vl);
     struct page **link = &vp->v_pagelist;
@@ -545,6 +547,7 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
         return;
     if (size < old) {
         uint64_t first = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT;
+        segmap_purge(vp, first);
         spinlock_t *vl = vlist_lock(vp);
         spin_lock(vl);
         struct page **link = &vp->v_pagelist;
