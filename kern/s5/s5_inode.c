@@ -18,6 +18,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/pcache.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/lib/options.h>
@@ -523,6 +524,19 @@ static int zero_tail(struct s5_inode *ip, uint32_t size)
     int err = s5_bmap(ip, s5_lblkno(size), false, &bno, NULL);
     if (err || bno == 0)
         return err;
+    if ((ip->i_mode & S5_IFMT) == S5_IFREG) {
+        /* File data: on the disk itself, never in the buffer cache. */
+        char *tmp = kmalloc(S5_BSIZE);
+        if (!tmp)
+            return -ENOMEM;
+        err = s5_data_rw(ip->i_fs, bno, tmp, false);
+        if (!err) {
+            memset(tmp + s5_blkoff(size), 0, S5_BSIZE - s5_blkoff(size));
+            err = s5_data_rw(ip->i_fs, bno, tmp, true);
+        }
+        kfree(tmp);
+        return err;
+    }
     struct buf *bp = s5_bread(ip->i_fs, bno, &err);
     if (!bp)
         return err;
@@ -783,6 +797,30 @@ int s5_iflush_busy(struct s5_fs *fs)
     }
     mutex_exit(&s5_icache_lock);
     return busy ? -EBUSY : 0;
+}
+
+int s5_iflush_pages(struct s5_fs *fs)
+{
+    int first_err = 0;
+    for (int i = 0; i < S5_NINODE && itable[i]; i++) {
+        struct s5_inode *ip = itable[i];
+        struct vnode *vp = ITOV(ip);
+        mutex_enter(&s5_icache_lock);
+        /* v_npages is only a hint here; pcache_flush looks again. */
+        bool take = ip->i_fs == fs && vp->v_type == VREG &&
+                    __atomic_load_n(&vp->v_npages, __ATOMIC_ACQUIRE) &&
+                    __atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) >= 0;
+        if (take)
+            VN_HOLD(vp);
+        mutex_exit(&s5_icache_lock);
+        if (!take)
+            continue;
+        int err = pcache_flush(vp, 0, ~0UL);
+        if (err && !first_err)
+            first_err = err;
+        VN_RELE(vp);
+    }
+    return first_err;
 }
 
 int s5_iflush(struct s5_fs *fs)

@@ -373,7 +373,9 @@ static int sync_fs(struct s5_fs *fs, bool clean)
 {
     if (fs->fs_rdonly)
         return 0;
-    int err = s5_iflush(fs);
+    int err = s5_iflush_pages(fs);      /* first: a write-back may fill holes */
+    int e0 = s5_iflush(fs);
+    err = err ? err : e0;
     s5_icache_sanitize(fs);
     int e = bflush(fs->fs_dev);
     err = err ? err : e;
@@ -384,6 +386,9 @@ static int sync_fs(struct s5_fs *fs, bool clean)
 static int s5_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct s5_fs *fs = vfsp->vfs_data;
+    /* Dirty pages hold their files active: write them back first. */
+    if (!fs->fs_rdonly)
+        s5_iflush_pages(fs);
     dnlc_purge_vfsp(vfsp, 0);
     s5_reap_drain();
     if (s5_iflush_busy(fs))

@@ -80,6 +80,8 @@ static int basic_body(struct s5t *t, uint64_t *open_after)
 {
     struct vnode *vp;
     KT_ASSERT_EQ(make_file(t, "basic", 3, &vp), 0);
+    KT_ASSERT_EQ(pcache_flush(vp, 0, ~0UL), 0);    /* the file now holds the pattern */
+    segmap_purge(vp, 0);        /* the writes left windows open onto the pages */
     struct segmap_stats s0 = stats();
     struct smap *a, *b;
     char *wa, *wb;

@@ -88,6 +88,11 @@ int bflush(struct blkdev *dev);
 void buf_dump_busy(void);
 /* Forget every buffer of dev (unmount): flushes first; -EBUSY if any busy. */
 int binval(struct blkdev *dev);
+/* Forget the buffer of (dev, blkno, size), if cached: its contents (even a
+ * delayed write) are dropped.  For a block that becomes file data, which
+ * the page cache writes to the disk itself: a stale buffer of its old
+ * life as metadata must not be written over it later.  May sleep. */
+void bforget(struct blkdev *dev, uint64_t blkno, uint32_t size);
 
 /* Counters for kbench=fs and the tests. */
 struct buf_stats {

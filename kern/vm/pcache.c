@@ -264,6 +264,10 @@ static bool remove_locked(struct vnode *vp, struct page **link, bool force)
 static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
 {
     char *p = page_to_virt(pg);
+    if (vn_has_pageio(vp)) {
+        int err = VOP_GETPAGE(vp, idx, p, kcred);
+        return err < 0 ? err : err ? -EIO : 0;
+    }
     struct uio u = { .uio_base = p, .uio_resid = PAGE_SIZE, .uio_offset = page_offset(idx) };
     int err = VOP_READ_RAW(vp, &u, 0, kcred);
     size_t got = PAGE_SIZE - u.uio_resid;
@@ -275,49 +279,89 @@ static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
     return 0;
 }
 
-int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp)
+struct rlock *pcache_fill_lock(const struct vnode *vp)
+{
+    return fill_lock(vp);
+}
+
+/* With vp's fill lock: read page idx into a new page and enter it, held
+ * for the caller.  PC_CREATE: a page wholly past the end is entered as
+ * zeros instead of failing with -ENXIO (a write is about to extend the
+ * file over it). */
+static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
+{
+    /* Reserve before reading: see the theory on unlocked writes. */
+    npages_add(vp, 1);
+    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    int err = pg ? fill(vp, idx, pg) : -ENOMEM;
+    if (err == -ENXIO && (flags & PC_CREATE)) {
+        memset(page_to_virt(pg), 0, PAGE_SIZE);
+        err = 0;
+    }
+    if (err) {
+        if (pg)
+            page_free(pg, 0);
+        npages_add(vp, -1);
+        pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
+        return err;
+    }
+    pg->count = 2;              /* the cache's and the caller's */
+    enter(vp, idx, pg);
+    pcpu_count(counters, C_MISS);
+    *pgp = pg;
+    return 0;
+}
+
+int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
 {
     *pgp = NULL;
     if (idx > (~0UL >> PAGE_SHIFT))
         return -ENXIO;
     struct page *pg = pcache_lookup(vp, idx);
-    if (!pg) {
-        struct rlock *fl = fill_lock(vp);
-        rlock_acquire(fl);
-        pg = pcache_lookup(vp, idx);    /* filled while we waited? */
-        if (!pg) {
-            /* Reserve before reading: see the theory on unlocked writes. */
-            npages_add(vp, 1);
-            pg = page_alloc_node(0, this_cpu()->node);
-            int err = pg ? fill(vp, idx, pg) : -ENOMEM;
-            if (err) {
-                if (pg)
-                    page_free(pg, 0);
-                npages_add(vp, -1);
-                rlock_release(fl);
-                pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
-                return err;
-            }
-            pg->count = 2;              /* the cache's and the caller's */
-            enter(vp, idx, pg);
-            rlock_release(fl);
-            pcpu_count(counters, C_MISS);
-            *pgp = pg;
-            return 0;
-        }
-        rlock_release(fl);
+    if (pg) {
+        pcpu_count(counters, C_HIT);
+        *pgp = pg;
+        return 0;
     }
-    pcpu_count(counters, C_HIT);
-    *pgp = pg;
-    return 0;
+    struct rlock *fl = fill_lock(vp);
+    bool locked = flags & PC_LOCKED;
+    if (!locked)
+        rlock_acquire(fl);
+    pg = pcache_lookup(vp, idx);        /* filled while we waited? */
+    int err = 0;
+    if (pg) {
+        pcpu_count(counters, C_HIT);
+        *pgp = pg;
+    } else {
+        err = fill_and_enter(vp, idx, flags, pgp);
+    }
+    if (!locked)
+        rlock_release(fl);
+    return err;
+}
+
+int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp)
+{
+    return pcache_get_flags(vp, idx, 0, pgp);
 }
 
 /* ---- dirty pages ---- */
 
+/* vp has a dirty page: keep it active until the page is written back. */
+static void dirty_hold(struct vnode *vp)
+{
+    if (__atomic_exchange_n(&vp->v_dirtyhold, 1, __ATOMIC_SEQ_CST) == 0)
+        VN_HOLD(vp);
+}
+
 void pcache_mark_dirty(struct page *pg)
 {
-    if (__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)
-        __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_ACQ_REL);
+    if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED))
+        return;
+    __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_SEQ_CST);
+    struct vnode *vp = __atomic_load_n(&pg->p_vp, __ATOMIC_ACQUIRE);
+    if (vp)
+        dirty_hold(vp);
 }
 
 static int file_size(struct vnode *vp, uint64_t *size)
@@ -335,10 +379,15 @@ static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t 
     if (off >= size)
         return 0;
     size_t n = MIN((uint64_t)PAGE_SIZE, size - off);
-    struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
-    int err = VOP_WRITE_RAW(vp, &u, 0, kcred);
-    if (!err && u.uio_resid)
-        err = -EIO;
+    int err;
+    if (vn_has_pageio(vp)) {
+        err = VOP_PUTPAGE(vp, idx, page_to_virt(pg), n, kcred);
+    } else {
+        struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
+        err = VOP_WRITE_RAW(vp, &u, 0, kcred);
+        if (!err && u.uio_resid)
+            err = -EIO;
+    }
     pcpu_count(counters, C_WRITEBACK);
     return err;
 }
@@ -376,12 +425,50 @@ static bool any_dirty(struct vnode *vp, uint64_t lo, uint64_t hi)
     return found;
 }
 
+/*
+ * After a flush, with no lock held: if vp has no dirty page left, drop the
+ * dirty hold (which may be the last reference: VOP_INACTIVE runs here).  A
+ * store that marks a page meanwhile sets the flag before looking at it,
+ * so a dirty page seen after clearing it keeps (or retakes) the hold.
+ */
+static void dirty_drop(struct vnode *vp)
+{
+    if (!__atomic_load_n(&vp->v_dirtyhold, __ATOMIC_SEQ_CST) || any_dirty(vp, 0, ~0UL))
+        return;
+    if (__atomic_exchange_n(&vp->v_dirtyhold, 0, __ATOMIC_SEQ_CST) == 0)
+        return;
+    if (any_dirty(vp, 0, ~0UL) &&
+        __atomic_exchange_n(&vp->v_dirtyhold, 1, __ATOMIC_SEQ_CST) == 0)
+        return;                 /* dirty again: the hold stays */
+    VN_RELE(vp);
+}
+
+void pcache_discard_dirty(struct vnode *vp)
+{
+    spinlock_t *vl = vlist_lock(vp);
+    spin_lock(vl);
+    for (struct page *pg = vp->v_pagelist; pg; pg = pg->p_vnext)
+        __atomic_and_fetch(&pg->flags, (uint16_t)~PG_DIRTY, __ATOMIC_SEQ_CST);
+    spin_unlock(vl);
+    dirty_drop(vp);
+}
+
 int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
-    if (!has_pages(vp) || !any_dirty(vp, lo, hi))
+    if (!has_pages(vp) || !any_dirty(vp, lo, hi)) {
+        dirty_drop(vp);         /* a truncation may have dropped the dirty pages */
         return 0;
+    }
     struct rlock *fl = fill_lock(vp);
     rlock_acquire(fl);
+    int err = pcache_flush_locked(vp, lo, hi);
+    rlock_release(fl);
+    dirty_drop(vp);
+    return err;
+}
+
+int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
+{
     uint64_t size;
     int first_err = file_size(vp, &size);
     struct page *batch[FLUSH_BATCH];
@@ -400,8 +487,14 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
             page_rele(pg);
         }
     }
-    rlock_release(fl);
     return first_err;
+}
+
+int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
+{
+    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
+    int e = VOP_FSYNC_RAW(vp, cr);
+    return err ? err : e;
 }
 
 /* ---- the last release ---- */
@@ -446,6 +539,8 @@ static void overlay(struct vnode *vp, uint64_t off, char *buf, size_t len, bool 
 
 int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
+    if (vn_has_pageio(vp))
+        return pcache_rw_read(vp, uio, ioflag, cr);
     uint64_t off = uio->uio_offset;
     char *buf = uio->uio_base;
     size_t want = uio->uio_resid;
@@ -510,6 +605,8 @@ static void zero_tail(struct vnode *vp, uint64_t size)
 
 int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
+    if (vn_has_pageio(vp))
+        return pcache_rw_write(vp, uio, ioflag, cr);
     const char *src = uio->uio_base;
     size_t want = uio->uio_resid;
     bool user = uio->uio_user;

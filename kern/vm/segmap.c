@@ -268,10 +268,11 @@ static enum claim claim_victim(struct lockset *ls, unsigned row, struct vnode *v
 
 /* The page is not in a window: get it from the page cache, then open a
  * window onto it (or find the one another miss opened meanwhile). */
-static int miss(struct vnode *vp, uint64_t idx, unsigned row, struct smap **smp)
+static int miss(struct vnode *vp, uint64_t idx, unsigned row, int flags, struct smap **smp)
 {
     struct page *pg;
-    int err = pcache_get(vp, idx, &pg);
+    int pcflags = ((flags & SM_CREATE) ? PC_CREATE : 0) | ((flags & SM_LOCKED) ? PC_LOCKED : 0);
+    int err = pcache_get_flags(vp, idx, pcflags, &pg);
     if (err)
         return err;
     for (;;) {
@@ -305,7 +306,7 @@ static int miss(struct vnode *vp, uint64_t idx, unsigned row, struct smap **smp)
 }
 
 /* Look up or open the window onto (vp, idx), held. */
-static int get_window(struct vnode *vp, uint64_t idx, struct smap **smp)
+static int get_window(struct vnode *vp, uint64_t idx, int flags, struct smap **smp)
 {
     unsigned row = hash_row(vp, idx);
     struct lockset ls;
@@ -314,7 +315,7 @@ static int get_window(struct vnode *vp, uint64_t idx, struct smap **smp)
     struct smap *sm = chain_find(row, vp, idx);
     if (!sm) {
         ls_unlock_all(&ls);
-        return miss(vp, idx, row, smp);
+        return miss(vp, idx, row, flags, smp);
     }
     take_ref(&ls, sm);
     ls_unlock_all(&ls);
@@ -348,12 +349,12 @@ static void close_stale(struct smap *sm, struct vnode *vp, uint64_t idx)
     ls_unlock_all(&ls);
 }
 
-int segmap_getmap(struct vnode *vp, uint64_t idx, struct smap **smp, char **addrp)
+int segmap_getmapf(struct vnode *vp, uint64_t idx, int flags, struct smap **smp, char **addrp)
 {
     *smp = NULL;
     struct smap *sm;
     for (;;) {
-        int err = get_window(vp, idx, &sm);
+        int err = get_window(vp, idx, flags, &sm);
         if (err)
             return err;
         if (window_current(sm))
@@ -364,6 +365,11 @@ int segmap_getmap(struct vnode *vp, uint64_t idx, struct smap **smp, char **addr
     *smp = sm;
     *addrp = page_to_virt(sm->sm_page);
     return 0;
+}
+
+int segmap_getmap(struct vnode *vp, uint64_t idx, struct smap **smp, char **addrp)
+{
+    return segmap_getmapf(vp, idx, 0, smp, addrp);
 }
 
 /* ---- release ---- */

@@ -27,6 +27,12 @@ void segmap_init(void);
  */
 int segmap_getmap(struct vnode *vp, uint64_t idx, struct smap **smp, char **addrp);
 
+/* segmap_getmapf flags */
+#define SM_CREATE 0x10  /* a page wholly past the end of the file is a zero page
+                         * (a write is about to extend the file over it) */
+#define SM_LOCKED 0x20  /* the caller holds vp's fill lock (pcache_fill_lock) */
+int segmap_getmapf(struct vnode *vp, uint64_t idx, int flags, struct smap **smp, char **addrp);
+
 /* segmap_release flags */
 #define SM_DIRTY 0x1    /* the caller stored into the window: the page must be written back */
 
