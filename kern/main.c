@@ -302,6 +302,7 @@ void kmain(uint32_t magic, uint32_t info)
     tty_init();
     pcache_init();
     segmap_init();
+    pcache_reclaim_start();
     vfs_init();
     procfs_init();
     vfs_mountroot(opts.root);

@@ -1,7 +1,9 @@
 /*
  * The buffer cache: blocks of a disk kept in memory, for file-system
- * metadata (superblocks, inode blocks, directory and indirect blocks) and,
- * until the segmap of a later issue takes it over, file data.  Theory and
+ * metadata (superblocks, inode blocks, directory and indirect blocks).
+ * File data of a file system with the page operations (S5) lives in the
+ * page cache instead, moved by segmap (kern/vm/segmap.c); a file system
+ * without them (until it adopts them) still reads data here.  Theory and
  * the three locking models (cache=single|hashfree|ssac, seed 001 Figures
  * 3, 2 and 4) in kern/vfs/buf.c.
  *

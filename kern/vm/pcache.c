@@ -1,12 +1,15 @@
 /*
  * The page cache (SVR4's pages named by <vnode, offset>).
  *
- * Theory.  A page of a regular file that some address space maps is
- * kept here under its name (p_vp, p_index): the vnode and the page number
- * in the file.  A fault on a vnode segment (kern/vm/as.c) asks for the
- * page with pcache_get: a hit takes a reference; a miss reads the page
- * from the file (VOP_READ, through the buffer cache) into a page of the
- * faulting CPU's node and enters it.  Every MAP_SHARED mapping of the
+ * Theory.  A page of a regular file that some address space maps, or
+ * that read(2) or write(2) moved through a segmap window, is kept here
+ * under its name (p_vp, p_index): the vnode and the page number in the
+ * file.  A fault on a vnode segment (kern/vm/as.c) or a segmap miss
+ * (kern/vm/segmap.c) asks for the page with pcache_get: a hit takes a
+ * reference; a miss reads the page from the file -- with the file
+ * system's VOP_GETPAGE when it has the page operations (S5: straight
+ * from its blocks, kern/s5/s5_page.c), else with VOP_READ -- into a page
+ * of the CPU's node and enters it.  Every MAP_SHARED mapping of the
  * file maps that one page, writable, so all of them see each other's
  * stores; a MAP_PRIVATE mapping maps it read-only and copies it at its
  * first write (or at once, for a write fault or a page that ends in an
@@ -34,13 +37,28 @@
  * msync, exit and exec (as_destroy), MAP_FIXED over them -- first moves
  * the bit to the page (PG_DIRTY, pcache_mark_dirty), flushes the TLBs,
  * and then writes the dirty pages of that range back (pcache_flush),
- * only up to the end of the file.  A page is never left dirty without a
- * mapping, except when its write failed (then a purge drops the data).
- * Without reverse mappings a store is found only through the address
- * space that made it, so msync and munmap write back what this process
- * stored; the others' stores reach the file when they unmap or exit.
+ * only up to the end of the file.  write(2) marks the pages it copied
+ * into (segmap_release with SM_DIRTY).  Without reverse mappings a store
+ * is found only through the address space that made it, so msync and
+ * munmap write back what this process stored; the others' stores reach
+ * the file when they unmap or exit.
  *
- * read(2) and write(2).  The cache is coherent with them through the
+ * A vnode with a dirty page is held by the cache (v_dirtyhold: the first
+ * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
+ * dirty_drop), so the file stays active, and its pages cached, until
+ * they are written back: by fsync (pcache_vop_fsync), the close of a file
+ * open for writing (vn_close), the file system's sync and unmount (S5:
+ * s5_iflush_pages), the pageout daemons (kern/vm/pcache_reclaim.c, also
+ * every 30 s), or an O_SYNC write.  The last release can therefore never
+ * drop unwritten data, and needs no sleep.  A file that loses its last
+ * name drops the hold at once (pcache_discard_dirty): its blocks are
+ * about to be freed, and its pages need no write-back.
+ *
+ * read(2) and write(2).  For a file system with the page operations
+ * (S5) they go through segmap onto these pages only (kern/vm/
+ * pcache_rw.c): one copy of each file page, coherent by construction.
+ * For the others (a file system that has not adopted them yet), the
+ * cache is kept coherent through the
  * VOP_READ/VOP_WRITE/VOP_TRUNCATE/VOP_SETATTR macros (kern/vfs/vnode.h),
  * which call pcache_vop_* for regular files.  A read of a file with
  * cached pages reads the file and then copies the bytes of each cached
@@ -95,6 +113,7 @@
  * only, since VN_RELE is called holding all sorts of locks.
  */
 #include <kern/vm/pcache.h>
+#include <kern/vm/pcache_impl.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
@@ -116,25 +135,14 @@ LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);
 LOCK_CLASS(pcache_vlist_class, "pcache_vlist", LK_SPIN);
 LOCK_CLASS(pcache_vnode_class, "pcache_vnode", LK_RESOURCE);
 
-struct pc_row {
-    spinlock_t lock;
-    struct page *head;          /* [lock] linked by p_hnext */
-} __cacheline;
-
-struct pc_vlock {
-    spinlock_t lock;
-} __cacheline;
-
-#define VLOCK_BITS 6
-#define NVLOCKS (1 << VLOCK_BITS)
-
-static struct pc_row *rows;                 /* [boot] */
-static unsigned row_bits;                   /* [boot] */
 static struct pc_vlock vlist_locks[NVLOCKS];
 static struct rlock fill_locks[NVLOCKS];
-
-enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED, C_PATCHED };
-static struct pcpu_counters counters[MAX_CPUS];
+struct pc_row *pcache_rows;                 /* [boot] */
+unsigned pcache_row_bits;                   /* [boot] */
+struct pcpu_counters pcache_counters[MAX_CPUS];
+#define rows pcache_rows
+#define row_bits pcache_row_bits
+#define counters pcache_counters
 
 void pcache_init(void)
 {
@@ -165,7 +173,7 @@ static struct pc_row *row_of(const struct vnode *vp, uint64_t idx)
     return &rows[cache_hash(cache_ptr_tag(vp) + idx, row_bits)];
 }
 
-static spinlock_t *vlist_lock(const struct vnode *vp)
+spinlock_t *pcache_vlist_lock(const struct vnode *vp)
 {
     return &vlist_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)].lock;
 }
@@ -177,7 +185,7 @@ static struct rlock *fill_lock(const struct vnode *vp)
 
 static int64_t pcache_pages_total;     /* [a] pages of every file, for /proc/meminfo */
 
-static void npages_add(struct vnode *vp, int d)
+void pcache_npages_add(struct vnode *vp, int d)
 {
     __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&pcache_pages_total, d, __ATOMIC_RELAXED);
@@ -206,8 +214,11 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
     struct page *pg = r->head;
     while (pg && (pg->p_vp != vp || pg->p_index != idx))
         pg = pg->p_hnext;
-    if (pg)
+    if (pg) {
         page_hold(pg);
+        if (!(pg->flags & PG_REFD))     /* used again: the reclaim clock passes it once */
+            __atomic_or_fetch(&pg->flags, PG_REFD, __ATOMIC_RELAXED);
+    }
     spin_unlock(&r->lock);
     return pg;
 }
@@ -216,7 +227,7 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
  * made) under its name. */
 static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
 {
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     struct pc_row *r = row_of(vp, idx);
     spin_lock(vl);
     spin_lock(&r->lock);
@@ -233,17 +244,25 @@ static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
 
 /*
  * With vp's list lock: take the page at *link out of the cache, if only
- * the cache holds it or force is set.  The cache's reference passes to
- * the caller.  Returns whether it did.
+ * the cache holds it or force is set.  RM_REMOVED: the cache's reference
+ * passes to the caller.  RM_KEPT: left alone.  RM_RECLAIMED: the reclaim
+ * (kern/vm/pcache_reclaim.c) had already taken it out of its row and
+ * owns it; it is now off vp's list too, and the caller does nothing.
  */
-static bool remove_locked(struct vnode *vp, struct page **link, bool force)
+static enum removal remove_locked(struct vnode *vp, struct page **link, bool force)
 {
     struct page *pg = *link;
+    if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)) {
+        *link = pg->p_vnext;
+        pg->p_vnext = NULL;
+        pcache_npages_add(vp, -1);
+        return RM_RECLAIMED;
+    }
     struct pc_row *r = row_of(vp, pg->p_index);
     spin_lock(&r->lock);
     if (!force && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) != 1) {
         spin_unlock(&r->lock);
-        return false;
+        return RM_KEPT;
     }
     struct page **pp = &r->head;
     while (*pp != pg)
@@ -254,8 +273,8 @@ static bool remove_locked(struct vnode *vp, struct page **link, bool force)
     spin_unlock(&r->lock);
     *link = pg->p_vnext;
     pg->p_vnext = pg->p_hnext = NULL;
-    npages_add(vp, -1);
-    return true;
+    pcache_npages_add(vp, -1);
+    return RM_REMOVED;
 }
 
 /* ---- fills ---- */
@@ -291,8 +310,12 @@ struct rlock *pcache_fill_lock(const struct vnode *vp)
 static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
 {
     /* Reserve before reading: see the theory on unlocked writes. */
-    npages_add(vp, 1);
-    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    pcache_npages_add(vp, 1);
+    int node = this_cpu()->node;
+    pcache_reclaim_for_fill(node);
+    struct page *pg = page_alloc_node(0, node);
+    if (!pg && pcache_reclaim(-1, 64))
+        pg = page_alloc_node(0, node);  /* clean pages of any node went back */
     int err = pg ? fill(vp, idx, pg) : -ENOMEM;
     if (err == -ENXIO && (flags & PC_CREATE)) {
         memset(page_to_virt(pg), 0, PAGE_SIZE);
@@ -301,7 +324,7 @@ static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page
     if (err) {
         if (pg)
             page_free(pg, 0);
-        npages_add(vp, -1);
+        pcache_npages_add(vp, -1);
         pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
         return err;
     }
@@ -399,7 +422,7 @@ static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t 
 static int take_dirty(struct vnode *vp, uint64_t lo, uint64_t hi, struct page **out)
 {
     int n = 0;
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     for (struct page *pg = vp->v_pagelist; pg && n < FLUSH_BATCH; pg = pg->p_vnext) {
         if (pg->p_index < lo || pg->p_index >= hi ||
@@ -416,7 +439,7 @@ static int take_dirty(struct vnode *vp, uint64_t lo, uint64_t hi, struct page **
 static bool any_dirty(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
     bool found = false;
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     for (struct page *pg = vp->v_pagelist; pg && !found; pg = pg->p_vnext)
         found = pg->p_index >= lo && pg->p_index < hi &&
@@ -445,7 +468,7 @@ static void dirty_drop(struct vnode *vp)
 
 void pcache_discard_dirty(struct vnode *vp)
 {
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     for (struct page *pg = vp->v_pagelist; pg; pg = pg->p_vnext)
         __atomic_and_fetch(&pg->flags, (uint16_t)~PG_DIRTY, __ATOMIC_SEQ_CST);
@@ -502,15 +525,16 @@ int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 void pcache_purge(struct vnode *vp)
 {
     segmap_purge(vp, 0);            /* windows hold page references */
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     struct page **link = &vp->v_pagelist;
     while (*link) {
         struct page *pg = *link;
-        if (remove_locked(vp, link, false)) {
+        enum removal rm = remove_locked(vp, link, false);
+        if (rm == RM_REMOVED) {
             page_rele(pg);              /* the cache's reference: the last */
             pcpu_count(counters, C_PURGED);
-        } else {
+        } else if (rm == RM_KEPT) {
             link = &pg->p_vnext;
         }
     }
@@ -645,7 +669,7 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
     if (size < old) {
         uint64_t first = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT;
         segmap_purge(vp, first);
-        spinlock_t *vl = vlist_lock(vp);
+        spinlock_t *vl = pcache_vlist_lock(vp);
         spin_lock(vl);
         struct page **link = &vp->v_pagelist;
         while (*link) {
@@ -654,7 +678,8 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
                 link = &pg->p_vnext;
                 continue;
             }
-            remove_locked(vp, link, true);
+            if (remove_locked(vp, link, true) != RM_REMOVED)
+                continue;               /* the reclaim's now */
             memset(page_to_virt(pg), 0, PAGE_SIZE);
             page_rele(pg);
             pcpu_count(counters, C_TRUNCATED);

@@ -61,6 +61,21 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
  * only, so VN_RELE may call it from any context that may release. */
 void pcache_purge(struct vnode *vp);
 
+/* ---- reclaim (kern/vm/pcache_reclaim.c) ---- */
+
+/* Boot: the low-water marks and a pageout daemon per node. */
+void pcache_reclaim_start(void);
+/* Is node's free memory below its low-water mark? */
+bool pcache_node_short(int node);
+/* Free up to want clean pages that only the cache holds, of node (-1:
+ * any), oldest first (a clock over the hash rows).  How many it freed.
+ * Spin locks only. */
+uint64_t pcache_reclaim(int node, uint64_t want);
+/* Before a fill on a short node: free a batch, wake the node's daemon. */
+void pcache_reclaim_for_fill(int node);
+/* Pages reclaimed since boot, and the daemons' runs on short memory. */
+void pcache_reclaim_stats(uint64_t *reclaimed, uint64_t *runs);
+
 /* Statistics (summed over the CPUs). */
 struct pcache_stats {
     uint64_t hits;          /* pcache_get found the page */

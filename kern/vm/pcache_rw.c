@@ -48,6 +48,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
+#include <kern/arch/cpu.h>
 
 static int size_of(struct vnode *vp, uint64_t *size)
 {
@@ -127,6 +128,24 @@ static int64_t write_piece(struct vnode *vp, struct uio *uio, int ioflag, struct
     return done;
 }
 
+/*
+ * With vp's fill lock, before a piece: when this CPU's node is short of
+ * memory, write this file's dirty pages back and free clean pages up to
+ * twice the low-water mark, so a writer of a file larger than memory
+ * keeps going.  (Other files' dirty pages are the pageout daemon's: their
+ * fill locks cannot be taken here.)
+ */
+static void throttle(struct vnode *vp)
+{
+    int node = this_cpu()->node;
+    if (!pcache_node_short(node))
+        return;
+    pcache_flush_locked(vp, 0, ~0UL);
+    for (int i = 0; i < 64 && pcache_node_short(node); i++)
+        if (pcache_reclaim(node, 256) == 0)
+            break;
+}
+
 int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     struct rlock *fl = pcache_fill_lock(vp);
@@ -144,6 +163,7 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
     size_t want = uio->uio_resid;
     int err = 0;
     while (uio->uio_resid > 0 && !err) {
+        throttle(vp);
         int64_t done = write_piece(vp, uio, ioflag, cr);
         if (done < 0)
             err = (int)done;

@@ -467,3 +467,70 @@ void segmap_purge(struct vnode *vp, uint64_t from)
         if (__atomic_load_n(&sm_cache.rows[row].head, __ATOMIC_RELAXED))
             purge_row(row, vp, from);
 }
+
+/* ---- giving pages back ---- */
+
+/* The least recently used open free window of l, found without F (the
+ * windows are never freed, so a racy walk is safe; the caller checks its
+ * find under the locks; a walk that loops through moving windows is cut
+ * off after as many steps as there are windows).  NULL if none. */
+static struct smap *peek_open_free(struct smlist *l)
+{
+    struct smap *sm = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; sm && i < sm_cache.nwin; i++) {
+        if (__atomic_load_n(&sm->sm_row, __ATOMIC_RELAXED) != SM_NO_ROW)
+            return sm;
+        sm = __atomic_load_n(&sm->sm_fnext, __ATOMIC_ACQUIRE);
+    }
+    return NULL;
+}
+
+/*
+ * Close the least recently used open free window of list l, if any: its
+ * page reference goes (to *pg), so the page cache's reclaim can free the
+ * page.  Its row lock must come before F: peek, try, check under the
+ * locks, as a miss does.
+ */
+static bool close_free(struct smlist *l, struct page **pg)
+{
+    struct smap *cand = peek_open_free(l);
+    if (!cand)
+        return false;
+    uint32_t row = __atomic_load_n(&cand->sm_row, __ATOMIC_RELAXED);
+    struct lockset ls;
+    ls_init(&ls);
+    if (row == SM_NO_ROW || !ls_trylock(&ls, row_lock(row)))
+        return false;
+    ls_lock(&ls, l->lock);
+    ls_lock(&ls, cand->sm_lock);
+    bool closed = false;
+    if (cand->sm_row == row && cand->sm_refcnt == 0 && cand->sm_list == (uint32_t)(l - sm_cache.lists)) {
+        chain_remove(cand);
+        cand->sm_vp = NULL;
+        *pg = cand->sm_page;
+        cand->sm_page = NULL;
+        __atomic_sub_fetch(&sm_cache.open, 1, __ATOMIC_RELAXED);
+        free_remove(l, cand);
+        sm_free_insert(l, cand, true);
+        closed = true;
+    }
+    ls_unlock_all(&ls);
+    return closed;
+}
+
+static unsigned shrink_hand;    /* [a] the next list segmap_shrink looks at */
+
+uint64_t segmap_shrink(uint64_t want)
+{
+    uint64_t closed = 0;
+    unsigned tries = 2 * sm_cache.nlists + (unsigned)want;
+    for (unsigned i = 0; i < tries && closed < want; i++) {
+        unsigned k = __atomic_fetch_add(&shrink_hand, 1, __ATOMIC_RELAXED) % sm_cache.nlists;
+        struct page *pg = NULL;
+        if (close_free(&sm_cache.lists[k], &pg)) {
+            page_rele(pg);
+            closed++;
+        }
+    }
+    return closed;
+}

@@ -45,6 +45,11 @@ void segmap_release(struct smap *sm, int flags);
  * held is closed at its last release.  Spin locks only. */
 void segmap_purge(struct vnode *vp, uint64_t from);
 
+/* Memory is short: close up to want of the least recently used free
+ * windows (one per free list visited), so that the page cache can free
+ * their pages.  How many it closed.  Spin locks only. */
+uint64_t segmap_shrink(uint64_t want);
+
 /* The page a held window shows (tests). */
 struct page *segmap_page(struct smap *sm);
 
@@ -64,5 +69,9 @@ void segmap_get_stats(struct segmap_stats *st);
 void segmap_test_geometry(int *nwin, int *nrows, int *nlists, int *per_list);
 /* Which free list (victim domain) page idx of vp draws its window from. */
 unsigned segmap_test_list_of(struct vnode *vp, uint64_t idx);
+
+/* kbench=segmap (kern/vm/segmap_bench.c): cache-bound file I/O at 1, 2
+ * and all CPUs, ops/s and segmap's lock classes. */
+void segmap_bench_run(void);
 
 #endif
