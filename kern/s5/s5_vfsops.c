@@ -118,6 +118,7 @@
  */
 #include <kern/s5/s5_inode.h>
 #include <kern/sched/thread.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/buf.h>
 #include <kern/vfs/dnlc.h>
 #include <drivers/block/bio.h>
@@ -392,8 +393,8 @@ static int s5_unmount(struct vfs *vfsp, struct cred *cr)
         s5_iflush_pages(fs);
     dnlc_purge_vfsp(vfsp, 0);
     s5_reap_drain();
-    /* A pageout daemon writing a file back holds it for a moment. */
-    for (int i = 0; i < 100 && s5_iflush_busy(fs); i++)
+    /* A pageout daemon writing a file back holds it for a while. */
+    while (s5_iflush_busy(fs) && pcache_pageout_holding())
         thread_yield();
     if (s5_iflush_busy(fs))
         return -EBUSY;

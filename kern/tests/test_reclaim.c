@@ -7,11 +7,13 @@
  *                     sweeps at most: the first may only clear PG_REFD)
  *                     and read back intact from the disk; dirty pages are
  *                     not freed until written back
- *   reclaim_pressure  with the machine's memory taken down to a little
- *                     above the low-water marks, a file larger than what
- *                     is left is written and read back intact (pattern
- *                     checked): the writer writes its own pages back and
- *                     frees them, the readers free clean ones
+ *   reclaim_pressure  with the machine's memory taken down to a few MiB
+ *                     (below the low-water marks, the pageout daemons
+ *                     awake), a 20 MiB file, larger than all that is
+ *                     left, is written and read back intact (pattern
+ *                     checked) on a RAM disk of its own: the writer
+ *                     writes its own pages back and frees them, the
+ *                     readers free clean ones
  */
 #include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
@@ -21,6 +23,8 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/arch/numa.h>
+#include <kern/s5/s5.h>
+#include <drivers/block/bio.h>
 
 #define CLEAN_BYTES (64 * PAGE_SIZE)
 
@@ -65,10 +69,24 @@ KTEST(reclaim_clean)
     return r;
 }
 
-#define PRESSURE_LEFT   (2UL << 20)     /* bytes left free on each node (below its low-water mark) */
-#define PRESSURE_FILE   (7UL << 20)     /* the file: more than all that is left */
+#define PRESSURE_LEFT   (2UL << 20)     /* bytes left free in all (below the low-water marks) */
+#define PRESSURE_DISK   24              /* MiB: the test's own RAM disk */
+#define PRESSURE_FILE   (20UL << 20)    /* the file: more than all that is left */
+#define PCP_PAGES       64              /* pages one CPU's cache of free pages may hold
+                                         * (PCP_HIGH, kern/vm/page.c): out of others' reach */
 
-/* Take pages of every node until each has about PRESSURE_LEFT free (the
+/* Pages left free on node n: PRESSURE_LEFT spread over the nodes (at
+ * least 64), plus what the per-CPU caches of its CPUs may keep, which a
+ * CPU elsewhere cannot allocate. */
+static uint64_t left_on(int n)
+{
+    uint64_t cpus = 0;
+    for (uint64_t m = numa_nodes[n].cpumask; m; m &= m - 1)
+        cpus++;
+    return MAX(PRESSURE_LEFT / PAGE_SIZE / (uint64_t)numa_nnodes, 64UL) + PCP_PAGES * cpus;
+}
+
+/* Take pages of every node until each has left_on(n) free (the
  * pageout daemons are awake); they are chained through page->next.
  * Returns the chain. */
 static struct page *take_memory(uint64_t *taken)
@@ -76,7 +94,7 @@ static struct page *take_memory(uint64_t *taken)
     struct page *chain = NULL;
     *taken = 0;
     for (int n = 0; n < numa_nnodes; n++) {
-        uint64_t keep = PRESSURE_LEFT / PAGE_SIZE;
+        uint64_t keep = left_on(n);
         while (page_free_count(n) > keep) {
             struct page *pg = page_alloc_node(0, n);
             if (!pg)
@@ -115,7 +133,9 @@ static int pressure_body(struct s5t *t)
     KT_ASSERT(taken > 0);
     KT_ASSERT_EQ(w, 0);
     KT_ASSERT_EQ(c, 0);
-    uint64_t left = PRESSURE_LEFT * (uint64_t)numa_nnodes;
+    uint64_t left = 0;
+    for (int n = 0; n < numa_nnodes; n++)
+        left += left_on(n) * PAGE_SIZE;
     KT_ASSERT(left < PRESSURE_FILE);
     KT_ASSERT(after - before >= (PRESSURE_FILE - left) / PAGE_SIZE);
     return 0;
@@ -124,7 +144,12 @@ static int pressure_body(struct s5t *t)
 KTEST(reclaim_pressure)
 {
     struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 8000, 32), 0);
+    struct blkdev *dev = blk_find("reclaimram");
+    if (!dev)
+        dev = ramdisk_create("reclaimram", PRESSURE_DISK, 512);
+    KT_ASSERT(dev != NULL);
+    KT_ASSERT_EQ(s5_mkfs(dev, PRESSURE_DISK * 1000, 32), 0);
+    KT_ASSERT_EQ(t_mount(&t, dev), 0);
     int r = pressure_body(&t);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     return r;

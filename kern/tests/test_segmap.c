@@ -34,6 +34,7 @@
 #include <kern/lib/string.h>
 #include <kern/lib/options.h>
 #include <kern/vm/kmem.h>
+#include <drivers/platform/timer.h>
 
 /* A file of npages pages, byte i holding 'a' + i % 26 ^ page number. */
 static int make_file(struct s5t *t, const char *name, int npages, struct vnode **vpp)
@@ -234,8 +235,10 @@ static int wait_body(struct s5t *t)
     uint64_t waits = stats().waits;
     struct thread *th = thread_create("segmap_wait", waiter, &a, 1UL << cpu_id());
     KT_ASSERT(th != NULL);
-    /* Let it run into the full row (it sleeps; we keep the windows). */
-    for (int i = 0; i < 200 && stats().waits == waits; i++)
+    /* Let it run into the full row (it sleeps; we keep the windows).  A
+     * bound against a hang, not a speed limit. */
+    uint64_t give_up = uptime_ns() + 20 * 1000000000UL;
+    while (stats().waits == waits && uptime_ns() < give_up)
         thread_yield();
     KT_ASSERT_EQ(stats().waits, waits + 1);
     KT_ASSERT_EQ(a.done, 0);

@@ -73,6 +73,9 @@ bool pcache_node_short(int node);
 uint64_t pcache_reclaim(int node, uint64_t want);
 /* Before a fill on a short node: free a batch, wake the node's daemon. */
 void pcache_reclaim_for_fill(int node);
+/* Is a pageout daemon holding files (for a write-back) right now?  An
+ * unmount waits for it rather than fail with EBUSY. */
+bool pcache_pageout_holding(void);
 /* Pages reclaimed since boot, and the daemons' runs on short memory. */
 void pcache_reclaim_stats(uint64_t *reclaimed, uint64_t *runs);
 

@@ -197,9 +197,17 @@ static int find_dirty_files(int node, struct vnode **out, int max)
     return n;
 }
 
+static int daemon_holds;        /* [a] vnodes the daemons hold right now */
+
+bool pcache_pageout_holding(void)
+{
+    return __atomic_load_n(&daemon_holds, __ATOMIC_ACQUIRE) != 0;
+}
+
 static void write_back_node(int node)
 {
     struct vnode *files[WRITEBACK_FILES];
+    __atomic_add_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
     int n = find_dirty_files(node, files, WRITEBACK_FILES);
     for (int k = 0; k < n; k++) {
         int err = pcache_flush(files[k], 0, ~0UL);
@@ -207,6 +215,7 @@ static void write_back_node(int node)
             kprintf("pageout: write-back failed (%d); the pages stay dirty\n", err);
         VN_RELE(files[k]);
     }
+    __atomic_sub_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
 }
 
 /* ---- the daemons ---- */
