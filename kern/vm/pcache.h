@@ -71,7 +71,8 @@ bool pcache_node_short(int node);
  * any), oldest first (a clock over the hash rows).  How many it freed.
  * Spin locks only. */
 uint64_t pcache_reclaim(int node, uint64_t want);
-/* Before a fill on a short node: free a batch, wake the node's daemon. */
+/* On a short node (before a fill, or a write): free clean pages up to the
+ * high-water mark, and wake the node's daemon. */
 void pcache_reclaim_for_fill(int node);
 /* Is a pageout daemon holding files (for a write-back) right now?  An
  * unmount waits for it rather than fail with EBUSY. */

@@ -33,7 +33,8 @@
  * dropped, which frees the page.
  *
  * Readers and writers also reclaim directly: a fill on a short node frees
- * a batch of clean pages before allocating (pcache_reclaim_for_fill), and
+ * clean pages up to the high-water mark before allocating
+ * (pcache_reclaim_for_fill; the fills after it need not), and
  * a writer writes its own file's dirty pages back when its node is short
  * (it holds that file's fill lock already; another file's would be a
  * second fill lock, which no thread ever holds), so one process writing a
@@ -165,7 +166,12 @@ void pcache_reclaim_for_fill(int node)
 {
     if (!pcache_node_short(node))
         return;
-    pcache_reclaim(node, RECLAIM_BATCH);
+    /* Up to the high-water mark, so the next fills find memory without
+     * reclaiming each time. */
+    uint64_t high = 2 * lowat[node];
+    for (int i = 0; i < 64 && free_pages(node) < high; i++)
+        if (pcache_reclaim(node, MIN(high - free_pages(node), (uint64_t)256)) == 0)
+            break;
     wakeup(&wake_chan[node]);
 }
 

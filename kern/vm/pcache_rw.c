@@ -141,9 +141,7 @@ static void throttle(struct vnode *vp)
     if (!pcache_node_short(node))
         return;
     pcache_flush_locked(vp, 0, ~0UL);
-    for (int i = 0; i < 64 && pcache_node_short(node); i++)
-        if (pcache_reclaim(node, 256) == 0)
-            break;
+    pcache_reclaim_for_fill(node);
 }
 
 int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)

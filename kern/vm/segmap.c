@@ -30,9 +30,12 @@
  * its free list exactly when no one holds it; a free window stays open
  * (hashed, its page held), so a later getmap of that page is a hit.  A
  * miss gets the page from the page cache first (pcache_get may read the
- * file and sleep; no segmap lock is held), then takes the least recently
- * used free window of its list, closes it (drops its old page), and opens
- * it onto the new page.  If the page was entered meanwhile by another
+ * file and sleep; no segmap lock is held), then takes a free window of
+ * its list -- a closed one (no page) if there is one, else the least
+ * recently used open one, which it closes (drops its old page) -- and
+ * opens it onto the new page.  Each list keeps its closed windows apart
+ * from its open ones, so both choices, and the reclaim's (segmap_shrink:
+ * the least recently used open one), take one step.  If the page was entered meanwhile by another
  * thread's miss, the miss becomes a hit and drops its page reference.
  * When every window of the list is held, the miss sleeps until a release
  * (nwant); callers hold one window at a time, so no one waits while
@@ -154,38 +157,54 @@ static void chain_remove(struct smap *sm)
     sm->sm_row = SM_NO_ROW;
 }
 
-void sm_free_insert(struct smlist *l, struct smap *sm, bool at_head)
+/* The list a free window is on: closed windows (no page) on their own,
+ * so that a miss reuses them first and the reclaim finds the least
+ * recently used open one at once. */
+static struct smap **list_head(struct smlist *l, const struct smap *sm)
 {
-    if (at_head) {
-        sm->sm_fprev = NULL;
-        sm->sm_fnext = l->head;
-        if (l->head)
-            l->head->sm_fprev = sm;
-        else
-            l->tail = sm;
-        l->head = sm;
-    } else {
-        sm->sm_fnext = NULL;
-        sm->sm_fprev = l->tail;
-        if (l->tail)
-            l->tail->sm_fnext = sm;
-        else
-            l->head = sm;
-        l->tail = sm;
-    }
+    return sm->sm_row == SM_NO_ROW ? &l->chead : &l->head;
 }
 
+void sm_free_insert(struct smlist *l, struct smap *sm)
+{
+    if (sm->sm_row == SM_NO_ROW) {
+        sm->sm_fprev = NULL;
+        sm->sm_fnext = l->chead;
+        if (l->chead)
+            l->chead->sm_fprev = sm;
+        l->chead = sm;
+        return;
+    }
+    sm->sm_fnext = NULL;
+    sm->sm_fprev = l->tail;
+    if (l->tail)
+        l->tail->sm_fnext = sm;
+    else
+        l->head = sm;
+    l->tail = sm;
+}
+
+/* Off its free list; sm_row must still say which one (open or closed). */
 static void free_remove(struct smlist *l, struct smap *sm)
 {
+    struct smap **head = list_head(l, sm);
     if (sm->sm_fprev)
         sm->sm_fprev->sm_fnext = sm->sm_fnext;
     else
-        l->head = sm->sm_fnext;
+        *head = sm->sm_fnext;
     if (sm->sm_fnext)
         sm->sm_fnext->sm_fprev = sm->sm_fprev;
-    else
+    else if (head == &l->head)
         l->tail = sm->sm_fprev;
     sm->sm_fnext = sm->sm_fprev = NULL;
+}
+
+/* The window a miss on l reuses: a closed one, else the least recently
+ * used open one.  Under F (or peeked at without it). */
+static struct smap *victim_of(struct smlist *l)
+{
+    struct smap *c = __atomic_load_n(&l->chead, __ATOMIC_ACQUIRE);
+    return c ? c : __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
 }
 
 /* ---- getmap ---- */
@@ -245,18 +264,18 @@ static enum claim claim_victim(struct lockset *ls, unsigned row, struct vnode *v
 {
     struct smlist *l = sm_list_for_row(row);
     /* Peek without F: the victim's old row must be locked before F. */
-    struct smap *cand = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
+    struct smap *cand = victim_of(l);
     uint32_t cand_row = cand ? __atomic_load_n(&cand->sm_row, __ATOMIC_RELAXED) : SM_NO_ROW;
     if (cand_row != SM_NO_ROW && !ls_trylock(ls, row_lock(cand_row))) {
         ls_unlock_all(ls);
         return RETRY;
     }
     ls_lock(ls, l->lock);
-    if (!l->head) {
+    if (!victim_of(l)) {
         wait_free(ls, l);
         return WAITED;
     }
-    if (l->head != cand || cand->sm_row != cand_row) {
+    if (victim_of(l) != cand || cand->sm_row != cand_row) {
         ls_unlock_all(ls);
         return RETRY;
     }
@@ -400,7 +419,7 @@ void segmap_release(struct smap *sm, int flags)
             sm->sm_page = NULL;
             __atomic_sub_fetch(&sm_cache.open, 1, __ATOMIC_RELAXED);
         }
-        sm_free_insert(l, sm, !open);
+        sm_free_insert(l, sm);
         wake_free_waiters(l);
     }
     ls_unlock_all(&ls);
@@ -428,14 +447,16 @@ static bool close_one(struct lockset *ls, unsigned row, struct vnode *vp, uint64
     struct smlist *l = list_of(sm);
     ls_lock(ls, l->lock);
     ls_lock(ls, sm->sm_lock);
+    bool is_free = sm->sm_refcnt == 0;
+    if (is_free)
+        free_remove(l, sm);             /* from the open list, before the row goes */
     chain_remove(sm);
     sm->sm_vp = NULL;
-    if (sm->sm_refcnt == 0) {
+    if (is_free) {
         *pg = sm->sm_page;
         sm->sm_page = NULL;
         __atomic_sub_fetch(&sm_cache.open, 1, __ATOMIC_RELAXED);
-        free_remove(l, sm);
-        sm_free_insert(l, sm, true);
+        sm_free_insert(l, sm);          /* onto the closed list */
     }
     pcpu_count(sm_cache.stats, SMS_PURGED);
     return true;
@@ -470,21 +491,6 @@ void segmap_purge(struct vnode *vp, uint64_t from)
 
 /* ---- giving pages back ---- */
 
-/* The least recently used open free window of l, found without F (the
- * windows are never freed, so a racy walk is safe; the caller checks its
- * find under the locks; a walk that loops through moving windows is cut
- * off after as many steps as there are windows).  NULL if none. */
-static struct smap *peek_open_free(struct smlist *l)
-{
-    struct smap *sm = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; sm && i < sm_cache.nwin; i++) {
-        if (__atomic_load_n(&sm->sm_row, __ATOMIC_RELAXED) != SM_NO_ROW)
-            return sm;
-        sm = __atomic_load_n(&sm->sm_fnext, __ATOMIC_ACQUIRE);
-    }
-    return NULL;
-}
-
 /*
  * Close the least recently used open free window of list l, if any: its
  * page reference goes (to *pg), so the page cache's reclaim can free the
@@ -493,7 +499,7 @@ static struct smap *peek_open_free(struct smlist *l)
  */
 static bool close_free(struct smlist *l, struct page **pg)
 {
-    struct smap *cand = peek_open_free(l);
+    struct smap *cand = __atomic_load_n(&l->head, __ATOMIC_ACQUIRE);
     if (!cand)
         return false;
     uint32_t row = __atomic_load_n(&cand->sm_row, __ATOMIC_RELAXED);
@@ -504,14 +510,14 @@ static bool close_free(struct smlist *l, struct page **pg)
     ls_lock(&ls, l->lock);
     ls_lock(&ls, cand->sm_lock);
     bool closed = false;
-    if (cand->sm_row == row && cand->sm_refcnt == 0 && cand->sm_list == (uint32_t)(l - sm_cache.lists)) {
+    if (l->head == cand && cand->sm_row == row && cand->sm_refcnt == 0) {
+        free_remove(l, cand);
         chain_remove(cand);
         cand->sm_vp = NULL;
         *pg = cand->sm_page;
         cand->sm_page = NULL;
         __atomic_sub_fetch(&sm_cache.open, 1, __ATOMIC_RELAXED);
-        free_remove(l, cand);
-        sm_free_insert(l, cand, true);
+        sm_free_insert(l, cand);
         closed = true;
     }
     ls_unlock_all(&ls);
@@ -523,7 +529,7 @@ static unsigned shrink_hand;    /* [a] the next list segmap_shrink looks at */
 uint64_t segmap_shrink(uint64_t want)
 {
     uint64_t closed = 0;
-    unsigned tries = 2 * sm_cache.nlists + (unsigned)want;
+    unsigned tries = sm_cache.nlists + 2 * (unsigned)want;
     for (unsigned i = 0; i < tries && closed < want; i++) {
         unsigned k = __atomic_fetch_add(&shrink_hand, 1, __ATOMIC_RELAXED) % sm_cache.nlists;
         struct page *pg = NULL;

@@ -37,7 +37,8 @@ struct smrow {
 } __cacheline;
 
 struct smlist {
-    struct smap *head, *tail;   /* [F] least recently used first */
+    struct smap *head, *tail;   /* [F] free open windows, least recently used first */
+    struct smap *chead;         /* [F] free closed windows (no page), reused first */
     uint32_t nwant;             /* [F] misses sleeping for a free window */
     spinlock_t *lock;           /* [c] F: own (hashfree), its row's (ssac), the single lock */
     spinlock_t own;
@@ -70,8 +71,9 @@ static inline struct smlist *sm_list_for_row(unsigned row)
     return &sm_cache.lists[sm_cache.model == CACHE_SSAC ? row : 0];
 }
 
-/* Put a free window on its list: at the tail (most recently used), or at
- * the head when it is closed (reuse it first).  The caller holds F. */
-void sm_free_insert(struct smlist *l, struct smap *sm, bool at_head);
+/* Put a free window on its list: an open one at the tail of the open
+ * list (most recently used), a closed one (sm_row SM_NO_ROW) on the
+ * closed list, reused first.  The caller holds F. */
+void sm_free_insert(struct smlist *l, struct smap *sm);
 
 #endif

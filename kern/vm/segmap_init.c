@@ -94,7 +94,7 @@ static void init_window(unsigned i)
     } else {
         sm->sm_lock = l->lock;
     }
-    sm_free_insert(l, sm, false);
+    sm_free_insert(l, sm);
 }
 
 void segmap_init(void)
