@@ -43,6 +43,7 @@
 #include <drivers/block/bio.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
+#include <kern/vm/segmap.h>
 #include <drivers/platform/acpi.h>
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/ioapic.h>
@@ -343,6 +344,8 @@ void kmain(uint32_t magic, uint32_t info)
     blk_init();
     tty_init();
     pcache_init();
+    segmap_init();
+    pcache_reclaim_start();
     vfs_init();
     procfs_init();
     vfs_mountroot(opts.root);

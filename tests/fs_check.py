@@ -289,8 +289,8 @@ def judge_probe(output, case, expect, disk):
 
 CACHE_MODELS = ("single", "hashfree", "ssac")
 LOCK_ALGOS = ("spin", "mcs", "h2mcs")
-# The file-system ktests (buffer cache, DNLC, VFS, S5, and the suite on the root).
-FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*"
+# The file-system ktests (buffer cache, DNLC, VFS, S5, the suite on the root, segmap).
+FS_KTESTS = "buf_*,dnlc_*,vfs_*,s5_*,fs_*,segmap_*"
 FSBENCH_RE = re.compile(r"^fsbench cache=(\S+) cpus=(\d+) seconds=\S+ ops=(\d+) "
                         r"ops_per_sec=(\d+) errors=(\d+)\s*$", re.M)
 
@@ -441,10 +441,28 @@ def job_fs_rootfail(ctx):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+SEGBENCH_RE = re.compile(r"^segbench cache=\S+ cpus=(\d+) seconds=\S+ ops=(\d+) "
+                         r"ops_per_sec=\d+ errors=(\d+)\s*$", re.M)
+
+
+def segbench_problems(output):
+    """kbench=segmap: a line per CPU count, each with operations and no
+    errors, and segmap classes with hits."""
+    runs = SEGBENCH_RE.findall(output)
+    p = [] if runs else ["no 'segbench cache=... ops_per_sec=N errors=N' line"]
+    for cpus, ops, errors in runs:
+        if int(ops) == 0 or int(errors):
+            p.append("segbench cpus=%s: %s operations, %s errors" % (cpus, ops, errors))
+    if not re.search(r"^segbench class segmap_\S+ hits=[1-9]", output, re.M):
+        p.append("no segmap class with hits")
+    return p
+
+
 def job_kbench_fs(ctx):
-    """kbench=fs prints its figures (not judged) without errors."""
+    """kbench=fs and kbench=segmap print their figures (not judged) without
+    errors."""
     name = "kbench/fs"
-    r, fsp = fs_boot(ctx, name, "default", "kbench=fs poweroff", T_KTEST, persist=False)
+    r, fsp = fs_boot(ctx, name, "default", "kbench=fs,segmap poweroff", T_KTEST, persist=False)
     if r is None:
         return budget_gone(ctx, [name])
     p = list(fsp)
@@ -458,4 +476,5 @@ def job_kbench_fs(ctx):
             p.append("fsbench: %s errors" % m.group(5))
     if not re.search(r"^fsbench class (buf|dnlc)_\S+ hits=[1-9]", r.output, re.M):
         p.append("no buffer-cache or DNLC class with hits")
+    p += segbench_problems(r.output)
     ctx.results.add(name, r.ok and not p, fail_reason(r, p))

@@ -12,6 +12,7 @@
 #include <kern/sched/sched.h>
 #include <kern/vfs/buf.h>
 #include <kern/vm/pcache.h>
+#include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/kmem.h>
 #include <kern/lock/lock.h>
@@ -147,6 +148,19 @@ int procfs_meminfo(struct sbuf *sb)
                 (unsigned long)(m.buffers / kb), (unsigned long)(m.cached / kb), 0UL);
     sbuf_printf(sb, "SwapTotal:      %8lu kB\nSwapFree:       %8lu kB\nShmem:          %8lu kB\n",
                 0UL, 0UL, 0UL);
+    /* Tempest's own: segmap (kern/vm/segmap.c), the windows read(2) and
+     * write(2) copy through: the file memory open windows show, how many
+     * windows there are, and the lookups that found the page in a window
+     * or not; and the page cache's reclaim. */
+    struct segmap_stats ss;
+    segmap_get_stats(&ss);
+    uint64_t reclaimed, runs;
+    pcache_reclaim_stats(&reclaimed, &runs);
+    sbuf_printf(sb, "Segmap:         %8lu kB\nSegmapWindows:  %8lu\n",
+                (unsigned long)(ss.open * PAGE_SIZE / kb), (unsigned long)ss.windows);
+    sbuf_printf(sb, "SegmapHits:     %8lu\nSegmapMisses:   %8lu\nReclaimed:      %8lu kB\n",
+                (unsigned long)ss.hits, (unsigned long)ss.misses,
+                (unsigned long)(reclaimed * PAGE_SIZE / kb));
     return 0;
 }
 

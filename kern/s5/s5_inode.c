@@ -15,6 +15,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/pcache.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 #include <kern/lib/options.h>
@@ -310,6 +311,19 @@ static int zero_tail(struct s5_inode *ip, uint32_t size)
     int err = s5_bmap(ip, s5_lblkno(size), false, &bno, NULL);
     if (err || bno == 0)
         return err;
+    if ((ip->i_mode & S5_IFMT) == S5_IFREG) {
+        /* File data: on the disk itself, never in the buffer cache. */
+        char *tmp = kmalloc(S5_BSIZE);
+        if (!tmp)
+            return -ENOMEM;
+        err = s5_data_rw(ip->i_fs, bno, tmp, false);
+        if (!err) {
+            memset(tmp + s5_blkoff(size), 0, S5_BSIZE - s5_blkoff(size));
+            err = s5_data_rw(ip->i_fs, bno, tmp, true);
+        }
+        kfree(tmp);
+        return err;
+    }
     struct buf *bp = s5_bread(ip->i_fs, bno, &err);
     if (!bp)
         return err;
@@ -457,6 +471,11 @@ int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used)
 static int iupdat_delayed(struct icnode *ip)
 {
     return s5_iupdat((struct s5_inode *)ip, false);
+}
+
+int s5_iflush_pages(struct s5_fs *fs)
+{
+    return icache_flush_pages(&s5_icache, fs);
 }
 
 int s5_iflush(struct s5_fs *fs)

@@ -150,6 +150,9 @@ void s5_itimes(struct s5_inode *ip, int which);
 int s5_itrunc(struct s5_inode *ip, uint32_t size);
 /* Unmount's common part (icache_unmount, kern/vfs/icache.h). */
 int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used);
+/* Write back the dirty pages of fs's active regular files (sync, unmount):
+ * the first error, or 0. */
+int s5_iflush_pages(struct s5_fs *fs);
 /* Write every modified in-core inode of fs. */
 int s5_iflush(struct s5_fs *fs);
 /* Forget every inactive in-core inode of fs (after unmount). */
@@ -190,6 +193,17 @@ void s5_icache_sanitize(struct s5_fs *fs);
 int s5_bmap(struct s5_inode *ip, uint32_t lbn, bool alloc, uint32_t *bnop, bool *newp);
 /* Count the blocks ip owns (ILOCKED). */
 int s5_count_blocks(struct s5_inode *ip, uint32_t *np);
+
+/* ---- s5_page.c: the page operations and data blocks' direct I/O ---- */
+
+/* Read or write S5 block bno of fs (S5_BSIZE bytes at buf), past the
+ * buffer cache: file data only.  0 or -EIO. */
+int s5_data_rw(struct s5_fs *fs, uint32_t bno, void *buf, bool write);
+/* Block bno just became file data: forget any buffer of its old life. */
+void s5_data_fresh(struct s5_fs *fs, uint32_t bno);
+int s5_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr);
+int s5_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, struct cred *cr);
+int64_t s5_wralloc(struct vnode *vp, uint64_t off, size_t len, int ioflag, struct cred *cr);
 
 /* ---- s5_dir.c: directories (dp ILOCKED throughout) ---- */
 

@@ -11,6 +11,7 @@
  * under them.  No operation returns with ILOCKED held.
  */
 #include <kern/s5/s5_inode.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/buf.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vfs/cred.h>
@@ -426,6 +427,8 @@ int s5_remove(struct vnode *dvp, const char *name, struct cred *cr)
         dnlc_remove(dvp, name);
         if (ip->i_nlink > 0)
             ip->i_nlink--;
+        if (ip->i_nlink == 0)
+            pcache_discard_dirty(ITOV(ip));     /* its pages need no write-back */
         s5_itimes(ip, S5_CHG);
         err = s5_iupdat(ip, s5_syncwrites());
     }

@@ -20,6 +20,7 @@
  * its subdirectories.
  */
 #include <kern/s5/s5_inode.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/dnlc.h>
 
 /*
@@ -128,6 +129,8 @@ static void rename_drop_target(struct rename_args *a, struct s5_inode *tip)
         dnlc_purge_vp(ITOV(tip));
     } else if (tip->i_nlink > 0) {
         tip->i_nlink--;
+        if (tip->i_nlink == 0)
+            pcache_discard_dirty(ITOV(tip));    /* its pages need no write-back */
     }
     s5_itimes(tip, S5_CHG);
     s5_iupdat(tip, s5_syncwrites());

@@ -120,6 +120,8 @@
  * design, not a deadlock.
  */
 #include <kern/s5/s5_inode.h>
+#include <kern/sched/thread.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/buf.h>
 #include <kern/vfs/dnlc.h>
 #include <drivers/block/bio.h>
@@ -376,7 +378,9 @@ static int sync_fs(struct s5_fs *fs, bool clean)
 {
     if (fs->fs_rdonly)
         return 0;
-    int err = s5_iflush(fs);
+    int err = s5_iflush_pages(fs);      /* first: a write-back may fill holes */
+    int e0 = s5_iflush(fs);
+    err = err ? err : e0;
     s5_icache_sanitize(fs);
     int e = bflush(fs->fs_dev);
     err = err ? err : e;

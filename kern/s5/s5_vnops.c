@@ -62,8 +62,34 @@ static int s5_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred 
 
 /* ---- read and write ---- */
 
+/*
+ * Copy n bytes at boff of data block bno to the uio (to_uio) or from it,
+ * past the buffer cache: a regular file's data lives in the page cache
+ * (kern/s5/s5_page.c), and these raw operations see the disk itself.
+ * fresh: the block was just allocated (its old contents are not read).
+ */
+static int data_block_copy(struct s5_fs *fs, uint32_t bno, bool fresh, uint32_t boff, size_t n,
+                           bool to_uio, struct uio *uio)
+{
+    char *tmp = kmalloc(S5_BSIZE);
+    if (!tmp)
+        return -ENOMEM;
+    int err = 0;
+    if (fresh)
+        memset(tmp, 0, S5_BSIZE);
+    else
+        err = s5_data_rw(fs, bno, tmp, false);
+    if (!err) {
+        uio_copy(tmp + boff, n, to_uio, uio);
+        if (!to_uio)
+            err = s5_data_rw(fs, bno, tmp, true);
+    }
+    kfree(tmp);
+    return err;
+}
+
 /* One block's worth of a read (ip ILOCKED); *eof at end of file. */
-static int read_block(struct s5_inode *ip, struct uio *uio, bool *eof)
+static int read_block(struct s5_inode *ip, struct uio *uio, bool *eof, bool data)
 {
     if (uio->uio_offset >= ip->i_size) {
         *eof = true;
@@ -78,6 +104,10 @@ static int read_block(struct s5_inode *ip, struct uio *uio, bool *eof)
         return err;
     if (bno == 0) {
         uio_zero(n, uio);                   /* a hole reads as zeros */
+    } else if (data) {
+        err = data_block_copy(ip->i_fs, bno, false, boff, n, true, uio);
+        if (err)
+            return err;
     } else {
         struct buf *bp = s5_bread(ip->i_fs, bno, &err);
         if (!bp)
@@ -105,7 +135,7 @@ static int s5_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *c
     IRWLOCK(ip);
     while (uio->uio_resid > 0 && !eof && !err) {
         ILOCK(ip);
-        err = read_block(ip, uio, &eof);
+        err = read_block(ip, uio, &eof, vp->v_type == VREG);
         IUNLOCK(ip);
     }
     if (!ip->i_fs->fs_rdonly) {
@@ -119,7 +149,8 @@ static int s5_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *c
     return err;
 }
 
-/* One block's worth of a write of n bytes (ip ILOCKED). */
+/* One block's worth of a write of n bytes (ip ILOCKED), straight to the
+ * disk: S5 writes only regular files, whose data is never buffered. */
 static int write_block(struct s5_inode *ip, struct uio *uio, size_t n, int ioflag)
 {
     struct s5_fs *fs = ip->i_fs;
@@ -129,21 +160,9 @@ static int write_block(struct s5_inode *ip, struct uio *uio, size_t n, int iofla
     int err = s5_bmap(ip, s5_lblkno(uio->uio_offset), true, &bno, &fresh);
     if (err)
         return err;
-    struct buf *bp;
-    if (fresh || n == S5_BSIZE) {
-        bp = s5_getblk(fs, bno);            /* no need to read what is replaced */
-        if (n != S5_BSIZE)
-            clrbuf(bp);
-    } else {
-        bp = s5_bread(fs, bno, &err);
-        if (!bp)
-            return err;
-    }
-    uio_copy((char *)bp->b_data + boff, n, false, uio);
-    if (ioflag & IO_SYNC)
-        err = bwrite(bp);
-    else
-        bdwrite(bp);
+    if (fresh)
+        s5_data_fresh(fs, bno);
+    err = data_block_copy(fs, bno, fresh, boff, n, false, uio);
     uio->uio_offset += n;
     if (uio->uio_offset > ip->i_size)
         ip->i_size = (uint32_t)uio->uio_offset;
@@ -322,7 +341,7 @@ static int s5_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
     int err = 0;
     bool eof = false;
     while (uio->uio_resid > 0 && !eof && !err)
-        err = read_block(ip, uio, &eof);
+        err = read_block(ip, uio, &eof, vp->v_type == VREG);
     IUNLOCK(ip);
     return err;
 }
@@ -439,4 +458,7 @@ const struct vnodeops s5_vnodeops = {
     .vop_fsync = s5_fsync,
     .vop_truncate = s5_truncate,
     .vop_inactive = icache_inactive,
+    .vop_getpage = s5_getpage,
+    .vop_putpage = s5_putpage,
+    .vop_wralloc = s5_wralloc,
 };

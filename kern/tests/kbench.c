@@ -8,6 +8,7 @@
 #include <kern/tests/kbench.h>
 #include <kern/lock/lockbench.h>
 #include <kern/vfs/fsbench.h>
+#include <kern/vm/segmap.h>
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>
 
@@ -18,6 +19,7 @@ static const struct {
     { "locks", lockbench_locks },   /* kern/lock/lockbench.c */
     { "lockcurve", lockbench_curve },
     { "fs", fsbench_run },          /* kern/vfs/fsbench.c */
+    { "segmap", segmap_bench_run }, /* kern/vm/segmap_bench.c */
 };
 
 static bool known(const char *name, size_t len)

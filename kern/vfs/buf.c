@@ -675,6 +675,22 @@ static int forget_row(unsigned row, struct blkdev *dev, struct lockset *ls)
     return kept;
 }
 
+void bforget(struct blkdev *dev, uint64_t blkno, uint32_t size)
+{
+    check_request(dev, size);
+    unsigned row = hash_row(dev, blkno);
+    struct lockset ls;
+    ls_init(&ls);
+    ls_lock(&ls, row_lock(row));
+    bool cached = chain_find(row, dev, blkno, size) != NULL;
+    ls_unlock_all(&ls);
+    if (!cached)
+        return;         /* nothing enters a block of file data into the cache */
+    struct buf *bp = getblk(dev, blkno, size);
+    flag_set(bp, B_STALE);
+    release(bp);        /* unhashed, its delayed write cleared */
+}
+
 int binval(struct blkdev *dev)
 {
     if (!dev)

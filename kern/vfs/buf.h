@@ -1,7 +1,9 @@
 /*
  * The buffer cache: blocks of a disk kept in memory, for file-system
- * metadata (superblocks, inode blocks, directory and indirect blocks) and,
- * until the segmap of a later issue takes it over, file data.  Theory and
+ * metadata (superblocks, inode blocks, directory and indirect blocks).
+ * File data of a file system with the page operations (S5) lives in the
+ * page cache instead, moved by segmap (kern/vm/segmap.c); a file system
+ * without them (until it adopts them) still reads data here.  Theory and
  * the three locking models (cache=single|hashfree|ssac, seed 001 Figures
  * 3, 2 and 4) in kern/vfs/buf.c.
  *
@@ -88,6 +90,11 @@ int bflush(struct blkdev *dev);
 void buf_dump_busy(void);
 /* Forget every buffer of dev (unmount): flushes first; -EBUSY if any busy. */
 int binval(struct blkdev *dev);
+/* Forget the buffer of (dev, blkno, size), if cached: its contents (even a
+ * delayed write) are dropped.  For a block that becomes file data, which
+ * the page cache writes to the disk itself: a stale buffer of its old
+ * life as metadata must not be written over it later.  May sleep. */
+void bforget(struct blkdev *dev, uint64_t blkno, uint32_t size);
 
 /* Counters for kbench=fs and the tests. */
 struct buf_stats {

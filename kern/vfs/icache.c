@@ -57,6 +57,7 @@
 #include <kern/lib/errno.h>
 #include <kern/arch/panic.h>
 #include <kern/sched/thread.h>
+#include <kern/vm/pcache.h>
 
 #define STAT_INC(c, f) __atomic_add_fetch(&(c)->stats->f, 1, __ATOMIC_RELAXED)
 
@@ -484,8 +485,13 @@ int icache_unmount(struct icache *c, void *fs, struct icnode *root, struct blkde
 {
     struct vnode *rootvp = &root->i_vnode;
     *still_used = false;
+    /* Dirty pages hold their files active: write them back first. */
+    icache_flush_pages(c, fs);
     dnlc_purge_vfsp(vfs_of(fs), 0);
     icache_reap_drain(c);
+    /* A pageout daemon writing a file back holds it for a while. */
+    while (icache_busy(c, fs, root) && pcache_pageout_holding())
+        thread_yield();
     if (icache_busy(c, fs, root))
         return -EBUSY;
     /* The mount's own reference to the root goes; others may remain (the
@@ -498,6 +504,35 @@ int icache_unmount(struct icache *c, void *fs, struct icnode *root, struct blkde
     blk_unclaim(dev);
     *still_used = __atomic_load_n(&rootvp->v_count, __ATOMIC_ACQUIRE) >= 0;
     return err;
+}
+
+/*
+ * Every active regular file of fs with pages in the page cache is held
+ * (under the cache's lock, so its identity cannot change) and flushed
+ * with the lock dropped.  v_npages is only a hint here; pcache_flush
+ * looks again.
+ */
+int icache_flush_pages(struct icache *c, void *fs)
+{
+    int first_err = 0;
+    for (int i = 0; i < c->nbuilt; i++) {
+        struct icnode *ip = c->table[i];
+        struct vnode *vp = &ip->i_vnode;
+        mutex_enter(&c->lock);
+        bool take = ip->i_fs == fs && vp->v_type == VREG &&
+                    __atomic_load_n(&vp->v_npages, __ATOMIC_ACQUIRE) &&
+                    __atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) >= 0;
+        if (take)
+            VN_HOLD(vp);
+        mutex_exit(&c->lock);
+        if (!take)
+            continue;
+        int err = pcache_flush(vp, 0, ~0UL);
+        if (err && !first_err)
+            first_err = err;
+        VN_RELE(vp);
+    }
+    return first_err;
 }
 
 /*

@@ -125,6 +125,9 @@ int icache_busy(struct icache *c, void *fs, struct icnode *root);
 /* Call update (ILOCKED) on every valid modified in-core inode of fs;
  * the first error. */
 int icache_flush(struct icache *c, void *fs, int (*update)(struct icnode *ip));
+/* Write back the dirty pages of fs's active regular files (sync,
+ * unmount: kern/vm/pcache_rw.c); the first error. */
+int icache_flush_pages(struct icache *c, void *fs);
 /* Forget every inactive in-core inode of fs (after unmount). */
 void icache_evict(struct icache *c, void *fs);
 struct blkdev;

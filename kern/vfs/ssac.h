@@ -135,7 +135,7 @@ static inline void ls_unlock_all(struct lockset *s)
 
 /* ---- per-CPU counters ---- */
 
-#define PCPU_COUNTERS_MAX 7
+#define PCPU_COUNTERS_MAX 8
 
 struct pcpu_counters {
     uint64_t v[PCPU_COUNTERS_MAX];

@@ -57,6 +57,11 @@ struct vnode {
      * below 0, minus the address spaces running the file as their program
      * (vn_get_write and vn_deny_write in kern/vfs/vnops.c). */
     int32_t v_writecount;           /* [a] */
+    /* 1 while the page cache holds a reference for the file's dirty
+     * pages, so the file stays active (its pages kept) until they are
+     * written back: by a flush (close, fsync), or the file system's sync
+     * and unmount (kern/vm/pcache.c, "Dirty pages"). */
+    uint32_t v_dirtyhold;           /* [a] */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */
@@ -214,6 +219,34 @@ struct vnodeops {
      * fields new and some old.  Returns 1 when it cannot answer so (S5:
      * the block count is not known yet), and vop_getattr runs locked. */
     int (*vop_getattr_nolock)(struct vnode *vp, struct vattr *va, struct cred *cr);
+    /*
+     * Optional: the page I/O of regular files (SVR4's VOP_GETPAGE and
+     * VOP_PUTPAGE).  A file system that supplies all three keeps no copy
+     * of a regular file's data in the buffer cache: read(2), write(2) and
+     * mappings all go through the one page of the page cache
+     * (kern/vm/pcache_rw.c, through segmap windows), and these move it
+     * to and from the disk through the file system's block map.  Each is
+     * called with the vnode lock and with the file's fill lock held
+     * (kern/vm/pcache.c), so no two run at once on one file.
+     *
+     *   getpage   read page idx into page (PAGE_SIZE bytes): holes and
+     *             bytes past the end of the file read as zeros; -ENXIO
+     *             when the page starts at or past the end.
+     *   putpage   write the first len bytes of page idx (never past the
+     *             end of the file) to its blocks, allocating a hole that
+     *             the page has non-zero bytes for.
+     *   wralloc   before a write of len bytes at off: allocate the blocks
+     *             it covers, move the end of the file past it, set the
+     *             modification times (and with IO_SYNC write the inode).
+     *             Returns how many bytes from off it made room for (less
+     *             than len when the disk filled or the size limit is
+     *             reached), or a negative errno when none.
+     */
+    int (*vop_getpage)(struct vnode *vp, uint64_t idx, void *page, struct cred *cr);
+    int (*vop_putpage)(struct vnode *vp, uint64_t idx, const void *page, size_t len,
+                       struct cred *cr);
+    int64_t (*vop_wralloc)(struct vnode *vp, uint64_t off, size_t len, int ioflag,
+                           struct cred *cr);
 };
 
 /* The vnode lock's class (defined in kern/vfs/vnode.c). */
@@ -270,6 +303,15 @@ int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
 int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
 int pcache_vop_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr);
 int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
+/* Write back the file's dirty pages, then the file system's fsync. */
+int pcache_vop_fsync(struct vnode *vp, struct cred *cr);
+
+/* Does vp's data move through the page cache only (the file system
+ * supplies the page operations, and vp is a regular file)? */
+static inline bool vn_has_pageio(const struct vnode *vp)
+{
+    return vp->v_type == VREG && vp->v_op->vop_getpage != NULL;
+}
 
 #define VOP_READ_RAW(vp, u, io, cr)   VOP_LOCKED(vp, (vp)->v_op->vop_read(vp, u, io, cr))
 #define VOP_WRITE_RAW(vp, u, io, cr)  VOP_LOCKED(vp, (vp)->v_op->vop_write(vp, u, io, cr))
@@ -279,8 +321,8 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 #define VOP_OPEN(vpp, f, cr)          VOP_LOCKED(*(vpp), (*(vpp))->v_op->vop_open(vpp, f, cr))
 #define VOP_CLOSE(vp, f, cr)          VOP_LOCKED(vp, (vp)->v_op->vop_close(vp, f, cr))
 #define VOP_READ(vp, u, io, cr) ({ struct vnode *_rv = (vp); \
-        __atomic_load_n(&_rv->v_npages, __ATOMIC_SEQ_CST) ? pcache_vop_read(_rv, u, io, cr) \
-                                                          : VOP_READ_RAW(_rv, u, io, cr); })
+        (__atomic_load_n(&_rv->v_npages, __ATOMIC_SEQ_CST) || vn_has_pageio(_rv)) ? \
+            pcache_vop_read(_rv, u, io, cr) : VOP_READ_RAW(_rv, u, io, cr); })
 #define VOP_WRITE(vp, u, io, cr) ({ struct vnode *_wv = (vp); \
         _wv->v_type == VREG ? pcache_vop_write(_wv, u, io, cr) : VOP_WRITE_RAW(_wv, u, io, cr); })
 #define VOP_IOCTL(vp, c, a, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_ioctl(vp, c, a, cr))
@@ -301,7 +343,11 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 #define VOP_READLINK(vp, u, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_readlink(vp, u, cr))
 #define VOP_FOLLOW(vp, vpp, cr)       ((vp)->v_op->vop_follow ? \
         VOP_LOCKED(vp, (vp)->v_op->vop_follow(vp, vpp, cr)) : -ENOSYS)
-#define VOP_FSYNC(vp, cr)             VOP_LOCKED(vp, (vp)->v_op->vop_fsync(vp, cr))
+#define VOP_FSYNC(vp, cr)             pcache_vop_fsync(vp, cr)
+#define VOP_FSYNC_RAW(vp, cr)         VOP_LOCKED(vp, (vp)->v_op->vop_fsync(vp, cr))
+#define VOP_GETPAGE(vp, idx, pg, cr)  VOP_LOCKED(vp, (vp)->v_op->vop_getpage(vp, idx, pg, cr))
+#define VOP_PUTPAGE(vp, idx, pg, n, cr) VOP_LOCKED(vp, (vp)->v_op->vop_putpage(vp, idx, pg, n, cr))
+#define VOP_WRALLOC(vp, off, n, io, cr) VOP_LOCKED(vp, (vp)->v_op->vop_wralloc(vp, off, n, io, cr))
 #define VOP_TRUNCATE(vp, sz, cr)      pcache_vop_truncate(vp, sz, cr)
 /* VOP_INACTIVE is called only by VN_RELE (kern/vfs/vnode.c), without the vnode lock. */
 

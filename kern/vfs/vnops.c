@@ -25,6 +25,7 @@
  */
 #include <kern/vfs/vfs_impl.h>
 #include <kern/vfs/cred.h>
+#include <kern/vm/pcache.h>
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
@@ -264,9 +265,16 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
 
 int vn_close(struct vnode *vp, int flags, struct cred *cr)
 {
+    /* The last close of a file open for writing writes its dirty pages
+     * back (kern/vm/pcache_rw.c): written data reaches the disk without
+     * waiting for the file's last release, which cannot sleep. */
+    int werr = 0;
+    if ((flags & O_ACCMODE) != O_RDONLY && vn_has_pageio(vp))
+        werr = pcache_flush(vp, 0, ~0UL);
     if (vp->v_type == VREG && (open_access_mode(flags) & VWRITE))
         vn_put_write(vp);
     int err = VOP_CLOSE(vp, flags, cr);
+    err = err ? err : werr;
     VN_RELE(vp);
     return err;
 }

@@ -39,6 +39,7 @@ struct page {
 #define PG_LARGE     0x08       /* head of a multi-page kmalloc block */
 #define PG_CACHED    0x10       /* in the page cache as (p_vp, p_index) */
 #define PG_DIRTY     0x20       /* cached, and newer than the file: to be written back */
+#define PG_REFD      0x40       /* cached, and looked up since the reclaim clock passed it */
 
 extern struct page *page_array;
 extern uint64_t max_pfn;

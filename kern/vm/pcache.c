@@ -1,12 +1,15 @@
 /*
  * The page cache (SVR4's pages named by <vnode, offset>).
  *
- * Theory.  A page of a regular file that some address space maps is
- * kept here under its name (p_vp, p_index): the vnode and the page number
- * in the file.  A fault on a vnode segment (kern/vm/as.c) asks for the
- * page with pcache_get: a hit takes a reference; a miss reads the page
- * from the file (VOP_READ, through the buffer cache) into a page of the
- * faulting CPU's node and enters it.  Every MAP_SHARED mapping of the
+ * Theory.  A page of a regular file that some address space maps, or
+ * that read(2) or write(2) moved through a segmap window, is kept here
+ * under its name (p_vp, p_index): the vnode and the page number in the
+ * file.  A fault on a vnode segment (kern/vm/as.c) or a segmap miss
+ * (kern/vm/segmap.c) asks for the page with pcache_get: a hit takes a
+ * reference; a miss reads the page from the file -- with the file
+ * system's VOP_GETPAGE when it has the page operations (S5: straight
+ * from its blocks, kern/s5/s5_page.c), else with VOP_READ -- into a page
+ * of the CPU's node and enters it.  Every MAP_SHARED mapping of the
  * file maps that one page, writable, so all of them see each other's
  * stores; a MAP_PRIVATE mapping maps it read-only and copies it at its
  * first write (or at once, for a write fault or a page that ends in an
@@ -34,13 +37,28 @@
  * msync, exit and exec (as_destroy), MAP_FIXED over them -- first moves
  * the bit to the page (PG_DIRTY, pcache_mark_dirty), flushes the TLBs,
  * and then writes the dirty pages of that range back (pcache_flush),
- * only up to the end of the file.  A page is never left dirty without a
- * mapping, except when its write failed (then a purge drops the data).
- * Without reverse mappings a store is found only through the address
- * space that made it, so msync and munmap write back what this process
- * stored; the others' stores reach the file when they unmap or exit.
+ * only up to the end of the file.  write(2) marks the pages it copied
+ * into (segmap_release with SM_DIRTY).  Without reverse mappings a store
+ * is found only through the address space that made it, so msync and
+ * munmap write back what this process stored; the others' stores reach
+ * the file when they unmap or exit.
  *
- * read(2) and write(2).  The cache is coherent with them through the
+ * A vnode with a dirty page is held by the cache (v_dirtyhold: the first
+ * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
+ * dirty_drop), so the file stays active, and its pages cached, until
+ * they are written back: by fsync (pcache_vop_fsync), the close of a file
+ * open for writing (vn_close), the file system's sync and unmount (S5:
+ * s5_iflush_pages), the pageout daemons (kern/vm/pcache_reclaim.c, also
+ * every 30 s), or an O_SYNC write.  The last release can therefore never
+ * drop unwritten data, and needs no sleep.  A file that loses its last
+ * name drops the hold at once (pcache_discard_dirty): its blocks are
+ * about to be freed, and its pages need no write-back.
+ *
+ * read(2) and write(2).  For a file system with the page operations
+ * (S5) they go through segmap onto these pages only (kern/vm/
+ * pcache_rw.c): one copy of each file page, coherent by construction.
+ * For the others (a file system that has not adopted them yet), the
+ * cache is kept coherent through the
  * VOP_READ/VOP_WRITE/VOP_TRUNCATE/VOP_SETATTR macros (kern/vfs/vnode.h),
  * which call pcache_vop_* for regular files.  A read of a file with
  * cached pages reads the file and then copies the bytes of each cached
@@ -95,6 +113,8 @@
  * only, since VN_RELE is called holding all sorts of locks.
  */
 #include <kern/vm/pcache.h>
+#include <kern/vm/pcache_impl.h>
+#include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
@@ -115,25 +135,14 @@ LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);
 LOCK_CLASS(pcache_vlist_class, "pcache_vlist", LK_SPIN);
 LOCK_CLASS(pcache_vnode_class, "pcache_vnode", LK_RESOURCE);
 
-struct pc_row {
-    spinlock_t lock;
-    struct page *head;          /* [lock] linked by p_hnext */
-} __cacheline;
-
-struct pc_vlock {
-    spinlock_t lock;
-} __cacheline;
-
-#define VLOCK_BITS 6
-#define NVLOCKS (1 << VLOCK_BITS)
-
-static struct pc_row *rows;                 /* [boot] */
-static unsigned row_bits;                   /* [boot] */
 static struct pc_vlock vlist_locks[NVLOCKS];
 static struct rlock fill_locks[NVLOCKS];
-
-enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED, C_PATCHED };
-static struct pcpu_counters counters[MAX_CPUS];
+struct pc_row *pcache_rows;                 /* [boot] */
+unsigned pcache_row_bits;                   /* [boot] */
+struct pcpu_counters pcache_counters[MAX_CPUS];
+#define rows pcache_rows
+#define row_bits pcache_row_bits
+#define counters pcache_counters
 
 void pcache_init(void)
 {
@@ -164,7 +173,7 @@ static struct pc_row *row_of(const struct vnode *vp, uint64_t idx)
     return &rows[cache_hash(cache_ptr_tag(vp) + idx, row_bits)];
 }
 
-static spinlock_t *vlist_lock(const struct vnode *vp)
+spinlock_t *pcache_vlist_lock(const struct vnode *vp)
 {
     return &vlist_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)].lock;
 }
@@ -176,7 +185,7 @@ static struct rlock *fill_lock(const struct vnode *vp)
 
 static int64_t pcache_pages_total;     /* [a] pages of every file, for /proc/meminfo */
 
-static void npages_add(struct vnode *vp, int d)
+void pcache_npages_add(struct vnode *vp, int d)
 {
     __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&pcache_pages_total, d, __ATOMIC_RELAXED);
@@ -205,8 +214,11 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
     struct page *pg = r->head;
     while (pg && (pg->p_vp != vp || pg->p_index != idx))
         pg = pg->p_hnext;
-    if (pg)
+    if (pg) {
         page_hold(pg);
+        if (!(pg->flags & PG_REFD))     /* used again: the reclaim clock passes it once */
+            __atomic_or_fetch(&pg->flags, PG_REFD, __ATOMIC_RELAXED);
+    }
     spin_unlock(&r->lock);
     return pg;
 }
@@ -215,7 +227,7 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
  * made) under its name. */
 static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
 {
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     struct pc_row *r = row_of(vp, idx);
     spin_lock(vl);
     spin_lock(&r->lock);
@@ -232,17 +244,25 @@ static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
 
 /*
  * With vp's list lock: take the page at *link out of the cache, if only
- * the cache holds it or force is set.  The cache's reference passes to
- * the caller.  Returns whether it did.
+ * the cache holds it or force is set.  RM_REMOVED: the cache's reference
+ * passes to the caller.  RM_KEPT: left alone.  RM_RECLAIMED: the reclaim
+ * (kern/vm/pcache_reclaim.c) had already taken it out of its row and
+ * owns it; it is now off vp's list too, and the caller does nothing.
  */
-static bool remove_locked(struct vnode *vp, struct page **link, bool force)
+static enum removal remove_locked(struct vnode *vp, struct page **link, bool force)
 {
     struct page *pg = *link;
+    if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)) {
+        *link = pg->p_vnext;
+        pg->p_vnext = NULL;
+        pcache_npages_add(vp, -1);
+        return RM_RECLAIMED;
+    }
     struct pc_row *r = row_of(vp, pg->p_index);
     spin_lock(&r->lock);
     if (!force && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) != 1) {
         spin_unlock(&r->lock);
-        return false;
+        return RM_KEPT;
     }
     struct page **pp = &r->head;
     while (*pp != pg)
@@ -253,8 +273,8 @@ static bool remove_locked(struct vnode *vp, struct page **link, bool force)
     spin_unlock(&r->lock);
     *link = pg->p_vnext;
     pg->p_vnext = pg->p_hnext = NULL;
-    npages_add(vp, -1);
-    return true;
+    pcache_npages_add(vp, -1);
+    return RM_REMOVED;
 }
 
 /* ---- fills ---- */
@@ -263,6 +283,10 @@ static bool remove_locked(struct vnode *vp, struct page **link, bool force)
 static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
 {
     char *p = page_to_virt(pg);
+    if (vn_has_pageio(vp)) {
+        int err = VOP_GETPAGE(vp, idx, p, kcred);
+        return err < 0 ? err : err ? -EIO : 0;
+    }
     struct uio u = { .uio_base = p, .uio_resid = PAGE_SIZE, .uio_offset = page_offset(idx) };
     int err = VOP_READ_RAW(vp, &u, 0, kcred);
     size_t got = PAGE_SIZE - u.uio_resid;
@@ -274,49 +298,93 @@ static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
     return 0;
 }
 
-int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp)
+struct rlock *pcache_fill_lock(const struct vnode *vp)
+{
+    return fill_lock(vp);
+}
+
+/* With vp's fill lock: read page idx into a new page and enter it, held
+ * for the caller.  PC_CREATE: a page wholly past the end is entered as
+ * zeros instead of failing with -ENXIO (a write is about to extend the
+ * file over it). */
+static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
+{
+    /* Reserve before reading: see the theory on unlocked writes. */
+    pcache_npages_add(vp, 1);
+    int node = this_cpu()->node;
+    pcache_reclaim_for_fill(node);
+    struct page *pg = page_alloc_node(0, node);
+    if (!pg && pcache_reclaim(-1, 64))
+        pg = page_alloc_node(0, node);  /* clean pages of any node went back */
+    int err = pg ? fill(vp, idx, pg) : -ENOMEM;
+    if (err == -ENXIO && (flags & PC_CREATE)) {
+        memset(page_to_virt(pg), 0, PAGE_SIZE);
+        err = 0;
+    }
+    if (err) {
+        if (pg)
+            page_free(pg, 0);
+        pcache_npages_add(vp, -1);
+        pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
+        return err;
+    }
+    pg->count = 2;              /* the cache's and the caller's */
+    enter(vp, idx, pg);
+    pcpu_count(counters, C_MISS);
+    *pgp = pg;
+    return 0;
+}
+
+int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
 {
     *pgp = NULL;
     if (idx > (~0UL >> PAGE_SHIFT))
         return -ENXIO;
     struct page *pg = pcache_lookup(vp, idx);
-    if (!pg) {
-        struct rlock *fl = fill_lock(vp);
-        rlock_acquire(fl);
-        pg = pcache_lookup(vp, idx);    /* filled while we waited? */
-        if (!pg) {
-            /* Reserve before reading: see the theory on unlocked writes. */
-            npages_add(vp, 1);
-            pg = page_alloc_node(0, this_cpu()->node);
-            int err = pg ? fill(vp, idx, pg) : -ENOMEM;
-            if (err) {
-                if (pg)
-                    page_free(pg, 0);
-                npages_add(vp, -1);
-                rlock_release(fl);
-                pcpu_count(counters, err == -ENXIO ? C_EOF : C_MISS);
-                return err;
-            }
-            pg->count = 2;              /* the cache's and the caller's */
-            enter(vp, idx, pg);
-            rlock_release(fl);
-            pcpu_count(counters, C_MISS);
-            *pgp = pg;
-            return 0;
-        }
-        rlock_release(fl);
+    if (pg) {
+        pcpu_count(counters, C_HIT);
+        *pgp = pg;
+        return 0;
     }
-    pcpu_count(counters, C_HIT);
-    *pgp = pg;
-    return 0;
+    struct rlock *fl = fill_lock(vp);
+    bool locked = flags & PC_LOCKED;
+    if (!locked)
+        rlock_acquire(fl);
+    pg = pcache_lookup(vp, idx);        /* filled while we waited? */
+    int err = 0;
+    if (pg) {
+        pcpu_count(counters, C_HIT);
+        *pgp = pg;
+    } else {
+        err = fill_and_enter(vp, idx, flags, pgp);
+    }
+    if (!locked)
+        rlock_release(fl);
+    return err;
+}
+
+int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp)
+{
+    return pcache_get_flags(vp, idx, 0, pgp);
 }
 
 /* ---- dirty pages ---- */
 
+/* vp has a dirty page: keep it active until the page is written back. */
+static void dirty_hold(struct vnode *vp)
+{
+    if (__atomic_exchange_n(&vp->v_dirtyhold, 1, __ATOMIC_SEQ_CST) == 0)
+        VN_HOLD(vp);
+}
+
 void pcache_mark_dirty(struct page *pg)
 {
-    if (__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)
-        __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_ACQ_REL);
+    if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED))
+        return;
+    __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_SEQ_CST);
+    struct vnode *vp = __atomic_load_n(&pg->p_vp, __ATOMIC_ACQUIRE);
+    if (vp)
+        dirty_hold(vp);
 }
 
 static int file_size(struct vnode *vp, uint64_t *size)
@@ -334,10 +402,15 @@ static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t 
     if (off >= size)
         return 0;
     size_t n = MIN((uint64_t)PAGE_SIZE, size - off);
-    struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
-    int err = VOP_WRITE_RAW(vp, &u, 0, kcred);
-    if (!err && u.uio_resid)
-        err = -EIO;
+    int err;
+    if (vn_has_pageio(vp)) {
+        err = VOP_PUTPAGE(vp, idx, page_to_virt(pg), n, kcred);
+    } else {
+        struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
+        err = VOP_WRITE_RAW(vp, &u, 0, kcred);
+        if (!err && u.uio_resid)
+            err = -EIO;
+    }
     pcpu_count(counters, C_WRITEBACK);
     return err;
 }
@@ -349,7 +422,7 @@ static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t 
 static int take_dirty(struct vnode *vp, uint64_t lo, uint64_t hi, struct page **out)
 {
     int n = 0;
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     for (struct page *pg = vp->v_pagelist; pg && n < FLUSH_BATCH; pg = pg->p_vnext) {
         if (pg->p_index < lo || pg->p_index >= hi ||
@@ -366,7 +439,7 @@ static int take_dirty(struct vnode *vp, uint64_t lo, uint64_t hi, struct page **
 static bool any_dirty(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
     bool found = false;
-    spinlock_t *vl = vlist_lock(vp);
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     for (struct page *pg = vp->v_pagelist; pg && !found; pg = pg->p_vnext)
         found = pg->p_index >= lo && pg->p_index < hi &&
@@ -375,12 +448,50 @@ static bool any_dirty(struct vnode *vp, uint64_t lo, uint64_t hi)
     return found;
 }
 
+/*
+ * After a flush, with no lock held: if vp has no dirty page left, drop the
+ * dirty hold (which may be the last reference: VOP_INACTIVE runs here).  A
+ * store that marks a page meanwhile sets the flag before looking at it,
+ * so a dirty page seen after clearing it keeps (or retakes) the hold.
+ */
+static void dirty_drop(struct vnode *vp)
+{
+    if (!__atomic_load_n(&vp->v_dirtyhold, __ATOMIC_SEQ_CST) || any_dirty(vp, 0, ~0UL))
+        return;
+    if (__atomic_exchange_n(&vp->v_dirtyhold, 0, __ATOMIC_SEQ_CST) == 0)
+        return;
+    if (any_dirty(vp, 0, ~0UL) &&
+        __atomic_exchange_n(&vp->v_dirtyhold, 1, __ATOMIC_SEQ_CST) == 0)
+        return;                 /* dirty again: the hold stays */
+    VN_RELE(vp);
+}
+
+void pcache_discard_dirty(struct vnode *vp)
+{
+    spinlock_t *vl = pcache_vlist_lock(vp);
+    spin_lock(vl);
+    for (struct page *pg = vp->v_pagelist; pg; pg = pg->p_vnext)
+        __atomic_and_fetch(&pg->flags, (uint16_t)~PG_DIRTY, __ATOMIC_SEQ_CST);
+    spin_unlock(vl);
+    dirty_drop(vp);
+}
+
 int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
-    if (!has_pages(vp) || !any_dirty(vp, lo, hi))
+    if (!has_pages(vp) || !any_dirty(vp, lo, hi)) {
+        dirty_drop(vp);         /* a truncation may have dropped the dirty pages */
         return 0;
+    }
     struct rlock *fl = fill_lock(vp);
     rlock_acquire(fl);
+    int err = pcache_flush_locked(vp, lo, hi);
+    rlock_release(fl);
+    dirty_drop(vp);
+    return err;
+}
+
+int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
+{
     uint64_t size;
     int first_err = file_size(vp, &size);
     struct page *batch[FLUSH_BATCH];
@@ -399,23 +510,31 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
             page_rele(pg);
         }
     }
-    rlock_release(fl);
     return first_err;
+}
+
+int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
+{
+    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
+    int e = VOP_FSYNC_RAW(vp, cr);
+    return err ? err : e;
 }
 
 /* ---- the last release ---- */
 
 void pcache_purge(struct vnode *vp)
 {
-    spinlock_t *vl = vlist_lock(vp);
+    segmap_purge(vp, 0);            /* windows hold page references */
+    spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
     struct page **link = &vp->v_pagelist;
     while (*link) {
         struct page *pg = *link;
-        if (remove_locked(vp, link, false)) {
+        enum removal rm = remove_locked(vp, link, false);
+        if (rm == RM_REMOVED) {
             page_rele(pg);              /* the cache's reference: the last */
             pcpu_count(counters, C_PURGED);
-        } else {
+        } else if (rm == RM_KEPT) {
             link = &pg->p_vnext;
         }
     }
@@ -444,6 +563,8 @@ static void overlay(struct vnode *vp, uint64_t off, char *buf, size_t len, bool 
 
 int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
+    if (vn_has_pageio(vp))
+        return pcache_rw_read(vp, uio, ioflag, cr);
     uint64_t off = uio->uio_offset;
     char *buf = uio->uio_base;
     size_t want = uio->uio_resid;
@@ -508,6 +629,8 @@ static void zero_tail(struct vnode *vp, uint64_t size)
 
 int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
+    if (vn_has_pageio(vp))
+        return pcache_rw_write(vp, uio, ioflag, cr);
     const char *src = uio->uio_base;
     size_t want = uio->uio_resid;
     bool user = uio->uio_user;
@@ -545,7 +668,8 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
         return;
     if (size < old) {
         uint64_t first = ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT;
-        spinlock_t *vl = vlist_lock(vp);
+        segmap_purge(vp, first);
+        spinlock_t *vl = pcache_vlist_lock(vp);
         spin_lock(vl);
         struct page **link = &vp->v_pagelist;
         while (*link) {
@@ -554,7 +678,8 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
                 link = &pg->p_vnext;
                 continue;
             }
-            remove_locked(vp, link, true);
+            if (remove_locked(vp, link, true) != RM_REMOVED)
+                continue;               /* the reclaim's now */
             memset(page_to_virt(pg), 0, PAGE_SIZE);
             page_rele(pg);
             pcpu_count(counters, C_TRUNCATED);

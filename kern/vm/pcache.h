@@ -23,6 +23,15 @@ void pcache_init(void);
  * (the caller may hold an address space's a_lock). */
 int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp);
 
+/* pcache_get with flags: PC_CREATE, a page wholly past the end of the
+ * file is entered as zeros (a write is about to cover it); PC_LOCKED, the
+ * caller holds vp's fill lock (pcache_fill_lock). */
+#define PC_CREATE 0x1
+#define PC_LOCKED 0x2
+int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp);
+/* The fill lock of vp (a resource lock shared by a few vnodes). */
+struct rlock *pcache_fill_lock(const struct vnode *vp);
+
 /* The cached page (vp, idx) with a reference, or NULL; never reads. */
 struct page *pcache_lookup(struct vnode *vp, uint64_t idx);
 
@@ -33,12 +42,43 @@ void pcache_mark_dirty(struct page *pg);
 /* Write back the dirty cached pages of vp numbered [lo, hi) (never past
  * the end of the file).  0 or the first write error.  May sleep. */
 int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi);
+/* vp lost its last name: its dirty pages need not be written (its blocks
+ * are about to be freed).  The caller holds a reference to vp. */
+void pcache_discard_dirty(struct vnode *vp);
+/* pcache_flush with vp's fill lock held. */
+int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi);
 /* Pages the cache holds, of every file (/proc/meminfo's Cached). */
 uint64_t pcache_pages(void);
+
+/* read(2) and write(2) of a regular file whose file system supplies the
+ * page operations (kern/vm/pcache_rw.c): through segmap windows only. */
+struct uio;
+struct cred;
+int pcache_rw_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
 
 /* The last reference to vp is gone: free its cached pages.  Spin locks
  * only, so VN_RELE may call it from any context that may release. */
 void pcache_purge(struct vnode *vp);
+
+/* ---- reclaim (kern/vm/pcache_reclaim.c) ---- */
+
+/* Boot: the low-water marks and a pageout daemon per node. */
+void pcache_reclaim_start(void);
+/* Is node's free memory below its low-water mark? */
+bool pcache_node_short(int node);
+/* Free up to want clean pages that only the cache holds, of node (-1:
+ * any), oldest first (a clock over the hash rows).  How many it freed.
+ * Spin locks only. */
+uint64_t pcache_reclaim(int node, uint64_t want);
+/* On a short node (before a fill, or a write): free clean pages up to the
+ * high-water mark, and wake the node's daemon. */
+void pcache_reclaim_for_fill(int node);
+/* Is a pageout daemon holding files (for a write-back) right now?  An
+ * unmount waits for it rather than fail with EBUSY. */
+bool pcache_pageout_holding(void);
+/* Pages reclaimed since boot, and the daemons' runs on short memory. */
+void pcache_reclaim_stats(uint64_t *reclaimed, uint64_t *runs);
 
 /* Statistics (summed over the CPUs). */
 struct pcache_stats {

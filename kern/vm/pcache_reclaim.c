@@ -1,0 +1,280 @@
+/*
+ * Reclaim: taking file pages back from the page cache when memory runs
+ * short, and the pageout daemons (one per NUMA node) that do it ahead of
+ * need and flush dirty pages periodically.
+ *
+ * Theory.  Since read(2) and write(2) go through the page cache (kern/vm/
+ * pcache_rw.c), every file page ever touched stays cached while its file
+ * is active; without reclaim, reading or writing a file larger than
+ * memory would exhaust it.  A node is short when its free pages fall
+ * below its low-water mark (1/32 of its pages, at least 1 MiB); the
+ * daemon of the node then, until free memory is back above the high-water
+ * mark (twice the low):
+ *
+ *   1. writes back the dirty pages of a few files found on the node's
+ *      pages (a dirty page holds its vnode active: kern/vm/pcache.c,
+ *      "Dirty pages", so the vnode can be held and flushed safely), and
+ *   2. frees clean pages that nothing but the cache holds (count 1: no
+ *      mapping, no open segmap window), oldest first.
+ *
+ * Oldest first is the clock (second-chance) approximation of LRU: a hand
+ * sweeps the hash rows; a lookup sets PG_REFD on the page it finds; the
+ * hand clears PG_REFD the first time it passes a page and frees it the
+ * second time if it was not looked up in between.
+ *
+ * Freeing a page: under its row's lock (count 1 and clean are stable
+ * there: every new reference comes from a lookup under that lock) the
+ * page is unhashed and PG_CACHED cleared, so no lookup finds it; the row
+ * lock is dropped; then, under the vnode's list lock, the page leaves the
+ * vnode's list, unless a purge or a truncation walking that list got to
+ * it first (remove_locked sees !PG_CACHED, unlinks it and leaves it to
+ * the reclaim, RM_RECLAIMED).  The list lock is never taken with a row
+ * lock held (the order is list, then row).  The cache's reference is then
+ * dropped, which frees the page.
+ *
+ * Readers and writers also reclaim directly: a fill on a short node frees
+ * clean pages up to the high-water mark before allocating
+ * (pcache_reclaim_for_fill; the fills after it need not), and
+ * a writer writes its own file's dirty pages back when its node is short
+ * (it holds that file's fill lock already; another file's would be a
+ * second fill lock, which no thread ever holds), so one process writing a
+ * file larger than memory keeps memory free without waiting.
+ *
+ * Mapped pages (count > 1 through PTEs) are not taken: without reverse
+ * mappings the cache cannot find the PTEs to remove.  Segmap's free
+ * windows hold their pages too: each reclaim first closes a few of the
+ * least recently used ones (segmap_shrink), so those pages can go on a
+ * later sweep.
+ *
+ * The periodic flush.  Node 0's daemon also calls vfs_sync_all every
+ * FLUSH_SECONDS, which writes back every active file's dirty pages (S5's
+ * sync) and the delayed metadata: dirty data never stays in memory much
+ * longer than that, as SVR4's fsflush.
+ *
+ * Locks: a row lock, or a vnode list lock, one at a time (row 4 of
+ * docs/architecture.md); the write-backs take the fill lock and the file
+ * system's locks through pcache_flush, with no spin lock held.  The
+ * daemons sleep on their node's channel with a callout as the timeout.
+ */
+#include <kern/vm/pcache.h>
+#include <kern/vm/pcache_impl.h>
+#include <kern/vm/page.h>
+#include <kern/vm/segmap.h>
+#include <kern/vfs/vfs.h>
+#include <kern/lock/sleep.h>
+#include <kern/sched/thread.h>
+#include <kern/sched/callout.h>
+#include <kern/arch/numa.h>
+#include <kern/lib/kprintf.h>
+#include <drivers/platform/timer.h>
+
+#define RECLAIM_BATCH   32      /* pages taken from one row at a time */
+#define WRITEBACK_FILES 8       /* files one daemon pass flushes */
+#define DAEMON_TICK_NS  (50UL * 1000 * 1000)
+#define FLUSH_SECONDS   30
+
+static unsigned clock_hand;                    /* [a] the next row to sweep */
+static uint64_t lowat[MAX_NODES];               /* [boot] pages */
+static int wake_chan[MAX_NODES];                /* [c] a daemon's sleep channel */
+static uint64_t reclaimed_total, daemon_runs;   /* [a] statistics */
+
+static uint64_t free_pages(int node)
+{
+    return page_free_count(node);
+}
+
+bool pcache_node_short(int node)
+{
+    return lowat[node] && free_pages(node) < lowat[node];
+}
+
+/* ---- freeing clean pages ---- */
+
+static bool takeable(const struct page *pg, int node)
+{
+    return (node < 0 || pg->node == node) &&
+           __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1 &&
+           !(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY);
+}
+
+/* Unhash up to max clean, unused pages of row r on node (second chance
+ * for those looked up since the last sweep) into out. */
+static int take_clean(struct pc_row *r, int node, struct page **out, int max)
+{
+    if (!__atomic_load_n(&r->head, __ATOMIC_RELAXED))
+        return 0;
+    int n = 0;
+    spin_lock(&r->lock);
+    struct page **pp = &r->head;
+    while (*pp && n < max) {
+        struct page *pg = *pp;
+        if (!takeable(pg, node)) {
+            pp = &pg->p_hnext;
+        } else if (pg->flags & PG_REFD) {
+            __atomic_and_fetch(&pg->flags, (uint16_t)~PG_REFD, __ATOMIC_RELAXED);
+            pp = &pg->p_hnext;
+        } else {
+            *pp = pg->p_hnext;
+            pg->p_hnext = NULL;
+            __atomic_and_fetch(&pg->flags, (uint16_t)~PG_CACHED, __ATOMIC_RELEASE);
+            out[n++] = pg;
+        }
+    }
+    spin_unlock(&r->lock);
+    return n;
+}
+
+/* pg was unhashed by take_clean: take it off its vnode's list (unless a
+ * purge or truncation did) and free it. */
+static void drop_taken(struct page *pg)
+{
+    struct vnode *vp = pg->p_vp;
+    spinlock_t *vl = pcache_vlist_lock(vp);
+    spin_lock(vl);
+    for (struct page **link = &vp->v_pagelist; *link; link = &(*link)->p_vnext) {
+        if (*link == pg) {
+            *link = pg->p_vnext;
+            pcache_npages_add(vp, -1);
+            break;
+        }
+    }
+    spin_unlock(vl);
+    pg->p_vnext = NULL;
+    pg->p_vp = NULL;
+    page_rele(pg);
+}
+
+uint64_t pcache_reclaim(int node, uint64_t want)
+{
+    unsigned nrows = 1u << pcache_row_bits;
+    uint64_t freed = 0;
+    struct page *got[RECLAIM_BATCH];
+    segmap_shrink(MIN(want, (uint64_t)RECLAIM_BATCH));     /* windows pin their pages */
+    /* Two sweeps at most: the first may only clear PG_REFD. */
+    for (unsigned i = 0; i < 2 * nrows && freed < want; i++) {
+        unsigned r = __atomic_fetch_add(&clock_hand, 1, __ATOMIC_RELAXED) & (nrows - 1);
+        int n = take_clean(&pcache_rows[r], node, got, (int)MIN(want - freed, RECLAIM_BATCH));
+        for (int k = 0; k < n; k++)
+            drop_taken(got[k]);
+        freed += n;
+    }
+    __atomic_add_fetch(&reclaimed_total, freed, __ATOMIC_RELAXED);
+    return freed;
+}
+
+void pcache_reclaim_for_fill(int node)
+{
+    if (!pcache_node_short(node))
+        return;
+    /* Up to the high-water mark, so the next fills find memory without
+     * reclaiming each time. */
+    uint64_t high = 2 * lowat[node];
+    for (int i = 0; i < 64 && free_pages(node) < high; i++)
+        if (pcache_reclaim(node, MIN(high - free_pages(node), (uint64_t)256)) == 0)
+            break;
+    wakeup(&wake_chan[node]);
+}
+
+/* ---- writing dirty pages back ---- */
+
+/* Up to max distinct vnodes with dirty pages on node, held. */
+static int find_dirty_files(int node, struct vnode **out, int max)
+{
+    unsigned nrows = 1u << pcache_row_bits;
+    int n = 0;
+    for (unsigned r = 0; r < nrows && n < max; r++) {
+        struct pc_row *row = &pcache_rows[r];
+        if (!__atomic_load_n(&row->head, __ATOMIC_RELAXED))
+            continue;
+        spin_lock(&row->lock);
+        for (struct page *pg = row->head; pg && n < max; pg = pg->p_hnext) {
+            if (pg->node != node || !(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY))
+                continue;
+            bool seen = false;
+            for (int k = 0; k < n && !seen; k++)
+                seen = out[k] == pg->p_vp;
+            if (!seen) {
+                VN_HOLD(pg->p_vp);      /* safe: its dirty hold keeps it active */
+                out[n++] = pg->p_vp;
+            }
+        }
+        spin_unlock(&row->lock);
+    }
+    return n;
+}
+
+static int daemon_holds;        /* [a] vnodes the daemons hold right now */
+
+bool pcache_pageout_holding(void)
+{
+    return __atomic_load_n(&daemon_holds, __ATOMIC_ACQUIRE) != 0;
+}
+
+static void write_back_node(int node)
+{
+    struct vnode *files[WRITEBACK_FILES];
+    __atomic_add_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
+    int n = find_dirty_files(node, files, WRITEBACK_FILES);
+    for (int k = 0; k < n; k++) {
+        int err = pcache_flush(files[k], 0, ~0UL);
+        if (err)
+            kprintf("pageout: write-back failed (%d); the pages stay dirty\n", err);
+        VN_RELE(files[k]);
+    }
+    __atomic_sub_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
+}
+
+/* ---- the daemons ---- */
+
+static void wake_daemon(void *chan)
+{
+    wakeup(chan);
+}
+
+/* Sleep on the node's channel for at most DAEMON_TICK_NS. */
+static void daemon_nap(int node)
+{
+    struct callout co;
+    callout_setup(&co);
+    callout_arm(&co, uptime_ns() + DAEMON_TICK_NS, wake_daemon, &wake_chan[node]);
+    struct sleepq *sq = sleepq_lock(&wake_chan[node]);
+    sleep_locked(sq, &wake_chan[node]);
+    callout_stop(&co);
+}
+
+static void pageout_daemon(void *arg)
+{
+    int node = (int)(uintptr_t)arg;
+    uint64_t next_flush = uptime_ns() + FLUSH_SECONDS * 1000000000UL;
+    for (;;) {
+        daemon_nap(node);
+        if (pcache_node_short(node)) {
+            __atomic_add_fetch(&daemon_runs, 1, __ATOMIC_RELAXED);
+            write_back_node(node);
+            uint64_t free = free_pages(node), high = 2 * lowat[node];
+            if (free < high)
+                pcache_reclaim(node, high - free);
+        }
+        if (node == 0 && uptime_ns() >= next_flush) {
+            vfs_sync_all();
+            next_flush = uptime_ns() + FLUSH_SECONDS * 1000000000UL;
+        }
+    }
+}
+
+void pcache_reclaim_start(void)
+{
+    for (int n = 0; n < numa_nnodes; n++) {
+        uint64_t total = page_total_count(n);
+        lowat[n] = MAX(total / 32, (uint64_t)(1 << 20) / PAGE_SIZE);
+        uint64_t cpus = numa_nodes[n].cpumask ? numa_nodes[n].cpumask : ~0UL;
+        if (!thread_create("pageout", pageout_daemon, (void *)(uintptr_t)n, cpus))
+            kprintf("pageout: no daemon for node %d\n", n);
+    }
+}
+
+void pcache_reclaim_stats(uint64_t *reclaimed, uint64_t *runs)
+{
+    *reclaimed = __atomic_load_n(&reclaimed_total, __ATOMIC_RELAXED);
+    *runs = __atomic_load_n(&daemon_runs, __ATOMIC_RELAXED);
+}
