@@ -434,6 +434,7 @@ static void open_standard_files(void)
 
 #include "ut_fuzz_types.h"
 #include "ut_fuzz_bound.h"
+#include "ut_fuzz_threads.h"
 
 static int pin_to(int cpu)
 {
@@ -494,8 +495,10 @@ static long draw_call(long a[6])
 {
 	uint64_t r = next();
 	long nr;
-	if (r % 16 == 0)
-		nr = r % 32 == 0 ? PSEUDO_RAISE : PSEUDO_TIMER;
+	if (r % 16 == 0) {
+		static const long pseudo[] = { PSEUDO_RAISE, PSEUDO_TIMER, PSEUDO_THREAD };
+		nr = pseudo[(r >> 4) % 3];
+	}
 	else if (r % 2)
 		nr = descs[(r >> 8) % NDESCS].nr;
 	else
@@ -522,6 +525,8 @@ static long make_call(pid_t me, long nr, const long a[6])
 		return raise_signal(me, a[0]);
 	if (nr == PSEUDO_TIMER)
 		return arm_timer(a[0]);
+	if (nr == PSEUDO_THREAD)
+		return start_thread(a[0]);
 	return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -587,6 +592,7 @@ static void fuzz_child(long n, long from, struct slot *sl, int child,
 		keep_bounded(i);
 	}
 	stop_timer();
+	join_helper();
 	sl->done = 1;
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		; /* the forked copies (SIGCHLD is ignored: none is left) */

@@ -22,9 +22,8 @@
  * ITIMER_REAL of a few milliseconds).  The timer is stopped before the
  * child's final checks.
  *
- * Threads (clone CLONE_THREAD, futex) belong here too once the kernel has
- * them (issue 15): a pseudo-call that starts a thread making calls of its
- * own, joined and counted like the forked copies.
+ * Threads and futexes are in the mix through a third pseudo-call
+ * (ut_fuzz_threads.h).
  */
 #ifndef UT_FUZZ_BOUND_H
 #define UT_FUZZ_BOUND_H
