@@ -115,7 +115,8 @@ compile_commands.json: Makefile $(CSRCS)
 # make run: a root image with busybox, init, the tests and benchmarks
 # (tools/userrun.py); RUN='cmd' runs cmd and exits with its status,
 # ADD=DIR puts a host directory under /add, SIZE= the free space in the
-# image (default 16M), ROOT=path keeps the image there between runs; the
+# image (default 16M), ROOT=path keeps the image there between runs, FS=ufs
+# makes the root a UFS image (mkfs.ufs) instead of S5; the
 # command's output alone goes to standard output (hence the silent recipe).
 # USERLAND=debian: the root is Debian's packages instead (gcc, binutils,
 # make, bash, coreutils ...; tools/debian_root.py, the list in
@@ -124,7 +125,7 @@ compile_commands.json: Makefile $(CSRCS)
 # kbench= ...).
 run: export TEMPEST_RUN = $(value RUN)
 run: all tools userland bench
-	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(USERLAND),--userland $(USERLAND))
+	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(FS),--fs $(FS)) $(if $(USERLAND),--userland $(USERLAND))
 
 boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))

@@ -137,6 +137,9 @@ def all_jobs():
     jobs += [("ktest/default/witness", ktest_check.job_witness), ("kbench/locks", ktest_check.job_kbench),
              ("kbench/fs", fs_check.job_kbench_fs), ("fs/rootfail", fs_check.job_fs_rootfail)]
     jobs += [("fs/peer", host_check.job_fs_peer), ("ufstools", host_check.job_ufstools)]
+    jobs += [("fs/ufs", host_check.job_ufs_kernel)]
+    jobs += [("fs/ufs/cache=%s,lock=%s" % (c, l), fs_check.make_ufs_matrix_job(c, l))
+             for c, l in fs_check.UFS_MATRIX]
     jobs += [("user/default", user_check.make_user_job("default")),
              ("user/svr4mp", user_check.make_user_job("svr4mp")),
              ("user/hector", user_check.make_user_job("hector", small=True)),

@@ -14,7 +14,8 @@
     operations fail (errors > 0); always without a panic.
 
 The jobs: fs/matrix/cache=C,lock=L (the file-system ktests under the
-cache x lock pairings the ktest jobs leave out), fs/corrupt/..., the
+cache x lock pairings the ktest jobs leave out), fs/ufs/cache=C,lock=L
+(the fs ktests on a UFS root, one boot per cache model), fs/corrupt/..., the
 root= failures fs/rootfail/..., and kbench/fs.
 """
 import os
@@ -30,6 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "unit"))
 import tempest  # noqa: E402
 import s5harness  # noqa: E402
 import s5image  # noqa: E402
+import ufsimage  # noqa: E402
 import s5_corruption  # noqa: E402,F401  (registers the corruption functions)
 from checklib import T_KTEST, T_TOPOLOGY, budget_gone, ktest_results, fail_reason  # noqa: E402
 
@@ -171,6 +173,59 @@ def corrupted_images(tmp):
     return out
 
 
+# UFS: (case, expectation), the cases fsck.ufs's corruption matrix makes
+# (tests/unit/test_ufstools.py), applied to a mkfs.ufs image of its tree
+# (without its 17 MiB file).  What a walk cannot see (counts, maps, link
+# counts, types) the kernel need only survive ("any").
+UFS_CORRUPTION_CASES = {
+    "bad_magic": "mount", "bad_bsize": "mount", "size_past_image": "mount",
+    "root_not_dir": "fail", "block_outside": "ops", "reclen": "ops",
+    "slash_in_name": "ops", "entry_to_free_inode": "ops",
+}
+UFS_FUZZ_SEEDS = (11, 12, 13)
+
+
+def _ufs_fuzz(path, img, seed):
+    """Flip random bytes in the superblock, group 0's block, the first inode
+    blocks and the root directory."""
+    rnd = random.Random(seed)
+    areas = [(ufsimage.SBOFF, 1376), (img.cg_offset(0), img.cgsize), (img.ipos(0), 4 * img.bsize),
+             (img.inode(ufsimage.ROOTINO)["db"][0] * img.fsize, 512)]
+    with open(path, "r+b") as f:
+        for _ in range(12):
+            base, length = rnd.choice(areas)
+            f.seek(base + rnd.randrange(length))
+            f.write(bytes([rnd.randrange(256)]))
+
+
+def ufs_corrupted_images(tmp):
+    """[(case, expectation, path)] for UFS: a clean control, every case of
+    fsck.ufs's matrix, fuzzed copies."""
+    import test_ufstools as tu
+    src = os.path.join(tmp, "ufs.src")
+    tu.write_tree(src)
+    os.remove(os.path.join(src, "big"))
+    os.remove(os.path.join(src, "deep", "d0", "big.link"))
+    good = os.path.join(tmp, "ufs-good.img")
+    rc, out = _run([MKFS_UFS, "-d", src, good, "6M"])
+    if rc != 0:
+        raise RuntimeError("mkfs.ufs of the good image failed: %s" % out[-200:])
+    with open(good, "rb") as f:
+        tu.CTX.img = ufsimage.Image(f.read())
+    out = [("ufs-clean", "clean", good)]
+    for case, _, fn in tu.CORRUPTIONS:
+        path = os.path.join(tmp, "ufs-%s.img" % case)
+        shutil.copyfile(good, path)
+        fn(path)
+        out.append(("ufs-" + case, UFS_CORRUPTION_CASES.get(case, "any"), path))
+    for seed in UFS_FUZZ_SEEDS:
+        path = os.path.join(tmp, "ufs-fuzz%d.img" % seed)
+        shutil.copyfile(good, path)
+        _ufs_fuzz(path, tu.CTX.img, seed)
+        out.append(("ufs-fuzz%d" % seed, "any", path))
+    return out
+
+
 def disk_name(i):
     """The kernel's name of the i-th virtio disk: vda, vdb, ..."""
     return "vd" + chr(ord("a") + i)
@@ -252,18 +307,74 @@ def make_fs_matrix_job(cache, lock):
     return job
 
 
+# --------------------------------------------------------------------------
+# The file-system ktests on a UFS root
+
+MKFS_UFS = os.path.join(TOOLS, "mkfs.ufs")
+FSCK_UFS = os.path.join(TOOLS, "fsck.ufs")
+# One boot per cache model, each with another lock algorithm: the fs_*
+# ktests (fs_mp among them, on every CPU) on a root made by mkfs.ufs.
+UFS_MATRIX = [("single", "mcs"), ("hashfree", "h2mcs"), ("ssac", "spin")]
+
+
+def ufs_root_problems(path):
+    """fsck.ufs clean, and fs_persist's file read back by the host reader."""
+    rc, out = _run([FSCK_UFS, path])
+    if rc != 0:
+        lines = [l for l in out.decode(errors="replace").splitlines() if l.strip()]
+        return ["fsck.ufs exit %d: %s" % (rc, " | ".join(lines[:6]))]
+    with open(path, "rb") as f:
+        img = ufsimage.Image(f.read())
+    ino = img.namei("/" + PERSIST_PATH)
+    got = img.read(ino) if ino else None
+    if got != PERSIST_TEXT:
+        return ["/%s on disk is %s, not the %d bytes written" % (
+            PERSIST_PATH, "missing" if got is None else "%d bytes" % len(got), len(PERSIST_TEXT))]
+    return []
+
+
+def make_ufs_matrix_job(cache, lock):
+    """The fs ktests on a fresh UFS root under one cache= and lock=; the
+    image must be clean by fsck.ufs afterwards."""
+    def job(ctx):
+        name = "fs/ufs/cache=%s,lock=%s" % (cache, lock)
+        tmp = tempfile.mkdtemp(prefix="tempest-ufs-")
+        try:
+            src = os.path.join(tmp, "src")
+            for d in ("etc", "dev", "home/user"):
+                os.makedirs(os.path.join(src, d))
+            with open(os.path.join(src, "etc", "motd"), "w") as f:
+                f.write("Welcome to Tempest on UFS.\n")
+            img = os.path.join(tmp, "root.img")
+            rc, out = _run([MKFS_UFS, "-d", src, img, ROOT_SIZE])
+            if rc != 0:
+                ctx.results.add(name, False, "mkfs.ufs: %s" % out.decode(errors="replace")[-200:])
+                return
+            r = ctx.boot(name, "default", "ktest=fs_* poweroff cache=%s lock=%s root=vda"
+                         % (cache, lock), T_KTEST, disk_images=[img])
+            if r is None:
+                return budget_gone(ctx, [name, name + "/fsck"])
+            ktest_results(ctx, name, r, individual=False)
+            fsp = ufs_root_problems(img)
+            ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return job
+
+
 # The kernel takes 16 virtio disks; the root is one of them.
 FS_PROBE_DISKS_PER_BOOT = 12
 
 
 def job_fs_corrupt(ctx):
-    """Corrupted images (corrupted_images above): each one fails to mount, or
+    """Corrupted S5 and UFS images (corrupted_images and ufs_corrupted_images
+    above): each one fails to mount, or
     mounts and fails the damaged operations; a clean control walks with no
     error; the kernel never panics, and the root stays clean.  The images
     go FS_PROBE_DISKS_PER_BOOT to a boot."""
     tmp = tempfile.mkdtemp(prefix="tempest-corrupt-")
     try:
-        cases = corrupted_images(tmp)
+        cases = corrupted_images(tmp) + ufs_corrupted_images(tmp)
         n = FS_PROBE_DISKS_PER_BOOT
         for part, first in enumerate(range(0, len(cases), n)):
             _fs_probe_boot(ctx, "fs/corrupt/%d" % (part + 1), cases[first:first + n])

@@ -83,6 +83,13 @@ def job_fs_peer(ctx):
     run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT)
 
 
+def job_ufs_kernel(ctx):
+    """The kernel's UFS reads makefs's and mkfs.ufs's images of one host
+    tree exactly, refuses damaged ones with a reason, and leaves them
+    clean by fsck.ufs (tests/test_ufs_kernel.py)."""
+    run_host_script(ctx, "fs/ufs", os.path.join(ROOT, "tests", "test_ufs_kernel.py"), T_UNIT)
+
+
 def job_linux_peer(ctx):
     """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
     default preset, runs a command with its status, and runs every

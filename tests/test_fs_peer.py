@@ -41,7 +41,8 @@ UFS (ufs/...): mkfs.ufs makes images of a host tree with 8K/1K and 4K/512
 blocks (fsck.ufs must find them clean); Linux's ufs.ko, read-only with
 ufstype=44bsd, mounts both in one boot and must list the tree exactly,
 with the inode numbers, directory sizes and times tests/unit/ufsimage.py
-reads.  (Tempest has no kernel UFS yet, so no image Tempest wrote.)
+reads.  (Linux reading an image Tempest's UFS wrote is
+tests/test_ufs_kernel.py's.)
 
 Prints PASS/FAIL lines, then "N passed, N failed"; exits non-zero on
 failure.

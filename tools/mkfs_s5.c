@@ -35,6 +35,7 @@
 
 #include "s5lib.h"
 #include "hostlinks.h"
+#include "hostowners.h"
 
 /* A directory being assembled in memory before it is written. */
 struct dirbuf {
@@ -42,17 +43,10 @@ struct dirbuf {
     size_t n, cap;
 };
 
-/* A file's owner from the -o list. */
-struct owner {
-    char *path;                 /* relative to the -d directory */
-    uint16_t uid, gid;
-};
-
 struct mkfs {
     const char *image;
     const char *top;            /* the -d directory */
-    struct owner *owners;
-    size_t nowners;
+    struct hostowners owners;   /* the -o list (tools/hostowners.h) */
     struct s5img img;
     struct s5_super sb;
     struct s5_dinode *itab;     /* the inode list; inode ino is itab[ino - 1] */
@@ -311,46 +305,26 @@ static int not_dots(const struct dirent *e)
     return strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 }
 
-/* Reads the -o list: one "PATH UID GID" a line; blank lines and lines
- * starting with '#' are skipped. */
+/* Reads the -o list (tools/hostowners.h), ids of 16 bits. */
 static void read_owners(struct mkfs *m, const char *file)
 {
-    FILE *f = fopen(file, "r");
-    char line[4200], path[4097];
-    unsigned long uid, gid;
-    int lineno = 0;
-
-    if (!f)
+    int bad;
+    if (hostowners_read(&m->owners, file, 65535, &bad) == 0)
+        return;
+    if (bad == -2)
+        fatal("out of memory");
+    if (bad == 0)
         fatal("%s: %s", file, strerror(errno));
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (line[0] == '#' || line[strspn(line, " \t\n")] == 0)
-            continue;
-        if (sscanf(line, "%4096s %lu %lu", path, &uid, &gid) != 3 || uid > 65535 || gid > 65535)
-            fatal("%s:%d: expected 'PATH UID GID' with ids up to 65535", file, lineno);
-        m->owners = realloc(m->owners, (m->nowners + 1) * sizeof *m->owners);
-        if (!m->owners)
-            fatal("out of memory");
-        m->owners[m->nowners].path = strdup(path[0] == '/' ? path + 1 : path);
-        m->owners[m->nowners].uid = (uint16_t)uid;
-        m->owners[m->nowners].gid = (uint16_t)gid;
-        m->nowners++;
-    }
-    fclose(f);
+    fatal("%s:%d: expected 'PATH UID GID' with ids up to 65535", file, bad);
 }
 
 /* Gives inode ino the owner the -o list names for host path, if any. */
 static void apply_owner(struct mkfs *m, const char *path, uint32_t ino)
 {
-    size_t toplen = m->top ? strlen(m->top) : 0;
-
-    if (!m->nowners || strncmp(path, m->top, toplen) != 0 || path[toplen] != '/')
-        return;
-    for (size_t i = 0; i < m->nowners; i++) {
-        if (strcmp(path + toplen + 1, m->owners[i].path) == 0) {
-            m->itab[ino - 1].di_uid = m->owners[i].uid;
-            m->itab[ino - 1].di_gid = m->owners[i].gid;
-        }
+    uint32_t uid, gid;
+    if (hostowners_find(&m->owners, m->top, path, &uid, &gid)) {
+        m->itab[ino - 1].di_uid = (uint16_t)uid;
+        m->itab[ino - 1].di_gid = (uint16_t)gid;
     }
 }
 

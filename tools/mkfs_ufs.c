@@ -2,7 +2,7 @@
  * mkfs.ufs: make a UFS1 file system image (kern/ufs/ufs_fs.h), optionally
  * filled from a host directory.
  *
- *   mkfs.ufs [-d DIR] [-b BSIZE] [-f FSIZE] [-i BYTES] IMAGE SIZE
+ *   mkfs.ufs [-d DIR [-o OWNERS]] [-b BSIZE] [-f FSIZE] [-i BYTES] IMAGE SIZE
  *
  * SIZE is in KiB, or has a K, M or G suffix; IMAGE is created or
  * truncated.  -b and -f set the block and fragment sizes (8192 and 1024 by
@@ -10,7 +10,8 @@
  * data per inode (8192).  With -d, regular files, directories, symbolic
  * links, FIFOs and device files under DIR are copied in with their
  * permission bits, owner 0 and their modification time; hard links within
- * DIR stay hard links.
+ * DIR stay hard links.  -o names files of DIR that get another owner
+ * ("PATH UID GID" lines, tools/hostowners.h), as mkfs.s5 -o does.
  *
  * The layout is the one NetBSD's newfs and makefs write: cylinder groups as
  * large as a one-block group map allows, the superblock at 8192 and a copy
@@ -37,6 +38,7 @@
 
 #include "kern/ufs/ufs_fs.h"
 #include "hostlinks.h"
+#include "hostowners.h"
 
 #define DEFAULT_BSIZE   8192
 #define DEFAULT_FSIZE   1024
@@ -55,6 +57,8 @@ struct mkfs {
     int32_t *cg_ndir;                   /* directories per group */
     int32_t *cg_nifree;                 /* free inodes per group */
     struct hostlinks links;             /* the host tree's hard links (tools/hostlinks.h) */
+    const char *top;                    /* the -d directory */
+    struct hostowners owners;           /* the -o list (tools/hostowners.h) */
 };
 
 static struct mkfs *cleanup_m;
@@ -572,6 +576,7 @@ static uint32_t copy_entry(struct mkfs *m, const char *path, uint32_t parent)
     struct ufs_dinode *di = &m->itab[ino];
     di->di_mode = (uint16_t)(st.st_mode & 0177777);
     di->di_nlink = S_ISDIR(st.st_mode) ? 2 : 1;
+    hostowners_find(&m->owners, m->top, path, &di->di_uid, &di->di_gid);
     set_times(di, &st);
     if (S_ISREG(st.st_mode)) {
         uint8_t *data = slurp(path, (uint64_t)st.st_size);
@@ -740,8 +745,9 @@ static int64_t parse_size(const char *s)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mkfs.ufs [-d DIR] [-b BSIZE] [-f FSIZE] [-i BYTES] IMAGE SIZE\n"
-            "Makes a UFS1 image of SIZE (KiB, or with K, M or G), filled from DIR.\n");
+    fprintf(stderr, "usage: mkfs.ufs [-d DIR [-o OWNERS]] [-b BSIZE] [-f FSIZE] [-i BYTES] IMAGE SIZE\n"
+            "Makes a UFS1 image of SIZE (KiB, or with K, M or G), filled from DIR; the files\n"
+            "OWNERS lists (\"PATH UID GID\" lines, PATH relative to DIR) get those owners.\n");
     exit(2);
 }
 
@@ -767,9 +773,18 @@ int main(int argc, char **argv)
     m.fd = -1;
     if (argc > 1 && !strcmp(argv[1], "--help"))
         usage();
-    while ((opt = getopt(argc, argv, "d:b:f:i:h")) != -1) {
+    while ((opt = getopt(argc, argv, "d:o:b:f:i:h")) != -1) {
+        int bad;
         switch (opt) {
         case 'd': src = optarg; break;
+        case 'o':
+            if (hostowners_read(&m.owners, optarg, UINT32_MAX - 1, &bad) == 0)
+                break;
+            if (bad == -2)
+                fatal("out of memory");
+            if (bad == 0)
+                fatal("%s: %s", optarg, strerror(errno));
+            fatal("%s:%d: expected 'PATH UID GID'", optarg, bad);
         case 'b': bsize = parse_pow2(optarg, "block size", UFS_MINBSIZE, UFS_MAXBSIZE); break;
         case 'f': fsize = parse_pow2(optarg, "fragment size", UFS_DEV_BSIZE, UFS_MAXBSIZE); break;
         case 'i':
@@ -792,6 +807,7 @@ int main(int argc, char **argv)
     e = getenv("SOURCE_DATE_EPOCH");
     m.now = e ? (uint32_t)strtoul(e, NULL, 10) : (uint32_t)time(NULL);
     set_geometry(&m, bytes, bsize, fsize, density);
+    m.top = src;
     struct stat st;
     if (src && (stat(src, &st) < 0 || !S_ISDIR(st.st_mode)))
         fatal("%s: not a directory", src);

@@ -47,6 +47,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MKFS = os.path.join(ROOT, "build", "tools", "mkfs.s5")
+MKFS_UFS = os.path.join(ROOT, "build", "tools", "mkfs.ufs")
 BUSYBOX = "/bin/busybox"          # Debian's busybox-static puts it here
 S5_DIRSIZ = 14                    # longest S5 file name
 S5_BSIZE = 1024                   # kern/s5/s5_fs.h: block size,
@@ -228,7 +229,30 @@ def geometry(top, free):
     return kib, inodes
 
 
+def ufs_size(top, free):
+    """A UFS image's size in KiB: the S5 estimate of the contents with room
+    for fragments, whole blocks and inodes, plus free KiB."""
+    blocks, inodes = content_size(top)
+    return blocks * 3 // 2 + inodes // 4 + 4096 + free
+
+
+def build_ufs(image, args):
+    """The UFS root (FS=ufs): mkfs.ufs -d of the staged tree."""
+    if not os.path.exists(MKFS_UFS):
+        sys.exit("mkroot: %s is missing (run 'make tools')" % MKFS_UFS)
+    with tempfile.TemporaryDirectory(prefix="mkroot-") as tmp:
+        top = stage(tmp, args)
+        size = args.size or "%dK" % ufs_size(top, parse_kib(args.free))
+        r = subprocess.run([MKFS_UFS, "-d", top, "-o", os.path.join(tmp, "owners"), image, size],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            lines = (r.stdout + r.stderr).strip().splitlines()
+            sys.exit("mkroot: %s" % (lines[-1] if lines else "mkfs.ufs failed"))
+
+
 def build(image, args):
+    if args.fs == "ufs":
+        return build_ufs(image, args)
     if not os.path.exists(MKFS):
         sys.exit("mkroot: %s is missing (run 'make tools')" % MKFS)
     with tempfile.TemporaryDirectory(prefix="mkroot-") as tmp:
@@ -260,7 +284,11 @@ def main():
     p.add_argument("--tests", help="host directory copied to /tests")
     p.add_argument("--bench", help="host directory copied to /bench")
     p.add_argument("--run", help="command init runs under /bin/sh, then powers off")
+    p.add_argument("--fs", choices=("s5", "ufs"), default="s5",
+                   help="the file system: s5 (mkfs.s5) or ufs (mkfs.ufs; default s5)")
     args = p.parse_args()
+    if args.fs == "ufs" and args.slot:
+        sys.exit("mkroot: --slot needs an S5 image (s5cat fills the slot)")
     try:
         build(args.image, args)
     except (OSError, subprocess.SubprocessError) as e:

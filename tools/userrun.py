@@ -60,10 +60,10 @@ class Failure(Exception):
     """A failure to report in one line."""
 
 
-def mkroot(img, run, add, free, slot):
-    """Build a root image at img."""
+def mkroot(img, run, add, free, slot, fs="s5"):
+    """Build a root image at img (an S5 or a UFS file system)."""
     cmd = [sys.executable, MKROOT, img, "--init", os.path.join(USERLAND, "init"),
-           "--free", free]
+           "--free", free, "--fs", fs]
     for prog in ("lockstat",):
         path = os.path.join(USERLAND, prog)
         if os.path.exists(path):
@@ -241,6 +241,8 @@ def main():
     p.add_argument("--root", help="keep the root image at this path between runs")
     p.add_argument("--userland", default="busybox", choices=("busybox", "debian"),
                    help="the root's programs: busybox (S5), or Debian's packages (UFS)")
+    p.add_argument("--fs", choices=("s5", "ufs"), default="s5",
+                   help="the root image's file system (default s5)")
     args = p.parse_args()
     run = args.run if args.run is not None else os.environ.get("TEMPEST_RUN") or None
     try:
@@ -248,6 +250,8 @@ def main():
             if not os.path.isfile(d):
                 raise Failure("DISK=%s: no such image file" % d)
         with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
+            if args.root and args.fs != "s5":
+                raise Failure("ROOT= keeps S5 images only (FS=%s)" % args.fs)
             if args.userland == "debian":
                 if args.root:
                     raise Failure("ROOT= is not supported with USERLAND=debian yet")
@@ -257,7 +261,7 @@ def main():
                 img = kept_image(args.root, run, args.add, args.free)
             else:
                 img = os.path.join(tmp, "root.img")
-                mkroot(img, run, args.add, args.free, False)
+                mkroot(img, run, args.add, args.free, False, args.fs)
             return run_command(args, img) if run is not None else interactive(args, img)
     except Failure as e:
         print("userrun: %s" % e, file=sys.stderr)

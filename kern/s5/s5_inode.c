@@ -4,14 +4,11 @@
  * structure, locks, races) is at the top of kern/s5/s5_vfsops.c; the lock
  * key is in kern/s5/s5_inode.h.
  *
- * The cache is one table of S5_NINODE inodes shared by every mounted S5
- * file system, with hash chains on (file system, inode number) and one free
- * list of inactive inodes (v_count == -1) in least-recently-inactivated
- * order, all under the one mutex s5_icache_lock, as in SVR4 MP ("a single
- * lock has been used for the entire collection of inode hash queues and the
- * inode free list").  An in-core inode keeps its identity after it becomes
- * inactive, so a later iget finds it again without reading the disk; it is
- * reused for another inode only when it reaches the head of the free list.
+ * The cache itself -- one table of S5_NINODE inodes shared by every
+ * mounted S5 file system, the hash chains, the free list, iget's recheck,
+ * the -1 protocol and the reaper -- is the one both disk file systems use
+ * (kern/vfs/icache.c); this file gives it S5's inode reading and
+ * inactivation (s5_icache_ops).
  */
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/buf.h>
@@ -32,13 +29,22 @@ LOCK_CLASS(s5_irwlock_class, "s5_irwlock", LK_RESOURCE);
 
 struct s5_stats s5_stats;
 
-static struct mutex s5_icache_lock;
-static struct s5_inode *itable[S5_NINODE];      /* [c] once initialized */
-static struct s5_inode *ihash[S5_NIHASH];       /* [ic] chain heads */
-static struct s5_inode *ifree_head, *ifree_tail;/* [ic] the free list */
-static int icache_state;                        /* [a] 0 none, 1 building, 2 ready */
+static const struct icache_ops s5_icache_ops;
+LOCK_CLASS(s5_reap_class, "s5_reap", LK_MUTEX_SLEEP);
 
-#define STAT_INC(f) __atomic_add_fetch(&s5_stats.f, 1, __ATOMIC_RELAXED)
+/* The S5 inode cache: constant fields here, the rest the cache's. */
+static struct icache s5_icache = {
+    .name = "s5",
+    .ninode = S5_NINODE,
+    .node_size = sizeof(struct s5_inode),
+    .vnops = &s5_vnodeops,
+    .ops = &s5_icache_ops,
+    .cache_class = &s5_icache_class,
+    .ilock_class = &s5_ilock_class,
+    .irwlock_class = &s5_irwlock_class,
+    .reap_class = &s5_reap_class,
+    .stats = (struct icstats *)&s5_stats,
+};
 
 /* File times come from the wall clock (drivers/platform/rtc.c). */
 uint32_t s5_now(void)
@@ -51,192 +57,12 @@ bool s5_syncwrites(void)
     return opts.syncwrites != 0;
 }
 
-/* ---- the free list and hash chains [ic] ---- */
-
-static void free_insert(struct s5_inode *ip, bool at_head)
-{
-    ip->i_onfree = true;
-    if (at_head) {
-        ip->i_fprev = NULL;
-        ip->i_fnext = ifree_head;
-        if (ifree_head)
-            ifree_head->i_fprev = ip;
-        else
-            ifree_tail = ip;
-        ifree_head = ip;
-    } else {
-        ip->i_fnext = NULL;
-        ip->i_fprev = ifree_tail;
-        if (ifree_tail)
-            ifree_tail->i_fnext = ip;
-        else
-            ifree_head = ip;
-        ifree_tail = ip;
-    }
-}
-
-static void free_remove(struct s5_inode *ip)
-{
-    if (!ip->i_onfree)
-        return;
-    if (ip->i_fprev)
-        ip->i_fprev->i_fnext = ip->i_fnext;
-    else
-        ifree_head = ip->i_fnext;
-    if (ip->i_fnext)
-        ip->i_fnext->i_fprev = ip->i_fprev;
-    else
-        ifree_tail = ip->i_fprev;
-    ip->i_fnext = ip->i_fprev = NULL;
-    ip->i_onfree = false;
-}
-
-static unsigned ihash_of(const struct s5_fs *fs, uint32_t ino)
-{
-    return (ino + fs->fs_hashid * 2654435761u) % S5_NIHASH;
-}
-
-static void hash_insert(struct s5_inode *ip)
-{
-    struct s5_inode **head = &ihash[ihash_of(ip->i_fs, ip->i_number)];
-    ip->i_hprev = NULL;
-    ip->i_hnext = *head;
-    if (*head)
-        (*head)->i_hprev = ip;
-    *head = ip;
-    ip->i_hashed = true;
-}
-
-static void hash_remove(struct s5_inode *ip)
-{
-    if (!ip->i_hashed)
-        return;
-    if (ip->i_hprev)
-        ip->i_hprev->i_hnext = ip->i_hnext;
-    else
-        ihash[ihash_of(ip->i_fs, ip->i_number)] = ip->i_hnext;
-    if (ip->i_hnext)
-        ip->i_hnext->i_hprev = ip->i_hprev;
-    ip->i_hnext = ip->i_hprev = NULL;
-    ip->i_hashed = false;
-}
-
-static struct s5_inode *hash_find(struct s5_fs *fs, uint32_t ino)
-{
-    for (struct s5_inode *ip = ihash[ihash_of(fs, ino)]; ip; ip = ip->i_hnext)
-        if (ip->i_fs == fs && ip->i_number == ino)
-            return ip;
-    return NULL;
-}
-
-/* Take ip off its hash chain and give it no identity [ic]. */
-static void forget_identity(struct s5_inode *ip)
-{
-    hash_remove(ip);
-    ip->i_fs = NULL;
-    ip->i_number = 0;
-}
-
-static void reap_init(void);
-static bool ilock_try(struct s5_inode *ip);
-
-/* ---- building the table ---- */
-
-static void build_table(void)
-{
-    mutex_init(&s5_icache_lock, &s5_icache_class, MUTEX_SLEEP, "s5_icache");
-    for (int i = 0; i < S5_NINODE; i++) {
-        struct s5_inode *ip = kzalloc(sizeof *ip);
-        if (!ip)
-            break;                  /* a smaller table still works */
-        vn_init(&ip->i_vnode, &s5_vnodeops, VNON, NULL, ip);
-        ip->i_vnode.v_count = -1;
-        rlock_init(&ip->i_lock, &s5_ilock_class, "s5_ilock");
-        rlock_init(&ip->i_rwlock, &s5_irwlock_class, "s5_irwlock");
-        itable[i] = ip;
-        free_insert(ip, false);
-    }
-}
-
 void s5_icache_init(void)
 {
-    int expect = 0;
-    if (__atomic_compare_exchange_n(&icache_state, &expect, 1, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE)) {
-        build_table();
-        reap_init();
-        __atomic_store_n(&icache_state, 2, __ATOMIC_RELEASE);
-        return;
-    }
-    while (__atomic_load_n(&icache_state, __ATOMIC_ACQUIRE) != 2)
-        thread_yield();
+    icache_init(&s5_icache);
 }
 
-/* ---- iget ---- */
-
-/* Revive ip from the free list if it is inactive, then count our
- * reference [ic]: the -1 protocol of kern/vfs/vnode.h. */
-static void activate_locked(struct s5_inode *ip)
-{
-    if (__atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) == -1) {
-        free_remove(ip);
-        __atomic_store_n(&ip->i_vnode.v_count, 0, __ATOMIC_RELEASE);
-        STAT_INC(reactivations);
-    }
-    VN_HOLD(&ip->i_vnode);
-}
-
-/* Give the inode at the head of the free list the identity (fs, ino) [ic]. */
-static struct s5_inode *reuse_locked(struct s5_fs *fs, uint32_t ino)
-{
-    struct s5_inode *ip = ifree_head;
-    if (!ip)
-        return NULL;
-    free_remove(ip);
-    forget_identity(ip);
-    ip->i_fs = fs;
-    ip->i_number = ino;
-    ip->i_flag = 0;
-    ip->i_vnode.v_vfsp = fs->fs_vfs;
-    ip->i_vnode.v_flag = 0;
-    ip->i_vnode.v_vfsmountedhere = NULL;
-    __atomic_store_n(&ip->i_vnode.v_count, 1, __ATOMIC_RELEASE);
-    hash_insert(ip);
-    return ip;
-}
-
-/*
- * Find (fs, ino) in the cache or give it a free in-core inode, and return
- * it referenced but not locked.  When no inode is free, the last reference
- * to many inodes is the DNLC's: purge DNLC entries one at a time (which
- * may inactivate an inode onto the free list) until one is free or the
- * DNLC is empty (seed 001, "Directory Name Lookup Cache").
- */
-static int icache_get(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
-{
-    for (;;) {
-        mutex_enter(&s5_icache_lock);
-        struct s5_inode *ip = hash_find(fs, ino);
-        if (ip) {
-            activate_locked(ip);
-            mutex_exit(&s5_icache_lock);
-            STAT_INC(ihits);
-            *ipp = ip;
-            return 0;
-        }
-        ip = reuse_locked(fs, ino);
-        mutex_exit(&s5_icache_lock);
-        if (ip) {
-            *ipp = ip;
-            return 0;
-        }
-        STAT_INC(purges);
-        if (dnlc_purge1() == 0) {
-            kprintf("s5: inode table full (%d in-core inodes all in use)\n", S5_NINODE);
-            return -ENFILE;
-        }
-    }
-}
+/* ---- reading inodes ---- */
 
 static enum vtype vtype_of(uint16_t mode)
 {
@@ -275,9 +101,10 @@ static const char *dinode_invalid(const struct s5_dinode *di)
     return NULL;
 }
 
-/* Read ip (ILOCKED, identity set) from its disk block. */
-static int iread(struct s5_inode *ip)
+/* Read ip (ILOCKED, identity set) from its disk block: the cache's read. */
+static int iread(struct icnode *icp)
 {
+    struct s5_inode *ip = (struct s5_inode *)icp;
     struct s5_fs *fs = ip->i_fs;
     int err = 0;
     struct buf *bp = s5_bread(fs, s5_itod(ip->i_number), &err);
@@ -304,7 +131,6 @@ static int iread(struct s5_inode *ip)
     ip->i_mtime = di->di_mtime;
     ip->i_ctime = di->di_ctime;
     brelse(bp);
-    ip->i_flag = IVALID;
     ip->i_vnode.v_type = vtype_of(ip->i_mode);
     bool dev = ip->i_vnode.v_type == VCHR || ip->i_vnode.v_type == VBLK;
     ip->i_vnode.v_rdev = dev ? s5_dev_from_disk(ip->i_addr[0]) : 0;
@@ -320,45 +146,7 @@ static int iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp, bool try)
                    s5_ninodes(&fs->fs_sb));
         return -EUCLEAN;
     }
-    STAT_INC(igets);
-    for (;;) {
-        struct s5_inode *ip;
-        int err = icache_get(fs, ino, &ip);
-        if (err)
-            return err;
-        if (s5_ilocked(ip)) {
-            /* Waiting for our own ILOCKED would never end: only a
-             * corrupted directory or a stale free-inode hint leads here. */
-            VN_RELE(ITOV(ip));
-            return -EDEADLK;
-        }
-        if (!try) {
-            ILOCK(ip);
-        } else if (!ilock_try(ip)) {
-            VN_RELE(ITOV(ip));
-            return -EBUSY;
-        }
-        /* The sleep for the lock may have let the identity change (a
-         * failed read dropped it): check it again (seed 001). */
-        if (ip->i_fs != fs || ip->i_number != ino) {
-            STAT_INC(iretries);
-            s5_iput(ip);
-            continue;
-        }
-        if (!(ip->i_flag & IVALID)) {
-            STAT_INC(imisses);
-            err = iread(ip);
-            if (err) {
-                mutex_enter(&s5_icache_lock);
-                forget_identity(ip);
-                mutex_exit(&s5_icache_lock);
-                s5_iput(ip);
-                return err;
-            }
-        }
-        *ipp = ip;
-        return 0;
-    }
+    return icache_iget(&s5_icache, fs, ino, try, (struct icnode **)ipp);
 }
 
 int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
@@ -373,8 +161,7 @@ int s5_iget_try(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp)
 
 void s5_iput(struct s5_inode *ip)
 {
-    IUNLOCK(ip);
-    VN_RELE(ITOV(ip));
+    icache_iput(ICNODE(ip));
 }
 
 /* ---- writing inodes ---- */
@@ -580,12 +367,14 @@ int s5_itrunc(struct s5_inode *ip, uint32_t size)
 
 /* ---- VOP_INACTIVE ---- */
 
-/* With ILOCK: the work of an inactivation.  A file with no links loses
- * its blocks and its inode; a modified one is written back. */
-static void inactive_work(struct s5_inode *ip)
+/* With ILOCK, the count 0: the work of an inactivation (the cache's
+ * inactive).  A file with no links loses its blocks and its inode; a
+ * modified one is written back. */
+static void inactive_work(struct icnode *icp)
 {
+    struct s5_inode *ip = (struct s5_inode *)icp;
     struct s5_fs *fs = ip->i_fs;
-    if (!fs || !(ip->i_flag & IVALID) || fs->fs_rdonly)
+    if (fs->fs_rdonly)
         return;
     if (ip->i_nlink == 0 && ip->i_mode != 0) {
         s5_itrunc(ip, 0);
@@ -601,126 +390,22 @@ static void inactive_work(struct s5_inode *ip)
     }
 }
 
-/*
- * Called by VN_RELE when the count reached 0, without the vnode lock.  The
- * count 0 is not yet "inactive": another thread may find the inode in the
- * cache and VN_HOLD it meanwhile, and may even release it again (a second
- * call here).  So the work is done under ILOCK only while the count is
- * still 0, and the count goes to -1 (truly inactive, on the free list)
- * only under the cache lock, only if it is still 0, and still under the
- * same ILOCK -- so the thread that did the work is the one that frees the
- * inode, and no other inactivation can see the count 0, skip the work and
- * free it meanwhile.  If the count is not 0, the inode was reactivated and
- * its new last VN_RELE will come back here.
- *
- * Deadlock: VN_RELE may be called with other inodes ILOCKED -- a DNLC
- * enter under a lookup's locks evicts an entry and drops its references,
- * and an iget on a full table purges DNLC entries.  Waiting there for the
- * ILOCK of an arbitrary inode breaks the parent-before-child order: its
- * holder may have revived it and be waiting for one of ours.  So a thread
- * that holds any kept lock only TRIES the ILOCK; if another thread has it,
- * the inactivation goes to the reaper thread, which holds nothing else
- * when it waits.  (Whoever holds the ILOCK holds a reference or is itself
- * inactivating, so the inode cannot be reused before the reaper runs:
- * only an inode with count -1 is on the free list.)
- */
-static void inactive_locked(struct s5_inode *ip)
+static bool inode_useless(struct icnode *icp)
 {
-    struct vnode *vp = ITOV(ip);
-    if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
-        inactive_work(ip);
-        /* A freed or unnamed inode is the best one to reuse next. */
-        bool useless = !ip->i_fs || !(ip->i_flag & IVALID) || ip->i_mode == 0;
-        mutex_enter(&s5_icache_lock);
-        if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
-            __atomic_store_n(&vp->v_count, -1, __ATOMIC_RELEASE);
-            if (useless)
-                forget_identity(ip);
-            free_insert(ip, useless);
-        }
-        mutex_exit(&s5_icache_lock);
-    }
-    IUNLOCK(ip);
+    return ((struct s5_inode *)icp)->i_mode == 0;
 }
 
-static bool ilock_try(struct s5_inode *ip)
+static uint32_t inode_mode(struct icnode *icp)
 {
-    mutex_enter(&ip->i_vnode.v_lock);
-    if (rlock_tryacquire(&ip->i_lock))
-        return true;
-    mutex_exit(&ip->i_vnode.v_lock);
-    return false;
+    return ((struct s5_inode *)icp)->i_mode;
 }
 
-/* ---- the reaper: inactivations that could not wait where they arose ---- */
-
-LOCK_CLASS(s5_reap_class, "s5_reap", LK_MUTEX_SLEEP);
-
-static struct mutex reap_lock;
-static struct s5_inode *reap_head;      /* [rq] */
-static int reap_busy;                   /* [rq] inodes queued or being inactivated */
-
-static void reap_queue(struct s5_inode *ip)
-{
-    mutex_enter(&reap_lock);
-    if (!ip->i_reapq) {
-        ip->i_reapq = true;
-        ip->i_reapnext = reap_head;
-        reap_head = ip;
-        reap_busy++;
-        wakeup(&reap_head);
-    }
-    mutex_exit(&reap_lock);
-    STAT_INC(reaped);
-}
-
-static void reaper(void *unused)
-{
-    for (;;) {
-        mutex_enter(&reap_lock);
-        while (!reap_head)
-            sleep_on(&reap_head);
-        struct s5_inode *ip = reap_head;
-        reap_head = ip->i_reapnext;
-        ip->i_reapnext = NULL;
-        ip->i_reapq = false;
-        mutex_exit(&reap_lock);
-        ILOCK(ip);
-        inactive_locked(ip);
-        mutex_enter(&reap_lock);
-        if (--reap_busy == 0)
-            wakeup(&reap_busy);
-        mutex_exit(&reap_lock);
-    }
-}
-
-void s5_reap_drain(void)
-{
-    mutex_enter(&reap_lock);
-    while (reap_busy)
-        sleep_on(&reap_busy);
-    mutex_exit(&reap_lock);
-}
-
-static void reap_init(void)
-{
-    mutex_init(&reap_lock, &s5_reap_class, MUTEX_SLEEP, "s5_reap");
-    if (!thread_create("s5_reaper", reaper, NULL, AFFINITY_ALL))
-        panic("s5: no memory for the reaper thread");
-}
-
-void s5_inactive(struct vnode *vp, struct cred *cr)
-{
-    struct s5_inode *ip = VTOI(vp);
-    STAT_INC(inactives);
-    if (!held_any_kept())
-        ILOCK(ip);
-    else if (!ilock_try(ip)) {
-        reap_queue(ip);
-        return;
-    }
-    inactive_locked(ip);
-}
+static const struct icache_ops s5_icache_ops = {
+    .read = iread,
+    .inactive = inactive_work,
+    .useless = inode_useless,
+    .mode = inode_mode,
+};
 
 /* ---- directory entry types (readdir's d_type) ---- */
 
@@ -745,10 +430,7 @@ static uint8_t dtype_of(uint16_t mode)
  */
 uint8_t s5_dtype(struct s5_fs *fs, uint32_t ino)
 {
-    mutex_enter(&s5_icache_lock);
-    struct s5_inode *ip = hash_find(fs, ino);
-    uint16_t mode = ip && (READ_ONCE(ip->i_flag) & IVALID) ? READ_ONCE(ip->i_mode) : 0;
-    mutex_exit(&s5_icache_lock);
+    uint16_t mode = (uint16_t)icache_mode_hint(&s5_icache, fs, ino);
     if (mode)
         return dtype_of(mode);
     int err = 0;
@@ -760,100 +442,39 @@ uint8_t s5_dtype(struct s5_fs *fs, uint32_t ino)
     return dtype_of(mode);
 }
 
-/* ---- whole-file-system walks (sync, unmount, the inode scan) ---- */
+/* ---- whole-file-system walks (sync, unmount, the inode scan): the cache's ---- */
 
 bool s5_iactive(struct s5_fs *fs, uint32_t ino)
 {
-    mutex_enter(&s5_icache_lock);
-    struct s5_inode *ip = hash_find(fs, ino);
-    bool active = ip && __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) >= 0;
-    mutex_exit(&s5_icache_lock);
-    return active;
+    return icache_active(&s5_icache, fs, ino);
 }
 
-int s5_iflush_busy(struct s5_fs *fs)
+int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used)
 {
-    int busy = 0;
-    mutex_enter(&s5_icache_lock);
-    for (int i = 0; i < S5_NINODE && itable[i]; i++) {
-        struct s5_inode *ip = itable[i];
-        if (ip->i_fs == fs && ip != fs->fs_root &&
-            __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) >= 0)
-            busy++;
-    }
-    mutex_exit(&s5_icache_lock);
-    return busy ? -EBUSY : 0;
+    return icache_unmount(&s5_icache, fs, ICNODE(fs->fs_root), fs->fs_dev, sync, still_used);
+}
+
+static int iupdat_delayed(struct icnode *ip)
+{
+    return s5_iupdat((struct s5_inode *)ip, false);
 }
 
 int s5_iflush(struct s5_fs *fs)
 {
-    int first_err = 0;
-    for (int i = 0; i < S5_NINODE && itable[i]; i++) {
-        struct s5_inode *ip = itable[i];
-        mutex_enter(&s5_icache_lock);
-        /* i_flag is read without ILOCK: only a hint, checked again below. */
-        bool take = ip->i_fs == fs && (READ_ONCE(ip->i_flag) & IMOD) &&
-                    __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) >= 0;
-        if (take)
-            VN_HOLD(ITOV(ip));
-        mutex_exit(&s5_icache_lock);
-        if (!take)
-            continue;
-        ILOCK(ip);
-        if (ip->i_fs == fs && (ip->i_flag & (IMOD | IVALID)) == (IMOD | IVALID)) {
-            int err = s5_iupdat(ip, false);
-            if (err && !first_err)
-                first_err = err;
-        }
-        s5_iput(ip);
-    }
-    return first_err;
+    return icache_flush(&s5_icache, fs, iupdat_delayed);
 }
 
 void s5_ievict(struct s5_fs *fs)
 {
-    mutex_enter(&s5_icache_lock);
-    for (int i = 0; i < S5_NINODE && itable[i]; i++) {
-        struct s5_inode *ip = itable[i];
-        if (ip->i_fs != fs || __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) != -1)
-            continue;
-        forget_identity(ip);
-        ip->i_flag = 0;
-        free_remove(ip);
-        free_insert(ip, true);
-    }
-    mutex_exit(&s5_icache_lock);
+    icache_evict(&s5_icache, fs);
 }
 
-/*
- * For the tests: check the cache's invariants under its lock.  Every
- * inode with count -1 is on the free list exactly once and every inode on
- * the free list has count -1; every hashed inode is on the chain of its
- * identity.  Returns the number of violations.
- */
+void s5_reap_drain(void)
+{
+    icache_reap_drain(&s5_icache);
+}
+
 int s5_icache_audit(int *nfree)
 {
-    int bad = 0, onlist = 0, inactive = 0;
-    mutex_enter(&s5_icache_lock);
-    for (struct s5_inode *ip = ifree_head; ip && onlist <= S5_NINODE; ip = ip->i_fnext) {
-        onlist++;
-        if (__atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) != -1 || !ip->i_onfree)
-            bad++;
-    }
-    for (int i = 0; i < S5_NINODE && itable[i]; i++) {
-        struct s5_inode *ip = itable[i];
-        int32_t count = __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE);
-        if (count == -1)
-            inactive++;
-        if ((count == -1) != ip->i_onfree)
-            bad++;
-        if (ip->i_hashed && hash_find(ip->i_fs, ip->i_number) != ip)
-            bad++;
-    }
-    if (onlist != inactive)
-        bad++;
-    mutex_exit(&s5_icache_lock);
-    if (nfree)
-        *nfree = onlist;
-    return bad;
+    return icache_audit(&s5_icache, nfree);
 }

@@ -6,17 +6,18 @@
  * top of kern/s5/s5_vfsops.c.
  *
  * Lock key:
- *   [ic]  s5_icache_lock: the one mutex over the inode hash chains, the
- *         inode free list, every inode's identity (i_fs, i_number) and the
- *         -1 "inactive" value of its v_count (class "s5_icache")
+ *   [ic]  s5_icache's lock (kern/vfs/icache.h): the one mutex over the
+ *         inode hash chains, the inode free list, every inode's identity
+ *         (i_fs, i_number) and the -1 "inactive" value of its v_count
+ *         (class "s5_icache")
  *   [I]   the inode's ILOCKED resource lock (i_lock, class "s5_ilock"),
  *         taken with ILOCK(), which also takes the vnode lock
  *   [fs]  the file system's fs_lock mutex (class "s5_fs") over the
  *         in-core superblock; never taken recursively
  *   [fl]  fs_flock, the free-block list's resource lock (class "s5_flock"),
  *         held across the chain-block I/O of one allocation or free
- *   [rq]  reap_lock (kern/s5/s5_inode.c): the queue of inactivations
- *         deferred to the reaper thread
+ *   [rq]  s5_icache's reap_lock (class "s5_reap"): the queue of
+ *         inactivations deferred to the reaper thread
  *   [c]   constant while mounted (or while the inode has this identity)
  */
 #ifndef KERN_S5_S5_INODE_H
@@ -27,6 +28,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/vfs.h>
+#include <kern/vfs/icache.h>
 #include <kern/s5/s5_fs.h>
 #include <kern/s5/s5.h>
 
@@ -35,9 +37,6 @@ struct buf;
 
 /* In-core inodes in the one S5 inode table (all mounted S5 file systems). */
 #define S5_NINODE       512
-/* Hash chains: 2^n - 1 of them, so the modulus spreads inode numbers that
- * differ by powers of two (seed 001's lesson about the buffer cache). */
-#define S5_NIHASH       127
 /* Most links an inode may have (SVR3's MAXLINK). */
 #define S5_MAXLINK      1000
 /* Largest directory the kernel believes (4096 blocks of 64 entries): a
@@ -64,25 +63,13 @@ static inline uint32_t s5_dev_from_disk(uint32_t addr0)
     return vn_makedev(s5_dev_major(addr0), s5_dev_minor(addr0));
 }
 
-/* i_flag bits [I] */
-#define IVALID  0x01    /* the in-core copy has been read from disk */
-#define IMOD    0x02    /* the in-core copy differs from the disk copy */
+/* i_flag bits [I]: IVALID and IMOD are the cache's (kern/vfs/icache.h) */
 #define IBLKS   0x04    /* i_nblocks is known */
 
 struct s5_fs;
 
 struct s5_inode {
-    struct vnode i_vnode;           /* v_data points back here */
-    struct s5_inode *i_hnext, *i_hprev;     /* [ic] hash chain (NULL when unhashed) */
-    struct s5_inode *i_fnext, *i_fprev;     /* [ic] free list (v_count == -1) */
-    bool i_hashed, i_onfree;        /* [ic] */
-    struct s5_fs *i_fs;             /* [ic] identity: file system (NULL: none) ... */
-    uint32_t i_number;              /* [ic] ... and inode number */
-    struct s5_inode *i_reapnext;    /* [rq] next on the reaper's queue */
-    bool i_reapq;                   /* [rq] on the reaper's queue */
-    struct rlock i_lock;            /* ILOCKED (class "s5_ilock") */
-    struct rlock i_rwlock;          /* IRWLOCKED (class "s5_irwlock") */
-    uint32_t i_flag;                /* [I] I* above */
+    ICNODE_FIELDS(struct s5_fs)     /* the inode cache's part (kern/vfs/icache.h) */
     /* The inode itself, as on disk [I]. */
     uint16_t i_mode, i_nlink, i_uid, i_gid;
     uint32_t i_size;
@@ -92,19 +79,17 @@ struct s5_inode {
     uint32_t i_nblocks;             /* [I] data + indirect blocks, when IBLKS */
 };
 
-/* Counters for the tests and for kbench (racy sums; [a]). */
+/* Counters for the tests and for kbench (racy sums; [a]): the inode
+ * cache's (kern/vfs/icache.h), then S5's own. */
 struct s5_stats {
-    uint64_t igets, ihits, imisses, iretries;   /* iget: calls, cache hits, reads, identity rechecks failed */
-    uint64_t inactives, reactivations;          /* VOP_INACTIVE calls; inodes revived from -1 */
-    uint64_t reaped;                            /* inactivations deferred to the reaper */
-    uint64_t purges;                            /* dnlc_purge1 calls made by iget */
+    ICSTATS_FIELDS
     uint64_t ialloc_races;                      /* ialloc found its inode already allocated */
     uint64_t iscans;                            /* free-inode cache refills */
 };
 extern struct s5_stats s5_stats;
 
 struct s5_fs {
-    struct vfs *fs_vfs;             /* [c] */
+    struct vfs *fs_vfs;             /* [c] first: the inode cache finds it here */
     struct blkdev *fs_dev;          /* [c] */
     uint64_t fs_devblocks;          /* [c] device size in S5 blocks */
     bool fs_rdonly;                 /* [c] */
@@ -147,40 +132,7 @@ int s5_iget(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp);
 int s5_iget_try(struct s5_fs *fs, uint32_t ino, struct s5_inode **ipp);
 /* IUNLOCK and VN_RELE. */
 void s5_iput(struct s5_inode *ip);
-/*
- * The inode resource locks (seed 001, "Inode Locking").  ILOCK takes the
- * vnode lock and then the ILOCKED flag; IUNLOCK releases both, so a VOP
- * that returns with ILOCKED held leaves the vnode lock held too (one more
- * recursion level), exactly as the paper describes.  Waiting for the flag
- * sleeps, which releases the vnode lock (and every other mutex) until the
- * flag's holder lets it go with wake1proc (wakeup=one) or wakeup (all).
- * IRWLOCK/IRWUNLOCK are the same with IRWLOCKED, which makes a read or
- * write atomic while ILOCK is taken and dropped around each block.
- * Inline so that the lock statistics and witness name the real call site.
- */
-static inline void ILOCK(struct s5_inode *ip)
-{
-    mutex_enter(&ip->i_vnode.v_lock);
-    rlock_acquire(&ip->i_lock);
-}
-
-static inline void IUNLOCK(struct s5_inode *ip)
-{
-    rlock_release(&ip->i_lock);
-    mutex_exit(&ip->i_vnode.v_lock);
-}
-
-static inline void IRWLOCK(struct s5_inode *ip)
-{
-    mutex_enter(&ip->i_vnode.v_lock);
-    rlock_acquire(&ip->i_rwlock);
-}
-
-static inline void IRWUNLOCK(struct s5_inode *ip)
-{
-    rlock_release(&ip->i_rwlock);
-    mutex_exit(&ip->i_vnode.v_lock);
-}
+/* ILOCK, IUNLOCK, IRWLOCK and IRWUNLOCK: kern/vfs/icache.h. */
 
 /* Does the current thread hold ip's ILOCKED? */
 static inline bool s5_ilocked(struct s5_inode *ip)
@@ -196,11 +148,8 @@ int s5_iupdat(struct s5_inode *ip, bool sync);
 void s5_itimes(struct s5_inode *ip, int which);
 /* Free the blocks past size and set the size (ILOCKED). */
 int s5_itrunc(struct s5_inode *ip, uint32_t size);
-/* The VOP_INACTIVE routine. */
-void s5_inactive(struct vnode *vp, struct cred *cr);
-/* Unmount support: -EBUSY if an inode of fs other than the root is
- * referenced; 0 otherwise. */
-int s5_iflush_busy(struct s5_fs *fs);
+/* Unmount's common part (icache_unmount, kern/vfs/icache.h). */
+int s5_iunmount(struct s5_fs *fs, int (*sync)(void *fs), bool *still_used);
 /* Write every modified in-core inode of fs. */
 int s5_iflush(struct s5_fs *fs);
 /* Forget every inactive in-core inode of fs (after unmount). */

@@ -17,28 +17,15 @@
 #include <kern/lib/string.h>
 #include <kern/vm/kmem.h>
 
-static bool is_dot_or_dotdot(const char *name)
-{
-    return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
-}
-
 /* A name to create or remove: valid, at most 14 bytes, not "." or "..". */
 int s5_check_new_name(const char *name)
 {
-    int err = vn_name_check(name, S5_DIRSIZ);
-    if (err)
-        return err;
-    return is_dot_or_dotdot(name) ? -EINVAL : 0;
+    return vn_new_name_check(name, S5_DIRSIZ);
 }
 
-/* In a sticky directory only the owner of the file or of the directory
- * (or the superuser) may remove or rename an entry. */
 int s5_sticky_check(struct s5_inode *dp, struct s5_inode *ip, struct cred *cr)
 {
-    if (!(dp->i_mode & S5_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == ip->i_uid ||
-        cr->cr_uid == dp->i_uid)
-        return 0;
-    return -EPERM;
+    return vn_sticky_check(dp->i_mode, dp->i_uid, ip->i_uid, cr);
 }
 
 /*

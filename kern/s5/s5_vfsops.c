@@ -20,6 +20,9 @@
  * sufficient ("a single lock has been used for the entire collection of
  * inode hash queues and the inode free list").  An inactive inode keeps
  * its identity and contents, so iget finds it again without the disk.
+ * The cache's code (this and the next three paragraphs) is shared with
+ * UFS: kern/vfs/icache.c; S5 gives it the reading and inactivation of
+ * its inodes (kern/s5/s5_inode.c).
  *
  * The -1 protocol (seed 001, "VN_HOLD/VN_RELE Locking").  v_count is
  * changed by atomic VN_HOLD/VN_RELE.  When VN_RELE takes it to 0 it calls
@@ -381,30 +384,23 @@ static int sync_fs(struct s5_fs *fs, bool clean)
     return err ? err : e;
 }
 
+static int sync_clean(void *fs)
+{
+    return sync_fs(fs, true);
+}
+
 static int s5_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct s5_fs *fs = vfsp->vfs_data;
-    dnlc_purge_vfsp(vfsp, 0);
-    s5_reap_drain();
-    if (s5_iflush_busy(fs))
-        return -EBUSY;
-    /* The mount's own reference to the root goes; others may remain (the
-     * VFS may hold the root directory of the root file system for ever). */
-    struct vnode *rootvp = ITOV(fs->fs_root);
-    VN_RELE(rootvp);
-    int err = sync_fs(fs, true);
-    int e = binval(fs->fs_dev);
-    err = err ? err : e;
-    s5_ievict(fs);
-    blk_unclaim(fs->fs_dev);
-    vfsp->vfs_data = NULL;
-    if (__atomic_load_n(&rootvp->v_count, __ATOMIC_ACQUIRE) >= 0) {
-        /* Still referenced: its inode keeps pointing at fs, so fs stays
-         * (read-only from now on) rather than be freed under it. */
-        fs->fs_rdonly = true;
+    bool still_used;
+    int err = s5_iunmount(fs, sync_clean, &still_used);
+    if (err == -EBUSY)
         return err;
-    }
-    fs_destroy(fs);
+    vfsp->vfs_data = NULL;
+    if (still_used)
+        fs->fs_rdonly = true;               /* stays, read-only, for the root's inode */
+    else
+        fs_destroy(fs);
     return err;
 }
 

@@ -222,58 +222,40 @@ static int s5_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
 
 #define AT_ALL (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
 
+/* The attributes setattr's rules look at. */
+static void rule_attrs(const struct s5_inode *ip, struct vattr *cur)
+{
+    cur->va_type = ip->i_vnode.v_type;
+    cur->va_mode = ip->i_mode;
+    cur->va_uid = ip->i_uid;
+    cur->va_gid = ip->i_gid;
+    cur->va_atime = ip->i_atime;
+    cur->va_mtime = ip->i_mtime;
+}
+
 /* May cr make the changes va asks for?  (ip ILOCKED) */
 static int setattr_allowed(struct s5_inode *ip, const struct vattr *va, struct cred *cr)
 {
-    uint32_t mask = va->va_mask;
-    bool root = cr->cr_uid == 0, owner = root || cr->cr_uid == ip->i_uid;
-    if ((mask & AT_MODE) && !owner)
-        return -EPERM;
-    if ((mask & AT_UID) && va->va_uid != ip->i_uid && !root)
-        return -EPERM;
-    if ((mask & AT_GID) && va->va_gid != ip->i_gid &&
-        !(root || (owner && cred_groupmember(cr, va->va_gid))))
-        return -EPERM;
-    if ((mask & (AT_ATIME | AT_MTIME)) && !owner)
-        return -EPERM;
-    if ((mask & (AT_UID | AT_GID)) && (va->va_uid > 0xffff || va->va_gid > 0xffff))
-        return -EINVAL;
-    if (mask & AT_SIZE) {
-        if (ip->i_vnode.v_type == VDIR)
-            return -EISDIR;
-        if (ip->i_vnode.v_type != VREG)
-            return -EINVAL;
-        if (va->va_size > S5_MAXFILESIZE)
-            return -EFBIG;
-        int err = s5_iaccess(ip, VWRITE, cr);
-        if (err)
-            return err;
-    }
-    return 0;
+    struct vattr cur;
+    rule_attrs(ip, &cur);
+    int err = vn_setattr_check(&cur, va, S5_MAXFILESIZE, cr);
+    if (!err && (va->va_mask & (AT_UID | AT_GID)) && (va->va_uid > 0xffff || va->va_gid > 0xffff))
+        err = -EINVAL;                      /* 16 bits on disk */
+    if (!err && (va->va_mask & AT_SIZE))
+        err = s5_iaccess(ip, VWRITE, cr);
+    return err;
 }
 
 static void setattr_apply(struct s5_inode *ip, const struct vattr *va, struct cred *cr)
 {
-    uint32_t mask = va->va_mask;
-    bool root = cr->cr_uid == 0;
-    if (mask & AT_MODE) {
-        uint16_t perm = va->va_mode & S5_IPERM;
-        if (!root && ip->i_vnode.v_type != VDIR)
-            perm &= ~S5_ISVTX;
-        if (!root && !cred_groupmember(cr, ip->i_gid))
-            perm &= ~S5_ISGID;
-        ip->i_mode = (ip->i_mode & S5_IFMT) | perm;
-    }
-    if (mask & AT_UID)
-        ip->i_uid = (uint16_t)va->va_uid;
-    if (mask & AT_GID)
-        ip->i_gid = (uint16_t)va->va_gid;
-    if ((mask & (AT_UID | AT_GID)) && !root)
-        ip->i_mode &= ~(S5_ISUID | S5_ISGID);
-    if (mask & AT_ATIME)
-        ip->i_atime = (uint32_t)va->va_atime;
-    if (mask & AT_MTIME)
-        ip->i_mtime = (uint32_t)va->va_mtime;
+    struct vattr cur;
+    rule_attrs(ip, &cur);
+    vn_setattr_apply(&cur, va, cr);
+    ip->i_mode = (uint16_t)cur.va_mode;
+    ip->i_uid = (uint16_t)cur.va_uid;
+    ip->i_gid = (uint16_t)cur.va_gid;
+    ip->i_atime = (uint32_t)cur.va_atime;
+    ip->i_mtime = (uint32_t)cur.va_mtime;
     s5_itimes(ip, S5_CHG);
 }
 
@@ -435,5 +417,5 @@ const struct vnodeops s5_vnodeops = {
     .vop_readlink = s5_readlink,
     .vop_fsync = s5_fsync,
     .vop_truncate = s5_truncate,
-    .vop_inactive = s5_inactive,
+    .vop_inactive = icache_inactive,
 };

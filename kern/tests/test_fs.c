@@ -1,12 +1,14 @@
 /*
  * File-system ktests through the path-level VFS calls (kern/vfs/vfs.h), on
- * the root file system that root= mounted (make check attaches a fresh S5
- * image made by mkfs.s5 and runs fsck.s5 on it after power-off, and reads
- * back what fs_persist wrote with s5cat).
+ * the root file system that root= mounted, S5 or UFS (make check attaches
+ * a fresh image made by mkfs.s5 or mkfs.ufs, runs fsck.s5 or fsck.ufs on
+ * it after power-off, and reads back what fs_persist wrote).
  *
  * Each test works in its own top-level directory and removes what it made,
- * except fs_persist, whose file the host checks.  The multiprocessor test
- * runs a thread on every CPU at once, in shared and private directories.
+ * except fs_persist, whose file the host checks.  The multiprocessor tests
+ * run a thread on every CPU at once, in shared and private directories
+ * (fs_mp), and race renames of two directories into each other
+ * (fs_mp_rename, s5_mp_rename's race on whichever file system the root is).
  */
 #include <kern/tests/ktest.h>
 #include <kern/lib/kprintf.h>
@@ -16,6 +18,8 @@
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
+#include <kern/s5/s5_inode.h>
+#include <kern/ufs/ufs_inode.h>
 
 /* ---- Helpers ----------------------------------------------------------------- */
 
@@ -203,8 +207,17 @@ KTEST(fs_file_rw)
     return 0;
 }
 
+/* "/kt_nm/" and a name of len bytes (at most NAME_MAX + 1) in path. */
+static void long_name(char *path, size_t len, char c)
+{
+    strlcpy(path, "/kt_nm/", 8);
+    memset(path + 7, c, len);
+    path[7 + len] = 0;
+}
+
 /* Names: rename within and across directories and over an existing file,
- * hard links and their counts, and the S5 name limit. */
+ * hard links and their counts, and the root's name limit (statfs's
+ * f_namelen: 14 on S5, 255 on UFS). */
 KTEST(fs_names)
 {
     NEED_ROOT();
@@ -232,14 +245,20 @@ KTEST(fs_names)
     KT_ASSERT_EQ(nlink_of("/kt_nm/b/hard"), 1);
     KT_OK(verify_file("/kt_nm/b/hard", 1, 3000));
 
-    /* 14 characters fit; 15 do not. */
-    KT_OK(write_file("/kt_nm/abcdefghijklmn", 3, 10));
-    KT_ASSERT_EQ(write_file("/kt_nm/abcdefghijklmno", 3, 10), -ENAMETOOLONG);
-    KT_ASSERT_EQ(vn_mkdir("/kt_nm/abcdefghijklmno", NULL, 0755, kcred), -ENAMETOOLONG);
+    /* f_namelen characters fit; one more does not. */
+    struct kstatfs sb;
+    KT_OK(VFS_STATFS(rootvfs, &sb));
+    KT_ASSERT(sb.f_namelen >= 14 && sb.f_namelen <= NAME_MAX);
+    char fits[8 + NAME_MAX + 1], over[8 + NAME_MAX + 1];
+    long_name(fits, sb.f_namelen, 'f');
+    long_name(over, sb.f_namelen + 1, 'o');
+    KT_OK(write_file(fits, 3, 10));
+    KT_ASSERT_EQ(write_file(over, 3, 10), -ENAMETOOLONG);
+    KT_ASSERT_EQ(vn_mkdir(over, NULL, 0755, kcred), -ENAMETOOLONG);
     KT_ASSERT_EQ(vn_remove("/kt_nm/nonexistent", NULL, kcred), -ENOENT);
     KT_ASSERT_EQ(vn_remove("/kt_nm/b/hard/x", NULL, kcred), -ENOTDIR);
 
-    KT_OK(vn_remove("/kt_nm/abcdefghijklmn", NULL, kcred));
+    KT_OK(vn_remove(fits, NULL, kcred));
     KT_OK(vn_remove("/kt_nm/b/hard", NULL, kcred));
     KT_OK(vn_rmdir("/kt_nm/a", NULL, kcred));
     KT_OK(vn_rmdir("/kt_nm/b", NULL, kcred));
@@ -364,6 +383,13 @@ KTEST(fs_persist)
     return 0;
 }
 
+/* The invariants of the root's inode cache (S5's or UFS's): 0 is good. */
+static int root_icache_audit(void)
+{
+    int nfree;
+    return rootvfs->vfs_sw == &ufs_vfssw ? ufs_icache_audit(&nfree) : s5_icache_audit(&nfree);
+}
+
 /* ---- Every CPU at once -------------------------------------------------------- */
 
 #define MP_ROUNDS 6
@@ -475,8 +501,85 @@ KTEST(fs_mp)
     }
     KT_OK(vn_rmdir("/kt_mp/sh", NULL, kcred));
     KT_OK(vn_rmdir("/kt_mp", NULL, kcred));
+    KT_ASSERT_EQ(root_icache_audit(), 0);
     KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_bfree, before.f_bfree);
+    KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
+    return 0;
+}
+
+/* ---- Renames racing on every CPU ------------------------------------------------ */
+
+static struct {
+    volatile int go;                    /* [a] */
+    int result[64];                     /* each thread's own */
+} sw;
+
+/*
+ * Even threads try to move P into Q, odd ones Q into P, all at once (as
+ * s5_mp_rename does on S5's RAM disk, here on the root, S5 or UFS).
+ * Exactly one move can succeed: after it the other would make P and Q
+ * each other's parent, a cycle cut off from the root, and must fail with
+ * EINVAL (the rename lock and the ancestor walk); the same move again
+ * finds its name gone (ENOENT).
+ */
+static void swap_thread(void *arg)
+{
+    int me = (int)(uintptr_t)arg;
+    bool even = me % 2 == 0;
+    while (!__atomic_load_n(&sw.go, __ATOMIC_ACQUIRE))
+        thread_yield();
+    sw.result[me] = vn_rename(even ? "/kt_sw/P" : "/kt_sw/Q", even ? "/kt_sw/Q/P" : "/kt_sw/P/Q",
+                              NULL, kcred);
+}
+
+/* One round on n threads: how many moves succeeded, or a negative errno
+ * other than the two expected. */
+static int swap_round(int n)
+{
+    struct thread *t[64];
+    int moved = 0, other = 0;
+    __atomic_store_n(&sw.go, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++)
+        t[i] = thread_create("fs_swap", swap_thread, (void *)(uintptr_t)i, 1UL << (i % ncpus_online));
+    __atomic_store_n(&sw.go, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++) {
+        if (!t[i]) {
+            other = -ENOMEM;
+            continue;
+        }
+        thread_join(t[i]);
+        if (sw.result[i] == 0)
+            moved++;
+        else if (sw.result[i] != -EINVAL && sw.result[i] != -ENOENT)
+            other = sw.result[i];
+    }
+    /* Back to the top for the next round (one of the two is nested). */
+    vn_rename("/kt_sw/Q/P", "/kt_sw/P", NULL, kcred);
+    vn_rename("/kt_sw/P/Q", "/kt_sw/Q", NULL, kcred);
+    return other ? other : moved;
+}
+
+KTEST(fs_mp_rename)
+{
+    NEED_ROOT();
+    int n = MIN(MAX(ncpus_online, 2) * 2, 64);
+    struct kstatfs before, after;
+    KT_OK(VFS_STATFS(rootvfs, &before));
+    KT_OK(vn_mkdir("/kt_sw", NULL, 0755, kcred));
+    KT_OK(vn_mkdir("/kt_sw/P", NULL, 0755, kcred));
+    KT_OK(vn_mkdir("/kt_sw/Q", NULL, 0755, kcred));
+    for (int round = 0; round < 6; round++) {
+        KT_ASSERT_EQ(swap_round(n), 1);
+        KT_ASSERT_EQ(nlink_of("/kt_sw"), 4);
+        KT_ASSERT_EQ(nlink_of("/kt_sw/P"), 2);
+        KT_ASSERT_EQ(nlink_of("/kt_sw/Q"), 2);
+    }
+    KT_OK(vn_rmdir("/kt_sw/P", NULL, kcred));
+    KT_OK(vn_rmdir("/kt_sw/Q", NULL, kcred));
+    KT_OK(vn_rmdir("/kt_sw", NULL, kcred));
+    KT_ASSERT_EQ(root_icache_audit(), 0);
+    KT_OK(VFS_STATFS(rootvfs, &after));
     KT_ASSERT_EQ(after.f_ffree, before.f_ffree);
     return 0;
 }

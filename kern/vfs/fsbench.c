@@ -11,9 +11,13 @@
  * CPU), stat and read its file back, then remove it.  Lock statistics are
  * switched on for the run and reset at its start.
  *
+ * It runs on the root file system, so the root image chooses the file
+ * system measured: S5 (mkfs.s5) or UFS (mkfs.ufs; root= probes which).
+ *
  * Output (one line each):
+ *   fsbench fs=TYPE
  *   fsbench cache=MODEL cpus=N seconds=S ops=N ops_per_sec=N errors=N
- *   fsbench class NAME hits=N misses=N miss_ratio=R     (buf_*, dnlc_*, vnode, s5_*)
+ *   fsbench class NAME hits=N misses=N miss_ratio=R     (buf_*, dnlc_*, vnode, s5_*, ufs_*)
  *   fsbench buf lookups=N hits=N   /   fsbench dnlc lookups=N hits=N
  */
 #include <kern/lib/kprintf.h>
@@ -86,7 +90,7 @@ static void bench_thread(void *arg)
 static bool class_reported(const char *name)
 {
     return !strncmp(name, "buf_", 4) || !strncmp(name, "dnlc_", 5) ||
-           !strncmp(name, "s5_", 3) || !strcmp(name, "vnode");
+           !strncmp(name, "s5_", 3) || !strncmp(name, "ufs_", 4) || !strcmp(name, "vnode");
 }
 
 static void report_classes(void)
@@ -178,6 +182,7 @@ void fsbench_run(void)
     kfree(t);
 
     uint64_t ms = ns / 1000000 ? ns / 1000000 : 1;
+    kprintf("fsbench fs=%s\n", rootvfs->vfs_sw->name);
     kprintf("fsbench cache=%s cpus=%d seconds=%lu.%03lu ops=%lu ops_per_sec=%lu errors=%d\n",
             models[opts.cache], started, ms / 1000, ms % 1000, fb.ops, fb.ops * 1000 / ms,
             fb.errors);

@@ -1,5 +1,6 @@
 /*
- * fsprobe=DISK,...: mount each listed disk's S5 file system on a fresh
+ * fsprobe=DISK,...: mount each listed disk's file system (S5 or UFS, by
+ * its superblock: vfs_probe_fstype) on a fresh
  * directory of the root, walk every file and directory in it (reading
  * every byte), write and remove a file, report, and unmount.  The harness (tests/fs_check.py)
  * attaches deliberately corrupted images and checks that each one either
@@ -147,7 +148,7 @@ static void probe_disk(const char *disk)
         kprintf("fsprobe %s: cannot make %s: errno %d\n", disk, mnt, -e);
         return;
     }
-    e = vfs_mount("s5", disk, mnt, 0, kcred);
+    e = vfs_mount(vfs_probe_fstype(disk), disk, mnt, 0, kcred);
     if (e) {
         kprintf("fsprobe %s: mount failed errno %d\n", disk, -e);
         vn_rmdir(mnt, NULL, kcred);

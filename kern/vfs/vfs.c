@@ -74,6 +74,8 @@
 #include <kern/arch/panic.h>
 #include <drivers/block/bio.h>
 #include <kern/s5/s5.h>
+#include <kern/s5/s5_fs.h>
+#include <kern/ufs/ufs_fs.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
@@ -88,7 +90,7 @@ struct vfs *rootvfs;                /* [m] set once at boot */
 struct vnode *rootdir;              /* [m] set once at boot; held */
 
 /* The file-system types. */
-static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw };
+static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw, &ufs_vfssw };
 /* Types of higher layers (procfs), registered at boot before any mount. */
 #define VFS_MORE_TYPES 4
 static const struct vfssw *vfs_more_types[VFS_MORE_TYPES];    /* [c] after boot */
@@ -411,18 +413,49 @@ void vfs_unmount_all(void)
 
 /* ---- the root at boot ---- */
 
-static const char *mount_error_reason(int err)
+static const char *mount_error_reason(int err, const char *type)
 {
+    bool ufs = strcmp(type, "ufs") == 0;
     switch (-err) {
     case ENXIO:   return "no such disk";
-    case ENODEV:  return "this kernel has no s5 file system";
-    case EINVAL:  return "not an s5 file system";
-    case EUCLEAN: return "the file system is damaged (run fsck.s5)";
+    case ENODEV:  return "this kernel has no such file system";
+    case EINVAL:  return ufs ? "not a ufs file system" : "neither an s5 nor a ufs file system";
+    case EUCLEAN: return ufs ? "the file system is damaged (run fsck.ufs)"
+                             : "the file system is damaged (run fsck.s5)";
     case EIO:     return "I/O error";
     case ENOMEM:  return "out of memory";
     case EBUSY:   return "already mounted";
     default:      return "mount failed";
     }
+}
+
+/* Does the 32-bit word at byte off of disk d equal magic?  (Read
+ * through a buffer of BUF_MAX_SIZE bytes, which the caller drops.) */
+static bool magic_at(struct blkdev *d, uint64_t off, uint32_t magic)
+{
+    int err = 0;
+    uint32_t word = 0;
+    struct buf *bp = bread(d, off / BUF_MAX_SIZE, BUF_MAX_SIZE, &err);
+    if (!bp)
+        return false;
+    memcpy(&word, (char *)bp->b_data + off % BUF_MAX_SIZE, sizeof word);
+    brelse(bp);
+    return word == magic;
+}
+
+/* The probe's buffers are dropped, so the file system reads the disk in
+ * its own block size. */
+const char *vfs_probe_fstype(const char *name)
+{
+    struct blkdev *d = blk_find(name);
+    if (!d || blk_claimed(d) || d->bsize == 0 || BUF_MAX_SIZE % d->bsize)
+        return "s5";
+    const char *type = "s5";
+    if (!magic_at(d, S5_SBOFF + offsetof(struct s5_super, s_magic), S5_MAGIC) &&
+        magic_at(d, UFS_SBOFF + offsetof(struct ufs_super, fs_magic), UFS1_MAGIC))
+        type = "ufs";
+    binval(d);
+    return type;
 }
 
 /* root=ram0 and the RAM disk holds no S5 file system (it starts empty):
@@ -468,14 +501,16 @@ void vfs_mountroot(const char *dev)
         kprintf("vfs: no root= given; no root file system\n");
         return;
     }
-    int err = vfs_mount("s5", dev, NULL, 0, kcred);
+    const char *type = vfs_probe_fstype(dev);
+    int err = vfs_mount(type, dev, NULL, 0, kcred);
     bool fresh = false;
     if (err == -EINVAL && strcmp(dev, "ram0") == 0) {
         err = format_ram_root();
         fresh = !err;
     }
     if (err) {
-        kprintf("vfs: cannot mount root %s: %s (errno %d)\n", dev, mount_error_reason(err), -err);
+        kprintf("vfs: cannot mount root %s: %s (errno %d)\n", dev, mount_error_reason(err, type),
+                -err);
         return;
     }
     struct kstatfs sb;

@@ -98,6 +98,11 @@ int vfs_mount(const char *fstype, const char *devname, const char *path, uint32_
               struct cred *cr);
 /* Unmount the file system mounted on path (its root directory's path). */
 int vfs_unmount(const char *path, struct cred *cr);
+/* The type of the file system on disk name (not mounted), by its
+ * superblock's magic number: S5's at byte 512 + s_magic, UFS's at
+ * 8192 + fs_magic; "s5" when neither is there (whose mount then says
+ * why).  root= and fsprobe= use it. */
+const char *vfs_probe_fstype(const char *name);
 /* The registered type called name, or NULL. */
 const struct vfssw *vfs_findtype(const char *name);
 /* vfs_mount and vfs_unmount with a relative path resolved from cwd (as the
@@ -218,5 +223,6 @@ const char *devfs_name(struct vnode *vp);
 /* Types registered at boot (kern/vfs/vfs.c's table). */
 extern const struct vfssw s5_vfssw;     /* kern/s5/ */
 extern const struct vfssw devfs_vfssw;  /* kern/vfs/devfs.c */
+extern const struct vfssw ufs_vfssw;    /* kern/ufs/ */
 
 #endif

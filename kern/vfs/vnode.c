@@ -104,6 +104,73 @@ int vn_name_check(const char *name, size_t max)
     return n > max ? -ENAMETOOLONG : 0;
 }
 
+int vn_new_name_check(const char *name, size_t max)
+{
+    int err = vn_name_check(name, max);
+    if (err)
+        return err;
+    bool dots = name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+    return dots ? -EINVAL : 0;
+}
+
+int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct cred *cr)
+{
+    if (!(dmode & S_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == fuid || cr->cr_uid == duid)
+        return 0;
+    return -EPERM;
+}
+
+/* ---- setattr's rules ---- */
+
+int vn_setattr_check(const struct vattr *cur, const struct vattr *va, uint64_t maxsize,
+                     const struct cred *cr)
+{
+    uint32_t mask = va->va_mask;
+    bool root = cr->cr_uid == 0, owner = root || cr->cr_uid == cur->va_uid;
+    if ((mask & AT_MODE) && !owner)
+        return -EPERM;
+    if ((mask & AT_UID) && va->va_uid != cur->va_uid && !root)
+        return -EPERM;
+    if ((mask & AT_GID) && va->va_gid != cur->va_gid &&
+        !(root || (owner && cred_groupmember(cr, va->va_gid))))
+        return -EPERM;
+    if ((mask & (AT_ATIME | AT_MTIME)) && !owner)
+        return -EPERM;
+    if (mask & AT_SIZE) {
+        if (cur->va_type == VDIR)
+            return -EISDIR;
+        if (cur->va_type != VREG)
+            return -EINVAL;
+        if (va->va_size > maxsize)
+            return -EFBIG;
+    }
+    return 0;
+}
+
+void vn_setattr_apply(struct vattr *cur, const struct vattr *va, const struct cred *cr)
+{
+    uint32_t mask = va->va_mask;
+    bool root = cr->cr_uid == 0;
+    if (mask & AT_MODE) {
+        uint32_t perm = va->va_mode & 07777;
+        if (!root && cur->va_type != VDIR)
+            perm &= ~(uint32_t)S_ISVTX;
+        if (!root && !cred_groupmember(cr, cur->va_gid))
+            perm &= ~(uint32_t)S_ISGID;
+        cur->va_mode = (cur->va_mode & S_IFMT) | perm;
+    }
+    if (mask & AT_UID)
+        cur->va_uid = va->va_uid;
+    if (mask & AT_GID)
+        cur->va_gid = va->va_gid;
+    if ((mask & (AT_UID | AT_GID)) && !root)
+        cur->va_mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+    if (mask & AT_ATIME)
+        cur->va_atime = va->va_atime;
+    if (mask & AT_MTIME)
+        cur->va_mtime = va->va_mtime;
+}
+
 /* ---- readdir records ---- */
 
 bool vfs_put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,

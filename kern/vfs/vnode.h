@@ -289,6 +289,25 @@ int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 /* Helpers for file systems: the usual Unix permission check (owner,
  * group, other; the superuser passes except VEXEC on a file with no x bit). */
 int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const struct cred *cr);
+/* A name to create, remove or rename to: vn_name_check, and not "." or
+ * ".." (-EINVAL). */
+int vn_new_name_check(const char *name, size_t max);
+/* The sticky-directory rule: in a directory of mode dmode owned by duid,
+ * only the owner of the file (fuid) or of the directory, or the superuser,
+ * may remove or rename an entry; else -EPERM. */
+int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct cred *cr);
+/* setattr's rules (Linux's), for every file system.  cur holds the file's
+ * va_type, va_mode, va_uid, va_gid (and times).  vn_setattr_check: may cr
+ * make va's changes?  0, -EPERM (chmod or utimes by another than the
+ * owner, chown by another than root, chgrp to a group the owner is not
+ * in), or for AT_SIZE -EISDIR, -EINVAL (not a regular file), -EFBIG (past
+ * maxsize); AT_SIZE's write permission is the caller's to check.
+ * vn_setattr_apply: cur after the changes: without root, no sticky bit on
+ * a file, no setgid outside the file's group, and chown drops the set-id
+ * bits. */
+int vn_setattr_check(const struct vattr *cur, const struct vattr *va, uint64_t maxsize,
+                     const struct cred *cr);
+void vn_setattr_apply(struct vattr *cur, const struct vattr *va, const struct cred *cr);
 /* Is the name component valid for a file system whose names are at most
  * max bytes?  -ENAMETOOLONG, -EINVAL (empty or contains '/'), or 0. */
 int vn_name_check(const char *name, size_t max);
