@@ -16,6 +16,7 @@ image makes the root image (tools/mkfs.ufs -d): the Debian tree, plus what
 Tempest's boot needs on top of it:
 
     /sbin/init               Tempest's init (build/userland/init)
+    /usr/bin/cc, awk ...     the links update-alternatives would make
     /bin/busybox and links   for each busybox applet Debian's packages do
                              not provide (/bin/sh among them: dash's
                              link is made by its install script, not
@@ -55,6 +56,10 @@ INIT = os.path.join(BUILD, "userland", "init")
 TESTS = os.path.join(BUILD, "userland", "tests")
 # Not copied to the image: documentation and translations (about 55 MiB).
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
+# The links Debian's update-alternatives makes when the packages are
+# installed (their install scripts do not run here): (link, target).
+ALTERNATIVES = (("usr/bin/cc", "gcc"), ("usr/bin/c89", "c89-gcc"), ("usr/bin/c99", "c99-gcc"),
+                ("usr/bin/awk", "gawk"), ("usr/bin/nawk", "gawk"))
 
 
 class Failure(Exception):
@@ -178,6 +183,14 @@ def provided(top, name):
                for d in ("bin", "sbin", "usr/bin", "usr/sbin"))
 
 
+def add_alternatives(top):
+    """The alternatives' links whose target the tree holds."""
+    for link, target in ALTERNATIVES:
+        path = os.path.join(top, link)
+        if os.path.exists(os.path.join(os.path.dirname(path), target)) and not os.path.lexists(path):
+            os.symlink(target, path)
+
+
 def add_busybox(top):
     """Busybox's applets that no Debian package provides, as links."""
     busybox = os.path.join(top, "bin", "busybox")
@@ -200,6 +213,7 @@ def stage(tmp, tree, args):
     if not os.path.exists(INIT):
         raise Failure("%s is missing (run 'make userland')" % INIT)
     put_file(INIT, os.path.join(top, "sbin", "init"))
+    add_alternatives(top)
     add_busybox(top)
     for name in ("passwd", "group", "shadow", "shells", "motd"):
         path = os.path.join(top, "etc", name)
