@@ -2,7 +2,7 @@
 """Tempest's Debian root: Debian's own programs, unmodified, on a UFS image.
 
     debian_root.py fetch [--list FILE]
-    debian_root.py image IMAGE [--run 'command'] [--add DIR] [--free 64M]
+    debian_root.py image IMAGE [--run 'command' | --slot] [--add DIR] [--free 64M]
                            [--list FILE]
 
 fetch resolves the packages named in tools/debian/packages (one a line;
@@ -16,6 +16,7 @@ image makes the root image (tools/mkfs.ufs -d): the Debian tree, plus what
 Tempest's boot needs on top of it:
 
     /sbin/init               Tempest's init (build/userland/init)
+    /usr/local/bin/lockstat  Tempest's lockstat (build/userland/lockstat)
     /usr/bin/cc, awk ...     the links update-alternatives would make
     /bin/busybox and links   for each busybox applet Debian's packages do
                              not provide (/bin/sh among them: dash's
@@ -23,7 +24,9 @@ Tempest's boot needs on top of it:
                              shipped)
     /etc/passwd ...          the users of tools/mkroot.py
     /etc/rc.run              with --run: the command init runs, then
-                             powers off
+                             powers off; with --slot an empty command
+                             slot a kept image's runs fill
+                             (tools/cmdslot.py)
     /add, /tests             with --add: a host directory; the user tests
     /proc /dev /tmp /mnt     empty
 
@@ -44,6 +47,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import mkroot  # noqa: E402  (the users, the busybox applets)
+import cmdslot  # noqa: E402  (the command slot of a kept image)
 
 BUILD = os.path.join(ROOT, "build")
 CACHE = os.path.join(BUILD, "debian")
@@ -53,6 +57,7 @@ STAMP = ".tempest-packages"            # in TREE: the list the tree was made fro
 LIST = os.path.join(ROOT, "tools", "debian", "packages")
 MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
 INIT = os.path.join(BUILD, "userland", "init")
+LOCKSTAT = os.path.join(BUILD, "userland", "lockstat")
 TESTS = os.path.join(BUILD, "userland", "tests")
 # Not copied to the image: documentation and translations (about 55 MiB).
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
@@ -213,6 +218,8 @@ def stage(tmp, tree, args):
     if not os.path.exists(INIT):
         raise Failure("%s is missing (run 'make userland')" % INIT)
     put_file(INIT, os.path.join(top, "sbin", "init"))
+    if os.path.exists(LOCKSTAT):
+        put_file(LOCKSTAT, os.path.join(top, "usr", "local", "bin", "lockstat"))
     add_alternatives(top)
     add_busybox(top)
     for name in ("passwd", "group", "shadow", "shells", "motd"):
@@ -221,8 +228,13 @@ def stage(tmp, tree, args):
             os.remove(path)             # a link into the cache: written anew
     mkroot.write(os.path.join(top, "etc", "motd"), mkroot.MOTD)
     mkroot.user_files(top)
-    if args.run is not None:
-        mkroot.write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
+    rc_run = os.path.join(top, "etc", "rc.run")
+    if args.slot:
+        with open(rc_run, "wb") as f:
+            f.write(cmdslot.empty_slot())
+        os.chmod(rc_run, 0o755)
+    elif args.run is not None:
+        mkroot.write(rc_run, args.run + "\n", 0o755)
     if args.add:
         if not os.path.isdir(args.add):
             raise Failure("--add %s is not a directory" % args.add)
@@ -263,6 +275,8 @@ def main():
     i.add_argument("image")
     i.add_argument("--list", default=LIST, help="the package list (default tools/debian/packages)")
     i.add_argument("--run", help="command init runs under /bin/sh, then powers off")
+    i.add_argument("--slot", action="store_true",
+                   help="make /etc/rc.run an empty command slot (tools/cmdslot.py; ROOT=)")
     i.add_argument("--add", help="host directory copied to /add")
     i.add_argument("--free", default="64M", help="free space beyond the contents (default 64M)")
     args = p.parse_args()
