@@ -11,7 +11,8 @@
 
   debian/ufs  the Debian root itself (make run USERLAND=debian: Debian's
               packages, unmodified, on a UFS root), one boot: with
-              userland/tests/debian/ under /add, native.sh has Debian's
+              userland/tests/debian/ under /add (native.mk its Makefile),
+              README's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
               gcc (driver, cc1, as, collect2, ld) build a hello world,
               dynamic and -static, and the three-file project with
               `make -j4`, runs them, then execs a program whose
@@ -21,7 +22,9 @@
               user tests (userland/tests/t_*.c) built with Debian's gcc
               against glibc, dynamic, run on the host and inside Tempest:
               each must pass in both (a representative set; all of them
-              with make check-long, job debian/ufs/long).
+              with make check-long, job debian/ufs/long).  The image is
+              kept (ROOT=), and a second boot with another command in its
+              slot finds the program built and up to date.
 
 The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
@@ -85,7 +88,9 @@ def job_debian_s5(ctx):
 
 PROJECT = os.path.join(ROOT, "userland", "tests", "debian")
 USERLIB = os.path.join(ROOT, "userland", "lib")
-WANT_NATIVE = b"""gcc 0
+WANT_NATIVE = b"""square 7 = 49, cube 3 = 27
+src 0
+gcc 0
 hello from Debian's gcc
 hello 0
 gcc-static 0
@@ -159,9 +164,11 @@ def host_results(dest, names):
 
 
 def native_script(names):
-    """native.sh, then each glibc test from /tmp, bracketed as user_check's."""
+    """README's command (its Makefile is native.mk), native.sh, then each
+    glibc test from /tmp, bracketed as user_check's."""
     cmds = [(n, "/add/glibc/" + n) for n in names]
-    return "sh /add/native.sh; echo '%s'\n%s" % (NATIVE_END, user_check.run_script(cmds))
+    return "(cd /src && make -j8 > /dev/null && ./prog); echo \"src $?\"\n" \
+        "sh /add/native.sh; echo '%s'\n%s" % (NATIVE_END, user_check.run_script(cmds))
 
 
 def judge_native(out, results):
@@ -185,6 +192,7 @@ def make_debian_ufs_job(small):
 def run_debian_ufs(ctx, tmp, name, small):
     add = os.path.join(tmp, "add")
     shutil.copytree(PROJECT, add)
+    shutil.copy(os.path.join(PROJECT, "native.mk"), os.path.join(add, "Makefile"))
     names = glibc_test_names(small)
     why = build_glibc_tests(os.path.join(add, "glibc"), names)
     if why:
@@ -197,8 +205,9 @@ def run_debian_ufs(ctx, tmp, name, small):
     script = os.path.join(add, "all.sh")
     with open(script, "w") as f:
         f.write(native_script(names) + "\n")
-    status, out, err = run_check.userrun(["--userland", "debian", "--add", add, "--free", "64M"],
-                                         limit, run="sh /add/all.sh")
+    kept = os.path.join(tmp, "kept.img")
+    status, out, err = run_check.userrun(["--userland", "debian", "--add", add, "--free", "64M",
+                                          "--root", kept], limit, run="sh /add/all.sh")
     if status is None or not out:
         ctx.results.add(name + "/native", False, "exit %s (%s)" % (status, err.strip().splitlines()[-1:]))
         return
@@ -207,3 +216,19 @@ def run_debian_ufs(ctx, tmp, name, small):
     for n, ok, why in user_check.judge(text, [(n, "") for n in names]):
         h_ok, h_why = host[n]
         ctx.results.add("%s/glibc/%s" % (name, n), ok and h_ok, why or h_why)
+    if small:
+        check_kept(ctx, kept, name)
+
+
+def check_kept(ctx, kept, name):
+    """A second boot of the kept image (ROOT=) with another command in its
+    slot: the program the first one built is still there and runs."""
+    limit = ctx.limit(120)
+    if limit < 30:
+        return budget_gone(ctx, [name + "/kept"])
+    status, out, err = run_check.userrun(["--userland", "debian", "--root", kept], limit,
+                                         run="cd /src && ./prog && make -q; echo \"kept $?\"")
+    want = b"square 7 = 49, cube 3 = 27\nkept 0\n"
+    ok = status == 0 and out == want
+    ctx.results.add(name + "/kept", ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-200:], err.strip().splitlines()[-1:]))

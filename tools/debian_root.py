@@ -27,7 +27,8 @@ Tempest's boot needs on top of it:
                              powers off; with --slot an empty command
                              slot a kept image's runs fill
                              (tools/cmdslot.py)
-    /add, /tests             with --add: a host directory; the user tests
+    /add, /tests             with --add: a host directory (/src links to
+                             it); the user tests
     /proc /dev /tmp /mnt     empty
 
 and without Debian's documentation and translations (usr/share/doc, man,
@@ -239,6 +240,8 @@ def stage(tmp, tree, args):
         if not os.path.isdir(args.add):
             raise Failure("--add %s is not a directory" % args.add)
         shutil.copytree(args.add, os.path.join(top, "add"), symlinks=True)
+        if not os.path.lexists(os.path.join(top, "src")):
+            os.symlink("add", os.path.join(top, "src"))
     if os.path.isdir(TESTS):
         shutil.copytree(TESTS, os.path.join(top, "tests"), symlinks=True)
     return top
