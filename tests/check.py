@@ -145,6 +145,8 @@ def all_jobs():
     jobs += [("fs/ufs", host_check.job_ufs_kernel)]
     jobs += [("fs/ufs/cache=%s,lock=%s" % (c, l), fs_check.make_ufs_matrix_job(c, l))
              for c, l in fs_check.UFS_MATRIX]
+    jobs += [("user/ufs/default", user_check.make_user_job("default", small=True,
+                                                           name="user/ufs/default", fs="ufs"))]
     jobs += [("user/default", user_check.make_user_job("default")),
              ("user/svr4mp", user_check.make_user_job("svr4mp")),
              ("user/hector", user_check.make_user_job("hector", small=True)),

@@ -86,9 +86,9 @@ def run_script(cmds):
     return "\n".join(lines)
 
 
-def make_image(tmp, cmds):
+def make_image(tmp, cmds, fs="s5"):
     img = os.path.join(tmp, "root.img")
-    subprocess.run([sys.executable, MKROOT, img, "--size", "48M",
+    subprocess.run([sys.executable, MKROOT, img, "--size", "48M", "--fs", fs,
                     "--init", os.path.join(USERLAND, "init"),
                     "--bin", os.path.join(USERLAND, "lockstat"),
                     "--tests", os.path.join(USERLAND, "tests"),
@@ -134,15 +134,16 @@ def skipped(small=False):
     return [(n, gap(n)) for n, _ in test_names(small) if gap(n)]
 
 
-def run(boot, machine, opts, timeout, small=False):
-    """Boot machine with the tests as its root; boot(machine, opts, timeout,
-    disk_images) is the harness's boot (returns a BootResult or None when
-    the budget is gone).  Returns (BootResult or None, results)."""
+def run(boot, machine, opts, timeout, small=False, fs="s5"):
+    """Boot machine with the tests as its root (an S5 or, with fs="ufs", a
+    UFS image); boot(machine, opts, timeout, disk_images) is the harness's
+    boot (returns a BootResult or None when the budget is gone).  Returns
+    (BootResult or None, results)."""
     build_userland()
     cmds = [c for c in test_names(small) if not gap(c[0])]
     tmp = tempfile.mkdtemp(prefix="tempest-user-")
     try:
-        img = make_image(tmp, cmds)
+        img = make_image(tmp, cmds, fs)
         r = boot(machine, ("root=vda poweroff " + opts).strip(), timeout, [img])
         if r is None:
             return None, []
@@ -157,18 +158,18 @@ WITNESS_RE = re.compile(r'^witness: lock order reversal: acquiring "(\S+)" while
                         re.M)
 
 
-def make_user_job(preset, small=False, opts="", name=None):
+def make_user_job(preset, small=False, opts="", name=None, fs="s5"):
     """The user-space tests inside Tempest (the run above): each
     program is one result NAME/TEST (NAME defaults to user/PRESET); the
     boot itself another.  With witness=on in opts, a lock-order reversal
     that the tests' system calls provoked fails NAME/order."""
     def job(ctx):
         jobname = name or "user/" + preset
-        run_tests(ctx, jobname, preset, small, opts)
+        run_tests(ctx, jobname, preset, small, opts, fs)
     return job
 
 
-def run_tests(ctx, name, preset, small, opts):
+def run_tests(ctx, name, preset, small, opts, fs="s5"):
     """Boot preset with the tests and report each program, the boot and
     (under witness=on) the lock order, as make_user_job says."""
     def boot(machine, boot_opts, limit, images):
@@ -177,7 +178,7 @@ def run_tests(ctx, name, preset, small, opts):
     for test, reason in skipped(small):
         with ctx.results.lock:
             print("SKIP %s/%s: %s" % (name, test, reason), flush=True)
-    r, results = run(boot, preset, opts, T_USER, small)
+    r, results = run(boot, preset, opts, T_USER, small, fs)
     if r is None:
         return budget_gone(ctx, [name])
     for test, ok, reason in results:

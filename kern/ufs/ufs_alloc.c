@@ -14,9 +14,10 @@
  *     is big enough (cg_frsum says where), else from a whole free block.
  *
  * A group's block (header, inode map, fragment map, cluster map and
- * summary) is read whole into fs_cgbuf, changed and written back, all
- * under fs_cglock, the file system's allocation resource lock (held across
- * that I/O).  Each change of the fragment map is accounted per block: the
+ * summary) is read whole into its slot's copy, changed and written back,
+ * all under the group's allocation resource lock (fs_cg[c].lock, held
+ * across that I/O), so CPUs allocate in different groups at once; no
+ * thread holds two groups' locks.  Each change of the fragment map is accounted per block: the
  * block's part of the counts (free blocks, free fragments, cg_frsum, its
  * cluster bit) is taken out before the change and put back after it, so
  * every count stays what fsck.ufs computes from the maps.  The group's
@@ -27,8 +28,9 @@
 #include <kern/ufs/ufs_inode.h>
 #include <kern/lib/string.h>
 #include <kern/lib/kprintf.h>
+#include <kern/vm/kmem.h>
 
-/* The group loaded in fs_cgbuf, and where its maps are. */
+/* The group loaded in its slot's copy, and where its maps are. */
 struct cgref {
     uint32_t c;
     struct ufs_cg *cg;
@@ -61,19 +63,22 @@ static const char *cg_invalid(const struct ufs_fs *fs, const struct ufs_cg *cg, 
     return NULL;
 }
 
-/* Load group c into fs_cgbuf (fs_cglock held). */
+/* Load group c into its slot's copy (its lock held). */
 static int cg_load(struct ufs_fs *fs, uint32_t c, struct cgref *g)
 {
-    int err = ufs_read_bytes(fs, cg_byte(fs, c), fs->fs_cgbuf, (size_t)fs->fs_sb.fs_cgsize);
+    struct ufs_cgslot *slot = &fs->fs_cg[c];
+    if (!slot->buf && !(slot->buf = kzalloc((size_t)fs->fs_sb.fs_cgsize)))
+        return -ENOMEM;
+    int err = ufs_read_bytes(fs, cg_byte(fs, c), slot->buf, (size_t)fs->fs_sb.fs_cgsize);
     if (err)
         return err;
-    struct ufs_cg *cg = (struct ufs_cg *)fs->fs_cgbuf;
+    struct ufs_cg *cg = (struct ufs_cg *)slot->buf;
     const char *why = cg_invalid(fs, cg, c);
     if (why) {
         ufs_corrupt(fs, "group %u: %s; nothing is allocated there", c, why);
         return -EUCLEAN;
     }
-    uint8_t *b = fs->fs_cgbuf;
+    uint8_t *b = slot->buf;
     *g = (struct cgref){ .c = c, .cg = cg, .iused = b + cg->cg_iusedoff,
                          .ffree = b + cg->cg_freeoff, .clmap = b + cg->cg_clusteroff,
                          .clsum = (int32_t *)(b + cg->cg_clustersumoff),
@@ -87,8 +92,8 @@ static int cg_load(struct ufs_fs *fs, uint32_t c, struct cgref *g)
 static int cg_store(struct ufs_fs *fs, struct cgref *g)
 {
     g->cg->cg_time = (int32_t)ufs_now();
-    return ufs_write_bytes(fs, cg_byte(fs, g->c), fs->fs_cgbuf, (size_t)fs->fs_sb.fs_cgsize,
-                           false);
+    return ufs_write_bytes(fs, cg_byte(fs, g->c), fs->fs_cg[g->c].buf,
+                           (size_t)fs->fs_sb.fs_cgsize, false);
 }
 
 /* Add the deltas to the group's three copies of its counts. */
@@ -243,33 +248,48 @@ static bool group_has_room(struct ufs_fs *fs, uint32_t c, int n)
     return room;
 }
 
+/* Try to take n fragments near pref in group c, under its lock: the
+ * group-relative fragment, or -1 (no room), or a negative errno. */
+static int64_t try_group(struct ufs_fs *fs, uint32_t c, int64_t pref, int n)
+{
+    const struct ufs_super *sb = &fs->fs_sb;
+    struct cgref g;
+    int64_t f = -1;
+    rlock_acquire(&fs->fs_cg[c].lock);
+    if (cg_load(fs, c, &g) == 0) {
+        int64_t rel = pref > 0 && ufs_dtog(sb, pref) == c ? pref - ufs_cgbase(sb, c)
+                                                         : g.cg->cg_rotor;
+        f = group_alloc(fs, &g, rel, n);
+        if (f >= 0) {
+            int err = cg_store(fs, &g);
+            f = err ? err : f;
+        }
+    }
+    rlock_release(&fs->fs_cg[c].lock);
+    return f;
+}
+
 int ufs_frag_alloc(struct ufs_inode *ip, int64_t pref, int n, int64_t *fragp)
 {
     struct ufs_fs *fs = ip->i_fs;
     const struct ufs_super *sb = &fs->fs_sb;
     uint32_t start = pref > 0 && pref < sb->fs_size ? ufs_dtog(sb, pref)
                                                     : ufs_ino_to_cg(sb, ip->i_number);
-    int err = -ENOSPC;
-    rlock_acquire(&fs->fs_cglock);
     for (uint32_t k = 0; k < (uint32_t)sb->fs_ncg; k++) {
         uint32_t c = (start + k) % (uint32_t)sb->fs_ncg;
-        struct cgref g;
-        if (!group_has_room(fs, c, n) || cg_load(fs, c, &g))
+        if (!group_has_room(fs, c, n))
             continue;
-        int64_t rel = pref > 0 && ufs_dtog(sb, pref) == c ? pref - ufs_cgbase(sb, c) : g.cg->cg_rotor;
-        int64_t f = group_alloc(fs, &g, rel, n);
-        if (f < 0)
+        int64_t f = try_group(fs, c, pref, n);
+        if (f == -1)
             continue;
-        err = cg_store(fs, &g);
+        if (f < -1)
+            return (int)f;                  /* the write of the group block failed */
         *fragp = ufs_cgbase(sb, c) + f;
-        if (!err) {
-            ip->i_blocks += (uint32_t)n * (uint32_t)(sb->fs_fsize / UFS_DEV_BSIZE);
-            ip->i_flag |= IMOD;
-        }
-        break;
+        ip->i_blocks += (uint32_t)n * (uint32_t)(sb->fs_fsize / UFS_DEV_BSIZE);
+        ip->i_flag |= IMOD;
+        return 0;
     }
-    rlock_release(&fs->fs_cglock);
-    return err;
+    return -ENOSPC;
 }
 
 bool ufs_frag_extend(struct ufs_inode *ip, int64_t f, int osize, int nsize)
@@ -281,7 +301,7 @@ bool ufs_frag_extend(struct ufs_inode *ip, int64_t f, int osize, int nsize)
     bool done = false;
     if (rel % sb->fs_frag + nsize > sb->fs_frag)
         return false;                       /* would cross into the next block */
-    rlock_acquire(&fs->fs_cglock);
+    rlock_acquire(&fs->fs_cg[c].lock);
     struct cgref g;
     if (cg_load(fs, c, &g) == 0) {
         done = true;
@@ -292,7 +312,7 @@ bool ufs_frag_extend(struct ufs_inode *ip, int64_t f, int osize, int nsize)
             done = cg_store(fs, &g) == 0;
         }
     }
-    rlock_release(&fs->fs_cglock);
+    rlock_release(&fs->fs_cg[c].lock);
     if (done) {
         ip->i_blocks += (uint32_t)(nsize - osize) * (uint32_t)(sb->fs_fsize / UFS_DEV_BSIZE);
         ip->i_flag |= IMOD;
@@ -314,7 +334,7 @@ void ufs_frag_free(struct ufs_inode *ip, int64_t f, int n)
                     (long)f, (long)(f + n - 1));
         return;
     }
-    rlock_acquire(&fs->fs_cglock);
+    rlock_acquire(&fs->fs_cg[c].lock);
     struct cgref g;
     if (cg_load(fs, c, &g) == 0) {
         for (int i = 0; i < n; i++)
@@ -323,7 +343,7 @@ void ufs_frag_free(struct ufs_inode *ip, int64_t f, int n)
         frags_mark(fs, &g, rel, n, true);
         cg_store(fs, &g);
     }
-    rlock_release(&fs->fs_cglock);
+    rlock_release(&fs->fs_cg[c].lock);
 }
 
 /* ---- inodes ---- */
@@ -362,36 +382,47 @@ static int64_t group_ialloc(struct ufs_fs *fs, struct cgref *g, bool dir)
     return -1;
 }
 
+/* An inode from group c's map, under its lock: its number, -1 (none
+ * free), or a negative errno. */
+static int64_t try_group_inode(struct ufs_fs *fs, uint32_t c, bool dir)
+{
+    struct cgref g;
+    int64_t ino = -1;
+    rlock_acquire(&fs->fs_cg[c].lock);
+    if (cg_load(fs, c, &g) == 0 && (ino = group_ialloc(fs, &g, dir)) >= 0) {
+        int err = cg_store(fs, &g);
+        ino = err ? err : ino;
+    }
+    rlock_release(&fs->fs_cg[c].lock);
+    return ino;
+}
+
 int ufs_ino_alloc(struct ufs_inode *dp, bool dir, uint32_t *inop)
 {
     struct ufs_fs *fs = dp->i_fs;
     uint32_t ncg = (uint32_t)fs->fs_sb.fs_ncg;
     uint32_t start = inode_group(fs, ufs_ino_to_cg(&fs->fs_sb, dp->i_number), dir);
-    int err = -ENOSPC;
-    rlock_acquire(&fs->fs_cglock);
-    for (uint32_t k = 0; k < ncg && err == -ENOSPC; k++) {
+    for (uint32_t k = 0; k < ncg; k++) {
         uint32_t c = (start + k) % ncg;
-        struct cgref g;
         mutex_enter(&fs->fs_lock);
         bool room = fs->fs_cs[c].cs_nifree > 0;
         mutex_exit(&fs->fs_lock);
-        if (!room || cg_load(fs, c, &g))
+        int64_t ino = room ? try_group_inode(fs, c, dir) : -1;
+        if (ino == -1)
             continue;
-        int64_t ino = group_ialloc(fs, &g, dir);
-        if (ino < 0)
-            continue;
+        if (ino < -1)
+            return (int)ino;
         *inop = (uint32_t)ino;
-        err = cg_store(fs, &g);
+        return 0;
     }
-    rlock_release(&fs->fs_cglock);
-    return err;
+    return -ENOSPC;
 }
 
 void ufs_ino_free(struct ufs_fs *fs, uint32_t ino, bool dir)
 {
     const struct ufs_super *sb = &fs->fs_sb;
     uint32_t c = ufs_ino_to_cg(sb, ino), i = ino % (uint32_t)sb->fs_ipg;
-    rlock_acquire(&fs->fs_cglock);
+    rlock_acquire(&fs->fs_cg[c].lock);
     struct cgref g;
     if (cg_load(fs, c, &g) == 0) {
         if (!ufs_isset(g.iused, i)) {
@@ -402,7 +433,7 @@ void ufs_ino_free(struct ufs_fs *fs, uint32_t ino, bool dir)
             cg_store(fs, &g);
         }
     }
-    rlock_release(&fs->fs_cglock);
+    rlock_release(&fs->fs_cg[c].lock);
 }
 
 int64_t ufs_big_file_pref(struct ufs_inode *ip, int64_t prev)

@@ -182,7 +182,7 @@ void ufs_itimes(struct ufs_inode *ip, int which)
 
 /*
  * A new inode: a number from the maps, then iget.  The number was free in
- * the map under fs_cglock, and only an inode with a mode is ever in use,
+ * the map under its group's lock, and only an inode with a mode is in use,
  * so a mode found on it means the map and the inode disagree: corruption.
  */
 int ufs_ialloc(struct ufs_inode *dp, uint16_t mode, struct ufs_inode **ipp)

@@ -12,8 +12,8 @@
  *         ILOCK(), which also takes the vnode lock
  *   [fs]  the file system's fs_lock mutex (class "ufs_fs") over the
  *         in-core superblock counts and the summary area
- *   [cg]  fs_cglock, the allocation resource lock (class "ufs_cglock"),
- *         held across the read and write of one group block
+ *   [cg]  a group's allocation resource lock (fs_cg[c].lock, class
+ *         "ufs_cglock"), held across the read and write of its block
  *   [c]   constant while mounted (or while the inode has this identity)
  */
 #ifndef KERN_UFS_UFS_INODE_H
@@ -53,6 +53,13 @@ struct ufs_inode {
     int32_t i_atime, i_atimensec, i_mtime, i_mtimensec, i_ctime, i_ctimensec;
 };
 
+/* A cylinder group's allocation lock and the copy of its block that is
+ * changed under it (allocated at its first use). */
+struct ufs_cgslot {
+    struct rlock lock;              /* class "ufs_cglock", held across I/O */
+    uint8_t *buf;                   /* [cg] */
+};
+
 struct ufs_fs {
     struct vfs *fs_vfs;             /* [c] first: the inode cache finds it here */
     struct blkdev *fs_dev;          /* [c] */
@@ -63,9 +70,8 @@ struct ufs_fs {
     struct ufs_super fs_sb;         /* [fs] counts, fs_clean, fs_time; the geometry [c] */
     struct ufs_csum *fs_cs;         /* [fs] the summary area, one per group */
     bool fs_fmod;                   /* [fs] the superblock or summary needs writing */
-    struct rlock fs_cglock;         /* [cg] class "ufs_cglock": allocation, held
-                                       across a group block's read and write */
-    uint8_t *fs_cgbuf;              /* [cg] the group block being changed */
+    struct ufs_cgslot *fs_cg;       /* [c] one per group: its allocation lock
+                                       and the copy of its block changed under it */
     struct rlock fs_rename;         /* class "ufs_rename": serializes rename
                                        and rmdir (the tree's shape) */
     bool fs_bad;                    /* [a] corruption seen */

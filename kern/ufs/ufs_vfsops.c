@@ -47,10 +47,11 @@
  * unmount does the same and marks it clean.
  *
  * Allocation (ufs_alloc.c has the policy).  A group block is read whole,
- * changed and written back under fs_cglock, a resource lock held across
- * that I/O; the summary area and the superblock's totals change under
- * fs_lock, a mutex never held across I/O.  One fs_cglock serves all the
- * groups of a file system.
+ * changed and written back under that group's allocation lock (fs_cg[c],
+ * a resource lock held across that I/O), so allocations in different
+ * groups go on at once; no thread holds two of them.  The summary area
+ * and the superblock's totals change under fs_lock, a mutex never held
+ * across I/O.
  *
  * Tree changes (ufs_namei.c, ufs_rename.c) follow S5's rules: directory
  * before entry, ".." looked up unlocked, rmdir and rename under the file
@@ -58,7 +59,7 @@
  * that need them and lowered after those that drop them.
  *
  * Lock order (outer first): fs_rename -> vnode lock + ILOCKED (directory
- * before entry) -> IRWLOCKED before ILOCKED of one inode -> fs_cglock ->
+ * before entry) -> IRWLOCKED before ILOCKED of one inode -> a group's lock ->
  * buffer busy -> fs_lock, the cache lock -> DNLC row locks.
  */
 #include <kern/ufs/ufs_inode.h>
@@ -302,7 +303,6 @@ static struct ufs_fs *fs_create(struct vfs *vfsp)
     fs->fs_dev = vfsp->vfs_dev;
     fs->fs_rdonly = (vfsp->vfs_flag & VFS_RDONLY) != 0;
     mutex_init(&fs->fs_lock, &ufs_fs_class, MUTEX_SLEEP, "ufs_fs");
-    rlock_init(&fs->fs_cglock, &ufs_cglock_class, "ufs_cglock");
     rlock_init(&fs->fs_rename, &ufs_rename_class, "ufs_rename");
     return fs;
 }
@@ -310,9 +310,12 @@ static struct ufs_fs *fs_create(struct vfs *vfsp)
 static void fs_destroy(struct ufs_fs *fs)
 {
     rlock_destroy(&fs->fs_rename);
-    rlock_destroy(&fs->fs_cglock);
+    for (int32_t c = 0; fs->fs_cg && c < fs->fs_sb.fs_ncg; c++) {
+        rlock_destroy(&fs->fs_cg[c].lock);
+        kfree(fs->fs_cg[c].buf);
+    }
+    kfree(fs->fs_cg);
     mutex_destroy(&fs->fs_lock);
-    kfree(fs->fs_cgbuf);
     kfree(fs->fs_cs);
     kfree(fs);
 }
@@ -334,6 +337,17 @@ static int mount_root(struct ufs_fs *fs)
     return 0;
 }
 
+/* Each group's allocation lock (its block's copy comes at first use). */
+static int make_group_slots(struct ufs_fs *fs)
+{
+    fs->fs_cg = kzalloc(sizeof *fs->fs_cg * (size_t)fs->fs_sb.fs_ncg);
+    if (!fs->fs_cg)
+        return -ENOMEM;
+    for (int32_t c = 0; c < fs->fs_sb.fs_ncg; c++)
+        rlock_init(&fs->fs_cg[c].lock, &ufs_cglock_class, "ufs_cglock");
+    return 0;
+}
+
 /* The superblock, the summary and the root, in that order. */
 static int mount_fs(struct ufs_fs *fs)
 {
@@ -347,8 +361,8 @@ static int mount_fs(struct ufs_fs *fs)
         return -EINVAL;
     }
     err = read_summary(fs);
-    if (!err && !(fs->fs_cgbuf = kzalloc((size_t)fs->fs_sb.fs_cgsize)))
-        err = -ENOMEM;
+    if (!err)
+        err = make_group_slots(fs);
     return err ? err : mount_root(fs);
 }
 

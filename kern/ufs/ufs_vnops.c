@@ -40,7 +40,7 @@ static int ufs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred
 /*
  * Reads hold IRWLOCKED throughout and ILOCKED one block at a time, so a
  * stat can get in between blocks (seed 001), as S5's do.  The access time
- * is not kept (as with a noatime mount).
+ * is set as the read ends (on a read-write mount).
  */
 static int ufs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
@@ -60,6 +60,11 @@ static int ufs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
         uio->uio_offset += got;
         if (got < want)
             break;                          /* end of file */
+    }
+    if (!ip->i_fs->fs_rdonly) {
+        ILOCK(ip);
+        ufs_itimes(ip, UFS_ACC);
+        IUNLOCK(ip);
     }
     IRWUNLOCK(ip);
     return err;
