@@ -285,6 +285,24 @@ SYSCALL_DECL(sys_lseek)
     return r;
 }
 
+/* fadvise64(fd, offset, len, advice): advice only, so nothing to do for
+ * a file; the errors are Linux's generic_fadvise's, in its order: a bad
+ * fd EBADF, a pipe ESPIPE, a negative length or an unknown advice EINVAL
+ * (POSIX_FADV_NORMAL 0 to POSIX_FADV_NOREUSE 5). */
+SYSCALL_DECL(sys_fadvise64)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int64_t r = 0;
+    if (fp->f_vp->v_type == VFIFO)
+        r = -ESPIPE;
+    else if ((int64_t)a2 < 0 || (int)a3 < 0 || (int)a3 > 5)
+        r = -EINVAL;
+    file_rele(fp);
+    return r;
+}
+
 /* ---- attributes ---- */
 
 struct stat_u {
@@ -566,6 +584,10 @@ SYSCALL_DECL(sys_linkat)
 }
 SYSCALL_DECL(sys_rename) { return two_paths(a0, a1, 1); }
 SYSCALL_DECL(sys_symlink) { return two_paths(a0, a1, 2); }
+/* symlinkat(target, newdirfd, linkpath): the target is stored as given,
+ * never resolved, so only the link's own name is taken at newdirfd
+ * (coreutils' ln -s uses this call). */
+SYSCALL_DECL(sys_symlinkat) { return two_at(AT_FDCWD, a0, (int)a1, a2, 2); }
 
 static int64_t do_readlink(int dirfd, uint64_t upath, uint64_t ubuf, int64_t size)
 {

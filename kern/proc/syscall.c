@@ -278,6 +278,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(28, sys_madvise), S(280, sys_utimensat), S(235, sys_utimes), S(261, sys_futimesat),
     S(132, sys_utime), S(40, sys_sendfile),
     S(73, sys_flock), S(25, sys_mremap),
+    S(266, sys_symlinkat), S(221, sys_fadvise64),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -98,6 +98,8 @@ SYSCALL_DECL(sys_pipe);
 SYSCALL_DECL(sys_pipe2);
 SYSCALL_DECL(sys_rename);
 SYSCALL_DECL(sys_symlink);
+SYSCALL_DECL(sys_symlinkat);
+SYSCALL_DECL(sys_fadvise64);
 SYSCALL_DECL(sys_readlink);
 SYSCALL_DECL(sys_readlinkat);
 SYSCALL_DECL(sys_chdir);
