@@ -41,6 +41,9 @@ from checklib import T_USER, budget_gone
 import run_check
 import user_check
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import cmdslot  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUNDLE = os.path.join(ROOT, "tools", "debian_s5_bundle.py")
 WANT = b"""cc 0
@@ -218,6 +221,41 @@ def run_debian_ufs(ctx, tmp, name, small):
         ctx.results.add("%s/glibc/%s" % (name, n), ok and h_ok, why or h_why)
     if small:
         check_kept(ctx, kept, name)
+        why = slot_refusals(tmp)
+        ctx.results.add(name + "/slot", not why, why)
+
+
+def slot_refusals(tmp):
+    """'' or what tools/cmdslot.py got wrong on made-up images: a slot
+    between other data is filled in place and nothing else moves; a
+    command too long for it, an image with two slots and one with none
+    are refused (SlotError), never written."""
+    img = os.path.join(tmp, "slot.img")
+    before, after = b"\x01" * 5000, b"\x02" * 3000
+    with open(img, "wb") as f:
+        f.write(before + cmdslot.empty_slot() + after)
+    cmdslot.write(img, "echo one")
+    with open(img, "rb") as f:
+        data = f.read()
+    if data != before + cmdslot.fill(b"echo one\n") + after:
+        return "the slot was not filled in place"
+    for image, command in ((img, "x" * cmdslot.SLOT_SIZE), (img + "2", "true"),
+                           (img + "0", "true")):
+        if image != img:
+            with open(image, "wb") as f:
+                f.write(before + (cmdslot.empty_slot() * 2 if image.endswith("2") else b""))
+        with open(image, "rb") as f:
+            old = f.read()
+        try:
+            cmdslot.write(image, command)
+            return "cmdslot.write(%s, %d bytes) was not refused" % (os.path.basename(image),
+                                                                    len(command))
+        except cmdslot.SlotError:
+            pass
+        with open(image, "rb") as f:
+            if f.read() != old:
+                return "a refused write changed %s" % os.path.basename(image)
+    return ""
 
 
 def check_kept(ctx, kept, name):
