@@ -281,7 +281,7 @@ def main():
             if not os.path.isfile(d):
                 raise Failure("DISK=%s: no such image file" % d)
         with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
-            if args.root and args.fs != "s5":
+            if args.root and args.fs != "s5" and args.userland != "debian":
                 raise Failure("ROOT= keeps S5 images only (FS=%s)" % args.fs)
             if args.userland == "debian":
                 if args.root:
