@@ -75,7 +75,7 @@ static struct vnode *at_dir(int dirfd, const char *path, struct file **fpp, int 
     *fpp = NULL;
     if (path[0] == '/' || dirfd == AT_FDCWD)
         return cwd();
-    struct file *fp = fd_get(curproc(), dirfd);
+    struct file *fp = fd_get_raw(curproc(), dirfd);
     if (!fp) {
         *err = -EBADF;
         return NULL;
@@ -343,7 +343,7 @@ static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
     if (flags & AT_EMPTY_PATH) {
         char c;
         if (copyin((void *)upath, &c, 1) == 0 && c == 0) {
-            struct file *fp = fd_get(curproc(), dirfd);
+            struct file *fp = fd_get_raw(curproc(), dirfd);
             if (!fp)
                 return -EBADF;
             err = VOP_GETATTR(fp->f_vp, &va, cr());
@@ -369,7 +369,7 @@ SYSCALL_DECL(sys_newfstatat) { return do_stat((int)a0, a1, a2, (int)a3); }
 
 SYSCALL_DECL(sys_fstat)
 {
-    struct file *fp = fd_get(curproc(), (int)a0);
+    struct file *fp = fd_get_raw(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
     struct vattr va;
