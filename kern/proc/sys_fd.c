@@ -100,9 +100,15 @@ SYSCALL_DECL(sys_fcntl)
 {
     struct proc *p = curproc();
     int fd = (int)a0;
-    struct file *fp = fd_get(p, fd);
+    struct file *fp = fd_get_raw(p, fd);
     if (!fp)
         return -EBADF;
+    /* An O_PATH descriptor allows only these, as Linux's check_fcntl_cmd. */
+    if ((fp->f_flags & O_PATH) && a1 != F_DUPFD && a1 != F_DUPFD_CLOEXEC && a1 != F_GETFD
+        && a1 != F_SETFD && a1 != F_GETFL) {
+        file_rele(fp);
+        return -EBADF;
+    }
     int64_t r = 0;
     switch (a1) {
     case F_DUPFD:

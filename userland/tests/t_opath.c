@@ -6,8 +6,9 @@
  * open(O_PATH | O_NOFOLLOW) of a link gives a descriptor of the link
  * itself; O_PATH needs no read permission and ignores O_TRUNC and the
  * access mode.  fstat, fstatat(AT_EMPTY_PATH), dup and use as an "at"
- * call's directory work on one; read, write, getdents, fchmod and mmap
- * fail with EBADF; O_DIRECTORY on a file is ENOTDIR.  fchmodat with
+ * call's directory work on one, and fcntl's F_GETFD, F_SETFD, F_GETFL
+ * and F_DUPFD; read, write, getdents, fchmod, mmap and F_SETFL fail with
+ * EBADF; O_DIRECTORY on a file is ENOTDIR.  fchmodat with
  * AT_SYMLINK_NOFOLLOW changes a file's mode and refuses a link's
  * (EOPNOTSUPP), as on Linux.
  */
@@ -52,6 +53,12 @@ static void test_refused_calls(void)
 	CHECK_ERR(pread(fd, buf, sizeof buf, 0), EBADF);
 	CHECK_ERR(syscall(SYS_fchmod, fd, 0600), EBADF);   /* musl's fchmod retries by /proc */
 	CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED && errno == EBADF);
+	CHECK_OK(fcntl(fd, F_SETFD, FD_CLOEXEC));
+	CHECK_EQ(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	CHECK(CHECK_OK(fcntl(fd, F_GETFL)) & O_PATH);
+	CHECK_ERR(fcntl(fd, F_SETFL, O_NONBLOCK), EBADF);
+	int d2 = CHECK_OK(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+	close(d2);
 	int d = CHECK_OK(dup(fd));
 	CHECK_OK(fstat(d, &st));
 	CHECK(S_ISREG(st.st_mode));
