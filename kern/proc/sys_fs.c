@@ -661,7 +661,7 @@ SYSCALL_DECL(sys_chdir) { return with_path(AT_FDCWD, a0, op_chdir, 0); }
 
 SYSCALL_DECL(sys_fchdir)
 {
-    struct file *fp = fd_get(curproc(), (int)a0);
+    struct file *fp = fd_get_raw(curproc(), (int)a0);      /* O_PATH too, as Linux */
     if (!fp)
         return -EBADF;
     int err = set_cwd(fp->f_vp);

@@ -6,7 +6,7 @@
  * open(O_PATH | O_NOFOLLOW) of a link gives a descriptor of the link
  * itself; O_PATH needs no read permission and ignores O_TRUNC and the
  * access mode.  fstat, fstatat(AT_EMPTY_PATH), dup and use as an "at"
- * call's directory work on one, and fcntl's F_GETFD, F_SETFD, F_GETFL
+ * call's directory and fchdir work on one, and fcntl's F_GETFD, F_SETFD, F_GETFL
  * and F_DUPFD; read, write, getdents, fchmod, mmap and F_SETFL fail with
  * EBADF; O_DIRECTORY on a file is ENOTDIR.  fchmodat with
  * AT_SYMLINK_NOFOLLOW changes a file's mode and refuses a link's
@@ -82,6 +82,9 @@ static void test_directory(void)
 	struct stat st;
 	CHECK_OK(fstatat(dfd, "link", &st, AT_SYMLINK_NOFOLLOW));
 	CHECK(S_ISLNK(st.st_mode));
+	CHECK_OK(fchdir(dfd));
+	CHECK_OK(stat("file", &st));
+	CHECK_OK(chdir(".."));
 	close(dfd);
 }
 
