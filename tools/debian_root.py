@@ -38,6 +38,7 @@ Every failure is one line on standard error and exit status 1.
 """
 
 import argparse
+import fcntl
 import hashlib
 import os
 import shutil
@@ -143,7 +144,16 @@ def stamp_text(names):
 
 
 def fetch(list_path):
-    """Make build/debian/tree from the list (unless it is up to date); its path."""
+    """Make build/debian/tree from the list (unless it is up to date); its
+    path.  One process at a time (make check runs two Debian jobs at once,
+    and on a fresh machine both would fetch): a lock on build/debian/.lock."""
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return fetch_locked(list_path)
+
+
+def fetch_locked(list_path):
     want, leave_out = read_list(list_path)
     names = resolve(want, leave_out)
     stamp = os.path.join(TREE, STAMP)
