@@ -47,7 +47,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(BUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check tools clean iso bench linux-run userland fuzz crash flip soak
+.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
 
 deps: $(DEPS_OK)
@@ -148,6 +148,11 @@ tools: $(DEPS_OK)
 
 check: all tools
 	$(PYTHON) tests/check.py
+
+# The long variants only (tests/check.py --long): the whole user-test
+# suite built against glibc on the Debian root (debian/ufs/long).
+check-long: all tools userland
+	$(PYTHON) tests/check.py --long -k /long -j 1
 
 # The Linux peer: Debian's kernel on the same machine, running RUN
 # (tools/linux_peer.py; bench/README.md).  RUN reaches the script through

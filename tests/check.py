@@ -60,6 +60,11 @@ cores):
   debian/s5          Debian's gcc, as, ld and make (tools/debian_s5_bundle.py)
                      on an S5 root build and run a hello world and a
                      three-file project with make -j4 (tests/debian_check.py)
+  debian/ufs         the Debian root (make run USERLAND=debian): Debian's gcc
+                     builds hello (dynamic, -static) and a project with make
+                     -j4; bad interpreters and a missing library; user tests
+                     built against glibc pass on the host and inside Tempest
+                     (all of them with --long, make check-long: debian/ufs/long)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -151,13 +156,19 @@ def all_jobs():
                                        name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
-             ("debian/s5", debian_check.job_debian_s5)]
+             ("debian/s5", debian_check.job_debian_s5),
+             ("debian/ufs", debian_check.make_debian_ufs_job(small=True))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
     return jobs
+
+
+def long_jobs():
+    """The long variants, run with --long (make check-long)."""
+    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))]
 
 
 def main(argv=None):
@@ -167,6 +178,8 @@ def main(argv=None):
     ap.add_argument("-k", dest="patterns", action="append", default=[],
                     help="run only jobs whose name contains this (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the jobs and exit")
+    ap.add_argument("--long", action="store_true",
+                    help="add the long variants (make check-long)")
     ap.add_argument("--timeout-scale", type=float, default=1.0,
                     help="multiply every time limit by this")
     ap.add_argument("--budget", type=float, default=checklib.BUDGET,
@@ -176,6 +189,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     jobs = all_jobs()
+    if args.long:
+        jobs += long_jobs()
     if args.patterns:
         jobs = [j for j in jobs if any(p in j[0] for p in args.patterns)]
     if args.list:

@@ -9,18 +9,40 @@
               and finds it up to date the second time.  Each step's output
               and status are checked.
 
+  debian/ufs  the Debian root itself (make run USERLAND=debian: Debian's
+              packages, unmodified, on a UFS root), one boot: with
+              userland/tests/debian/ under /add (native.mk its Makefile),
+              README's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
+              gcc (driver, cc1, as, collect2, ld) build a hello world,
+              dynamic and -static, and the three-file project with
+              `make -j4`, runs them, then execs a program whose
+              interpreter is missing (ENOENT), one whose interpreter is
+              not ELF (ELIBBAD) and one whose library is missing (ld.so's
+              own message, status 127); each line is checked.  Then the
+              user tests (userland/tests/t_*.c) built with Debian's gcc
+              against glibc, dynamic, run on the host and inside Tempest:
+              each must pass in both (a representative set; all of them
+              with make check-long, job debian/ufs/long).  The image is
+              kept (ROOT=), and a second boot with another command in its
+              slot finds the program built and up to date.
+
 The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
 """
 
 import os
 import shutil
+import glob
 import subprocess
 import sys
 import tempfile
 
 from checklib import T_USER, budget_gone
 import run_check
+import user_check
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import cmdslot  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUNDLE = os.path.join(ROOT, "tools", "debian_s5_bundle.py")
@@ -63,3 +85,188 @@ def job_debian_s5(ctx):
                         % (status, out[-300:], err.strip().splitlines()[-1:]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- debian/ufs: the Debian root ----
+
+PROJECT = os.path.join(ROOT, "userland", "tests", "debian")
+USERLIB = os.path.join(ROOT, "userland", "lib")
+WANT_NATIVE = b"""square 7 = 49, cube 3 = 27
+src 0
+gcc 0
+hello from Debian's gcc
+hello 0
+gcc-static 0
+hello from Debian's gcc
+hello-static 0
+interp 1 0
+make 0
+square 7 = 49, cube 3 = 27
+prog 0
+make: 'prog' is up to date.
+again 0
+no-interp ENOENT
+bad-interp ELIBBAD
+square 7 = 49, cube 3 = 27
+needs-lib 0
+no-lib 127
+./needs-lib: error while loading shared libraries: libsquare.so: cannot open shared object file: No such file or directory
+"""
+NATIVE_END = "usertest: native done"
+# User tests that cannot pass as dynamic glibc programs, with the reason;
+# they are not built.
+GLIBC_GAPS = {
+    "t_interp": "makes programs whose interpreter is the test itself, which must be static",
+    "t_chroot": "runs itself in a chroot that holds no glibc libraries",
+    "t_mremap": "expects unmapped space after its mappings, where glibc's libraries may lie",
+}
+# The set make check runs (the whole suite with make check-long).
+GLIBC_SMALL = ("t_fileio", "t_proc", "t_mem", "t_signal", "t_ldmap", "t_txtbsy", "t_avx",
+               "t_time", "t_fd")
+
+
+def glibc_test_names(small):
+    names = sorted(os.path.basename(p)[:-2]
+                   for p in glob.glob(os.path.join(ROOT, "userland", "tests", "t_*.c")))
+    names = [n for n in names if n not in GLIBC_GAPS]
+    return [n for n in names if n in GLIBC_SMALL] if small else names
+
+
+def build_glibc_tests(dest, names):
+    """Build each user test with the host's gcc (Debian's gcc-12) against
+    glibc, dynamic, into dest; '' or why one could not be built."""
+    os.makedirs(dest, exist_ok=True)
+    for n in names:
+        src = os.path.join(ROOT, "userland", "tests", n + ".c")
+        r = subprocess.run(["gcc", "-O2", "-std=gnu11", "-I", USERLIB, "-o", os.path.join(dest, n),
+                            src, os.path.join(USERLIB, "ut.c")], capture_output=True, text=True)
+        if r.returncode != 0:
+            lines = (r.stderr or "gcc failed").strip().splitlines()
+            return "gcc cannot build %s against glibc: %s" % (n, lines[0])
+    return ""
+
+
+def host_results(dest, names):
+    """{name: (ok, why)} of each glibc test run on the host's Linux."""
+    results = {}
+    for n in names:
+        work = tempfile.mkdtemp(prefix="glibc-test-", dir=os.path.dirname(dest))
+        try:
+            r = subprocess.run([os.path.join(dest, n)], cwd=work, capture_output=True,
+                               timeout=120, env=dict(os.environ, TMPDIR=work, LC_ALL="C"))
+            out = r.stdout.decode("utf-8", "replace")
+            summ = user_check.SUMMARY_RE.findall(out)
+            ok = r.returncode == 0 and bool(summ) and summ[-1][1] == "0"
+            results[n] = (ok, "" if ok else "on the host: status %d, %s" % (
+                r.returncode, " | ".join(l for l in out.splitlines() if l.startswith("FAIL"))[:200]))
+        except subprocess.TimeoutExpired:
+            results[n] = (False, "on the host: did not end in 120 s")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def native_script(names):
+    """README's command (its Makefile is native.mk), native.sh, then each
+    glibc test from /tmp, bracketed as user_check's."""
+    cmds = [(n, "/add/glibc/" + n) for n in names]
+    return "(cd /src && make -j8 > /dev/null && ./prog); echo \"src $?\"\n" \
+        "sh /add/native.sh; echo '%s'\n%s" % (NATIVE_END, user_check.run_script(cmds))
+
+
+def judge_native(out, results):
+    native = out.split(NATIVE_END.encode())[0]
+    ok = native == WANT_NATIVE
+    results.add("debian/ufs/native", ok, "" if ok else "stdout %r" % native[-400:])
+
+
+def make_debian_ufs_job(small):
+    name = "debian/ufs" if small else "debian/ufs/long"
+
+    def job(ctx):
+        tmp = tempfile.mkdtemp(prefix="tempest-debian-", dir=os.path.join(ROOT, "build"))
+        try:
+            run_debian_ufs(ctx, tmp, name, small)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return job
+
+
+def run_debian_ufs(ctx, tmp, name, small):
+    add = os.path.join(tmp, "add")
+    shutil.copytree(PROJECT, add)
+    shutil.copy(os.path.join(PROJECT, "native.mk"), os.path.join(add, "Makefile"))
+    names = glibc_test_names(small)
+    why = build_glibc_tests(os.path.join(add, "glibc"), names)
+    if why:
+        ctx.results.add(name + "/native", False, why)
+        return
+    host = host_results(os.path.join(add, "glibc"), names)
+    limit = ctx.limit(T_USER if small else 3 * T_USER)
+    if limit < 60:
+        return budget_gone(ctx, [name + "/native"])
+    script = os.path.join(add, "all.sh")
+    with open(script, "w") as f:
+        f.write(native_script(names) + "\n")
+    kept = os.path.join(tmp, "kept.img")
+    status, out, err = run_check.userrun(["--userland", "debian", "--add", add, "--free", "64M",
+                                          "--root", kept], limit, run="sh /add/all.sh")
+    if status is None or not out:
+        ctx.results.add(name + "/native", False, "exit %s (%s)" % (status, err.strip().splitlines()[-1:]))
+        return
+    judge_native(out, ctx.results)
+    text = out.decode("utf-8", "replace")
+    for n, ok, why in user_check.judge(text, [(n, "") for n in names]):
+        h_ok, h_why = host[n]
+        ctx.results.add("%s/glibc/%s" % (name, n), ok and h_ok, why or h_why)
+    if small:
+        check_kept(ctx, kept, name)
+        why = slot_refusals(tmp)
+        ctx.results.add(name + "/slot", not why, why)
+
+
+def slot_refusals(tmp):
+    """'' or what tools/cmdslot.py got wrong on made-up images: a slot
+    between other data is filled in place and nothing else moves; a
+    command too long for it, an image with two slots and one with none
+    are refused (SlotError), never written."""
+    img = os.path.join(tmp, "slot.img")
+    before, after = b"\x01" * 5000, b"\x02" * 3000
+    with open(img, "wb") as f:
+        f.write(before + cmdslot.empty_slot() + after)
+    cmdslot.write(img, "echo one")
+    with open(img, "rb") as f:
+        data = f.read()
+    if data != before + cmdslot.fill(b"echo one\n") + after:
+        return "the slot was not filled in place"
+    for image, command in ((img, "x" * cmdslot.SLOT_SIZE), (img + "2", "true"),
+                           (img + "0", "true")):
+        if image != img:
+            with open(image, "wb") as f:
+                f.write(before + (cmdslot.empty_slot() * 2 if image.endswith("2") else b""))
+        with open(image, "rb") as f:
+            old = f.read()
+        try:
+            cmdslot.write(image, command)
+            return "cmdslot.write(%s, %d bytes) was not refused" % (os.path.basename(image),
+                                                                    len(command))
+        except cmdslot.SlotError:
+            pass
+        with open(image, "rb") as f:
+            if f.read() != old:
+                return "a refused write changed %s" % os.path.basename(image)
+    return ""
+
+
+def check_kept(ctx, kept, name):
+    """A second boot of the kept image (ROOT=) with another command in its
+    slot: the program the first one built is still there and runs."""
+    limit = ctx.limit(120)
+    if limit < 30:
+        return budget_gone(ctx, [name + "/kept"])
+    status, out, err = run_check.userrun(["--userland", "debian", "--root", kept], limit,
+                                         run="cd /src && ./prog && make -q; echo \"kept $?\"")
+    want = b"square 7 = 49, cube 3 = 27\nkept 0\n"
+    ok = status == 0 and out == want
+    ctx.results.add(name + "/kept", ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-200:], err.strip().splitlines()[-1:]))

@@ -2,7 +2,7 @@
 """Tempest's Debian root: Debian's own programs, unmodified, on a UFS image.
 
     debian_root.py fetch [--list FILE]
-    debian_root.py image IMAGE [--run 'command'] [--add DIR] [--free 64M]
+    debian_root.py image IMAGE [--run 'command' | --slot] [--add DIR] [--free 64M]
                            [--list FILE]
 
 fetch resolves the packages named in tools/debian/packages (one a line;
@@ -16,14 +16,19 @@ image makes the root image (tools/mkfs.ufs -d): the Debian tree, plus what
 Tempest's boot needs on top of it:
 
     /sbin/init               Tempest's init (build/userland/init)
+    /usr/local/bin/lockstat  Tempest's lockstat (build/userland/lockstat)
+    /usr/bin/cc, awk ...     the links update-alternatives would make
     /bin/busybox and links   for each busybox applet Debian's packages do
                              not provide (/bin/sh among them: dash's
                              link is made by its install script, not
                              shipped)
     /etc/passwd ...          the users of tools/mkroot.py
     /etc/rc.run              with --run: the command init runs, then
-                             powers off
-    /add, /tests             with --add: a host directory; the user tests
+                             powers off; with --slot an empty command
+                             slot a kept image's runs fill
+                             (tools/cmdslot.py)
+    /add, /tests             with --add: a host directory (/src links to
+                             it); the user tests
     /proc /dev /tmp /mnt     empty
 
 and without Debian's documentation and translations (usr/share/doc, man,
@@ -33,6 +38,7 @@ Every failure is one line on standard error and exit status 1.
 """
 
 import argparse
+import fcntl
 import hashlib
 import os
 import shutil
@@ -43,6 +49,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import mkroot  # noqa: E402  (the users, the busybox applets)
+import cmdslot  # noqa: E402  (the command slot of a kept image)
 
 BUILD = os.path.join(ROOT, "build")
 CACHE = os.path.join(BUILD, "debian")
@@ -52,9 +59,14 @@ STAMP = ".tempest-packages"            # in TREE: the list the tree was made fro
 LIST = os.path.join(ROOT, "tools", "debian", "packages")
 MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
 INIT = os.path.join(BUILD, "userland", "init")
+LOCKSTAT = os.path.join(BUILD, "userland", "lockstat")
 TESTS = os.path.join(BUILD, "userland", "tests")
 # Not copied to the image: documentation and translations (about 55 MiB).
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
+# The links Debian's update-alternatives makes when the packages are
+# installed (their install scripts do not run here): (link, target).
+ALTERNATIVES = (("usr/bin/cc", "gcc"), ("usr/bin/c89", "c89-gcc"), ("usr/bin/c99", "c99-gcc"),
+                ("usr/bin/awk", "gawk"), ("usr/bin/nawk", "gawk"))
 
 
 class Failure(Exception):
@@ -132,7 +144,16 @@ def stamp_text(names):
 
 
 def fetch(list_path):
-    """Make build/debian/tree from the list (unless it is up to date); its path."""
+    """Make build/debian/tree from the list (unless it is up to date); its
+    path.  One process at a time (make check runs two Debian jobs at once,
+    and on a fresh machine both would fetch): a lock on build/debian/.lock."""
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return fetch_locked(list_path)
+
+
+def fetch_locked(list_path):
     want, leave_out = read_list(list_path)
     names = resolve(want, leave_out)
     stamp = os.path.join(TREE, STAMP)
@@ -178,6 +199,14 @@ def provided(top, name):
                for d in ("bin", "sbin", "usr/bin", "usr/sbin"))
 
 
+def add_alternatives(top):
+    """The alternatives' links whose target the tree holds."""
+    for link, target in ALTERNATIVES:
+        path = os.path.join(top, link)
+        if os.path.exists(os.path.join(os.path.dirname(path), target)) and not os.path.lexists(path):
+            os.symlink(target, path)
+
+
 def add_busybox(top):
     """Busybox's applets that no Debian package provides, as links."""
     busybox = os.path.join(top, "bin", "busybox")
@@ -200,6 +229,9 @@ def stage(tmp, tree, args):
     if not os.path.exists(INIT):
         raise Failure("%s is missing (run 'make userland')" % INIT)
     put_file(INIT, os.path.join(top, "sbin", "init"))
+    if os.path.exists(LOCKSTAT):
+        put_file(LOCKSTAT, os.path.join(top, "usr", "local", "bin", "lockstat"))
+    add_alternatives(top)
     add_busybox(top)
     for name in ("passwd", "group", "shadow", "shells", "motd"):
         path = os.path.join(top, "etc", name)
@@ -207,12 +239,19 @@ def stage(tmp, tree, args):
             os.remove(path)             # a link into the cache: written anew
     mkroot.write(os.path.join(top, "etc", "motd"), mkroot.MOTD)
     mkroot.user_files(top)
-    if args.run is not None:
-        mkroot.write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
+    rc_run = os.path.join(top, "etc", "rc.run")
+    if args.slot:
+        with open(rc_run, "wb") as f:
+            f.write(cmdslot.empty_slot())
+        os.chmod(rc_run, 0o755)
+    elif args.run is not None:
+        mkroot.write(rc_run, args.run + "\n", 0o755)
     if args.add:
         if not os.path.isdir(args.add):
             raise Failure("--add %s is not a directory" % args.add)
         shutil.copytree(args.add, os.path.join(top, "add"), symlinks=True)
+        if not os.path.lexists(os.path.join(top, "src")):
+            os.symlink("add", os.path.join(top, "src"))
     if os.path.isdir(TESTS):
         shutil.copytree(TESTS, os.path.join(top, "tests"), symlinks=True)
     return top
@@ -249,6 +288,8 @@ def main():
     i.add_argument("image")
     i.add_argument("--list", default=LIST, help="the package list (default tools/debian/packages)")
     i.add_argument("--run", help="command init runs under /bin/sh, then powers off")
+    i.add_argument("--slot", action="store_true",
+                   help="make /etc/rc.run an empty command slot (tools/cmdslot.py; ROOT=)")
     i.add_argument("--add", help="host directory copied to /add")
     i.add_argument("--free", default="64M", help="free space beyond the contents (default 64M)")
     args = p.parse_args()

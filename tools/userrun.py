@@ -19,7 +19,9 @@ booted again as it is (the user's files persist; --add and --free apply
 only when it is made; delete the file for a fresh one).  Its /etc/rc.run
 is a command slot that each run fills in place (`s5cat -w`) with the
 command, or with the empty-slot line for an interactive shell.  A kept
-image must be clean (fsck.s5) before it is booted.
+image must be clean (fsck.s5) before it is booted.  With --userland debian
+the kept image is UFS: its slot is written in place by tools/cmdslot.py,
+and fsck.ufs checks it.
 
 With --run (or $TEMPEST_RUN, which keeps any shell quoting intact), init
 runs the command under /bin/sh as root and powers off; the command's
@@ -42,6 +44,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import tempest  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import cmdslot  # noqa: E402
 from machines import MachineError  # noqa: E402
 
 BUILD = os.path.join(ROOT, "build")
@@ -90,12 +94,16 @@ def mkroot(img, run, add, free, slot, fs="s5"):
         raise Failure(lines[-1] if lines else "mkroot failed")
 
 
-def debian_root(img, run, add, free):
+def debian_root(img, run, add, free, slot=False):
     """Build a Debian root image at img (tools/debian_root.py)."""
     cmd = [sys.executable, DEBIAN_ROOT, "image", img, "--free", free]
     if add:
+        if not os.path.isdir(add):
+            raise Failure("ADD=%s is not a directory" % add)
         cmd += ["--add", add]
-    if run is not None:
+    if slot:
+        cmd += ["--slot"]
+    elif run is not None:
         cmd += ["--run", run]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -147,6 +155,29 @@ def kept_image(path, run, add, free):
             raise Failure("RUN= is longer than the command slot of ROOT=%s (%s)" % (path, e))
         raise Failure("ROOT=%s: cannot set its command slot /etc/rc.run (%s); "
                       "delete it for a fresh one" % (path, e))
+    return path
+
+
+def kept_debian_image(path, run, add, free):
+    """kept_image's twin for a Debian (UFS) root: made with an empty slot
+    the first time, checked by fsck.ufs, its slot filled (tools/cmdslot.py)."""
+    if not os.path.exists(path):
+        d = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(d):
+            raise Failure("ROOT=%s: no directory %s" % (path, d))
+        debian_root(path, None, add, free, slot=True)
+        print("userrun: made the Debian root image %s" % path, file=sys.stderr)
+    elif add:
+        print("userrun: ADD= is copied only when the image is made; %s is kept as it is" % path,
+              file=sys.stderr)
+    try:
+        tool("fsck.ufs", path)
+    except Failure as e:
+        raise Failure("ROOT=%s is not a clean UFS image (%s); delete it for a fresh one" % (path, e))
+    try:
+        cmdslot.write(path, run)
+    except cmdslot.SlotError as e:
+        raise Failure("ROOT=%s: %s" % (path, e))
     return path
 
 
@@ -250,13 +281,14 @@ def main():
             if not os.path.isfile(d):
                 raise Failure("DISK=%s: no such image file" % d)
         with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
-            if args.root and args.fs != "s5":
+            if args.root and args.fs != "s5" and args.userland != "debian":
                 raise Failure("ROOT= keeps S5 images only (FS=%s)" % args.fs)
             if args.userland == "debian":
                 if args.root:
-                    raise Failure("ROOT= is not supported with USERLAND=debian yet")
-                img = os.path.join(tmp, "root.img")
-                debian_root(img, run, args.add, args.free)
+                    img = kept_debian_image(args.root, run, args.add, args.free)
+                else:
+                    img = os.path.join(tmp, "root.img")
+                    debian_root(img, run, args.add, args.free)
             elif args.root:
                 img = kept_image(args.root, run, args.add, args.free)
             else:

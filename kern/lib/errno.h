@@ -48,6 +48,7 @@
 #define ELOOP           40
 #define ENOMSG          42
 #define EIDRM           43
+#define ENODATA         61      /* xattr: no such attribute */
 #define EOVERFLOW       75
 #define ELIBBAD         80      /* exec: the program's interpreter is corrupt */
 #define EOPNOTSUPP      95

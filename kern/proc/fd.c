@@ -28,7 +28,7 @@ struct file *file_alloc(struct vnode *vp, int flags)
     if (!fp)
         return NULL;
     fp->f_count = 1;
-    fp->f_flags = flags & (O_ACCMODE | O_APPEND | O_NONBLOCK);
+    fp->f_flags = (flags & O_PATH) ? O_PATH : flags & (O_ACCMODE | O_APPEND | O_NONBLOCK);
     fp->f_vp = vp;
     mutex_init(&fp->f_lock, &file_lock_class, 0, "file");
     return fp;
@@ -73,7 +73,7 @@ int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags)
     return -EMFILE;
 }
 
-struct file *fd_get(struct proc *p, int fd)
+struct file *fd_get_raw(struct proc *p, int fd)
 {
     if (fd < 0 || fd >= NOFILE)
         return NULL;
@@ -82,6 +82,16 @@ struct file *fd_get(struct proc *p, int fd)
     if (fp)
         file_hold(fp);
     mutex_exit(&p->p_fdlock);
+    return fp;
+}
+
+struct file *fd_get(struct proc *p, int fd)
+{
+    struct file *fp = fd_get_raw(p, fd);
+    if (fp && (fp->f_flags & O_PATH)) {     /* names a file, no more: EBADF */
+        file_rele(fp);
+        return NULL;
+    }
     return fp;
 }
 

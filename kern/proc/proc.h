@@ -566,8 +566,12 @@ void file_rele(struct file *fp);
 /* Install fp (consuming the caller's reference) at the lowest free slot
  * >= minfd: the descriptor or -EMFILE. */
 int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags);
-/* The file at fd with a new reference, or NULL. */
+/* The file at fd with a new reference, or NULL (also for an O_PATH
+ * descriptor, which most calls refuse with EBADF, as Linux's fdget). */
 struct file *fd_get(struct proc *p, int fd);
+/* The same, O_PATH descriptors too: for the calls that only name the file
+ * (fstat, AT_EMPTY_PATH, a dirfd, dup), as Linux's fdget_raw. */
+struct file *fd_get_raw(struct proc *p, int fd);
 /* May the open file be read, or written?  (Its access mode, f_flags & O_ACCMODE:
  * 0 O_RDONLY, 1 O_WRONLY, 2 O_RDWR; kern/vfs/vfs.h.) */
 static inline bool file_readable(const struct file *fp) { return (fp->f_flags & 3) != 1; }

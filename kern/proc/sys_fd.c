@@ -60,7 +60,7 @@ static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
 
 SYSCALL_DECL(sys_dup)
 {
-    struct file *fp = fd_get(curproc(), (int)a0);
+    struct file *fp = fd_get_raw(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
     int fd = fd_install(curproc(), fp, 0, 0);
@@ -71,7 +71,7 @@ SYSCALL_DECL(sys_dup)
 
 static int64_t do_dup3(int oldfd, int newfd, int flags)
 {
-    struct file *fp = fd_get(curproc(), oldfd);
+    struct file *fp = fd_get_raw(curproc(), oldfd);
     if (!fp)
         return -EBADF;
     return fd_place(curproc(), newfd, fp, (flags & O_CLOEXEC) ? FD_CLOEXEC : 0);
@@ -80,7 +80,7 @@ static int64_t do_dup3(int oldfd, int newfd, int flags)
 SYSCALL_DECL(sys_dup2)
 {
     if ((int)a0 == (int)a1) {
-        struct file *fp = fd_get(curproc(), (int)a0);
+        struct file *fp = fd_get_raw(curproc(), (int)a0);
         if (!fp)
             return -EBADF;
         file_rele(fp);
@@ -100,9 +100,15 @@ SYSCALL_DECL(sys_fcntl)
 {
     struct proc *p = curproc();
     int fd = (int)a0;
-    struct file *fp = fd_get(p, fd);
+    struct file *fp = fd_get_raw(p, fd);
     if (!fp)
         return -EBADF;
+    /* An O_PATH descriptor allows only these, as Linux's check_fcntl_cmd. */
+    if ((fp->f_flags & O_PATH) && a1 != F_DUPFD && a1 != F_DUPFD_CLOEXEC && a1 != F_GETFD
+        && a1 != F_SETFD && a1 != F_GETFL) {
+        file_rele(fp);
+        return -EBADF;
+    }
     int64_t r = 0;
     switch (a1) {
     case F_DUPFD:

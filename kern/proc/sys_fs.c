@@ -75,7 +75,7 @@ static struct vnode *at_dir(int dirfd, const char *path, struct file **fpp, int 
     *fpp = NULL;
     if (path[0] == '/' || dirfd == AT_FDCWD)
         return cwd();
-    struct file *fp = fd_get(curproc(), dirfd);
+    struct file *fp = fd_get_raw(curproc(), dirfd);
     if (!fp) {
         *err = -EBADF;
         return NULL;
@@ -319,6 +319,24 @@ SYSCALL_DECL(sys_lseek)
     return r;
 }
 
+/* fadvise64(fd, offset, len, advice): advice only, so nothing to do for
+ * a file; the errors are Linux's generic_fadvise's, in its order: a bad
+ * fd EBADF, a pipe ESPIPE, a negative length or an unknown advice EINVAL
+ * (POSIX_FADV_NORMAL 0 to POSIX_FADV_NOREUSE 5). */
+SYSCALL_DECL(sys_fadvise64)
+{
+    struct file *fp = fd_get(curproc(), (int)a0);
+    if (!fp)
+        return -EBADF;
+    int64_t r = 0;
+    if (fp->f_vp->v_type == VFIFO)
+        r = -ESPIPE;
+    else if ((int64_t)a2 < 0 || (int)a3 < 0 || (int)a3 > 5)
+        r = -EINVAL;
+    file_rele(fp);
+    return r;
+}
+
 /* ---- attributes ---- */
 
 struct stat_u {
@@ -359,7 +377,7 @@ static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
     if (flags & AT_EMPTY_PATH) {
         char c;
         if (copyin((void *)upath, &c, 1) == 0 && c == 0) {
-            struct file *fp = fd_get(curproc(), dirfd);
+            struct file *fp = fd_get_raw(curproc(), dirfd);
             if (!fp)
                 return -EBADF;
             err = VOP_GETATTR(fp->f_vp, &va, cr());
@@ -385,7 +403,7 @@ SYSCALL_DECL(sys_newfstatat) { return do_stat((int)a0, a1, a2, (int)a3); }
 
 SYSCALL_DECL(sys_fstat)
 {
-    struct file *fp = fd_get(curproc(), (int)a0);
+    struct file *fp = fd_get_raw(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
     struct vattr va;
@@ -600,6 +618,10 @@ SYSCALL_DECL(sys_linkat)
 }
 SYSCALL_DECL(sys_rename) { return two_paths(a0, a1, 1); }
 SYSCALL_DECL(sys_symlink) { return two_paths(a0, a1, 2); }
+/* symlinkat(target, newdirfd, linkpath): the target is stored as given,
+ * never resolved, so only the link's own name is taken at newdirfd
+ * (coreutils' ln -s uses this call). */
+SYSCALL_DECL(sys_symlinkat) { return two_at(AT_FDCWD, a0, (int)a1, a2, 2); }
 
 static int64_t do_readlink(int dirfd, uint64_t upath, uint64_t ubuf, int64_t size)
 {
@@ -673,7 +695,7 @@ SYSCALL_DECL(sys_chdir) { return with_path(AT_FDCWD, a0, op_chdir, 0); }
 
 SYSCALL_DECL(sys_fchdir)
 {
-    struct file *fp = fd_get(curproc(), (int)a0);
+    struct file *fp = fd_get_raw(curproc(), (int)a0);      /* O_PATH too, as Linux */
     if (!fp)
         return -EBADF;
     int err = set_cwd(fp->f_vp);

@@ -282,6 +282,11 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(28, sys_madvise), S(280, sys_utimensat), S(235, sys_utimes), S(261, sys_futimesat),
     S(132, sys_utime), S(40, sys_sendfile),
     S(73, sys_flock), S(25, sys_mremap),
+    S(266, sys_symlinkat), S(221, sys_fadvise64),
+    S(188, sys_setxattr), S(189, sys_lsetxattr), S(190, sys_fsetxattr), S(191, sys_getxattr),
+    S(192, sys_lgetxattr), S(193, sys_fgetxattr), S(194, sys_listxattr), S(195, sys_llistxattr),
+    S(196, sys_flistxattr), S(197, sys_removexattr), S(198, sys_lremovexattr),
+    S(199, sys_fremovexattr),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

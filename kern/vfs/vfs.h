@@ -174,6 +174,7 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 #define O_NONBLOCK  0x0800
 #define O_DIRECTORY 0x10000
 #define O_NOFOLLOW  0x20000
+#define O_PATH      0x200000    /* a descriptor that only names a file (vn_open) */
 
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);

@@ -181,10 +181,29 @@ void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags))
     fifo_open_hook = fn;
 }
 
+/* O_PATH: the file found, not opened (no access check, no VOP_OPEN, a
+ * link itself with O_NOFOLLOW), as Linux's; the other flags but
+ * O_DIRECTORY and O_NOFOLLOW are ignored.  kern/proc/fd.c keeps such a
+ * descriptor to the calls that only name a file (fd_get_raw). */
+static int open_path(const char *path, struct vnode *cwd, int flags, struct vnode **vpp,
+                     struct cred *cr)
+{
+    struct vnode *vp;
+    int err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
+    if (!err && (flags & O_DIRECTORY) && vp->v_type != VDIR) {
+        VN_RELE(vp);
+        err = -ENOTDIR;
+    }
+    *vpp = err ? NULL : vp;
+    return err;
+}
+
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr)
 {
     *vpp = NULL;
+    if (flags & O_PATH)
+        return open_path(path, cwd, flags, vpp, cr);
     int want = open_access_mode(flags);
     if (want < 0)
         return want;
@@ -265,6 +284,10 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
 
 int vn_close(struct vnode *vp, int flags, struct cred *cr)
 {
+    if (flags & O_PATH) {               /* never opened (open_path) */
+        VN_RELE(vp);
+        return 0;
+    }
     /* The last close of a file open for writing writes its dirty pages
      * back (kern/vm/pcache_rw.c): written data reaches the disk without
      * waiting for the file's last release, which cannot sleep. */

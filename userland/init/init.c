@@ -39,7 +39,7 @@
 #define SHELL "/bin/sh"
 
 static char *const shell_env[] = {
-    "PATH=/bin:/sbin:/add:/tests:/bench", "HOME=/root", "TERM=vt100", "PS1=# ", NULL,
+    "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin:/add:/tests:/bench", "HOME=/root", "TERM=vt100", "PS1=# ", NULL,
 };
 
 static void say(const char *fmt, int n)

@@ -21,6 +21,10 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#define __ipc_perm_key __key     /* glibc's name for musl's __ipc_perm_key */
+#endif
+
 /* Not in musl's headers: the *_INFO results. */
 struct ut_shm_info {
 	int used_ids;

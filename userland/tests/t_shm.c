@@ -23,6 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#define __ipc_perm_key __key     /* glibc's name for musl's __ipc_perm_key */
+#endif
+
 #define PAGE 4096
 
 static int made[16], nmade;
