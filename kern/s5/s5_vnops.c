@@ -399,14 +399,9 @@ static int s5_fsync(struct vnode *vp, struct cred *cr)
 static int s5_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
     struct s5_inode *ip = VTOI(vp);
-    if (vp->v_type == VDIR)
-        return -EISDIR;
-    if (vp->v_type != VREG)
-        return -EINVAL;
-    if (size > S5_MAXFILESIZE)
-        return -EFBIG;
-    if (ip->i_fs->fs_rdonly)
-        return -EROFS;
+    int check = vn_truncate_check(vp, size, S5_MAXFILESIZE, ip->i_fs->fs_rdonly);
+    if (check)
+        return check;
     IRWLOCK(ip);
     ILOCK(ip);
     int err = s5_itrunc(ip, (uint32_t)size);

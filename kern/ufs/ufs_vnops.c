@@ -360,14 +360,9 @@ static int ufs_fsync(struct vnode *vp, struct cred *cr)
 static int ufs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
     struct ufs_inode *ip = UFS_VTOI(vp);
-    if (vp->v_type == VDIR)
-        return -EISDIR;
-    if (vp->v_type != VREG)
-        return -EINVAL;
-    if (size > max_file_size(ip->i_fs))
-        return -EFBIG;
-    if (ip->i_fs->fs_rdonly)
-        return -EROFS;
+    int check = vn_truncate_check(vp, size, max_file_size(ip->i_fs), ip->i_fs->fs_rdonly);
+    if (check)
+        return check;
     IRWLOCK(ip);
     ILOCK(ip);
     int err = ufs_itrunc(ip, size);

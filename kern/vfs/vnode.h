@@ -374,6 +374,10 @@ int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct c
 int vn_setattr_check(const struct vattr *cur, const struct vattr *va, uint64_t maxsize,
                      const struct cred *cr);
 void vn_setattr_apply(struct vattr *cur, const struct vattr *va, const struct cred *cr);
+/* truncate's checks on vp, in this order: -EISDIR for a directory,
+ * -EINVAL for anything else but a regular file, -EFBIG past maxsize,
+ * -EROFS on a read-only file system; else 0. */
+int vn_truncate_check(const struct vnode *vp, uint64_t size, uint64_t maxsize, bool rdonly);
 /* The open, close and ioctl of a file system for which they do nothing:
  * open and close succeed, ioctl is -ENOTTY (no such request). */
 int vn_open_nop(struct vnode **vpp, int flags, struct cred *cr);
