@@ -445,6 +445,22 @@ void lockstat_class_totals(struct lock_class *c, struct lockstat_totals *t)
     sum_hists(c, t->wait_hist, t->hold_hist);
 }
 
+void lockstat_report_classes(const char *tag, bool (*wanted)(const char *name))
+{
+    for_each_lock_class(c) {
+        if (!wanted(c->name))
+            continue;
+        struct lockstat_totals t;
+        lockstat_class_totals(c, &t);
+        if (!t.hits && !t.misses)
+            continue;
+        /* The ratio in parts per million, printed as a decimal fraction. */
+        uint64_t ppm = t.hits ? t.misses * 1000000 / t.hits : 0;
+        kprintf("%s class %s hits=%lu misses=%lu miss_ratio=0.%06lu\n",
+                tag, c->name, t.hits, t.misses, ppm);
+    }
+}
+
 /* Whether a is more contended than b: more misses, then more hits. */
 static bool more_contended(const struct lock_instance *a, const struct lock_instance *b)
 {

@@ -250,6 +250,9 @@ struct lockstat_totals {
     uint64_t wait_hist[LOCKSTAT_NBUCKETS], hold_hist[LOCKSTAT_NBUCKETS];
 };
 void lockstat_class_totals(struct lock_class *cls, struct lockstat_totals *t);
+/* For the benchmarks: a console line "TAG class NAME hits=N misses=N
+ * miss_ratio=R" for each class that wanted(NAME) and that was taken. */
+void lockstat_report_classes(const char *tag, bool (*wanted)(const char *name));
 
 /* The classes the kernel defines (LOCK_CLASS puts them in .data.lockclass). */
 extern struct lock_class __lockclass_start[], __lockclass_end[];

@@ -171,18 +171,30 @@ static void lwp_start(void *arg)
     if (!p->p_thread)
         p->p_thread = t;        /* the others exited before this one ran */
     mutex_exit(&proc_lock);
+    lwp_enter_user(l, &tf);
+}
+
+/* The first return to user mode of a new thread l (of a new process, or
+ * added by clone), running on the calling kernel thread once it is
+ * recorded as l's: it loads the address space and TLS base, stores the tid
+ * for CLONE_CHILD_SETTID and enters user mode with tf.  Shared by
+ * lwp_start and fork's fork_child_start.  Never returns. */
+void lwp_enter_user(struct lwp *l, struct trapframe *tf)
+{
+    struct proc *p = l->l_proc;
+    struct thread *t = curthread();
     l->l_acct_stamp = rdtsc();
     t->as = p->p_as;
     t->fs_base = l->l_fork_fsbase;
     as_activate(p->p_as);
     if (l->l_child_settid) {
-        int tid = l->l_tid;
+        int tid = l->l_tid;     /* a new process's main thread: the pid */
         copyout(&tid, (void *)l->l_child_settid, sizeof tid);     /* CLONE_CHILD_SETTID */
     }
     intr_disable();
     user_switch(this_cpu(), NULL, t);
     acct_leave_kernel(p);
-    user_enter(&tf);
+    user_enter(tf);
 }
 
 /* A new thread of the calling process (clone with CLONE_THREAD): its tid,

@@ -543,18 +543,7 @@ static void fork_child_start(void *arg)
     p->p_thread = t;
     l->l_thread = t;
     mutex_exit(&proc_lock);
-    l->l_acct_stamp = rdtsc();
-    t->as = p->p_as;
-    t->fs_base = l->l_fork_fsbase;
-    as_activate(p->p_as);
-    if (l->l_child_settid) {
-        int pid = p->p_pid;
-        copyout(&pid, (void *)l->l_child_settid, sizeof pid);     /* CLONE_CHILD_SETTID */
-    }
-    intr_disable();
-    user_switch(this_cpu(), NULL, t);
-    acct_leave_kernel(p);
-    user_enter(&tf);
+    lwp_enter_user(l, &tf);
 }
 
 /* Copy the calling process: the child's pid, or -errno.  ca (clone) may

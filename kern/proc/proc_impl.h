@@ -22,6 +22,9 @@ struct lwp *lwp_find_locked(int tid);
 struct lwp *lwp_of_tid_locked(const struct proc *p, int tid);
 /* Add l to p's threads (kern/proc/lwp.c).  Under proc_lock. */
 void lwp_link_locked(struct proc *p, struct lwp *l);
+/* A new thread's first return to user mode, with tf (kern/proc/lwp.c);
+ * never returns. */
+void lwp_enter_user(struct lwp *l, struct trapframe *tf) __noreturn;
 /* An exited thread (not its process's last) for the reaper to join and
  * free.  Under proc_lock. */
 void reap_lwp_locked(struct lwp *l);

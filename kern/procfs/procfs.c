@@ -297,16 +297,6 @@ static int node_text(struct pfs_node *pn, struct sbuf *sb, struct cred *cr)
 
 /* ---- vnode operations ---- */
 
-static int procfs_open(struct vnode **vpp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
-static int procfs_close(struct vnode *vp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
 static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     if (vp->v_type == VDIR)
@@ -329,11 +319,6 @@ static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cre
 static int procfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     return vp->v_type == VDIR ? -EISDIR : -EINVAL;     /* no file here takes writes */
-}
-
-static int procfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
 }
 
 /* The owner of a node: a process's effective ids for its own nodes
@@ -761,11 +746,11 @@ static void procfs_inactive(struct vnode *vp, struct cred *cr)
 }
 
 static const struct vnodeops procfs_vnodeops = {
-    .vop_open = procfs_open,
-    .vop_close = procfs_close,
+    .vop_open = vn_open_nop,
+    .vop_close = vn_close_nop,
     .vop_read = procfs_read,
     .vop_write = procfs_write,
-    .vop_ioctl = procfs_ioctl,
+    .vop_ioctl = vn_ioctl_notty,
     .vop_getattr = procfs_getattr,
     .vop_setattr = procfs_setattr,
     .vop_access = procfs_access,

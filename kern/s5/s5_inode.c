@@ -404,11 +404,6 @@ static void inactive_work(struct icnode *icp)
     }
 }
 
-static bool inode_useless(struct icnode *icp)
-{
-    return ((struct s5_inode *)icp)->i_mode == 0;
-}
-
 static uint32_t inode_mode(struct icnode *icp)
 {
     return ((struct s5_inode *)icp)->i_mode;
@@ -417,7 +412,6 @@ static uint32_t inode_mode(struct icnode *icp)
 static const struct icache_ops s5_icache_ops = {
     .read = iread,
     .inactive = inactive_work,
-    .useless = inode_useless,
     .mode = inode_mode,
 };
 

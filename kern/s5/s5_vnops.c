@@ -43,23 +43,6 @@ int s5_iaccess(struct s5_inode *ip, int mode, struct cred *cr)
     return vn_access_check(ip->i_mode, ip->i_uid, ip->i_gid, mode, cr);
 }
 
-/* ---- open, close, ioctl ---- */
-
-static int s5_open(struct vnode **vpp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
-static int s5_close(struct vnode *vp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
-static int s5_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
-
 /* ---- read and write ---- */
 
 /*
@@ -259,8 +242,6 @@ static int s5_getattr_nolock(struct vnode *vp, struct vattr *va, struct cred *cr
     return (READ_ONCE(ip->i_flag) & IBLKS) ? 0 : 1;
 }
 
-#define AT_ALL (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
-
 /* The attributes setattr's rules look at. */
 static void rule_attrs(const struct s5_inode *ip, struct vattr *cur)
 {
@@ -418,14 +399,9 @@ static int s5_fsync(struct vnode *vp, struct cred *cr)
 static int s5_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
     struct s5_inode *ip = VTOI(vp);
-    if (vp->v_type == VDIR)
-        return -EISDIR;
-    if (vp->v_type != VREG)
-        return -EINVAL;
-    if (size > S5_MAXFILESIZE)
-        return -EFBIG;
-    if (ip->i_fs->fs_rdonly)
-        return -EROFS;
+    int check = vn_truncate_check(vp, size, S5_MAXFILESIZE, ip->i_fs->fs_rdonly);
+    if (check)
+        return check;
     IRWLOCK(ip);
     ILOCK(ip);
     int err = s5_itrunc(ip, (uint32_t)size);
@@ -436,11 +412,11 @@ static int s5_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 }
 
 const struct vnodeops s5_vnodeops = {
-    .vop_open = s5_open,
-    .vop_close = s5_close,
+    .vop_open = vn_open_nop,
+    .vop_close = vn_close_nop,
     .vop_read = s5_read,
     .vop_write = s5_write,
-    .vop_ioctl = s5_ioctl,
+    .vop_ioctl = vn_ioctl_notty,
     .vop_getattr = s5_getattr,
     .vop_getattr_nolock = s5_getattr_nolock,
     .vop_setattr = s5_setattr,

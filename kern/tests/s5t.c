@@ -71,6 +71,15 @@ int t_finish(struct s5t *t, struct s5_check_result *res)
     return s5_check(t->dev, res ? res : &local);
 }
 
+int t_on_fresh(uint32_t fsize, uint32_t ninodes, int (*body)(struct s5t *t))
+{
+    struct s5t t;
+    KT_ASSERT_EQ(t_fresh(&t, fsize, ninodes), 0);
+    int r = body(&t);
+    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
+    return r;
+}
+
 uint64_t t_bfree(struct s5t *t)
 {
     struct kstatfs st;

@@ -32,6 +32,10 @@ struct blkdev *t_disk(void);
 int t_fresh(struct s5t *t, uint32_t fsize, uint32_t ninodes);
 /* Unmount and check the disk: the number of problems (0 good), or <0. */
 int t_finish(struct s5t *t, struct s5_check_result *res);
+/* A test's body on a fresh file system (t_fresh), which must then unmount
+ * and check clean (t_finish): the body's result, or 1 (failed) when the
+ * file system's making or its check fails. */
+int t_on_fresh(uint32_t fsize, uint32_t ninodes, int (*body)(struct s5t *t));
 /* Free blocks and free inodes, from statfs. */
 uint64_t t_bfree(struct s5t *t);
 uint64_t t_ffree(struct s5t *t);

@@ -217,12 +217,7 @@ static int coherence_body(struct s5t *t)
 
 KTEST(pcache_coherence)
 {
-    struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 2048, 64), 0);
-    int r = coherence_body(&t);
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    KT_ASSERT_EQ(r, 0);
-    return 0;
+    return t_on_fresh(2048, 64, coherence_body);
 }
 
 /* ---- pcache_mp ---- */

@@ -63,11 +63,7 @@ static int clean_body(struct s5t *t)
 
 KTEST(reclaim_clean)
 {
-    struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 1024, 32), 0);
-    int r = clean_body(&t);
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    return r;
+    return t_on_fresh(1024, 32, clean_body);
 }
 
 #define PRESSURE_LEFT   (2UL << 20)     /* bytes left free in all (below the low-water marks) */

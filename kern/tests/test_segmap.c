@@ -198,11 +198,7 @@ static int lru_body(struct s5t *t)
 
 KTEST(segmap_lru)
 {
-    struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 1024, 32), 0);
-    int r = lru_body(&t);
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    return r;
+    return t_on_fresh(1024, 32, lru_body);
 }
 
 struct wait_arg {
@@ -257,11 +253,7 @@ KTEST(segmap_wait)
 {
     if (opts.cache != CACHE_SSAC)
         KT_SKIP("only ssac has free lists of 4 windows");
-    struct s5t t;
-    KT_ASSERT_EQ(t_fresh(&t, 1024, 32), 0);
-    int r = wait_body(&t);
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    return r;
+    return t_on_fresh(1024, 32, wait_body);
 }
 
 #define MP_PAGES  12

@@ -20,21 +20,6 @@ int ufs_iaccess(struct ufs_inode *ip, int mode, struct cred *cr)
     return vn_access_check(ip->i_mode, ip->i_uid, ip->i_gid, mode, cr);
 }
 
-static int ufs_open(struct vnode **vpp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
-static int ufs_close(struct vnode *vp, int flags, struct cred *cr)
-{
-    return 0;
-}
-
-static int ufs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
-
 /* ---- reading ---- */
 
 /*
@@ -155,8 +140,6 @@ static int ufs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     IUNLOCK(ip);
     return 0;
 }
-
-#define AT_ALL (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
 
 /* The attributes setattr's rules look at. */
 static void rule_attrs(const struct ufs_inode *ip, struct vattr *cur)
@@ -377,14 +360,9 @@ static int ufs_fsync(struct vnode *vp, struct cred *cr)
 static int ufs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
     struct ufs_inode *ip = UFS_VTOI(vp);
-    if (vp->v_type == VDIR)
-        return -EISDIR;
-    if (vp->v_type != VREG)
-        return -EINVAL;
-    if (size > max_file_size(ip->i_fs))
-        return -EFBIG;
-    if (ip->i_fs->fs_rdonly)
-        return -EROFS;
+    int check = vn_truncate_check(vp, size, max_file_size(ip->i_fs), ip->i_fs->fs_rdonly);
+    if (check)
+        return check;
     IRWLOCK(ip);
     ILOCK(ip);
     int err = ufs_itrunc(ip, size);
@@ -395,11 +373,11 @@ static int ufs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 }
 
 const struct vnodeops ufs_vnodeops = {
-    .vop_open = ufs_open,
-    .vop_close = ufs_close,
+    .vop_open = vn_open_nop,
+    .vop_close = vn_close_nop,
     .vop_read = ufs_read,
     .vop_write = ufs_write,
-    .vop_ioctl = ufs_ioctl,
+    .vop_ioctl = vn_ioctl_notty,
     .vop_getattr = ufs_getattr,
     .vop_setattr = ufs_setattr,
     .vop_access = ufs_access,

@@ -93,22 +93,6 @@ static bool class_reported(const char *name)
            !strncmp(name, "s5_", 3) || !strncmp(name, "ufs_", 4) || !strcmp(name, "vnode");
 }
 
-static void report_classes(void)
-{
-    for_each_lock_class(c) {
-        if (!class_reported(c->name))
-            continue;
-        struct lockstat_totals t;
-        lockstat_class_totals(c, &t);
-        if (!t.hits && !t.misses)
-            continue;
-        /* The ratio in parts per million, printed as a decimal fraction. */
-        uint64_t ppm = t.hits ? t.misses * 1000000 / t.hits : 0;
-        kprintf("fsbench class %s hits=%lu misses=%lu miss_ratio=0.%06lu\n",
-                c->name, t.hits, t.misses, ppm);
-    }
-}
-
 static int make_dirs(int n)
 {
     char path[48];
@@ -186,7 +170,7 @@ void fsbench_run(void)
     kprintf("fsbench cache=%s cpus=%d seconds=%lu.%03lu ops=%lu ops_per_sec=%lu errors=%d\n",
             models[opts.cache], started, ms / 1000, ms % 1000, fb.ops, fb.ops * 1000 / ms,
             fb.errors);
-    report_classes();
+    lockstat_report_classes("fsbench", class_reported);
     kprintf("fsbench buf lookups=%lu hits=%lu\n", b1.lookups - b0.lookups, b1.hits - b0.hits);
     kprintf("fsbench dnlc lookups=%lu hits=%lu\n", d1.lookups - d0.lookups, d1.hits - d0.hits);
     remove_dirs(n);

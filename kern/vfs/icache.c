@@ -327,7 +327,7 @@ static void inactive_locked(struct icnode *ip)
         if (ip->i_fs && (ip->i_flag & IVALID))
             c->ops->inactive(ip);
         /* A freed or unnamed inode is the best one to reuse next. */
-        bool useless = !ip->i_fs || !(ip->i_flag & IVALID) || c->ops->useless(ip);
+        bool useless = !ip->i_fs || !(ip->i_flag & IVALID) || c->ops->mode(ip) == 0;
         mutex_enter(&c->lock);
         if (__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE) == 0) {
             __atomic_store_n(&vp->v_count, -1, __ATOMIC_RELEASE);

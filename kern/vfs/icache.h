@@ -75,9 +75,8 @@ struct icache_ops {
     /* The work of an inactivation while the count is 0: free a file with
      * no links, write back a modified inode. */
     void (*inactive)(struct icnode *ip);
-    /* True when the inode is free or unnamed (reused first). */
-    bool (*useless)(struct icnode *ip);
-    /* The file type (S_IFMT bits) of a valid in-core inode. */
+    /* The file type (S_IFMT bits) of a valid in-core inode; 0 when the
+     * inode is free (it is then reused first). */
     uint32_t (*mode)(struct icnode *ip);
 };
 

@@ -74,6 +74,32 @@ void VN_RELE(struct vnode *vp)
         panic("VN_RELE: vnode %p count %d", vp, left);
 }
 
+int vn_open_nop(struct vnode **vpp, int flags, struct cred *cr)
+{
+    return 0;
+}
+
+int vn_close_nop(struct vnode *vp, int flags, struct cred *cr)
+{
+    return 0;
+}
+
+int vn_ioctl_notty(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
+{
+    return -ENOTTY;
+}
+
+int vn_truncate_check(const struct vnode *vp, uint64_t size, uint64_t maxsize, bool rdonly)
+{
+    if (vp->v_type == VDIR)
+        return -EISDIR;
+    if (vp->v_type != VREG)
+        return -EINVAL;
+    if (size > maxsize)
+        return -EFBIG;
+    return rdonly ? -EROFS : 0;
+}
+
 int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const struct cred *cr)
 {
     if (cr->cr_uid == 0) {

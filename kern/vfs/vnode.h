@@ -72,6 +72,7 @@ struct vnode {
 #define AT_ATIME    0x10
 #define AT_MTIME    0x20
 #define AT_CTIME    0x40
+#define AT_ALL      (AT_MODE | AT_UID | AT_GID | AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME)
 
 struct vattr {
     uint32_t va_mask;       /* AT_* (setattr only) */
@@ -373,6 +374,15 @@ int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct c
 int vn_setattr_check(const struct vattr *cur, const struct vattr *va, uint64_t maxsize,
                      const struct cred *cr);
 void vn_setattr_apply(struct vattr *cur, const struct vattr *va, const struct cred *cr);
+/* truncate's checks on vp, in this order: -EISDIR for a directory,
+ * -EINVAL for anything else but a regular file, -EFBIG past maxsize,
+ * -EROFS on a read-only file system; else 0. */
+int vn_truncate_check(const struct vnode *vp, uint64_t size, uint64_t maxsize, bool rdonly);
+/* The open, close and ioctl of a file system for which they do nothing:
+ * open and close succeed, ioctl is -ENOTTY (no such request). */
+int vn_open_nop(struct vnode **vpp, int flags, struct cred *cr);
+int vn_close_nop(struct vnode *vp, int flags, struct cred *cr);
+int vn_ioctl_notty(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr);
 /* Is the name component valid for a file system whose names are at most
  * max bytes?  -ENAMETOOLONG, -EINVAL (empty or contains '/'), or 0. */
 int vn_name_check(const char *name, size_t max);

@@ -110,21 +110,6 @@ static bool class_reported(const char *name)
     return !strncmp(name, "segmap_", 7) || !strncmp(name, "pcache_", 7);
 }
 
-static void report_classes(void)
-{
-    for_each_lock_class(c) {
-        if (!class_reported(c->name))
-            continue;
-        struct lockstat_totals t;
-        lockstat_class_totals(c, &t);
-        if (!t.hits && !t.misses)
-            continue;
-        uint64_t ppm = t.hits ? t.misses * 1000000 / t.hits : 0;
-        kprintf("segbench class %s hits=%lu misses=%lu miss_ratio=0.%06lu\n",
-                c->name, t.hits, t.misses, ppm);
-    }
-}
-
 static void run_with(int n)
 {
     static struct thread *t[MAX_CPUS];
@@ -145,7 +130,7 @@ static void run_with(int n)
     kprintf("segbench cache=%s cpus=%d seconds=%lu.%03lu ops=%lu ops_per_sec=%lu errors=%d\n",
             cache_model_name(opts.cache), n, ms / 1000, ms % 1000, sb.ops, sb.ops * 1000 / ms,
             sb.errors);
-    report_classes();
+    lockstat_report_classes("segbench", class_reported);
     kprintf("segbench segmap hits=%lu misses=%lu\n", s1.hits - s0.hits, s1.misses - s0.misses);
 }
 
