@@ -27,6 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import debian_root  # noqa: E402
+from glibc_bundle import Failure, run  # noqa: E402  (one copy of the pair)
 
 S5_DIRSIZ = 14
 SOURCES = os.path.join(ROOT, "userland", "tests", "debian")
@@ -48,21 +49,6 @@ DATA = {
 }
 LOADER = "ld-linux-x86-64.so.2"     # needed by libc.so.6; ld.so answers to it
 LIBDIRS = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu")
-
-
-class Failure(Exception):
-    """A failure to report in one line."""
-
-
-def run(cmd):
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-    except OSError as e:
-        raise Failure("%s: %s" % (cmd[0], e.strerror))
-    if r.returncode != 0:
-        lines = (r.stderr + r.stdout).strip().splitlines()
-        raise Failure("%s failed: %s" % (" ".join(cmd[:3]), lines[-1] if lines else "no message"))
-    return r.stdout
 
 
 def needed(path):
