@@ -231,8 +231,13 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
      * lock), and a tid still 0 there would take nothing. */
     if (ca->parent_settid)
         copyout(&tid, (void *)ca->parent_settid, sizeof tid);
-    struct thread *nt = thread_create(p->p_comm, lwp_start, l, t->affinity);
+    /* proc_lock is held across thread_create, as fork does: lwp_start
+     * takes it first, so the new thread cannot exit and be reaped (l and
+     * its kernel thread freed) before they are stored here, which would
+     * write into a freed lwp and leave p_thread naming a freed thread for
+     * proc_join to free again (a corrupted page free list). */
     mutex_enter(&proc_lock);
+    struct thread *nt = thread_create(p->p_comm, lwp_start, l, t->affinity);
     if (!nt) {
         lwp_unlink_locked(p, l);
         mutex_exit(&proc_lock);

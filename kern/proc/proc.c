@@ -536,9 +536,9 @@ static void fork_child_start(void *arg)
     tf.rax = 0;                 /* fork returns 0 in the child */
     t->proc = p;
     t->lwp = l;
-    /* The parent stores p_thread after thread_create returns, which may be
-     * after this thread has run: store it here too (the same value, under
-     * the lock its readers take), so the child finds itself at once. */
+    /* The parent holds proc_lock across thread_create and stores p_thread
+     * before letting it go, so this waits for that; the store here is the
+     * same value, kept so the child never depends on the parent's order. */
     mutex_enter(&proc_lock);
     p->p_thread = t;
     l->l_thread = t;
@@ -596,9 +596,17 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         c->p_vfork_parent = parent;     /* before the child can exec or exit */
         mutex_exit(&proc_lock);
     }
-    struct thread *ct = thread_create(c->p_comm, fork_child_start, c, t->affinity);
+    /* proc_lock is held across thread_create: the child's first step
+     * (fork_child_start) takes it, so the child cannot run, exit and (its
+     * parent ignoring SIGCHLD) be reaped and freed before its thread is
+     * stored here.  Storing after the lock was let go wrote into a freed
+     * struct proc and read the pid from it: a fork that returned 0 in the
+     * parent now and then. */
+    int pid = c->p_pid;
     mutex_enter(&proc_lock);
-    c->p_thread = l->l_thread = ct;
+    struct thread *ct = thread_create(c->p_comm, fork_child_start, c, t->affinity);
+    if (ct)
+        c->p_thread = l->l_thread = ct;
     mutex_exit(&proc_lock);
     if (!ct) {
         fd_close_all(c);
@@ -608,7 +616,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         err = -ENOMEM;
         goto fail;
     }
-    return c->p_pid;
+    return pid;
 fail:
     mutex_enter(&proc_lock);
     proc_unlink_locked(c);
