@@ -3,7 +3,7 @@
  * and a backtrace and panic; exceptions from user mode become signals.
  * Interrupts go to the handler installed for their vector and are
  * acknowledged at the local APIC.  What user mode needs on the way in and
- * out (CPU time, signals, preemption, copyin faults) belongs to the
+ * out (signals, preemption, copyin faults) belongs to the
  * process layer above, which registers it as struct trap_user_hooks
  * (user_mode_init, kern/proc/syscall.c).
  *
@@ -71,8 +71,6 @@ void trap(struct trapframe *tf)
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
         stop_this_cpu(tf);
-    if ((tf->cs & 3) && user_hooks.enter)
-        user_hooks.enter(tf);   /* CPU time; leave ends it */
     if (v < 32 && user_hooks.exception && user_hooks.exception(tf))
         return;                 /* a user-mode exception, or a copyin fault */
     if (v < 32) {

@@ -49,7 +49,6 @@ void trap_set_handler(int vector, irq_handler_t fn, void *arg);
 /*
  * User mode's part of trap handling, registered at boot by the process
  * layer (user_mode_init, kern/proc/syscall.c), which sits above this one:
- *   enter      a trap from user mode arrived (CPU-time accounting)
  *   exception  an exception (vector < 32): true if it was the user's, or
  *              a fault in copyin/copyout that it resolved or turned into
  *              -EFAULT; false leaves it to panic as a kernel bug
@@ -57,7 +56,6 @@ void trap_set_handler(int vector, irq_handler_t fn, void *arg);
  * Until they are registered every exception is the kernel's.
  */
 struct trap_user_hooks {
-    void (*enter)(struct trapframe *tf);
     bool (*exception)(struct trapframe *tf);
     void (*leave)(struct trapframe *tf);
 };

@@ -72,18 +72,6 @@ static void acct_charge(struct lwp *l, int mode, uint64_t now)
     l->l_acct_stamp = now;
 }
 
-/* The crossings cost nothing now: the stretch is charged at the next
- * tick, switch, exit or query (the theory at the top says why). */
-void acct_enter_kernel(struct proc *p)
-{
-    (void)p;
-}
-
-void acct_leave_kernel(struct proc *p)
-{
-    (void)p;
-}
-
 /* The clock tick (a hook of smp_add_tick_hook): charge the stretch to the
  * mode the tick interrupted, and count the sample. */
 void acct_tick(const struct trapframe *tf)

@@ -193,7 +193,6 @@ void lwp_enter_user(struct lwp *l, struct trapframe *tf)
     }
     intr_disable();
     user_switch(this_cpu(), NULL, t);
-    acct_leave_kernel(p);
     user_enter(tf);
 }
 

@@ -672,7 +672,6 @@ static void spawn_start(void *arg)
     kfree(req);
     intr_disable();
     user_switch(this_cpu(), NULL, t);
-    acct_leave_kernel(p);
     user_enter(&tf);
 }
 

@@ -391,10 +391,8 @@ void proc_vfork_wait(int pid);
  * parent may no longer set the process group. */
 void proc_exec_commit(struct proc *p, struct as *old);
 
-/* CPU-time accounting (kern/proc/proc.c): the calling CPU crosses from
- * user mode into the kernel (syscall, trap) or back, or switches threads. */
-void acct_enter_kernel(struct proc *p);
-void acct_leave_kernel(struct proc *p);
+/* CPU-time accounting (kern/proc/acct.c): the calling CPU switches
+ * threads.  (Crossings into the kernel and back charge nothing.) */
 struct thread;
 void acct_switch(struct thread *prev, struct thread *next);
 struct trapframe;
@@ -610,8 +608,7 @@ struct trapframe *curtf(void);
 
 /* Boot, before the scheduler starts: registers user mode's hooks with the
  * layers below, which name no process: the trap path's (trap_set_user_hooks:
- * CPU time, exceptions and copyin faults, signals and preemption on the way
- * out) and the context switch's (sched_set_switch_hook: user_switch). */
+ * exceptions and copyin faults, signals and preemption on the way out) and the context switch's (sched_set_switch_hook: user_switch). */
 void user_mode_init(void);
 /* Per-CPU setup for user mode: SYSCALL MSRs, SMEP/SMAP. */
 void user_cpu_init(void);

@@ -31,9 +31,9 @@
  * space (as_activate) and its FS base.
  *
  * CPU time is charged at the switch (user_switch), the clock tick
- * (acct_tick, a tick hook) and the exit, not at these crossings: the
- * acct_enter_kernel and acct_leave_kernel calls below are empty
- * (kern/proc/proc.c says why: exact totals, a tick-sampled split).
+ * (acct_tick, a tick hook) and the exit, not at these crossings, which
+ * call nothing for it (kern/proc/acct.c says why: exact totals, a
+ * tick-sampled split).
  *
  * Unknown system calls return -ENOSYS and are counted per number
  * (unknown_calls[], atomic; read with syscall_unknown_count in the kernel
@@ -68,15 +68,9 @@ extern void syscall_entry(void);
 
 static volatile uint64_t unknown_calls[NSYSCALL];     /* [a] */
 
-static void trap_from_user(struct trapframe *tf)
-{
-    acct_enter_kernel(curthread()->proc);
-}
-
 void user_mode_init(void)
 {
     static const struct trap_user_hooks hooks = {
-        .enter = trap_from_user,
         .exception = user_trap,
         .leave = user_trap_return,
     };
@@ -226,7 +220,6 @@ void user_trap_return(struct trapframe *tf)
         sig_deliver(tf, false);
         intr_disable();
     }
-    acct_leave_kernel(p);
 }
 
 /* ---- system calls ---- */
@@ -329,7 +322,6 @@ static syscall_fn lookup(uint64_t nr)
 void syscall_dispatch(struct trapframe *tf)
 {
     struct proc *p = curthread()->proc;
-    acct_enter_kernel(p);       /* CPU time (kern/proc/proc.c) */
     uint64_t nr = tf->rax;
     syscall_fn fn = lookup(nr);
     int64_t r;
@@ -351,5 +343,4 @@ void syscall_dispatch(struct trapframe *tf)
     }
     if (sig_interrupting(p))
         sig_deliver(tf, restarting);
-    acct_leave_kernel(p);
 }
