@@ -80,31 +80,31 @@ def mkroot(img, run, add, free, slot, fs="s5"):
                       ("--bench", os.path.join(BUILD, "bench"))):
         if os.path.isdir(path):
             cmd += [opt, path]
-    if add:
-        if not os.path.isdir(add):
-            raise Failure("ADD=%s is not a directory" % add)
-        cmd += ["--add", add]
-    if slot:
-        cmd += ["--slot"]
-    elif run is not None:
-        cmd += ["--run", run]
+    cmd += content_args(add, slot, run)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         lines = (r.stdout + r.stderr).strip().splitlines()
         raise Failure(lines[-1] if lines else "mkroot failed")
 
 
-def debian_root(img, run, add, free, slot=False):
-    """Build a Debian root image at img (tools/debian_root.py)."""
-    cmd = [sys.executable, DEBIAN_ROOT, "image", img, "--free", free]
+def content_args(add, slot, run):
+    """The image builders' options for ADD=, the command slot and RUN=."""
+    args = []
     if add:
         if not os.path.isdir(add):
             raise Failure("ADD=%s is not a directory" % add)
-        cmd += ["--add", add]
+        args += ["--add", add]
     if slot:
-        cmd += ["--slot"]
+        args += ["--slot"]
     elif run is not None:
-        cmd += ["--run", run]
+        args += ["--run", run]
+    return args
+
+
+def debian_root(img, run, add, free, slot=False):
+    """Build a Debian root image at img (tools/debian_root.py)."""
+    cmd = [sys.executable, DEBIAN_ROOT, "image", img, "--free", free]
+    cmd += content_args(add, slot, run)
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         lines = r.stderr.strip().splitlines()
