@@ -153,7 +153,8 @@ def host_results(dest, names):
         work = tempfile.mkdtemp(prefix="glibc-test-", dir=os.path.dirname(dest))
         try:
             r = subprocess.run([os.path.join(dest, n)], cwd=work, capture_output=True,
-                               timeout=120, env=dict(os.environ, TMPDIR=work, LC_ALL="C"))
+                               timeout=120, env=dict(os.environ, TMPDIR=work, LC_ALL="C"),
+                               start_new_session=True)
             out = r.stdout.decode("utf-8", "replace")
             summ = user_check.SUMMARY_RE.findall(out)
             ok = r.returncode == 0 and bool(summ) and summ[-1][1] == "0"
