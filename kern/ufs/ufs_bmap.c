@@ -100,6 +100,14 @@ int ufs_bmap(struct ufs_inode *ip, uint64_t lbn, int64_t *fragp)
     return 0;
 }
 
+/* A regular file's data is read past the buffer cache (kern/ufs/ufs_page.c). */
+static int read_data(struct ufs_inode *ip, uint64_t off, void *dst, size_t len)
+{
+    if ((ip->i_mode & UFS_IFMT) == UFS_IFREG)
+        return ufs_data_io(ip->i_fs, off, dst, len, false);
+    return ufs_read_bytes(ip->i_fs, off, dst, len);
+}
+
 int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t *done)
 {
     struct ufs_fs *fs = ip->i_fs;
@@ -115,7 +123,7 @@ int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t 
             return err;
         if (f == 0)
             memset(dst, 0, n);              /* a hole reads as zeros */
-        else if ((err = ufs_read_bytes(fs, (uint64_t)f * (uint32_t)sb->fs_fsize + boff, dst, n)))
+        else if ((err = read_data(ip, (uint64_t)f * (uint32_t)sb->fs_fsize + boff, dst, n)))
             return err;
         dst = (char *)dst + n;
         off += n;

@@ -267,6 +267,11 @@ int ufs_iflush(struct ufs_fs *fs)
     return icache_flush(&ufs_icache, fs, iupdat_delayed);
 }
 
+int ufs_iflush_pages(struct ufs_fs *fs)
+{
+    return icache_flush_pages(&ufs_icache, fs);
+}
+
 int ufs_icache_audit(int *nfree)
 {
     return icache_audit(&ufs_icache, nfree);

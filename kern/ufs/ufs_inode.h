@@ -121,6 +121,8 @@ void ufs_iput(struct ufs_inode *ip);
 /* Unmount's common part (icache_unmount, kern/vfs/icache.h). */
 int ufs_iunmount(struct ufs_fs *fs, int (*sync)(void *fs), bool *still_used);
 int ufs_iflush(struct ufs_fs *fs);
+/* Write back the dirty cached pages of fs's active files (sync). */
+int ufs_iflush_pages(struct ufs_fs *fs);
 void ufs_ievict(struct ufs_fs *fs);
 /* Tests: the number of broken cache invariants (icache_audit). */
 int ufs_icache_audit(int *nfree);
@@ -155,6 +157,25 @@ int64_t ufs_big_file_pref(struct ufs_inode *ip, int64_t prev);
 int ufs_writei(struct ufs_inode *ip, uint64_t off, const void *src, size_t n, bool sync);
 /* Set the size: free past it, or grow (holes). */
 int ufs_itrunc(struct ufs_inode *ip, uint64_t nsize);
+/* Give logical block lbn its fragments for a file about to be nsize
+ * bytes (the last block grown or moved as need be, new data fragments
+ * zeroed on the disk); its fragment address in *fp.  The size is the
+ * caller's to set. */
+int ufs_balloc(struct ufs_inode *ip, uint64_t lbn, uint64_t nsize, int64_t *fp);
+
+/* ---- ufs_page.c: the page operations and the direct I/O of file data ---- */
+
+/* Read or write len bytes at byte off of the disk straight to or from buf
+ * (a regular file's data, past the buffer cache). */
+int ufs_data_io(struct ufs_fs *fs, uint64_t off, void *buf, size_t len, bool write);
+int ufs_data_zero(struct ufs_fs *fs, uint64_t off, size_t len);
+/* The n fragments at f become file data: drop any buffer over them. */
+void ufs_data_fresh(struct ufs_fs *fs, int64_t f, int n);
+int ufs_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr);
+int ufs_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, struct cred *cr);
+int64_t ufs_wralloc(struct vnode *vp, uint64_t off, size_t len, int ioflag, struct cred *cr);
+/* Largest file: what the block pointers reach, within 64-bit offsets. */
+uint64_t ufs_max_file_size(const struct ufs_fs *fs);
 
 /* ---- ufs_bmap.c: logical blocks to fragments ---- */
 

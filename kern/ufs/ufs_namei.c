@@ -12,6 +12,7 @@
  */
 #include <kern/ufs/ufs_inode.h>
 #include <kern/vfs/dnlc.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
 
@@ -301,6 +302,8 @@ int ufs_remove(struct vnode *dvp, const char *name, struct cred *cr)
         ufs_itimes(dp, UFS_UPD | UFS_CHG);
         if (ip->i_nlink > 0)
             ip->i_nlink--;
+        if (ip->i_nlink == 0)
+            pcache_discard_dirty(UFS_ITOV(ip));     /* its pages need no write-back */
         ufs_itimes(ip, UFS_CHG);
         err = iupdat_meta(ip);
     }

@@ -16,6 +16,7 @@
  */
 #include <kern/ufs/ufs_inode.h>
 #include <kern/vfs/dnlc.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/string.h>
 
@@ -134,6 +135,8 @@ static void drop_target(struct rename_args *a, struct ufs_inode *tip)
         dnlc_purge_vp(UFS_ITOV(tip));
     } else if (tip->i_nlink > 0) {
         tip->i_nlink--;
+        if (tip->i_nlink == 0)
+            pcache_discard_dirty(UFS_ITOV(tip));    /* its pages need no write-back */
     }
     ufs_itimes(tip, UFS_CHG);
     ufs_iupdat(tip, ufs_syncwrites());

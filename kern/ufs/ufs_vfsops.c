@@ -404,8 +404,10 @@ static int sync_fs(struct ufs_fs *fs, bool clean)
 {
     if (fs->fs_rdonly)
         return 0;
-    int err = ufs_iflush(fs);
-    int e = bflush(fs->fs_dev);
+    int err = ufs_iflush_pages(fs);     /* first: a write-back may fill holes */
+    int e = ufs_iflush(fs);
+    err = err ? err : e;
+    e = bflush(fs->fs_dev);
     err = err ? err : e;
     e = write_super(fs, clean);
     return err ? err : e;

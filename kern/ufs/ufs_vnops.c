@@ -55,8 +55,7 @@ static int ufs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
     return err;
 }
 
-/* Largest file: what the pointers reach, within 64-bit offsets. */
-static uint64_t max_file_size(const struct ufs_fs *fs)
+uint64_t ufs_max_file_size(const struct ufs_fs *fs)
 {
     uint64_t n = (uint64_t)fs->fs_sb.fs_nindir, blocks = UFS_NDADDR + n + n * n + n * n * n;
     uint64_t limit = blocks << fs->fs_sb.fs_bshift;
@@ -74,7 +73,7 @@ static int ufs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
     struct ufs_fs *fs = ip->i_fs;
     if (fs->fs_rdonly)
         return -EROFS;
-    uint64_t bsize = (uint64_t)fs->fs_sb.fs_bsize, limit = max_file_size(fs);
+    uint64_t bsize = (uint64_t)fs->fs_sb.fs_bsize, limit = ufs_max_file_size(fs);
     size_t start = uio->uio_resid;
     int err = 0;
     IRWLOCK(ip);
@@ -157,7 +156,7 @@ static int setattr_allowed(struct ufs_inode *ip, const struct vattr *va, struct 
 {
     struct vattr cur;
     rule_attrs(ip, &cur);
-    int err = vn_setattr_check(&cur, va, max_file_size(ip->i_fs), cr);
+    int err = vn_setattr_check(&cur, va, ufs_max_file_size(ip->i_fs), cr);
     if (!err && (va->va_mask & AT_SIZE))
         err = ufs_iaccess(ip, VWRITE, cr);
     return err;
@@ -360,7 +359,7 @@ static int ufs_fsync(struct vnode *vp, struct cred *cr)
 static int ufs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
     struct ufs_inode *ip = UFS_VTOI(vp);
-    int check = vn_truncate_check(vp, size, max_file_size(ip->i_fs), ip->i_fs->fs_rdonly);
+    int check = vn_truncate_check(vp, size, ufs_max_file_size(ip->i_fs), ip->i_fs->fs_rdonly);
     if (check)
         return check;
     IRWLOCK(ip);
@@ -394,4 +393,7 @@ const struct vnodeops ufs_vnodeops = {
     .vop_fsync = ufs_fsync,
     .vop_truncate = ufs_truncate,
     .vop_inactive = icache_inactive,
+    .vop_getpage = ufs_getpage,
+    .vop_putpage = ufs_putpage,
+    .vop_wralloc = ufs_wralloc,
 };

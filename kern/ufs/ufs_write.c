@@ -7,8 +7,14 @@
  * data copied); when the file grows past it, it becomes a whole block
  * first.  New fragments are zeroed as they are taken, so a hole or the
  * part of a block past the size always reads as zeros.  Indirect blocks
- * are whole blocks.  The inode is ILOCKED throughout; the allocation
- * policy is in ufs_alloc.c, the theory in ufs_vfsops.c.
+ * are whole blocks.  A regular file's data never passes through the
+ * buffer cache (its pages are the page cache's, kern/ufs/ufs_page.c):
+ * its new fragments are zeroed, its runs moved and its tails zeroed
+ * straight on the disk (data_read, data_write, data_zero), after any
+ * buffer left over those fragments from metadata is dropped; directories
+ * and long links keep theirs in the buffer cache.  The inode is ILOCKED
+ * throughout; the allocation policy is in ufs_alloc.c, the theory in
+ * ufs_vfsops.c.
  */
 #include <kern/ufs/ufs_inode.h>
 #include <kern/vm/kmem.h>
@@ -35,13 +41,51 @@ static int block_frags(const struct ufs_fs *fs, uint64_t lbn, uint64_t sz)
     return (int)(ufs_lastblock_bytes(&fs->fs_sb, sz) >> fs->fs_sb.fs_fshift);
 }
 
-/* Zero fragments [from, to) of the run at f. */
-static int zero_frags(struct ufs_fs *fs, int64_t f, int from, int to)
+/* Does ip's data live in the page cache (a regular file), not in the
+ * buffer cache? */
+static bool paged(const struct ufs_inode *ip)
 {
+    return (ip->i_mode & UFS_IFMT) == UFS_IFREG;
+}
+
+static int data_read(struct ufs_inode *ip, uint64_t off, void *dst, size_t len)
+{
+    if (paged(ip))
+        return ufs_data_io(ip->i_fs, off, dst, len, false);
+    return ufs_read_bytes(ip->i_fs, off, dst, len);
+}
+
+static int data_write(struct ufs_inode *ip, uint64_t off, const void *src, size_t len, bool sync)
+{
+    if (paged(ip))
+        return ufs_data_io(ip->i_fs, off, (void *)src, len, true);
+    return ufs_write_bytes(ip->i_fs, off, src, len, sync);
+}
+
+static int data_zero(struct ufs_inode *ip, uint64_t off, size_t len)
+{
+    if (paged(ip))
+        return ufs_data_zero(ip->i_fs, off, len);
+    return ufs_zero_bytes(ip->i_fs, off, len);
+}
+
+/* Zero the new data fragments [from, to) of ip's run at f. */
+static int zero_frags(struct ufs_inode *ip, int64_t f, int from, int to)
+{
+    struct ufs_fs *fs = ip->i_fs;
     if (to <= from)
         return 0;
-    return ufs_zero_bytes(fs, frag_bytes(fs, f + from),
-                          (size_t)(to - from) * (uint32_t)fs->fs_sb.fs_fsize);
+    if (paged(ip))
+        ufs_data_fresh(fs, f + from, to - from);
+    return data_zero(ip, (uint64_t)frag_bytes(fs, f + from),
+                     (size_t)(to - from) * (uint32_t)fs->fs_sb.fs_fsize);
+}
+
+/* Zero the fragments [0, n) of the new metadata block at f (an indirect
+ * block: always through the buffer cache). */
+static int zero_meta(struct ufs_fs *fs, int64_t f, int n)
+{
+    return ufs_zero_bytes(fs, (uint64_t)frag_bytes(fs, f), (size_t)n * (uint32_t)fs->fs_sb.fs_fsize);
 }
 
 /* Move the have fragments at *fp to a new run of need, near them. */
@@ -53,13 +97,15 @@ static int move_run(struct ufs_inode *ip, int64_t *fp, int have, int need)
     if (!tmp)
         return -ENOMEM;
     int64_t nf;
-    int err = ufs_read_bytes(fs, frag_bytes(fs, *fp), tmp, len);
+    int err = data_read(ip, (uint64_t)frag_bytes(fs, *fp), tmp, len);
     if (!err)
         err = ufs_frag_alloc(ip, *fp, need, &nf);
+    if (!err && paged(ip))
+        ufs_data_fresh(fs, nf, have);
     if (!err)
-        err = ufs_write_bytes(fs, frag_bytes(fs, nf), tmp, len, false);
+        err = data_write(ip, (uint64_t)frag_bytes(fs, nf), tmp, len, false);
     if (!err)
-        err = zero_frags(fs, nf, have, need);
+        err = zero_frags(ip, nf, have, need);
     kfree(tmp);
     if (err)
         return err;
@@ -71,15 +117,14 @@ static int move_run(struct ufs_inode *ip, int64_t *fp, int have, int need)
 /* Make the run at *fp (have fragments, 0 for none) need fragments long. */
 static int grow_run(struct ufs_inode *ip, int64_t *fp, int have, int need, int64_t pref)
 {
-    struct ufs_fs *fs = ip->i_fs;
     if (have >= need)
         return 0;
     if (have == 0) {
         int err = ufs_frag_alloc(ip, pref, need, fp);
-        return err ? err : zero_frags(fs, *fp, 0, need);
+        return err ? err : zero_frags(ip, *fp, 0, need);
     }
     if (ufs_frag_extend(ip, *fp, have, need))
-        return zero_frags(fs, *fp, have, need);
+        return zero_frags(ip, *fp, have, need);
     return move_run(ip, fp, have, need);
 }
 
@@ -109,7 +154,7 @@ static int new_indirect(struct ufs_inode *ip, int64_t pref, int32_t *slot)
     int64_t f;
     int err = ufs_frag_alloc(ip, pref, fs->fs_sb.fs_frag, &f);
     if (!err)
-        err = zero_frags(fs, f, 0, fs->fs_sb.fs_frag);
+        err = zero_meta(fs, f, fs->fs_sb.fs_frag);
     if (!err)
         *slot = (int32_t)f;
     return err;
@@ -142,7 +187,7 @@ static int bmap_indirect_alloc(struct ufs_inode *ip, uint64_t lbn, int64_t *fp)
             if (span == 1) {
                 err = ufs_frag_alloc(ip, block_pref(ip, lbn, prev), fs->fs_sb.fs_frag, fp);
                 if (!err)
-                    err = zero_frags(fs, *fp, 0, fs->fs_sb.fs_frag);
+                    err = zero_frags(ip, *fp, 0, fs->fs_sb.fs_frag);
                 child = (int32_t)*fp;
             } else {
                 err = new_indirect(ip, prev, &child);
@@ -210,17 +255,21 @@ static int frags_needed(const struct ufs_fs *fs, uint64_t lbn, uint64_t nsize)
     return (int)(ufs_lastblock_bytes(&fs->fs_sb, nsize) >> fs->fs_sb.fs_fshift);
 }
 
+int ufs_balloc(struct ufs_inode *ip, uint64_t lbn, uint64_t nsize, int64_t *fp)
+{
+    int err = grow_last_block(ip, nsize);
+    return err ? err : bmap_alloc(ip, lbn, frags_needed(ip->i_fs, lbn, nsize), fp);
+}
+
 int ufs_writei(struct ufs_inode *ip, uint64_t off, const void *src, size_t n, bool sync)
 {
     struct ufs_fs *fs = ip->i_fs;
     uint64_t nsize = MAX(ip->i_size, off + n), lbn = off >> fs->fs_sb.fs_bshift;
-    int err = grow_last_block(ip, nsize);
     int64_t f;
+    int err = ufs_balloc(ip, lbn, nsize, &f);
     if (!err)
-        err = bmap_alloc(ip, lbn, frags_needed(fs, lbn, nsize), &f);
-    if (!err)
-        err = ufs_write_bytes(fs, (uint64_t)frag_bytes(fs, f) + (off & (uint64_t)(fs->fs_sb.fs_bsize - 1)),
-                              src, n, sync);
+        err = data_write(ip, (uint64_t)frag_bytes(fs, f) + (off & (uint64_t)(fs->fs_sb.fs_bsize - 1)),
+                         src, n, sync);
     if (!err && off + n > ip->i_size)
         ip->i_size = off + n;
     return err;
@@ -287,8 +336,8 @@ static int shrink(struct ufs_inode *ip, uint64_t nsize)
         int64_t f;
         int err = ufs_bmap(ip, lbn, &f);
         if (!err && f && end > nsize)
-            err = ufs_zero_bytes(fs, (uint64_t)frag_bytes(fs, f) + (nsize & (uint64_t)(sb->fs_bsize - 1)),
-                                 (size_t)(end - nsize));
+            err = data_zero(ip, (uint64_t)frag_bytes(fs, f) + (nsize & (uint64_t)(sb->fs_bsize - 1)),
+                            (size_t)(end - nsize));
         if (err)
             return err;
     }
