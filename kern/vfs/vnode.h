@@ -292,16 +292,17 @@ static inline int vn_getattr(struct vnode *vp, struct vattr *va, struct cred *cr
 }
 
 /*
- * Reads, writes and size changes of regular files pass through the page
- * cache (kern/vm/pcache.c), which keeps them coherent with shared
- * mappings: a read of a file with cached pages takes the bytes of those
- * pages, a write updates them, a truncation drops the pages past the new
- * end.  A file with no cached pages costs one load.  The *_RAW forms are
- * the file system's own operations (the page cache's fills and
- * write-backs use them).
+ * Reads and writes of regular files of a file system with the page
+ * operations (S5, UFS) go through segmap onto the page cache only
+ * (pcache_rw_read, pcache_rw_write: kern/vm/pcache_rw.c), the one copy
+ * of each file page that mappings map too; a size change drops the pages
+ * past the new end (pcache_vop_setattr, pcache_vop_truncate).  Other
+ * files (/proc's, devices, directories) use the file system's own
+ * operations.  The *_RAW forms are the file system's own operations:
+ * for the tests, the disk seen past the page cache.
  */
-int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
-int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+int pcache_rw_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
+int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
 int pcache_vop_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr);
 int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr);
 /* Write back the file's dirty pages, then the file system's fsync. */
@@ -322,10 +323,9 @@ static inline bool vn_has_pageio(const struct vnode *vp)
 #define VOP_OPEN(vpp, f, cr)          VOP_LOCKED(*(vpp), (*(vpp))->v_op->vop_open(vpp, f, cr))
 #define VOP_CLOSE(vp, f, cr)          VOP_LOCKED(vp, (vp)->v_op->vop_close(vp, f, cr))
 #define VOP_READ(vp, u, io, cr) ({ struct vnode *_rv = (vp); \
-        (__atomic_load_n(&_rv->v_npages, __ATOMIC_SEQ_CST) || vn_has_pageio(_rv)) ? \
-            pcache_vop_read(_rv, u, io, cr) : VOP_READ_RAW(_rv, u, io, cr); })
+        vn_has_pageio(_rv) ? pcache_rw_read(_rv, u, io, cr) : VOP_READ_RAW(_rv, u, io, cr); })
 #define VOP_WRITE(vp, u, io, cr) ({ struct vnode *_wv = (vp); \
-        _wv->v_type == VREG ? pcache_vop_write(_wv, u, io, cr) : VOP_WRITE_RAW(_wv, u, io, cr); })
+        vn_has_pageio(_wv) ? pcache_rw_write(_wv, u, io, cr) : VOP_WRITE_RAW(_wv, u, io, cr); })
 #define VOP_IOCTL(vp, c, a, cr)       VOP_LOCKED(vp, (vp)->v_op->vop_ioctl(vp, c, a, cr))
 #define VOP_GETATTR(vp, va, cr)       vn_getattr(vp, va, cr)
 #define VOP_SETATTR(vp, va, cr)       pcache_vop_setattr(vp, va, cr)

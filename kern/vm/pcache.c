@@ -6,10 +6,11 @@
  * under its name (p_vp, p_index): the vnode and the page number in the
  * file.  A fault on a vnode segment (kern/vm/as.c) or a segmap miss
  * (kern/vm/segmap.c) asks for the page with pcache_get: a hit takes a
- * reference; a miss reads the page from the file -- with the file
- * system's VOP_GETPAGE when it has the page operations (S5: straight
- * from its blocks, kern/s5/s5_page.c), else with VOP_READ -- into a page
- * of the CPU's node and enters it.  Every MAP_SHARED mapping of the
+ * reference; a miss reads the page from the file with the file system's
+ * VOP_GETPAGE (S5 and UFS read it straight from their blocks,
+ * kern/s5/s5_page.c, kern/ufs/ufs_page.c) into a page of the CPU's node
+ * and enters it.  Only files of a file system with the page operations
+ * are cached (vn_has_pageio); the others (/proc's) cannot be mapped.  Every MAP_SHARED mapping of the
  * file maps that one page, writable, so all of them see each other's
  * stores; a MAP_PRIVATE mapping maps it read-only and copies it at its
  * first write (or at once, for a write fault or a page that ends in an
@@ -47,41 +48,24 @@
  * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
  * dirty_drop), so the file stays active, and its pages cached, until
  * they are written back: by fsync (pcache_vop_fsync), the close of a file
- * open for writing (vn_close), the file system's sync and unmount (S5:
- * s5_iflush_pages), the pageout daemons (kern/vm/pcache_reclaim.c, also
- * every 30 s), or an O_SYNC write.  The last release can therefore never
+ * open for writing (vn_close), the file system's sync and unmount
+ * (s5_iflush_pages, ufs_iflush_pages), the pageout daemons
+ * (kern/vm/pcache_reclaim.c, also every 30 s), or an O_SYNC write.  The last release can therefore never
  * drop unwritten data, and needs no sleep.  A file that loses its last
  * name drops the hold at once (pcache_discard_dirty): its blocks are
  * about to be freed, and its pages need no write-back.
  *
- * read(2) and write(2).  For a file system with the page operations
- * (S5) they go through segmap onto these pages only (kern/vm/
- * pcache_rw.c): one copy of each file page, coherent by construction.
- * For the others (a file system that has not adopted them yet), the
- * cache is kept coherent through the
- * VOP_READ/VOP_WRITE/VOP_TRUNCATE/VOP_SETATTR macros (kern/vfs/vnode.h),
- * which call pcache_vop_* for regular files.  A read of a file with
- * cached pages reads the file and then copies the bytes of each cached
- * page over what it read (overlay): the cached page is the newest copy,
- * even before a write-back, so a read after a store through any shared
- * mapping sees the store without writing anything.  A write goes to the
- * file and then into the cached pages it covers (patch), so later faults
- * and mappings see it.  A size change drops the pages wholly past the
- * new end (they are zeroed: a mapping that still has one sees zeros, not
- * stale data -- without reverse mappings it cannot be made to fault) and
- * zeros the bytes past the end in the last page.  Files with no cached
- * page pay one load per read and a second per write.
+ * read(2) and write(2) of a regular file go through segmap onto these
+ * pages only (kern/vm/pcache_rw.c, called by the VOP_READ and VOP_WRITE
+ * macros, kern/vfs/vnode.h): one copy of each file page, coherent with
+ * every mapping by construction.  A size change (the VOP_TRUNCATE and
+ * VOP_SETATTR macros) drops the pages wholly past the new end (they are
+ * zeroed: a mapping that still has one sees zeros, not stale data) and
+ * zeros the bytes past the end in the last page.
  *
  * The races between a fill (file -> page), a write-back (page -> file),
  * a write and a truncation are settled by the vnode's fill lock (below):
- * a fill, a write-back and a truncation hold it throughout, and so does a
- * write to a file that has cached pages when it starts.  A write to a
- * file with none writes unlocked, then loads v_npages again: a fill that
- * started meanwhile raised v_npages before reading, so either it read
- * after the write (and has the new bytes) or the second load sees it and
- * the write takes the lock, patches the page and writes those bytes to
- * the file again (in case a write-back of the just-filled page
- * overwrote them).
+ * each holds it throughout.
  *
  * Structure and locks.  The cache is a hash table of rows, each a chain
  * of pages under a spin lock (class "pcache_row"), in the manner of the
@@ -282,20 +266,8 @@ static enum removal remove_locked(struct vnode *vp, struct page **link, bool for
 /* Read page idx of vp into pg: -ENXIO when it is wholly past the end. */
 static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
 {
-    char *p = page_to_virt(pg);
-    if (vn_has_pageio(vp)) {
-        int err = VOP_GETPAGE(vp, idx, p, kcred);
-        return err < 0 ? err : err ? -EIO : 0;
-    }
-    struct uio u = { .uio_base = p, .uio_resid = PAGE_SIZE, .uio_offset = page_offset(idx) };
-    int err = VOP_READ_RAW(vp, &u, 0, kcred);
-    size_t got = PAGE_SIZE - u.uio_resid;
-    if (err)
-        return err < 0 ? err : -EIO;
-    if (got == 0)
-        return -ENXIO;
-    memset(p + got, 0, PAGE_SIZE - got);
-    return 0;
+    int err = VOP_GETPAGE(vp, idx, page_to_virt(pg), kcred);
+    return err < 0 ? err : err ? -EIO : 0;
 }
 
 struct rlock *pcache_fill_lock(const struct vnode *vp)
@@ -338,6 +310,8 @@ static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page
 int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
 {
     *pgp = NULL;
+    if (!vn_has_pageio(vp))
+        return -ENODEV;                 /* not a file the cache holds */
     if (idx > (~0UL >> PAGE_SHIFT))
         return -ENXIO;
     struct page *pg = pcache_lookup(vp, idx);
@@ -402,15 +376,7 @@ static int write_page(struct vnode *vp, struct page *pg, uint64_t idx, uint64_t 
     if (off >= size)
         return 0;
     size_t n = MIN((uint64_t)PAGE_SIZE, size - off);
-    int err;
-    if (vn_has_pageio(vp)) {
-        err = VOP_PUTPAGE(vp, idx, page_to_virt(pg), n, kcred);
-    } else {
-        struct uio u = { .uio_base = page_to_virt(pg), .uio_resid = n, .uio_offset = off };
-        err = VOP_WRITE_RAW(vp, &u, 0, kcred);
-        if (!err && u.uio_resid)
-            err = -EIO;
-    }
+    int err = VOP_PUTPAGE(vp, idx, page_to_virt(pg), n, kcred);
     pcpu_count(counters, C_WRITEBACK);
     return err;
 }
@@ -515,7 +481,7 @@ int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 {
-    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
+    int err = vn_has_pageio(vp) ? pcache_flush(vp, 0, ~0UL) : 0;
     int e = VOP_FSYNC_RAW(vp, cr);
     return err ? err : e;
 }
@@ -541,77 +507,7 @@ void pcache_purge(struct vnode *vp)
     spin_unlock(vl);
 }
 
-/* ---- read(2), write(2), truncate ---- */
-
-/* Copy the cached pages' bytes of [off, off + len) over buf. */
-static void overlay(struct vnode *vp, uint64_t off, char *buf, size_t len, bool user)
-{
-    uint64_t end = off + len;
-    for (uint64_t idx = off >> PAGE_SHIFT; page_offset(idx) < end; idx++) {
-        struct page *pg = pcache_lookup(vp, idx);
-        if (!pg)
-            continue;
-        uint64_t a = MAX(off, page_offset(idx)), b = MIN(end, page_offset(idx + 1));
-        const char *src = (const char *)page_to_virt(pg) + (a - page_offset(idx));
-        if (user)
-            copyout(src, buf + (a - off), b - a);
-        else
-            memcpy(buf + (a - off), src, b - a);
-        page_rele(pg);
-    }
-}
-
-int pcache_vop_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
-{
-    if (vn_has_pageio(vp))
-        return pcache_rw_read(vp, uio, ioflag, cr);
-    uint64_t off = uio->uio_offset;
-    char *buf = uio->uio_base;
-    size_t want = uio->uio_resid;
-    int err = VOP_READ_RAW(vp, uio, ioflag, cr);
-    size_t got = want - uio->uio_resid;
-    if (got && vp->v_type == VREG && has_pages(vp))
-        overlay(vp, off, buf, got, uio->uio_user);
-    return err;
-}
-
-/*
- * With the fill lock, after a write of [off, off + len) from src: put the
- * bytes into the cached pages they cover.  A user buffer is not touched
- * here (a fault under the fill lock could deadlock): the bytes are read
- * back from the file instead.  through: also write the patched bytes to
- * the file again, up to its end (the unlocked write's case).  Returns how
- * many pages it patched.
- */
-static int patch(struct vnode *vp, uint64_t off, const char *src, size_t len, bool user,
-                 bool through)
-{
-    uint64_t end = off + len, size = ~0UL;
-    if (through && file_size(vp, &size))
-        return 0;
-    int patched = 0;
-    for (uint64_t idx = off >> PAGE_SHIFT; page_offset(idx) < end; idx++) {
-        struct page *pg = pcache_lookup(vp, idx);
-        if (!pg)
-            continue;
-        uint64_t a = MAX(off, page_offset(idx)), b = MIN(end, page_offset(idx + 1));
-        char *dst = (char *)page_to_virt(pg) + (a - page_offset(idx));
-        if (user) {
-            struct uio u = { .uio_base = dst, .uio_resid = b - a, .uio_offset = a };
-            VOP_READ_RAW(vp, &u, 0, kcred);
-        } else {
-            memcpy(dst, src + (a - off), b - a);
-        }
-        if (through && a < size) {
-            struct uio u = { .uio_base = dst, .uio_resid = MIN(b, size) - a, .uio_offset = a };
-            VOP_WRITE_RAW(vp, &u, 0, kcred);
-        }
-        page_rele(pg);
-        patched++;
-        pcpu_count(counters, C_PATCHED);
-    }
-    return patched;
-}
+/* ---- truncate ---- */
 
 /* Zero the bytes of the cached page holding offset size from there to
  * its end (the part past the end of the file). */
@@ -625,40 +521,6 @@ static void zero_tail(struct vnode *vp, uint64_t size)
         memset((char *)page_to_virt(pg) + in, 0, PAGE_SIZE - in);
         page_rele(pg);
     }
-}
-
-int pcache_vop_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
-{
-    if (vn_has_pageio(vp))
-        return pcache_rw_write(vp, uio, ioflag, cr);
-    const char *src = uio->uio_base;
-    size_t want = uio->uio_resid;
-    bool user = uio->uio_user;
-    if (!has_pages(vp)) {
-        int err = VOP_WRITE_RAW(vp, uio, ioflag, cr);
-        size_t done = want - uio->uio_resid;
-        if (done && has_pages(vp)) {
-            struct rlock *fl = fill_lock(vp);
-            rlock_acquire(fl);
-            patch(vp, uio->uio_offset - done, src, done, user, true);
-            rlock_release(fl);
-        }
-        return err;
-    }
-    struct rlock *fl = fill_lock(vp);
-    rlock_acquire(fl);
-    uint64_t old;
-    bool sized = file_size(vp, &old) == 0;
-    int err = VOP_WRITE_RAW(vp, uio, ioflag, cr);
-    size_t done = want - uio->uio_resid;
-    if (done) {
-        uint64_t off = uio->uio_offset - done;
-        if (sized && off + done > old)
-            zero_tail(vp, old);     /* stores past the old end are not file data */
-        patch(vp, off, src, done, user, false);
-    }
-    rlock_release(fl);
-    return err;
 }
 
 /* With the fill lock, after the size went from old to size. */
@@ -716,14 +578,14 @@ static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, 
 
 int pcache_vop_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
 {
-    if (vp->v_type != VREG)
+    if (!vn_has_pageio(vp))
         return VOP_TRUNCATE_RAW(vp, size, cr);
     return change_size(vp, NULL, size, cr);
 }
 
 int pcache_vop_setattr(struct vnode *vp, const struct vattr *va, struct cred *cr)
 {
-    if (vp->v_type != VREG || !(va->va_mask & AT_SIZE))
+    if (!vn_has_pageio(vp) || !(va->va_mask & AT_SIZE))
         return VOP_SETATTR_RAW(vp, va, cr);
     return change_size(vp, va, va->va_size, cr);
 }
@@ -736,5 +598,4 @@ void pcache_get_stats(struct pcache_stats *st)
     st->writebacks = pcpu_sum(counters, C_WRITEBACK);
     st->purged = pcpu_sum(counters, C_PURGED);
     st->truncated = pcpu_sum(counters, C_TRUNCATED);
-    st->patched = pcpu_sum(counters, C_PATCHED);
 }

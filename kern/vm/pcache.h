@@ -1,8 +1,8 @@
 /*
  * The page cache: pages of regular files keyed by (vnode, page number),
  * shared by every mapping of the file.  Theory and locks in
- * kern/vm/pcache.c; the read/write/truncate hooks are declared with the
- * VOP_* macros in kern/vfs/vnode.h.
+ * kern/vm/pcache.c; the truncate hooks are declared with the VOP_*
+ * macros in kern/vfs/vnode.h.
  */
 #ifndef KERN_VM_PCACHE_H
 #define KERN_VM_PCACHE_H
@@ -19,7 +19,8 @@ void pcache_init(void);
  * reference for the caller (page_rele it): from the cache, or read from
  * the file at a miss into a page of this CPU's node (bytes past the end
  * of the file read as zeros).  -ENXIO when the page lies wholly past the
- * end of the file, -ENOMEM, or the file system's read error.  May sleep
+ * end of the file, -ENODEV for a file whose file system has no page
+ * operations, -ENOMEM, or the file system's read error.  May sleep
  * (the caller may hold an address space's a_lock). */
 int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp);
 
@@ -88,7 +89,6 @@ struct pcache_stats {
     uint64_t writebacks;    /* dirty pages written to their file */
     uint64_t purged;        /* pages freed at a file's last release */
     uint64_t truncated;     /* pages dropped by a truncation */
-    uint64_t patched;       /* cached pages updated by write(2) */
 };
 void pcache_get_stats(struct pcache_stats *st);
 

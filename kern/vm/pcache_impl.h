@@ -26,7 +26,7 @@ struct pc_vlock {
 extern struct pc_row *pcache_rows;          /* [boot] 2^pcache_row_bits rows */
 extern unsigned pcache_row_bits;            /* [boot] */
 
-enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED, C_PATCHED };
+enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED };
 extern struct pcpu_counters pcache_counters[MAX_CPUS];
 
 enum removal { RM_KEPT, RM_REMOVED, RM_RECLAIMED };

@@ -1,9 +1,9 @@
 /*
  * read(2) and write(2) of regular files through segmap onto the page
  * cache, for file systems that supply the page operations (VOP_GETPAGE,
- * VOP_PUTPAGE, VOP_WRALLOC: struct vnodeops, kern/vfs/vnode.h).  The
- * VOP_READ and VOP_WRITE macros send a regular file of such a file system
- * here (through pcache_vop_read and pcache_vop_write, kern/vm/pcache.c).
+ * VOP_PUTPAGE, VOP_WRALLOC: struct vnodeops, kern/vfs/vnode.h): S5 and
+ * UFS.  The VOP_READ and VOP_WRITE macros send a regular file of such a
+ * file system here.
  *
  * Theory.  Each page-sized piece of a transfer maps a window onto the
  * file's page (segmap_getmap; a miss reads the page through VOP_GETPAGE
@@ -33,7 +33,8 @@
  * the fill lock can take an address space's lock after it.
  *
  * A file system adopts this by filling in the three operations with its
- * block map (S5's are in kern/s5/s5_page.c, about 150 lines): getpage
+ * block map (S5's are in kern/s5/s5_page.c, about 150 lines, UFS's in
+ * kern/ufs/ufs_page.c, with fragments): getpage
  * reads the page's blocks or zeros holes, putpage writes them (allocating
  * a hole the page has data for), wralloc allocates and extends; and by
  * keeping its own read and write of regular files off the buffer cache
