@@ -116,6 +116,7 @@ import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import rel_check  # noqa: E402
+import pagesync_check  # noqa: E402
 
 
 def all_jobs():
@@ -144,6 +145,7 @@ def all_jobs():
              ("kbench/fs", fs_check.job_kbench_fs), ("fs/rootfail", fs_check.job_fs_rootfail)]
     jobs += [("fs/peer", host_check.job_fs_peer), ("ufstools", host_check.job_ufstools)]
     jobs += [("fs/ufs", host_check.job_ufs_kernel)]
+    jobs += [("fs/syncdata/" + f, pagesync_check.make_syncdata_job(f)) for f in ("s5", "ufs")]
     jobs += [("fs/ufs/cache=%s,lock=%s" % (c, l), fs_check.make_ufs_matrix_job(c, l))
              for c, l in fs_check.UFS_MATRIX]
     jobs += [("user/ufs/default", user_check.make_user_job("default", small=True,

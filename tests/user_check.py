@@ -45,6 +45,8 @@ FUZZ = ("ut_fuzz", "2000 1")
 # affinity and threads, which are most worth checking on many CPUs.
 SMALL_SET = ("t_fileio", "t_proc", "t_mem", "t_signal", "t_stat", "t_ids",
              "t_affinity", "t_thread")
+# and the page cache's data path (user/ufs/default: UFS's pages and fragments).
+SMALL_SET += ("t_segmap", "t_pagecache")
 
 
 def build_userland():

@@ -37,6 +37,8 @@ static const char *const crash_names[] = { "none", "pagefault", "divide", "panic
                                            "kmem_double", "kmem_overrun", "kmem_uaf",
                                            "kmem_foreign", NULL };
 static const char *const bool_names[] = { "off", "on", NULL };
+/* syncwrites= is a flag with a third value: data (kern/vm/pcache_rw.c). */
+static const char *const syncwrites_names[] = { "off", "on", "data", NULL };
 
 #define CHOICE(n, field, names, d) { n, OPT_CHOICE, offsetof(struct options, field), 0, names, d }
 #define BOOL(n, field, d) { n, OPT_BOOL, offsetof(struct options, field), 0, bool_names, d }
@@ -49,7 +51,7 @@ static const struct option_desc option_table[] = {
     { "cluster", OPT_CLUSTER, offsetof(struct options, cluster), 0, NULL, 0 },
     CHOICE("wakeup", wakeup, wakeup_names, WAKEUP_ONE),
     CHOICE("lockstat", lockstat, lockstat_names, LOCKSTAT_ON),
-    BOOL("syncwrites", syncwrites, 1),
+    { "syncwrites", OPT_BOOL, offsetof(struct options, syncwrites), 0, syncwrites_names, 1 },
     BOOL("witness", witness, 0),
     BOOL("kmemdebug", kmemdebug, 0),
     BOOL("poweroff", poweroff, 0),
@@ -186,7 +188,7 @@ static int apply_word(struct options *o, const char *word, size_t len)
         *iv = n;
         return 0;
     case OPT_BOOL:
-        n = find_choice(bool_names, val);
+        n = find_choice(d->choices, val);
         if (n < 0 && strcmp(val, "1") == 0)
             n = 1;
         if (n < 0 && strcmp(val, "0") == 0)

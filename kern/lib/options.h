@@ -17,6 +17,10 @@ enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_
 
 #define OPT_STR_MAX 160
 
+/* syncwrites=: off, on (structural metadata written synchronously), data
+ * (that, and every write(2) of a regular file as O_SYNC). */
+enum { SYNCWRITES_OFF, SYNCWRITES_ON, SYNCWRITES_DATA };
+
 struct options {
     int lock;           /* enum lock_algo */
     int cache;          /* enum cache_model */
@@ -24,7 +28,7 @@ struct options {
     int cluster;        /* CPUs per cluster; 0 means "node" */
     int wakeup;         /* enum wakeup_mode */
     int lockstat;       /* enum lockstat_mode */
-    int syncwrites;     /* bool */
+    int syncwrites;     /* SYNCWRITES_*: a flag, or data */
     int witness;        /* bool */
     int kmemdebug;      /* bool: heap checking (kern/vm/kmem_debug.c) */
     int poweroff;       /* bool: power off when boot and tests finish */

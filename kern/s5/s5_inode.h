@@ -203,6 +203,7 @@ int s5_data_rw(struct s5_fs *fs, uint32_t bno, void *buf, bool write);
 void s5_data_fresh(struct s5_fs *fs, uint32_t bno);
 int s5_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr);
 int s5_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, struct cred *cr);
+void s5_accessed(struct vnode *vp);
 int64_t s5_wralloc(struct vnode *vp, uint64_t off, size_t len, int ioflag, struct cred *cr);
 
 /* ---- s5_dir.c: directories (dp ILOCKED throughout) ---- */

@@ -43,17 +43,23 @@
 
 #define BLOCKS_PER_PAGE (PAGE_SIZE / S5_BSIZE)
 
-int s5_data_rw(struct s5_fs *fs, uint32_t bno, void *buf, bool write)
+/* n data blocks from bno, in one transfer. */
+static int data_run_rw(struct s5_fs *fs, uint32_t bno, uint32_t n, void *buf, bool write)
 {
-    if (bno >= fs->fs_devblocks)
+    if (bno >= fs->fs_devblocks || n > fs->fs_devblocks - bno)
         return -EIO;
     uint32_t per = S5_BSIZE / fs->fs_dev->bsize;
-    if (blk_rw(fs->fs_dev, (uint64_t)bno * per, per, buf, write)) {
-        kprintf("s5: %s: cannot %s data block %u\n", fs->fs_dev->name,
-                write ? "write" : "read", bno);
+    if (blk_rw(fs->fs_dev, (uint64_t)bno * per, per * n, buf, write)) {
+        kprintf("s5: %s: cannot %s data blocks %u..%u\n", fs->fs_dev->name,
+                write ? "write" : "read", bno, bno + n - 1);
         return -EIO;
     }
     return 0;
+}
+
+int s5_data_rw(struct s5_fs *fs, uint32_t bno, void *buf, bool write)
+{
+    return data_run_rw(fs, bno, 1, buf, write);
 }
 
 void s5_data_fresh(struct s5_fs *fs, uint32_t bno)
@@ -108,19 +114,18 @@ static bool all_zero(const char *p, size_t n)
     return true;
 }
 
-/* Write the n bytes at src (n <= S5_BSIZE, the block's part below the
- * end of the file) to the block holding off, allocating it if it is a
- * hole and the bytes are not all zero. */
-static int put_block(struct s5_inode *ip, uint64_t off, const char *src, size_t n, char *tmp)
+/* The block for the n bytes at src (n <= S5_BSIZE, the block's part
+ * below the end of the file) holding off, in *bnop: allocated if it is a
+ * hole and the bytes are not all zero, else 0 (nothing to write). */
+static int place_block(struct s5_inode *ip, uint64_t off, const char *src, size_t n,
+                       uint32_t *bnop)
 {
     struct s5_fs *fs = ip->i_fs;
     uint32_t bno;
     int err = s5_bmap(ip, s5_lblkno(off), false, &bno, NULL);
     if (err)
         return err;
-    if (bno == 0) {
-        if (all_zero(src, n))
-            return 0;               /* the hole still reads right */
+    if (bno == 0 && !all_zero(src, n)) {
         bool fresh;
         err = s5_bmap(ip, s5_lblkno(off), true, &bno, &fresh);
         if (err)
@@ -128,12 +133,32 @@ static int put_block(struct s5_inode *ip, uint64_t off, const char *src, size_t 
         if (fresh)
             s5_data_fresh(fs, bno);
     }
-    if (n < S5_BSIZE) {
-        memcpy(tmp, src, n);        /* the tail past the end goes out as zeros */
-        memset(tmp + n, 0, S5_BSIZE - n);
-        src = tmp;
+    *bnop = bno;                    /* 0: the hole still reads right */
+    return 0;
+}
+
+/* Write the page's blocks (bno[k] for its k-th, 0 to skip; the last
+ * holding only last bytes below the end), consecutive blocks in one
+ * transfer, the last one's tail past the end as zeros. */
+static int write_blocks(struct s5_fs *fs, const char *page, const uint32_t *bno, unsigned nb,
+                        size_t last, char *tmp)
+{
+    int err = 0;
+    unsigned full = last < S5_BSIZE ? nb - 1 : nb;
+    for (unsigned k = 0; k < full && !err; ) {
+        unsigned run = 1;
+        while (bno[k] && k + run < full && bno[k + run] == bno[k] + run)
+            run++;
+        if (bno[k])
+            err = data_run_rw(fs, bno[k], run, (void *)(page + k * S5_BSIZE), true);
+        k += run;
     }
-    return s5_data_rw(fs, bno, (void *)src, true);
+    if (!err && full < nb && bno[full]) {
+        memcpy(tmp, page + full * S5_BSIZE, last);
+        memset(tmp + last, 0, S5_BSIZE - last);
+        err = s5_data_rw(fs, bno[full], tmp, true);
+    }
+    return err;
 }
 
 int s5_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len,
@@ -148,13 +173,39 @@ int s5_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len,
     uint64_t start = idx << PAGE_SHIFT;
     ILOCK(ip);
     uint64_t end = MIN(start + MIN(len, (size_t)PAGE_SIZE), (uint64_t)ip->i_size);
+    uint32_t bno[BLOCKS_PER_PAGE];
+    unsigned nb = 0;
     int err = 0;
-    for (uint64_t off = start; off < end && !err; off += S5_BSIZE)
-        err = put_block(ip, off, (const char *)page + (off - start),
-                        MIN((uint64_t)S5_BSIZE, end - off), tmp);
+    for (uint64_t off = start; off < end && !err; off += S5_BSIZE, nb++)
+        err = place_block(ip, off, (const char *)page + (off - start),
+                          MIN((uint64_t)S5_BSIZE, end - off), &bno[nb]);
+    if (!err && nb)
+        err = write_blocks(ip->i_fs, page, bno, nb, (size_t)(end - (start + (nb - 1) * S5_BSIZE)),
+                           tmp);
     IUNLOCK(ip);
     kfree(tmp);
     return err;
+}
+
+/* ---- access time ---- */
+
+static bool atime_due(const struct s5_inode *ip)
+{
+    return vn_atime_due(READ_ONCE(ip->i_atime), READ_ONCE(ip->i_mtime), READ_ONCE(ip->i_ctime),
+                        s5_now());
+}
+
+/* Checked first without the lock, so most reads take no lock here; the
+ * inode is written later (sync, its last release), as the old read's. */
+void s5_accessed(struct vnode *vp)
+{
+    struct s5_inode *ip = VTOI(vp);
+    if (ip->i_fs->fs_rdonly || !atime_due(ip))
+        return;
+    ILOCK(ip);
+    if (atime_due(ip))
+        s5_itimes(ip, S5_ACC);
+    IUNLOCK(ip);
 }
 
 /* ---- wralloc ---- */

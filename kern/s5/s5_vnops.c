@@ -437,4 +437,5 @@ const struct vnodeops s5_vnodeops = {
     .vop_getpage = s5_getpage,
     .vop_putpage = s5_putpage,
     .vop_wralloc = s5_wralloc,
+    .vop_accessed = s5_accessed,
 };

@@ -173,6 +173,7 @@ int ufs_data_zero(struct ufs_fs *fs, uint64_t off, size_t len);
 void ufs_data_fresh(struct ufs_fs *fs, int64_t f, int n);
 int ufs_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr);
 int ufs_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, struct cred *cr);
+void ufs_accessed(struct vnode *vp);
 int64_t ufs_wralloc(struct vnode *vp, uint64_t off, size_t len, int ioflag, struct cred *cr);
 /* Largest file: what the block pointers reach, within 64-bit offsets. */
 uint64_t ufs_max_file_size(const struct ufs_fs *fs);

@@ -206,6 +206,27 @@ int ufs_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, st
     return err;
 }
 
+/* ---- access time ---- */
+
+static bool atime_due(const struct ufs_inode *ip)
+{
+    return vn_atime_due(READ_ONCE(ip->i_atime), READ_ONCE(ip->i_mtime), READ_ONCE(ip->i_ctime),
+                        (int64_t)ufs_now());
+}
+
+/* Checked first without the lock, so most reads take no lock here; the
+ * inode is written later (sync, its last release), as the old read's. */
+void ufs_accessed(struct vnode *vp)
+{
+    struct ufs_inode *ip = UFS_VTOI(vp);
+    if (ip->i_fs->fs_rdonly || !atime_due(ip))
+        return;
+    ILOCK(ip);
+    if (atime_due(ip))
+        ufs_itimes(ip, UFS_ACC);
+    IUNLOCK(ip);
+}
+
 /* ---- wralloc ---- */
 
 int64_t ufs_wralloc(struct vnode *vp, uint64_t off, size_t len, int ioflag, struct cred *cr)

@@ -396,4 +396,5 @@ const struct vnodeops ufs_vnodeops = {
     .vop_getpage = ufs_getpage,
     .vop_putpage = ufs_putpage,
     .vop_wralloc = ufs_wralloc,
+    .vop_accessed = ufs_accessed,
 };

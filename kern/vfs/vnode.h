@@ -248,7 +248,20 @@ struct vnodeops {
                        struct cred *cr);
     int64_t (*vop_wralloc)(struct vnode *vp, uint64_t off, size_t len, int ioflag,
                            struct cred *cr);
+    /* Optional, with the page operations: a read through the page cache
+     * (kern/vm/pcache_rw.c) touched the file's data; mark its access
+     * time by the relatime rule (vn_atime_due).  Called with no lock. */
+    void (*vop_accessed)(struct vnode *vp);
 };
+
+/* The relatime rule (Linux's default mount option): a read updates the
+ * access time only when it is not after the modification or change time,
+ * or is a day old, so most reads of a file write nothing.  Times in
+ * seconds. */
+static inline bool vn_atime_due(int64_t atime, int64_t mtime, int64_t ctime, int64_t now)
+{
+    return atime <= mtime || atime <= ctime || now - atime >= 24 * 3600;
+}
 
 /* The vnode lock's class (defined in kern/vfs/vnode.c). */
 extern struct lock_class vnode_lock_class;
