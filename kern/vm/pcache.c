@@ -80,16 +80,28 @@
  * them, so struct vnode grows by two words and no lock).  Changes to a
  * page's identity take its vnode's list lock and then its row lock.
  *
- * The fill lock is a resource lock per vnode, also picked by hashing the
- * vnode ("pcache_vnode", 64 of them): it is held across the file
- * system's I/O of a fill, a write-back, a write or a truncation, and
- * serializes the misses on one file, so two faults never read the same
- * page twice and a lookup never finds a half-read page.  Two vnodes may
- * share one; no thread ever holds two.
+ * The fill lock is a reader/writer lock per vnode, also picked by
+ * hashing the vnode ("pcache_vnode", 64 of them), held across the file
+ * system's I/O: shared by fills, exclusive by a write-back, a write or a
+ * truncation.  So a fill never meets a truncation freeing the blocks it
+ * reads, nor a write or write-back changing the block map under it, while
+ * fills of different pages of one file (8 cc1 faulting one program's
+ * text) read in parallel; an exclusive lock held across every fill's
+ * disk read made them queue up, and missed 92% of the time under that
+ * load.  One page is still read once: a fill first puts a record of
+ * itself (struct pc_fill, on its stack) on the page's row, under the row
+ * lock and only if neither the page nor another fill of it is there;
+ * whoever then wants the page finds the record and sleeps on it, and the
+ * filler enters the page and takes the record off in one hold of the row
+ * lock, then wakes them, and they look again.  (The record stands for
+ * the busy page: a page enters the cache only once it is read, so the
+ * lookups, the reclaim, purges and truncations never meet a half-read
+ * page.)  Two vnodes may share one lock; no thread ever holds two.
  *
  * Order: an address space's a_lock, then a fill lock, then the vnode
  * lock and the file system's locks (ILOCK...), then the vnode list lock,
- * then a row lock, then the page allocator's node lock.  The row and list
+ * then a row lock, then the page allocator's node lock or a sleep queue
+ * (a wait for a fill).  The row and list
  * locks are never held across a sleep, a copy to user memory or a VOP.
  * write(2) holds a fill lock only with the kernel bounce buffer of
  * kern/proc/sys_fs.c, never touching user memory under it (a fault there
@@ -117,10 +129,10 @@
 
 LOCK_CLASS(pcache_row_class, "pcache_row", LK_SPIN);
 LOCK_CLASS(pcache_vlist_class, "pcache_vlist", LK_SPIN);
-LOCK_CLASS(pcache_vnode_class, "pcache_vnode", LK_RESOURCE);
+LOCK_CLASS(pcache_vnode_class, "pcache_vnode", LK_RWLOCK);
 
 static struct pc_vlock vlist_locks[NVLOCKS];
-static struct rlock fill_locks[NVLOCKS];
+static struct rwlock fill_locks[NVLOCKS];
 struct pc_row *pcache_rows;                 /* [boot] */
 unsigned pcache_row_bits;                   /* [boot] */
 struct pcpu_counters pcache_counters[MAX_CPUS];
@@ -145,7 +157,7 @@ void pcache_init(void)
         spin_init_named(&rows[i].lock, &pcache_row_class, "pcache_row");
     for (int i = 0; i < NVLOCKS; i++) {
         spin_init_named(&vlist_locks[i].lock, &pcache_vlist_class, "pcache_vlist");
-        rlock_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
+        rw_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
     }
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
@@ -162,7 +174,7 @@ spinlock_t *pcache_vlist_lock(const struct vnode *vp)
     return &vlist_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)].lock;
 }
 
-static struct rlock *fill_lock(const struct vnode *vp)
+static struct rwlock *fill_lock(const struct vnode *vp)
 {
     return &fill_locks[cache_hash(cache_ptr_tag(vp), VLOCK_BITS)];
 }
@@ -207,14 +219,33 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
     return pg;
 }
 
+/* With r locked: the fill of (vp, idx) under way in row r, or NULL. */
+static struct pc_fill *fill_of(struct pc_row *r, const struct vnode *vp, uint64_t idx)
+{
+    struct pc_fill *f = r->fills;
+    while (f && (f->vp != vp || f->idx != idx))
+        f = f->next;
+    return f;
+}
+
+/* With r locked: take the finished fill f off its row. */
+static void fill_done(struct pc_row *r, struct pc_fill *f)
+{
+    struct pc_fill **pp = &r->fills;
+    while (*pp != f)
+        pp = &(*pp)->next;
+    *pp = f->next;
+}
+
 /* With vp's fill lock: enter pg (its reservation in v_npages already
- * made) under its name. */
-static void enter(struct vnode *vp, uint64_t idx, struct page *pg)
+ * made) under its name, in place of the fill f that read it. */
+static void enter(struct vnode *vp, uint64_t idx, struct page *pg, struct pc_fill *f)
 {
     spinlock_t *vl = pcache_vlist_lock(vp);
     struct pc_row *r = row_of(vp, idx);
     spin_lock(vl);
     spin_lock(&r->lock);
+    fill_done(r, f);
     pg->p_vp = vp;
     pg->p_index = idx;
     __atomic_or_fetch(&pg->flags, PG_CACHED, __ATOMIC_RELEASE);
@@ -270,18 +301,19 @@ static int fill(struct vnode *vp, uint64_t idx, struct page *pg)
     return err < 0 ? err : err ? -EIO : 0;
 }
 
-struct rlock *pcache_fill_lock(const struct vnode *vp)
+struct rwlock *pcache_fill_lock(const struct vnode *vp)
 {
     return fill_lock(vp);
 }
 
-/* With vp's fill lock: read page idx into a new page and enter it, held
- * for the caller.  PC_CREATE: a page wholly past the end is entered as
- * zeros instead of failing with -ENXIO (a write is about to extend the
- * file over it). */
-static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
+/* With vp's fill lock, f on its row: read page idx into a new page and
+ * enter it, held for the caller; f leaves the row either way.
+ * PC_CREATE: a page wholly past the end is entered as zeros instead of
+ * failing with -ENXIO (a write is about to extend the file over it). */
+static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct pc_fill *f,
+                          struct page **pgp)
 {
-    /* Reserve before reading: see the theory on unlocked writes. */
+    /* Counted while under way, so the file shows pages (v_npages). */
     pcache_npages_add(vp, 1);
     int node = this_cpu()->node;
     pcache_reclaim_for_fill(node);
@@ -294,6 +326,10 @@ static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page
         err = 0;
     }
     if (err) {
+        struct pc_row *r = row_of(vp, idx);
+        spin_lock(&r->lock);
+        fill_done(r, f);
+        spin_unlock(&r->lock);
         if (pg)
             page_free(pg, 0);
         pcache_npages_add(vp, -1);
@@ -301,10 +337,50 @@ static int fill_and_enter(struct vnode *vp, uint64_t idx, int flags, struct page
         return err;
     }
     pg->count = 2;              /* the cache's and the caller's */
-    enter(vp, idx, pg);
+    enter(vp, idx, pg, f);
     pcpu_count(counters, C_MISS);
     *pgp = pg;
     return 0;
+}
+
+/*
+ * With vp's fill lock (shared, or the caller's exclusive hold): the page
+ * if it is cached now; else, if another thread is reading it, sleep
+ * until that fill is done and return -EAGAIN (look again); else read it
+ * here, the fill on its row meanwhile, and wake whoever came for it.
+ */
+static int fill_or_wait(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
+{
+    struct pc_row *r = row_of(vp, idx);
+    spin_lock(&r->lock);
+    struct page *pg = r->head;
+    while (pg && (pg->p_vp != vp || pg->p_index != idx))
+        pg = pg->p_hnext;
+    if (pg) {
+        page_hold(pg);
+        spin_unlock(&r->lock);
+        pcpu_count(counters, C_HIT);
+        *pgp = pg;
+        return 0;
+    }
+    struct pc_fill *other = fill_of(r, vp, idx);
+    if (other) {
+        /* The sleep queue is locked before the row lets go, and the
+         * filler takes it only after leaving the row: no lost wakeup. */
+        struct sleepq *sq = sleepq_lock(other);
+        spin_unlock(&r->lock);
+        pcpu_count(counters, C_FILLWAIT);
+        sleep_locked(sq, other);
+        return -EAGAIN;
+    }
+    struct pc_fill me = { .vp = vp, .idx = idx, .next = r->fills };
+    r->fills = &me;
+    spin_unlock(&r->lock);
+    int err = fill_and_enter(vp, idx, flags, &me, pgp);
+    struct sleepq *sq = sleepq_lock(&me);
+    sleepq_wakeup_locked(sq, &me, true);
+    sleepq_unlock(sq);
+    return err;
 }
 
 int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp)
@@ -320,20 +396,16 @@ int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pg
         *pgp = pg;
         return 0;
     }
-    struct rlock *fl = fill_lock(vp);
+    struct rwlock *fl = fill_lock(vp);
     bool locked = flags & PC_LOCKED;
-    if (!locked)
-        rlock_acquire(fl);
-    pg = pcache_lookup(vp, idx);        /* filled while we waited? */
-    int err = 0;
-    if (pg) {
-        pcpu_count(counters, C_HIT);
-        *pgp = pg;
-    } else {
-        err = fill_and_enter(vp, idx, flags, pgp);
-    }
-    if (!locked)
-        rlock_release(fl);
+    int err;
+    do {
+        if (!locked)
+            rw_enter(fl, RW_READER);
+        err = fill_or_wait(vp, idx, flags, pgp);
+        if (!locked)
+            rw_exit(fl);
+    } while (err == -EAGAIN);
     return err;
 }
 
@@ -448,10 +520,10 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
         dirty_drop(vp);         /* a truncation may have dropped the dirty pages */
         return 0;
     }
-    struct rlock *fl = fill_lock(vp);
-    rlock_acquire(fl);
+    struct rwlock *fl = fill_lock(vp);
+    rw_enter(fl, RW_WRITER);
     int err = pcache_flush_locked(vp, lo, hi);
-    rlock_release(fl);
+    rw_exit(fl);
     dirty_drop(vp);
     return err;
 }
@@ -481,7 +553,7 @@ int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 {
-    int err = vn_has_pageio(vp) ? pcache_flush(vp, 0, ~0UL) : 0;
+    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
     int e = VOP_FSYNC_RAW(vp, cr);
     return err ? err : e;
 }
@@ -562,14 +634,14 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
  */
 static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, struct cred *cr)
 {
-    struct rlock *fl = fill_lock(vp);
-    rlock_acquire(fl);
+    struct rwlock *fl = fill_lock(vp);
+    rw_enter(fl, RW_WRITER);
     uint64_t old;
     bool sized = file_size(vp, &old) == 0;
     int err = va ? VOP_SETATTR_RAW(vp, va, cr) : VOP_TRUNCATE_RAW(vp, size, cr);
     if (!err && sized)
         resized(vp, old, size);
-    rlock_release(fl);
+    rw_exit(fl);
     struct as *as = curthread()->as;
     if (!err && sized && size < old && as)
         as_file_truncated(as, vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
@@ -598,4 +670,5 @@ void pcache_get_stats(struct pcache_stats *st)
     st->writebacks = pcpu_sum(counters, C_WRITEBACK);
     st->purged = pcpu_sum(counters, C_PURGED);
     st->truncated = pcpu_sum(counters, C_TRUNCATED);
+    st->fill_waits = pcpu_sum(counters, C_FILLWAIT);
 }

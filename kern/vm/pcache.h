@@ -30,8 +30,9 @@ int pcache_get(struct vnode *vp, uint64_t idx, struct page **pgp);
 #define PC_CREATE 0x1
 #define PC_LOCKED 0x2
 int pcache_get_flags(struct vnode *vp, uint64_t idx, int flags, struct page **pgp);
-/* The fill lock of vp (a resource lock shared by a few vnodes). */
-struct rlock *pcache_fill_lock(const struct vnode *vp);
+/* The fill lock of vp (a reader/writer lock shared by a few vnodes:
+ * fills take it shared, everything else exclusive). */
+struct rwlock *pcache_fill_lock(const struct vnode *vp);
 
 /* The cached page (vp, idx) with a reference, or NULL; never reads. */
 struct page *pcache_lookup(struct vnode *vp, uint64_t idx);
@@ -89,6 +90,7 @@ struct pcache_stats {
     uint64_t writebacks;    /* dirty pages written to their file */
     uint64_t purged;        /* pages freed at a file's last release */
     uint64_t truncated;     /* pages dropped by a truncation */
+    uint64_t fill_waits;    /* pcache_get slept on another thread's fill of the page */
 };
 void pcache_get_stats(struct pcache_stats *st);
 

@@ -11,9 +11,18 @@
 #include <kern/lock/spinlock.h>
 #include <kern/arch/cpu.h>
 
+/* A fill under way: page idx of vp is being read by one thread (on its
+ * stack); others that want the page sleep on it (kern/vm/pcache.c). */
+struct pc_fill {
+    struct vnode *vp;
+    uint64_t idx;
+    struct pc_fill *next;       /* [row lock] */
+};
+
 struct pc_row {
     spinlock_t lock;
     struct page *head;          /* [lock] linked by p_hnext */
+    struct pc_fill *fills;      /* [lock] the fills under way of its pages */
 } __cacheline;
 
 struct pc_vlock {
@@ -26,7 +35,7 @@ struct pc_vlock {
 extern struct pc_row *pcache_rows;          /* [boot] 2^pcache_row_bits rows */
 extern unsigned pcache_row_bits;            /* [boot] */
 
-enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED };
+enum { C_HIT, C_MISS, C_EOF, C_WRITEBACK, C_PURGED, C_TRUNCATED, C_FILLWAIT };
 extern struct pcpu_counters pcache_counters[MAX_CPUS];
 
 enum removal { RM_KEPT, RM_REMOVED, RM_RECLAIMED };

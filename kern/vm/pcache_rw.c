@@ -175,13 +175,13 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
 {
     if (opts.syncwrites == SYNCWRITES_DATA)
         ioflag |= IO_SYNC;              /* syncwrites=data: every write as O_SYNC */
-    struct rlock *fl = pcache_fill_lock(vp);
-    rlock_acquire(fl);
+    struct rwlock *fl = pcache_fill_lock(vp);
+    rw_enter(fl, RW_WRITER);
     if (ioflag & IO_APPEND) {
         uint64_t size;
         int err = size_of(vp, &size);
         if (err) {
-            rlock_release(fl);
+            rw_exit(fl);
             return err;
         }
         uio->uio_offset = size;
@@ -200,7 +200,7 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
         int e = sync_end(vp, start, wrote, cr);
         err = err ? err : e;
     }
-    rlock_release(fl);
+    rw_exit(fl);
     /* A write cut short by a full disk or the size limit is a success;
      * the next one reports the error (as the file systems' own writes). */
     if (wrote && (err == -ENOSPC || err == -EFBIG))
