@@ -88,7 +88,9 @@
  * fills of different pages of one file (8 cc1 faulting one program's
  * text) read in parallel; an exclusive lock held across every fill's
  * disk read made them queue up, and missed 92% of the time under that
- * load.  One page is still read once: a fill first puts a record of
+ * load.  (On svr4mp, 4 dd's each reading a quarter of one uncached
+ * 16 MiB file at once: 3943 misses in 4270 acquisitions, 27 s of waiting,
+ * before; 0 in 4369 with fills shared.)  One page is still read once: a fill first puts a record of
  * itself (struct pc_fill, on its stack) on the page's row, under the row
  * lock and only if neither the page nor another fill of it is there;
  * whoever then wants the page finds the record and sleeps on it, and the
