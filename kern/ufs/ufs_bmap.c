@@ -19,6 +19,14 @@ static bool run_valid(const struct ufs_fs *fs, int64_t f, int64_t n)
     return ufs_frag_valid(fs, f) && f + n <= fs->fs_sb.fs_size;
 }
 
+/* A regular file's data is read past the buffer cache (kern/ufs/ufs_page.c). */
+static int read_data(struct ufs_inode *ip, uint64_t off, void *dst, size_t len)
+{
+    if ((ip->i_mode & UFS_IFMT) == UFS_IFREG)
+        return ufs_data_io(ip->i_fs, off, dst, len, false);
+    return ufs_read_bytes(ip->i_fs, off, dst, len);
+}
+
 /* Entry idx of the indirect block at fragment ind. */
 static int indirect_entry(struct ufs_fs *fs, int64_t ind, uint64_t idx, int32_t *out)
 {
@@ -98,14 +106,6 @@ int ufs_bmap(struct ufs_inode *ip, uint64_t lbn, int64_t *fragp)
     }
     *fragp = f;
     return 0;
-}
-
-/* A regular file's data is read past the buffer cache (kern/ufs/ufs_page.c). */
-static int read_data(struct ufs_inode *ip, uint64_t off, void *dst, size_t len)
-{
-    if ((ip->i_mode & UFS_IFMT) == UFS_IFREG)
-        return ufs_data_io(ip->i_fs, off, dst, len, false);
-    return ufs_read_bytes(ip->i_fs, off, dst, len);
 }
 
 int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t *done)

@@ -126,6 +126,14 @@ static uint64_t frag_byte(const struct ufs_fs *fs, int64_t f)
     return (uint64_t)f * (uint32_t)fs->fs_sb.fs_fsize;
 }
 
+/* Do n bytes at byte in of the block at fragment f stay inside the block
+ * f starts in?  A damaged pointer to a fragment in mid-block would read
+ * (or write) the next block, another file's. */
+static bool in_block(const struct ufs_super *sb, int64_t f, uint64_t in, size_t n)
+{
+    return (uint64_t)(f % sb->fs_frag) * (uint32_t)sb->fs_fsize + in + n <= (uint64_t)sb->fs_bsize;
+}
+
 int ufs_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr)
 {
     struct ufs_inode *ip = UFS_VTOI(vp);
@@ -139,9 +147,14 @@ int ufs_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr)
     /* Only the sectors below the end are read: the last block holds just
      * the fragments the size needs. */
     size_t n = err ? 0 : (size_t)MIN((uint64_t)PAGE_SIZE, size - start);
-    size_t nread = ALIGN_UP(n, (size_t)fs->fs_dev->bsize);
+    size_t nread = MIN(ALIGN_UP(n, (size_t)fs->fs_dev->bsize), (size_t)PAGE_SIZE);
+    if (!err && f && !in_block(&fs->fs_sb, f, in, nread)) {
+        ufs_corrupt(fs, "inode %u: the block at fragment %ld runs over a block's end",
+                    ip->i_number, (long)f);
+        err = -EUCLEAN;
+    }
     if (!err && f)
-        err = ufs_data_io(fs, frag_byte(fs, f) + in, page, MIN(nread, (size_t)PAGE_SIZE), false);
+        err = ufs_data_io(fs, frag_byte(fs, f) + in, page, nread, false);
     IUNLOCK(ip);
     if (err)
         return err;
@@ -198,6 +211,11 @@ int ufs_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len, st
             err = ufs_balloc(ip, start >> fs->fs_sb.fs_bshift, ip->i_size, &f);
             if (!err)
                 ufs_itimes(ip, UFS_UPD | UFS_CHG);
+        }
+        if (!err && f && !in_block(&fs->fs_sb, f, in, ALIGN_UP(n, (size_t)fs->fs_dev->bsize))) {
+            ufs_corrupt(fs, "inode %u: the block at fragment %ld runs over a block's end",
+                        ip->i_number, (long)f);
+            err = -EUCLEAN;
         }
         if (!err && f)
             err = put_bytes(fs, frag_byte(fs, f) + in, page, n);
