@@ -20,7 +20,10 @@
  * smaller.  Every piece of metadata lies inside one unit: an inode (128
  * bytes, aligned), a directory chunk (512 bytes, aligned), a pointer of an
  * indirect block, the superblock's fields (read and written by byte range).
- * A file's block is read a unit at a time.
+ * A directory's or a long link's block is read a unit at a time.  A
+ * regular file's data never enters the buffer cache: it lives in the
+ * page cache, moved to and from the disk by the page operations
+ * (ufs_page.c, which has the rules that keep the two caches apart).
  *
  * In-core inodes.  The inode cache is the one S5 uses (kern/vfs/icache.c:
  * one table for every mounted UFS, hashed on (file system, inode number),
