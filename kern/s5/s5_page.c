@@ -69,18 +69,22 @@ void s5_data_fresh(struct s5_fs *fs, uint32_t bno)
 
 /* ---- getpage ---- */
 
-/* Read the block holding off (below the end of the file) into dst. */
-static int get_block(struct s5_inode *ip, uint64_t off, char *dst)
+/* Read the page's blocks (bno[k] for its k-th, 0 for a hole or past the
+ * end: zeros), consecutive blocks in one transfer. */
+static int read_blocks(struct s5_fs *fs, char *page, const uint32_t *bno)
 {
-    uint32_t bno;
-    int err = s5_bmap(ip, s5_lblkno(off), false, &bno, NULL);
-    if (err)
-        return err;
-    if (bno == 0) {
-        memset(dst, 0, S5_BSIZE);       /* a hole reads as zeros */
-        return 0;
+    int err = 0;
+    for (unsigned k = 0; k < BLOCKS_PER_PAGE && !err; ) {
+        unsigned run = 1;
+        while (bno[k] && k + run < BLOCKS_PER_PAGE && bno[k + run] == bno[k] + run)
+            run++;
+        if (bno[k])
+            err = data_run_rw(fs, bno[k], run, page + k * S5_BSIZE, false);
+        else
+            memset(page + k * S5_BSIZE, 0, S5_BSIZE);
+        k += run;
     }
-    return s5_data_rw(ip->i_fs, bno, dst, false);
+    return err;
 }
 
 int s5_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr)
@@ -90,14 +94,14 @@ int s5_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred *cr)
     ILOCK(ip);
     uint64_t size = ip->i_size;
     int err = start >= size ? -ENXIO : 0;
+    uint32_t bno[BLOCKS_PER_PAGE] = { 0 };
     for (unsigned k = 0; k < BLOCKS_PER_PAGE && !err; k++) {
         uint64_t off = start + (uint64_t)k * S5_BSIZE;
-        char *dst = (char *)page + k * S5_BSIZE;
-        if (off >= size)
-            memset(dst, 0, S5_BSIZE);
-        else
-            err = get_block(ip, off, dst);
+        if (off < size)
+            err = s5_bmap(ip, s5_lblkno(off), false, &bno[k], NULL);
     }
+    if (!err)
+        err = read_blocks(ip->i_fs, page, bno);
     IUNLOCK(ip);
     if (!err && size < start + PAGE_SIZE)
         memset((char *)page + (size - start), 0, start + PAGE_SIZE - size);
