@@ -8,7 +8,8 @@
  * pages (kern/vm/pcache_rw.c), mappings map the same pages, and these
  * operations move a page to and from its blocks, found through s5_bmap,
  * with the block layer's synchronous I/O (blk_rw) straight into or out of
- * the page.  The buffer cache keeps the metadata only: the superblock,
+ * the page, the page's blocks that lie next to each other on the disk in
+ * one transfer.  The buffer cache keeps the metadata only: the superblock,
  * inode blocks, directories, indirect blocks, the free-block chain.
  *
  * Two rules keep the two caches from overwriting each other's blocks:
