@@ -67,6 +67,18 @@ int ufs_fsck_type_valid(uint16_t mode);
  * beyond repair, FSCK_AGAIN when the superblock was replaced by a copy. */
 int ufs_repair(struct fsck *f);
 
+/* Writes every group block anew from the inodes in f->itab and the
+ * fragments used (1 per fragment in use), then the inodes, the summary
+ * area, the totals and the superblock with its copies, marked clean
+ * (fsck_ufs_super.c); 0, or -1 when a write failed. */
+int ufs_write_maps(struct fsck *f, const uint8_t *used);
+
+/* Replaces an unusable superblock with the first sound copy; 0 or -1. */
+int ufs_use_a_copy(struct fsck *f);
+
+/* The image again, for writing; 0 or -1 (said on stderr). */
+int ufs_reopen_rw(struct fsck *f);
+
 /* Marks a file system that checked clean clean on disk; 0 or -1. */
 int ufs_mark_clean(struct fsck *f);
 

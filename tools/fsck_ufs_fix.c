@@ -3,9 +3,10 @@
  * problems, the file system is rebuilt from what can be trusted, in passes
  * much as BSD fsck_ffs's (and fsck.s5's, fsck_s5_fix.c):
  *
- *   0. the superblock: one whose geometry cannot be used is replaced by
- *      the first sound copy found in a later group (the image is checked
- *      again from the start); with none, nothing is changed;
+ *   0. the superblock (fsck_ufs_super.c): one whose geometry cannot be
+ *      used is replaced by the first sound copy found in a later group
+ *      (the image is checked again from the start); with none, nothing is
+ *      changed;
  *   1. inodes: one of unknown type, larger than fs_maxfilesize, or a root
  *      that is not a directory is cleared; a directory's size is cut to
  *      whole 512-byte chunks and to its first hole; every block pointer
@@ -24,10 +25,10 @@
  *      /lost+found as "#INO" (made when missing), a directory at the top
  *      of its unreachable subtree, so the subtree comes with it;
  *   4. link counts set to the entries found;
- *   5. the maps and counts: every group block written anew (mkfs.ufs's
- *      layout) from the inodes kept and the fragments they own, then the
- *      summary area, fs_cstotal (and its 64-bit copy), fs_dsize, the
- *      superblock copies, and the clean flag.
+ *   5. the maps and counts (fsck_ufs_super.c): every group block written
+ *      anew (mkfs.ufs's layout) from the inodes kept and the fragments
+ *      they own, then the summary area, fs_cstotal (and its 64-bit copy),
+ *      fs_dsize, the superblock copies, and the clean flag.
  *
  * The whole inode table is kept in memory (struct fsck's itab) and written
  * back at the end; directory and indirect blocks are written as they are
@@ -729,225 +730,15 @@ static void fix_links(struct fix *x)
     }
 }
 
-/* ---- pass 5: the maps, the counts, the superblock ---- */
-
-static int inode_used(const struct fix *x, uint32_t ino)
-{
-    return ino < UFS_ROOTINO || x->f->itab[ino].di_mode != 0;
-}
-
-/* Counts group c's free blocks and fragments into its block's maps. */
-static void build_frag_maps(struct fix *x, uint32_t c, uint8_t *buf)
-{
-    const struct ufs_super *fs = fx_sb(x);
-    struct ufs_cg *cg = (struct ufs_cg *)buf;
-    int64_t base = ufs_cgbase(fs, c), nfrags = ufs_cgfrags(fs, c);
-    uint8_t *free_map = buf + cg->cg_freeoff, *clmap = buf + cg->cg_clusteroff;
-    int32_t *clsum = (int32_t *)(buf + cg->cg_clustersumoff), run = 0;
-    int32_t maxsum = fs->fs_contigsumsize;
-
-    for (int64_t b = 0; b < nfrags; b += fs->fs_frag) {
-        int32_t nfree = 0, frun = 0;
-        for (int32_t i = 0; i < fs->fs_frag; i++) {
-            if (b + i < nfrags && !x->used[base + b + i]) {
-                ufs_setbit(free_map, (uint64_t)(b + i));
-                nfree++;
-                frun++;
-            } else {
-                if (frun)
-                    cg->cg_frsum[frun]++;
-                frun = 0;
-            }
-        }
-        if (nfree == fs->fs_frag) {
-            cg->cg_cs.cs_nbfree++;
-            if (maxsum)
-                ufs_setbit(clmap, (uint64_t)(b / fs->fs_frag));
-            run++;
-            continue;
-        }
-        if (frun)
-            cg->cg_frsum[frun]++;
-        cg->cg_cs.cs_nffree += nfree;
-        if (run && maxsum)
-            clsum[run < maxsum ? run : maxsum]++;
-        run = 0;
-    }
-    if (run && maxsum)
-        clsum[run < maxsum ? run : maxsum]++;
-}
-
-/* Group c's block, anew in buf, in mkfs.ufs's layout. */
-static void build_cg(struct fix *x, uint32_t c, uint8_t *buf, int32_t now)
-{
-    const struct ufs_super *fs = fx_sb(x);
-    struct ufs_cg *cg = (struct ufs_cg *)buf;
-    int64_t nfrags = ufs_cgfrags(fs, c);
-
-    memset(buf, 0, (size_t)fs->fs_cgsize);
-    cg->cg_magic = UFS_CG_MAGIC;
-    cg->cg_time = now;
-    cg->cg_cgx = (int32_t)c;
-    cg->cg_ncyl = 1;
-    cg->cg_niblk = (int16_t)fs->fs_ipg;
-    cg->cg_ndblk = (int32_t)nfrags;
-    cg->cg_btotoff = (int32_t)sizeof(*cg);
-    cg->cg_boff = cg->cg_btotoff + 4;
-    cg->cg_iusedoff = cg->cg_boff + 2;
-    cg->cg_freeoff = cg->cg_iusedoff + (fs->fs_ipg + 7) / 8;
-    cg->cg_clustersumoff = ((cg->cg_freeoff + (fs->fs_fpg + 7) / 8 + 3) & ~3) - 4;
-    cg->cg_clusteroff = cg->cg_clustersumoff + (fs->fs_contigsumsize + 1) * 4;
-    cg->cg_nclusterblks = (int32_t)(nfrags / fs->fs_frag);
-    cg->cg_nextfreeoff = cg->cg_clusteroff + (fs->fs_fpg / fs->fs_frag + 7) / 8;
-    for (int32_t i = 0; i < fs->fs_ipg; i++) {
-        uint32_t ino = c * (uint32_t)fs->fs_ipg + (uint32_t)i;
-        if (!inode_used(x, ino))
-            cg->cg_cs.cs_nifree++;
-        else {
-            ufs_setbit(buf + cg->cg_iusedoff, (uint64_t)i);
-            cg->cg_cs.cs_ndir += (x->f->itab[ino].di_mode & UFS_IFMT) == UFS_IFDIR;
-        }
-    }
-    build_frag_maps(x, c, buf);
-}
-
-/* The superblock, with every copy, written from f->sb marked clean. */
-static void write_super(struct fix *x, int32_t now)
-{
-    struct ufs_super *fs = &x->f->sb;
-    uint8_t *buf = xcalloc(1, UFS_SBSIZE);
-    size_t len = fs->fs_sbsize > 0 && fs->fs_sbsize <= UFS_SBSIZE ? (size_t)fs->fs_sbsize
-                                                                  : sizeof(*fs);
-
-    if (len < sizeof(*fs))
-        len = sizeof(*fs);
-    fs->fs_clean = UFS_FSCLEAN;
-    fs->fs_time = now;
-    if (fs->fs_flags & UFS_FLAGS_UPDATED)
-        fs->fs_time64 = now;
-    if (read_at(x->f, UFS_SBOFF, buf, len) < 0)
-        memset(buf, 0, len);
-    memcpy(buf, fs, sizeof(*fs));
-    fx_write(x, UFS_SBOFF, buf, len);
-    for (uint32_t c = 1; c < (uint32_t)fs->fs_ncg; c++)
-        fx_write(x, frag_bytes(x->f, ufs_cgbase(fs, c) + fs->fs_sblkno), buf, len);
-    free(buf);
-}
-
-/* fs_dsize, the totals and NetBSD's 64-bit copies, from the groups. */
-static void set_totals(struct ufs_super *fs, const struct ufs_csum *total)
-{
-    fs->fs_cstotal = *total;
-    fs->fs_dsize = fs->fs_size - fs->fs_sblkno - fs->fs_ncg * (fs->fs_dblkno - fs->fs_sblkno) -
-                   (fs->fs_cssize + fs->fs_fsize - 1) / fs->fs_fsize;
-    fs->fs_inodefmt = UFS_44INODEFMT;
-    if (!(fs->fs_flags & UFS_FLAGS_UPDATED))
-        return;
-    fs->fs_sblockloc = UFS_SBOFF;
-    fs->fs_size64 = fs->fs_size;
-    fs->fs_dsize64 = fs->fs_dsize;
-    fs->fs_csaddr64 = fs->fs_csaddr;
-    fs->fs_maxbsize = fs->fs_bsize;
-    fs->fs_cstotal64.cs_ndir = total->cs_ndir;
-    fs->fs_cstotal64.cs_nbfree = total->cs_nbfree;
-    fs->fs_cstotal64.cs_nifree = total->cs_nifree;
-    fs->fs_cstotal64.cs_nffree = total->cs_nffree;
-}
-
-static void write_back(struct fix *x)
-{
-    struct fsck *f = x->f;
-    struct ufs_super *fs = &f->sb;
-    uint8_t *buf = xcalloc(1, (size_t)fs->fs_cgsize);
-    struct ufs_csum *csum = xcalloc(1, (size_t)fs->fs_cssize), total = { 0, 0, 0, 0 };
-    size_t per_cg = (size_t)fs->fs_ipg * UFS_INODE_SIZE;
-    int32_t now = (int32_t)time(NULL);
-
-    for (uint32_t c = 0; c < (uint32_t)fs->fs_ncg; c++) {
-        build_cg(x, c, buf, now);
-        csum[c] = ((struct ufs_cg *)buf)->cg_cs;
-        fx_write(x, frag_bytes(f, ufs_cgtod(fs, c)), buf, (size_t)fs->fs_cgsize);
-        fx_write(x, frag_bytes(f, ufs_cgimin(fs, c)), (uint8_t *)f->itab + c * per_cg, per_cg);
-        total.cs_ndir += csum[c].cs_ndir;
-        total.cs_nbfree += csum[c].cs_nbfree;
-        total.cs_nifree += csum[c].cs_nifree;
-        total.cs_nffree += csum[c].cs_nffree;
-    }
-    fx_write(x, frag_bytes(f, fs->fs_csaddr), csum, (size_t)fs->fs_cssize);
-    set_totals(fs, &total);
-    write_super(x, now);
-    if (fsync(f->fd) < 0)
-        x->failed = 1;
-    free(csum);
-    free(buf);
-}
-
-/* ---- the superblock, and the entry points ---- */
-
-static int reopen_rw(struct fsck *f)
-{
-    int fd = open(f->image, O_RDWR);
-
-    if (fd < 0) {
-        fprintf(stderr, "fsck.ufs: %s: cannot open for repair: %s\n", f->image,
-                strerror(errno));
-        return -1;
-    }
-    close(f->fd);
-    f->fd = fd;
-    return 0;
-}
-
-/* Is a superblock whose copy sits at byte off sound and at the place its
- * own geometry gives a copy of a group after the first? */
-static int copy_at(struct fsck *f, uint64_t off, struct ufs_super *sb)
-{
-    uint64_t dev_frags;
-
-    if (read_at(f, off, sb, sizeof(*sb)) < 0 || sb->fs_magic != UFS1_MAGIC ||
-        sb->fs_fsize <= 0)
-        return 0;
-    dev_frags = f->image_bytes / (uint32_t)sb->fs_fsize;
-    if (ufs_sb_invalid(sb, dev_frags))
-        return 0;
-    for (uint32_t c = 1; c < (uint32_t)sb->fs_ncg; c++)
-        if ((uint64_t)(ufs_cgbase(sb, c) + sb->fs_sblkno) * (uint32_t)sb->fs_fsize == off)
-            return 1;
-    return 0;
-}
-
-/* Replaces an unusable superblock with the first sound copy; 0 or -1. */
-static int use_a_copy(struct fsck *f)
-{
-    struct ufs_super sb;
-    uint8_t *buf;
-
-    for (uint64_t off = UFS_SBOFF + UFS_DEV_BSIZE; off + sizeof(sb) <= f->image_bytes;
-         off += UFS_DEV_BSIZE) {
-        if (!copy_at(f, off, &sb))
-            continue;
-        printf("fsck.ufs: %s: using the superblock copy at byte %llu\n", f->image,
-               (unsigned long long)off);
-        buf = xcalloc(1, UFS_SBSIZE);
-        if (read_at(f, off, buf, UFS_SBSIZE) < 0)
-            memcpy(buf, &sb, sizeof(sb));
-        ((struct ufs_super *)buf)->fs_clean = 0;
-        int ok = pwrite(f->fd, buf, UFS_SBSIZE, UFS_SBOFF) == UFS_SBSIZE && fsync(f->fd) == 0;
-        free(buf);
-        return ok ? 0 : -1;
-    }
-    return -1;
-}
-
 int ufs_repair(struct fsck *f)
 {
     struct fix x = { .f = f };
 
-    if (reopen_rw(f) < 0)
+    if (ufs_reopen_rw(f) < 0)
         return -1;
     if (ufs_sb_invalid(&f->sb, f->image_bytes / (f->sb.fs_fsize > 0 ? f->sb.fs_fsize : 1)) ||
         !f->csum) {
-        if (use_a_copy(f) == 0)
+        if (ufs_use_a_copy(f) == 0)
             return FSCK_AGAIN;
         printf("fsck.ufs: %s: the superblock is beyond repair and no copy is sound; "
                "nothing changed\n", f->image);
@@ -967,7 +758,8 @@ int ufs_repair(struct fsck *f)
     fix_tree(&x);
     fix_unreachable(&x);
     fix_links(&x);
-    write_back(&x);
+    if (ufs_write_maps(f, x.used) < 0)
+        x.failed = 1;
     free(x.used);
     free(x.refs);
     free(x.parent);
@@ -977,16 +769,4 @@ int ufs_repair(struct fsck *f)
         return -1;
     }
     return (int)x.fixes;
-}
-
-int ufs_mark_clean(struct fsck *f)
-{
-    struct fix x = { .f = f };
-
-    if (reopen_rw(f) < 0)
-        return -1;
-    write_super(&x, (int32_t)time(NULL));
-    if (fsync(f->fd) < 0)
-        x.failed = 1;
-    return x.failed ? -1 : 0;
 }
