@@ -3,7 +3,7 @@
 their metadata, each mounted, walked and read inside Tempest.
 
     flip_check.py [--fs s5|ufs] [--images 1000] [--seed 1] [--per-boot 12]
-                  [--machine default]
+                  [--machine default] [--timeout 600] [--keep DIR]
 
 An S5 image is a copy of the S5 tool tests' image (tests/unit/s5harness.py:
 nested directories, files of every size class with single, double and
@@ -142,8 +142,10 @@ def boot_group(machine, root, images, timeout=600, keep=None, boot=tempest.boot)
     return r, out
 
 
-def campaign(n, seed, per_boot, machine, tmp, report=print, boot=tempest.boot, fs="s5"):
-    """Runs n images of fs; returns (counts dict, [failure lines], boots)."""
+def campaign(n, seed, per_boot, machine, tmp, report=print, boot=tempest.boot, fs="s5",
+             timeout=600, keep=None):
+    """Runs n images of fs; returns (counts dict, [failure lines], boots).
+    keep: a directory for each boot's console (boot N in keep/bootN)."""
     rnd = random.Random(seed)
     good, areas_of = good_image(fs, tmp)
     counts = {"failed": 0, "errors": 0, "clean": 0, "bad": 0}
@@ -156,7 +158,8 @@ def campaign(n, seed, per_boot, machine, tmp, report=print, boot=tempest.boot, f
             shutil.copyfile(good, path)
             what.append(flip(path, areas_of, rnd))
             images.append(path)
-        r, verdicts = boot_group(machine, root, images, boot=boot)
+        r, verdicts = boot_group(machine, root, images, boot=boot, timeout=timeout,
+                                 keep=keep and os.path.join(keep, "boot%d" % (boots + 1)))
         boots += 1
         panic = tempest.panic_line(r.output)
         for i, ((v, why), areas) in enumerate(zip(verdicts, what)):
@@ -181,6 +184,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--per-boot", type=int, default=12, help="images per boot (at most 12)")
     p.add_argument("--machine", default="default")
+    p.add_argument("--timeout", type=int, default=600, help="seconds per boot (default 600)")
+    p.add_argument("--keep", help="a directory for every boot's console")
     args = p.parse_args()
     if not 1 <= args.per_boot <= 12 or args.images < 1:
         print("flip: --per-boot takes 1..12 and --images a positive count", file=sys.stderr)
@@ -188,7 +193,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="flip-", dir=os.environ.get("TMPDIR"))
     try:
         counts, failures, boots = campaign(args.images, args.seed, args.per_boot,
-                                           args.machine, tmp, fs=args.fs)
+                                           args.machine, tmp, fs=args.fs,
+                                           timeout=args.timeout, keep=args.keep)
     except (RuntimeError, OSError, MachineError) as e:
         print("flip: %s" % e, file=sys.stderr)
         return 2
