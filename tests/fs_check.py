@@ -194,7 +194,7 @@ def corrupted_images(tmp):
 UFS_CORRUPTION_CASES = {
     "bad_magic": "mount", "bad_bsize": "mount", "size_past_image": "mount",
     "root_not_dir": "fail", "block_outside": "ops", "reclen": "ops",
-    "slash_in_name": "ops", "entry_to_free_inode": "ops",
+    "slash_in_name": "ops", "entry_to_free_inode": "ops", "block_misaligned": "ops",
 }
 UFS_FUZZ_SEEDS = (11, 12, 13)
 # Cases repaired by fsck.ufs -y before the boot: each must then mount and
@@ -202,6 +202,8 @@ UFS_FUZZ_SEEDS = (11, 12, 13)
 UFS_REPAIRED_CASES = ("block_twice", "block_outside", "reclen", "slash_in_name",
                       "dir_hard_link", "root_not_dir", "unreachable", "entry_to_free_inode",
                       "cg_magic", "inode_map")
+# Randomly damaged UFS images (_ufs_fuzz) repaired by fsck.ufs -y: "repaired".
+UFS_REPAIRED_FUZZ_SEEDS = (21, 22)
 
 
 def _ufs_fuzz(path, img, seed):
@@ -258,6 +260,14 @@ def ufs_corrupted_images(tmp):
         shutil.copyfile(good, path)
         _ufs_fuzz(path, tu.CTX.img, seed)
         out.append(("ufs-fuzz%d" % seed, "any", path))
+    for seed in UFS_REPAIRED_FUZZ_SEEDS:
+        path = os.path.join(tmp, "ufs-fixed_fuzz%d.img" % seed)
+        shutil.copyfile(good, path)
+        _ufs_fuzz(path, tu.CTX.img, seed)
+        rc, _ = _run([FSCK_UFS, "-y", path])
+        if rc not in (0, 1):
+            raise RuntimeError("fsck.ufs -y of fuzz seed %d: exit %d" % (seed, rc))
+        out.append(("ufs-repaired_fuzz%d" % seed, "repaired", path))
     return out
 
 
