@@ -73,6 +73,11 @@ int ufs_repair(struct fsck *f);
  * (fsck_ufs_super.c); 0, or -1 when a write failed. */
 int ufs_write_maps(struct fsck *f, const uint8_t *used);
 
+/* Makes fs_cgsize hold the maps of a group block as ufs_write_maps lays
+ * them out (a damaged fs_cgsize or fs_contigsumsize may not); 0, or -1
+ * when they cannot fit before the inodes. */
+int ufs_fit_cg_size(struct fsck *f);
+
 /* Replaces an unusable superblock with the first sound copy; 0 or -1. */
 int ufs_use_a_copy(struct fsck *f);
 

@@ -748,6 +748,11 @@ int ufs_repair(struct fsck *f)
         printf("fsck.ufs: %s: the inodes cannot be read; nothing changed\n", f->image);
         return -1;
     }
+    if (ufs_fit_cg_size(f) < 0) {
+        printf("fsck.ufs: %s: the superblock is beyond repair: a group block cannot hold "
+               "its maps; nothing changed\n", f->image);
+        return -1;
+    }
     x.used = xcalloc((size_t)f->sb.fs_size, 1);
     x.refs = xcalloc(f->ninodes, sizeof(uint32_t));
     x.parent = xcalloc(f->ninodes, sizeof(uint32_t));

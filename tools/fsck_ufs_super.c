@@ -69,6 +69,38 @@ static void build_frag_maps(const struct fsck *f, const uint8_t *used, uint32_t 
         clsum[run < maxsum ? run : maxsum]++;
 }
 
+/* The map offsets of a group block in mkfs.ufs's layout; the bytes used. */
+static int32_t cg_layout(const struct ufs_super *fs, struct ufs_cg *cg)
+{
+    cg->cg_btotoff = (int32_t)sizeof(*cg);
+    cg->cg_boff = cg->cg_btotoff + 4;
+    cg->cg_iusedoff = cg->cg_boff + 2;
+    cg->cg_freeoff = cg->cg_iusedoff + (fs->fs_ipg + 7) / 8;
+    cg->cg_clustersumoff = ((cg->cg_freeoff + (fs->fs_fpg + 7) / 8 + 3) & ~3) - 4;
+    cg->cg_clusteroff = cg->cg_clustersumoff + (fs->fs_contigsumsize + 1) * 4;
+    cg->cg_nextfreeoff = cg->cg_clusteroff + (fs->fs_fpg / fs->fs_frag + 7) / 8;
+    return cg->cg_nextfreeoff;
+}
+
+int ufs_fit_cg_size(struct fsck *f)
+{
+    struct ufs_super *fs = &f->sb;
+    struct ufs_cg cg;
+    int32_t need = cg_layout(fs, &cg), size;
+
+    if (need > fs->fs_cgsize && fs->fs_contigsumsize > UFS_MAXCONTIG_SUM) {
+        fs->fs_contigsumsize = UFS_MAXCONTIG_SUM;
+        need = cg_layout(fs, &cg);
+    }
+    if (need <= fs->fs_cgsize)
+        return 0;
+    size = (need + fs->fs_fsize - 1) / fs->fs_fsize * fs->fs_fsize;
+    if (size > fs->fs_bsize || fs->fs_cblkno + size / fs->fs_fsize > fs->fs_iblkno)
+        return -1;
+    fs->fs_cgsize = size;
+    return 0;
+}
+
 /* Group c's block, anew in buf, in mkfs.ufs's layout. */
 static void build_cg(const struct fsck *f, const uint8_t *used, uint32_t c, uint8_t *buf,
                      int32_t now)
@@ -84,14 +116,8 @@ static void build_cg(const struct fsck *f, const uint8_t *used, uint32_t c, uint
     cg->cg_ncyl = 1;
     cg->cg_niblk = (int16_t)fs->fs_ipg;
     cg->cg_ndblk = (int32_t)nfrags;
-    cg->cg_btotoff = (int32_t)sizeof(*cg);
-    cg->cg_boff = cg->cg_btotoff + 4;
-    cg->cg_iusedoff = cg->cg_boff + 2;
-    cg->cg_freeoff = cg->cg_iusedoff + (fs->fs_ipg + 7) / 8;
-    cg->cg_clustersumoff = ((cg->cg_freeoff + (fs->fs_fpg + 7) / 8 + 3) & ~3) - 4;
-    cg->cg_clusteroff = cg->cg_clustersumoff + (fs->fs_contigsumsize + 1) * 4;
+    cg_layout(fs, cg);
     cg->cg_nclusterblks = (int32_t)(nfrags / fs->fs_frag);
-    cg->cg_nextfreeoff = cg->cg_clusteroff + (fs->fs_fpg / fs->fs_frag + 7) / 8;
     for (int32_t i = 0; i < fs->fs_ipg; i++) {
         uint32_t ino = c * (uint32_t)fs->fs_ipg + (uint32_t)i;
         if (!inode_used(f, ino))

@@ -123,6 +123,21 @@ def register(test, check, fsck_mode, tmp, corruptions, ctx):
                   "%s differs after the superblock came from a copy" % n)
 
     @test
+    def repair_group_block_too_small():
+        """A damaged fs_cgsize too small for the group's maps: the repair
+        makes the group blocks large enough again (it once wrote past its
+        buffer)."""
+        path = tmp("rep-cgsize.img")
+        shutil.copyfile(ctx.good, path)
+        with open(path, "r+b") as fp:
+            fp.seek(8192 + 160)                 # fs_cgsize
+            fp.write((512).to_bytes(4, "little"))
+        p = fsck_mode("-y", path)
+        check(p.returncode == 1 and "checks clean now" in p.stdout, ctx.last[-400:])
+        check(fsck_mode("-n", path).returncode == 0, "not clean: " + ctx.last[-300:])
+        check(Image(read_bytes(path)).cgsize > 512, "fs_cgsize is still 512")
+
+    @test
     def repair_dirty_marked_clean():
         path = tmp("rep-dirty.img")
         shutil.copyfile(ctx.good, path)
