@@ -15,8 +15,8 @@
 #   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
 #                   (the peer the benchmarks are compared with)
 #   make fuzz       random system calls at scale (PRESETS=, SEED(S)=, CALLS=)
-#   make crash      crash consistency: QEMU killed mid-workload (STOPS=)
-#   make flip       byte-flipped images mounted and walked (IMAGES=)
+#   make crash      crash consistency: QEMU killed mid-workload (STOPS=, FS=s5|ufs)
+#   make flip       byte-flipped images mounted and walked (IMAGES=, FS=s5|ufs)
 #   make soak       a multi-user load for DURATION= seconds, then leak checks
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
@@ -185,15 +185,16 @@ fuzz: all tools userland
 	nice -n 5 $(PYTHON) tools/fuzz.py --presets "$(or $(PRESETS),$(FUZZ_PRESETS))" --seeds "$(or $(SEED),$(SEEDS),$(FUZZ_SEEDS))" --calls $(or $(CALLS),100000) $(if $(FROM),--from $(FROM)) --opts "$(OPTS)" $(if $(filter-out 0,$(TIMEOUT)),--timeout $(TIMEOUT))
 
 # make crash: QEMU killed in the middle of a file workload, fsck -y, the
-# fsync'ed files checked (tests/crash_check.py); STOPS= stop points.
-# make flip: IMAGES= S5 images with bytes flipped in their metadata,
+# fsync'ed files checked (tests/crash_check.py); STOPS= stop points, FS=
+# s5 (the default) or ufs.
+# make flip: IMAGES= S5 (or FS=ufs: UFS) images with bytes flipped in their metadata,
 # mounted and walked inside Tempest (tests/flip_check.py).
 # make soak: DURATION= seconds of a multi-user load on svr4mp, then no
 # leak, memory back, no lock-order reversal (tools/soak.py).
 crash: all tools userland
-	nice -n 5 $(PYTHON) tests/crash_check.py --stops $(or $(STOPS),12) $(if $(SEED),--seed $(SEED))
+	nice -n 5 $(PYTHON) tests/crash_check.py --fs $(or $(FS),s5) --stops $(or $(STOPS),12) $(if $(SEED),--seed $(SEED))
 flip: all tools userland
-	nice -n 5 $(PYTHON) tests/flip_check.py --images $(or $(IMAGES),1000) $(if $(SEED),--seed $(SEED))
+	nice -n 5 $(PYTHON) tests/flip_check.py --fs $(or $(FS),s5) --images $(or $(IMAGES),1000) $(if $(SEED),--seed $(SEED))
 soak: all tools userland
 	nice -n 5 $(PYTHON) tools/soak.py --duration $(or $(DURATION),600) $(if $(USERS),--users $(USERS)) --opts "$(OPTS)"
 

@@ -3,7 +3,7 @@
 workload, repair the image with fsck -y, boot it again, and check what
 must have survived.
 
-    crash_check.py [--fs s5] [--stops N] [--seed S] [--machine default]
+    crash_check.py [--fs s5|ufs] [--stops N] [--seed S] [--machine default]
                    [--syncwrites on,off] [--keep DIR]
 
 One stop point is two boots.  The first boots a root image whose init runs
@@ -18,9 +18,10 @@ byte for byte (s5cat).  The second boot mounts the repaired image as its
 root and walks and reads /work (ls -lR, cat of every file), and the image
 must check clean after it powers off.
 
-The file-system type is a parameter (FILESYSTEMS): S5 today; UFS joins
-with a line there once the kernel mounts UFS roots (issue 13).  make
-check runs a few stop points (rel_check.py), `make crash` many.  The last
+The file-system type is a parameter (FILESYSTEMS): S5 (fsck.s5, s5cat)
+and UFS (fsck.ufs, the host reader tests/unit/ufsimage.py, the command
+slot of tools/cmdslot.py).  make check runs a few stop points of each
+(rel_check.py), `make crash` many.  The last
 line is the summary, "crash: N stop points, N passed, N failed"; each
 failure is one line "crash: FAIL ...".
 """
@@ -39,7 +40,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "unit"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+import cmdslot  # noqa: E402  (a UFS image's command slot)
 import tempest  # noqa: E402
+import ufsimage  # noqa: E402  (a UFS image's files, read on the host)
 from machines import MachineError  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -48,16 +53,57 @@ USERLAND = os.path.join(BUILD, "userland")
 TOOLS = os.path.join(BUILD, "tools")
 MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 
-# Per file-system type: how to make a root image with a command in it,
-# check and repair it, and read a file of it on the host.
+# Per file-system type: how to make a root image with a command slot in
+# it, fill the slot, check and repair the image, and read its files on the
+# host (reader(img) gives a function of a path: the bytes, or None).
+def s5_slot(img, command):
+    r = subprocess.run([os.path.join(TOOLS, "s5cat"), "-w", img, "/etc/rc.run"],
+                       input=(command + "\n").encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    return None if r.returncode == 0 else r.stdout.decode(errors="replace")[-200:]
+
+
+def s5_reader(img):
+    def cat(path):
+        rc, data = tool([os.path.join(TOOLS, "s5cat"), img, path])
+        return data if rc == 0 else None
+    return cat
+
+
+def ufs_slot(img, command):
+    try:
+        cmdslot.write(img, command)
+    except cmdslot.SlotError as e:
+        return str(e)
+    return None
+
+
+def ufs_reader(img):
+    with open(img, "rb") as f:
+        image = ufsimage.Image(f.read())
+
+    def cat(path):
+        try:
+            ino = image.namei(path)
+            return image.read(ino) if ino else None
+        except (ValueError, IndexError, KeyError):      # a broken tree reads as missing
+            return None
+    return cat
+
+
 FILESYSTEMS = {
     "s5": {
         "fsck": os.path.join(TOOLS, "fsck.s5"),
-        "cat": [os.path.join(TOOLS, "s5cat")],
+        "slot": s5_slot,
+        "reader": s5_reader,
         "mkroot": [sys.executable, MKROOT],
     },
-    # "ufs": once the kernel mounts UFS roots (issue 13): mkroot's UFS
-    # form, fsck.ufs (its -y) and a UFS reader.
+    "ufs": {
+        "fsck": os.path.join(TOOLS, "fsck.ufs"),
+        "slot": ufs_slot,
+        "reader": ufs_reader,
+        "mkroot": [sys.executable, MKROOT, "--fs", "ufs"],
+    },
 }
 
 DURABLE_RE = re.compile(r"^crash: (durable|gone) (\S+) (\d+) (\d+)\s*$", re.M)
@@ -89,12 +135,8 @@ def durable_files(output):
 
 def set_command(fs, img, command):
     """Fill the image's /etc/rc.run slot in place; None, or the problem."""
-    r = subprocess.run(FILESYSTEMS[fs]["cat"] + ["-w", img, "/etc/rc.run"],
-                       input=(command + "\n").encode(), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    if r.returncode != 0:
-        return "cannot set the command: %s" % r.stdout.decode(errors="replace")[-200:]
-    return None
+    problem = FILESYSTEMS[fs]["slot"](img, command)
+    return "cannot set the command: %s" % problem if problem else None
 
 
 def make_image(fs, tmp, run):
@@ -152,9 +194,10 @@ def tool(args, timeout=300):
 def check_files(fs, img, live):
     """Problems with the durable files on the repaired image."""
     bad = []
+    cat = FILESYSTEMS[fs]["reader"](img)
     for name, (length, seed) in sorted(live.items()):
-        rc, data = tool(FILESYSTEMS[fs]["cat"] + [img, "%s/%s" % (WORKDIR, name)])
-        if rc != 0:
+        data = cat("%s/%s" % (WORKDIR, name))
+        if data is None:
             bad.append("%s (durable, %d bytes) is missing" % (name, length))
         elif data != content(seed, length):
             bad.append("%s: %d bytes on disk differ from the %d written" % (name, len(data), length))

@@ -194,9 +194,16 @@ def corrupted_images(tmp):
 UFS_CORRUPTION_CASES = {
     "bad_magic": "mount", "bad_bsize": "mount", "size_past_image": "mount",
     "root_not_dir": "fail", "block_outside": "ops", "reclen": "ops",
-    "slash_in_name": "ops", "entry_to_free_inode": "ops",
+    "slash_in_name": "ops", "entry_to_free_inode": "ops", "block_misaligned": "ops",
 }
 UFS_FUZZ_SEEDS = (11, 12, 13)
+# Cases repaired by fsck.ufs -y before the boot: each must then mount and
+# walk with no error ("repaired").
+UFS_REPAIRED_CASES = ("block_twice", "block_outside", "reclen", "slash_in_name",
+                      "dir_hard_link", "root_not_dir", "unreachable", "entry_to_free_inode",
+                      "cg_magic", "inode_map")
+# Randomly damaged UFS images (_ufs_fuzz) repaired by fsck.ufs -y: "repaired".
+UFS_REPAIRED_FUZZ_SEEDS = (21, 22)
 
 
 def _ufs_fuzz(path, img, seed):
@@ -212,9 +219,9 @@ def _ufs_fuzz(path, img, seed):
             f.write(bytes([rnd.randrange(256)]))
 
 
-def ufs_corrupted_images(tmp):
-    """[(case, expectation, path)] for UFS: a clean control, every case of
-    fsck.ufs's matrix, fuzzed copies."""
+def ufs_good_image(tmp):
+    """A mkfs.ufs image of fsck.ufs's test tree (tests/unit/test_ufstools.py)
+    without its 17 MiB file: its path and its reader."""
     import test_ufstools as tu
     src = os.path.join(tmp, "ufs.src")
     tu.write_tree(src)
@@ -225,18 +232,42 @@ def ufs_corrupted_images(tmp):
     if rc != 0:
         raise RuntimeError("mkfs.ufs of the good image failed: %s" % out[-200:])
     with open(good, "rb") as f:
-        tu.CTX.img = ufsimage.Image(f.read())
+        return good, ufsimage.Image(f.read())
+
+
+def ufs_corrupted_images(tmp):
+    """[(case, expectation, path)] for UFS: a clean control, every case of
+    fsck.ufs's matrix, some of them repaired by fsck.ufs -y, fuzzed copies."""
+    import test_ufstools as tu
+    good, tu.CTX.img = ufs_good_image(tmp)
     out = [("ufs-clean", "clean", good)]
     for case, _, fn in tu.CORRUPTIONS:
         path = os.path.join(tmp, "ufs-%s.img" % case)
         shutil.copyfile(good, path)
         fn(path)
         out.append(("ufs-" + case, UFS_CORRUPTION_CASES.get(case, "any"), path))
+    fns = {case: fn for case, _, fn in tu.CORRUPTIONS}
+    for case in UFS_REPAIRED_CASES:
+        path = os.path.join(tmp, "ufs-fixed_%s.img" % case)
+        shutil.copyfile(good, path)
+        fns[case](path)
+        rc, _ = _run([FSCK_UFS, "-y", path])
+        if rc != 1:
+            raise RuntimeError("fsck.ufs -y of %s: exit %d" % (case, rc))
+        out.append(("ufs-repaired_" + case, "repaired", path))
     for seed in UFS_FUZZ_SEEDS:
         path = os.path.join(tmp, "ufs-fuzz%d.img" % seed)
         shutil.copyfile(good, path)
         _ufs_fuzz(path, tu.CTX.img, seed)
         out.append(("ufs-fuzz%d" % seed, "any", path))
+    for seed in UFS_REPAIRED_FUZZ_SEEDS:
+        path = os.path.join(tmp, "ufs-fixed_fuzz%d.img" % seed)
+        shutil.copyfile(good, path)
+        _ufs_fuzz(path, tu.CTX.img, seed)
+        rc, _ = _run([FSCK_UFS, "-y", path])
+        if rc not in (0, 1):
+            raise RuntimeError("fsck.ufs -y of fuzz seed %d: exit %d" % (seed, rc))
+        out.append(("ufs-repaired_fuzz%d" % seed, "repaired", path))
     return out
 
 

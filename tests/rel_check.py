@@ -7,11 +7,12 @@ the long campaigns, each a job of its own.
                            free, an overrun, a use after free and a free
                            of a foreign pointer each panic, naming both
                            call sites as function+offset
-  crash/s5/...             tests/crash_check.py: QEMU killed in the middle
-                           of a file workload, fsck.s5 -y, every fsync'ed
-                           file intact (a few stop points here, many in
-                           make crash)
-  flip/s5                  tests/flip_check.py: images with random bytes
+  crash/s5/..., crash/ufs/...
+                           tests/crash_check.py: QEMU killed in the middle
+                           of a file workload, fsck.s5 or fsck.ufs -y,
+                           every fsync'ed file intact (one stop point per
+                           syncwrites value here, many in make crash)
+  flip/s5, flip/ufs        tests/flip_check.py: images with random bytes
                            flipped in their metadata, mounted and walked
                            inside Tempest (a few here, 1000 in make flip)
   soak/short               tools/soak.py for 30 s on svr4mp, 8 users
@@ -108,19 +109,21 @@ def make_crash_job(fs, syncwrites, after, delay):
     return job
 
 
-def job_flip_short(ctx):
-    """One boot of FLIP_SHORT byte-flipped images (the long form: make flip)."""
-    name = "flip/s5"
-    tmp = tempfile.mkdtemp(prefix="tempest-flip-")
-    try:
-        counts, failures, _ = flip_check.campaign(FLIP_SHORT, 7, FLIP_SHORT, "default", tmp,
-                                                  report=lambda line: None,
-                                                  boot=booter(ctx, name))
-    except BudgetGone:
-        return budget_gone(ctx, [name])
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    ctx.results.add(name, not failures, " | ".join(failures[:3]))
+def make_flip_job(fs):
+    def job(ctx):
+        """One boot of FLIP_SHORT byte-flipped images (the long form: make flip)."""
+        name = "flip/" + fs
+        tmp = tempfile.mkdtemp(prefix="tempest-flip-")
+        try:
+            counts, failures, _ = flip_check.campaign(FLIP_SHORT, 7, FLIP_SHORT, "default", tmp,
+                                                      report=lambda line: None,
+                                                      boot=booter(ctx, name), fs=fs)
+        except BudgetGone:
+            return budget_gone(ctx, [name])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        ctx.results.add(name, not failures, " | ".join(failures[:3]))
+    return job
 
 
 FLIP_SHORT = 8
@@ -157,8 +160,8 @@ def jobs():
     """(name, function) for check.py."""
     out = [("ktest/default/kmemdebug", job_kmemdebug_ktests)]
     out += [("kmemdebug/" + k, make_kmem_catch_job(k)) for k in KMEM_CATCHES]
-    out += [("crash/s5/syncwrites=%s" % sw, make_crash_job("s5", sw, a, d))
-            for sw, a, d in CRASH_SHORT]
-    out += [("flip/s5", job_flip_short), ("soak/short", job_soak_short),
-            ("fuzz/short", job_fuzz_short)]
+    out += [("crash/%s/syncwrites=%s" % (fs, sw), make_crash_job(fs, sw, a, d))
+            for fs in ("s5", "ufs") for sw, a, d in CRASH_SHORT]
+    out += [("flip/s5", make_flip_job("s5")), ("flip/ufs", make_flip_job("ufs")),
+            ("soak/short", job_soak_short), ("fuzz/short", job_fuzz_short)]
     return out

@@ -47,4 +47,32 @@ void *fsck_xcalloc(const char *prog, size_t n, size_t size);
 const char *fsck_parse_args(int argc, char **argv, const char *usage,
                             enum fsck_mode *mode);
 
+/*
+ * One file system's check and repairs, for fsck_main.  The state is the
+ * tool's own (its struct fsck); fsck_main allocates state_size bytes for
+ * each check it runs.
+ */
+struct fsck_tool {
+    const char *prog;                   /* "fsck.s5" */
+    const char *usage;                  /* the usage line */
+    const char *help;                   /* what --help adds below it */
+    size_t state_size;
+    /* Checks image into a zeroed state; the check's exit status. */
+    int (*check)(void *st, const char *image, int quiet);
+    struct fsck_report *(*report)(void *st);
+    /* True if a clean file system is not marked clean on disk. */
+    int (*dirty)(void *st);
+    int (*mark_clean)(void *st);        /* 0, or -1 */
+    /* Repairs what the check found: the number of repairs, -1 when it
+     * cannot, or FSCK_AGAIN to be checked and repaired once more (a
+     * superblock was replaced by its copy). */
+    int (*repair)(void *st);
+};
+
+#define FSCK_AGAIN (-2)
+
+/* The whole program: arguments, the check, the repair and the re-check
+ * for -y and -p, the messages and the exit status. */
+int fsck_main(const struct fsck_tool *t, int argc, char **argv);
+
 #endif /* TOOLS_FSCK_COMMON_H */

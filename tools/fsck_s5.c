@@ -540,56 +540,47 @@ static int check_image(struct fsck *f, const char *image, int quiet)
     return run(f);
 }
 
-/* -y and -p after a check that found problems: repair, check again. */
-static int repair(struct fsck *f, const char *image, enum fsck_mode mode)
+static int s5_check(void *st, const char *image, int quiet)
 {
-    struct fsck again;
-    int preen = mode == FSCK_PREEN;
-
-    if (preen && f->rep.unsafe) {
-        check_image(&again, image, 0);  /* show what needs a person */
-        printf("fsck.s5: %s: UNEXPECTED INCONSISTENCY; run fsck.s5 -y (%u problem%s "
-               "-p may not repair)\n", image, f->rep.unsafe, f->rep.unsafe == 1 ? "" : "s");
-        return FSCK_EXIT_LEFT;
-    }
-    if (s5_repair(f) < 0)
-        return FSCK_EXIT_LEFT;
-    if (check_image(&again, image, preen) != FSCK_EXIT_CLEAN) {
-        if (preen)
-            check_image(&again, image, 0);
-        printf("fsck.s5: %s: problems are left after the repair\n", image);
-        return FSCK_EXIT_LEFT;
-    }
-    printf("fsck.s5: %s: repaired %u problem%s; it checks clean now\n", image,
-           f->rep.problems, f->rep.problems == 1 ? "" : "s");
-    return FSCK_EXIT_FOUND;
+    return check_image(st, image, quiet);
 }
+
+static struct fsck_report *s5_report(void *st)
+{
+    return &((struct fsck *)st)->rep;
+}
+
+static int s5_dirty(void *st)
+{
+    return !s5_sb_is_clean(&((struct fsck *)st)->sb);
+}
+
+static int s5_clean(void *st)
+{
+    return s5_mark_clean(st);
+}
+
+static int s5_fix(void *st)
+{
+    return s5_repair(st);
+}
+
+static const struct fsck_tool s5_tool = {
+    .prog = "fsck.s5",
+    .usage = USAGE,
+    .help = "  check an S5 file system (an image file or a disk); -n changes nothing,\n"
+            "  -y repairs every problem, -p repairs the safe ones silently and stops\n"
+            "  at any other; exit 0 when consistent, 1 on problems found (-n) or\n"
+            "  repaired (-y, -p), 4 when problems are left, 2 when it cannot be read\n",
+    .state_size = sizeof(struct fsck),
+    .check = s5_check,
+    .report = s5_report,
+    .dirty = s5_dirty,
+    .mark_clean = s5_clean,
+    .repair = s5_fix,
+};
 
 int main(int argc, char **argv)
 {
-    struct fsck f;
-    enum fsck_mode mode;
-    const char *image;
-    int status;
-
-    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-        printf(USAGE "\n"
-               "  check an S5 file system (an image file or a disk); -n changes nothing,\n"
-               "  -y repairs every problem, -p repairs the safe ones silently and stops\n"
-               "  at any other; exit 0 when consistent, 1 on problems found (-n) or\n"
-               "  repaired (-y, -p), 4 when problems are left, 2 when it cannot be read\n");
-        return 0;
-    }
-    image = fsck_parse_args(argc, argv, USAGE, &mode);
-    if (!image)
-        return FSCK_EXIT_USAGE;
-    status = check_image(&f, image, mode == FSCK_PREEN);
-    if (status == FSCK_EXIT_CLEAN && mode != FSCK_CHECK && !s5_sb_is_clean(&f.sb)) {
-        if (s5_mark_clean(&f) < 0)
-            return FSCK_EXIT_LEFT;
-        printf("fsck.s5: %s: marked clean\n", image);
-    }
-    if (status != FSCK_EXIT_FOUND || mode == FSCK_CHECK)
-        return status;
-    return repair(&f, image, mode);
+    return fsck_main(&s5_tool, argc, argv);
 }

@@ -1,13 +1,13 @@
 /*
- * fsck.ufs: check a UFS1 file system image (kern/ufs/ufs_fs.h) without
- * changing it.
+ * fsck.ufs: check a UFS1 file system image (kern/ufs/ufs_fs.h), and with
+ * -y or -p repair it (fsck_ufs_fix.c).
  *
- *   fsck.ufs [-n] IMAGE
+ *   fsck.ufs [-n | -y | -p] IMAGE
  *
- * -n is accepted for compatibility; checking is always read-only.  Each
- * problem is printed as one line, then a summary line.  Exit status: 0 if
- * the file system is consistent, 1 if any problem was found, 2 for a usage
- * error or an unreadable image.
+ * Each problem is printed as one line, then a summary line.  The modes and
+ * exit statuses are fsck.s5's (fsck_common.h): 0 consistent, 1 problems
+ * found (-n) or repaired (-y, -p), 2 a usage error or an unreadable image,
+ * 4 problems left.  The check itself never writes.
  *
  * The passes:
  *   1. the superblock's geometry (stop if unusable), the summary area;
@@ -31,50 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kern/ufs/ufs_fs.h"
-#include "fsck_common.h"
-
-#define OWN_FREE    0u                  /* owner of a fragment nobody uses */
-#define OWN_META    0xffffffffu         /* boot area, superblocks, groups, summary */
-#define MAX_REPORTS 12                  /* per kind of repeated problem */
-
-struct fsck {
-    const char *image;
-    int fd;
-    uint64_t image_bytes;
-    struct ufs_super sb;
-    uint32_t ninodes;                   /* fs_ncg * fs_ipg */
-    uint8_t *iused;                     /* inode map, whole file system */
-    uint8_t *ffree;                     /* fragment map (1 = free) */
-    uint8_t *cgbuf;                     /* each group block, read in turn */
-    struct ufs_dinode *itab;            /* every inode */
-    uint32_t *owner;                    /* per fragment: inode, OWN_FREE or OWN_META */
-    uint32_t *refs;                     /* per inode: directory entries naming it */
-    uint32_t *parent;                   /* per directory: where it was found */
-    uint32_t *queue, qhead, qtail;      /* directories to scan */
-    struct ufs_csum *csum;              /* the summary area */
-    uint8_t *blk;                       /* one block of scratch */
-    struct fsck_report rep;             /* the problems found */
-    unsigned reports;
-    uint64_t nfiles, ndirs, used_frags, free_frags;
-};
-
-/* Reporting and allocating, shared with fsck.s5 (fsck_common.c). */
-#define problem(f, ...) fsck_problem(&(f)->rep, 0, __VA_ARGS__)
-#define xcalloc(n, size) fsck_xcalloc("fsck.ufs", (n), (size))
-
-/* Reads len bytes at byte off of the image; 0, or -1 past its end. */
-static int read_at(struct fsck *f, uint64_t off, void *buf, size_t len)
-{
-    if (off + len > f->image_bytes)
-        return -1;
-    return pread(f->fd, buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
-}
-
-static uint64_t frag_bytes(const struct fsck *f, int64_t frag)
-{
-    return (uint64_t)frag * (uint32_t)f->sb.fs_fsize;
-}
+#include "fsck_ufs.h"
 
 /* ---- pass 1: the superblock and the summary area ---- */
 
@@ -340,7 +297,7 @@ static void walk_direct(struct fsck *f, struct walk *w, const struct ufs_dinode 
     }
 }
 
-static int type_valid(uint16_t mode)
+int ufs_fsck_type_valid(uint16_t mode)
 {
     switch (mode & UFS_IFMT) {
     case UFS_IFREG: case UFS_IFDIR: case UFS_IFLNK: case UFS_IFCHR: case UFS_IFBLK:
@@ -357,12 +314,12 @@ static void check_inode(struct fsck *f, uint32_t ino)
     uint16_t t = di->di_mode & UFS_IFMT;
     struct walk w = { .ino = ino, .size = di->di_size };
 
-    if (!type_valid(di->di_mode)) {
+    if (!ufs_fsck_type_valid(di->di_mode)) {
         problem(f, "inode %u: bad mode 0%o", ino, di->di_mode);
         return;
     }
     if (!ufs_isset(f->iused, ino))
-        problem(f, "inode %u: in use (mode 0%o) but free in the inode map", ino, di->di_mode);
+        safe_problem(f, "inode %u: in use (mode 0%o) but free in the inode map", ino, di->di_mode);
     if (t == UFS_IFDIR)
         f->ndirs++;
     else
@@ -390,7 +347,7 @@ static void check_inode(struct fsck *f, uint32_t ino)
     }
     uint64_t want = w.frags * (uint32_t)fs->fs_fsize / UFS_DEV_BSIZE;
     if (!w.bad && di->di_blocks != want)
-        problem(f, "inode %u: di_blocks %u, its blocks make %llu", ino, di->di_blocks,
+        safe_problem(f, "inode %u: di_blocks %u, its blocks make %llu", ino, di->di_blocks,
                 (unsigned long long)want);
 }
 
@@ -400,13 +357,13 @@ static void check_inodes(struct fsck *f)
         const struct ufs_dinode *di = &f->itab[ino];
         if (ino < UFS_ROOTINO) {
             if (!ufs_isset(f->iused, ino))
-                problem(f, "inode %u: reserved but free in the inode map", ino);
+                safe_problem(f, "inode %u: reserved but free in the inode map", ino);
             continue;
         }
         if (di->di_mode != 0)
             check_inode(f, ino);
         else if (ufs_isset(f->iused, ino) && f->reports++ < MAX_REPORTS)
-            problem(f, "inode %u: free (mode 0) but in use in the inode map", ino);
+            safe_problem(f, "inode %u: free (mode 0) but in use in the inode map", ino);
     }
 }
 
@@ -420,11 +377,11 @@ static void check_frag_map(struct fsck *f)
         int is_free = ufs_isset(f->ffree, (uint64_t)x), owned = f->owner[x] != OWN_FREE;
         if (is_free && owned) {
             if (n++ < MAX_REPORTS)
-                problem(f, "fragment %lld: in use (%s) but free in the map", (long long)x,
+                safe_problem(f, "fragment %lld: in use (%s) but free in the map", (long long)x,
                         f->owner[x] == OWN_META ? "metadata" : "a file");
         } else if (!is_free && !owned) {
             if (n++ < MAX_REPORTS)
-                problem(f, "fragment %lld: used in the map but by nothing", (long long)x);
+                safe_problem(f, "fragment %lld: used in the map but by nothing", (long long)x);
         }
         if (owned)
             f->used_frags++;
@@ -432,7 +389,7 @@ static void check_frag_map(struct fsck *f)
             f->free_frags++;
     }
     if (n > MAX_REPORTS)
-        problem(f, "fragment map: %u more fragments disagree", n - MAX_REPORTS);
+        safe_problem(f, "fragment map: %u more fragments disagree", n - MAX_REPORTS);
 }
 
 struct counts {
@@ -490,7 +447,7 @@ static void compare_csum(struct fsck *f, const char *where, uint32_t c,
                          const struct ufs_csum *got, const struct ufs_csum *want)
 {
     if (memcmp(got, want, sizeof(*got)))
-        problem(f, "group %u: %s counts dirs %d, free blocks %d, free inodes %d, free "
+        safe_problem(f, "group %u: %s counts dirs %d, free blocks %d, free inodes %d, free "
                 "fragments %d; want %d, %d, %d, %d", c, where, got->cs_ndir, got->cs_nbfree,
                 got->cs_nifree, got->cs_nffree, want->cs_ndir, want->cs_nbfree, want->cs_nifree,
                 want->cs_nffree);
@@ -517,7 +474,7 @@ static void check_group_counts(struct fsck *f, uint32_t c, struct ufs_csum *tota
     compare_csum(f, "the summary area", c, &f->csum[c], &k.cs);
     for (int i = 1; i < fs->fs_frag; i++)
         if (cg->cg_frsum[i] != k.frsum[i]) {
-            problem(f, "group %u: cg_frsum[%d] is %d, want %d", c, i, cg->cg_frsum[i],
+            safe_problem(f, "group %u: cg_frsum[%d] is %d, want %d", c, i, cg->cg_frsum[i],
                     k.frsum[i]);
             break;
         }
@@ -526,14 +483,14 @@ static void check_group_counts(struct fsck *f, uint32_t c, struct ufs_csum *tota
         int64_t nblk = ufs_cgfrags(fs, c) / fs->fs_frag;
         for (int i = 1; i <= fs->fs_contigsumsize; i++)
             if (sum[i] != k.clustersum[i]) {
-                problem(f, "group %u: cluster summary [%d] is %d, want %d", c, i, sum[i],
+                safe_problem(f, "group %u: cluster summary [%d] is %d, want %d", c, i, sum[i],
                         k.clustersum[i]);
                 break;
             }
         for (int64_t b = 0; b < nblk; b++)
             if (ufs_isset(f->cgbuf + cg->cg_clusteroff, (uint64_t)b) !=
                 ufs_isset(clmap, (uint64_t)b)) {
-                problem(f, "group %u: cluster map bit %lld disagrees with the fragment map",
+                safe_problem(f, "group %u: cluster map bit %lld disagrees with the fragment map",
                         c, (long long)b);
                 break;
             }
@@ -557,7 +514,7 @@ static void check_updated_fields(struct fsck *f, const struct ufs_csum *total)
         fs->fs_cstotal64.cs_nbfree != total->cs_nbfree ||
         fs->fs_cstotal64.cs_nifree != total->cs_nifree ||
         fs->fs_cstotal64.cs_nffree != total->cs_nffree)
-        problem(f, "superblock: the 64-bit fs_cstotal counts dirs %lld, free blocks %lld, free "
+        safe_problem(f, "superblock: the 64-bit fs_cstotal counts dirs %lld, free blocks %lld, free "
                 "inodes %lld, free fragments %lld; want %d, %d, %d, %d",
                 (long long)fs->fs_cstotal64.cs_ndir, (long long)fs->fs_cstotal64.cs_nbfree,
                 (long long)fs->fs_cstotal64.cs_nifree, (long long)fs->fs_cstotal64.cs_nffree,
@@ -572,7 +529,7 @@ static void check_counts(struct fsck *f)
         check_group_counts(f, c, &total);
     check_updated_fields(f, &total);
     if (memcmp(&total, &f->sb.fs_cstotal, sizeof(total)))
-        problem(f, "superblock: fs_cstotal counts dirs %d, free blocks %d, free inodes %d, "
+        safe_problem(f, "superblock: fs_cstotal counts dirs %d, free blocks %d, free inodes %d, "
                 "free fragments %d; want %d, %d, %d, %d", f->sb.fs_cstotal.cs_ndir,
                 f->sb.fs_cstotal.cs_nbfree, f->sb.fs_cstotal.cs_nifree,
                 f->sb.fs_cstotal.cs_nffree, total.cs_ndir, total.cs_nbfree, total.cs_nifree,
@@ -582,7 +539,7 @@ static void check_counts(struct fsck *f)
 /* ---- pass 5: directories ---- */
 
 /* Fragment address of logical block lbn of an inode, or 0 (a hole). */
-static int64_t bmap(struct fsck *f, const struct ufs_dinode *di, uint64_t lbn)
+int64_t ufs_fsck_bmap(struct fsck *f, const struct ufs_dinode *di, uint64_t lbn)
 {
     const struct ufs_super *fs = &f->sb;
     uint64_t n = (uint32_t)fs->fs_nindir;
@@ -632,7 +589,7 @@ static int check_entry(struct fsck *f, uint32_t dir, const uint8_t *chunk, uint3
     int dot = d->d_namlen == 1 && d->d_name[0] == '.';
     int dotdot = d->d_namlen == 2 && d->d_name[0] == '.' && d->d_name[1] == '.';
     if (d->d_type != ufs_mode_to_dtype(target->di_mode))
-        problem(f, "directory %u: '%.*s' has d_type %u, its inode %u is type %u", dir,
+        safe_problem(f, "directory %u: '%.*s' has d_type %u, its inode %u is type %u", dir,
                 d->d_namlen, d->d_name, d->d_type, d->d_ino,
                 ufs_mode_to_dtype(target->di_mode));
     if (index == 0 && (!dot || d->d_ino != dir))
@@ -660,7 +617,7 @@ static void scan_dir(struct fsck *f, uint32_t dir)
 
     for (uint64_t off = 0; off < di->di_size; off += UFS_DIRBLKSIZ) {
         uint64_t lbn = off >> fs->fs_bshift;
-        int64_t addr = bmap(f, di, lbn);
+        int64_t addr = ufs_fsck_bmap(f, di, lbn);
         uint8_t chunk[UFS_DIRBLKSIZ];
         if (addr <= 0 || read_at(f, frag_bytes(f, addr) + (off & (uint64_t)(fs->fs_bsize - 1)),
                                  chunk, sizeof(chunk)) < 0) {
@@ -698,24 +655,27 @@ static void check_tree(struct fsck *f)
 
 static void check_links(struct fsck *f)
 {
-    unsigned n = 0;
+    unsigned n = 0, unsafe_more = 0;
 
     for (uint32_t ino = UFS_ROOTINO; ino < f->ninodes; ino++) {
         const struct ufs_dinode *di = &f->itab[ino];
         if (!di->di_mode)
             continue;
         if (f->refs[ino] == 0) {
+            int empty = di->di_size == 0 && (di->di_mode & UFS_IFMT) != UFS_IFDIR;
+            unsafe_more += !empty && n >= MAX_REPORTS;
             if (n++ < MAX_REPORTS)
-                problem(f, "inode %u: allocated (mode 0%o) but in no directory", ino,
-                        di->di_mode);
+                fsck_problem(&f->rep, empty, "inode %u: allocated (mode 0%o) but in no "
+                             "directory", ino, di->di_mode);
         } else if ((uint32_t)di->di_nlink != f->refs[ino]) {
             if (n++ < MAX_REPORTS)
-                problem(f, "inode %u: link count %d, %u entries name it", ino, di->di_nlink,
+                safe_problem(f, "inode %u: link count %d, %u entries name it", ino, di->di_nlink,
                         f->refs[ino]);
         }
     }
     if (n > MAX_REPORTS)
-        problem(f, "link counts: %u more inodes are wrong", n - MAX_REPORTS);
+        fsck_problem(&f->rep, !unsafe_more, "link counts: %u more inodes are wrong",
+                     n - MAX_REPORTS);
 }
 
 /* ---- main ---- */
@@ -744,39 +704,68 @@ static int run(struct fsck *f)
 
 #define USAGE "usage: fsck.ufs [-n | -y | -p] IMAGE"
 
+static int ufs_check(void *st, const char *image, int quiet)
+{
+    struct fsck *f = st;
+    struct stat sb;
+
+    f->image = image;
+    f->rep.quiet = quiet;
+    f->fd = open(image, O_RDONLY);
+    if (f->fd < 0 || fstat(f->fd, &sb) < 0) {
+        fprintf(stderr, "fsck.ufs: %s: %s\n", image, strerror(errno));
+        return FSCK_EXIT_USAGE;
+    }
+    f->image_bytes = (uint64_t)sb.st_size;
+    run(f);
+    if (f->rep.problems)
+        printf("fsck.ufs: %s: %u problem%s; ", image, f->rep.problems,
+               f->rep.problems == 1 ? "" : "s");
+    else
+        printf("fsck.ufs: %s: ", image);
+    printf("%llu files, %llu dirs, %llu fragments used, %llu free\n",
+           (unsigned long long)f->nfiles, (unsigned long long)f->ndirs,
+           (unsigned long long)f->used_frags, (unsigned long long)f->free_frags);
+    return f->rep.problems ? FSCK_EXIT_FOUND : FSCK_EXIT_CLEAN;
+}
+
+static struct fsck_report *ufs_report(void *st)
+{
+    return &((struct fsck *)st)->rep;
+}
+
+static int ufs_dirty(void *st)
+{
+    return !(((struct fsck *)st)->sb.fs_clean & UFS_FSCLEAN);
+}
+
+static int ufs_clean(void *st)
+{
+    return ufs_mark_clean(st);
+}
+
+static int ufs_fix(void *st)
+{
+    return ufs_repair(st);
+}
+
+static const struct fsck_tool ufs_tool = {
+    .prog = "fsck.ufs",
+    .usage = USAGE,
+    .help = "  check a UFS1 file system image; -n changes nothing, -y repairs every\n"
+            "  problem, -p repairs the safe ones silently (maps, counts, link counts,\n"
+            "  empty unreferenced inodes, the clean flag) and stops at any other;\n"
+            "  exit 0 when consistent, 1 on problems found (-n) or repaired (-y, -p),\n"
+            "  4 when problems are left, 2 for a usage error or an unreadable image\n",
+    .state_size = sizeof(struct fsck),
+    .check = ufs_check,
+    .report = ufs_report,
+    .dirty = ufs_dirty,
+    .mark_clean = ufs_clean,
+    .repair = ufs_fix,
+};
+
 int main(int argc, char **argv)
 {
-    struct fsck f;
-    struct stat st;
-    enum fsck_mode mode;
-
-    memset(&f, 0, sizeof(f));
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf(USAGE "\n"
-               "Checks a UFS1 file system image; exit status 0 clean, 1 problems found,\n"
-               "2 usage or I/O error, 4 problems left: -y and -p do not repair UFS yet.\n");
-        return 0;
-    }
-    f.image = fsck_parse_args(argc, argv, USAGE, &mode);
-    if (!f.image)
-        return FSCK_EXIT_USAGE;
-    f.fd = open(f.image, O_RDONLY);
-    if (f.fd < 0 || fstat(f.fd, &st) < 0) {
-        fprintf(stderr, "fsck.ufs: %s: %s\n", f.image, strerror(errno));
-        return 2;
-    }
-    f.image_bytes = (uint64_t)st.st_size;
-    run(&f);
-    if (f.rep.problems)
-        printf("fsck.ufs: %s: %u problems; ", f.image, f.rep.problems);
-    else
-        printf("fsck.ufs: %s: ", f.image);
-    printf("%llu files, %llu dirs, %llu fragments used, %llu free\n",
-           (unsigned long long)f.nfiles, (unsigned long long)f.ndirs,
-           (unsigned long long)f.used_frags, (unsigned long long)f.free_frags);
-    if (f.rep.problems && mode != FSCK_CHECK) {
-        printf("fsck.ufs: %s: not repaired: fsck.ufs cannot repair yet\n", f.image);
-        return FSCK_EXIT_LEFT;
-    }
-    return f.rep.problems ? FSCK_EXIT_FOUND : FSCK_EXIT_CLEAN;
+    return fsck_main(&ufs_tool, argc, argv);
 }

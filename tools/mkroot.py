@@ -11,7 +11,8 @@ The image is as large as its contents need (data, indirect blocks,
 directories and inodes) plus --free of free space (default 16M), or
 exactly --size.  --slot makes /etc/rc.run an empty command slot of
 SLOT_BYTES that `s5cat -w` can later fill in place (a kept image,
-`make run ROOT=`; userland/init/init.c runs no empty slot).
+`make run ROOT=`; userland/init/init.c runs no empty slot); with --fs ufs
+the slot is tools/cmdslot.py's, filled by cmdslot.write.
 
 The tree:
 
@@ -162,6 +163,9 @@ def stage(tmp, args):
         f.write("\n".join(owners) + "\n")
     if args.run is not None:
         write(os.path.join(top, "etc", "rc.run"), args.run + "\n", 0o755)
+    elif args.slot and getattr(args, "fs", "s5") == "ufs":
+        import cmdslot              # a UFS image's slot is found by its mark
+        write(os.path.join(top, "etc", "rc.run"), cmdslot.empty_slot().decode(), 0o755)
     elif args.slot:
         write(os.path.join(top, "etc", "rc.run"),
               NO_COMMAND + "\n" * (SLOT_BYTES - len(NO_COMMAND)), 0o755)
@@ -287,8 +291,6 @@ def main():
     p.add_argument("--fs", choices=("s5", "ufs"), default="s5",
                    help="the file system: s5 (mkfs.s5) or ufs (mkfs.ufs; default s5)")
     args = p.parse_args()
-    if args.fs == "ufs" and args.slot:
-        sys.exit("mkroot: --slot needs an S5 image (s5cat fills the slot)")
     try:
         build(args.image, args)
     except (OSError, subprocess.SubprocessError) as e:

@@ -108,6 +108,16 @@ int ufs_bmap(struct ufs_inode *ip, uint64_t lbn, int64_t *fragp)
     return 0;
 }
 
+/* Do the n bytes at byte boff of the block at fragment f lie inside the
+ * block f starts in?  A damaged pointer to a fragment in mid-block, where
+ * a whole block belongs, would read the next block's data (another
+ * file's). */
+static bool read_in_block(const struct ufs_super *sb, int64_t f, uint64_t boff, size_t n)
+{
+    return (uint64_t)(f % sb->fs_frag) * (uint32_t)sb->fs_fsize + boff + n <=
+           (uint64_t)sb->fs_bsize;
+}
+
 int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t *done)
 {
     struct ufs_fs *fs = ip->i_fs;
@@ -121,6 +131,11 @@ int ufs_readi(struct ufs_inode *ip, uint64_t off, void *dst, size_t len, size_t 
         int err = ufs_bmap(ip, off >> sb->fs_bshift, &f);
         if (err)
             return err;
+        if (f != 0 && !read_in_block(sb, f, boff, n)) {
+            ufs_corrupt(fs, "inode %u: the block at fragment %ld runs over a block's end",
+                        ip->i_number, (long)f);
+            return -EUCLEAN;
+        }
         if (f == 0)
             memset(dst, 0, n);              /* a hole reads as zeros */
         else if ((err = read_data(ip, (uint64_t)f * (uint32_t)sb->fs_fsize + boff, dst, n)))

@@ -2,7 +2,8 @@
  * fsprobe=DISK,...: mount each listed disk's file system (S5 or UFS, by
  * its superblock: vfs_probe_fstype) on a fresh
  * directory of the root, walk every file and directory in it (reading
- * every byte), write and remove a file, report, and unmount.  The harness (tests/fs_check.py)
+ * every byte, up to PROBE_READ_MAX of each file), write and remove a file,
+ * report, and unmount.  The harness (tests/fs_check.py)
  * attaches deliberately corrupted images and checks that each one either
  * fails to mount with a reason or fails the operations that touch the
  * damage, with errors counted here, and that the kernel never panics.
@@ -24,6 +25,9 @@
 #define PROBE_DEPTH   8         /* deeper directories are not entered */
 #define PROBE_REPORTS 4         /* error lines printed per disk */
 #define PROBE_WRITE   (80 * 1024)   /* bytes written to exercise allocation */
+/* Bytes read of one file at most: a damaged size can make a file of
+ * terabytes of holes, which a walk at 1 KiB a read would take days over. */
+#define PROBE_READ_MAX (16u << 20)
 
 struct probe {
     const char *disk;
@@ -42,7 +46,7 @@ static void read_all(struct probe *p, struct vnode *vp, const char *path)
     uint8_t *buf = kmalloc(1024);
     if (!buf)
         return;
-    for (uint64_t off = 0;; off += 1024) {
+    for (uint64_t off = 0; off < PROBE_READ_MAX; off += 1024) {
         struct uio u = { .uio_base = buf, .uio_resid = 1024, .uio_offset = off };
         int e = VOP_READ(vp, &u, 0, kcred);
         if (e) {

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 
+import ufs_repair
 from ufsimage import (Image, SBOFF, SB_FIELDS, CG_FIELDS, DI_FIELDS, IFMT, IFDIR, IFREG,
                       IFLNK, ROOTINO)
 
@@ -66,10 +67,10 @@ def tmp(name):
     return os.path.join(CTX.tmp, name)
 
 
-def fsck(image):
+def fsck(image, args=()):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:exitcode=99",
                UBSAN_OPTIONS="halt_on_error=1:exitcode=99")
-    p = subprocess.run([CTX.fsck, image], capture_output=True, text=True, errors="replace",
+    p = subprocess.run([CTX.fsck] + list(args) + [image], capture_output=True, text=True, errors="replace",
                        timeout=120, env=env)
     CTX.last = p.stdout + p.stderr
     check("Sanitizer" not in p.stderr and "runtime error" not in p.stderr,
@@ -210,6 +211,7 @@ def geometry_case(name, options, size):
         if name == "default":
             CTX.good, CTX.img = path, img
         if name == "groups":
+            CTX.groups = path
             check(img.ncg > 4 and img.size % img.fpg, "want several groups, the last short: "
                   "%d groups, size %d, fpg %d" % (img.ncg, img.size, img.fpg))
     case.__name__ = "makefs_" + name
@@ -353,6 +355,9 @@ CORRUPTIONS = [
     ("block_outside", r"outside the file system",
      lambda p: patch(p, CTX.img.ipos(file_ino("f12")) + 40, "<i", CTX.img.size + 80)),
     ("di_blocks", r"di_blocks", lambda p: patch(p, dif(file_ino("f14"), "blocks"), "<I", 2)),
+    ("block_misaligned", r"not block aligned",
+     lambda p: patch(p, CTX.img.ipos(file_ino("f14")) + 40, "<i",
+                     CTX.img.inode(file_ino("f14"))["db"][0] + 1)),
     ("reclen", r"record length", lambda p: patch(p, entry_off("/", "f11") + 4, "<H", 6)),
     ("slash_in_name", r"bad name", lambda p: patch(p, entry_off("/", "f11") + 8, "<B", 0x2f)),
     ("dir_hard_link", r"second link to directory",
@@ -431,12 +436,22 @@ def fuzz_metadata():
           % (flagged, CTX.fuzz_rounds))
 
 
+def fsck_mode(mode, image):
+    return fsck(image, [mode] if mode else [])
+
+
+ufs_repair.register(test, check, fsck_mode, tmp, {n: fn for n, _, fn in CORRUPTIONS}, CTX)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-v", action="store_true", help="print the last tool output on failure")
     ap.add_argument("--fuzz", type=int, default=150, help="damaged images to try (150)")
+    ap.add_argument("--repair-rounds", type=int, default=80,
+                    help="damaged images to repair with -y (80)")
     args = ap.parse_args()
     CTX.fuzz_rounds = args.fuzz
+    CTX.repair_rounds = args.repair_rounds
     CTX.tmp = tempfile.mkdtemp(prefix="ufstools.", dir=os.path.join(ROOT, "build"))
     CTX.last = ""
     passed = failed = 0
