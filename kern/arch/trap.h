@@ -29,6 +29,7 @@
 #define VEC_CALL         0xE1    /* cross-CPU function call */
 #define VEC_WAKE         0xE2    /* wake an idle CPU (reschedule) */
 #define VEC_TLB          0xE3    /* TLB shootdown (a later issue) */
+#define VEC_CLUSTER      0xE4    /* cross-cluster call (kern/cluster/cluster.c) */
 #define VEC_PANIC        0xFD    /* stop: another CPU panicked */
 #define VEC_SPURIOUS     0xFF
 

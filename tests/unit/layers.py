@@ -44,7 +44,7 @@ LAYERS = [
     ("dispatch", "threads, run queues, sleep and wakeup, and the locks that sleep "
      "(SVR4 MP mutexes are released at every switch, so they live with the dispatcher)",
      ["kern/sched", "kern/lock/mutex", "kern/lock/rlock", "kern/lock/sleep",
-      "kern/lock/mutex_bench"]),
+      "kern/lock/mutex_bench", "kern/cluster"]),
     ("devices", "the PCI bus, the block layer and its disk drivers, the terminal",
      ["drivers/pci", "drivers/block", "drivers/tty"]),
     ("files+vm", "buffer cache, DNLC, VFS and vnodes, S5, UFS; address spaces, faults, "
