@@ -4,8 +4,9 @@
  * cluster=node one cluster per NUMA node (the same parsing and division as
  * the run queues' in kern/sched/sched.c); cluster=1 makes every CPU its own
  * cluster and cluster=ncpu one cluster of all.  Without cluster= nothing
- * in this folder runs: cluster_on() is false, no map is built, no
- * interrupt is taken, and the clustered structures' hooks fall through to
+ * in this folder runs: cluster_on() is false, no map is built, no call is
+ * ever sent (only the tests' own maps send some), and the clustered
+ * structures' hooks fall through to
  * the unclustered code after one test of a boot-time flag.
  *
  * Theory.  Instead of one set of kernel structures shared by every CPU,
@@ -134,11 +135,20 @@ void cluster_free_instance(void *p, size_t size)
 
 /* ---- calls ---- */
 
+/* Back off for a random time of up to 2^min(attempt, 12) pauses: two
+ * CPUs retrying against each other in step would meet again each time.
+ * With interrupts off, serve this CPU's calls meanwhile: a caller's
+ * back-off is exactly when its reservations are free for the others. */
 void cluster_backoff(unsigned *attempt)
 {
-    unsigned n = 1u << (*attempt < 10 ? *attempt : 10);
-    for (unsigned i = 0; i < n; i++)
+    unsigned n = 1u << (*attempt < 12 ? *attempt : 12);
+    unsigned spins = n / 2 + (unsigned)(rdtsc() % n);
+    bool serve = !(read_rflags() & RFLAGS_IF);
+    for (unsigned i = 0; i < spins; i++) {
+        if (serve && i % 64 == 0)
+            cluster_serve();
         cpu_relax();
+    }
     (*attempt)++;
 }
 
@@ -175,10 +185,14 @@ static void cluster_interrupt(struct trapframe *tf, void *unused)
     cluster_serve();
 }
 
-/* Push c on the target's inbox; interrupt it if the inbox was empty. */
+/* Push c on the target's inbox; interrupt it if the inbox was empty.
+ * Interrupts are off meanwhile: an xAPIC's interrupt command is two
+ * register writes, and a handler sending its own between them would
+ * misdirect ours. */
 static void post(struct cluster_call *c)
 {
     struct inbox *in = &inboxes[c->target];
+    uint64_t flags = intr_save();
     struct cluster_call *old = __atomic_load_n(&in->head, __ATOMIC_RELAXED);
     do {
         c->next = old;
@@ -186,6 +200,17 @@ static void post(struct cluster_call *c)
                                           __ATOMIC_RELAXED));
     if (!old)
         lapic_send_ipi(cpus[c->target].apic_id, VEC_CLUSTER);
+    intr_restore(flags);
+}
+
+/* Interrupt the target again (a waiter that has waited long: cheap
+ * insurance against an interrupt lost on the way; an extra one finds an
+ * empty inbox and does nothing). */
+static void nudge(int target)
+{
+    uint64_t flags = intr_save();
+    lapic_send_ipi(cpus[target].apic_id, VEC_CLUSTER);
+    intr_restore(flags);
 }
 
 void cluster_call_start(struct cluster_map *m, int cl, struct cluster_call *c,
@@ -210,13 +235,33 @@ void cluster_call_start(struct cluster_map *m, int cl, struct cluster_call *c,
     post(c);
 }
 
+#define NUDGE_SPINS (1u << 18)
+#define LONG_WAIT_SPINS (1u << 22)
+
+/* Once per boot, a call that waits far longer than a call takes: the
+ * target CPU serves no interrupts (spinning with them off, or an
+ * overloaded emulator host).  A hint for a hang's dump, not an error. */
+static void report_long_wait(const struct cluster_call *c)
+{
+    static int reported;
+    if (__atomic_exchange_n(&reported, 1, __ATOMIC_RELAXED))
+        return;
+    kprintf("cluster: cpu %d has waited %u spins for its call to cpu %d (in an interrupt: %s)\n",
+            cpu_id(), LONG_WAIT_SPINS, c->target, cpus[c->target].intr_depth ? "yes" : "no");
+}
+
 long cluster_call_wait(struct cluster_call *c)
 {
+    unsigned spins = 0;
     while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
         /* With interrupts off no call reaches this CPU by interrupt:
          * serve them here, so a caller never blocks a call to itself. */
         if (!(read_rflags() & RFLAGS_IF))
             cluster_serve();
+        if (++spins % NUDGE_SPINS == 0)
+            nudge(c->target);
+        if (spins == LONG_WAIT_SPINS)
+            report_long_wait(c);
         cpu_relax();
     }
     return c->result;
@@ -250,10 +295,12 @@ long cluster_call_optimistic(struct cluster_map *m, int cl, long (*fn)(void *), 
 
 void cluster_init(void)
 {
+    /* The interrupt is taken always (it costs nothing until a call is
+     * sent): the ktests build maps of their own on any boot. */
+    trap_set_handler(VEC_CLUSTER, cluster_interrupt, NULL);
     if (!opts.clustering)
         return;
     cluster_map_build(&sys_map, opts.cluster);
-    trap_set_handler(VEC_CLUSTER, cluster_interrupt, NULL);
     clustering = true;
     kprintf("cluster: %d cluster%s of %s cpus\n", sys_map.ncl, sys_map.ncl == 1 ? "" : "s",
             opts.cluster ? "consecutive" : "one node's");

@@ -101,7 +101,8 @@ long cluster_call_optimistic(struct cluster_map *m, int cl, long (*fn)(void *), 
 #define cluster_count(m, cl, field) \
     __atomic_add_fetch(&(m)->stats[(cl)].field, 1, __ATOMIC_RELAXED)
 
-/* A bounded exponential back-off step: spins 2^min(*attempt, 10) pauses. */
+/* A bounded, randomized exponential back-off step (serving this CPU's
+ * calls meanwhile when interrupts are off). */
 void cluster_backoff(unsigned *attempt);
 
 /* Serve the calls queued for this CPU (interrupts off, or from the

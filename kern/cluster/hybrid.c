@@ -46,6 +46,8 @@ void hres_wait(struct hlock *h, const uint32_t *word)
     unsigned attempt = 0;
     if (h->map)
         cluster_count(h->map, h->cl, reserve_waits);
+    /* The back-off serves this CPU's calls when interrupts are off: the
+     * holder may be waiting for one of them. */
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) & HRES_BIT)
         cluster_backoff(&attempt);
 }

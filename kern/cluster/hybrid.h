@@ -23,6 +23,8 @@ struct hlock {
 #define HRES_BIT 0x1u
 
 void hlock_init(struct hlock *h, struct lock_class *cls, struct cluster_map *m, int cl);
+/* Before the hlock's memory is reused (its lock must be free). */
+static inline void hlock_destroy(struct hlock *h) { spin_destroy(&h->coarse); }
 static inline void hlock_enter(struct hlock *h) { spin_lock(&h->coarse); }
 static inline void hlock_exit(struct hlock *h) { spin_unlock(&h->coarse); }
 
