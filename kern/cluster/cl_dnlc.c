@@ -44,11 +44,11 @@
  * A reserve bit is never held across a sleep (the kernel is not
  * preemptive, so a CPU whose waiter spins on a bit held by a sleeping
  * thread of its own would spin for ever): references are dropped only
- * with no reservation held.  Nor are they dropped with interrupts off: handlers (and local
- * removals under the coarse lock) move the vnodes and credentials of the
- * entries they remove into the request's release list; the caller drops
- * them afterwards, from its thread, and asks again while the list came
- * back full.
+ * with no reservation held.  Nor are they dropped with interrupts off:
+ * handlers (and local removals under the coarse lock) move the vnodes
+ * and credentials of the entries they remove into the request's release
+ * list; the caller drops them afterwards, from its thread, and asks again
+ * while the list came back full.
  *
  * Lock key: [H] the instance's coarse lock; [R] the entry's reserve bit
  * (its holder alone writes the entry's other fields); [c] constant after
