@@ -62,10 +62,9 @@ struct inbox {
 
 static struct inbox inboxes[MAX_CPUS];
 static struct cluster_map sys_map;      /* [c] after cluster_init */
-static bool clustering;                 /* [c] */
+bool cluster_active;                    /* [c] */
 
-bool cluster_on(void) { return clustering; }
-struct cluster_map *cluster_sys(void) { return clustering ? &sys_map : NULL; }
+struct cluster_map *cluster_sys(void) { return cluster_active ? &sys_map : NULL; }
 
 /* ---- the map ---- */
 
@@ -301,14 +300,14 @@ void cluster_init(void)
     if (!opts.clustering)
         return;
     cluster_map_build(&sys_map, opts.cluster);
-    clustering = true;
+    cluster_active = true;
     kprintf("cluster: %d cluster%s of %s cpus\n", sys_map.ncl, sys_map.ncl == 1 ? "" : "s",
             opts.cluster ? "consecutive" : "one node's");
 }
 
 int cluster_stats_get(struct tempest_cluster_stat *out, int max)
 {
-    if (!clustering)
+    if (!cluster_active)
         return 0;
     for (int cl = 0; cl < sys_map.ncl && cl < max; cl++) {
         const struct cluster_stats *s = &sys_map.stats[cl];

@@ -51,8 +51,10 @@ struct cluster_call {
     struct cluster_call *next;          /* [a] the target CPU's inbox */
 };
 
-/* Whether cluster= was given.  Without it nothing here runs. */
-bool cluster_on(void);
+/* Whether cluster= was given.  Without it nothing here runs; the hooks
+ * in other subsystems cost one load of this boot-time flag. [c] */
+extern bool cluster_active;
+static inline bool cluster_on(void) { return cluster_active; }
 /* The boot's map (NULL when clustering is off). */
 struct cluster_map *cluster_sys(void);
 /* Boot, after sched_init: build the system map and take the interrupt. */
