@@ -36,6 +36,7 @@
 #include <kern/vm/page.h>
 #include <kern/lock/lock.h>
 #include <kern/lock/sleep.h>
+#include <kern/cluster/cluster.h>
 #include <kern/sched/sched.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/callout.h>
@@ -324,6 +325,7 @@ void kmain(uint32_t magic, uint32_t info)
     sleepq_init();
     user_mode_init();
     sched_init();
+    cluster_init();             /* cluster=: Hurricane's clustering (else nothing) */
     thread_init_boot();
     mutex_bench_register();
 

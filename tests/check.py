@@ -19,6 +19,9 @@ cores):
                      Two scratch virtio disks and one ATA disk are attached
                      for the block-device tests
   ktest/default/witness   the suite with witness=on lockstat=contended
+  cluster/hector     ktest=all with cluster=4 witness=on on hector; the
+                     cluster_* tests pass (tests/cluster_check.py)
+  cluster/numachine  the cluster and DNLC ktests with cluster=node lock=mcs
   kbench/locks       kbench=locks lockdump: one lockbench line per algorithm,
                      the lockstat table and the blkstat disk table (a smoke
                      test; the numbers are not judged)
@@ -109,6 +112,7 @@ import tempest  # noqa: E402
 import checklib  # noqa: E402
 import boot_check  # noqa: E402
 import ktest_check  # noqa: E402
+import cluster_check  # noqa: E402
 import fs_check  # noqa: E402
 import host_check  # noqa: E402
 import user_check  # noqa: E402
@@ -139,6 +143,8 @@ def all_jobs():
     jobs += [("bochs/default", boot_check.job_bochs), ("icount/default", boot_check.job_icount)]
     jobs += [("disks/svr4mp", boot_check.job_disks_svr4mp), ("disks/image", boot_check.job_disks_image)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in big]
+    jobs += [("cluster/hector", cluster_check.job_cluster_hector),
+             ("cluster/numachine", cluster_check.job_cluster_numachine)]
     jobs += ktests(small)
     jobs += [("fs/corrupt", fs_check.job_fs_corrupt)] + fs_matrix
     jobs += [("ktest/default/witness", ktest_check.job_witness), ("kbench/locks", ktest_check.job_kbench),

@@ -38,6 +38,21 @@
 #define TEMPEST_SYS_LOCKSTAT_SNAPSHOT   1001
 #define TEMPEST_SYS_BLKSTAT_SNAPSHOT    1002
 #define TEMPEST_SYS_ENOSYS_COUNTS       1003
+#define TEMPEST_SYS_CLUSTER_STATS       1020
+
+/* TEMPEST_SYS_CLUSTER_STATS (struct tempest_cluster_stat *buf, size_t n):
+ * each cluster's counts (kern/cluster/), up to n entries; returns the
+ * number of clusters, 0 when the kernel runs without cluster=. */
+struct tempest_cluster_stat {
+    uint32_t cluster, ncpus, node, first_cpu;
+    uint64_t calls_out;         /* cross-cluster calls it made */
+    uint64_t calls_in;          /* cross-cluster calls it served */
+    uint64_t retries;           /* calls that met a reserve bit, retried */
+    uint64_t replications;      /* replicas it made of other clusters' data */
+    uint64_t combined;          /* requests combined into another's call */
+    uint64_t invalidations;     /* its replicas removed by other clusters */
+    uint64_t reserve_waits;     /* waits on reserve bits (hybrid locks) */
+};
 
 #define LOCKSTAT_VERSION 2
 

@@ -29,6 +29,9 @@
 #define VEC_CALL         0xE1    /* cross-CPU function call */
 #define VEC_WAKE         0xE2    /* wake an idle CPU (reschedule) */
 #define VEC_TLB          0xE3    /* TLB shootdown (a later issue) */
+#define VEC_CLUSTER      0xF0    /* cross-cluster call (kern/cluster/cluster.c): a class
+                                  * above the tick's and the cross-CPU calls', so
+                                  * a CPU inside those handlers still serves it */
 #define VEC_PANIC        0xFD    /* stop: another CPU panicked */
 #define VEC_SPURIOUS     0xFF
 

@@ -200,10 +200,12 @@ static int apply_word(struct options *o, const char *word, size_t len)
     case OPT_CLUSTER:
         if (strcmp(val, "node") == 0) {
             *iv = 0;
+            o->clustering = 1;
             return 0;
         }
         if (parse_uint(val, &n) && n >= 1) {
             *iv = n;
+            o->clustering = 1;
             return 0;
         }
         break;

@@ -26,6 +26,8 @@ struct options {
     int cache;          /* enum cache_model */
     int sched;          /* enum sched_model */
     int cluster;        /* CPUs per cluster; 0 means "node" */
+    int clustering;     /* bool: cluster= was given, so Hurricane's clustering
+                         * runs (kern/cluster/); not an option of its own */
     int wakeup;         /* enum wakeup_mode */
     int lockstat;       /* enum lockstat_mode */
     int syncwrites;     /* SYNCWRITES_*: a flag, or data */

@@ -308,6 +308,7 @@ static const syscall_fn tempest_table[] = {
     T(TEMPEST_SYS_LOCKSTAT_SNAPSHOT, sys_lockstat_snapshot),
     T(TEMPEST_SYS_BLKSTAT_SNAPSHOT, sys_blkstat_snapshot),
     T(TEMPEST_SYS_ENOSYS_COUNTS, sys_enosys_counts),
+    T(TEMPEST_SYS_CLUSTER_STATS, sys_cluster_stats),
 };
 
 static syscall_fn lookup(uint64_t nr)

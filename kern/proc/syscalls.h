@@ -165,6 +165,8 @@ SYSCALL_DECL(sys_getcpu);
 SYSCALL_DECL(sys_lockstat_reset);
 SYSCALL_DECL(sys_lockstat_snapshot);
 SYSCALL_DECL(sys_blkstat_snapshot);
+/* Hurricane clustering's counts: sys_cluster.c */
+SYSCALL_DECL(sys_cluster_stats);
 
 /* the administrator's calls: sys_admin.c */
 SYSCALL_DECL(sys_settimeofday);

@@ -8,6 +8,7 @@
  *
  *   /proc/{mounts,cpuinfo,meminfo,uptime,loadavg,stat,diskstats,
  *          partitions,filesystems,lockstat,options,kprof}   the system (procfs_sys.c)
+ *   /proc/clusters                         cluster= counts (procfs_cluster.c)
  *   /proc/sysvipc/{shm,sem,msg}            System V IPC, as ipcs -a lists it
  *   /proc/self                             a link to the reader's pid
  *   /proc/PID/{stat,status,cmdline,comm,maps}, cwd, exe, fd/N
@@ -91,6 +92,7 @@ static const struct pfs_entry root_entries[] = {
     { "partitions", PFS_FILE, 0444, procfs_partitions, NULL },
     { "filesystems", PFS_FILE, 0444, procfs_filesystems, NULL },
     { "lockstat", PFS_FILE, 0444, procfs_lockstat, NULL },
+    { "clusters", PFS_FILE, 0444, procfs_clusters, NULL },
     { "options", PFS_FILE, 0444, procfs_options, NULL },
     { "kprof", PFS_FILE, 0444, procfs_kprof, NULL },
     { "self", PFS_SELF, 0777, NULL, NULL },

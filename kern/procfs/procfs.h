@@ -35,6 +35,7 @@ int procfs_diskstats(struct sbuf *sb);
 int procfs_partitions(struct sbuf *sb);
 int procfs_filesystems(struct sbuf *sb);
 int procfs_lockstat(struct sbuf *sb);
+int procfs_clusters(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);
 int procfs_kprof(struct sbuf *sb);
 int procfs_ipc_shm(struct sbuf *sb);

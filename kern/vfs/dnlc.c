@@ -76,11 +76,17 @@
  * hold the directory's vnode lock across lookup, enter and remove of its
  * names.
  *
+ * Under cluster= (kern/cluster/), every call goes to the clustered cache
+ * of kern/cluster/cl_dnlc.c instead, one test of a boot flag at the top
+ * of each function; this cache is then built but unused.
+ *
  * Lock key: [R] the row's lock (ssac: the row lock; chains: the chain lock,
  * which is the single lock under single), [L] the LRU list's lock, [c]
  * constant after dnlc_init, [a] atomic.
  */
 #include <kern/vfs/dnlc.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_dnlc.h>
 #include <kern/vfs/ssac.h>
 #include <kern/vfs/vnode.h>
 #include <kern/vfs/cred.h>
@@ -533,6 +539,8 @@ static struct ncache *find(unsigned r, const struct nckey *k)
 
 struct vnode *dnlc_lookup(struct vnode *dvp, const char *name, struct cred *cr)
 {
+    if (cluster_on())
+        return cl_dnlc_lookup(dvp, name, cr);
     struct nckey k;
     if (!make_key(&k, dvp, name, cr))
         return NULL;
@@ -553,6 +561,8 @@ struct vnode *dnlc_lookup(struct vnode *dvp, const char *name, struct cred *cr)
 
 void dnlc_enter(struct vnode *dvp, const char *name, struct vnode *vp, struct cred *cr)
 {
+    if (cluster_on())
+        return cl_dnlc_enter(dvp, name, vp, cr);
     struct nckey k;
     if (!vp || !make_key(&k, dvp, name, cr))
         return;
@@ -640,6 +650,8 @@ static bool is_dot_name(const struct ncache *e)
 
 int dnlc_reverse(struct vnode *vp, struct vnode **dvpp, char *name, size_t size)
 {
+    if (cluster_on())
+        return cl_dnlc_reverse(vp, dvpp, name, size);
     for (unsigned r = 0; r < nc.nrows; r++) {
         if (!nc.ops->peek(r, vp))
             continue;
@@ -670,6 +682,8 @@ static bool pred_name(const struct ncache *e, const void *arg)
 
 void dnlc_remove(struct vnode *dvp, const char *name)
 {
+    if (cluster_on())
+        return cl_dnlc_remove(dvp, name);
     struct nckey k;
     if (!make_key(&k, dvp, name, NULL))
         return;
@@ -680,6 +694,8 @@ void dnlc_remove(struct vnode *dvp, const char *name)
 
 void dnlc_purge_vp(struct vnode *vp)
 {
+    if (cluster_on())
+        return cl_dnlc_purge_vp(vp);
     for (unsigned r = 0; r < nc.nrows; r++)
         purge_row(r, pred_vnode, vp, NULL);
 }
@@ -691,6 +707,8 @@ static bool pred_vfs(const struct ncache *e, const void *vfsp)
 
 int dnlc_purge_vfsp(struct vfs *vfsp, int count)
 {
+    if (cluster_on())
+        return cl_dnlc_purge_vfsp(vfsp, count);
     int budget = count, removed = 0;
     for (unsigned r = 0; r < nc.nrows && (count <= 0 || budget > 0); r++)
         removed += purge_row(r, pred_vfs, vfsp, count > 0 ? &budget : NULL);
@@ -704,6 +722,8 @@ static bool pred_all(const struct ncache *e, const void *arg)
 
 void dnlc_purge(void)
 {
+    if (cluster_on())
+        return cl_dnlc_purge();
     for (unsigned r = 0; r < nc.nrows; r++)
         purge_row(r, pred_all, NULL, NULL);
 }
@@ -720,6 +740,8 @@ static struct ncache *oldest(unsigned r)
 
 int dnlc_purge1(void)
 {
+    if (cluster_on())
+        return cl_dnlc_purge1();
     for (unsigned i = 0; i < nc.nrows; i++) {
         unsigned r = __atomic_fetch_add(&nc.purge_cursor, 1, __ATOMIC_RELAXED) & (nc.nrows - 1);
         if (!nc.ops->peek(r, NULL))
@@ -742,6 +764,8 @@ int dnlc_purge1(void)
 
 void dnlc_stats_get(struct dnlc_stats *out)
 {
+    if (cluster_on())
+        return cl_dnlc_stats_get(out);
     out->lookups = pcpu_sum(nc.stats, ST_LOOKUPS);
     out->hits = pcpu_sum(nc.stats, ST_HITS);
     out->misses = pcpu_sum(nc.stats, ST_MISSES);
@@ -776,6 +800,7 @@ static void *zalloc_or_panic(size_t size, const char *what)
 
 void dnlc_init(void)
 {
+    cl_dnlc_init();             /* cluster=: the clustered cache serves every call */
     nc.model = opts.cache;
     nc.rowbits = DNLC_ROW_BITS;
     nc.nrows = 1u << nc.rowbits;

@@ -44,14 +44,14 @@ LAYERS = [
     ("dispatch", "threads, run queues, sleep and wakeup, and the locks that sleep "
      "(SVR4 MP mutexes are released at every switch, so they live with the dispatcher)",
      ["kern/sched", "kern/lock/mutex", "kern/lock/rlock", "kern/lock/sleep",
-      "kern/lock/mutex_bench"]),
+      "kern/lock/mutex_bench", "kern/cluster"]),
     ("devices", "the PCI bus, the block layer and its disk drivers, the terminal",
      ["drivers/pci", "drivers/block", "drivers/tty"]),
     ("files+vm", "buffer cache, DNLC, VFS and vnodes, S5, UFS; address spaces, faults, "
      "the file page cache, copyin/copyout (SVR4's VM and file systems call each other "
      "through the vnode's pages: VOP_READ goes through the page cache, faults read "
      "through VOPs)",
-     ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm"]),
+     ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm", "kern/cluster/cl_dnlc"]),
     ("processes", "processes, signals, descriptors, exec, the system calls and their entry",
      ["kern/proc", "kern/ipc", "kern/procfs"]),
     ("top", "boot sequence, in-kernel tests and benchmarks: may use everything",

@@ -7,6 +7,7 @@
  *   lockstat [-kHPdj] [-s KEY] [-n N] [-c CLASS | -l PATTERN] [-i SECS]
  *            [-o FILE] [command [args...]]
  *   lockstat -e [command [args...]]
+ *   lockstat -C [command [args...]]
  *   lockstat -h
  *
  * With a command: run it and print the statistics of its run; lockstat
@@ -21,6 +22,9 @@
  * -e prints instead the system calls the kernel refused with ENOSYS, one
  * line "enosys NUMBER COUNT" each (numbers of 511 and up are counted at
  * 511): those the command made, or all since boot without a command.
+ *
+ * -C prints each cluster's counts of Hurricane's clustering (cluster=):
+ * cross-cluster calls, retries, replications, combined requests.
  *
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
@@ -40,6 +44,7 @@ static const char usage_text[] =
     "usage: lockstat [-kHPdj] [-s hits|misses|ratio|wait|hold] [-n N] [-c CLASS | -l PATTERN]\n"
     "                [-i SECS] [-o FILE] [command [args...]]\n"
     "       lockstat -e [command [args...]]\n"
+    "       lockstat -C [command [args...]]\n"
     "       lockstat -h\n";
 
 static const char help_text[] =
@@ -64,6 +69,10 @@ static const char help_text[] =
     "  -j          JSON instead of tables: one object per table, on one line with -i;\n"
     "              every object has the sites, histograms and per-CPU counts\n"
     "  -e          the system calls the kernel refused with ENOSYS instead\n"
+    "  -C          each cluster's counts instead (cluster=): cross-cluster calls made\n"
+    "              and served, retries (a remote operation met a reserve bit),\n"
+    "              replicas made, requests combined into another's call, replicas\n"
+    "              invalidated by other clusters, waits on reserve bits\n"
     "  -h          this text\n"
     "\n"
     "class table:\n"
@@ -290,6 +299,48 @@ static int print_enosys(char **argv)
     return status;
 }
 
+/* ---- -C: Hurricane clustering's counts (cluster=) ---- */
+
+#define MAX_CLUSTERS 64
+
+/* The kernel's per-cluster counts into st; how many clusters (0 when it
+ * runs without cluster=). */
+static int cluster_counts(struct tempest_cluster_stat *st)
+{
+    long n = syscall(TEMPEST_SYS_CLUSTER_STATS, st, (long)MAX_CLUSTERS);
+    if (n < 0) {
+        fprintf(stderr, "lockstat: this kernel keeps no cluster counts (%s)\n", strerror(errno));
+        exit(2);
+    }
+    return n > MAX_CLUSTERS ? MAX_CLUSTERS : (int)n;
+}
+
+#define CDIFF(f) (unsigned long long)(a->f - (b ? b->f : 0))
+
+static int print_clusters(char **argv)
+{
+    static struct tempest_cluster_stat before[MAX_CLUSTERS], after[MAX_CLUSTERS];
+    int status = 0, nb = 0;
+    if (argv[0]) {
+        nb = cluster_counts(before);
+        status = wait_command(start_command(argv));
+    }
+    int n = cluster_counts(after);
+    if (n == 0) {
+        printf("no clusters: the kernel runs without cluster=\n");
+        return status;
+    }
+    printf("%-7s %4s %4s %9s %9s %8s %8s %8s %8s %9s\n", "cluster", "cpus", "node", "calls_out",
+           "calls_in", "retries", "replicas", "combined", "invalid", "res_waits");
+    for (int i = 0; i < n; i++) {
+        const struct tempest_cluster_stat *a = &after[i], *b = i < nb ? &before[i] : NULL;
+        printf("%-7u %4u %4u %9llu %9llu %8llu %8llu %8llu %8llu %9llu\n", a->cluster, a->ncpus,
+               a->node, CDIFF(calls_out), CDIFF(calls_in), CDIFF(retries), CDIFF(replications),
+               CDIFF(combined), CDIFF(invalidations), CDIFF(reserve_waits));
+    }
+    return status;
+}
+
 /* ---- Options ---- */
 
 /* -o FILE: lockstat prints into FILE, the command keeps the standard
@@ -340,10 +391,11 @@ static double parse_seconds(const char *s)
 int main(int argc, char **argv)
 {
     struct opts o = { .key = KEY_RATIO, .top = 25 };
-    int c, enosys = 0;
-    while ((c = getopt(argc, argv, "+s:n:c:l:i:o:kHPdjeh")) != -1) {
+    int c, enosys = 0, clusters = 0;
+    while ((c = getopt(argc, argv, "+s:n:c:l:i:o:kHPdjeCh")) != -1) {
         switch (c) {
         case 'e': enosys = 1; break;
+        case 'C': clusters = 1; break;
         case 's': o.key = parse_key(optarg); break;
         case 'n': o.top = parse_count(optarg); break;
         case 'c': o.cls = optarg; break;
@@ -361,6 +413,8 @@ int main(int argc, char **argv)
     }
     if (enosys)
         return print_enosys(argv + optind);
+    if (clusters)
+        return print_clusters(argv + optind);
     if (o.interval > 0) {
         if (optind >= argc) {
             fprintf(stderr, "lockstat: -i needs a command to watch\n");
