@@ -58,13 +58,11 @@
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;
 
+/* [a] kern/lock/lockstat.h; written by lockstat_set_mode. */
+uint32_t lockstat_every;
+
 /* Sampled holds (kern/lock/lockstat.h): the period. */
 uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
-
-void lockstat_hit_unlinked(struct lock_instance *li, uintptr_t site, struct held_lock *e)
-{
-    e->acquired_at = lockstat_hit_stamp(li, site);
-}
 
 static rawlock_t registry_lock = RAWLOCK_INIT;
 
@@ -105,10 +103,16 @@ static const char *kind_name(unsigned k)
     return k < ARRAY_SIZE(kind_names) && kind_names[k] ? kind_names[k] : "?";
 }
 
+/* lock_hooks's statistics bit sends every spin-lock acquisition to the
+ * counting path; only mode on wants that.  In mode contended the spin
+ * locks take their plain path and look at the mode only after a miss, so
+ * an acquisition that finds the lock free costs what it costs with the
+ * statistics off (issue 17). */
 int lockstat_set_mode(int mode)
 {
     int old = __atomic_exchange_n(&lockstat_mode, mode, __ATOMIC_SEQ_CST);
-    if (mode != LOCKSTAT_OFF)
+    __atomic_store_n(&lockstat_every, mode == LOCKSTAT_ON, __ATOMIC_SEQ_CST);
+    if (mode == LOCKSTAT_ON)
         __atomic_or_fetch(&lock_hooks, LOCK_HOOK_STAT, __ATOMIC_SEQ_CST);
     else
         __atomic_and_fetch(&lock_hooks, ~LOCK_HOOK_STAT, __ATOMIC_SEQ_CST);
@@ -149,7 +153,7 @@ void lockstat_register(struct lock_instance *li, struct lock_class *cls, const c
 }
 
 /* A statically initialized lock's first recorded acquisition. */
-static void __attribute__((noinline)) link_lazily(struct lock_instance *li)
+static void link_lazily(struct lock_instance *li)
 {
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
     if (!li->cls)
@@ -171,6 +175,17 @@ void lockstat_unregister(struct lock_instance *li)
     if (li->pprev)
         unlink_locked(li);
     rawlock_release_irqrestore(&registry_lock, f);
+}
+
+uint64_t lockstat_sampled_hit(struct lock_instance *li)
+{
+    if (unlikely(!li->pprev))
+        link_lazily(li);
+    uint32_t period = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED);
+    uint64_t f = intr_save();
+    li->cls->stats[cpu_id()].hits += period;
+    intr_restore(f);
+    return period > 1 ? rdtsc() | LOCKSTAT_SAMPLED : rdtsc() & ~LOCKSTAT_SAMPLED;
 }
 
 void lockstat_wait_begin(struct lockstat_wait *w, const struct held_locks *holder,
@@ -364,10 +379,11 @@ static uint64_t count_instances_locked(struct lock_class *c)
 
 /*
  * A class's hits: its live instances' and the destroyed ones' (folded).
- * An uncontended hit is counted per CPU only with lockstat=on (for -P and
- * the sampled holds); in contended mode its instance's count is the whole
- * cost (issue 17), so the class total comes from the instances.  Caller
- * holds registry_lock.
+ * An uncontended hit with lockstat=on is counted on its lock only (one
+ * xadd, which also picks the sampled holds); the per-CPU counts get the
+ * acquisitions that missed and the period's weight for each sampled hold,
+ * an estimate for -P, so the exact class total comes from the instances.
+ * Caller holds registry_lock.
  */
 static uint64_t class_hits_locked(struct lock_class *c)
 {

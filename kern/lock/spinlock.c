@@ -459,12 +459,28 @@ void spin_destroy(spinlock_t *l)
 
 /* ---- Lock -------------------------------------------------------------- */
 
-/* Lock with statistics and/or witness on (spin_enter already done). */
+/* The end of an acquisition that found the lock busy: the holder, the
+ * held entry and, with statistics on (stat), the miss, its wait and the
+ * site where the lock's holder took it. */
+static void missed_finish(spinlock_t *l, int cpu, uint32_t node, uintptr_t site, bool stat,
+                          uint64_t wait, uintptr_t holder)
+{
+    l->holder = holder_of(cpu, node);
+    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(true) : 0);
+    if (stat) {
+        lockstat_acquired_irqoff(&l->inst, 1, wait, false, site);
+        lockstat_contended_hold(&l->inst, holder, wait);
+    }
+}
+
+/* Lock with witness on, or with lockstat=on after the inline attempt
+ * failed (spin_enter already done). */
 static void __attribute__((noinline))
 lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node, uintptr_t site)
 {
     witness_acquire_lock(l, l->inst.cls, site);
-    bool stat = lock_hooks & LOCK_HOOK_STAT;
+    int mode = lockstat_mode;
+    bool stat = mode != LOCKSTAT_OFF;
     uint64_t wait = 0;
     uintptr_t holder = stat ? holder_site(l) : 0;
     bool missed;
@@ -474,27 +490,65 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
         missed = word_acquire(l, LOCK_H2MCS, sc, &node, stat ? &wait : NULL);
     else
         missed = word_acquire(l, LOCK_MCS, sc, &node, stat ? &wait : NULL);
-    l->holder = holder_of(cpu, node);
-    if (stat && likely(!missed)) {
-        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+    if (likely(!missed)) {
+        l->holder = holder_of(cpu, node);
+        held_push(l, l->inst.cls, site, mode == LOCKSTAT_ON ? lockstat_hit_stamp(&l->inst) : 0);
         return;
     }
-    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
-    if (stat) {
-        lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
-        lockstat_contended_hold(&l->inst, holder, wait);
-    }
+    missed_finish(l, cpu, node, site, stat, wait, holder);
 }
 
-/* An H2-MCS acquisition without statistics whose node-less attempt failed:
- * the whole rest of it, out of line, so that the fast path keeps nothing
- * live across a call. */
+/*
+ * The rest of an acquisition without witness and without lockstat=on
+ * whose first attempt found the lock busy (an MCS one is queued behind
+ * pred already): wait, and with lockstat=contended record the miss.  Out
+ * of line and to the end, so that the fast path keeps nothing live
+ * across a call; the mode is looked at only here.
+ */
 static void __attribute__((noinline))
-h2_lock_waiting(spinlock_t *l, struct spin_cpu *sc, int cpu, uintptr_t site)
+lock_missed(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node, uintptr_t site,
+            struct mcs_node *pred)
 {
-    uint32_t node = h2_wait(l, sc, NULL);
-    l->holder = holder_of(cpu, node);
-    held_push(l, l->inst.cls, site, 0);
+    bool stat = lockstat_mode != LOCKSTAT_OFF;
+    uint64_t wait = 0;
+    uintptr_t holder = stat ? holder_site(l) : 0;
+    if (algo == LOCK_SPIN)
+        tas_wait(l, stat ? &wait : NULL);
+    else if (algo == LOCK_H2MCS)
+        node = h2_wait(l, sc, stat ? &wait : NULL);
+    else
+        mcs_wait(pred, node_at(sc, node), stat ? &wait : NULL);
+    missed_finish(l, cpu, node, site, stat, wait, holder);
+}
+
+/* One attempt at l's word that joins the queue (MCS) but does not wait:
+ * true if the lock is ours; *pred is MCS's predecessor otherwise. */
+static inline __attribute__((always_inline))
+bool word_first(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node,
+                struct mcs_node **pred)
+{
+    if (algo == LOCK_SPIN)
+        return tas_try(l);
+    if (algo == LOCK_H2MCS)
+        return h2_try_nodeless(l);
+    struct mcs_node *n = node_at(sc, node);
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    return *pred == NULL;
+}
+
+/* lockstat=on's inline attempt: TTAS's exchange and H2-MCS's
+ * compare-and-swap without a look first (a failure only sends the
+ * acquisition to lock_hooked, which tries again); MCS's must not join the
+ * queue, so it is word_try. */
+static inline __attribute__((always_inline))
+bool first_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
+{
+    if (algo == LOCK_SPIN)
+        return tas_try(l);
+    if (algo == LOCK_H2MCS)
+        return h2_try_nodeless(l);
+    return word_try(l, algo, sc, node);
 }
 
 static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
@@ -503,26 +557,27 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     uint32_t node;
     struct spin_cpu *sc = spin_enter(&cpu, algo == LOCK_MCS, &node);
     if (unlikely(lock_hooks)) {
-        /* Statistics without witness: an attempt that finds the lock free
-         * is counted here, inline; only a miss pays for lock_hooked's
+        /* lockstat=on without witness: an attempt that finds the lock
+         * free is counted here, inline; only a miss pays for lock_hooked's
          * call, its holder lookup and its timing (issue 17's cost).  The
          * entry is pushed before the count, which stores its stamp, so
          * that nothing stays live across a call and the path with
          * statistics off keeps its few registers. */
-        if (lock_hooks == LOCK_HOOK_STAT && word_try(l, algo, sc, node)) {
+        if (lock_hooks == LOCK_HOOK_STAT && first_try(l, algo, sc, node)) {
             l->holder = holder_of(cpu, node);
-            lockstat_hit_held(&l->inst, site, held_push(l, l->inst.cls, site, 0));
+            lockstat_hit_held(&l->inst, held_push(l, l->inst.cls, site, 0));
             return;
         }
         lock_hooked(l, algo, sc, cpu, node, site);
         return;
     }
-    if (algo == LOCK_H2MCS && unlikely(!h2_try_nodeless(l))) {
-        h2_lock_waiting(l, sc, cpu, site);
+    /* Statistics off or contended: the same path, the mode read only
+     * after a miss. */
+    struct mcs_node *pred = NULL;
+    if (unlikely(!word_first(l, algo, sc, node, &pred))) {
+        lock_missed(l, algo, sc, cpu, node, site, pred);
         return;
     }
-    if (algo != LOCK_H2MCS)
-        word_acquire(l, algo, sc, &node, NULL);
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, 0);
 }
@@ -564,7 +619,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     witness_acquire_lock(l, l->inst.cls, site);
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
-        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst));
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
