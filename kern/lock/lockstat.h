@@ -260,6 +260,8 @@ struct lockstat_site {
     uint64_t count, cycles;
 };
 int lockstat_class_sites(struct lock_class *cls, int what, struct lockstat_site *out, int n);
+/* The same for one lock: the sites of its own misses and contended holds. */
+int lockstat_instance_sites(struct lock_instance *li, int what, struct lockstat_site *out, int n);
 
 /* The histogram bucket of a time in cycles (LOCKSTAT_NBUCKETS in the ABI). */
 static inline unsigned lockstat_bucket(uint64_t cycles)
@@ -275,16 +277,19 @@ static inline unsigned lockstat_bucket(uint64_t cycles)
  * kern/abi/tempest_abi.h, shared with user space): a header, then nclasses class
  * records (every class, in link order, with its histograms), ninst
  * instance records (the LOCKSTAT_TOPN most-missed live instances of each
- * class, grouped by class), nsites call-site records (grouped by class,
- * misses before holds, most frequent first) and npercpu per-CPU records.
+ * class, grouped by class), nsites call-site records (grouped by class:
+ * the class's own, summed over its locks, misses before holds, most
+ * frequent first, then each of its instance records' own, marked by the
+ * record's index + 1 in inst) and npercpu per-CPU records.
  * Returns the bytes written, or -LOCKSTAT_ENOSPC with *needed set when len
  * is too small, in which case nothing is copied.
  */
 #define LOCKSTAT_TOPN 4
-/* Call sites kept per class and kind (a power of two): the table is
- * filled by first arrival, and events past a full table are counted as
- * lost, so a class with more distinct sites names only the first ones. */
-#define LOCKSTAT_NSITES 16
+/* Call sites kept per class and kind (a power of two), each slot one
+ * site on one lock: the table is filled by first arrival, and events past
+ * a full table are counted as lost, so a class with more distinct (site,
+ * lock) pairs names only the first ones. */
+#define LOCKSTAT_NSITES 32
 #define LOCKSTAT_ENOSPC 28      /* ENOSPC */
 
 long lockstat_snapshot(void *buf, size_t len, size_t *needed);

@@ -4,7 +4,8 @@
  * any user may read the statistics but only root may reset them (EPERM);
  * a System V semaphore set updated from every CPU at once makes its lock
  * class miss, and the top miss site the kernel names is the function
- * that takes that lock (ipc_lock_id, kern/ipc/ipc.c); `lockstat -k -j`
+ * that takes that lock (ipc_lock_id, kern/ipc/ipc.c), for the class and
+ * for the set's own lock (its most contended instance); `lockstat -k -j`
  * prints well-formed JSON that names the same site.
  *
  * On Linux the statistics calls do not exist: the test checks that they
@@ -78,18 +79,32 @@ static void *snapshot(size_t *len)
 	return NULL;
 }
 
-/* The snapshot's top miss site of class cls, or NULL. */
+/* The snapshot's top miss site of class cls (inst 0), or of its instance
+ * record inst - 1, or NULL. */
 static const struct lockstat_site_rec *top_miss_site(const struct lockstat_snapshot_hdr *h,
-						     const char *cls)
+						     const char *cls, uint32_t inst)
 {
 	const struct lockstat_class_rec *c = (const void *)(h + 1);
 	const struct lockstat_inst_rec *in = (const void *)(c + h->nclasses);
 	const struct lockstat_site_rec *s = (const void *)(in + h->ninst);
 	const struct lockstat_site_rec *best = NULL;
 	for (uint32_t i = 0; i < h->nsites; i++)
-		if (s[i].what == LOCKSTAT_SITE_MISS && !strcmp(s[i].cls, cls) &&
+		if (s[i].what == LOCKSTAT_SITE_MISS && s[i].inst == inst && !strcmp(s[i].cls, cls) &&
 		    (!best || s[i].count > best->count))
 			best = &s[i];
+	return best;
+}
+
+/* The index + 1 of class cls's most missed instance record, or 0. */
+static uint32_t top_instance(const struct lockstat_snapshot_hdr *h, const char *cls)
+{
+	const struct lockstat_class_rec *c = (const void *)(h + 1);
+	const struct lockstat_inst_rec *in = (const void *)(c + h->nclasses);
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < h->ninst; i++)
+		if (!strcmp(in[i].cls, cls) && in[i].misses > 0 &&
+		    (!best || in[i].misses > in[best - 1].misses))
+			best = i + 1;
 	return best;
 }
 
@@ -152,11 +167,8 @@ static int contend_round(int id, int n)
 /* Rounds of contend_round until the set's lock class (sem) has missed, at
  * most CONTEND_ROUNDS of them: whether CPUs meet on the lock depends on how
  * the host runs them, so the test waits for it rather than count on it. */
-static int contend(void)
+static int contend_on(int id)
 {
-	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
-	if (id < 0)
-		return -1;
 	int n = online_cpus(), bad = 0;
 	uint64_t before = class_misses("sem");
 	for (int r = 0; r < CONTEND_ROUNDS && !bad; r++) {
@@ -164,6 +176,16 @@ static int contend(void)
 		if (n < 2 || class_misses("sem") > before)
 			break;
 	}
+	return bad;
+}
+
+/* The same on a set of its own, removed after. */
+static int contend(void)
+{
+	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
+	if (id < 0)
+		return -1;
+	int bad = contend_on(id);
 	semctl(id, 0, IPC_RMID);
 	return bad;
 }
@@ -224,8 +246,14 @@ static void check_contended_site(void)
 	}
 	size_t len0, len1;
 	void *before = snapshot(&len0);
-	CHECK_EQ(contend(), 0);
+	/* The set lives until the snapshot is taken: its lock is then one of
+	 * the class's reported instances. */
+	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
+	CHECK(id >= 0);
+	CHECK_EQ(id >= 0 ? contend_on(id) : -1, 0);
 	void *after = snapshot(&len1);
+	if (id >= 0)
+		semctl(id, 0, IPC_RMID);
 	CHECK(before && after);
 	if (before && after) {
 		const struct lockstat_class_rec *c0 = find_class(before, "sem");
@@ -233,11 +261,19 @@ static void check_contended_site(void)
 		CHECK(c0 && c1);
 		if (c0 && c1)
 			CHECK(c1->misses > c0->misses);
-		const struct lockstat_site_rec *s = top_miss_site(after, "sem");
+		const struct lockstat_site_rec *s = top_miss_site(after, "sem", 0);
 		CHECK(s != NULL);
 		if (s && !starts_with_fn(s->sym, CONTENDED_FN))
 			ut_check(0, __FILE__, __LINE__, "top miss site of sem is %s, not %s",
 				 s->sym, CONTENDED_FN);
+		/* The contended set's own lock names the same site. */
+		uint32_t top = top_instance(after, "sem");
+		CHECK(top != 0);
+		const struct lockstat_site_rec *own = top ? top_miss_site(after, "sem", top) : NULL;
+		CHECK(own != NULL);
+		if (own && !starts_with_fn(own->sym, CONTENDED_FN))
+			ut_check(0, __FILE__, __LINE__, "top miss site of sem's top instance is %s, not %s",
+				 own->sym, CONTENDED_FN);
 	}
 	free(before);
 	free(after);
