@@ -6,7 +6,9 @@
  * class miss, and the top miss site the kernel names is the function
  * that takes that lock (ipc_lock_id, kern/ipc/ipc.c), for the class and
  * for the set's own lock (its most contended instance); `lockstat -k -j`
- * prints well-formed JSON that names the same site.
+ * prints well-formed JSON that names the same site; `lockstat -h`
+ * documents every option and column, and -l, -H and -P filter and add
+ * what they say.
  *
  * On Linux the statistics calls do not exist: the test checks that they
  * give ENOSYS (a Tempest binary never runs another call there) and stops.
@@ -379,8 +381,9 @@ static int json_top_miss_site(const char *text, const char *cls, char *out, size
 	return 0;
 }
 
-/* Run lockstat -k -j -c sem on `t_lockstat contend`; its output in buf. */
-static long run_lockstat(char *buf, size_t n)
+/* Run lockstat with argv (argv[0] "lockstat"); its output in buf, its
+ * length, or -1 when it did not exit 0. */
+static long run_tool(char *const argv[], char *buf, size_t n)
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -390,8 +393,7 @@ static long run_lockstat(char *buf, size_t n)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(LOCKSTAT_BIN, "lockstat", "-k", "-j", "-c", "sem", ut_self, "contend",
-		      (char *)NULL);
+		execv(LOCKSTAT_BIN, argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -413,7 +415,8 @@ static void check_lockstat_json(void)
 		return;
 	}
 	static char out[1 << 17];
-	long n = run_lockstat(out, sizeof out);
+	char *argv[] = { "lockstat", "-k", "-j", "-c", "sem", (char *)ut_self, "contend", NULL };
+	long n = run_tool(argv, out, sizeof out);
 	CHECK(n > 0);
 	if (n <= 0)
 		return;
@@ -425,6 +428,57 @@ static void check_lockstat_json(void)
 	CHECK_EQ(json_top_miss_site(out, "sem", site, sizeof site), 0);
 	if (!starts_with_fn(site, CONTENDED_FN))
 		ut_check(0, __FILE__, __LINE__, "lockstat names %s, not %s", site, CONTENDED_FN);
+}
+
+/* Every class name in lockstat's JSON out contains pattern; how many. */
+static int json_classes_matching(const char *out, const char *pattern, int *others)
+{
+	int n = 0;
+	*others = 0;
+	for (const char *p = out; (p = strstr(p, "{\"class\": \"")); p++) {
+		const char *name = p + 11, *end = strchr(name, '"');
+		if (!end)
+			break;
+		char cls[64];
+		snprintf(cls, sizeof cls, "%.*s", (int)(end - name), name);
+		if (strstr(cls, pattern))
+			n++;
+		else
+			(*others)++;
+	}
+	return n;
+}
+
+/* The options beyond -k and -j: -h documents each of them and each
+ * column, -l filters the classes by name, -H and -P add the histograms
+ * and the per-CPU counts (in the text and in the JSON). */
+static void check_lockstat_options(void)
+{
+	if (access(LOCKSTAT_BIN, X_OK) != 0)
+		return;
+	static char out[1 << 17];
+	char *help[] = { "lockstat", "-h", NULL };
+	CHECK(run_tool(help, out, sizeof out) > 0);
+	static const char *const documented[] = { "-k ", "-H ", "-P ", "-i SECS", "-l PATTERN",
+						  "-j ", "-c CLASS", "hits", "misses", "wait_us",
+						  "maxwait_us", "hold_us", "time_us" };
+	for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++)
+		if (!strstr(out, documented[i]))
+			ut_check(0, __FILE__, __LINE__, "lockstat -h does not document %s", documented[i]);
+	char *filtered[] = { "lockstat", "-j", "-H", "-P", "-n", "0", "-l", "se", NULL };
+	CHECK(run_tool(filtered, out, sizeof out) > 0);
+	CHECK(json_valid(out));
+	int others, matching = json_classes_matching(out, "se", &others);
+	if (online_cpus() >= 2)         /* sem missed (check_contended_site) */
+		CHECK(matching > 0);
+	CHECK_EQ(others, 0);
+	CHECK(strstr(out, "\"wait_hist\": [") && strstr(out, "\"per_cpu\": ["));
+	char *text[] = { "lockstat", "-H", "-P", "-c", "sem", NULL };
+	CHECK(run_tool(text, out, sizeof out) > 0);
+	CHECK(strstr(out, "\nclass                 cpu ") != NULL);      /* -P's table */
+	if (online_cpus() >= 2 && !strstr(out, "sem: wait time"))    /* -H: the misses' waits */
+		ut_check(0, __FILE__, __LINE__, "lockstat -H -c sem has no wait histogram: %.300s",
+			 out);
 }
 
 int main(int argc, char **argv)
@@ -443,5 +497,6 @@ int main(int argc, char **argv)
 	check_reset_permission();
 	check_contended_site();
 	check_lockstat_json();
+	check_lockstat_options();
 	return ut_done();
 }
