@@ -17,7 +17,8 @@
  *       class, with its wait and hold histograms), ninst struct
  *       lockstat_inst_rec (the most contended instances of each class),
  *       nsites struct lockstat_site_rec (the call sites of misses and of
- *       contended holds, grouped by class) and npercpu struct
+ *       contended holds, grouped by class: the class's, then each of its
+ *       instance records' own) and npercpu struct
  *       lockstat_cpu_rec (each class's counts on each CPU that used it).
  *       Returns the bytes copied.  When len is too small nothing is copied:
  *       the call returns -ENOSPC and stores the size needed at *needed
@@ -54,7 +55,7 @@ struct tempest_cluster_stat {
     uint64_t reserve_waits;     /* waits on reserve bits (hybrid locks) */
 };
 
-#define LOCKSTAT_VERSION 2
+#define LOCKSTAT_VERSION 3
 
 /* Histogram buckets: bucket 0 counts times of 0 and 1 cycle, bucket b
  * (1 <= b < LOCKSTAT_NBUCKETS - 1) times in [2^b, 2^(b+1)) cycles, and the
@@ -103,7 +104,8 @@ struct lockstat_inst_rec {
 struct lockstat_site_rec {
     char cls[32];
     uint32_t what;              /* LOCKSTAT_SITE_* */
-    uint32_t reserved;          /* 0 */
+    uint32_t inst;              /* 0: the class's site (summed over its locks);
+                                   i + 1: instance record i's own */
     uint64_t site;              /* the return address of the locking call */
     uint64_t count;             /* events */
     uint64_t cycles;            /* cycles waited: at this site (miss), or for holds taken here (hold) */

@@ -100,10 +100,14 @@
  * a hit nor a miss: the caller did not wait and did not get the lock.  Wait
  * cycles run from the first attempt that found the lock busy to the
  * acquisition; hold cycles from the acquisition to the release.  In mode
- * "on" every acquisition is timed (an uncontended one has wait 0); in mode
- * "contended" hits and misses are counted as always, but wait and hold
- * cycles (and so the maximum wait) are measured only for acquisitions that
- * missed, so the uncontended path reads no clock.  In mode "off" an
+ * "on" every acquisition is counted and its hold timed (an uncontended one
+ * has wait 0; its hold is sampled, one in 64 per lock, kern/lock/lockstat.h);
+ * in mode "contended" only acquisitions that missed are recorded (their
+ * hit, miss, wait and hold), so an acquisition that finds its lock free
+ * takes exactly the path of mode "off" (issue 17: the spin locks' fast
+ * path looks at the mode only after a miss, the sleeping locks test the
+ * same word, lockstat_every, in both modes), and a class's hits are then
+ * its acquisitions that missed.  In mode "off" an
  * acquisition pays one predictable branch (on lock_hooks) and a release one
  * (on the held entry's acquired_at, which is 0; a spin lock also reads its
  * contended byte, on the line it is about to write), and nothing else: no

@@ -197,10 +197,11 @@ void held_remove_at(struct held_locks *h, int i);
 bool held_move(struct held_locks *from, struct held_locks *to, void *lock);
 
 /*
- * lock_hooks says whether any instrumentation is on: LOCK_HOOK_STAT while
- * lockstat_mode is not off, LOCK_HOOK_WITNESS while the checker is on.
- * Lock fast paths test it once: if (unlikely(lock_hooks)) take the slow,
- * instrumented path.  Written only by lockstat_set_mode/witness_set_enabled.
+ * lock_hooks says whether every acquisition is instrumented:
+ * LOCK_HOOK_STAT while lockstat_mode is on (not contended, which records
+ * only misses, found on the miss path), LOCK_HOOK_WITNESS while the
+ * checker is on.  Lock fast paths test it once: if (unlikely(lock_hooks))
+ * take the slow, instrumented path.  Written only by lockstat_set_mode/witness_set_enabled.
  */
 #define LOCK_HOOK_STAT      1
 #define LOCK_HOOK_WITNESS   2

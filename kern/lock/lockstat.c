@@ -32,11 +32,17 @@
  * lock's writer), racily and only on its waiting path, so the holder pays
  * nothing; when the holder let go before the waiter looked, or readers
  * hold the lock, the hold is counted as not named.  Each class has a small
- * open-addressed table per kind (struct lockstat_class_ext): a slot is
- * claimed by a compare-and-swap of its site and counted with atomic adds,
- * so recording needs no lock and happens only after a miss; the
- * uncontended path records nothing.  A table that is full counts the event
- * as lost (the class's counts still have it).
+ * open-addressed table per kind (struct lockstat_class_ext) whose key is
+ * the site and the lock (instance), so that the class's sites (summed
+ * over its locks) and those of each reported instance both come from it:
+ * a slot is claimed by a compare-and-swap of its site (through a
+ * "claiming" value while the key is stored; a recorder that meets one
+ * passes on, and the readers sum slots of one key, so a rare duplicate
+ * costs nothing but a slot) and counted with atomic adds, so recording
+ * needs no lock and happens only after a miss; the uncontended path
+ * records nothing.  A table that is full counts the event as lost (the
+ * class's counts still have it).  A destroyed lock's slots stay with its
+ * address, counted in the class's sites.
  *
  * Histograms.  Per class and per CPU, log2 buckets of the wait of every
  * acquisition that missed and of every hold that was timed (all of them
@@ -58,22 +64,26 @@
 /* [atomic] enum lockstat_mode; set by lockstat_set_mode. */
 int lockstat_mode = LOCKSTAT_OFF;
 
+/* [a] kern/lock/lockstat.h; written by lockstat_set_mode. */
+uint32_t lockstat_every;
+
 /* Sampled holds (kern/lock/lockstat.h): the period. */
 uint32_t lockstat_hold_period = LOCKSTAT_HOLD_PERIOD;
 
-void lockstat_hit_unlinked(struct lock_instance *li, uintptr_t site, struct held_lock *e)
-{
-    e->acquired_at = lockstat_hit_stamp(li, site);
-}
-
 static rawlock_t registry_lock = RAWLOCK_INIT;
 
-/* One call site's counts; every field [atomic]: the slot is claimed by a
- * compare-and-swap of site (0 while free), then counted with atomic adds. */
+/* One call site's counts on one lock (instance); every field [atomic]:
+ * the slot is claimed by a compare-and-swap of site from 0 (free) to
+ * SITE_CLAIMING, then inst and the site are stored, and it is counted with
+ * atomic adds. */
 struct site_slot {
     uintptr_t site;
+    const struct lock_instance *inst;
     uint64_t count, cycles;
 };
+
+/* A slot's site while its claimer stores the key: others pass it by. */
+#define SITE_CLAIMING ((uintptr_t)1)
 
 /* One CPU's histograms of one class: [own] written by that CPU only, with
  * interrupts off; read racily by the snapshot. */
@@ -105,10 +115,16 @@ static const char *kind_name(unsigned k)
     return k < ARRAY_SIZE(kind_names) && kind_names[k] ? kind_names[k] : "?";
 }
 
+/* lock_hooks's statistics bit sends every spin-lock acquisition to the
+ * counting path; only mode on wants that.  In mode contended the spin
+ * locks take their plain path and look at the mode only after a miss, so
+ * an acquisition that finds the lock free costs what it costs with the
+ * statistics off (issue 17). */
 int lockstat_set_mode(int mode)
 {
     int old = __atomic_exchange_n(&lockstat_mode, mode, __ATOMIC_SEQ_CST);
-    if (mode != LOCKSTAT_OFF)
+    __atomic_store_n(&lockstat_every, mode == LOCKSTAT_ON, __ATOMIC_SEQ_CST);
+    if (mode == LOCKSTAT_ON)
         __atomic_or_fetch(&lock_hooks, LOCK_HOOK_STAT, __ATOMIC_SEQ_CST);
     else
         __atomic_and_fetch(&lock_hooks, ~LOCK_HOOK_STAT, __ATOMIC_SEQ_CST);
@@ -149,7 +165,7 @@ void lockstat_register(struct lock_instance *li, struct lock_class *cls, const c
 }
 
 /* A statically initialized lock's first recorded acquisition. */
-static void __attribute__((noinline)) link_lazily(struct lock_instance *li)
+static void link_lazily(struct lock_instance *li)
 {
     uint64_t f = rawlock_acquire_irqsave(&registry_lock);
     if (!li->cls)
@@ -171,6 +187,17 @@ void lockstat_unregister(struct lock_instance *li)
     if (li->pprev)
         unlink_locked(li);
     rawlock_release_irqrestore(&registry_lock, f);
+}
+
+uint64_t lockstat_sampled_hit(struct lock_instance *li)
+{
+    if (unlikely(!li->pprev))
+        link_lazily(li);
+    uint32_t period = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED);
+    uint64_t f = intr_save();
+    li->cls->stats[cpu_id()].hits += period;
+    intr_restore(f);
+    return period > 1 ? rdtsc() | LOCKSTAT_SAMPLED : rdtsc() & ~LOCKSTAT_SAMPLED;
 }
 
 void lockstat_wait_begin(struct lockstat_wait *w, const struct held_locks *holder,
@@ -217,28 +244,37 @@ static inline struct lockstat_hist *hist_here(struct lockstat_class_ext *x)
     return cpu < tables_ncpus ? &x->hist[cpu] : NULL;
 }
 
-static unsigned site_hash(uintptr_t site)
+static unsigned site_hash(uintptr_t site, const struct lock_instance *li)
 {
-    return (unsigned)((site * 0x9E3779B97F4A7C15ULL) >> 32) & (LOCKSTAT_NSITES - 1);
+    uint64_t k = site ^ ((uintptr_t)li >> 6);
+    return (unsigned)((k * 0x9E3779B97F4A7C15ULL) >> 32) & (LOCKSTAT_NSITES - 1);
 }
 
-/* Count one event of kind what at site, claiming a slot if it is new. */
-static void note_site(struct lockstat_class_ext *x, int what, uintptr_t site, uint64_t cycles)
+/* Whether slot s is (site, li)'s, claiming it if it is free. */
+static bool slot_is(struct site_slot *s, uintptr_t site, const struct lock_instance *li)
+{
+    uintptr_t cur = __atomic_load_n(&s->site, __ATOMIC_ACQUIRE);
+    if (cur == 0) {
+        uintptr_t expect = 0;
+        if (!__atomic_compare_exchange_n(&s->site, &expect, SITE_CLAIMING, false,
+                                         __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return false;       /* another CPU claimed it first */
+        __atomic_store_n(&s->inst, li, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->site, site, __ATOMIC_RELEASE);
+        return true;
+    }
+    return cur == site && __atomic_load_n(&s->inst, __ATOMIC_RELAXED) == li;
+}
+
+/* Count one event of kind what at site on li, claiming a slot if new. */
+static void note_site(struct lockstat_class_ext *x, int what, uintptr_t site,
+                      const struct lock_instance *li, uint64_t cycles)
 {
     struct site_slot *tab = x->sites[what];
-    unsigned h = site_hash(site);
+    unsigned h = site_hash(site, li);
     for (unsigned i = 0; i < LOCKSTAT_NSITES; i++) {
         struct site_slot *s = &tab[(h + i) & (LOCKSTAT_NSITES - 1)];
-        uintptr_t cur = __atomic_load_n(&s->site, __ATOMIC_RELAXED);
-        if (cur == 0) {
-            uintptr_t expect = 0;
-            if (__atomic_compare_exchange_n(&s->site, &expect, site, false,
-                                            __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                cur = site;
-            else
-                cur = expect;       /* another CPU claimed it first */
-        }
-        if (cur == site) {
+        if (slot_is(s, site, li)) {
             __atomic_add_fetch(&s->count, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&s->cycles, cycles, __ATOMIC_RELAXED);
             return;
@@ -248,12 +284,12 @@ static void note_site(struct lockstat_class_ext *x, int what, uintptr_t site, ui
 }
 
 /* A miss at site that waited wait cycles: its site and its wait bucket. */
-static void note_miss(struct lock_class *c, uintptr_t site, uint64_t wait)
+static void note_miss(struct lock_instance *li, uintptr_t site, uint64_t wait)
 {
-    struct lockstat_class_ext *x = ext_of(c);
+    struct lockstat_class_ext *x = ext_of(li->cls);
     if (!x)
         return;
-    note_site(x, LOCKSTAT_SITE_MISS, site, wait);
+    note_site(x, LOCKSTAT_SITE_MISS, site, li, wait);
     struct lockstat_hist *h = hist_here(x);
     if (h)
         h->wait[lockstat_bucket(wait)]++;
@@ -263,7 +299,7 @@ void lockstat_contended_hold(struct lock_instance *li, uintptr_t site, uint64_t 
 {
     struct lockstat_class_ext *x = li->cls ? ext_of(li->cls) : NULL;
     if (x && site)
-        note_site(x, LOCKSTAT_SITE_HOLD, site, hold_cycles);
+        note_site(x, LOCKSTAT_SITE_HOLD, site, li, hold_cycles);
     else if (x)         /* released out of order: its site is not known */
         __atomic_add_fetch(&x->lost[LOCKSTAT_SITE_HOLD], 1, __ATOMIC_RELAXED);
 }
@@ -291,7 +327,7 @@ void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_
         li->wait_cycles += wait;
     }
     if (misses)
-        note_miss(li->cls, site, wait);
+        note_miss(li, site, wait);
 }
 
 void lockstat_acquired(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
@@ -364,10 +400,11 @@ static uint64_t count_instances_locked(struct lock_class *c)
 
 /*
  * A class's hits: its live instances' and the destroyed ones' (folded).
- * An uncontended hit is counted per CPU only with lockstat=on (for -P and
- * the sampled holds); in contended mode its instance's count is the whole
- * cost (issue 17), so the class total comes from the instances.  Caller
- * holds registry_lock.
+ * An uncontended hit with lockstat=on is counted on its lock only (one
+ * xadd, which also picks the sampled holds); the per-CPU counts get the
+ * acquisitions that missed and the period's weight for each sampled hold,
+ * an estimate for -P, so the exact class total comes from the instances.
+ * Caller holds registry_lock.
  */
 static uint64_t class_hits_locked(struct lock_class *c)
 {
@@ -406,31 +443,49 @@ static void sum_hists(struct lock_class *c, uint64_t wait[LOCKSTAT_NBUCKETS],
     }
 }
 
-/* The used slots of a site table, most frequent first; returns how many. */
-static int sorted_sites(struct lockstat_class_ext *x, int what,
+/* The sites of kind what in x's table, each summed over the slots of the
+ * locks it names (all of them when li is NULL, else li's alone), most
+ * frequent first; returns how many. */
+static int sorted_sites(struct lockstat_class_ext *x, int what, const struct lock_instance *li,
                         struct lockstat_site out[LOCKSTAT_NSITES])
 {
     int n = 0;
     for (int i = 0; x && i < LOCKSTAT_NSITES; i++) {
         const struct site_slot *s = &x->sites[what][i];
-        struct lockstat_site e = { READ_ONCE(s->site), READ_ONCE(s->count),
-                                   READ_ONCE(s->cycles) };
-        if (e.site == 0 || e.count == 0)
+        uintptr_t site = __atomic_load_n(&s->site, __ATOMIC_ACQUIRE);
+        uint64_t count = READ_ONCE(s->count);
+        if (site <= SITE_CLAIMING || count == 0 || (li && READ_ONCE(s->inst) != li))
             continue;
-        int j = n++;
-        while (j > 0 && out[j - 1].count < e.count) {
-            out[j] = out[j - 1];
-            j--;
-        }
-        out[j] = e;
+        int j = 0;
+        while (j < n && out[j].site != site)
+            j++;
+        if (j == n)
+            out[n++] = (struct lockstat_site){ site, 0, 0 };
+        out[j].count += count;
+        out[j].cycles += READ_ONCE(s->cycles);
     }
+    for (int i = 1; i < n; i++)         /* by count, most first */
+        for (int j = i; j > 0 && out[j - 1].count < out[j].count; j--) {
+            struct lockstat_site t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
     return n;
 }
 
 int lockstat_class_sites(struct lock_class *c, int what, struct lockstat_site *out, int n)
 {
     struct lockstat_site all[LOCKSTAT_NSITES];
-    int got = sorted_sites(ext_of(c), what, all);
+    int got = sorted_sites(ext_of(c), what, NULL, all);
+    got = MIN(got, n);
+    memcpy(out, all, (size_t)got * sizeof all[0]);
+    return got;
+}
+
+int lockstat_instance_sites(struct lock_instance *li, int what, struct lockstat_site *out, int n)
+{
+    struct lockstat_site all[LOCKSTAT_NSITES];
+    int got = li->cls ? sorted_sites(ext_of(li->cls), what, li, all) : 0;
     got = MIN(got, n);
     memcpy(out, all, (size_t)got * sizeof all[0]);
     return got;
@@ -494,16 +549,26 @@ struct snap_counts {
     uint32_t nclasses, ninst, nsites, npercpu;
 };
 
+/* The site records of c's view (li NULL) or of its lock li: both kinds. */
+static uint32_t count_sites(struct lockstat_class_ext *x, const struct lock_instance *li)
+{
+    struct lockstat_site sites[LOCKSTAT_NSITES];
+    return (uint32_t)(sorted_sites(x, LOCKSTAT_SITE_MISS, li, sites) +
+                      sorted_sites(x, LOCKSTAT_SITE_HOLD, li, sites));
+}
+
 static size_t snapshot_size_locked(struct snap_counts *n)
 {
     *n = (struct snap_counts){ 0 };
     for_each_lock_class(c) {
         n->nclasses++;
-        n->ninst += (uint32_t)MIN(count_instances_locked(c), (uint64_t)LOCKSTAT_TOPN);
-        struct lockstat_site sites[LOCKSTAT_NSITES];
+        struct lock_instance *top[LOCKSTAT_TOPN];
+        int ntop = top_instances_locked(c, top);
+        n->ninst += (uint32_t)ntop;
         struct lockstat_class_ext *x = ext_of(c);
-        n->nsites += (uint32_t)(sorted_sites(x, LOCKSTAT_SITE_MISS, sites) +
-                                sorted_sites(x, LOCKSTAT_SITE_HOLD, sites));
+        n->nsites += count_sites(x, NULL);
+        for (int i = 0; i < ntop; i++)
+            n->nsites += count_sites(x, top[i]);
         for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS; cpu++)
             n->npercpu += READ_ONCE(c->stats[cpu].hits) != 0 ||
                           READ_ONCE(c->stats[cpu].misses) != 0;
@@ -547,17 +612,20 @@ static void fill_inst_rec(struct lockstat_inst_rec *r, struct lock_instance *li)
     r->wait_cycles = li->wait_cycles;
 }
 
-/* c's sites of kind what into r[], at most room of them; returns how many. */
+/* c's sites of kind what into r[] (those of its lock li alone when li is
+ * not NULL, marked with inst, its record's index + 1), at most room of
+ * them; returns how many. */
 static uint32_t fill_site_recs(struct lockstat_site_rec *r, uint32_t room, struct lock_class *c,
-                               int what)
+                               int what, const struct lock_instance *li, uint32_t inst)
 {
     struct lockstat_site sites[LOCKSTAT_NSITES];
-    uint32_t n = (uint32_t)sorted_sites(ext_of(c), what, sites);
+    uint32_t n = (uint32_t)sorted_sites(ext_of(c), what, li, sites);
     n = MIN(n, room);
     for (uint32_t i = 0; i < n; i++) {
         memset(&r[i], 0, sizeof r[i]);
         strlcpy(r[i].cls, c->name, sizeof r[i].cls);
         r[i].what = (uint32_t)what;
+        r[i].inst = inst;
         r[i].site = sites[i].site;
         r[i].count = sites[i].count;
         r[i].cycles = sites[i].cycles;
@@ -590,18 +658,29 @@ struct snap_cursor {
     struct snap_counts room, used;
 };
 
-/* A class's record, its top instances and its call sites. */
+/* The site records of c's view (li NULL, inst 0) or of its lock li. */
+static void fill_sites_of(struct snap_cursor *k, struct lock_class *c,
+                          const struct lock_instance *li, uint32_t inst)
+{
+    for (int what = LOCKSTAT_SITE_MISS; what <= LOCKSTAT_SITE_HOLD; what++)
+        k->used.nsites += fill_site_recs(k->sr + k->used.nsites,
+                                         k->room.nsites - k->used.nsites, c, what, li, inst);
+}
+
+/* A class's record, its top instances, its call sites and each top
+ * instance's own. */
 static void fill_class_locked(struct snap_cursor *k, struct lock_class *c)
 {
     fill_class_rec(k->cr++, c);
     struct lock_instance *top[LOCKSTAT_TOPN];
-    int n = top_instances_locked(c, top);
+    int n = MIN(top_instances_locked(c, top), (int)(k->room.ninst - k->used.ninst));
+    uint32_t first = k->used.ninst;
     for (int i = 0; i < n; i++)
         fill_inst_rec(k->ir++, top[i]);
     k->used.ninst += (uint32_t)n;
-    for (int what = LOCKSTAT_SITE_MISS; what <= LOCKSTAT_SITE_HOLD; what++)
-        k->used.nsites += fill_site_recs(k->sr + k->used.nsites,
-                                         k->room.nsites - k->used.nsites, c, what);
+    fill_sites_of(k, c, NULL, 0);
+    for (int i = 0; i < n; i++)
+        fill_sites_of(k, c, top[i], first + (uint32_t)i + 1);
 }
 
 long lockstat_snapshot(void *buf, size_t len, size_t *needed)

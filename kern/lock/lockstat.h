@@ -8,7 +8,8 @@
  * How a lock kind uses these hooks (kern/lock/spinlock.c is the model):
  *
  *   init:     lockstat_register(&l->inst, cls, name)
- *   acquire:  fast path as usual; if (unlikely(lock_hooks)) take a slow path
+ *   acquire:  fast path as usual; if (unlikely(lock_hooks)) (witness, or
+ *             lockstat=on) or after a miss take a slow path
  *             that calls witness_acquire_lock, times the wait (from the
  *             first failed attempt) when lockstat_on(), pushes
  *             acquired_at = lockstat_hold_start(missed) on the held stack
@@ -19,8 +20,9 @@
  *             non-zero, lockstat_released(&l->inst, acquired_at, rdtsc())
  *   destroy:  lockstat_unregister(&l->inst)
  *
- * With statistics off that costs one test of lock_hooks per acquisition
- * and one of acquired_at per release.
+ * With statistics off, and with lockstat=contended for an acquisition
+ * that does not miss, that costs one test of lock_hooks (or of
+ * lockstat_every) per acquisition and one of acquired_at per release.
  */
 #ifndef KERN_LOCKSTAT_H
 #define KERN_LOCKSTAT_H
@@ -39,26 +41,35 @@ static inline bool lockstat_on(void)
     return unlikely(lockstat_mode != LOCKSTAT_OFF);
 }
 
+/* 1 in mode on (every acquisition recorded), else 0: what the sleeping
+ * locks test with an acquisition's misses, so that an acquisition that
+ * did not miss costs the same one test with statistics off and contended
+ * (set by lockstat_set_mode). */
+extern uint32_t lockstat_every;
+
 /* Set the mode (also updates lock_hooks); returns the previous mode. */
 int lockstat_set_mode(int mode);
 
 /*
  * Sampled holds.  With lockstat=on, the holds of exclusive acquisitions
- * that did not miss are timed one in lockstat_hold_period: the one whose
- * hit makes its class's hit count on this CPU a multiple of the period
- * (the counter lockstat_hit_stamp bumps anyway, so choosing costs a mask
- * and a test).  Each timed one is recorded with the period as its weight
- * (its time multiplied by it, and counted that many times in the hold
- * histogram): the totals are estimates from a systematic sample, and the
- * uncontended pair pays no TSC read and no histogram update fifteen times
- * in sixteen (issue 17's cost target).  Acquisitions that missed, and
- * shared ones, are always timed with weight one, in both modes, so
- * contention is exact.  A sampled stamp is marked by its low bit (one
- * cycle of error).  lockstat_hold_period (a power of two) 1 times every
- * hold; the exact-count ktests set it.
+ * that did not miss are timed one in lockstat_hold_period per lock: the
+ * one whose hit finds the lock's own hit count a multiple of the period
+ * (the count lockstat_hit_held bumps anyway, with one xadd, so choosing
+ * costs a test).  Each timed one is recorded with the period as its
+ * weight (its time multiplied by it, counted that many times in the hold
+ * histogram, and that many hits on its CPU for -P): those are estimates
+ * from a systematic sample, while the class's hits (the sum of its locks'
+ * counts) stay exact, and the uncontended pair pays no TSC read and
+ * touches no line but the lock's own fifteen times in sixteen (issue 17's
+ * cost target).  A lock's first hit is always sampled (its count is 0),
+ * which is where a statically initialized lock joins its class's list.
+ * Acquisitions that missed, and shared ones, are always timed with weight
+ * one, so contention is exact.  A sampled stamp is marked by its low bit
+ * (one cycle of error).  lockstat_hold_period (a power of two) 1 times
+ * every hold; the exact-count ktests set it.
  */
 extern uint32_t lockstat_hold_period;           /* [a] a power of two */
-#define LOCKSTAT_HOLD_PERIOD 16                 /* its default */
+#define LOCKSTAT_HOLD_PERIOD 64                 /* its default */
 #define LOCKSTAT_SAMPLED 1ULL                   /* the stamp's mark */
 
 /* The acquired_at to record for an acquisition not counted through
@@ -88,22 +99,10 @@ void lockstat_acquired_shared(struct lock_instance *li, uint32_t misses, uint64_
 /* The same, for callers that already run with interrupts off. */
 void lockstat_acquired_irqoff(struct lock_instance *li, uint32_t misses, uint64_t wait_cycles,
                               bool shared, uintptr_t site);
-/*
- * The common case, made cheap: one acquisition that did not miss, by an
- * exclusive holder, of a lock already on its class's list.  Each counter
- * is bumped by one instruction, which an interrupt cannot split, and a
- * kernel thread is never preempted onto another CPU, so it needs neither
- * an atomic operation nor interrupts off; anything else takes the full
- * path.
- */
-static inline void lockstat_count_one(uint64_t *counter)
-{
-    __asm__ volatile("addq $1, %0" : "+m"(*counter));
-}
 
-/* The same count, as one instruction that also returns the old value
- * (xadd without lock: an interrupt cannot split it, and only this CPU
- * writes the line). */
+/* One count by an exclusive holder, as one instruction that also returns
+ * the old value (xadd without lock: an interrupt cannot split it, and
+ * only the lock's holder writes the instance's counts). */
 static inline uint64_t lockstat_count_one_old(uint64_t *counter)
 {
     uint64_t old = 1;
@@ -111,49 +110,35 @@ static inline uint64_t lockstat_count_one_old(uint64_t *counter)
     return old;
 }
 
+/* A sampled hit (lockstat_hit_held): links a lock not yet on its
+ * class's list, counts the period's hits on this CPU and returns the
+ * stamp for its held entry.  Out of line: one hit in the period pays. */
+uint64_t lockstat_sampled_hit(struct lock_instance *li);
+
 /*
- * A hit by an exclusive holder (statistics on), counted as lockstat_hit
- * does, and the acquired_at for its hold: with lockstat=on, a stamp for
- * one hit in lockstat_hold_period of the class on this CPU ("Sampled
- * holds" above), else 0.
+ * A hit by an exclusive holder with lockstat=on (the caller checked the
+ * mode): the lock's count, and its held entry e's stamp when the hit is
+ * the period's sampled one ("Sampled holds" above).  In mode contended an
+ * acquisition that did not miss records nothing at all (issue 17), so
+ * its callers do not come here.
  */
-static inline uint64_t lockstat_hit_stamp(struct lock_instance *li, uintptr_t site)
+static inline void lockstat_hit_held(struct lock_instance *li, struct held_lock *e)
 {
-    if (unlikely(!li->pprev)) {
-        lockstat_acquired(li, 0, 0, site);
-        return lockstat_hold_start(false);
-    }
-    lockstat_count_one(&li->hits);
-    if (likely(lockstat_mode != LOCKSTAT_ON))
-        return 0;       /* contended: the instance's count is the whole cost */
-    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
-    uint64_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
+    uint64_t n = lockstat_count_one_old(&li->hits);
+    uint32_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
     if (likely(n & mask))
-        return 0;
-    return mask ? rdtsc() | LOCKSTAT_SAMPLED : rdtsc() & ~LOCKSTAT_SAMPLED;
+        return;
+    e->acquired_at = lockstat_sampled_hit(li);
 }
 
-/* lockstat_hit_stamp for an entry already on the held stack (the spin
- * locks' path): its stamp is stored into e, and the rare lock not yet on
- * its class's list goes out of line, so that nothing stays live across a
- * call in the caller's fast path. */
-void lockstat_hit_unlinked(struct lock_instance *li, uintptr_t site, struct held_lock *e);
-
-static inline void lockstat_hit_held(struct lock_instance *li, uintptr_t site,
-                                     struct held_lock *e)
+/* The same for a caller that pushes its held entry after: the stamp. */
+static inline uint64_t lockstat_hit_stamp(struct lock_instance *li)
 {
-    if (unlikely(!li->pprev)) {
-        lockstat_hit_unlinked(li, site, e);
-        return;
-    }
-    lockstat_count_one(&li->hits);
-    if (likely(lockstat_mode != LOCKSTAT_ON))
-        return;         /* contended: the instance's count is the whole cost */
-    uint64_t n = lockstat_count_one_old(&li->cls->stats[cpu_id()].hits);
-    uint64_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
+    uint64_t n = lockstat_count_one_old(&li->hits);
+    uint32_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;
     if (likely(n & mask))
-        return;
-    e->acquired_at = mask ? rdtsc() | LOCKSTAT_SAMPLED : rdtsc() & ~LOCKSTAT_SAMPLED;
+        return 0;
+    return lockstat_sampled_hit(li);
 }
 
 /* Record a hold when a lock is released: acquired_at is the stamp that
@@ -196,21 +181,30 @@ void lockstat_wait_begin(struct lockstat_wait *w, const struct held_locks *holde
 static inline void lockstat_hold_begin(struct lock_instance *li, uintptr_t site,
                                        uint32_t misses, bool shared, struct held_lock *e)
 {
-    if (!lockstat_on())
-        return;
-    if (!misses && !shared) {
-        lockstat_hit_held(li, site, e);
+    if (likely(!misses)) {
+        /* Off or contended: nothing, at the cost of one test in both. */
+        if (likely(!__atomic_load_n(&lockstat_every, __ATOMIC_RELAXED)))
+            return;
+        if (!shared)
+            lockstat_hit_held(li, e);
+        else
+            e->acquired_at = rdtsc() & ~LOCKSTAT_SAMPLED;
         return;
     }
-    e->acquired_at = lockstat_hold_start(misses > 0);
+    if (lockstat_on())
+        e->acquired_at = rdtsc() & ~LOCKSTAT_SAMPLED;
 }
 
 static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t misses,
                                           bool shared, uintptr_t site,
                                           const struct lockstat_wait *w)
 {
-    if (!lockstat_on() || (!misses && !shared))
-        return;                 /* an exclusive hit: lockstat_hold_begin counted it */
+    /* An exclusive hit was counted by lockstat_hold_begin (lockstat=on);
+     * a shared one is counted here with lockstat=on only. */
+    if (likely(!misses) && (!shared || !__atomic_load_n(&lockstat_every, __ATOMIC_RELAXED)))
+        return;
+    if (!lockstat_on())
+        return;
     uint64_t wait = misses && w->t0 ? rdtsc() - w->t0 : 0;
     if (shared)     /* concurrent readers update the instance together */
         lockstat_acquired_shared(li, misses, wait, site);
@@ -222,7 +216,7 @@ static inline void lockstat_note_acquired(struct lock_instance *li, uint32_t mis
 
 static inline void lockstat_note_released(struct lock_instance *li, uint64_t acquired_at)
 {
-    if (lockstat_on() && acquired_at)
+    if (unlikely(acquired_at) && lockstat_on())
         lockstat_released(li, acquired_at, rdtsc());
 }
 
@@ -266,6 +260,8 @@ struct lockstat_site {
     uint64_t count, cycles;
 };
 int lockstat_class_sites(struct lock_class *cls, int what, struct lockstat_site *out, int n);
+/* The same for one lock: the sites of its own misses and contended holds. */
+int lockstat_instance_sites(struct lock_instance *li, int what, struct lockstat_site *out, int n);
 
 /* The histogram bucket of a time in cycles (LOCKSTAT_NBUCKETS in the ABI). */
 static inline unsigned lockstat_bucket(uint64_t cycles)
@@ -281,16 +277,19 @@ static inline unsigned lockstat_bucket(uint64_t cycles)
  * kern/abi/tempest_abi.h, shared with user space): a header, then nclasses class
  * records (every class, in link order, with its histograms), ninst
  * instance records (the LOCKSTAT_TOPN most-missed live instances of each
- * class, grouped by class), nsites call-site records (grouped by class,
- * misses before holds, most frequent first) and npercpu per-CPU records.
+ * class, grouped by class), nsites call-site records (grouped by class:
+ * the class's own, summed over its locks, misses before holds, most
+ * frequent first, then each of its instance records' own, marked by the
+ * record's index + 1 in inst) and npercpu per-CPU records.
  * Returns the bytes written, or -LOCKSTAT_ENOSPC with *needed set when len
  * is too small, in which case nothing is copied.
  */
 #define LOCKSTAT_TOPN 4
-/* Call sites kept per class and kind (a power of two): the table is
- * filled by first arrival, and events past a full table are counted as
- * lost, so a class with more distinct sites names only the first ones. */
-#define LOCKSTAT_NSITES 16
+/* Call sites kept per class and kind (a power of two), each slot one
+ * site on one lock: the table is filled by first arrival, and events past
+ * a full table are counted as lost, so a class with more distinct (site,
+ * lock) pairs names only the first ones. */
+#define LOCKSTAT_NSITES 32
 #define LOCKSTAT_ENOSPC 28      /* ENOSPC */
 
 long lockstat_snapshot(void *buf, size_t len, size_t *needed);

@@ -114,6 +114,11 @@ static inline __attribute__((always_inline))
 void account(struct mutex *m, uint32_t misses, bool shared, uintptr_t site,
              const struct lockstat_wait *w)
 {
+    /* An exclusive acquisition that did not miss is never recorded here
+     * (push_held counted it with lockstat=on): one test, before
+     * counted_misses, so that it computes nothing (issue 17). */
+    if (likely(!misses && !shared))
+        return;
     lockstat_note_acquired(&m->inst, counted_misses(m, misses), shared, site, w);
 }
 

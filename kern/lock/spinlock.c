@@ -29,6 +29,24 @@
  * original MCS release here also resets next after a hand-off, so both
  * algorithms share the invariant and one pool of nodes.)
  *
+ * H2-MCS without a node when uncontended.  Choosing, claiming and freeing
+ * a queue node cost the uncontended pair more than the two atomics (issue
+ * 18 measured 1.19x the TTAS pair under icount), so an H2-MCS acquisition
+ * first tries a compare-and-swap of the tail from NULL to the marker
+ * H2MCS_NODELESS and, when that succeeds, holds the lock with no node
+ * (holder's node is SPIN_NO_NODE); its release is the H2 compare-and-swap
+ * of the tail from the marker back to NULL.  Only an acquisition that
+ * finds the lock busy takes a node and queues as before.  A waiter whose
+ * swap returns the marker has no predecessor node to link behind, so it
+ * publishes its node in the lock's qhead instead; the node-less holder
+ * whose compare-and-swap failed waits for qhead, clears it and hands the
+ * lock to that node, exactly as a node's release hands it to next.  From
+ * then on the queue is plain H2-MCS (holders that waited hold their node
+ * until release), so under contention the order is FIFO and each waiter
+ * spins on its own node; only the moment a waiter joins behind a free
+ * lock changes.  qhead is written by one waiter per node-less hold (the
+ * one whose swap replaced the marker), so it needs no lock.
+ *
  * Queue nodes.  Each CPU has MCS_NODES_PER_CPU nodes, each on its own cache
  * line, and a bitmask of those in use; an acquisition takes the lowest free
  * one.  A bitmask rather than a depth counter, because nested locks may be
@@ -40,9 +58,10 @@
  * both (l->holder).  Those two choices keep the queue locks' bookkeeping
  * down to what the TTAS lock pays anyway.
  *
- * TryLock.  TTAS: one exchange, but only if the word reads free.  MCS and
- * H2-MCS: compare-and-swap the tail from NULL to a node, only if it reads
- * NULL; a busy lock is never joined, so TryLock never waits.
+ * TryLock.  TTAS: one exchange, but only if the word reads free.  MCS:
+ * compare-and-swap the tail from NULL to a node, H2-MCS from NULL to the
+ * node-less marker, only if it reads NULL; a busy lock is never joined,
+ * so TryLock never waits.
  *
  * Interrupts.  spin_enter saves the interrupt state and disables
  * interrupts; the state before the outermost spin lock is kept per CPU with
@@ -117,8 +136,9 @@ static void __attribute__((noinline, noreturn)) nodes_exhausted(void)
 
 /*
  * Disable interrupts and count one more spin lock on this CPU; with
- * queue set, also take a free queue node, whose index goes to *node (0
- * otherwise).  Returns this CPU's state; *cpu gets its number.
+ * queue set, also take a free queue node, whose index goes to *node
+ * (SPIN_NO_NODE otherwise).  Returns this CPU's state; *cpu gets its
+ * number.
  */
 static inline __attribute__((always_inline))
 struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
@@ -127,7 +147,7 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
     *cpu = cpu_id();
     struct spin_cpu *sc = &spin_cpus[*cpu];
     uint64_t st = sc->state, next = st + DEPTH_ONE;
-    *node = 0;
+    *node = SPIN_NO_NODE;
     if (queue) {
         *node = (uint32_t)__builtin_ctz(~(uint32_t)(st >> 32));
         if (unlikely(*node >= MCS_NODES_PER_CPU))
@@ -138,6 +158,17 @@ struct spin_cpu *spin_enter(int *cpu, bool queue, uint32_t *node)
     if ((uint32_t)st == 0)
         sc->flags = f;
     return sc;
+}
+
+/* A queue node for an acquisition that spin_enter gave none (an H2-MCS
+ * acquisition that found the lock busy): its index, its bit now set. */
+static inline uint32_t node_take(struct spin_cpu *sc)
+{
+    uint32_t node = (uint32_t)__builtin_ctz(~sc->busy);
+    if (unlikely(node >= MCS_NODES_PER_CPU))
+        nodes_exhausted();
+    sc->state |= NODE_BIT(node);
+    return node;
 }
 
 /* Undo spin_enter: one spin lock fewer, the node (if queue) free again;
@@ -222,11 +253,10 @@ static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs
         *wait = rdtsc() - t0;
 }
 
-/* Enqueue n; true if the lock was free (no miss). */
-static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, bool h1, uint64_t *wait)
+/* MCS: enqueue n; true if the lock was free (no miss). */
+static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, uint64_t *wait)
 {
-    if (!h1)
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
@@ -268,13 +298,69 @@ static inline void h2mcs_release(spinlock_t *l, struct mcs_node *n)
     mcs_handoff(n);
 }
 
+/* H2-MCS's uncontended acquisition: the tail from NULL to the marker. */
+static inline bool h2_try_nodeless(spinlock_t *l)
+{
+    struct mcs_node *expect = NULL;
+    return __atomic_compare_exchange_n(&l->tail, &expect, H2MCS_NODELESS, false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* The node-less attempt failed: take a node and queue it.  The swap may
+ * find the lock free again (no wait); the marker means a node-less
+ * holder, which finds this node in qhead; anything else is a node to link
+ * behind.  Returns the node's index (a value, not through a pointer, so
+ * that the fast path keeps it in a register). */
+static uint32_t __attribute__((noinline)) h2_wait(spinlock_t *l, struct spin_cpu *sc,
+                                                  uint64_t *wait)
+{
+    uint32_t node = node_take(sc);
+    struct mcs_node *n = node_at(sc, node);
+    struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    if (pred == NULL)
+        return node;
+    uint64_t t0 = wait ? rdtsc() : 0;
+    __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
+    if (pred == H2MCS_NODELESS)
+        __atomic_store_n(&l->qhead, n, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    if (wait)
+        *wait = rdtsc() - t0;
+    return node;
+}
+
+/* A node-less holder's release found a waiter: wait for it to publish
+ * its node in qhead, then hand the lock over. */
+static void __attribute__((noinline)) h2_handoff_nodeless(spinlock_t *l)
+{
+    struct mcs_node *succ;
+    while ((succ = __atomic_load_n(&l->qhead, __ATOMIC_ACQUIRE)) == NULL)
+        cpu_relax();
+    __atomic_store_n(&l->qhead, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
+}
+
+/* A node-less hold's release: the H2 compare-and-swap from the marker. */
+static inline void h2_release_nodeless(spinlock_t *l)
+{
+    struct mcs_node *expect = H2MCS_NODELESS;
+    if (likely(__atomic_compare_exchange_n(&l->tail, &expect, NULL, false,
+                                           __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+        return;
+    h2_handoff_nodeless(l);
+}
+
 /* ---- One algorithm's lock word ---------------------------------------- */
 
 /* Acquire l's word with algorithm algo (a constant after inlining), using
- * queue node `node` of sc; returns true if the first attempt found it busy.
- * wait (may be NULL) receives the cycles spent waiting. */
+ * queue node *node of sc (MCS) or one it takes when it must wait (H2-MCS,
+ * whose index it stores in *node); returns true if the first attempt found
+ * it busy.  wait (may be NULL) receives the cycles spent waiting. */
 static inline __attribute__((always_inline))
-bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node, uint64_t *wait)
+bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t *node, uint64_t *wait)
 {
     if (algo == LOCK_SPIN) {
         if (likely(tas_try(l)))
@@ -282,7 +368,13 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node, u
         tas_wait(l, wait);
         return true;
     }
-    return !mcs_acquire(l, node_at(sc, node), algo == LOCK_H2MCS, wait);
+    if (algo == LOCK_H2MCS) {
+        if (likely(h2_try_nodeless(l)))
+            return false;
+        *node = h2_wait(l, sc, wait);
+        return true;
+    }
+    return !mcs_acquire(l, node_at(sc, *node), wait);
 }
 
 static inline __attribute__((always_inline))
@@ -290,6 +382,8 @@ void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
     if (algo == LOCK_SPIN)
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+    else if (algo == LOCK_H2MCS && node == SPIN_NO_NODE)
+        h2_release_nodeless(l);
     else if (algo == LOCK_H2MCS)
         h2mcs_release(l, node_at(sc, node));
     else
@@ -304,9 +398,10 @@ bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
         return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l);
     if (__atomic_load_n(&l->tail, __ATOMIC_RELAXED) != NULL)
         return false;
+    if (algo == LOCK_H2MCS)
+        return h2_try_nodeless(l);
     struct mcs_node *n = node_at(sc, node), *expect = NULL;
-    if (algo == LOCK_MCS)
-        __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
     return __atomic_compare_exchange_n(&l->tail, &expect, n, false,
                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
@@ -338,6 +433,7 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
     if ((unsigned)algo > LOCK_H2MCS)
         panic("spin_init: bad algorithm %d", algo);
     l->tail = NULL;
+    l->qhead = NULL;
     l->algo = (uint8_t)algo;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
@@ -363,54 +459,125 @@ void spin_destroy(spinlock_t *l)
 
 /* ---- Lock -------------------------------------------------------------- */
 
-/* Lock with statistics and/or witness on (spin_enter already done). */
+/* The end of an acquisition that found the lock busy: the holder, the
+ * held entry and, with statistics on (stat), the miss, its wait and the
+ * site where the lock's holder took it. */
+static void missed_finish(spinlock_t *l, int cpu, uint32_t node, uintptr_t site, bool stat,
+                          uint64_t wait, uintptr_t holder)
+{
+    l->holder = holder_of(cpu, node);
+    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(true) : 0);
+    if (stat) {
+        lockstat_acquired_irqoff(&l->inst, 1, wait, false, site);
+        lockstat_contended_hold(&l->inst, holder, wait);
+    }
+}
+
+/* Lock with witness on, or with lockstat=on after the inline attempt
+ * failed (spin_enter already done). */
 static void __attribute__((noinline))
 lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node, uintptr_t site)
 {
     witness_acquire_lock(l, l->inst.cls, site);
-    bool stat = lock_hooks & LOCK_HOOK_STAT;
+    int mode = lockstat_mode;
+    bool stat = mode != LOCKSTAT_OFF;
     uint64_t wait = 0;
     uintptr_t holder = stat ? holder_site(l) : 0;
     bool missed;
     if (algo == LOCK_SPIN)
-        missed = word_acquire(l, LOCK_SPIN, sc, node, stat ? &wait : NULL);
+        missed = word_acquire(l, LOCK_SPIN, sc, &node, stat ? &wait : NULL);
     else if (algo == LOCK_H2MCS)
-        missed = word_acquire(l, LOCK_H2MCS, sc, node, stat ? &wait : NULL);
+        missed = word_acquire(l, LOCK_H2MCS, sc, &node, stat ? &wait : NULL);
     else
-        missed = word_acquire(l, LOCK_MCS, sc, node, stat ? &wait : NULL);
-    l->holder = holder_of(cpu, node);
-    if (stat && likely(!missed)) {
-        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+        missed = word_acquire(l, LOCK_MCS, sc, &node, stat ? &wait : NULL);
+    if (likely(!missed)) {
+        l->holder = holder_of(cpu, node);
+        held_push(l, l->inst.cls, site, mode == LOCKSTAT_ON ? lockstat_hit_stamp(&l->inst) : 0);
         return;
     }
-    held_push(l, l->inst.cls, site, stat ? lockstat_hold_start(missed) : 0);
-    if (stat) {
-        lockstat_acquired_irqoff(&l->inst, missed, wait, false, site);
-        lockstat_contended_hold(&l->inst, holder, wait);
-    }
+    missed_finish(l, cpu, node, site, stat, wait, holder);
+}
+
+/*
+ * The rest of an acquisition without witness and without lockstat=on
+ * whose first attempt found the lock busy (an MCS one is queued behind
+ * pred already): wait, and with lockstat=contended record the miss.  Out
+ * of line and to the end, so that the fast path keeps nothing live
+ * across a call; the mode is looked at only here.
+ */
+static void __attribute__((noinline))
+lock_missed(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node, uintptr_t site,
+            struct mcs_node *pred)
+{
+    bool stat = lockstat_mode != LOCKSTAT_OFF;
+    uint64_t wait = 0;
+    uintptr_t holder = stat ? holder_site(l) : 0;
+    if (algo == LOCK_SPIN)
+        tas_wait(l, stat ? &wait : NULL);
+    else if (algo == LOCK_H2MCS)
+        node = h2_wait(l, sc, stat ? &wait : NULL);
+    else
+        mcs_wait(pred, node_at(sc, node), stat ? &wait : NULL);
+    missed_finish(l, cpu, node, site, stat, wait, holder);
+}
+
+/* One attempt at l's word that joins the queue (MCS) but does not wait:
+ * true if the lock is ours; *pred is MCS's predecessor otherwise. */
+static inline __attribute__((always_inline))
+bool word_first(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node,
+                struct mcs_node **pred)
+{
+    if (algo == LOCK_SPIN)
+        return tas_try(l);
+    if (algo == LOCK_H2MCS)
+        return h2_try_nodeless(l);
+    struct mcs_node *n = node_at(sc, node);
+    __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+    *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
+    return *pred == NULL;
+}
+
+/* lockstat=on's inline attempt: TTAS's exchange and H2-MCS's
+ * compare-and-swap without a look first (a failure only sends the
+ * acquisition to lock_hooked, which tries again); MCS's must not join the
+ * queue, so it is word_try. */
+static inline __attribute__((always_inline))
+bool first_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
+{
+    if (algo == LOCK_SPIN)
+        return tas_try(l);
+    if (algo == LOCK_H2MCS)
+        return h2_try_nodeless(l);
+    return word_try(l, algo, sc, node);
 }
 
 static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int algo, uintptr_t site)
 {
     int cpu;
     uint32_t node;
-    struct spin_cpu *sc = spin_enter(&cpu, algo != LOCK_SPIN, &node);
+    struct spin_cpu *sc = spin_enter(&cpu, algo == LOCK_MCS, &node);
     if (unlikely(lock_hooks)) {
-        /* Statistics without witness: an attempt that finds the lock free
-         * is counted here, inline; only a miss pays for lock_hooked's
+        /* lockstat=on without witness: an attempt that finds the lock
+         * free is counted here, inline; only a miss pays for lock_hooked's
          * call, its holder lookup and its timing (issue 17's cost).  The
          * entry is pushed before the count, which stores its stamp, so
          * that nothing stays live across a call and the path with
          * statistics off keeps its few registers. */
-        if (lock_hooks == LOCK_HOOK_STAT && word_try(l, algo, sc, node)) {
+        if (lock_hooks == LOCK_HOOK_STAT && first_try(l, algo, sc, node)) {
             l->holder = holder_of(cpu, node);
-            lockstat_hit_held(&l->inst, site, held_push(l, l->inst.cls, site, 0));
+            lockstat_hit_held(&l->inst, held_push(l, l->inst.cls, site, 0));
             return;
         }
         lock_hooked(l, algo, sc, cpu, node, site);
         return;
     }
-    word_acquire(l, algo, sc, node, NULL);
+    /* Statistics off or contended: the same path, the mode read only
+     * after a miss. */
+    struct mcs_node *pred = NULL;
+    if (unlikely(!word_first(l, algo, sc, node, &pred))) {
+        lock_missed(l, algo, sc, cpu, node, site, pred);
+        return;
+    }
     l->holder = holder_of(cpu, node);
     held_push(l, l->inst.cls, site, 0);
 }
@@ -452,7 +619,7 @@ static void try_acquired(spinlock_t *l, int cpu, uint32_t node, uintptr_t site)
     witness_acquire_lock(l, l->inst.cls, site);
     l->holder = holder_of(cpu, node);
     if (unlikely(lock_hooks & LOCK_HOOK_STAT)) {
-        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst, site));
+        held_push(l, l->inst.cls, site, lockstat_hit_stamp(&l->inst));
     } else {
         held_push(l, l->inst.cls, site, 0);
     }
@@ -462,9 +629,9 @@ static inline __attribute__((always_inline)) bool try_with(spinlock_t *l, int al
 {
     int cpu;
     uint32_t node;
-    struct spin_cpu *sc = spin_enter(&cpu, algo != LOCK_SPIN, &node);
+    struct spin_cpu *sc = spin_enter(&cpu, algo == LOCK_MCS, &node);
     if (!word_try(l, algo, sc, node)) {
-        spin_exit(sc, algo != LOCK_SPIN, node);
+        spin_exit(sc, algo == LOCK_MCS, node);
         return false;
     }
     try_acquired(l, cpu, node, site);
@@ -509,6 +676,33 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
     }
 }
 
+/* release_word and spin_exit, with each algorithm's path knowing whether
+ * the hold used a queue node (a TTAS hold and a node-less H2-MCS hold do
+ * not), so that the common paths test nothing more. */
+static inline __attribute__((always_inline))
+void release_exit(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
+{
+    switch (l->algo) {
+    case LOCK_SPIN:
+        word_release(l, LOCK_SPIN, sc, node);
+        spin_exit(sc, false, node);
+        break;
+    case LOCK_H2MCS:
+        if (likely(node == SPIN_NO_NODE)) {
+            h2_release_nodeless(l);
+            spin_exit(sc, false, node);
+        } else {
+            h2mcs_release(l, node_at(sc, node));
+            spin_exit(sc, true, node);
+        }
+        break;
+    default:
+        word_release(l, LOCK_MCS, sc, node);
+        spin_exit(sc, true, node);
+        break;
+    }
+}
+
 /* A release whose hold was timed.  It ends the release (spin_exit)
  * itself, so that the fast path keeps nothing live across the call. */
 static void __attribute__((noinline))
@@ -529,14 +723,13 @@ void spin_unlock(spinlock_t *l)
     if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
         unlock_not_held(l, cpu);
     struct spin_cpu *sc = &spin_cpus[cpu];
-    bool queue = l->algo != LOCK_SPIN;
+    bool queue = node != SPIN_NO_NODE;  /* MCS, and H2-MCS after a wait */
     l->holder = SPIN_HOLDER_FREE;
     if (unlikely(acquired_at != 0)) {
         release_timed(l, sc, node, acquired_at, queue);
         return;
     }
-    release_word(l, sc, node);
-    spin_exit(sc, queue, node);
+    release_exit(l, sc, node);
 }
 
 bool spin_held(spinlock_t *l)

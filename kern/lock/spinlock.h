@@ -8,7 +8,9 @@
  *   mcs    Mellor-Crummey-Scott queue lock with per-CPU queue nodes
  *   h2mcs  MCS with Hurricane's two changes: queue nodes are initialized
  *          off the critical path (H1), and release does its compare-and-swap
- *          at once, without first looking for a successor (H2)
+ *          at once, without first looking for a successor (H2); and an
+ *          acquisition that finds the lock free takes it without a queue
+ *          node (a compare-and-swap of the tail from NULL to H2MCS_NODELESS)
  *
  * All three have a true TryLock that never waits and never enqueues.
  * spin_lock disables interrupts; spin_unlock restores them once the last
@@ -41,16 +43,26 @@ struct mcs_node {
     uint32_t waiting;       /* [atomic] 1 while queued; cleared by the predecessor */
 } __cacheline;
 
+/* h2mcs's tail while a holder that took the lock free holds it and no one
+ * waits: a node-less hold (kern/lock/spinlock.c, "H2-MCS"). */
+#define H2MCS_NODELESS ((struct mcs_node *)1)
+
 typedef struct spinlock {
     union {
         uint32_t word;          /* spin: 0 free, 1 held [atomic] */
-        struct mcs_node *tail;  /* mcs, h2mcs: last node queued, NULL when free [atomic] */
+        struct mcs_node *tail;  /* mcs, h2mcs: last node queued, NULL when free,
+                                   H2MCS_NODELESS for a node-less hold [atomic] */
     };
+    /* h2mcs: the first waiter behind a node-less holder, which has no node
+     * for it to link to; written by that waiter, cleared by the holder's
+     * hand-off [atomic]. */
+    struct mcs_node *qhead;
     uint8_t algo;               /* enum lock_algo; fixed at init or first use */
     union {
         struct {
             int16_t owner;      /* [holder] CPU holding the lock, -1 when free */
-            uint8_t node;       /* [holder] index of the holder's queue node on that CPU */
+            uint8_t node;       /* [holder] index of the holder's queue node on that CPU,
+                                   SPIN_NO_NODE for a hold without one */
             uint8_t reserved;
         };
         uint32_t holder;        /* [holder] owner and node, written together */
@@ -58,6 +70,7 @@ typedef struct spinlock {
     struct lock_instance inst;  /* class and per-instance statistics */
 } spinlock_t;
 
+#define SPIN_NO_NODE 0xffu           /* node of a hold that uses no queue node */
 #define SPIN_HOLDER_FREE 0xffffu    /* holder of a free lock: owner -1, node 0 */
 
 /*

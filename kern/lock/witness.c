@@ -56,6 +56,7 @@ static struct edge edges[MAX_EDGES];        /* [graph_lock] */
 static int nedges;                          /* [graph_lock] */
 static bool full_warned;                    /* [graph_lock] */
 static uint64_t nreports;                   /* [atomic] */
+static char last_report[1536];              /* [graph_lock] the last report's text */
 
 static inline bool bit_test(const uint64_t *w, int b)
 {
@@ -198,7 +199,22 @@ static void print_report(const struct report *r)
             r->pcls[i]->name, s1, r->pcls[i + 1]->name, s2);
     }
 #undef OUT
-    console_write(buf, MIN(len, sizeof buf - 1));
+    len = MIN(len, sizeof buf - 1);
+    console_write(buf, len);
+    uint64_t f = rawlock_acquire_irqsave(&graph_lock);
+    memcpy(last_report, buf, len);
+    last_report[len] = '\0';
+    rawlock_release_irqrestore(&graph_lock, f);
+}
+
+size_t witness_last_report(char *buf, size_t n)
+{
+    if (n == 0)
+        return 0;
+    uint64_t f = rawlock_acquire_irqsave(&graph_lock);
+    size_t len = strlcpy(buf, last_report, n);
+    rawlock_release_irqrestore(&graph_lock, f);
+    return MIN(len, n - 1);
 }
 
 /* Fill r's reverse path from path[] (under graph_lock). */

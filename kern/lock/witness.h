@@ -40,5 +40,9 @@ bool witness_set_enabled(bool on);
 
 /* Reports printed since boot. */
 uint64_t witness_reports(void);
+/* The text of the last report (its call sites symbolized as function+0xOFF,
+ * as lockstat names its sites and panics their backtraces) into buf,
+ * NUL-terminated; returns its length ("" before any report). */
+size_t witness_last_report(char *buf, size_t n);
 
 #endif

@@ -184,6 +184,8 @@ void lwp_enter_user(struct lwp *l, struct trapframe *tf)
     struct proc *p = l->l_proc;
     struct thread *t = curthread();
     l->l_acct_stamp = rdtsc();
+    /* A signal sent before l_thread was set posted no ast: look once. */
+    thread_ast_post(t, THREAD_AST_SIGNAL);
     t->as = p->p_as;
     t->fs_base = l->l_fork_fsbase;
     as_activate(p->p_as);

@@ -326,6 +326,9 @@ void proc_kill_current(int sig, const char *why)
     if (__atomic_compare_exchange_n(&p->p_killsig, &none, sig, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE))
         kprintf("proc: pid %d (%s) killed by signal %d: %s\n", p->p_pid, p->p_comm, sig, why);
+    /* This thread dies at its return to user mode; its proc_exit posts
+     * the kill to the others (sig_wake_all). */
+    thread_ast_post(curthread(), THREAD_AST_SIGNAL);
 }
 
 /* siginfo's si_code and si_status for an exit's wait status. */
@@ -658,6 +661,7 @@ static void spawn_start(void *arg)
     t->proc = p;
     t->lwp = p->p_lwps;
     t->lwp->l_thread = t;
+    thread_ast_post(t, THREAD_AST_SIGNAL);     /* a signal sent before l_thread was set */
     t->lwp->l_acct_stamp = rdtsc();
     open_console(p);
     struct trapframe tf;

@@ -433,6 +433,10 @@ int64_t fsize_room(struct vnode *vp, uint64_t off, bool append, size_t n);
 void sig_fault(int sig, int code, uint64_t addr, const char *why);
 /* Does a signal wait for p (an unblocked pending one, or a kill)? */
 bool sig_interrupting(struct proc *p);
+/* Is anything pending for the calling thread of p, blocked or not (a
+ * signal, a kill, an exit, a stop)?  While it is, the thread keeps
+ * THREAD_AST_SIGNAL set (kern/proc/syscall.c, user_ast). */
+bool sig_work_pending(struct proc *p);
 /* Sleep on chan (as sleep_on) unless a signal interrupts: 0, or
  * -ERESTARTSYS without sleeping when a signal is pending. */
 int sig_sleep(const void *chan);

@@ -213,6 +213,25 @@ static uint64_t wakers_of(const struct lwp *l)
     return ~mask_of(l) | (l ? __atomic_load_n(&l->l_waitset, __ATOMIC_ACQUIRE) : 0);
 }
 
+bool sig_work_pending(struct proc *p)
+{
+    struct lwp *l = curlwp();
+    return pending_of(p, l) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE);
+}
+
+/* Make l look at its signals before its next return to user mode (its
+ * thread's ast word; a thread not yet recorded sets its own at its first
+ * entry, lwp_enter_user).  The caller changed what sig_work_pending
+ * reads first, so a thread that clears the word sees the change. */
+static void sig_ast_lwp(struct lwp *l)
+{
+    struct thread *t = __atomic_load_n(&l->l_thread, __ATOMIC_ACQUIRE);
+    if (t)
+        thread_ast_post(t, THREAD_AST_SIGNAL);
+}
+
 bool sig_interrupting(struct proc *p)
 {
     struct lwp *l = curlwp();
@@ -234,8 +253,10 @@ static void sig_wake_lwp(struct lwp *l)
 void sig_wake_all(struct proc *p)
 {
     spin_lock(&p->p_siglock);
-    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
+        sig_ast_lwp(l);
         sig_wake_lwp(l);
+    }
     spin_unlock(&p->p_siglock);
 }
 
@@ -296,9 +317,11 @@ void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
         return;
     spin_lock(&p->p_siglock);
     queue_locked(&p->p_sigpending, p->p_siginfo, sig, si, false);
-    for (struct lwp *l = p->p_lwps; l; l = l->l_next)
+    for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
+        sig_ast_lwp(l);
         if (wakers_of(l) & SIGBIT(sig))
             sig_wake_lwp(l);
+    }
     spin_unlock(&p->p_siglock);
 }
 
@@ -309,6 +332,7 @@ void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si)
         return;
     spin_lock(&p->p_siglock);
     queue_locked(&l->l_sigpending, l->l_siginfo, sig, si, false);
+    sig_ast_lwp(l);
     spin_unlock(&p->p_siglock);
     sig_wake_lwp(l);
 }
@@ -325,6 +349,7 @@ void sig_fault(int sig, int code, uint64_t addr, const char *why)
     struct ksiginfo si = { .si_signo = sig, .si_code = code, .si_addr = addr };
     spin_lock(&p->p_siglock);
     queue_locked(&l->l_sigpending, l->l_siginfo, sig, &si, true);
+    sig_ast_lwp(l);
     spin_unlock(&p->p_siglock);
 }
 
@@ -362,8 +387,11 @@ static void sig_take_locked(struct proc *p, struct lwp *l, int sig)
 {
     __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
     __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
-    if (sig_stops(p, sig))
+    if (sig_stops(p, sig)) {
         __atomic_store_n(&p->p_stopped, sig, __ATOMIC_RELEASE);
+        for (struct lwp *o = p->p_lwps; o; o = o->l_next)
+            sig_ast_lwp(o);             /* the others park at their return */
+    }
 }
 
 /* Take the calling thread's lowest unblocked pending signal, its own

@@ -10,11 +10,26 @@
  * The return is SYSRET when the frame allows it and IRET otherwise (and
  * always after an interrupt or exception).
  *
- * Kernel threads are not preempted (kern/sched/sched.c), but user mode
- * is: the timer interrupt that arrives in user mode yields the CPU before
- * returning (user_trap_return).  The thread holds no lock there.  A
- * process marked to die (p_killsig) exits at the same place and after
- * every system call.
+ * Kernel threads are not preempted (kern/sched/sched.c), but user
+ * threads are: the clock tick that finds one running (in user mode or in
+ * a system call) asks it to yield the CPU before its next return to user
+ * mode, where it holds no lock.  A process marked to die (p_killsig)
+ * exits at the same place.
+ *
+ * The way out.  Everything a return to user mode may have to do first --
+ * yield the CPU, take a signal, die of a kill, exit for another thread's
+ * exec, park for a stop -- is announced in one word of the thread, its
+ * ast (struct thread, THREAD_AST_*), so the exit of a system call or trap
+ * loads one word and branches (issue 18); only a set word leads to
+ * user_ast, which takes the word (exchanging it with 0) and then looks at
+ * the signal state itself.  Who sets it: the clock tick (user_tick,
+ * THREAD_AST_PREEMPT), and everyone who makes a signal, a kill, an exit or
+ * a stop pending for a thread (kern/proc/signal.c, sig_ast_lwp; after the
+ * change, so the thread that clears the word sees it).  user_ast sets
+ * THREAD_AST_SIGNAL again while anything is pending, even blocked
+ * (sig_work_pending), so a mask change that unblocks a pending signal
+ * needs no post of its own: the call that changed the mask finds the word
+ * set on its way out.
  *
  * Faults in user mode go to the address space (as_fault); one that cannot
  * be resolved raises SIGSEGV (SIGBUS for a file page past the end of the
@@ -68,6 +83,8 @@ extern void syscall_entry(void);
 
 static volatile uint64_t unknown_calls[NSYSCALL];     /* [a] */
 
+static void user_tick(const struct trapframe *tf);
+
 void user_mode_init(void)
 {
     static const struct trap_user_hooks hooks = {
@@ -76,7 +93,7 @@ void user_mode_init(void)
     };
     trap_set_user_hooks(&hooks);
     sched_set_switch_hook(user_switch);
-    if (!smp_add_tick_hook(acct_tick))  /* CPU time's samples (kern/proc/proc.c) */
+    if (!smp_add_tick_hook(user_tick))
         panic("user_mode_init: no tick hook left for CPU-time accounting");
 }
 
@@ -204,22 +221,47 @@ bool user_trap(struct trapframe *tf)
     return true;
 }
 
+/* The clock tick (a tick hook): CPU time's sample (kern/proc/acct.c), and
+ * a user thread's preemption at its next return to user mode. */
+static void user_tick(const struct trapframe *tf)
+{
+    acct_tick(tf);
+    struct thread *t = curthread();
+    if (t->proc)
+        thread_ast_post(t, THREAD_AST_PREEMPT);
+}
+
+/* The work the calling thread's ast word announced, on its way to user
+ * mode through tf (interrupts on after a system call, off after a trap;
+ * left as found).  restarting: tf was rewound to repeat the call. */
+static void __attribute__((noinline)) user_ast(struct thread *t, struct trapframe *tf,
+                                               bool restarting)
+{
+    uint32_t ast = __atomic_exchange_n(&t->ast, 0, __ATOMIC_SEQ_CST);
+    if (ast & THREAD_AST_PREEMPT)
+        thread_yield();
+    struct proc *p = t->proc;
+    if (sig_interrupting(p)) {
+        uint64_t flags = intr_save();
+        intr_enable();
+        sig_deliver(tf, restarting);
+        intr_restore(flags);
+    }
+    if (sig_work_pending(p))
+        thread_ast_post(t, THREAD_AST_SIGNAL);
+}
+
 /* Preemption, kills and signals at every return to user mode from an
  * interrupt or exception (called with interrupts disabled). */
 void user_trap_return(struct trapframe *tf)
 {
-    struct proc *p = curthread()->proc;
-    if (!p)
+    struct thread *t = curthread();
+    if (!t->proc)
         return;
-    if (tf->vector == VEC_TIMER) {
-        itimer_cpu_tick(p);     /* ITIMER_VIRTUAL, ITIMER_PROF (kern/proc/sys_timer.c) */
-        thread_yield();
-    }
-    if (sig_interrupting(p)) {
-        intr_enable();
-        sig_deliver(tf, false);
-        intr_disable();
-    }
+    if (tf->vector == VEC_TIMER)
+        itimer_cpu_tick(t->proc);   /* ITIMER_VIRTUAL, ITIMER_PROF (kern/proc/sys_timer.c) */
+    if (unlikely(__atomic_load_n(&t->ast, __ATOMIC_RELAXED)))
+        user_ast(t, tf, false);
 }
 
 /* ---- system calls ---- */
@@ -322,7 +364,7 @@ static syscall_fn lookup(uint64_t nr)
 
 void syscall_dispatch(struct trapframe *tf)
 {
-    struct proc *p = curthread()->proc;
+    struct thread *t = curthread();
     uint64_t nr = tf->rax;
     syscall_fn fn = lookup(nr);
     int64_t r;
@@ -342,6 +384,6 @@ void syscall_dispatch(struct trapframe *tf)
     } else {
         tf->rax = (uint64_t)r;
     }
-    if (sig_interrupting(p))
-        sig_deliver(tf, restarting);
+    if (unlikely(__atomic_load_n(&t->ast, __ATOMIC_RELAXED)))
+        user_ast(t, tf, restarting);
 }

@@ -63,7 +63,21 @@ struct thread {
     struct lwp *lwp;                /* [o] its part of the process (kern/proc/lwp.c), or NULL */
     struct as *as;                  /* [o] NULL: the kernel's tables alone */
     uint64_t fs_base;               /* [o] */
+    /* Work due before the thread returns to user mode (THREAD_AST_*): set
+     * by anyone with thread_ast_post, taken by the thread itself on its
+     * way out, so that the exit of a system call or trap tests one word
+     * (kern/proc/syscall.c, user_ast). */
+    uint32_t ast;                   /* [a] */
 };
+
+#define THREAD_AST_PREEMPT  0x1     /* the clock ticked: yield the CPU */
+#define THREAD_AST_SIGNAL   0x2     /* a signal, a kill, an exit or a stop may be due */
+
+/* Ask t to do the work of bits before its next return to user mode. */
+static inline void thread_ast_post(struct thread *t, uint32_t bits)
+{
+    __atomic_or_fetch(&t->ast, bits, __ATOMIC_SEQ_CST);
+}
 
 /* The thread running on this CPU. */
 static inline struct thread *curthread(void)

@@ -2,7 +2,7 @@
  * ktests for spin locks: mutual exclusion under contention on every CPU for
  * each algorithm, TryLock (fails at once on a held lock and never joins its
  * queue), nesting and out-of-order release, the held-lock stack and the
- * interrupt state.
+ * interrupt state, and H2-MCS's node-less uncontended holds.
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
@@ -301,5 +301,76 @@ KTEST(spin_static_init)
     spin_unlock(&static_lock);
     KT_ASSERT(spin_trylock(&static_lock));
     spin_unlock(&static_lock);
+    return 0;
+}
+
+/* ---- H2-MCS's node-less holds --------------------------------------------- */
+
+static spinlock_t nodeless_lock;
+static volatile int nodeless_step;      /* 1: CPU 0 holds it; 2: CPU 1 got it */
+static volatile uint32_t nodeless_node; /* CPU 1's holder node while it held it */
+
+/* Spin until *flag reaches want or the bound runs out (TCG may schedule a
+ * vCPU late): true if it did. */
+static bool wait_for(volatile int *flag, int want)
+{
+    uint64_t give_up = rdtsc() + 10 * tsc_hz;
+    while (*flag < want)
+        if (rdtsc() > give_up)
+            return false;
+        else
+            cpu_relax();
+    return true;
+}
+
+/* The queue node published in qhead by the waiter behind a node-less holder,
+ * or NULL if none came within the bound. */
+static struct mcs_node *wait_qhead(spinlock_t *l)
+{
+    uint64_t give_up = rdtsc() + 10 * tsc_hz;
+    struct mcs_node *n;
+    while ((n = __atomic_load_n(&l->qhead, __ATOMIC_ACQUIRE)) == NULL && rdtsc() < give_up)
+        cpu_relax();
+    return n;
+}
+
+/* An uncontended H2-MCS acquisition uses no queue node (the tail holds the
+ * marker); a waiter behind such a holder queues through qhead and gets the
+ * lock with a node of its own at the holder's release. */
+KTEST_ALL_CPUS(spin_h2mcs_nodeless)
+{
+    int me = cpu_id();
+    bool alone_ok = true, handed_ok = true;
+    if (me == 0) {
+        spin_init_algo(&nodeless_lock, &test_spin_try, LOCK_H2MCS);
+        nodeless_step = 0;
+        nodeless_node = SPIN_NO_NODE;
+        spin_lock(&nodeless_lock);
+        alone_ok = nodeless_lock.tail == H2MCS_NODELESS && nodeless_lock.qhead == NULL &&
+                   nodeless_lock.node == SPIN_NO_NODE;
+        spin_unlock(&nodeless_lock);
+        alone_ok = alone_ok && nodeless_lock.tail == NULL;
+    }
+    ktest_barrier();
+    if (me == 0 && ncpus_online > 1) {
+        spin_lock(&nodeless_lock);
+        nodeless_step = 1;
+        struct mcs_node *waiter = wait_qhead(&nodeless_lock);
+        bool queued = waiter != NULL && nodeless_lock.tail == waiter;
+        spin_unlock(&nodeless_lock);        /* hands over to CPU 1 */
+        handed_ok = queued && wait_for(&nodeless_step, 2) && nodeless_node != SPIN_NO_NODE;
+    } else if (me == 1 && wait_for(&nodeless_step, 1)) {
+        spin_lock(&nodeless_lock);
+        nodeless_node = nodeless_lock.node;
+        spin_unlock(&nodeless_lock);
+        nodeless_step = 2;
+    }
+    ktest_barrier();
+    if (me != 0)
+        return 0;
+    KT_ASSERT(alone_ok);
+    KT_ASSERT(handed_ok);
+    KT_ASSERT(nodeless_lock.tail == NULL && nodeless_lock.qhead == NULL);
+    spin_destroy(&nodeless_lock);
     return 0;
 }

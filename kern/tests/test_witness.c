@@ -2,13 +2,15 @@
  * ktests for the lock-order checker: a seeded AB/BA order is reported
  * exactly once, a consistent order and same-class pairs never are, a
  * recursive acquisition is silent, a three-class cycle is found through
- * the path, and statistics keep counting after a report.  Each test turns
+ * the path, statistics keep counting after a report, and a report names
+ * its call sites as function+offset.  Each test turns
  * witness on for itself and restores the setting it found.
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/witness.h>
+#include <kern/lib/string.h>
 
 LOCK_CLASS(test_w_a, "test_witness_a", LK_SPIN);
 LOCK_CLASS(test_w_b, "test_witness_b", LK_SPIN);
@@ -24,7 +26,18 @@ LOCK_CLASS(test_w_r2, "test_witness_r2", LK_MUTEX_SPIN);
 
 static spinlock_t la, lb, lc, ld, ls1, ls2, lx, ly, lz;
 
-static void pair(spinlock_t *first, spinlock_t *second)
+/* Whether text contains s. */
+static bool contains(const char *text, const char *s)
+{
+    size_t n = strlen(s);
+    for (; *text; text++)
+        if (strncmp(text, s, n) == 0)
+            return true;
+    return false;
+}
+
+/* noinline: the sites of its two acquisitions lie in it, by name. */
+static void __attribute__((noinline)) pair(spinlock_t *first, spinlock_t *second)
 {
     spin_lock(first);
     spin_lock(second);
@@ -45,6 +58,13 @@ KTEST(witness_ab_ba_reported_once)
     uint64_t hits0 = lb.inst.hits;
     pair(&lb, &la);                     /* b then a: the reversal */
     KT_ASSERT_EQ(witness_reports() - r0, 1);
+    /* The report names both classes and symbolizes every site. */
+    static char report[1536];
+    witness_last_report(report, sizeof report);
+    KT_ASSERT(contains(report, "acquiring \"test_witness_a\" while holding \"test_witness_b\""));
+    KT_ASSERT(contains(report, "\"test_witness_b\" held, acquired at pair+0x"));
+    KT_ASSERT(contains(report, "\"test_witness_a\" being acquired at pair+0x"));
+    KT_ASSERT(contains(report, "\"test_witness_a\" held (acquired at pair+0x"));
     pair(&lb, &la);                     /* once per pair */
     pair(&la, &lb);
     KT_ASSERT_EQ(witness_reports() - r0, 1);

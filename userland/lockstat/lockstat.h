@@ -56,6 +56,9 @@ struct interval {
 void print_snapshot(const struct snap *s, const struct opts *o,
                     const struct blkstat_snapshot_hdr *d, const struct interval *iv);
 
+/* The address of the lock whose own site r is, or 0 for a class's site. */
+uint64_t site_inst_addr(const struct snap *s, const struct lockstat_site_rec *r);
+
 /* Cycles to microseconds with the snapshot's TSC rate. */
 double cycles_us(const struct snap *s, uint64_t cycles);
 

@@ -123,7 +123,7 @@ static void print_sites(const struct snap *s, const struct lockstat_class_rec **
         for (uint32_t j = 0; j < s->h->nsites; j++) {
             const struct lockstat_site_rec *r = &s->sites[j];
             char buf[32];
-            if (strcmp(r->cls, rows[i]->name) != 0 || r->count == 0)
+            if (r->inst || strcmp(r->cls, rows[i]->name) != 0 || r->count == 0)
                 continue;
             printf("%-20s %-4s %10llu %12.1f  %s\n", r->cls, what[r->what & 1],
                    (unsigned long long)r->count, cycles_us(s, r->cycles),
@@ -133,6 +133,32 @@ static void print_sites(const struct snap *s, const struct lockstat_class_rec **
             printf("%-20s (sites not named: %llu misses, %llu holds)\n", rows[i]->name,
                    (unsigned long long)rows[i]->miss_sites_lost,
                    (unsigned long long)rows[i]->hold_sites_lost);
+    }
+}
+
+/* The instances' own sites, for the classes printed: instance i's lines
+ * follow the class's, named by the instance's name or address. */
+static void print_instance_sites(const struct snap *s, const struct lockstat_class_rec **rows,
+                                 int n)
+{
+    static const char *const what[] = { "miss", "hold" };
+    int header = 0;
+    for (int i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < s->h->nsites; j++) {
+            const struct lockstat_site_rec *r = &s->sites[j];
+            char buf[32], id[24];
+            if (!r->inst || r->inst > s->h->ninst || strcmp(r->cls, rows[i]->name) != 0 ||
+                r->count == 0)
+                continue;
+            const struct lockstat_inst_rec *in = &s->inst[r->inst - 1];
+            if (!header++)
+                printf("\n%-20s %-18s %-4s %10s %12s  %s\n", "class", "instance", "what",
+                       "count", "time_us", "site");
+            snprintf(id, sizeof id, "%#llx", (unsigned long long)in->addr);
+            printf("%-20s %-18s %-4s %10llu %12.1f  %s\n", r->cls, in->name[0] ? in->name : id,
+                   what[r->what & 1], (unsigned long long)r->count, cycles_us(s, r->cycles),
+                   site_name(r, buf, sizeof buf));
+        }
     }
 }
 
@@ -210,8 +236,10 @@ static void print_text(const struct snap *s, const struct opts *o,
     print_classes(s, rows, n);
     if (o->cls)
         print_instances(s, o->cls);
-    if (o->sites)
+    if (o->sites) {
         print_sites(s, rows, n);
+        print_instance_sites(s, rows, n);
+    }
     for (int i = 0; o->hist && i < n; i++) {
         print_hist(s, rows[i]->name, "wait", rows[i]->wait_hist);
         print_hist(s, rows[i]->name, "hold", rows[i]->hold_hist);
@@ -234,18 +262,42 @@ static void json_hist(const char *name, const uint64_t *hist)
     printf("]");
 }
 
-static void json_sites(const struct snap *s, const struct lockstat_class_rec *c, uint32_t what)
+/* The sites of kind what of class c (inst 0) or of its instance record
+ * inst - 1. */
+static void json_sites(const struct snap *s, const struct lockstat_class_rec *c, uint32_t what,
+                       uint32_t inst)
 {
     printf(", \"%s_sites\": [", what == LOCKSTAT_SITE_MISS ? "miss" : "hold");
     int first = 1;
     for (uint32_t j = 0; j < s->h->nsites; j++) {
         const struct lockstat_site_rec *r = &s->sites[j];
         char buf[32];
-        if (r->what != what || strcmp(r->cls, c->name) != 0 || r->count == 0)
+        if (r->what != what || r->inst != inst || strcmp(r->cls, c->name) != 0 || r->count == 0)
             continue;
         printf("%s{\"site\": \"%s\", \"addr\": \"%#llx\", \"count\": %llu, \"time_us\": %.3f}",
                first ? "" : ", ", site_name(r, buf, sizeof buf), (unsigned long long)r->site,
                (unsigned long long)r->count, cycles_us(s, r->cycles));
+        first = 0;
+    }
+    printf("]");
+}
+
+/* The class's most contended instances, each with its own sites. */
+static void json_instances(const struct snap *s, const struct lockstat_class_rec *c)
+{
+    printf(", \"top_instances\": [");
+    int first = 1;
+    for (uint32_t i = 0; i < s->h->ninst; i++) {
+        const struct lockstat_inst_rec *r = &s->inst[i];
+        if (strcmp(r->cls, c->name) != 0)
+            continue;
+        printf("%s{\"name\": \"%s\", \"addr\": \"%#llx\", \"hits\": %llu, \"misses\": %llu, "
+               "\"wait_us\": %.3f", first ? "" : ", ", r->name, (unsigned long long)r->addr,
+               (unsigned long long)r->hits, (unsigned long long)r->misses,
+               cycles_us(s, r->wait_cycles));
+        json_sites(s, c, LOCKSTAT_SITE_MISS, i + 1);
+        json_sites(s, c, LOCKSTAT_SITE_HOLD, i + 1);
+        printf("}");
         first = 0;
     }
     printf("]");
@@ -279,11 +331,12 @@ static void json_class(const struct snap *s, const struct lockstat_class_rec *c)
            cycles_us(s, c->wait_cycles), cycles_us(s, c->max_wait), cycles_us(s, c->hold_cycles),
            (unsigned long long)c->ninstances, (unsigned long long)c->miss_sites_lost,
            (unsigned long long)c->hold_sites_lost);
-    json_sites(s, c, LOCKSTAT_SITE_MISS);
-    json_sites(s, c, LOCKSTAT_SITE_HOLD);
+    json_sites(s, c, LOCKSTAT_SITE_MISS, 0);
+    json_sites(s, c, LOCKSTAT_SITE_HOLD, 0);
     json_hist("wait_hist", c->wait_hist);
     json_hist("hold_hist", c->hold_hist);
     json_percpu(s, c);
+    json_instances(s, c);
     printf("}");
 }
 

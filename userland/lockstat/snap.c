@@ -124,12 +124,22 @@ static const struct lockstat_inst_rec *find_inst(const struct snap *s, uint64_t 
     return NULL;
 }
 
-static const struct lockstat_site_rec *find_site(const struct snap *s,
+uint64_t site_inst_addr(const struct snap *s, const struct lockstat_site_rec *r)
+{
+    return r->inst && r->inst <= s->h->ninst ? s->inst[r->inst - 1].addr : 0;
+}
+
+/* want's record in s: the same site, kind and class, and the same lock
+ * (an instance record's index differs from snapshot to snapshot, its
+ * address does not). */
+static const struct lockstat_site_rec *find_site(const struct snap *s, const struct snap *ws,
                                                  const struct lockstat_site_rec *want)
 {
+    uint64_t addr = site_inst_addr(ws, want);
     for (uint32_t i = 0; i < s->h->nsites; i++) {
         const struct lockstat_site_rec *r = &s->sites[i];
-        if (r->site == want->site && r->what == want->what && !strcmp(r->cls, want->cls))
+        if (r->site == want->site && r->what == want->what && !strcmp(r->cls, want->cls) &&
+            (r->inst != 0) == (want->inst != 0) && site_inst_addr(s, r) == addr)
             return r;
     }
     return NULL;
@@ -159,7 +169,7 @@ void snap_subtract(struct snap *cur, const struct snap *prev)
         }
     }
     for (uint32_t i = 0; i < cur->h->nsites; i++) {
-        const struct lockstat_site_rec *p = find_site(prev, &cur->sites[i]);
+        const struct lockstat_site_rec *p = find_site(prev, cur, &cur->sites[i]);
         if (p) {
             cur->sites[i].count -= p->count;
             cur->sites[i].cycles -= p->cycles;

@@ -4,8 +4,11 @@
  * any user may read the statistics but only root may reset them (EPERM);
  * a System V semaphore set updated from every CPU at once makes its lock
  * class miss, and the top miss site the kernel names is the function
- * that takes that lock (ipc_lock_id, kern/ipc/ipc.c); `lockstat -k -j`
- * prints well-formed JSON that names the same site.
+ * that takes that lock (ipc_lock_id, kern/ipc/ipc.c), for the class and
+ * for the set's own lock (its most contended instance); `lockstat -k -j`
+ * prints well-formed JSON that names the same site; `lockstat -h`
+ * documents every option and column, and -l, -H and -P filter and add
+ * what they say.
  *
  * On Linux the statistics calls do not exist: the test checks that they
  * give ENOSYS (a Tempest binary never runs another call there) and stops.
@@ -78,18 +81,32 @@ static void *snapshot(size_t *len)
 	return NULL;
 }
 
-/* The snapshot's top miss site of class cls, or NULL. */
+/* The snapshot's top miss site of class cls (inst 0), or of its instance
+ * record inst - 1, or NULL. */
 static const struct lockstat_site_rec *top_miss_site(const struct lockstat_snapshot_hdr *h,
-						     const char *cls)
+						     const char *cls, uint32_t inst)
 {
 	const struct lockstat_class_rec *c = (const void *)(h + 1);
 	const struct lockstat_inst_rec *in = (const void *)(c + h->nclasses);
 	const struct lockstat_site_rec *s = (const void *)(in + h->ninst);
 	const struct lockstat_site_rec *best = NULL;
 	for (uint32_t i = 0; i < h->nsites; i++)
-		if (s[i].what == LOCKSTAT_SITE_MISS && !strcmp(s[i].cls, cls) &&
+		if (s[i].what == LOCKSTAT_SITE_MISS && s[i].inst == inst && !strcmp(s[i].cls, cls) &&
 		    (!best || s[i].count > best->count))
 			best = &s[i];
+	return best;
+}
+
+/* The index + 1 of class cls's most missed instance record, or 0. */
+static uint32_t top_instance(const struct lockstat_snapshot_hdr *h, const char *cls)
+{
+	const struct lockstat_class_rec *c = (const void *)(h + 1);
+	const struct lockstat_inst_rec *in = (const void *)(c + h->nclasses);
+	uint32_t best = 0;
+	for (uint32_t i = 0; i < h->ninst; i++)
+		if (!strcmp(in[i].cls, cls) && in[i].misses > 0 &&
+		    (!best || in[i].misses > in[best - 1].misses))
+			best = i + 1;
 	return best;
 }
 
@@ -152,11 +169,8 @@ static int contend_round(int id, int n)
 /* Rounds of contend_round until the set's lock class (sem) has missed, at
  * most CONTEND_ROUNDS of them: whether CPUs meet on the lock depends on how
  * the host runs them, so the test waits for it rather than count on it. */
-static int contend(void)
+static int contend_on(int id)
 {
-	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
-	if (id < 0)
-		return -1;
 	int n = online_cpus(), bad = 0;
 	uint64_t before = class_misses("sem");
 	for (int r = 0; r < CONTEND_ROUNDS && !bad; r++) {
@@ -164,6 +178,16 @@ static int contend(void)
 		if (n < 2 || class_misses("sem") > before)
 			break;
 	}
+	return bad;
+}
+
+/* The same on a set of its own, removed after. */
+static int contend(void)
+{
+	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
+	if (id < 0)
+		return -1;
+	int bad = contend_on(id);
 	semctl(id, 0, IPC_RMID);
 	return bad;
 }
@@ -224,8 +248,14 @@ static void check_contended_site(void)
 	}
 	size_t len0, len1;
 	void *before = snapshot(&len0);
-	CHECK_EQ(contend(), 0);
+	/* The set lives until the snapshot is taken: its lock is then one of
+	 * the class's reported instances. */
+	int id = semget(IPC_PRIVATE, CONTEND_SEMS, IPC_CREAT | 0600);
+	CHECK(id >= 0);
+	CHECK_EQ(id >= 0 ? contend_on(id) : -1, 0);
 	void *after = snapshot(&len1);
+	if (id >= 0)
+		semctl(id, 0, IPC_RMID);
 	CHECK(before && after);
 	if (before && after) {
 		const struct lockstat_class_rec *c0 = find_class(before, "sem");
@@ -233,11 +263,19 @@ static void check_contended_site(void)
 		CHECK(c0 && c1);
 		if (c0 && c1)
 			CHECK(c1->misses > c0->misses);
-		const struct lockstat_site_rec *s = top_miss_site(after, "sem");
+		const struct lockstat_site_rec *s = top_miss_site(after, "sem", 0);
 		CHECK(s != NULL);
 		if (s && !starts_with_fn(s->sym, CONTENDED_FN))
 			ut_check(0, __FILE__, __LINE__, "top miss site of sem is %s, not %s",
 				 s->sym, CONTENDED_FN);
+		/* The contended set's own lock names the same site. */
+		uint32_t top = top_instance(after, "sem");
+		CHECK(top != 0);
+		const struct lockstat_site_rec *own = top ? top_miss_site(after, "sem", top) : NULL;
+		CHECK(own != NULL);
+		if (own && !starts_with_fn(own->sym, CONTENDED_FN))
+			ut_check(0, __FILE__, __LINE__, "top miss site of sem's top instance is %s, not %s",
+				 own->sym, CONTENDED_FN);
 	}
 	free(before);
 	free(after);
@@ -343,8 +381,9 @@ static int json_top_miss_site(const char *text, const char *cls, char *out, size
 	return 0;
 }
 
-/* Run lockstat -k -j -c sem on `t_lockstat contend`; its output in buf. */
-static long run_lockstat(char *buf, size_t n)
+/* Run lockstat with argv (argv[0] "lockstat"); its output in buf, its
+ * length, or -1 when it did not exit 0. */
+static long run_tool(char *const argv[], char *buf, size_t n)
 {
 	int fds[2];
 	if (pipe(fds) != 0)
@@ -354,8 +393,7 @@ static long run_lockstat(char *buf, size_t n)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(LOCKSTAT_BIN, "lockstat", "-k", "-j", "-c", "sem", ut_self, "contend",
-		      (char *)NULL);
+		execv(LOCKSTAT_BIN, argv);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -377,7 +415,8 @@ static void check_lockstat_json(void)
 		return;
 	}
 	static char out[1 << 17];
-	long n = run_lockstat(out, sizeof out);
+	char *argv[] = { "lockstat", "-k", "-j", "-c", "sem", (char *)ut_self, "contend", NULL };
+	long n = run_tool(argv, out, sizeof out);
 	CHECK(n > 0);
 	if (n <= 0)
 		return;
@@ -389,6 +428,57 @@ static void check_lockstat_json(void)
 	CHECK_EQ(json_top_miss_site(out, "sem", site, sizeof site), 0);
 	if (!starts_with_fn(site, CONTENDED_FN))
 		ut_check(0, __FILE__, __LINE__, "lockstat names %s, not %s", site, CONTENDED_FN);
+}
+
+/* Every class name in lockstat's JSON out contains pattern; how many. */
+static int json_classes_matching(const char *out, const char *pattern, int *others)
+{
+	int n = 0;
+	*others = 0;
+	for (const char *p = out; (p = strstr(p, "{\"class\": \"")); p++) {
+		const char *name = p + 11, *end = strchr(name, '"');
+		if (!end)
+			break;
+		char cls[64];
+		snprintf(cls, sizeof cls, "%.*s", (int)(end - name), name);
+		if (strstr(cls, pattern))
+			n++;
+		else
+			(*others)++;
+	}
+	return n;
+}
+
+/* The options beyond -k and -j: -h documents each of them and each
+ * column, -l filters the classes by name, -H and -P add the histograms
+ * and the per-CPU counts (in the text and in the JSON). */
+static void check_lockstat_options(void)
+{
+	if (access(LOCKSTAT_BIN, X_OK) != 0)
+		return;
+	static char out[1 << 17];
+	char *help[] = { "lockstat", "-h", NULL };
+	CHECK(run_tool(help, out, sizeof out) > 0);
+	static const char *const documented[] = { "-k ", "-H ", "-P ", "-i SECS", "-l PATTERN",
+						  "-j ", "-c CLASS", "hits", "misses", "wait_us",
+						  "maxwait_us", "hold_us", "time_us" };
+	for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++)
+		if (!strstr(out, documented[i]))
+			ut_check(0, __FILE__, __LINE__, "lockstat -h does not document %s", documented[i]);
+	char *filtered[] = { "lockstat", "-j", "-H", "-P", "-n", "0", "-l", "se", NULL };
+	CHECK(run_tool(filtered, out, sizeof out) > 0);
+	CHECK(json_valid(out));
+	int others, matching = json_classes_matching(out, "se", &others);
+	if (online_cpus() >= 2)         /* sem missed (check_contended_site) */
+		CHECK(matching > 0);
+	CHECK_EQ(others, 0);
+	CHECK(strstr(out, "\"wait_hist\": [") && strstr(out, "\"per_cpu\": ["));
+	char *text[] = { "lockstat", "-H", "-P", "-c", "sem", NULL };
+	CHECK(run_tool(text, out, sizeof out) > 0);
+	CHECK(strstr(out, "\nclass                 cpu ") != NULL);      /* -P's table */
+	if (online_cpus() >= 2 && !strstr(out, "sem: wait time"))    /* -H: the misses' waits */
+		ut_check(0, __FILE__, __LINE__, "lockstat -H -c sem has no wait histogram: %.300s",
+			 out);
 }
 
 int main(int argc, char **argv)
@@ -407,5 +497,6 @@ int main(int argc, char **argv)
 	check_reset_permission();
 	check_contended_site();
 	check_lockstat_json();
+	check_lockstat_options();
 	return ut_done();
 }
