@@ -38,10 +38,11 @@
  * the bit to the page (PG_DIRTY, pcache_mark_dirty), flushes the TLBs,
  * and then writes the dirty pages of that range back (pcache_flush),
  * only up to the end of the file.  write(2) marks the pages it copied
- * into (segmap_release with SM_DIRTY).  Without reverse mappings a store
- * is found only through the address space that made it, so msync and
- * munmap write back what this process stored; the others' stores reach
- * the file when they unmap or exit.
+ * into (segmap_release with SM_DIRTY).  fsync, msync and sync(2) first
+ * collect the dirty bits of every PTE mapping the file, in every address
+ * space, through the reverse mappings (kern/vm/rmap.c, rmap_sync), so
+ * they write back the stores every process made; munmap and exit write
+ * back their own.
  *
  * A vnode with a dirty page is held by the cache (v_dirtyhold: the first
  * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
@@ -67,8 +68,8 @@
  * mapping sees the store without writing anything.  A write goes to the
  * file and then into the cached pages it covers (patch), so later faults
  * and mappings see it.  A size change drops the pages wholly past the
- * new end (they are zeroed: a mapping that still has one sees zeros, not
- * stale data -- without reverse mappings it cannot be made to fault) and
+ * new end (they are zeroed, and every PTE mapping them is then removed
+ * through the reverse mappings, so a later access faults: SIGBUS) and
  * zeros the bytes past the end in the last page.  Files with no cached
  * page pay one load per read and a second per write.
  *
@@ -89,8 +90,9 @@
  * (Peacock et al.): a lookup locks one short row, so faults on different
  * pages of one file, and on different files, run in parallel; the row
  * count scales with memory.  Unlike those caches there are no fixed ways
- * and no replacement: a cached page may be mapped and cannot be evicted,
- * so a row is a chain.  Each vnode also lists its own pages (v_pagelist,
+ * and no replacement at lookup: a row is a chain, and pages leave it by
+ * the reclaim (kern/vm/pcache_reclaim.c), mapped ones after the reverse
+ * mappings removed their PTEs.  Each vnode also lists its own pages (v_pagelist,
  * linked by p_vnext) for purges, truncations and write-backs; that list
  * is under a spin lock picked by hashing the vnode ("pcache_vlist", 64 of
  * them, so struct vnode grows by two words and no lock).  Changes to a
@@ -117,6 +119,7 @@
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
+#include <kern/vm/rmap.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
@@ -163,6 +166,7 @@ void pcache_init(void)
         spin_init_named(&vlist_locks[i].lock, &pcache_vlist_class, "pcache_vlist");
         rlock_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
     }
+    rmap_init();
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
 
@@ -171,6 +175,11 @@ void pcache_init(void)
 static struct pc_row *row_of(const struct vnode *vp, uint64_t idx)
 {
     return &rows[cache_hash(cache_ptr_tag(vp) + idx, row_bits)];
+}
+
+struct pc_row *pcache_row_of(const struct vnode *vp, uint64_t idx)
+{
+    return row_of(vp, idx);
 }
 
 spinlock_t *pcache_vlist_lock(const struct vnode *vp)
@@ -515,7 +524,8 @@ int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 {
-    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
+    /* Every process's stores through its mappings, too (no lock held). */
+    int err = vp->v_type == VREG ? rmap_sync(vp, 0, ~0UL) : 0;
     int e = VOP_FSYNC_RAW(vp, cr);
     return err ? err : e;
 }
@@ -693,10 +703,10 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
 
 /*
  * A size change (truncate, or setattr with AT_SIZE) of a regular file.
- * After the fill lock is let go (a_lock comes before it), the truncating
- * thread's own mappings of the dropped pages are removed, so that it gets
- * SIGBUS past the new end as on Linux; other address spaces keep the
- * zeroed pages they map (no reverse mappings to find them by).
+ * After the fill lock is let go (a_lock comes before it), every address
+ * space's mappings of the dropped pages are removed through the reverse
+ * mappings (kern/vm/rmap.c), so that any process gets SIGBUS past the new
+ * end, as on Linux.
  */
 static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, struct cred *cr)
 {
@@ -708,9 +718,8 @@ static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, 
     if (!err && sized)
         resized(vp, old, size);
     rlock_release(fl);
-    struct as *as = curthread()->as;
-    if (!err && sized && size < old && as)
-        as_file_truncated(as, vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
+    if (!err && sized && size < old)
+        rmap_truncate(vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
     return err;
 }
 
