@@ -99,6 +99,7 @@ static unsigned clock_hand;                    /* [a] the next row to sweep */
 static unsigned mapped_hand;                   /* [a] the same, for mapped pages */
 static uint64_t mapped_total;                  /* [a] mapped pages unmapped and freed */
 static uint64_t starved_passes;                /* [a] daemon passes that found nothing */
+static int daemon_holds;        /* [a] reclaims and write-backs holding vnodes right now */
 static uint64_t lowat[MAX_NODES];               /* [boot] pages */
 static int wake_chan[MAX_NODES];                /* [c] a daemon's sleep channel */
 static uint64_t reclaimed_total, daemon_runs;   /* [a] statistics */
@@ -269,13 +270,16 @@ static uint64_t reclaim_mapped_batch(int node, int *found)
 {
     unsigned nrows = 1u << pcache_row_bits;
     struct mapped_batch b = { .vp = NULL, .n = 0 };
+    __atomic_add_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);     /* an unmount waits */
     for (unsigned i = 0; i < 2 * nrows && b.n < MAPPED_BATCH; i++) {
         unsigned r = __atomic_fetch_add(&mapped_hand, 1, __ATOMIC_RELAXED) & (nrows - 1);
         take_mapped(&pcache_rows[r], node, &b);
     }
     *found = b.n;
-    if (!b.vp)
+    if (!b.vp) {
+        __atomic_sub_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
         return 0;
+    }
     rmap_unmap_pages(b.vp, b.pgs, b.idx, b.n);
     uint64_t lo = ~0UL, hi = 0;
     for (int k = 0; k < b.n; k++) {
@@ -292,6 +296,7 @@ static uint64_t reclaim_mapped_batch(int node, int *found)
             page_rele(b.pgs[k]);
     }
     VN_RELE(b.vp);
+    __atomic_sub_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
     __atomic_add_fetch(&mapped_total, freed, __ATOMIC_RELAXED);
     __atomic_add_fetch(&reclaimed_total, freed, __ATOMIC_RELAXED);
     return freed;
@@ -334,7 +339,6 @@ static int find_dirty_files(int node, struct vnode **out, int max)
     return n;
 }
 
-static int daemon_holds;        /* [a] vnodes the daemons hold right now */
 
 bool pcache_pageout_holding(void)
 {
@@ -439,7 +443,9 @@ static void pageout_daemon(void *arg)
         if (pcache_node_short(node))
             daemon_pass(node);
         if (node == 0 && uptime_ns() >= next_flush) {
+            __atomic_add_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
             rmap_harvest_all();
+            __atomic_sub_fetch(&daemon_holds, 1, __ATOMIC_ACQ_REL);
             vfs_sync_all();
             next_flush = uptime_ns() + FLUSH_SECONDS * 1000000000UL;
         }
