@@ -40,7 +40,9 @@
  * second fill lock, which no thread ever holds), so one process writing a
  * file larger than memory keeps memory free without waiting.
  *
- *   3. when that is not enough, unmaps mapped file pages, oldest first
+ *   3. has the buffer cache give back the pages of clean, unused
+ *      buffers down to its floor (buf_shrink, kern/vfs/buf.c), and
+ *   4. when that is not enough, unmaps mapped file pages, oldest first
  *      (the same clock, a hand of its own), a batch of one file at a
  *      time: the reverse mappings (kern/vm/rmap.c) remove every PTE of
  *      the batch in every address space, moving the PTEs' dirty bits to
@@ -83,6 +85,7 @@
 #include <kern/vm/segmap.h>
 #include <kern/vm/rmap.h>
 #include <kern/vfs/vfs.h>
+#include <kern/vfs/buf.h>
 #include <kern/lock/sleep.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/callout.h>
@@ -389,6 +392,8 @@ static void daemon_pass(int node)
     uint64_t high = 2 * lowat[node], freed = 0;
     if (free_pages(node) < high)
         freed += pcache_reclaim(node, high - free_pages(node));
+    if (free_pages(node) < high)
+        freed += buf_shrink(MIN(high - free_pages(node), (uint64_t)256));
     if (free_pages(node) < high)
         freed += pcache_reclaim_mapped(node, high - free_pages(node));
     if (!wrote && !freed && pcache_node_short(node))
