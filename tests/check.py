@@ -65,6 +65,8 @@ cores):
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
+  rmap/bigmap/up/long  (make check-long only) a 320 MiB file mapped and read
+                     back twice on up's 256 MiB (tests/rmap_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -116,6 +118,7 @@ import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import rel_check  # noqa: E402
+import rmap_check  # noqa: E402
 
 
 def all_jobs():
@@ -168,7 +171,8 @@ def all_jobs():
 
 def long_jobs():
     """The long variants, run with --long (make check-long)."""
-    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))]
+    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))] + \
+        rmap_check.jobs()
 
 
 def main(argv=None):
