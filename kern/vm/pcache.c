@@ -112,7 +112,10 @@
  * write(2) holds a fill lock only with the kernel bounce buffer of
  * kern/proc/sys_fs.c, never touching user memory under it (a fault there
  * would take a_lock after the fill lock).  pcache_purge takes spin locks
- * only, since VN_RELE is called holding all sorts of locks.
+ * only, since VN_RELE is called holding all sorts of locks.  The reverse
+ * mappings (kern/vm/rmap.c) take other address spaces' a_locks, so they
+ * run with no fill lock held: a truncation lets its fill lock go first,
+ * fsync collects the dirty bits before taking it.
  */
 #include <kern/vm/pcache.h>
 #include <kern/vm/pcache_impl.h>
