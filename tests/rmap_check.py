@@ -7,7 +7,11 @@ stores checked (userland/tests/t_bigmap.c).  It passes only when the
 pageout daemon unmaps and frees mapped file pages under pressure
 (kern/vm/pcache_reclaim.c, through the reverse mappings of
 kern/vm/rmap.c) and the OOM killer leaves the program alone.  The small
-default of the same program runs in make check with the other user tests.
+default of the same program runs in make check with the other user tests,
+and the ktest reclaim_mapped maps a file larger than the memory it leaves
+free.  Under TCG on a loaded host the job takes most of an hour (the file
+goes to the disk and back three times): run it with a larger --budget,
+e.g. python3 tests/check.py --long -k rmap/bigmap --budget 7200.
 """
 
 import os

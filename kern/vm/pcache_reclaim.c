@@ -285,11 +285,14 @@ static uint64_t reclaim_mapped_batch(int node, int *found)
     }
     rmap_unmap_pages(b.vp, b.pgs, b.idx, b.n);
     uint64_t lo = ~0UL, hi = 0;
+    bool dirty = false;
     for (int k = 0; k < b.n; k++) {
         lo = MIN(lo, b.idx[k]);
         hi = MAX(hi, b.idx[k] + 1);
+        dirty |= (__atomic_load_n(&b.pgs[k]->flags, __ATOMIC_ACQUIRE) & PG_DIRTY) != 0;
     }
-    if (b.n && pcache_flush(b.vp, lo, hi))
+    /* Only when the batch has a dirty page: a flush scans the file's list. */
+    if (dirty && pcache_flush(b.vp, lo, hi))
         kprintf("pageout: write-back of mapped pages failed; they stay\n");
     uint64_t freed = 0;
     for (int k = 0; k < b.n; k++) {

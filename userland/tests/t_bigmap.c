@@ -93,11 +93,13 @@ int main(int argc, char **argv)
 	uint64_t size = mib << 20;
 	int fd = CHECK_OK(open("bigmap", O_RDWR | O_CREAT | O_TRUNC, 0644));
 	CHECK_OK(write_file(fd, size));
+	ut_say("t_bigmap: %llu MiB written", (unsigned long long)mib);
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	CHECK(m != MAP_FAILED);
 	if (m == MAP_FAILED)
 		return ut_done();
 	CHECK_EQ(map_pass(m, size, 1), 0);
+	ut_say("t_bigmap: first pass through the mapping done");
 	CHECK_EQ(map_pass(m, size, 0), 0);
 	CHECK_OK(msync(m, size, MS_SYNC));
 	CHECK_OK(munmap(m, size));
