@@ -28,6 +28,7 @@
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
 #include <kern/vm/kmem.h>
+#include <kern/vfs/buf.h>
 #include <kern/lib/string.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
@@ -235,6 +236,12 @@ static int mapped_body(struct s5t *t)
     KT_ASSERT(size <= (PRESSURE_DISK - 2) * (1UL << 20));
     KT_ASSERT_EQ(t_write_pat(vp, 0, size, 6, 8192), 0);
     KT_ASSERT_EQ(pcache_flush(vp, 0, ~0UL), 0);
+    /* Nothing cached to fall back on: the file's pages, every clean file
+     * page and the buffers' spare pages go first, and take_memory takes
+     * the memory they leave. */
+    segmap_purge(vp, 0);
+    reclaim_all();
+    buf_shrink(~0UL);
     struct as *as = as_create();
     uint8_t *buf = kmalloc(PAGE_SIZE);
     KT_ASSERT(as && buf);

@@ -428,17 +428,19 @@ static void nap(void *chan, uint64_t ns)
 
 bool pcache_wait_for_memory(void)
 {
+    /* Two passes that found nothing, after this wait began: one may
+     * have raced with a fault that mapped the page it chose again. */
     uint64_t starved = __atomic_load_n(&starved_passes, __ATOMIC_ACQUIRE);
     uint64_t deadline = uptime_ns() + WAIT_MEMORY_NS;
-    while (uptime_ns() < deadline) {
-        if (all_free_pages() >= WAIT_FREE_PAGES)
-            return true;
-        if (__atomic_load_n(&starved_passes, __ATOMIC_ACQUIRE) != starved)
-            return false;       /* nothing left to take but anonymous memory */
+    /* Sleep at least once: the daemon may be waiting for the a_lock the
+     * fault just let go, and must run before the fault tries again. */
+    do {
         for (int n = 0; n < numa_nnodes; n++)
             wakeup(&wake_chan[n]);
         nap(&starved_passes, DAEMON_TICK_NS);
-    }
+        if (__atomic_load_n(&starved_passes, __ATOMIC_ACQUIRE) - starved >= 2)
+            return false;       /* nothing left to take but anonymous memory */
+    } while (all_free_pages() < WAIT_FREE_PAGES && uptime_ns() < deadline);
     return all_free_pages() >= WAIT_FREE_PAGES;
 }
 

@@ -62,6 +62,7 @@ LOCK_CLASS(rmap_class, "rmap", LK_SPIN);
 
 #define RMAP_BITS 8
 #define WALK_PASSES 8           /* walks again while the chain changed, at most */
+#define STACK_MAPPERS 16        /* address spaces a walk holds without kmalloc */
 
 struct rmap_row {
     spinlock_t lock;
@@ -175,17 +176,20 @@ typedef void (*seg_fn)(struct as *as, struct seg *s, void *arg);
 static void each_mapping(struct vnode *vp, seg_fn fn, void *arg)
 {
     struct rmap_row *r = row_of(vp);
-    int max = 16;
+    struct as *few[STACK_MAPPERS];      /* no allocation in the common case:
+                                         * the reclaim runs when memory is out */
+    int max = STACK_MAPPERS;
     for (int pass = 0; pass < WALK_PASSES; pass++) {
-        struct as **v = kmalloc((size_t)max * sizeof *v);
+        struct as **v = max == STACK_MAPPERS ? few : kmalloc((size_t)max * sizeof *v);
         if (!v) {
-            kprintf("rmap: no memory to walk a file's mappings\n");
+            kprintf("rmap: no memory to walk a file's %d mappings\n", max);
             return;
         }
         uint64_t gen;
         int n = snapshot(r, vp, v, max, &gen);
         if (n < 0) {
-            kfree(v);
+            if (v != few)
+                kfree(v);
             max *= 4;
             pass--;
             continue;
@@ -199,7 +203,8 @@ static void each_mapping(struct vnode *vp, seg_fn fn, void *arg)
             rlock_release(&as->a_lock);
             as_rele(as);
         }
-        kfree(v);
+        if (v != few)
+            kfree(v);
         spin_lock(&r->lock);
         bool same = r->gen == gen;
         spin_unlock(&r->lock);
