@@ -184,7 +184,8 @@ vaddr_t as_set_brk(struct as *as, vaddr_t newbrk);
 /* Resolve a fault at va: 0, -EFAULT (no segment), -EACCES (the
  * segment's protection forbids the access), -ENXIO (a file page wholly
  * past the end of the file: SIGBUS), another errno (the file could not be
- * read: SIGBUS) or -ENOMEM (no page: the process is out of memory). */
+ * read: SIGBUS) or -ENOMEM (no page, and the pageout daemons found no file
+ * page to take back: the process is out of memory). */
 int as_fault(struct as *as, vaddr_t va, int access);
 
 /* Load as (NULL: the kernel's tables alone) on this CPU, keeping the CPU
