@@ -65,8 +65,9 @@ cores):
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
-  rmap/bigmap/up/long  (make check-long only) a 320 MiB file mapped and read
-                     back twice on up's 256 MiB (tests/rmap_check.py)
+  rmap/bigmap/...     (make check-long only) a file larger than memory mapped
+                     and read back twice: 80 MiB on 64 MiB, 288 MiB on up's
+                     256 MiB (tests/rmap_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 

@@ -3,10 +3,11 @@
  * mapped MAP_SHARED and read through the mapping twice, page checksums
  * compared with the pattern, a store in every 64th page on the first pass
  * and checked on the second; then msync, munmap, and read(2) sees the
- * stores.  make check runs the small default; make check-long (job
- * rmap/bigmap/up/long) runs it with a file larger than the machine's memory on
- * `up`, where it passes only if mapped file pages are unmapped and freed
- * under pressure (kern/vm/pcache_reclaim.c) and come back intact.
+ * stores.  make check runs the small default; make check-long (jobs
+ * rmap/bigmap/..., tests/rmap_check.py) runs it with a file larger than
+ * the machine's memory (on a 64 MiB machine and on `up`), where it
+ * passes only if mapped file pages are unmapped and freed under pressure
+ * (kern/vm/pcache_reclaim.c) and come back intact.
  */
 #include "ut.h"
 
