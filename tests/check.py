@@ -65,9 +65,6 @@ cores):
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
-  rmap/bigmap/...     (make check-long only) a file larger than memory mapped
-                     and read back twice: 80 MiB on 64 MiB, 288 MiB on up's
-                     256 MiB (tests/rmap_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -119,7 +116,6 @@ import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import rel_check  # noqa: E402
-import rmap_check  # noqa: E402
 
 
 def all_jobs():
@@ -172,8 +168,7 @@ def all_jobs():
 
 def long_jobs():
     """The long variants, run with --long (make check-long)."""
-    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))] + \
-        rmap_check.jobs()
+    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))]
 
 
 def main(argv=None):

@@ -3,11 +3,12 @@
  * mapped MAP_SHARED and read through the mapping twice, page checksums
  * compared with the pattern, a store in every 64th page on the first pass
  * and checked on the second; then msync, munmap, and read(2) sees the
- * stores.  make check runs the small default; make check-long (jobs
- * rmap/bigmap/..., tests/rmap_check.py) runs it with a file larger than
- * the machine's memory (on a 64 MiB machine and on `up`), where it
- * passes only if mapped file pages are unmapped and freed under pressure
- * (kern/vm/pcache_reclaim.c) and come back intact.
+ * stores.  make check runs the small default.  With a file larger than
+ * the machine's memory it passes only if mapped file pages are unmapped
+ * and freed under pressure (kern/vm/pcache_reclaim.c) and come back
+ * intact: by hand, make run MACHINE='cpus=1,mem=64' SIZE=100M
+ * OPTS='syncwrites=off' ADD=DIR RUN='cd /tmp && /add/t_bigmap 80' with
+ * the program in DIR.
  */
 #include "ut.h"
 
