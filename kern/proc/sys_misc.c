@@ -30,6 +30,7 @@
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
 #include <drivers/platform/rtc.h>
+#include <kern/vm/rmap.h>
 
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -159,6 +160,7 @@ SYSCALL_DECL(sys_truncate)
 
 SYSCALL_DECL(sys_sync)
 {
+    rmap_harvest_all();         /* every process's stores through mappings, too */
     vfs_sync_all();
     return 0;
 }

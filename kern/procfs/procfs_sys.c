@@ -132,7 +132,7 @@ void procfs_memory(struct procfs_mem *m)
     }
     m->total = total * PAGE_SIZE;
     m->free = free * PAGE_SIZE;
-    m->buffers = (uint64_t)buf_count() * PAGE_SIZE;
+    m->buffers = (uint64_t)buf_data_count() * PAGE_SIZE;
     m->cached = pcache_pages() * PAGE_SIZE;
 }
 

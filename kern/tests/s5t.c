@@ -148,6 +148,11 @@ static uint8_t pat(uint64_t off, uint32_t f)
     return (uint8_t)((off * 31 + f * 7 + (off >> 10) * 13) & 0xff);
 }
 
+uint8_t t_pat(uint64_t off, uint32_t f)
+{
+    return pat(off, f);
+}
+
 static void fill_pat(uint8_t *buf, size_t len, uint64_t off, uint32_t f)
 {
     for (size_t i = 0; i < len; i++)

@@ -52,6 +52,8 @@ int t_lookup_nlink(struct vnode *dvp, const char *name);
 
 /* Write, or check, the pattern of file f over [off, off + len) in chunks
  * of chunk bytes (check: -EILSEQ at the first wrong byte). */
+/* The pattern's byte at offset off of file f. */
+uint8_t t_pat(uint64_t off, uint32_t f);
 int t_write_pat(struct vnode *vp, uint64_t off, size_t len, uint32_t f, size_t chunk);
 int t_check_pat(struct vnode *vp, uint64_t off, size_t len, uint32_t f, size_t chunk);
 /* Do the first bytes (at most 64) at off read as zeros? */

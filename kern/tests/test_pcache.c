@@ -14,6 +14,13 @@
  *                     and growing again reads zeros; a private mapping
  *                     maps the cached page read-only and copies it at a
  *                     write, which never reaches the file
+ *   pcache_rmap       the reverse mappings (kern/vm/rmap.c): stores
+ *                     through another address space's shared mapping
+ *                     reach the file by VOP_FSYNC and by msync of a
+ *                     third one; a truncation by a thread with no
+ *                     address space removes the PTEs past the end in every
+ *                     address space -- shared, private, and a fork's
+ *                     child -- so each faults -ENXIO there
  *   pcache_mp         a thread per CPU, each with its own address space
  *                     mapping one file shared: stores, write(2)s read
  *                     back through the mapping, msyncs, all at once on
@@ -24,6 +31,7 @@
 #include <kern/vm/as.h>
 #include <kern/vm/page.h>
 #include <kern/vm/pcache.h>
+#include <kern/vm/rmap.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
@@ -53,6 +61,8 @@ static int make_file(struct s5t *t, const char *name, size_t len, struct vnode *
     size_t done;
     err = t_io(*vpp, true, buf, len, 0, 0, &done);
     kfree(buf);
+    if (!err && done == len)
+        err = pcache_flush(*vpp, 0, ~0UL);  /* the file holds the pattern (read_raw) */
     return err ? err : done == len ? 0 : -EIO;
 }
 
@@ -218,6 +228,83 @@ static int coherence_body(struct s5t *t)
 KTEST(pcache_coherence)
 {
     return t_on_fresh(2048, 64, coherence_body);
+}
+
+/* ---- pcache_rmap ---- */
+
+/* Store len bytes of src at va in as, as its own thread would. */
+static int store_in(struct as *as, vaddr_t va, const char *src, size_t len)
+{
+    use_as(as);
+    int e = copyout(src, (void *)va, len);
+    use_as(NULL);
+    return e;
+}
+
+static int rmap_body(struct s5t *t)
+{
+    struct vnode *vp;
+    KT_ASSERT_EQ(make_file(t, "rmap", 3 * PAGE_SIZE, &vp), 0);
+    struct as *a = as_create(), *b = as_create(), *c = as_create();
+    KT_ASSERT(a && b && c);
+    const int rw = PROT_READ | PROT_WRITE;
+    KT_ASSERT_EQ(as_map(a, TVA, 3 * PAGE_SIZE, rw, MAP_SHARED | MAP_FIXED, vp, 0, 0), TVA);
+    KT_ASSERT_EQ(as_map(b, TVA, 3 * PAGE_SIZE, rw, MAP_SHARED | MAP_FIXED, vp, 0, 0), TVA);
+    KT_ASSERT_EQ(as_map(c, TVA, 3 * PAGE_SIZE, PROT_READ, MAP_PRIVATE | MAP_FIXED, vp, 0,
+                        ~0UL), TVA);
+    uint64_t unmapped0, harvested0, unmapped1, harvested1;
+    rmap_stats(&unmapped0, &harvested0);
+
+    /* b's store reaches the file by an fsync from no address space. */
+    KT_ASSERT_EQ(store_in(b, TVA + 10, "BSTORE", 6), 0);
+    char back[8] = { 0 };
+    KT_ASSERT_EQ(read_raw(vp, back, 6, 10), 6);
+    KT_ASSERT(memcmp(back, "BSTORE", 6) != 0);
+    KT_ASSERT_EQ(VOP_FSYNC(vp, kcred), 0);
+    KT_ASSERT_EQ(read_raw(vp, back, 6, 10), 6);
+    KT_ASSERT(!memcmp(back, "BSTORE", 6));
+    /* ... and by a's msync, a having never touched the page. */
+    KT_ASSERT_EQ(store_in(b, TVA + PAGE_SIZE + 20, "AGAIN", 5), 0);
+    KT_ASSERT_EQ(as_sync(a, TVA, 3 * PAGE_SIZE, MS_SYNC), 0);
+    KT_ASSERT_EQ(read_raw(vp, back, 5, PAGE_SIZE + 20), 5);
+    KT_ASSERT(!memcmp(back, "AGAIN", 5));
+    rmap_stats(&unmapped1, &harvested1);
+    KT_ASSERT(harvested1 - harvested0 >= 2);
+
+    /* Every address space maps page 2, then a fork of b's. */
+    char got[4];
+    struct as *three[] = { a, b, c };
+    for (int i = 0; i < 3; i++) {
+        use_as(three[i]);
+        int e = copyin((void *)(TVA + 2 * PAGE_SIZE), got, 1);
+        use_as(NULL);
+        KT_ASSERT_EQ(e, 0);
+        KT_ASSERT(as_lookup_page(three[i], TVA + 2 * PAGE_SIZE, NULL) != NULL);
+    }
+    int err = 0;
+    struct as *child = as_dup(b, &err);
+    KT_ASSERT(child != NULL);
+    KT_ASSERT(as_lookup_page(child, TVA + 2 * PAGE_SIZE, NULL) != NULL);
+
+    /* A truncation into page 1, by a thread with no address space. */
+    KT_ASSERT_EQ(VOP_TRUNCATE(vp, PAGE_SIZE + 100, kcred), 0);
+    struct as *all[] = { a, b, c, child };
+    for (int i = 0; i < 4; i++) {
+        KT_ASSERT(as_lookup_page(all[i], TVA + 2 * PAGE_SIZE, NULL) == NULL);
+        KT_ASSERT_EQ(as_fault(all[i], TVA + 2 * PAGE_SIZE, FA_READ), -ENXIO);
+        KT_ASSERT_EQ(as_fault(all[i], TVA + PAGE_SIZE, FA_READ), 0);    /* still in the file */
+    }
+    rmap_stats(&unmapped0, &harvested0);
+    KT_ASSERT(unmapped0 - unmapped1 >= 4);
+    for (int i = 0; i < 4; i++)
+        as_destroy(all[i]);
+    VN_RELE(vp);
+    return 0;
+}
+
+KTEST(pcache_rmap)
+{
+    return t_on_fresh(2048, 64, rmap_body);
 }
 
 /* ---- pcache_mp ---- */

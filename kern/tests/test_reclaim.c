@@ -14,12 +14,23 @@
  *                     checked) on a RAM disk of its own: the writer
  *                     writes its own pages back and frees them, the
  *                     readers free clean ones
+ *   reclaim_mapped    the same pressure, and a file of the same size mapped
+ *                     shared and read through the mapping twice, with a
+ *                     store in every eighth page: the pageout daemons unmap
+ *                     mapped pages (through the reverse mappings), write
+ *                     the stored ones back and free them, and the second
+ *                     read finds the pattern and the stores intact
  */
 #include <kern/tests/ktest.h>
 #include <kern/tests/s5t.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
+#include <kern/vm/as.h>
+#include <kern/vm/kmem.h>
+#include <kern/vfs/buf.h>
+#include <kern/lib/string.h>
+#include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/arch/numa.h>
@@ -168,6 +179,103 @@ KTEST(reclaim_pressure)
     KT_ASSERT_EQ(s5_mkfs(dev, PRESSURE_DISK * 1000, 32), 0);
     KT_ASSERT_EQ(t_mount(&t, dev), 0);
     int r = pressure_body(&t);
+    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
+    return r;
+}
+
+/* ---- reclaim_mapped ---- */
+
+#define MAPPED_VA 0x10000000UL
+#define STORE_EVERY 8
+
+/* Read the file through as's mapping a page at a time: the pattern f,
+ * with the page number stored at the start of every STORE_EVERY-th page
+ * (stored on the first pass, checked on the second).  0 or the first bad
+ * offset plus one. */
+static uint64_t mapped_pass(struct as *as, uint64_t size, uint8_t *buf, bool store)
+{
+    curthread()->as = as;
+    as_activate(as);
+    uint64_t bad = 0;
+    for (uint64_t off = 0; off < size && !bad; off += PAGE_SIZE) {
+        uint64_t pg = off / PAGE_SIZE;
+        bool marked = pg % STORE_EVERY == 0;
+        if (store && marked && copyout(&pg, (void *)(MAPPED_VA + off), 8)) {
+            bad = off + 1;
+            break;
+        }
+        if (copyin((void *)(MAPPED_VA + off), buf, PAGE_SIZE)) {
+            bad = off + 1;
+            break;
+        }
+        size_t from = 0;
+        if (marked) {
+            uint64_t got;
+            memcpy(&got, buf, 8);
+            if (got != pg)
+                bad = off + 1;
+            from = 8;
+        }
+        for (size_t i = from; i < PAGE_SIZE && !bad; i++)
+            if (buf[i] != t_pat(off + i, 6))
+                bad = off + i + 1;
+    }
+    curthread()->as = NULL;
+    as_activate(NULL);
+    return bad;
+}
+
+static int mapped_body(struct s5t *t)
+{
+    struct vnode *vp;
+    KT_ASSERT_EQ(t_create(t->root, "mapped", &vp), 0);
+    uint64_t left = 0;
+    for (int n = 0; n < numa_nnodes; n++)
+        left += left_on(n) * PAGE_SIZE;
+    uint64_t size = ALIGN_UP(left + PRESSURE_MORE, PAGE_SIZE);
+    KT_ASSERT(size <= (PRESSURE_DISK - 2) * (1UL << 20));
+    KT_ASSERT_EQ(t_write_pat(vp, 0, size, 6, 8192), 0);
+    KT_ASSERT_EQ(pcache_flush(vp, 0, ~0UL), 0);
+    /* Nothing cached to fall back on: the file's pages, every clean file
+     * page and the buffers' spare pages go first, and take_memory takes
+     * the memory they leave. */
+    segmap_purge(vp, 0);
+    reclaim_all();
+    buf_shrink(~0UL);
+    struct as *as = as_create();
+    uint8_t *buf = kmalloc(PAGE_SIZE);
+    KT_ASSERT(as && buf);
+    KT_ASSERT_EQ(as_map(as, MAPPED_VA, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                        vp, 0, 0), MAPPED_VA);
+    uint64_t before = pcache_reclaim_mapped_count();
+    struct taken taken = { 0 };
+    take_memory(&taken);
+    uint64_t bad1 = mapped_pass(as, size, buf, true);
+    uint64_t bad2 = bad1 ? 0 : mapped_pass(as, size, buf, false);
+    give_back(&taken);
+    uint64_t unmapped = pcache_reclaim_mapped_count() - before;
+    as_destroy(as);
+    kfree(buf);
+    VN_RELE(vp);
+    KT_ASSERT(taken.pages > 0);
+    KT_ASSERT_EQ(bad1, 0);
+    KT_ASSERT_EQ(bad2, 0);
+    KT_ASSERT(unmapped >= PRESSURE_MORE / PAGE_SIZE);
+    return 0;
+}
+
+KTEST(reclaim_mapped)
+{
+    if (opts.cache != CACHE_SSAC)
+        KT_SKIP("runs under cache=ssac only (seconds of I/O; reclaim is model-blind)");
+    struct s5t t;
+    struct blkdev *dev = blk_find("reclaimram");
+    if (!dev)
+        dev = ramdisk_create("reclaimram", PRESSURE_DISK, 512);
+    KT_ASSERT(dev != NULL);
+    KT_ASSERT_EQ(s5_mkfs(dev, PRESSURE_DISK * 1000, 32), 0);
+    KT_ASSERT_EQ(t_mount(&t, dev), 0);
+    int r = mapped_body(&t);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     return r;
 }

@@ -108,6 +108,20 @@
  * is reported on the console (its data is lost).  getblk itself never
  * fails; a NULL disk or an impossible size is a kernel bug and panics.
  *
+ * Giving memory back.  Under memory pressure the pageout daemons
+ * (kern/vm/pcache_reclaim.c) call buf_shrink: it takes clean free
+ * buffers from the heads of the free lists (least recently used first),
+ * makes each busy (so its identity is ours), frees its data page and
+ * releases it stale, unhashed at the head of its list, with b_data NULL.
+ * At least a quarter of the buffers keep their pages (the floor), so
+ * metadata I/O always has buffers to work with.  A miss that reuses a
+ * buffer with no page gives it one (reuse_victim, under the cache's spin
+ * locks: the page allocator's lock comes after them, row 4); when memory
+ * is out, the buffer goes to the tail of its list and the miss starts
+ * over after a reclaim of clean file pages, so it takes a buffer that
+ * has a page.  bc_data_pages counts the buffers with a page (atomic;
+ * /proc/meminfo's Buffers).
+ *
  * Files.  This file is the cache at work: lookup, reuse, release,
  * waiting, disk I/O, flushing and the hang dump.  Boot (how many buffers,
  * their memory, the rows, groups and locks of the chosen model) and the
@@ -125,6 +139,9 @@
 #include <kern/arch/panic.h>
 #include <kern/lib/options.h>
 #include <kern/sched/thread.h>
+#include <kern/vm/page.h>
+#include <kern/vm/pcache.h>
+#include <kern/arch/cpu.h>
 
 #define NO_ROW 0xffffffffu
 struct bcache bc;
@@ -256,6 +273,32 @@ static void take_free(struct buf *bp)
     free_remove(group_of(bp), bp);
     flag_set(bp, B_BUSY);
     BX(bp)->owner = curthread();
+}
+
+/* ---- the buffers' memory ---- */
+
+static int64_t bc_data_pages;       /* [a] buffers that have a data page */
+
+void buf_note_data_pages(int n)
+{
+    __atomic_add_fetch(&bc_data_pages, n, __ATOMIC_RELAXED);
+}
+
+int buf_data_count(void)
+{
+    return (int)__atomic_load_n(&bc_data_pages, __ATOMIC_RELAXED);
+}
+
+/* bp (busy, ours) has no data page: give it one.  False when memory is
+ * out.  Spin locks may be held (the page allocator's come after them). */
+static bool give_data(struct buf *bp)
+{
+    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    if (!pg)
+        return false;
+    bp->b_data = page_to_virt(pg);
+    buf_note_data_pages(1);
+    return true;
 }
 
 /* ---- sleeping and waking ---- */
@@ -468,6 +511,15 @@ static struct buf *reuse_victim(struct lockset *ls, unsigned row, struct blkdev 
     }
     ls_lock(ls, elem_lock(bp));
     take_free(bp);
+    if (!bp->b_data && !give_data(bp)) {
+        /* Memory is out: a buffer that has a page, after a reclaim. */
+        flag_clear(bp, B_BUSY);
+        BX(bp)->owner = NULL;
+        free_insert(g, bp, false);
+        ls_unlock_all(ls);
+        pcache_reclaim(-1, 8);
+        return NULL;
+    }
     if (flags_of(bp) & B_DELWRI) {
         /* Written first; its completion puts it back on the list. */
         ls_unlock_all(ls);
@@ -707,4 +759,44 @@ int binval(struct blkdev *dev)
     if (kept)
         return -EBUSY;
     return rc;
+}
+
+/* ---- giving memory back ---- */
+
+/* A clean free buffer of g with a data page, made busy (ours), or NULL. */
+static struct buf *take_clean(struct bgroup *g)
+{
+    struct lockset ls;
+    ls_init(&ls);
+    ls_lock(&ls, &g->lock);
+    struct buf *bp = g->head;
+    while (bp && (!bp->b_data || (flags_of(bp) & B_DELWRI)))
+        bp = bp->b_fnext;
+    if (bp) {
+        ls_lock(&ls, elem_lock(bp));
+        take_free(bp);
+    }
+    ls_unlock_all(&ls);
+    return bp;
+}
+
+uint64_t buf_shrink(uint64_t want)
+{
+    int floor = bc.nbuf / 4;
+    uint64_t freed = 0;
+    for (unsigned g = 0; g < bc.ngroups && freed < want; g++) {
+        for (int k = 0; k < 8 && freed < want && buf_data_count() > floor; k++) {
+            struct buf *bp = take_clean(&bc.groups[g]);
+            if (!bp)
+                break;
+            void *data = bp->b_data;
+            bp->b_data = NULL;
+            buf_note_data_pages(-1);
+            flag_set(bp, B_STALE);
+            release(bp);
+            page_free(virt_to_page(data), 0);
+            freed++;
+        }
+    }
+    return freed;
 }

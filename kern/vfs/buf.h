@@ -50,7 +50,8 @@ struct buf {
     struct blkdev *b_dev;       /* [H] identity: disk ... */
     uint64_t b_blkno;           /* [H] ... block number in units of b_size ... */
     uint32_t b_size;            /* [H] ... and block size in bytes */
-    void *b_data;               /* [c] BUF_MAX_SIZE bytes */
+    void *b_data;               /* [B] BUF_MAX_SIZE bytes; NULL once buf_shrink took its page (only
+                                 * while free: a busy buffer always has one) */
     int b_error;                /* [B] negative errno after B_ERROR */
     struct buf *b_hnext, *b_hprev;  /* [H] hash chain */
     struct buf *b_fnext, *b_fprev;  /* [F] free list (when not busy) */
@@ -63,6 +64,13 @@ struct buf {
 void binit(int nbuf);
 /* Buffers in the cache (each of one page), for /proc/meminfo. */
 int buf_count(void);
+/* Buffers that hold a data page now (buf_shrink gives pages back). */
+int buf_data_count(void);
+void buf_note_data_pages(int n);
+/* Memory is short: free the data pages of up to want clean, unused
+ * buffers, least recently used first, keeping a quarter of the buffers
+ * with pages.  How many it freed.  No lock held. */
+uint64_t buf_shrink(uint64_t want);
 
 /*
  * Get the buffer for (dev, blkno, size), busy, valid or not (B_DONE tells).

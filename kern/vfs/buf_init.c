@@ -91,6 +91,7 @@ static int alloc_data(int nbuf)
         if (!pg)
             return i;
         bc.bufs[i].b.b_data = page_to_virt(pg);
+        buf_note_data_pages(1);
     }
     return nbuf;
 }

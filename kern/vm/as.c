@@ -61,7 +61,10 @@
  * fault, and the fault takes a_lock).  An amap's am_lock (class "amap", a
  * mutex) is taken inside a_lock.  The page cache's locks come after
  * a_lock (a fault that misses reads the file holding it, as does a
- * write-back).  page->count is atomic.
+ * write-back).  page->count is atomic.  Vnode segments are also on
+ * their file's reverse-map chain (kern/vm/rmap.c), which lets truncation,
+ * msync, fsync and the reclaim take another address space's a_lock -- with
+ * no a_lock or fill lock of their own held -- and reach its PTEs.
  *
  * Files.  This file keeps the address space itself: segments (map,
  * unmap, protect, sync, brk), truncation and fork.  The user page tables
@@ -75,6 +78,7 @@
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
+#include <kern/vm/rmap.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
@@ -113,6 +117,7 @@ struct as *as_create(void)
     const uint64_t *kpml4 = phys_to_virt(pmap_kernel_root());
     memcpy(as->a_pml4 + 256, kpml4 + 256, PAGE_SIZE / 2);
     rlock_init(&as->a_lock, &as_lock_class, "as");
+    as->a_holds = 1;
     return as;
 }
 
@@ -164,6 +169,7 @@ void amap_rele(struct amap *am)
 
 static void seg_free(struct seg *s)
 {
+    rmap_unlink(s);
     if (s->s_vp)
         VN_RELE(s->s_vp);
     if (s->s_amap)
@@ -172,7 +178,7 @@ static void seg_free(struct seg *s)
 }
 
 /* Remove a PTE; a store it saw marks its page cache page dirty. */
-static void unmap_pte(uint64_t *pte, vaddr_t va, void *arg)
+void unmap_pte(uint64_t *pte, vaddr_t va, void *arg)
 {
     struct as *as = arg;
     uint64_t old = __atomic_exchange_n(pte, 0, __ATOMIC_SEQ_CST);
@@ -226,7 +232,9 @@ void as_destroy(struct as *as)
     for (int c = 0; c < ncpus; c++)
         assert(cpu_as[c] != as);
     /* No CPU has it loaded, so no TLB holds its entries: the stores of
-     * exit or exec go straight to the files. */
+     * exit or exec go straight to the files.  a_lock: a reverse-map walk
+     * (kern/vm/rmap.c) may visit it meanwhile. */
+    rlock_acquire(&as->a_lock);
     for_each_seg_pte(as, unmap_pte, as);
     flush_shared(as, 0, USER_TOP);
     while (as->a_segs) {
@@ -240,12 +248,13 @@ void as_destroy(struct as *as)
         page_free(pg, 0);
     }
     page_free(virt_to_page(as->a_pml4), 0);
-    rlock_destroy(&as->a_lock);
+    as->a_pml4 = NULL;
+    rlock_release(&as->a_lock);
     if (as->a_exe) {
         vn_allow_write(as->a_exe);
         VN_RELE(as->a_exe);
     }
-    kfree(as);
+    as_rele(as);
 }
 
 int as_set_exe(struct as *as, struct vnode *vp)
@@ -292,6 +301,7 @@ static int seg_split(struct seg *s, vaddr_t addr)
     n->s_amap_off = s->s_amap_off + d / PAGE_SIZE;
     if (n->s_vp)
         VN_HOLD(n->s_vp);
+    rmap_link(s->s_as, n);
     if (n->s_amap)
         __atomic_add_fetch(&n->s_amap->am_ref, 1, __ATOMIC_RELAXED);
     s->s_end = addr;
@@ -438,6 +448,7 @@ int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struc
     s->s_off = off;
     s->s_flen = vp && !shared ? flen : 0;
     seg_insert(as, s);
+    rmap_link(as, s);
     rlock_release(&as->a_lock);
     return (int64_t)va;
 }
@@ -558,6 +569,7 @@ static int remap_move(struct as *as, vaddr_t old, size_t len, vaddr_t dest, bool
         *left = *s;
         if (left->s_vp)
             VN_HOLD(left->s_vp);
+        rmap_link(as, left);
         if (left->s_amap)
             __atomic_add_fetch(&left->s_amap->am_ref, 1, __ATOMIC_RELAXED);
     }
@@ -691,12 +703,26 @@ int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
     return err;
 }
 
-/* Clean a PTE, moving a store it saw to its page cache page. */
-static void harvest_pte(uint64_t *pte, vaddr_t va, void *arg)
+/* The first shared file segment of [at, hi) from at: its file held, the
+ * file's pages [*lo, *hi_idx) it maps there, and where it ends (*next). */
+static struct vnode *next_shared_file(struct as *as, vaddr_t at, vaddr_t hi, uint64_t *lo,
+                                      uint64_t *hi_idx, vaddr_t *next)
 {
-    uint64_t old = __atomic_fetch_and(pte, ~PTE_D, __ATOMIC_SEQ_CST);
-    if (old & PTE_D)
-        pcache_mark_dirty(pte_page(old));
+    struct vnode *vp = NULL;
+    rlock_acquire(&as->a_lock);
+    struct seg *s = as->a_segs;
+    while (s && s->s_start < hi && (s->s_end <= at || !seg_shared_file(s)))
+        s = s->s_next;
+    if (s && s->s_start < hi) {
+        vaddr_t a = MAX(at, s->s_start), b = MIN(hi, s->s_end);
+        vp = s->s_vp;
+        VN_HOLD(vp);
+        *lo = file_index(s, a);
+        *hi_idx = file_index(s, b - 1) + 1;
+        *next = b;
+    }
+    rlock_release(&as->a_lock);
+    return vp;
 }
 
 int as_sync(struct as *as, vaddr_t va, size_t len, int flags)
@@ -711,19 +737,19 @@ int as_sync(struct as *as, vaddr_t va, size_t len, int flags)
     rlock_acquire(&as->a_lock);
     /* Like Linux, sync what is mapped and then report a hole. */
     int hole = range_mapped(as, va, hi) ? 0 : -ENOMEM;
-    bool any = false;
-    for (struct seg *s = as->a_segs; s && s->s_start < hi; s = s->s_next) {
-        if (!seg_shared_file(s) || s->s_end <= va)
-            continue;
-        for_each_pte(as, MAX(va, s->s_start), MIN(hi, s->s_end), harvest_pte, NULL);
-        any = true;
-    }
-    int err = 0;
-    if (any) {
-        tlb_flush(as, va, (hi - va) / PAGE_SIZE);
-        err = flush_shared(as, va, hi);
-    }
     rlock_release(&as->a_lock);
+    /* A file at a time, a_lock let go: every address space's stores
+     * through its mappings of the file are collected under its own a_lock
+     * (rmap_sync, kern/vm/rmap.c), and then the file written back. */
+    int err = 0;
+    uint64_t lo, hi_idx;
+    struct vnode *vp;
+    for (vaddr_t at = va; at < hi && (vp = next_shared_file(as, at, hi, &lo, &hi_idx, &at));) {
+        int e = rmap_sync(vp, lo, hi_idx);
+        VN_RELE(vp);
+        if (e && !err)
+            err = e;
+    }
     return hole ? hole : err;
 }
 
@@ -766,30 +792,6 @@ vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
     as->a_brk = newbrk;
     rlock_release(&as->a_lock);
     return newbrk;
-}
-
-/* ---- truncation ---- */
-
-void as_file_truncated(struct as *as, struct vnode *vp, uint64_t first)
-{
-    rlock_acquire(&as->a_lock);
-    for (struct seg *s = as->a_segs; s; s = s->s_next) {
-        if (s->s_vp != vp)
-            continue;
-        uint64_t sidx = s->s_off >> PAGE_SHIFT, npages = (s->s_end - s->s_start) >> PAGE_SHIFT;
-        if (sidx + npages <= first)
-            continue;
-        vaddr_t lo = first > sidx ? s->s_start + ((first - sidx) << PAGE_SHIFT) : s->s_start;
-        vaddr_t hi = s->s_end;
-        /* A private segment's pages past s_flen never came from the file. */
-        if (!(s->s_flags & MAP_SHARED) && s->s_flen < hi - s->s_start)
-            hi = s->s_start + ALIGN_UP(s->s_flen, PAGE_SIZE);
-        if (lo >= hi)
-            continue;
-        for_each_pte(as, lo, hi, unmap_pte, as);
-        tlb_flush(as, lo, (hi - lo) >> PAGE_SHIFT);
-    }
-    rlock_release(&as->a_lock);
 }
 
 /* ---- fork ---- */
@@ -860,6 +862,7 @@ struct as *as_dup(struct as *as, int *err)
         }
         *c = *s;
         c->s_next = NULL;
+        c->s_as = NULL;             /* linked once its PTEs are copied */
         if (c->s_vp)
             VN_HOLD(c->s_vp);
         if (c->s_amap)
@@ -873,6 +876,8 @@ struct as *as_dup(struct as *as, int *err)
         as_set_exe(n, as->a_exe);       /* already denied writers: cannot fail */
     struct dup_ctx d = { as, n, 0, NULL, NULL, 0 };
     for_each_seg_pte(as, dup_pte, &d);
+    for (struct seg *c = n->a_segs; c; c = c->s_next)
+        rmap_link(n, c);                /* see "fork" in kern/vm/rmap.c */
     tlb_flush(as, 0, 1UL << 40);        /* many pages: a full flush */
     rlock_release(&as->a_lock);
     if (d.err) {

@@ -82,6 +82,10 @@ struct seg {
                                      * reads as zeros (an ELF segment's bss) */
     struct amap *s_amap;            /* [c] shared anonymous pages, or NULL */
     uint64_t s_amap_off;            /* [l] page index in s_amap of s_start */
+    /* Reverse mappings (kern/vm/rmap.c): a vnode segment is on its
+     * file's chain while it lives. */
+    struct seg *s_rnext;            /* [rmap row lock] */
+    struct as *s_as;                /* [l] its address space; NULL: not linked */
 };
 
 struct as {
@@ -97,6 +101,8 @@ struct as {
     struct page *a_tables;          /* [l] its page tables below the top one, linked
                                      * by page->next, so exit frees them without
                                      * scanning every slot (pt_walk, as_destroy) */
+    int a_holds;                    /* [a] 1 until as_destroy, plus one per walk of
+                                     * the reverse mappings visiting it (kern/vm/rmap.c) */
 };
 
 /* A new, empty address space sharing the kernel half; NULL on no memory. */
@@ -164,22 +170,22 @@ int as_protect(struct as *as, vaddr_t va, size_t len, int prot);
 #define MREMAP_DONTUNMAP 4
 int64_t as_remap(struct as *as, vaddr_t old, size_t oldlen, size_t newlen, int flags,
                  vaddr_t newaddr);
-/* msync: write back what this address space stored in the shared file
- * mappings of the range.  -ENOMEM when part of it is unmapped. */
+/* msync: write back the files of the shared file mappings of the range,
+ * with the stores every address space made through its mappings of them.
+ * -ENOMEM when part of it is unmapped. */
 int as_sync(struct as *as, vaddr_t va, size_t len, int flags);
-/* A truncation dropped vp's pages from page number first on: remove this
- * address space's PTEs of them (shared, and private copies of file data),
- * so that its next access faults past the end of the file (SIGBUS), as on
- * Linux.  Called by the page cache, for the truncating thread's own
- * address space. */
-void as_file_truncated(struct as *as, struct vnode *vp, uint64_t first);
+/* The struct as stays until its last hold goes (as_destroy drops the
+ * first): the reverse-map walks hold the address spaces they visit. */
+void as_hold(struct as *as);
+void as_rele(struct as *as);
 /* brk: 0 queries; returns the new (or unchanged) break. */
 vaddr_t as_set_brk(struct as *as, vaddr_t newbrk);
 
 /* Resolve a fault at va: 0, -EFAULT (no segment), -EACCES (the
  * segment's protection forbids the access), -ENXIO (a file page wholly
  * past the end of the file: SIGBUS), another errno (the file could not be
- * read: SIGBUS) or -ENOMEM (no page: the process is out of memory). */
+ * read: SIGBUS) or -ENOMEM (no page, and the pageout daemons found no file
+ * page to take back: the process is out of memory). */
 int as_fault(struct as *as, vaddr_t va, int access);
 
 /* Load as (NULL: the kernel's tables alone) on this CPU, keeping the CPU

@@ -43,6 +43,13 @@ struct seg *seg_find(struct as *as, vaddr_t va);
 bool seg_shared_file(const struct seg *s);
 /* The page number in the file of va, in a vnode segment. */
 uint64_t file_index(const struct seg *s, vaddr_t va);
+/* Remove a present PTE (arg: its as); a store it saw marks its page
+ * cache page dirty.  The caller flushes the TLBs. */
+void unmap_pte(uint64_t *pte, vaddr_t va, void *arg);
+/* Put vnode segment s of as on its file's reverse-map chain, or take it
+ * off (kern/vm/rmap.c); a_lock held.  No-ops for other segments. */
+void rmap_link(struct as *as, struct seg *s);
+void rmap_unlink(struct seg *s);
 /* The PTE flags for a page of s, writable or not. */
 uint64_t pte_flags(const struct seg *s, bool writable);
 

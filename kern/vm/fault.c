@@ -15,7 +15,8 @@
  *     copied: copy-on-write.
  * A file page wholly past the end of the file is -ENXIO from the page
  * cache (SIGBUS for the process); no memory is -ENOMEM (the caller kills
- * the process).  Fault
+ * the process), but only after the pageout daemons found no file page
+ * left to take (pcache_wait_for_memory, kern/vm/pcache_reclaim.c).  Fault
  * pages come from the faulting CPU's node.  The segment code this uses
  * is kern/vm/as.c, whose theory holds the rest (segments, copy-on-write
  * after fork, dirty pages), and the page-table and TLB code
@@ -150,31 +151,42 @@ static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
     return 0;
 }
 
+/* as_fault's work, with a_lock held. */
+static int fault_locked(struct as *as, vaddr_t va, int access)
+{
+    struct seg *s = seg_find(as, va);
+    if (!s)
+        return -EFAULT;
+    if (!access_allowed(s, access))
+        return -EACCES;
+    uint64_t *pte = pt_walk(as, va, true);
+    if (!pte)
+        return -ENOMEM;
+    if (!(*pte & PTE_P))
+        return fault_absent(as, s, va, pte, access);
+    if ((access & FA_WRITE) && !(*pte & PTE_W))
+        return fault_cow(as, s, va, pte);
+    invlpg(va);                 /* a stale TLB entry: the PTE is fine now */
+    return 0;
+}
+
+#define OOM_TRIES 8
+
 int as_fault(struct as *as, vaddr_t va, int access)
 {
     if (!as || va >= USER_TOP)
         return -EFAULT;
     va = ALIGN_DOWN(va, PAGE_SIZE);
-    rlock_acquire(&as->a_lock);
-    int err = -EFAULT;
-    struct seg *s = seg_find(as, va);
-    if (s && !access_allowed(s, access)) {
-        err = -EACCES;
-    } else if (s) {
-        uint64_t *pte = pt_walk(as, va, true);
-        if (!pte)
-            err = -ENOMEM;
-        else if (!(*pte & PTE_P))
-            err = fault_absent(as, s, va, pte, access);
-        else if ((access & FA_WRITE) && !(*pte & PTE_W))
-            err = fault_cow(as, s, va, pte);
-        else {
-            invlpg(va);         /* a stale TLB entry: the PTE is fine now */
-            err = 0;
-        }
+    for (int tries = 0;; tries++) {
+        rlock_acquire(&as->a_lock);
+        int err = fault_locked(as, va, access);
+        rlock_release(&as->a_lock);
+        /* No page: file pages, mapped ones too, go back before the
+         * process is called out of memory (a_lock let go: the pageout
+         * daemon may need it to unmap this process's pages). */
+        if (err != -ENOMEM || tries == OOM_TRIES || !pcache_wait_for_memory())
+            return err;
     }
-    rlock_release(&as->a_lock);
-    return err;
 }
 
 struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable)

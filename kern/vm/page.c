@@ -201,6 +201,13 @@ struct page *page_alloc_node(unsigned order, int node)
         return NULL;
     if (node < 0 || node >= numa_nnodes)
         node = 0;
+    /* This CPU's cache first when it is the node asked for: the pages
+     * freed here (the page cache's reclaim among them) are reachable. */
+    if (order == 0 && pcp_enabled && node == this_cpu()->node) {
+        struct page *p = pcp_alloc();
+        if (p)
+            return p;
+    }
     return alloc_from_nodes(order, node);
 }
 

@@ -39,10 +39,11 @@
  * the bit to the page (PG_DIRTY, pcache_mark_dirty), flushes the TLBs,
  * and then writes the dirty pages of that range back (pcache_flush),
  * only up to the end of the file.  write(2) marks the pages it copied
- * into (segmap_release with SM_DIRTY).  Without reverse mappings a store
- * is found only through the address space that made it, so msync and
- * munmap write back what this process stored; the others' stores reach
- * the file when they unmap or exit.
+ * into (segmap_release with SM_DIRTY).  fsync, msync and sync(2) first
+ * collect the dirty bits of every PTE mapping the file, in every address
+ * space, through the reverse mappings (kern/vm/rmap.c, rmap_sync), so
+ * they write back the stores every process made; munmap and exit write
+ * back their own.
  *
  * A vnode with a dirty page is held by the cache (v_dirtyhold: the first
  * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
@@ -60,8 +61,9 @@
  * macros, kern/vfs/vnode.h): one copy of each file page, coherent with
  * every mapping by construction.  A size change (the VOP_TRUNCATE and
  * VOP_SETATTR macros) drops the pages wholly past the new end (they are
- * zeroed: a mapping that still has one sees zeros, not stale data) and
- * zeros the bytes past the end in the last page.
+ * zeroed, and every PTE mapping them is then removed through the reverse
+ * mappings, so a later access faults: SIGBUS) and zeros the bytes past
+ * the end in the last page.
  *
  * The races between a fill (file -> page), a write-back (page -> file),
  * a write and a truncation are settled by the vnode's fill lock (below):
@@ -73,8 +75,9 @@
  * (Peacock et al.): a lookup locks one short row, so faults on different
  * pages of one file, and on different files, run in parallel; the row
  * count scales with memory.  Unlike those caches there are no fixed ways
- * and no replacement: a cached page may be mapped and cannot be evicted,
- * so a row is a chain.  Each vnode also lists its own pages (v_pagelist,
+ * and no replacement at lookup: a row is a chain, and pages leave it by
+ * the reclaim (kern/vm/pcache_reclaim.c), mapped ones after the reverse
+ * mappings removed their PTEs.  Each vnode also lists its own pages (v_pagelist,
  * linked by p_vnext) for purges, truncations and write-backs; that list
  * is under a spin lock picked by hashing the vnode ("pcache_vlist", 64 of
  * them, so struct vnode grows by two words and no lock).  Changes to a
@@ -108,13 +111,17 @@
  * write(2) holds a fill lock only with the kernel bounce buffer of
  * kern/proc/sys_fs.c, never touching user memory under it (a fault there
  * would take a_lock after the fill lock).  pcache_purge takes spin locks
- * only, since VN_RELE is called holding all sorts of locks.
+ * only, since VN_RELE is called holding all sorts of locks.  The reverse
+ * mappings (kern/vm/rmap.c) take other address spaces' a_locks, so they
+ * run with no fill lock held: a truncation lets its fill lock go first,
+ * fsync collects the dirty bits before taking it.
  */
 #include <kern/vm/pcache.h>
 #include <kern/vm/pcache_impl.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
+#include <kern/vm/rmap.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
@@ -161,6 +168,7 @@ void pcache_init(void)
         spin_init_named(&vlist_locks[i].lock, &pcache_vlist_class, "pcache_vlist");
         rw_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
     }
+    rmap_init();
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
 
@@ -169,6 +177,11 @@ void pcache_init(void)
 static struct pc_row *row_of(const struct vnode *vp, uint64_t idx)
 {
     return &rows[cache_hash(cache_ptr_tag(vp) + idx, row_bits)];
+}
+
+struct pc_row *pcache_row_of(const struct vnode *vp, uint64_t idx)
+{
+    return row_of(vp, idx);
 }
 
 spinlock_t *pcache_vlist_lock(const struct vnode *vp)
@@ -555,7 +568,8 @@ int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 {
-    int err = vp->v_type == VREG ? pcache_flush(vp, 0, ~0UL) : 0;
+    /* Every process's stores through its mappings, too (no lock held). */
+    int err = vp->v_type == VREG ? rmap_sync(vp, 0, ~0UL) : 0;
     int e = VOP_FSYNC_RAW(vp, cr);
     return err ? err : e;
 }
@@ -629,10 +643,10 @@ static void resized(struct vnode *vp, uint64_t old, uint64_t size)
 
 /*
  * A size change (truncate, or setattr with AT_SIZE) of a regular file.
- * After the fill lock is let go (a_lock comes before it), the truncating
- * thread's own mappings of the dropped pages are removed, so that it gets
- * SIGBUS past the new end as on Linux; other address spaces keep the
- * zeroed pages they map (no reverse mappings to find them by).
+ * After the fill lock is let go (a_lock comes before it), every address
+ * space's mappings of the dropped pages are removed through the reverse
+ * mappings (kern/vm/rmap.c), so that any process gets SIGBUS past the new
+ * end, as on Linux.
  */
 static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, struct cred *cr)
 {
@@ -644,9 +658,8 @@ static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, 
     if (!err && sized)
         resized(vp, old, size);
     rw_exit(fl);
-    struct as *as = curthread()->as;
-    if (!err && sized && size < old && as)
-        as_file_truncated(as, vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
+    if (!err && sized && size < old)
+        rmap_truncate(vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
     return err;
 }
 

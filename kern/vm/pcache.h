@@ -73,6 +73,17 @@ bool pcache_node_short(int node);
  * any), oldest first (a clock over the hash rows).  How many it freed.
  * Spin locks only. */
 uint64_t pcache_reclaim(int node, uint64_t want);
+/* Unmap (through the reverse mappings), write back and free up to want
+ * mapped file pages of node (-1: any), oldest first.  How many it freed.
+ * No a_lock nor fill lock held (it takes both). */
+uint64_t pcache_reclaim_mapped(int node, uint64_t want);
+/* Mapped pages freed so far by pcache_reclaim_mapped. */
+uint64_t pcache_reclaim_mapped_count(void);
+/* A fault found no free page: with no lock held, wake the pageout daemons
+ * and wait until pages are free (true), or until a daemon found nothing
+ * more to write back, free or unmap (false: only anonymous memory is
+ * left, the out-of-memory case). */
+bool pcache_wait_for_memory(void);
 /* On a short node (before a fill, or a write): free clean pages up to the
  * high-water mark, and wake the node's daemon. */
 void pcache_reclaim_for_fill(int node);

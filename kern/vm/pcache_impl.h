@@ -40,6 +40,8 @@ extern struct pcpu_counters pcache_counters[MAX_CPUS];
 
 enum removal { RM_KEPT, RM_REMOVED, RM_RECLAIMED };
 
+/* The hash row of page idx of vp. */
+struct pc_row *pcache_row_of(const struct vnode *vp, uint64_t idx);
 /* The lock of vp's page list (shared by a few vnodes). */
 spinlock_t *pcache_vlist_lock(const struct vnode *vp);
 /* Count d pages more (or fewer) for vp and in all. */
