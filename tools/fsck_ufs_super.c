@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fsck_ufs.h"
+#include "ufs_cg.h"
 
 /* Writes len bytes at byte off of the image; 0, or 1 on failure. */
 static int write_at(struct fsck *f, uint64_t off, const void *buf, size_t len)
@@ -28,69 +29,21 @@ static int inode_used(const struct fsck *f, uint32_t ino)
     return ino < UFS_ROOTINO || f->itab[ino].di_mode != 0;
 }
 
-/* Counts group c's free blocks and fragments into its block's maps. */
-static void build_frag_maps(const struct fsck *f, const uint8_t *used, uint32_t c, uint8_t *buf)
+/* A fragment no kept inode owns (ufs_cg_fill_frags's view). */
+static int frag_unused(const void *used, int64_t frag)
 {
-    const struct ufs_super *fs = &f->sb;
-    struct ufs_cg *cg = (struct ufs_cg *)buf;
-    int64_t base = ufs_cgbase(fs, c), nfrags = ufs_cgfrags(fs, c);
-    uint8_t *free_map = buf + cg->cg_freeoff, *clmap = buf + cg->cg_clusteroff;
-    int32_t *clsum = (int32_t *)(buf + cg->cg_clustersumoff), run = 0;
-    int32_t maxsum = fs->fs_contigsumsize;
-
-    for (int64_t b = 0; b < nfrags; b += fs->fs_frag) {
-        int32_t nfree = 0, frun = 0;
-        for (int32_t i = 0; i < fs->fs_frag; i++) {
-            if (b + i < nfrags && !used[base + b + i]) {
-                ufs_setbit(free_map, (uint64_t)(b + i));
-                nfree++;
-                frun++;
-            } else {
-                if (frun)
-                    cg->cg_frsum[frun]++;
-                frun = 0;
-            }
-        }
-        if (nfree == fs->fs_frag) {
-            cg->cg_cs.cs_nbfree++;
-            if (maxsum)
-                ufs_setbit(clmap, (uint64_t)(b / fs->fs_frag));
-            run++;
-            continue;
-        }
-        if (frun)
-            cg->cg_frsum[frun]++;
-        cg->cg_cs.cs_nffree += nfree;
-        if (run && maxsum)
-            clsum[run < maxsum ? run : maxsum]++;
-        run = 0;
-    }
-    if (run && maxsum)
-        clsum[run < maxsum ? run : maxsum]++;
-}
-
-/* The map offsets of a group block in mkfs.ufs's layout; the bytes used. */
-static int32_t cg_layout(const struct ufs_super *fs, struct ufs_cg *cg)
-{
-    cg->cg_btotoff = (int32_t)sizeof(*cg);
-    cg->cg_boff = cg->cg_btotoff + 4;
-    cg->cg_iusedoff = cg->cg_boff + 2;
-    cg->cg_freeoff = cg->cg_iusedoff + (fs->fs_ipg + 7) / 8;
-    cg->cg_clustersumoff = ((cg->cg_freeoff + (fs->fs_fpg + 7) / 8 + 3) & ~3) - 4;
-    cg->cg_clusteroff = cg->cg_clustersumoff + (fs->fs_contigsumsize + 1) * 4;
-    cg->cg_nextfreeoff = cg->cg_clusteroff + (fs->fs_fpg / fs->fs_frag + 7) / 8;
-    return cg->cg_nextfreeoff;
+    return !((const uint8_t *)used)[frag];
 }
 
 int ufs_fit_cg_size(struct fsck *f)
 {
     struct ufs_super *fs = &f->sb;
     struct ufs_cg cg;
-    int32_t need = cg_layout(fs, &cg), size;
+    int32_t need = ufs_cg_layout(fs, &cg), size;
 
     if (need > fs->fs_cgsize && fs->fs_contigsumsize > UFS_MAXCONTIG_SUM) {
         fs->fs_contigsumsize = UFS_MAXCONTIG_SUM;
-        need = cg_layout(fs, &cg);
+        need = ufs_cg_layout(fs, &cg);
     }
     if (need <= fs->fs_cgsize)
         return 0;
@@ -107,17 +60,8 @@ static void build_cg(const struct fsck *f, const uint8_t *used, uint32_t c, uint
 {
     const struct ufs_super *fs = &f->sb;
     struct ufs_cg *cg = (struct ufs_cg *)buf;
-    int64_t nfrags = ufs_cgfrags(fs, c);
 
-    memset(buf, 0, (size_t)fs->fs_cgsize);
-    cg->cg_magic = UFS_CG_MAGIC;
-    cg->cg_time = now;
-    cg->cg_cgx = (int32_t)c;
-    cg->cg_ncyl = 1;
-    cg->cg_niblk = (int16_t)fs->fs_ipg;
-    cg->cg_ndblk = (int32_t)nfrags;
-    cg_layout(fs, cg);
-    cg->cg_nclusterblks = (int32_t)(nfrags / fs->fs_frag);
+    ufs_cg_start(fs, c, buf, now);
     for (int32_t i = 0; i < fs->fs_ipg; i++) {
         uint32_t ino = c * (uint32_t)fs->fs_ipg + (uint32_t)i;
         if (!inode_used(f, ino))
@@ -127,7 +71,7 @@ static void build_cg(const struct fsck *f, const uint8_t *used, uint32_t c, uint
             cg->cg_cs.cs_ndir += (f->itab[ino].di_mode & UFS_IFMT) == UFS_IFDIR;
         }
     }
-    build_frag_maps(f, used, c, buf);
+    ufs_cg_fill_frags(fs, c, buf, frag_unused, used);
 }
 
 /* The superblock, with every copy, written from f->sb marked clean. */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "kern/ufs/ufs_fs.h"
+#include "ufs_cg.h"
 #include "hostlinks.h"
 #include "hostowners.h"
 
@@ -620,66 +621,26 @@ static void mark_metadata(struct mkfs *m)
     }
 }
 
+/* Is fragment x free (ufs_cg_fill_frags's view)? */
+static int frag_free_cb(const void *m, int64_t x)
+{
+    return frag_free(m, x);
+}
+
 /* Fills one group's block in buf and returns its counts. */
 static struct ufs_csum build_cg(struct mkfs *m, uint32_t c, uint8_t *buf)
 {
     const struct ufs_super *fs = &m->sb;
     struct ufs_cg *cg = (struct ufs_cg *)buf;
-    int64_t base = ufs_cgbase(fs, c), nfrags = ufs_cgfrags(fs, c);
-    int32_t run = 0;
 
-    memset(buf, 0, (size_t)fs->fs_cgsize);
-    cg->cg_magic = UFS_CG_MAGIC;
-    cg->cg_time = (int32_t)m->now;
-    cg->cg_cgx = (int32_t)c;
-    cg->cg_ncyl = 1;
-    cg->cg_niblk = (int16_t)fs->fs_ipg;
-    cg->cg_ndblk = (int32_t)nfrags;
-    cg->cg_btotoff = (int32_t)sizeof(*cg);
-    cg->cg_boff = cg->cg_btotoff + 4;
-    cg->cg_iusedoff = cg->cg_boff + 2;
-    cg->cg_freeoff = cg->cg_iusedoff + (fs->fs_ipg + 7) / 8;
-    cg->cg_clustersumoff = ((cg->cg_freeoff + (fs->fs_fpg + 7) / 8 + 3) & ~3) - 4;
-    cg->cg_clusteroff = cg->cg_clustersumoff + (fs->fs_contigsumsize + 1) * 4;
-    cg->cg_nclusterblks = (int32_t)(nfrags / fs->fs_frag);
-    cg->cg_nextfreeoff = cg->cg_clusteroff + (fs->fs_fpg / fs->fs_frag + 7) / 8;
-    uint8_t *iused = buf + cg->cg_iusedoff, *free = buf + cg->cg_freeoff;
-    uint8_t *clmap = buf + cg->cg_clusteroff;
-    int32_t *clsum = (int32_t *)(buf + cg->cg_clustersumoff);
+    ufs_cg_start(fs, c, buf, (int32_t)m->now);
+    uint8_t *iused = buf + cg->cg_iusedoff;
     for (int32_t i = 0; i < fs->fs_ipg; i++)
         if (ufs_isset(m->iused, c * (uint32_t)fs->fs_ipg + (uint32_t)i))
             ufs_setbit(iused, (uint64_t)i);
     cg->cg_cs.cs_nifree = m->cg_nifree[c];
     cg->cg_cs.cs_ndir = m->cg_ndir[c];
-    for (int64_t b = 0; b < nfrags; b += fs->fs_frag) {
-        int32_t nfree = 0, frun = 0;
-        for (int32_t i = 0; i < fs->fs_frag; i++) {
-            int is_free = b + i < nfrags && frag_free(m, base + b + i);
-            if (is_free) {
-                ufs_setbit(free, (uint64_t)(b + i));
-                nfree++;
-                frun++;
-            } else {
-                if (frun)
-                    cg->cg_frsum[frun]++;
-                frun = 0;
-            }
-        }
-        if (nfree == fs->fs_frag) {
-            cg->cg_cs.cs_nbfree++;
-            ufs_setbit(clmap, (uint64_t)(b / fs->fs_frag));
-            run++;
-            continue;
-        }
-        if (frun)
-            cg->cg_frsum[frun]++;
-        cg->cg_cs.cs_nffree += nfree;
-        if (run)
-            clsum[run < fs->fs_contigsumsize ? run : fs->fs_contigsumsize]++;
-        run = 0;
-    }
-    if (run)
-        clsum[run < fs->fs_contigsumsize ? run : fs->fs_contigsumsize]++;
+    ufs_cg_fill_frags(fs, c, buf, frag_free_cb, m);
     return cg->cg_cs;
 }
 
