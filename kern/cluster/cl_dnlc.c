@@ -138,14 +138,6 @@ struct cld_req {
 
 /* ---- keys, entries, releases ---- */
 
-static uint32_t name_hash(const char *name, uint32_t len)
-{
-    uint32_t h = 2166136261u;           /* FNV-1a */
-    for (uint32_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)name[i]) * 16777619u;
-    return h;
-}
-
 static bool make_key(struct cld_key *k, struct vnode *dvp, const char *name, struct cred *cr)
 {
     size_t len = strlen(name);
@@ -155,7 +147,7 @@ static bool make_key(struct cld_key *k, struct vnode *dvp, const char *name, str
     k->cred = cr;
     k->name = name;
     k->namlen = (uint32_t)len;
-    k->nhash = name_hash(name, k->namlen);
+    k->nhash = cache_name_hash(name, k->namlen);
     unsigned h = cache_hash(cache_ptr_tag(dvp) ^ ((uint64_t)k->nhash << 29), 16);
     k->row = h & (CLD_ROWS - 1);
     k->home = (int)((h >> CLD_ROW_BITS) % (unsigned)map->ncl);

@@ -194,14 +194,6 @@ static struct {
 
 /* ---- keys and matching ---- */
 
-static uint32_t name_hash(const char *name, uint32_t len)
-{
-    uint32_t h = 2166136261u;           /* FNV-1a */
-    for (uint32_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)name[i]) * 16777619u;
-    return h;
-}
-
 /* First of the DNLC_CRED_SPREAD rows where (dvp, name) can be. */
 static unsigned base_row(struct vnode *dvp, uint32_t nhash)
 {
@@ -223,7 +215,7 @@ static bool make_key(struct nckey *k, struct vnode *dvp, const char *name, struc
     k->cred = cr;
     k->name = name;
     k->namlen = (uint32_t)len;
-    k->nhash = name_hash(name, k->namlen);
+    k->nhash = cache_name_hash(name, k->namlen);
     k->row = (base_row(dvp, k->nhash) + cred_offset(cr)) & (nc.nrows - 1);
     return true;
 }

@@ -53,6 +53,16 @@ static inline uint64_t cache_ptr_tag(const void *p)
     return x ^ (x >> 17) ^ (x >> 31);
 }
 
+/* A name's 32-bit hash (FNV-1a), for the caches keyed by names: the
+ * DNLC and its clustered form. */
+static inline uint32_t cache_name_hash(const char *name, uint32_t len)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)name[i]) * 16777619u;
+    return h;
+}
+
 /* log2 of the smallest power of two >= n (n >= 1). */
 static inline unsigned cache_log2_ceil(uint64_t n)
 {
