@@ -218,13 +218,20 @@ static uint64_t page_offset(uint64_t idx)
     return idx << PAGE_SHIFT;
 }
 
+/* The page (vp, idx) on row r, or NULL.  The caller holds r's lock. */
+static struct page *row_find(const struct pc_row *r, const struct vnode *vp, uint64_t idx)
+{
+    struct page *pg = r->head;
+    while (pg && (pg->p_vp != vp || pg->p_index != idx))
+        pg = pg->p_hnext;
+    return pg;
+}
+
 struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
 {
     struct pc_row *r = row_of(vp, idx);
     spin_lock(&r->lock);
-    struct page *pg = r->head;
-    while (pg && (pg->p_vp != vp || pg->p_index != idx))
-        pg = pg->p_hnext;
+    struct page *pg = row_find(r, vp, idx);
     if (pg) {
         page_hold(pg);
         if (!(pg->flags & PG_REFD))     /* used again: the reclaim clock passes it once */
@@ -368,9 +375,7 @@ static int fill_or_wait(struct vnode *vp, uint64_t idx, int flags, struct page *
 {
     struct pc_row *r = row_of(vp, idx);
     spin_lock(&r->lock);
-    struct page *pg = r->head;
-    while (pg && (pg->p_vp != vp || pg->p_index != idx))
-        pg = pg->p_hnext;
+    struct page *pg = row_find(r, vp, idx);
     if (pg) {
         page_hold(pg);
         spin_unlock(&r->lock);
