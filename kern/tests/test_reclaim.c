@@ -164,11 +164,12 @@ static int pressure_body(struct s5t *t)
     return 0;
 }
 
-KTEST(reclaim_pressure)
+/* Run body on a fresh S5 file system on the reclaim RAM disk, under
+ * cache=ssac only: seconds of emulated I/O, so once per machine in make
+ * check (the ktest jobs' ssac variant), since reclaim is the same under
+ * every model (reclaim_clean runs under all of them). */
+static int on_pressure_disk(int (*body)(struct s5t *))
 {
-    /* Seconds of emulated I/O: once per machine in make check (the ktest
-     * jobs' ssac variant), since reclaim is the same under every model
-     * (reclaim_clean runs under all of them). */
     if (opts.cache != CACHE_SSAC)
         KT_SKIP("runs under cache=ssac only (seconds of I/O; reclaim is model-blind)");
     struct s5t t;
@@ -178,9 +179,14 @@ KTEST(reclaim_pressure)
     KT_ASSERT(dev != NULL);
     KT_ASSERT_EQ(s5_mkfs(dev, PRESSURE_DISK * 1000, 32), 0);
     KT_ASSERT_EQ(t_mount(&t, dev), 0);
-    int r = pressure_body(&t);
+    int r = body(&t);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     return r;
+}
+
+KTEST(reclaim_pressure)
+{
+    return on_pressure_disk(pressure_body);
 }
 
 /* ---- reclaim_mapped ---- */
@@ -266,16 +272,5 @@ static int mapped_body(struct s5t *t)
 
 KTEST(reclaim_mapped)
 {
-    if (opts.cache != CACHE_SSAC)
-        KT_SKIP("runs under cache=ssac only (seconds of I/O; reclaim is model-blind)");
-    struct s5t t;
-    struct blkdev *dev = blk_find("reclaimram");
-    if (!dev)
-        dev = ramdisk_create("reclaimram", PRESSURE_DISK, 512);
-    KT_ASSERT(dev != NULL);
-    KT_ASSERT_EQ(s5_mkfs(dev, PRESSURE_DISK * 1000, 32), 0);
-    KT_ASSERT_EQ(t_mount(&t, dev), 0);
-    int r = mapped_body(&t);
-    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    return r;
+    return on_pressure_disk(mapped_body);
 }
