@@ -228,6 +228,18 @@ int ut_wait(pid_t pid)
 	return r == pid ? status : -1;
 }
 
+int ut_await(int fd)
+{
+	char c;
+	return read(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+void ut_tell(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		_exit(3);
+}
+
 void ut_child(const char *name, void (*fn)(void *), void *arg, int unprivileged)
 {
 	int fds[2];

@@ -71,6 +71,11 @@ int ut_drop_privileges(void);
 void ut_child(const char *name, void (*fn)(void *), void *arg, int unprivileged);
 int ut_unprivileged(const char *name, void (*fn)(void *), void *arg);
 int ut_wait(pid_t pid);
+/* A one-byte handshake between two processes over a pipe: ut_await
+ * reads a byte from fd (0, or -1 at end of file or an error), ut_tell
+ * writes one (and _exits 3 if it cannot). */
+int ut_await(int fd);
+void ut_tell(int fd);
 int ut_write_file(const char *path, const void *data, size_t len, int mode);
 long ut_read_file(const char *path, void *buf, size_t len);
 

@@ -28,19 +28,6 @@
 
 #define PG 4096
 
-/* Wait for one byte on fd (the other process's signal). */
-static int await(int fd)
-{
-	char c;
-	return read(fd, &c, 1) == 1 ? 0 : -1;
-}
-
-static void tell(int fd)
-{
-	if (write(fd, "x", 1) != 1)
-		_exit(3);
-}
-
 struct chan {
 	int up[2], down[2];     /* child -> parent, parent -> child */
 };
@@ -78,14 +65,14 @@ static void watcher(int fd, struct chan *c, int id)
 		_exit(4);
 	volatile char touch = m[PG + 1];        /* mapped before the write */
 	(void)touch;
-	tell(c->up[1]);
-	if (await(c->down[0]))
+	ut_tell(c->up[1]);
+	if (ut_await(c->down[0]))
 		_exit(5);
 	if (memcmp(m + PG + 100, "WRITTEN", 7) != 0)
 		_exit(6);
 	m[200 + id] = (char)('A' + id);         /* for the parent's read(2) */
-	tell(c->up[1]);
-	if (await(c->down[0]))
+	ut_tell(c->up[1]);
+	if (ut_await(c->down[0]))
 		_exit(7);
 	_exit(0);
 }
@@ -102,18 +89,18 @@ static void test_write_seen_everywhere(void)
 		if (pid[i] == 0)
 			watcher(fd, &c[i], i);
 		CHECK(pid[i] > 0);
-		CHECK_EQ(await(c[i].up[0]), 0);
+		CHECK_EQ(ut_await(c[i].up[0]), 0);
 	}
 	CHECK_EQ(pwrite(fd, "WRITTEN", 7, PG + 100), 7);
 	for (int i = 0; i < 2; i++) {
-		tell(c[i].down[1]);
-		CHECK_EQ(await(c[i].up[0]), 0);
+		ut_tell(c[i].down[1]);
+		CHECK_EQ(ut_await(c[i].up[0]), 0);
 	}
 	char got[2] = { 0, 0 };
 	CHECK_EQ(pread(fd, got, 2, 200), 2);
 	CHECK(got[0] == 'A' && got[1] == 'B');
 	for (int i = 0; i < 2; i++) {
-		tell(c[i].down[1]);
+		ut_tell(c[i].down[1]);
 		CHECK_EQ(reap(pid[i]), 0);
 		chan_close(&c[i]);
 	}
@@ -156,8 +143,8 @@ static void truncated_child(int fd, struct chan *c)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigbus;
 	sigaction(SIGBUS, &sa, NULL);
-	tell(c->up[1]);
-	if (await(c->down[0]))
+	ut_tell(c->up[1]);
+	if (ut_await(c->down[0]))
 		_exit(5);
 	if (!raises_sigbus(sh + 2 * PG + 7))
 		_exit(6);
@@ -178,9 +165,9 @@ static void test_truncate_other(void)
 	if (pid == 0)
 		truncated_child(fd, &c);
 	CHECK(pid > 0);
-	CHECK_EQ(await(c.up[0]), 0);
+	CHECK_EQ(ut_await(c.up[0]), 0);
 	CHECK_OK(ftruncate(fd, PG + 100));
-	tell(c.down[1]);
+	ut_tell(c.down[1]);
 	CHECK_EQ(reap(pid), 0);
 	chan_close(&c);
 	struct stat st;
@@ -197,12 +184,12 @@ static void storer(int fd, struct chan *c)
 	if (m == MAP_FAILED)
 		_exit(4);
 	memcpy(m + 10, "first", 5);
-	tell(c->up[1]);
-	if (await(c->down[0]))
+	ut_tell(c->up[1]);
+	if (ut_await(c->down[0]))
 		_exit(5);
 	memcpy(m + PG + 10, "second", 6);
-	tell(c->up[1]);
-	if (await(c->down[0]))
+	ut_tell(c->up[1]);
+	if (ut_await(c->down[0]))
 		_exit(6);
 	_exit(0);                       /* still mapped until here */
 }
@@ -219,20 +206,20 @@ static void test_sync_other(void)
 	if (pid == 0)
 		storer(fd, &c);
 	CHECK(pid > 0);
-	CHECK_EQ(await(c.up[0]), 0);
+	CHECK_EQ(ut_await(c.up[0]), 0);
 	CHECK_OK(fsync(fd));
 	char got[6];
 	CHECK_EQ(pread(fd, got, 5, 10), 5);
 	CHECK(memcmp(got, "first", 5) == 0);
-	tell(c.down[1]);
-	CHECK_EQ(await(c.up[0]), 0);
+	ut_tell(c.down[1]);
+	CHECK_EQ(ut_await(c.up[0]), 0);
 	if (m != MAP_FAILED) {
 		CHECK_OK(msync(m, 2 * PG, MS_SYNC));
 		CHECK(memcmp(m + PG + 10, "second", 6) == 0);
 	}
 	CHECK_EQ(pread(fd, got, 6, PG + 10), 6);
 	CHECK(memcmp(got, "second", 6) == 0);
-	tell(c.down[1]);
+	ut_tell(c.down[1]);
 	CHECK_EQ(reap(pid), 0);
 	chan_close(&c);
 	if (m != MAP_FAILED)

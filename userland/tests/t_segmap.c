@@ -41,19 +41,6 @@ static void pattern(unsigned char *p, size_t n, unsigned seed)
 		p[i] = (unsigned char)((i * 31 + seed) ^ (i >> 9));
 }
 
-/* Wait for one byte on fd (the other process's signal). */
-static int await(int fd)
-{
-	char c;
-	return read(fd, &c, 1) == 1 ? 0 : -1;
-}
-
-static void tell(int fd)
-{
-	if (write(fd, "x", 1) != 1)
-		_exit(3);
-}
-
 /* The child: map the file shared, store, let the parent read; then see
  * the parent's pwrite through the mapping.  Exits 0 when all went well. */
 static void coherence_child(int fd, int to_parent, int from_parent)
@@ -62,8 +49,8 @@ static void coherence_child(int fd, int to_parent, int from_parent)
 	if (m == MAP_FAILED)
 		_exit(4);
 	memcpy(m + PG + 10, "CHILD", 5);
-	tell(to_parent);
-	if (await(from_parent))
+	ut_tell(to_parent);
+	if (ut_await(from_parent))
 		_exit(5);
 	_exit(memcmp(m + 100, "PARENT", 6) == 0 ? 0 : 6);
 }
@@ -79,12 +66,12 @@ static void test_coherence(void)
 	if (pid == 0)
 		coherence_child(fd, up[1], down[0]);
 	CHECK(pid > 0);
-	CHECK_EQ(await(up[0]), 0);
+	CHECK_EQ(ut_await(up[0]), 0);
 	char got[6] = { 0 };
 	CHECK_EQ(pread(fd, got, 5, PG + 10), 5);
 	CHECK(memcmp(got, "CHILD", 5) == 0);
 	CHECK_EQ(pwrite(fd, "PARENT", 6, 100), 6);
-	tell(down[1]);
+	ut_tell(down[1]);
 	int status = 0;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
