@@ -113,12 +113,22 @@ static int read_piece(struct vnode *vp, struct uio *uio)
     return 0;
 }
 
+/* A read that finds no page to fill waits for the pageout daemons and
+ * tries again, at most this many times in one call, as a fault does
+ * (kern/vm/fault.c): file pages, mapped ones too, go back before the
+ * read fails with ENOMEM.  It holds no lock of the page cache's meanwhile,
+ * so the daemons can write back and unmap whatever they need. */
+#define READ_NOMEM_TRIES 3
+
 int pcache_rw_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
-    int err = 0;
+    int err = 0, waits = 0;
     bool asked = uio->uio_resid > 0;
-    while (uio->uio_resid > 0 && err == 0)
+    while (uio->uio_resid > 0 && err == 0) {
         err = read_piece(vp, uio);
+        if (err == -ENOMEM && waits++ < READ_NOMEM_TRIES && pcache_wait_for_memory())
+            err = 0;
+    }
     if (asked && vp->v_op->vop_accessed)
         vp->v_op->vop_accessed(vp);     /* as Linux's file_accessed, even at the end */
     return err < 0 ? err : 0;
