@@ -39,7 +39,7 @@
 #define TEMPEST_SYS_LOCKSTAT_SNAPSHOT   1001
 #define TEMPEST_SYS_BLKSTAT_SNAPSHOT    1002
 #define TEMPEST_SYS_ENOSYS_COUNTS       1003
-#define TEMPEST_SYS_CLUSTER_STATS       1020
+#define TEMPEST_SYS_CLUSTER_STATS       1004
 
 /* TEMPEST_SYS_CLUSTER_STATS (struct tempest_cluster_stat *buf, size_t n):
  * each cluster's counts (kern/cluster/), up to n entries; returns the
