@@ -35,6 +35,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
+#include <kern/sched/sched.h>
 #include <kern/arch/cpu.h>
 #include <kern/lib/string.h>
 #include <kern/vm/kmem.h>
@@ -146,9 +147,16 @@ KTEST(pcache_shared)
 {
     struct s5t t;
     struct pcache_stats before, after;
+    /* On this CPU throughout: the page must come from the filling CPU's
+     * node, and make_file's write-back sleeps, after which sched=global
+     * may resume the thread on another node's CPU. */
+    struct thread *self = curthread();
+    uint64_t allowed = self->affinity;
+    sched_set_affinity(self, 1UL << cpu_id());
     KT_ASSERT_EQ(t_fresh(&t, 2048, 64), 0);
     pcache_get_stats(&before);
     int r = shared_body(&t);
+    sched_set_affinity(self, allowed);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     pcache_get_stats(&after);
     KT_ASSERT_EQ(r, 0);
