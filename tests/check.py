@@ -31,6 +31,8 @@ cores):
                      the kernel reads the host's data, and its writes are
                      in the file after power-off
   s5tools/...        host tests of mkfs.s5 and fsck.s5 (tests/unit/test_s5tools.py)
+  gaede/...          GAEDE's home disks, users and scaling made and read back
+                     on the host (tests/unit/test_gaede_prepare.py)
   source/...         locking rules checked on the source text
                      (tests/unit/test_source_rules.py)
   icount/default     default under ACCEL=icount with ktest=all: topology
@@ -139,6 +141,7 @@ def all_jobs():
 
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools), ("source", host_check.job_source_rules), ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
+    jobs += [("gaede", host_check.job_gaede_prepare)]
     jobs += ktests(big)
     jobs += [("bochs/default", boot_check.job_bochs), ("icount/default", boot_check.job_icount)]
     jobs += [("disks/svr4mp", boot_check.job_disks_svr4mp), ("disks/image", boot_check.job_disks_image)]

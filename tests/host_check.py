@@ -62,6 +62,13 @@ def job_ufstools(ctx):
                     T_UNIT)
 
 
+def job_gaede_prepare(ctx):
+    """GAEDE's home disks, users and scaling (tools/harness/macro_gaede.py),
+    made and read back on the host (tests/unit/test_gaede_prepare.py)."""
+    run_host_script(ctx, "gaede", os.path.join(ROOT, "tests", "unit", "test_gaede_prepare.py"),
+                    T_UNIT)
+
+
 def job_source_rules(ctx):
     """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
     run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),
