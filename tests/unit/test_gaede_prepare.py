@@ -208,6 +208,7 @@ def main():
         # More users than disks: all 8 disks, two homes on some.
         spec = macro_gaede.prepare(tmp, point(users=11, seconds=5))
         case("layout/11users-8disks", check_layout, spec, 11, 8)
+        case("command/at-least-20s", check_command, spec, 11, 20)
         case("homes-owned/shared-disks", check_homes, spec)
         case("fsck/shared-disks", check_clean, spec)
     for bad in ("0", "x", "100", "-2n"):
