@@ -304,8 +304,10 @@ static void __attribute__((noreturn)) user_main(int i, int go, int report, doubl
 	_exit(0);
 }
 
-/* Reads the users' tallies (each one write, smaller than PIPE_BUF). */
-static int collect(int report, int n)
+/* Reads the users' tallies (each one write, smaller than PIPE_BUF); the
+ * number of users that could not become their uid in their home, and in
+ * *lost the number that ended without a tally. */
+static int collect(int report, int n, int *lost)
 {
 	struct tally t;
 	int got = 0, broken = 0;
@@ -323,7 +325,8 @@ static int collect(int report, int n)
 		broken += t.failed < 0;
 		got++;
 	}
-	return got < n ? n - got : broken;
+	*lost = n - got;
+	return broken;
 }
 
 static void start_users(int n, double seconds, int *report_out)
@@ -406,12 +409,14 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	double start = now_s();
 	start_users(n, seconds, &report);
-	int broken = collect(report, n);
+	int lost, broken = collect(report, n, &lost);
 	while (wait(NULL) > 0 || errno == EINTR)
 		;
 	double elapsed = now_s() - start;
 	if (broken)
 		fail("user", "cannot_become_user", 0);
+	if (lost)
+		fail("user", "ended_without_tally", 0);
 	print_result(n, elapsed);
 	return 0;
 }
