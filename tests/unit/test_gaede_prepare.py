@@ -5,7 +5,10 @@ the users' homes spread over them in turn, every home file owned by its
 user (read back with the independent reader tests/unit/s5image.py), the
 scripts on disk 0 (read back with s5cat), the command and users as the
 harness interface says; bad user counts refused; scaling computed as the
-paper does, T(n) / (n x T(1)).
+paper does, T(n) / (n x T(1)); and bench/gaede itself run on the host's
+Linux for 3 s by two users (under unshare -m, with a passwd naming them
+bind-mounted on /etc/passwd; skipped, with a SKIP line, when not root):
+every user finishes scripts, none fails, and their files are theirs.
 
     python3 tests/unit/test_gaede_prepare.py [-v]
 
@@ -14,6 +17,7 @@ Prints "PASS name" or "FAIL name: why" per case and ends with
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -186,6 +190,88 @@ def check_scaling():
     return None
 
 
+GAEDE = os.path.join(ROOT, "build", "bench", "gaede")
+
+
+def host_homes(top, n):
+    """n users' homes under top and a passwd naming them; the users."""
+    users = macro_gaede.plan_users(n, 2)
+    with open("/etc/passwd") as f:
+        passwd = f.read()
+    for u in users:
+        home = top + u["home"]
+        macro_gaede.home_files(home, macro_gaede.random.Random(u["uid"]))
+        for d, dirs, files in os.walk(home):
+            for x in [d] + [os.path.join(d, y) for y in dirs + files]:
+                os.chown(x, u["uid"], u["gid"])
+        passwd += "%s:x:%d:%d::%s:/bin/sh\n" % (u["name"], u["uid"], u["gid"], home)
+    for d, dirs, _files in os.walk(top):
+        os.chmod(d, 0o755)
+    with open(os.path.join(top, "passwd"), "w") as f:
+        f.write(passwd)
+    return users
+
+
+def host_run_skip():
+    """Why gaede cannot run on this host (None: it can)."""
+    if os.geteuid() != 0:
+        return "not root (gaede's users need setuid)"
+    r = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if r.returncode != 0:
+        return "unshare -m is not allowed here"
+    return None
+
+
+def check_host_run(top, users, seconds):
+    """gaede itself on the host's Linux: every user finishes scripts,
+    none fails, and the users' new files are theirs."""
+    inner = 'mount --bind "$1" /etc/passwd && shift && exec "$@"'
+    cmd = ["unshare", "-m", "sh", "-c", inner, "sh", os.path.join(top, "passwd"), GAEDE,
+           "-u", str(len(users)), "-t", str(seconds), "-s", macro_gaede.SCRIPTS]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)
+    line = r.stdout.strip()
+    if r.returncode != 0 or not line.startswith("bench gaede users="):
+        return "exit %d: %s %s" % (r.returncode, line, r.stderr.strip()[-300:])
+    f = dict(kv.split("=", 1) for kv in line.split()[2:])
+    if int(f["failed"]) or int(f["scripts_min"]) < 1:
+        return "%s (%s)" % (line, r.stderr.strip()[-300:])
+    if not seconds <= float(f["elapsed_s"]) < seconds + 60:
+        return "elapsed_s=%s for -t %d" % (f["elapsed_s"], seconds)
+    rate = int(f["scripts"]) * 3600 / float(f["elapsed_s"])
+    if abs(float(f["scripts_per_hour"]) - rate) > 0.1 + rate * 1e-3:
+        return "scripts_per_hour=%s, not %.1f" % (f["scripts_per_hour"], rate)
+    for u in users:
+        st = os.stat(os.path.join(top + u["home"], "work", "notes.txt"))
+        if (st.st_uid, st.st_gid) != (u["uid"], u["gid"]):
+            return "%s's work/notes.txt is owned by %d:%d" % (u["name"], st.st_uid, st.st_gid)
+    if VERBOSE:
+        print("  " + line)
+    return None
+
+
+def build_gaede():
+    """make -C bench builds bench/gaede (make check does not build bench/)."""
+    r = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "bench"), "../build/bench/gaede"],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or not os.access(GAEDE, os.X_OK):
+        return "make -C bench ../build/bench/gaede failed: %s" % (r.stdout + r.stderr)[-300:]
+    return None
+
+
+def host_run():
+    why = host_run_skip()
+    if why:
+        print("SKIP host-run: %s" % why)
+        return
+    case("build", build_gaede)
+    top = tempfile.mkdtemp(prefix="gaede-host-")
+    try:
+        users = host_homes(top, 2)
+        case("host-run", check_host_run, top, users, 3)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
 def main():
     if "--help" in sys.argv or "-h" in sys.argv:
         print(__doc__.strip())
@@ -214,6 +300,7 @@ def main():
     for bad in ("0", "x", "100", "-2n"):
         case("refused/users=%s" % bad, refused, point(users=bad))
     case("scaling", check_scaling)
+    host_run()
     print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
     return 1 if RESULTS["failed"] else 0
 
