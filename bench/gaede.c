@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@
 #define MAX_USERS 256
 #define MAX_SCRIPTS 32
 #define DEFAULT_SCRIPTS "/bench/gaede_scripts"
+#define TICK_US 250000                  /* how often a user looks at the clock */
 
 struct user {
 	char name[32];
@@ -74,7 +76,6 @@ static struct user users[MAX_USERS];
 static char *scripts[MAX_SCRIPTS];
 static int nscripts;
 static const char *shell = "/bin/bash";
-static volatile sig_atomic_t time_up;
 
 static double now_s(void)
 {
@@ -214,10 +215,12 @@ static void __attribute__((noreturn)) exec_script(const struct user *u, int inde
 	_exit(127);
 }
 
+/* SIGALRM comes every TICK_US while a user runs: it interrupts waitpid so
+ * that the deadline is seen within a tick, even when it passes between
+ * the check and the wait. */
 static void on_alarm(int sig)
 {
 	(void)sig;
-	time_up = 1;
 }
 
 /* Runs one script to its end or to the deadline: 1 finished, 0 failed,
@@ -235,7 +238,7 @@ static int run_script(const struct user *u, int index, const char *script, doubl
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return 0;
-		if (time_up || now_s() >= deadline) {
+		if (now_s() >= deadline) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -243,7 +246,7 @@ static int run_script(const struct user *u, int index, const char *script, doubl
 			return -1;
 		}
 	}
-	if (time_up || now_s() >= deadline)
+	if (now_s() >= deadline)
 		return -1;
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
@@ -269,19 +272,22 @@ static struct tally user_loop(const struct user *u, int index, double seconds)
 {
 	struct tally t = { index, 0, 0 };
 	struct sigaction sa;
+	struct itimerval tick = { { 0, TICK_US }, { 0, TICK_US } };
 	double deadline = now_s() + seconds;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_alarm;               /* no SA_RESTART: waitpid sees EINTR */
 	sigaction(SIGALRM, &sa, NULL);
-	alarm((unsigned)seconds);
-	for (int k = index % nscripts; !time_up && now_s() < deadline; k = (k + 1) % nscripts) {
+	setitimer(ITIMER_REAL, &tick, NULL);    /* not inherited by the scripts */
+	for (int k = index % nscripts; now_s() < deadline; k = (k + 1) % nscripts) {
 		int r = run_script(u, index, scripts[k], deadline);
 		if (r > 0)
 			t.finished++;
 		if (r == 0 && t.failed++ == 0)
 			tell_failure(u, scripts[k]);
 	}
+	memset(&tick, 0, sizeof tick);
+	setitimer(ITIMER_REAL, &tick, NULL);
 	return t;
 }
 
