@@ -5,10 +5,11 @@ the users' homes spread over them in turn, every home file owned by its
 user (read back with the independent reader tests/unit/s5image.py), the
 scripts on disk 0 (read back with s5cat), the command and users as the
 harness interface says; bad user counts refused; scaling computed as the
-paper does, T(n) / (n x T(1)); and bench/gaede itself run on the host's
-Linux for 3 s by two users (under unshare -m, with a passwd naming them
-bind-mounted on /etc/passwd; skipped, with a SKIP line, when not root):
-every user finishes scripts, none fails, and their files are theirs.
+paper does, T(n) / (n x T(1)), and printed by `macro_gaede.py scaling`;
+and bench/gaede itself run on the host's Linux for 3 s by two users
+(under unshare -m, with a passwd naming them bind-mounted on /etc/passwd;
+skipped, with a SKIP line, when not root): every user finishes scripts,
+none fails, and their files are theirs.
 
     python3 tests/unit/test_gaede_prepare.py [-v]
 
@@ -16,6 +17,7 @@ Prints "PASS name" or "FAIL name: why" per case and ends with
 "N passed, N failed"; exit status 1 when anything failed.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -170,15 +172,34 @@ def refused(p):
         return "users=%r was accepted" % (p["users"],)
 
 
-def check_scaling():
+def sample_records():
     def rec(cpus, sph, status="ok", workload="gaede", optset="syncwrites=on"):
         return {"point": {"workload": workload, "kernel": "tempest", "machine": "svr4mp",
                           "cpus": cpus, "optset": optset, "accel": "tcg"},
                 "status": status, "result": {"users": 2 * cpus, "scripts_per_hour": sph}}
-    records = [rec(1, 100.0), rec(1, 120.0), rec(2, 180.0), rec(4, 400.0),
-               rec(4, 1.0, status="failed"), rec(2, 999.0, workload="pmake"),
-               rec(2, 50.0, optset="syncwrites=off")]
-    rows = macro_gaede.scaling(records)
+    return [rec(1, 100.0), rec(1, 120.0), rec(2, 180.0), rec(4, 400.0),
+            rec(4, 1.0, status="failed"), rec(2, 999.0, workload="pmake"),
+            rec(2, 50.0, optset="syncwrites=off")]
+
+
+def check_scaling_command():
+    """macro_gaede.py scaling RESULTS prints the table of runs/*.json."""
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "build")) as out:
+        os.makedirs(os.path.join(out, "runs"))
+        for i, r in enumerate(sample_records()):
+            with open(os.path.join(out, "runs", "%03d.json" % i), "w") as f:
+                json.dump(r, f)
+        tool = os.path.join(ROOT, "tools", "harness", "macro_gaede.py")
+        r = subprocess.run([sys.executable, tool, "scaling", out], capture_output=True, text=True)
+    rows = [line.split() for line in r.stdout.splitlines()[1:]]
+    two = [row for row in rows if row[2] == "syncwrites=on" and row[4] == "2"]
+    if r.returncode != 0 or len(rows) != 4 or len(two) != 1 or two[0][7] != "0.818":
+        return "exit %d: %r %s" % (r.returncode, r.stdout, r.stderr.strip())
+    return None
+
+
+def check_scaling():
+    rows = macro_gaede.scaling(sample_records())
     got = {(r["optset"], r["cpus"]): r["scaling"] for r in rows}
     want = {("syncwrites=on", 1): 1.0, ("syncwrites=on", 2): 180.0 / (2 * 110.0),
             ("syncwrites=on", 4): 400.0 / (4 * 110.0), ("syncwrites=off", 2): None}
@@ -300,6 +321,7 @@ def main():
     for bad in ("0", "x", "100", "-2n"):
         case("refused/users=%s" % bad, refused, point(users=bad))
     case("scaling", check_scaling)
+    case("scaling/command", check_scaling_command)
     host_run()
     print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
     return 1 if RESULTS["failed"] else 0

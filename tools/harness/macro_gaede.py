@@ -29,8 +29,19 @@ one row per CPU count (see its doc string); the report may call it or
 compute the same from the records' "scripts_per_hour".
 
 Every failure of prepare raises PrepareError with one line saying why.
+
+As a command (for trying a point by hand, and for a sweep's results):
+
+    macro_gaede.py prepare DIR [--users N|Nn] [--cpus C] [--machine M] [--seconds S]
+    macro_gaede.py scaling RESULTS_DIR
+
+prepare makes the images in DIR and prints the point's dict as JSON;
+scaling prints the scaling table of a sweep's gaede records (runs/*.json).
+Every failure is one line on standard error and exit status 1.
 """
 
+import argparse
+import json
 import os
 import random
 import shutil
@@ -264,3 +275,47 @@ def _median_or_none(values):
         return statistics.median(float(v) for v in values)
     except (statistics.StatisticsError, ValueError, TypeError):
         return None
+
+
+def print_scaling(rows):
+    print("%-8s %-8s %-20s %-6s %4s %6s %12s %8s %5s"
+          % ("kernel", "machine", "optset", "accel", "cpus", "users", "scripts/h", "scaling", "runs"))
+    for r in rows:
+        print("%-8s %-8s %-20s %-6s %4d %6s %12.1f %8s %5d"
+              % (r["kernel"], r["machine"], r["optset"] or "-", r["accel"], r["cpus"],
+                 "-" if r["users"] is None else "%g" % r["users"], r["scripts_per_hour"],
+                 "-" if r["scaling"] is None else "%.3f" % r["scaling"], r["runs"]))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="GAEDE's points: prepare one by hand, or print "
+                                "the paper's scaling of a sweep's results.")
+    sub = p.add_subparsers(dest="what", required=True)
+    pp = sub.add_parser("prepare", help="make a point's images in DIR, print its dict as JSON")
+    pp.add_argument("dir")
+    pp.add_argument("--users", default="%dn" % DEFAULT_USERS_PER_CPU, help="N or Nn (default 2n)")
+    pp.add_argument("--cpus", type=int, default=1, help="the point's CPUs (default 1)")
+    pp.add_argument("--machine", default="svr4mp", help="the machine preset (default svr4mp)")
+    pp.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, help="default 60")
+    sp = sub.add_parser("scaling", help="the scaling table of a results directory's gaede records")
+    sp.add_argument("results")
+    args = p.parse_args(argv)
+    try:
+        if args.what == "prepare":
+            os.makedirs(args.dir, exist_ok=True)
+            point = {"workload": "gaede", "machine": args.machine, "cpus": args.cpus,
+                     "users": args.users, "seconds": args.seconds}
+            print(json.dumps(prepare(os.path.abspath(args.dir), point), indent=2))
+        else:
+            import records
+            if not os.path.isdir(os.path.join(args.results, "runs")):
+                raise PrepareError("%s has no runs/ directory" % args.results)
+            print_scaling(scaling(records.load(args.results)))
+    except (PrepareError, OSError, ValueError) as e:
+        sys.exit("macro_gaede: %s" % e)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.exit(main())
