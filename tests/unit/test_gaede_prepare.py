@@ -318,7 +318,7 @@ def main():
         case("command/at-least-20s", check_command, spec, 11, 20)
         case("homes-owned/shared-disks", check_homes, spec)
         case("fsck/shared-disks", check_clean, spec)
-    for bad in ("0", "x", "100", "-2n"):
+    for bad in ("0", 0, "x", "100", "-2n"):
         case("refused/users=%s" % bad, refused, point(users=bad))
     case("scaling", check_scaling)
     case("scaling/command", check_scaling_command)

@@ -104,7 +104,9 @@ class PrepareError(Exception):
 
 def user_count(point):
     """point["users"] as a number: N, or "Nn" for N per CPU."""
-    want = point.get("users") or "%dn" % DEFAULT_USERS_PER_CPU
+    want = point.get("users")
+    if want is None or want == "":
+        want = "%dn" % DEFAULT_USERS_PER_CPU
     text = str(want).strip()
     try:
         if text.endswith("n"):
