@@ -780,6 +780,18 @@ def _table(headers, rows):
     return "\n".join(out)
 
 
+def _overview(secs):
+    """One row per headline: the paper's claim and whether it ran, each
+    linking to its section."""
+    out = ["<table><tr><th>headline</th><th>paper</th><th>this sweep</th></tr>"]
+    for key, title, paper, sec in secs:
+        out.append("<tr><td class='l'><a href='#%s'>%s</a></td><td class='l'>%s</td>"
+                   "<td class='l'>%s</td></tr>" % (_e(key), _e(title), _e(paper),
+                                                   "measured" if sec.ran else NOT_RUN))
+    out.append("</table>")
+    return "\n".join(out)
+
+
 def is_papers(sweep_name):
     """Whether a sweep gets the papers section: the papers sweep, or any
     whose name starts with "papers" (papers-small, papers-ci...)."""
@@ -793,7 +805,9 @@ def html_section(records, outdir):
     parts = ["<h2 id='papers'>Each paper's headline, reproduced</h2>",
              "<p>Per headline: what the paper measured, what this sweep measured, and what "
              "matched. A headline whose records are missing says <em>%s</em>.</p>" % NOT_RUN]
-    for key, title, paper, sec in sections(records):
+    secs = sections(records)
+    parts.append(_overview(secs))
+    for key, title, paper, sec in secs:
         parts.append("<h3 id='%s'>%s</h3>" % (_e(key), _e(title)))
         parts.append("<p><b>Paper:</b> %s.</p>" % _e(paper))
         parts.append(_table(sec.headers, sec.rows))
