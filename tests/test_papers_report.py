@@ -9,7 +9,9 @@ Prints PASS/FAIL lines and ends with "N passed, N failed".
   measure/...    GAEDE scaling T(n)/(n T(1)) from two records, a miss
                  ratio summed over a cache's lock classes, Sprite's sched
                  lock, Tornado's slowdown, the UP build's degradation,
-                 H2-MCS against spin, SALSA's two comparisons
+                 H2-MCS against spin, SALSA's two comparisons, pmake's
+                 elapsed-time ratio and added throughput, Tempest/Linux,
+                 the best cluster size, the herd, Figure 5's growth
   notrun/...     with no records every headline says "not run", and a
                  failed record counts as none
   page/...       report.write for a sweep named papers: every headline's
@@ -163,6 +165,46 @@ def test_measures(res, papers):
             and "matches" in space.verdict, "alloc %r, space %r" % (alloc.rows, space.verdict))
 
 
+def test_more_measures(res, papers):
+    pm = [record("pmake", n, v, machine="spur", higher=False, unit="s", cores=8)
+          for n, v in ((1, 100.0), (3, 40.0), (5, 25.0))] + \
+        [record("pmake", 5, 20.0, kernel="linux", machine="spur", higher=False, unit="s",
+                cores=8)]
+    sec = section(papers, pm, "sprite-pmake")
+    res.add("measure/pmake", cell(sec, ["pmake", "tempest", "default", "5"], 5) == "4"
+            and cell(sec, ["pmake", "tempest", "default", "3"], 6) == "0.75",
+            "rows %r" % sec.rows)
+    peer = section(papers, pm, "macro-peer")
+    res.add("measure/peer", cell(peer, ["pmake", "default", "5"], 5) == "0.8"
+            and cell(peer, ["pmake", "default", "1"], 5) == papers.NOT_RUN, "rows %r" % peer.rows)
+
+    cl = [record(w, 16, v, machine="hector", options={"cluster": str(c)}, higher=False,
+                 unit="us/fault", cores=16)
+          for w, vals in (("fault_indep", (10.0, 20.0, 40.0)), ("fault_shared", (90.0, 30.0, 60.0)))
+          for c, v in zip((1, 4, 16), vals)]
+    cl.append(record("fault_indep", 16, 99.0, machine="hector", options={"lock": "spin"},
+                     higher=False, unit="us/fault", cores=16))
+    sec = section(papers, cl, "hurricane-cluster")
+    fig7 = section(papers, cl, "hurricane-fig7")
+    res.add("measure/cluster", "fault_indep is fastest at cluster size 1" in sec.verdict
+            and "fault_shared is fastest at cluster size 4" in sec.verdict
+            and cell(fig7, ["fault_indep", "lock=spin"], 2) == "99",
+            "verdict %r, Figure 7 rows %r" % (sec.verdict, fig7.rows))
+
+    herd = [record("herd", 5, 50.0, options={"wakeup": "all"}, higher=False, unit="ms"),
+            record("herd", 5, 10.0, options={"wakeup": "one"}, higher=False, unit="ms")]
+    sec = section(papers, herd, "svr4-herd")
+    res.add("measure/herd", "(ratio 5)" in sec.verdict and "wake1proc wins" in sec.verdict,
+            "verdict %r" % sec.verdict)
+
+    curve = [record("lockcurve", n, 1.0, machine="hector", cores=16, result={"variants": {
+        "spin/hold0": {"response_us": 1.0 * n * n}, "mcs/hold0": {"response_us": 1.0 * n}}})
+        for n in (1, 4)]
+    sec = section(papers, curve, "hurricane-fig5")
+    res.add("measure/fig5", "spin/hold0 grew most (16 times)" in sec.verdict
+            and "as the paper found" in sec.verdict, "verdict %r" % sec.verdict)
+
+
 def test_not_run(res, papers):
     secs = papers.sections([])
     bad = [k for k, _, _, s in secs if s.ran or not s.verdict.startswith(papers.NOT_RUN)]
@@ -302,6 +344,7 @@ def main(argv=None):
     res = Results()
     with tempfile.TemporaryDirectory(prefix="papers-test-") as tmp:
         test_measures(res, papers)
+        test_more_measures(res, papers)
         test_not_run(res, papers)
         test_page(res, papers, tmp)
         test_sweep(res, tmp)

@@ -25,6 +25,7 @@ directory at any time:
                  percpu, and the lock cswitch saturates
   sprite-pmake   Sprite: pmake's and pmakeInd's elapsed-time ratio
                  T(1)/T(n) and the throughput each processor adds
+  macro-peer     GAEDE and pmake: Tempest/Linux at each CPU count
   hurricane-h2   Hurricane: H2-MCS against spin, uncontended
   hurricane-fig5 Hurricane Figure 5: lock/unlock response time against
                  contending processors, per algorithm and hold time
@@ -423,6 +424,40 @@ def sprite_pmake(records):
                               cores=host_cores(recs)))
 
 
+MACRO = ("gaede", "pmake", "pmakeind")
+
+
+def macro_peer(records):
+    """Tempest beside Linux for the macro workloads at each CPU count:
+    the ratio of their figures, oriented so that above 1 means Tempest
+    did better."""
+    rows = []
+    recs = select(records, MACRO)
+    for w in MACRO:
+        linux = {n: median_value(select(records, w, kernel="linux", cpus=n))
+                 for n in cpu_counts(select(records, w, kernel="linux"))}
+        for r_set in sorted({r["point"]["optset"] for r in recs
+                             if r["point"]["workload"] == w and r["point"]["kernel"] == "tempest"}):
+            mine = [r for r in select(records, w, kernel="tempest") if r["point"]["optset"] == r_set]
+            hib = mine[0].get("higher_is_better", w == "gaede")
+            for n in cpu_counts(mine):
+                t = median_value([r for r in mine if r["point"]["cpus"] == n])
+                lx = linux.get(n)
+                ratio = (t / lx if hib else lx / t) if t and lx else None
+                rows.append([w, r_set, str(n), num(t), num(lx), num(ratio)])
+    if not rows:
+        return Section(["workload", "options", "cpus", "Tempest", "Linux", "Tempest/Linux"],
+                       [["gaede, pmake, pmakeind", "", NOT_RUN, NOT_RUN, NOT_RUN, NOT_RUN]],
+                       NOT_RUN + ": no GAEDE or pmake records.")
+    ratios = [float(r[5]) for r in rows if r[5] != NOT_RUN]
+    verdict = "The same binaries, disks and preset on both kernels; Tempest/Linux above 1 " \
+              "means Tempest did better (more scripts per hour, or less elapsed time). "
+    verdict += ("The ratios run from %s to %s. " % (num(min(ratios)), num(max(ratios)))
+                if ratios else "No CPU count has both kernels' figures. ") + _why_tcg(recs)
+    return Section(["workload", "options", "cpus", "Tempest", "Linux", "Tempest/Linux"], rows,
+                   verdict)
+
+
 # ---- Hurricane ------------------------------------------------------------------
 
 def _variants(records, workload):
@@ -684,6 +719,9 @@ HEADLINES = [
     ("sprite-pmake", "Sprite: pmake and pmakeInd",
      "Hartman & Ousterhout, Figures 2-5: elapsed-time ratio and incremental throughput",
      sprite_pmake),
+    ("macro-peer", "GAEDE and pmake: Tempest beside Linux",
+     "Issue 21: the same workloads on the Linux peer, Tempest/Linux at each CPU count",
+     macro_peer),
     ("hurricane-h2", "Hurricane: H2-MCS against spin, uncontended",
      "Unrau et al. (seed 000), Figure 4: H2-MCS close to a spin lock", hurricane_h2),
     ("hurricane-fig5", "Hurricane: lock response time under contention",
