@@ -242,7 +242,9 @@ def test_page(res, papers, tmp):
     records = [record("gaede", 1, 100.0, cores=8), record("gaede", 5, 440.0, cores=8)] + \
         [record("cswitch", n, 1000.0, machine="spur", options={"sched": s},
                 stats=lockstat(sched_global=(1000, 100 * n), runq_cpu=(1000, 10 * n)))
-         for n in (1, 2) for s in ("global", "percpu")]
+         for n in (1, 2) for s in ("global", "percpu")] + \
+        [record("gaede", 5, 400.0, options={"cache": "single"}, cores=8,
+                stats=lockstat(segmap_single=(1000, 120), dnlc_single=(100, 10)))]
     out = os.path.join(tmp, "papers")
     page = _page(out, "papers", records)
     titles = [t for _, t, _, _ in papers.HEADLINES if _e(t) not in page]
@@ -250,6 +252,7 @@ def test_page(res, papers, tmp):
             "missing sections: %s" % titles)
     named, bad = _pngs_named(out, page)
     res.add("page/plots", "plots/paper-svr4-scaling.png" in page and
+            "plots/paper-svr4-cache.png" in page and
             "plots/paper-sprite-sched.png" in page and named and not bad,
             "named %s, not PNG %s" % (named, bad))
     res.add("page/not-run", page.count(papers.NOT_RUN) >= 5 and

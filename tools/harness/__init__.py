@@ -12,5 +12,5 @@ an HTML report per sweep.
   plots.py      the PNG plots
   report.py     report.html
   papers.py     the papers sweep's section: each paper's headline beside
-                this sweep's figures
+                this sweep's figures (papers_plots.py draws them)
 """

@@ -49,10 +49,7 @@ import html
 import os
 import statistics
 
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from .papers_plots import bar_plot as _bar_plot, draw, line_plot as _line_plot
 
 NOT_RUN = "not run"
 
@@ -385,7 +382,7 @@ def sprite_sched(records):
                    "but fewer vCPUs run at once than their number, so they understate it."
     return Section(["workload", "sched"] + ["%d CPU%s" % (n, "" if n == 1 else "s")
                                             for n in counts] + ["paper"], rows, verdict,
-                   _line_plot(series, "sched lock misses per hit", 0.70, percent=True,
+                   _line_plot(series, "sched lock misses per hit", 0.70, percent=True, symlog=True,
                               cores=host_cores(recs)))
 
 
@@ -742,70 +739,6 @@ HEADLINES = [
 def sections(records):
     """[(key, title, paper, Section)] for every headline."""
     return [(key, title, paper, fn(records)) for key, title, paper, fn in HEADLINES]
-
-
-# ---- plots ----------------------------------------------------------------------
-
-def _line_plot(series, ylabel, paper, percent=False, log=False, linear=False,
-               xlabel="processors (vCPUs)", cores=None):
-    """A drawing function for {label: [(x, y)]}, the paper's number a
-    dashed line; None when there is nothing to draw."""
-    if not any(series.values()):
-        return None
-
-    def draw(ax):
-        for label, pts in sorted(series.items()):
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] * (100 if percent else 1) for p in pts], "-o",
-                        markersize=4, label=label)
-        xs = sorted({p[0] for pts in series.values() for p in pts})
-        if paper is not None:
-            ax.axhline(paper * (100 if percent else 1), ls="--", color="0.4", label="paper")
-        if linear:
-            ax.plot(xs, xs, ":", color="0.5", label="linear")
-        if cores and xs and xs[-1] > cores:
-            ax.axvspan(cores + 0.5, xs[-1] + 0.5, color="0.92", zorder=0,
-                       label="vCPUs > host's %d cores" % cores)
-        if log:
-            ax.set_yscale("log")
-        elif percent:           # lock ratios span 0.001% to 100%
-            ax.set_yscale("symlog", linthresh=0.01)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel + (" (%)" if percent and "%" not in ylabel else ""))
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    return draw
-
-
-def _bar_plot(bars, ylabel, scale, paper):
-    if not any(v is not None for _, v in bars):
-        return None
-
-    def draw(ax):
-        xs = range(len(bars))
-        ax.bar(xs, [(v or 0) * scale for _, v in bars], color="C0")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels([b[0] for b in bars], fontsize=6)
-        ax.axhline(paper, ls="--", color="0.4", label="paper's SSAC bound")
-        ax.set_ylabel(ylabel)
-        ax.set_yscale("symlog", linthresh=0.01)
-    return draw
-
-
-def draw(key, section, plotdir):
-    """The section's plot as plots/paper-KEY.png; returns its file name
-    or None."""
-    if section.plot is None:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    section.plot(ax)
-    ax.grid(True, alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    name = "paper-%s.png" % key
-    fig.savefig(os.path.join(plotdir, name), dpi=90)
-    plt.close(fig)
-    return name
 
 
 # ---- the page's section -----------------------------------------------------------
