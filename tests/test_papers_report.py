@@ -101,9 +101,11 @@ def cell(sec, row_start, col):
 
 
 def test_measures(res, papers):
-    gaede = [record("gaede", 1, 100.0, cores=8), record("gaede", 5, 440.0, cores=8)]
+    gaede = [record("gaede", 1, 100.0, cores=8), record("gaede", 5, 440.0, cores=8),
+             record("gaede", 5, 300.0, options={"cache": "single"}, cores=8)]
     res.add("measure/scaling", papers.scaling(100.0, 440.0, 5) == 0.88 and
-            cell(section(papers, gaede, "svr4-scaling"), ["tempest", "default", "5"], 4) == "88.0%",
+            cell(section(papers, gaede, "svr4-scaling"), ["tempest", "default", "5"], 4) == "88.0%"
+            and len(section(papers, gaede, "svr4-scaling").rows) == 2,
             "rows %r" % section(papers, gaede, "svr4-scaling").rows)
 
     stats = lockstat(segmap_single=(1000, 120), buf_single=(500, 50), dnlc_single=(0, 0),
