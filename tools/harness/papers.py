@@ -224,8 +224,8 @@ def svr4_cache(records):
     if not single and not ssac:
         verdict = NOT_RUN + ": no GAEDE records with lock statistics."
     else:
-        verdict = "Under GAEDE at %d CPUs the busiest cache lock missed %s of its hits with one " \
-                  "lock per cache and %s with the set-associative cache (paper: 10-15%% down to " \
+        verdict = "Under GAEDE at %d CPUs the most contended cache's locks missed %s of their " \
+                  "hits with one lock per cache and %s with the set-associative cache (paper: 10-15%% down to " \
                   "below 0.1%%). " % (n, pct(max(single), 3) if single else NOT_RUN,
                                       pct(max(ssac), 3) if ssac else NOT_RUN)
         if ssac and max(ssac) < 0.001:
