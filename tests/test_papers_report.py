@@ -19,7 +19,7 @@ Prints PASS/FAIL lines and ends with "N passed, N failed".
   page/...       report.write for a sweep named papers: every headline's
                  section, its plots as PNG files the page names, "not run"
                  for the missing ones; a sweep of another name has no
-                 papers section
+                 papers section unless asked (sweep.py report --papers)
   sweep/papers   bench/sweeps/papers is accepted by tools/sweep.py check;
                  until the other branches' workloads, kernels, options and
                  keys are merged, its blocks naming them are left out and
@@ -223,10 +223,10 @@ def test_not_run(res, papers):
             "rows %r, verdict %r" % (sec.rows, sec.verdict))
 
 
-def _page(tmp, name, records):
+def _page(tmp, name, records, forced=False):
     from harness import records as rec, report
     os.makedirs(os.path.join(tmp, "plots"), exist_ok=True)
-    path = report.write(tmp, name, records, rec.summarize(records), [])
+    path = report.write(tmp, name, records, rec.summarize(records), [], papers_section=forced)
     with open(path) as f:
         return f.read()
 
@@ -267,6 +267,9 @@ def test_page(res, papers, tmp):
     other = _page(os.path.join(tmp, "smoke"), "smoke", records)
     res.add("page/only-papers", "Each paper's headline" not in other and "Sweep smoke" in other,
             "a sweep named smoke got the papers section")
+    forced = _page(os.path.join(tmp, "sprite"), "sprite", records, forced=True)
+    res.add("page/forced", "Each paper's headline" in forced and "Sweep sprite" in forced,
+            "sweep.py report --papers on a sweep named sprite has no papers section")
 
 
 def _e(s):

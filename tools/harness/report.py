@@ -14,7 +14,7 @@ import html
 import os
 import time
 
-from . import papers
+from . import papers as paper_figures
 from . import records as rec
 
 STYLE = """
@@ -131,8 +131,9 @@ def _failures(records):
         [_e(r["id"]), _e(r["reason"]), '<a href="%s">log</a>' % _e(r["log"])] for r in bad])
 
 
-def write(outdir, sweep_name, records, summary, plots):
-    """Write report.html; returns its path."""
+def write(outdir, sweep_name, records, summary, plots, papers_section=False):
+    """Write report.html; returns its path.  papers_section: open with each
+    paper's headline (papers.py), as a sweep named papers* always does."""
     cores = sorted({r["host"]["cores"] for r in records})
     hosts = sorted({r["host"]["name"] for r in records})
     accels = sorted({r["point"]["accel"] for r in records})
@@ -150,8 +151,8 @@ def write(outdir, sweep_name, records, summary, plots):
              "drawn hollow in the plots, and their throughput measures the host, not the "
              "kernel (their lock counts still mean something).</p>" % over,
              "<p id='plots-loaded'>plots not checked (scripts off)</p>"]
-    if papers.is_papers(sweep_name):
-        parts.append(papers.html_section(records, outdir))
+    if papers_section or paper_figures.is_papers(sweep_name):
+        parts.append(paper_figures.html_section(records, outdir))
     sections = [("workloads", "Workloads against processors"), ("scaling", "Sprite's ratios"),
                 ("peer", "Tempest beside Linux"), ("locks", "Locks")]
     for key, title in sections:
