@@ -775,7 +775,7 @@ def sections(records):
 # ---- the page's section -----------------------------------------------------------
 
 def _table(headers, rows):
-    out = ["<table><tr>" + "".join("<th>%s</th>" % _e(h) for h in headers) + "</tr>"]
+    out = ["<table><tr>" + "".join("<th class='l'>%s</th>" % _e(h) for h in headers) + "</tr>"]
     for row in rows:
         out.append("<tr>" + "".join('<td class="l">%s</td>' % _e(c) for c in row) + "</tr>")
     out.append("</table>")
@@ -785,7 +785,8 @@ def _table(headers, rows):
 def _overview(secs):
     """One row per headline: the paper's claim and whether it ran, each
     linking to its section."""
-    out = ["<table><tr><th>headline</th><th>paper</th><th>this sweep</th></tr>"]
+    out = ["<table><tr><th class='l'>headline</th><th class='l'>paper</th>"
+           "<th class='l'>this sweep</th></tr>"]
     for key, title, paper, sec in secs:
         out.append("<tr><td class='l'><a href='#%s'>%s</a></td><td class='l'>%s</td>"
                    "<td class='l'>%s</td></tr>" % (_e(key), _e(title), _e(paper),
