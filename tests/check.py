@@ -142,6 +142,7 @@ def all_jobs():
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools), ("source", host_check.job_source_rules), ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
     jobs += [("gaede", host_check.job_gaede_prepare)]
+    jobs += [("bench/papers", host_check.job_bench_papers)]
     jobs += ktests(big)
     jobs += [("bochs/default", boot_check.job_bochs), ("icount/default", boot_check.job_icount)]
     jobs += [("disks/svr4mp", boot_check.job_disks_svr4mp), ("disks/image", boot_check.job_disks_image)]

@@ -110,3 +110,11 @@ def job_bench(ctx):
     chromium), resume on a Dask LocalCluster, a panicking run recorded as
     failed (tests/test_bench_harness.py)."""
     run_host_script(ctx, "bench", os.path.join(ROOT, "tests", "test_bench_harness.py"), T_UNIT)
+
+
+def job_bench_papers(ctx):
+    """The papers report (tools/harness/papers.py): each paper's headline
+    computed from synthetic records, "not run" without them, the page
+    written, bench/sweeps/papers accepted (tests/test_papers_report.py)."""
+    run_host_script(ctx, "bench/papers", os.path.join(ROOT, "tests", "test_papers_report.py"),
+                    T_UNIT)

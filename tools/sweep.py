@@ -6,6 +6,7 @@
     sweep.py run --points 'workloads fork; machines spur; cpus 1-2'
     sweep.py check SWEEPFILE      check it and list its points, run nothing
     sweep.py report DIR           remake the tables, plots and report
+                                  (--papers: with each paper's headline)
     sweep.py workloads            the workloads a sweep can name
 
 The sweep file's format is in tools/harness/sweep.py and README.md
@@ -65,8 +66,9 @@ def load_sweep(args):
     return sw.parse_file(args.sweep, machine_of)
 
 
-def finish(outdir, name, stream=sys.stdout):
-    """Tables, plots and report from the records in outdir."""
+def finish(outdir, name, stream=sys.stdout, papers=False):
+    """Tables, plots and report from the records in outdir (papers: with
+    each paper's headline, as a sweep named papers* always has)."""
     from harness import records, plots, report
     recs = records.load(outdir)
     if not recs:
@@ -74,7 +76,7 @@ def finish(outdir, name, stream=sys.stdout):
         return None
     summary = records.write_tables(outdir, recs)
     made = plots.make_all(recs, outdir)
-    path = report.write(outdir, name, recs, summary, made)
+    path = report.write(outdir, name, recs, summary, made, papers_section=papers)
     stream.write("bench: %d records, %d plots; report: %s\n" % (len(recs), len(made), path))
     return path
 
@@ -118,7 +120,7 @@ def cmd_check(args):
 
 def cmd_report(args):
     name = os.path.basename(os.path.normpath(args.dir))
-    return 0 if finish(os.path.abspath(args.dir), name) else 1
+    return 0 if finish(os.path.abspath(args.dir), name, papers=args.papers) else 1
 
 
 def cmd_workloads(args):
@@ -146,6 +148,9 @@ def main(argv=None):
             sp.add_argument("--dry-run", action="store_true", help="list the points only")
     sp = sub.add_parser("report", help="remake tables, plots and report of a results directory")
     sp.add_argument("dir")
+    sp.add_argument("--papers", action="store_true",
+                    help="add each paper's headline beside these records (any sweep; "
+                         "a sweep named papers or papers-* has it anyway)")
     sub.add_parser("workloads", help="list the workloads")
     args = ap.parse_args(argv)
     if args.cmd in ("run", "report"):

@@ -11,4 +11,6 @@ an HTML report per sweep.
   records.py    the record format, results.csv and summary.csv
   plots.py      the PNG plots
   report.py     report.html
+  papers.py     the papers sweep's section: each paper's headline beside
+                this sweep's figures (papers_plots.py draws them)
 """

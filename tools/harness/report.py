@@ -1,7 +1,8 @@
 """The report of a sweep: one static HTML page (report.html beside the
 records) with the plots, the summary table, the top lock classes of each
 point and the failed runs with their logs.  No server and nothing fetched:
-the images are files next to the page.
+the images are files next to the page.  The papers sweep's page opens
+with each paper's headline beside this sweep's figures (papers.py).
 
 A small script at the end of the page counts the images that loaded
 (complete, with a width) and writes "N of M plots loaded" into the
@@ -13,6 +14,7 @@ import html
 import os
 import time
 
+from . import papers as paper_figures
 from . import records as rec
 
 STYLE = """
@@ -25,6 +27,7 @@ tr.over td { color: #888; } tr.failed td { background: #fee; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figcaption { font-size: 12px; max-width: 560px; }
 img.plot { max-width: 100%; }
+p.verdict { max-width: 900px; }
 """
 
 SCRIPT = """
@@ -128,8 +131,9 @@ def _failures(records):
         [_e(r["id"]), _e(r["reason"]), '<a href="%s">log</a>' % _e(r["log"])] for r in bad])
 
 
-def write(outdir, sweep_name, records, summary, plots):
-    """Write report.html; returns its path."""
+def write(outdir, sweep_name, records, summary, plots, papers_section=False):
+    """Write report.html; returns its path.  papers_section: open with each
+    paper's headline (papers.py), as a sweep named papers* always does."""
     cores = sorted({r["host"]["cores"] for r in records})
     hosts = sorted({r["host"]["name"] for r in records})
     accels = sorted({r["point"]["accel"] for r in records})
@@ -147,6 +151,8 @@ def write(outdir, sweep_name, records, summary, plots):
              "drawn hollow in the plots, and their throughput measures the host, not the "
              "kernel (their lock counts still mean something).</p>" % over,
              "<p id='plots-loaded'>plots not checked (scripts off)</p>"]
+    if papers_section or paper_figures.is_papers(sweep_name):
+        parts.append(paper_figures.html_section(records, outdir))
     sections = [("workloads", "Workloads against processors"), ("scaling", "Sprite's ratios"),
                 ("peer", "Tempest beside Linux"), ("locks", "Locks")]
     for key, title in sections:
