@@ -121,6 +121,7 @@ import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
+import upbuild_check  # noqa: E402
 
 
 def all_jobs():
@@ -171,6 +172,7 @@ def all_jobs():
              ("panic/deadlock", boot_check.job_deadlock)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
+    jobs += [("upbuild/ktest", upbuild_check.job_upbuild)]
     return jobs
 
 
