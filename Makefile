@@ -65,7 +65,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(HOSTBUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak
+.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak upkernel
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
 
 deps: $(DEPS_OK)
@@ -187,9 +187,12 @@ LINUX_APPEND ?=
 # which Debian's matplotlib and Dask serve.
 SWEEPING := $(if $(SWEEP)$(POINTS),yes)
 export HARNESS_POINTS = $(value POINTS)
-bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
+bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland upkernel)
 	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(HOSTBUILD))/bench
 	$(if $(SWEEPING),/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT)))
+# The uniprocessor kernel a sweep's kernel tempest-up boots.
+upkernel: $(DEPS_OK)
+	@$(MAKE) -s --no-print-directory UP=1 build/up/kernel.elf
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"

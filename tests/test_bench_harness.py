@@ -11,6 +11,8 @@ Host only (no emulator):
   expand/...     a sweep's points: CPU counts clipped to each machine,
                  "and" blocks, Linux points without option sets, the
                  kernel-only workloads left off Linux
+  expand/tempest-up, refuse/tempest-up-cpus
+                 the uniprocessor kernel's points: cpus 1 only
   summary        medians, extremes and spread over repeats
 With emulators (about a minute on two cores):
   smoke/...      bench/sweeps/smoke run from scratch: a record for every
@@ -116,6 +118,21 @@ def test_expansion(res):
         not any(i.startswith("linux") and "locks" in i for i in ids) and \
         not any("-c5-" in i for i in ids)
     res.add("expand/points", ok, "exit %d, %d points: %s" % (rc, len(ids), out[-300:]))
+
+
+def test_expansion_up(res):
+    """The uniprocessor kernel (make UP=1) runs at one CPU only."""
+    text = "kernels tempest tempest-up\nworkloads fork\nmachines up default\ncpus 1-2\n"
+    rc, out = sweep_cmd(["check", "--points", text.replace("\n", ";")], 60)
+    ids = set(re.findall(r"^  (\S+)$", out, re.M))
+    want = {"tempest-up-c1-default-fork-tcg-r1", "tempest-default-c2-default-fork-tcg-r1",
+            "tempest-up-up-c1-default-fork-tcg-r1", "tempest-up-default-c1-default-fork-tcg-r1"}
+    res.add("expand/tempest-up", rc == 0 and len(ids) == 5 and want <= ids,
+            "exit %d, %d points: %s" % (rc, len(ids), out[-300:]))
+    rc, out = sweep_cmd(["check", "--points", "kernels tempest-up;workloads fork;"
+                         "machines default;cpus 2"], 60)
+    res.add("refuse/tempest-up-cpus", rc == 2 and "must include 1" in out,
+            "exit %d: %s" % (rc, out[-300:]))
 
 
 def test_summary(res):
@@ -331,6 +348,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="bench-test-") as tmp:
         test_refusals(res, tmp)
         test_expansion(res)
+        test_expansion_up(res)
         test_summary(res)
         if not args.host_only:
             if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
