@@ -51,6 +51,7 @@ OPTION_VALUES = {
     "lockstat": ("on", "off", "contended"),
     "witness": ("off", "on"),
     "crash": ("none", "panic", "pagefault"),    # for testing failed runs
+    "alloc": ("local", "interleave"),           # SALSA: where user data pages come from
 }
 KERNELS = ("tempest", "linux", "tempest-up")
 # Kernels that are Tempest (its option sets, lockstat, its workloads).

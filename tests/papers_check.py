@@ -1,4 +1,5 @@
-"""The uniprocessor build (make UP=1) in make check, for tests/check.py:
+"""The kernel builds and options the papers' experiments need (issue 21),
+in make check, for tests/check.py:
 
   upbuild/ktest      builds build/up/kernel.elf (TEMPEST_UP: spin locks
                      are interrupt masking, cross-CPU calls local, no AP
@@ -9,6 +10,12 @@
   upbuild/default    the same kernel on default (4 CPUs, 2 nodes) starts
                      no application processor: "smp: 1 cpus online"
                      (a short boot, poweroff alone)
+  alloc/default      alloc=interleave on default (2 nodes): the ktest
+                     page_alloc_policy passes (data pages round robin over
+                     the nodes, counted as other in /proc/vmstat's terms),
+                     and the options line says alloc=interleave
+  alloc/bad          alloc=far: one line naming the bad value, and the
+                     default (alloc=local) used; the same ktest passes
 """
 
 import os
@@ -64,3 +71,23 @@ def _boot_default(ctx):
     problems = [] if m and m.group(1) == "1" else [
         "cpus online: %s, not 1" % (m.group(1) if m else "no 'smp: N cpus online' line")]
     ctx.results.add(name, r.ok and not problems, fail_reason(r, problems))
+
+
+def _alloc_boot(ctx, name, value, want, bad):
+    r = ctx.boot(name, "default", "alloc=%s ktest=page_alloc_policy poweroff" % value, 300)
+    if r is None:
+        return budget_gone(ctx, [name])
+    problems = []
+    if not re.search(r"^ktest: PASS page_alloc_policy$", r.output, re.M):
+        problems.append("no 'ktest: PASS page_alloc_policy' line")
+    if not re.search(r"^options: .* alloc=%s( |$)" % want, r.output, re.M):
+        problems.append("the options line does not say alloc=%s" % want)
+    said = re.search(r"^options: bad value '%s' for alloc=" % value, r.output, re.M)
+    if bad and not said:
+        problems.append("no line naming the bad value %s" % value)
+    ctx.results.add(name, r.ok and not problems, fail_reason(r, problems))
+
+
+def job_alloc(ctx):
+    _alloc_boot(ctx, "alloc/default", "interleave", "interleave", False)
+    _alloc_boot(ctx, "alloc/bad", "far", "local", True)
