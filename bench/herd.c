@@ -5,23 +5,26 @@
  * runnable, one wins and the rest find the lock busy and sleep again
  * (O(N^2) work for N sleepers); wake1proc (wakeup=one) wakes one.
  *
- *     herd [-n PROCS] [-t SECONDS] [-f FILE]
+ *     herd [-n PROCS] [-t SECONDS] [-f FILE] [-o chmod|write]
  *
- *     bench herd procs=N ops_per_s=R us_per_op=U ops=K total_s=S
+ *     bench herd procs=N op=O ops_per_s=R us_per_op=U ops=K total_s=S
  *
- * Each process repeats one operation until the time is up: pwrite(2) of
- * 512 bytes at offset 0 of the shared file, then ftruncate(2) of it to
- * nothing.  The write allocates the file's block and the truncation frees
- * it, both under the file's inode lock (S5's ILOCK, a resource lock held
- * across the metadata's disk writes with syncwrites=on), so the processes
- * queue on it.  PROCS defaults to 8 per processor (the CPUs this process
+ * Each process repeats one operation until the time is up.  chmod (the
+ * default): fchmod(2) of the shared file, an inode update made under the
+ * file's inode lock (S5's ILOCK, a resource lock) and written to disk
+ * before the lock is let go when syncwrites=on, so the processes queue
+ * sleeping on that lock, the one whose wakeups wakeup= chooses.  write:
+ * pwrite(2) of 512 bytes at offset 0, then ftruncate(2) to nothing; in
+ * Tempest those queue first on the file's page-cache fill lock (a
+ * reader/writer lock, whose release wakes every waiter whatever wakeup=
+ * says), so it shows the herd wakeup=one does not cure.  PROCS defaults to 8 per processor (the CPUs this process
  * may use), SECONDS to 1, FILE to /tmp/herd.  R is operations per second
  * of the whole machine (the sum of K over the wall time S from the common
  * start to the last process's end); U is S in microseconds per operation
  * as one process sees it, averaged.  The wake-ups and misses are in the
  * lock statistics of the run (the harness wraps it in lockstat).
  *
- * System calls: open, pwrite64, ftruncate, unlink, fork, pipe, read,
+ * System calls: open, fchmod, pwrite64, ftruncate, unlink, fork, pipe, read,
  * write, close, wait4, sched_getaffinity, clock_gettime, exit_group.
  */
 #include "bench.h"
@@ -50,6 +53,19 @@ static int online_cpus(void)
 }
 
 /* One process: wait for the start, operate until the deadline, report. */
+static int op_write;            /* -o write: pwrite + ftruncate, not fchmod */
+
+/* One operation; 0 or an errno. */
+static long operate(int fd, const char *buf, long size, long k)
+{
+	if (!op_write)
+		return syscall(SYS_fchmod, fd, (k & 1) ? 0640 : 0600) < 0 ? errno : 0;
+	if (syscall(SYS_pwrite64, fd, buf, size, 0) != size ||
+	    syscall(SYS_ftruncate, fd, 0) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
+
 static void worker(int fd, int go, int out, double seconds)
 {
 	char buf[512], c;
@@ -60,11 +76,8 @@ static void worker(int fd, int go, int out, double seconds)
 		syscall(SYS_exit_group, 1);
 	long long start = bench_now_ns(), end = start + (long long)(seconds * 1e9), now = start;
 	while (now < end) {
-		if (syscall(SYS_pwrite64, fd, buf, sizeof buf, 0) != (long)sizeof buf ||
-		    syscall(SYS_ftruncate, fd, 0) < 0) {
-			r.err = errno ? errno : EIO;
+		if ((r.err = operate(fd, buf, sizeof buf, r.ops)) != 0)
 			break;
-		}
 		r.ops++;
 		now = bench_now_ns();
 	}
@@ -76,11 +89,11 @@ static void worker(int fd, int go, int out, double seconds)
 static void usage(int status)
 {
 	bench_puts(status ? 2 : 1,
-		   "usage: herd [-n PROCS] [-t SECONDS] [-f FILE]\n"
-		   "  PROCS processes pwrite and ftruncate one file (FILE, default /tmp/herd)\n"
-		   "  for SECONDS (default 1), all queueing on its inode lock; PROCS defaults\n"
-		   "  to 8 per usable CPU.  Prints: bench herd procs=N ops_per_s=R us_per_op=U\n"
-		   "  ops=K total_s=S\n");
+		   "usage: herd [-n PROCS] [-t SECONDS] [-f FILE] [-o chmod|write]\n"
+		   "  PROCS processes fchmod (or pwrite and ftruncate: -o write) one file\n"
+		   "  (FILE, default /tmp/herd) for SECONDS (default 1), all queueing on its\n"
+		   "  inode lock; PROCS defaults to 8 per usable CPU.  Prints: bench herd\n"
+		   "  procs=N op=O ops_per_s=R us_per_op=U ops=K total_s=S\n");
 	syscall(SYS_exit_group, status);
 }
 
@@ -106,6 +119,11 @@ int main(int argc, char **argv)
 				usage(2);
 		} else if (strcmp(argv[i], "-f") == 0) {
 			path = argv[++i];
+		} else if (strcmp(argv[i], "-o") == 0) {
+			i++;
+			if (strcmp(argv[i], "write") != 0 && strcmp(argv[i], "chmod") != 0)
+				usage(2);
+			op_write = strcmp(argv[i], "write") == 0;
 		} else {
 			usage(2);
 		}
@@ -148,12 +166,13 @@ int main(int argc, char **argv)
 	}
 	syscall(SYS_unlink, path);
 	if (err)
-		bench_fail("pwrite_or_ftruncate", err);
+		bench_fail(op_write ? "pwrite_or_ftruncate" : "fchmod", err);
 	if (failed || ops == 0)
 		bench_fail("worker", 0);
 	char line[256];
-	snprintf(line, sizeof line, "bench herd procs=%d ops_per_s=%.2f us_per_op=%.3f ops=%ld "
-		 "total_s=%.6f\n", procs, ops / total, us_sum / procs, ops, total);
+	snprintf(line, sizeof line, "bench herd procs=%d op=%s ops_per_s=%.2f us_per_op=%.3f "
+		 "ops=%ld total_s=%.6f\n", procs, op_write ? "write" : "chmod", ops / total,
+		 us_sum / procs, ops, total);
 	bench_puts(1, line);
 	return 0;
 }
