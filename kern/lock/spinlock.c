@@ -781,7 +781,6 @@ static void __attribute__((noinline, noreturn)) up_recursive(spinlock_t *l)
 static void __attribute__((noinline)) up_lock_hooked(spinlock_t *l, uintptr_t site)
 {
     witness_acquire_lock(l, l->inst.cls, site);
-    l->holder = UP_HELD;
     held_push(l, l->inst.cls, site,
               lockstat_mode == LOCKSTAT_ON ? lockstat_hit_stamp(&l->inst) : 0);
 }
@@ -795,11 +794,16 @@ static inline __attribute__((always_inline)) void up_lock(spinlock_t *l, uintptr
         algo_resolve(l);        /* kept only so that lock= reads the same */
     if (unlikely(l->holder == UP_HELD))
         up_recursive(l);
+    l->holder = UP_HELD;
     if (unlikely(lock_hooks)) {
+        /* lockstat=on alone: the hit counted inline, as lock_with does. */
+        if (lock_hooks == LOCK_HOOK_STAT) {
+            lockstat_hit_held(&l->inst, held_push(l, l->inst.cls, site, 0));
+            return;
+        }
         up_lock_hooked(l, site);
         return;
     }
-    l->holder = UP_HELD;
     held_push(l, l->inst.cls, site, 0);
 }
 
