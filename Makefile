@@ -18,11 +18,16 @@
 #   make crash      crash consistency: QEMU killed mid-workload (STOPS=, FS=s5|ufs)
 #   make flip       byte-flipped images mounted and walked (IMAGES=, FS=s5|ufs)
 #   make soak       a multi-user load for DURATION= seconds, then leak checks
+#   make UP=1       the uniprocessor build of the same sources into build/up/
+#                   (make UP=1 boot|run boots it; see below)
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
 
 BUILD    := build
+# Where the host tools, user programs and benchmarks go: build/ in both
+# builds, so that make UP=1 run uses the same root image contents.
+HOSTBUILD := build
 CC       := gcc
 NASM     := nasm
 LD       := ld
@@ -39,20 +44,33 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-stack-protector -fno-pic \
            -mno-mmx -mno-80387 -fno-strict-aliasing -fno-common \
            -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration \
            -I.
+# make UP=1: a uniprocessor kernel from the same sources, for SVR4 MP's
+# comparison of the MP kernel on one CPU against it.  TEMPEST_UP turns a
+# spin lock's acquire and release into interrupt masking (no lock word,
+# no atomics), a cross-CPU call or TLB shootdown into a local call, and
+# the application processors' start-up off (kern/lock/spinlock.c,
+# kern/arch/smp.c).  Its objects, kernel.elf and ISO go to build/up/, and
+# make UP=1 boot|run|debug boots that kernel (TEMPEST_KERNEL).
+ifeq ($(UP),1)
+BUILD    := build/up
+KCFLAGS  += -DTEMPEST_UP
+export TEMPEST_KERNEL := $(abspath $(BUILD))/kernel.elf
+endif
+
 KLDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld
 
 KDIRS   := boot kern drivers
 CSRCS   := $(shell find $(KDIRS) -name '*.c' | sort)
 ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
-DEPS_OK := $(BUILD)/.deps-ok
+DEPS_OK := $(HOSTBUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak
-all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso compile_commands.json
+.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak upkernel
+all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): tools/install-deps.sh
-	@mkdir -p $(BUILD)
+	@mkdir -p $(HOSTBUILD)
 	sh tools/install-deps.sh
 	@touch $@
 
@@ -71,8 +89,8 @@ $(BUILD)/%.asm.o: %.asm $(DEPS_OK)
 
 # User programs the user-mode ktests run (userland/ktprogs/), built static
 # against musl and embedded in the kernel by kern/tests/ktprogs.asm.
-KTPROGS := $(BUILD)/ktprogs/ktprog
-$(BUILD)/ktprogs/%: userland/ktprogs/%.c $(DEPS_OK)
+KTPROGS := $(HOSTBUILD)/ktprogs/ktprog
+$(HOSTBUILD)/ktprogs/%: userland/ktprogs/%.c $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MUSL    $<")
 	$(Q)musl-gcc -static -O2 -Wall -o $@ $<
@@ -135,7 +153,7 @@ boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))
 
 userland: $(DEPS_OK)
-	@$(MAKE) -s --no-print-directory -C userland BUILD=$(abspath $(BUILD))/userland
+	@$(MAKE) -s --no-print-directory -C userland BUILD=$(abspath $(HOSTBUILD))/userland
 
 bochs: all
 	$(PYTHON) tests/tempest.py bochs --machine $(MACHINE) --opts "$(OPTS)" --timeout $(TIMEOUT)
@@ -144,7 +162,7 @@ debug: all
 	$(PYTHON) tests/tempest.py debug --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" $(foreach d,$(DISK),--disk $(d))
 
 tools: $(DEPS_OK)
-	@$(MAKE) -s --no-print-directory -C tools BUILD=$(abspath $(BUILD))/tools
+	@$(MAKE) -s --no-print-directory -C tools BUILD=$(abspath $(HOSTBUILD))/tools
 
 check: all tools
 	$(PYTHON) tests/check.py
@@ -169,9 +187,12 @@ LINUX_APPEND ?=
 # which Debian's matplotlib and Dask serve.
 SWEEPING := $(if $(SWEEP)$(POINTS),yes)
 export HARNESS_POINTS = $(value POINTS)
-bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland)
-	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(BUILD))/bench
+bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland upkernel)
+	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(HOSTBUILD))/bench
 	$(if $(SWEEPING),/usr/bin/python3 tools/sweep.py run $(if $(SWEEP),$(SWEEP),--points "$$HARNESS_POINTS") $(if $(CLUSTER),--cluster $(CLUSTER)) $(if $(JOBS),-j $(JOBS)) $(if $(OUT),--out $(OUT)))
+# The uniprocessor kernel a sweep's kernel tempest-up boots.
+upkernel: $(DEPS_OK)
+	@$(MAKE) -s --no-print-directory UP=1 build/up/kernel.elf
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
 	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"

@@ -123,6 +123,7 @@ import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
+import papers_check  # noqa: E402
 
 
 def all_jobs():
@@ -175,6 +176,7 @@ def all_jobs():
              ("panic/deadlock", boot_check.job_deadlock)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
+    jobs += [("upbuild/ktest", papers_check.job_upbuild), ("alloc/default", papers_check.job_alloc)]
     return jobs
 
 

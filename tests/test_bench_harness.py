@@ -11,6 +11,10 @@ Host only (no emulator):
   expand/...     a sweep's points: CPU counts clipped to each machine,
                  "and" blocks, Linux points without option sets, the
                  kernel-only workloads left off Linux
+  expand/tempest-up, refuse/tempest-up-cpus
+                 the uniprocessor kernel's points: cpus 1 only
+  host/...       herd, gang (timeslice, spaceshare) and memtouch run on
+                 the host's Linux with the commands their workloads give
   summary        medians, extremes and spread over repeats
 With emulators (about a minute on two cores):
   smoke/...      bench/sweeps/smoke run from scratch: a record for every
@@ -116,6 +120,66 @@ def test_expansion(res):
         not any(i.startswith("linux") and "locks" in i for i in ids) and \
         not any("-c5-" in i for i in ids)
     res.add("expand/points", ok, "exit %d, %d points: %s" % (rc, len(ids), out[-300:]))
+
+
+def test_expansion_up(res):
+    """The uniprocessor kernel (make UP=1) runs at one CPU only."""
+    text = "kernels tempest tempest-up\nworkloads fork\nmachines up default\ncpus 1-2\n"
+    rc, out = sweep_cmd(["check", "--points", text.replace("\n", ";")], 60)
+    ids = set(re.findall(r"^  (\S+)$", out, re.M))
+    want = {"tempest-up-c1-default-fork-tcg-r1", "tempest-default-c2-default-fork-tcg-r1",
+            "tempest-up-up-c1-default-fork-tcg-r1", "tempest-up-default-c1-default-fork-tcg-r1"}
+    res.add("expand/tempest-up", rc == 0 and len(ids) == 5 and want <= ids,
+            "exit %d, %d points: %s" % (rc, len(ids), out[-300:]))
+    rc, out = sweep_cmd(["check", "--points", "kernels tempest-up;workloads fork;"
+                         "machines default;cpus 2"], 60)
+    res.add("refuse/tempest-up-cpus", rc == 2 and "must include 1" in out,
+            "exit %d: %s" % (rc, out[-300:]))
+
+
+# The papers' workloads run on the host's Linux as the harness writes their
+# commands (tools/harness/workloads.py), /bench being build/bench here:
+# (workload, cpus, seconds, check of the result's fields).
+HOST_RUNS = [
+    ("herd", 2, 0.3, lambda f: f["ops"] > 0 and f["ops_per_s"] > 0 and f["procs"] == 16),
+    ("timeslice", 2, 0.2, lambda f: f["mode"] == "timeslice" and
+     0 < max(f["a_s"], f["b_s"]) <= f["elapsed_s"]),
+    ("spaceshare", 2, 0.2, lambda f: f["mode"] == "spaceshare" and
+     0 < max(f["a_s"], f["b_s"]) <= f["elapsed_s"]),
+    ("memtouch", 2, 0.25, lambda f: f["ops"] == 2 * 1024 * 2 and f["us_per_op"] > 0),
+]
+
+
+def test_host_runs(res):
+    """Each new bench program on the host: its workload's command gives a
+    result line with sane fields; --help exits 0, a bad flag 2."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from harness import workloads as wl
+    bench = os.path.join(ROOT, "build", "bench")
+    r = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "bench"), "BUILD=" + bench],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        res.add("host/build", False, r.stdout.decode(errors="replace")[-300:])
+        return
+    for name, cpus, secs, ok in HOST_RUNS:
+        argv = wl.WORKLOADS[name].command(cpus, secs).split()
+        argv[0] = argv[0].replace("/bench", bench, 1)
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+        out = p.stdout.decode(errors="replace")
+        fields = wl.parse_result(out)
+        good = p.returncode == 0 and fields is not None and "error" not in fields
+        try:
+            good = good and ok(fields)
+        except (KeyError, TypeError):
+            good = False
+        res.add("host/" + name, good, "exit %d: %s" % (p.returncode, out.strip()[-300:]))
+    for prog in ("herd", "gang", "memtouch"):
+        h = subprocess.run([os.path.join(bench, prog), "--help"], stdout=subprocess.PIPE)
+        b = subprocess.run([os.path.join(bench, prog), "-q", "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        res.add("host/%s/usage" % prog, h.returncode == 0 and b"usage:" in h.stdout and
+                b.returncode == 2 and b"usage:" in b.stderr,
+                "--help exit %d, bad flag exit %d" % (h.returncode, b.returncode))
 
 
 def test_summary(res):
@@ -331,6 +395,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="bench-test-") as tmp:
         test_refusals(res, tmp)
         test_expansion(res)
+        test_expansion_up(res)
+        test_host_runs(res)
         test_summary(res)
         if not args.host_only:
             if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):

@@ -25,6 +25,12 @@
  * first, one NUMA preset then sweeps 1..N CPUs with its memory, nodes and
  * distances intact (the benchmark harness, tools/harness/).
  *
+ * The uniprocessor build (make UP=1, TEMPEST_UP) starts no AP: the
+ * machine's CPU count is 1 from the start (smp_build_maxcpus), and a
+ * cross-CPU call is a local call, as the multiprocessor calls make it
+ * for the caller's own CPU (TLB shootdowns included: tlb_flush calls
+ * smp_call_one only for CPUs other than this one, and there are none).
+ *
  * The clock tick (VEC_TIMER) counts ticks and calls the tick hook
  * registered at boot (the ktest watchdog's, smp_set_tick_hook), then the
  * hooks added with smp_add_tick_hook (the callouts', the statistics').
@@ -48,7 +54,9 @@ struct tramp_data {
     uint64_t efer, cr3, stack, entry, arg;
 };
 
+#ifndef TEMPEST_UP
 static rawlock_t call_lock = RAWLOCK_INIT;
+#endif
 
 void cpu_features_init(void)
 {
@@ -102,6 +110,20 @@ static void timer_handler(struct trapframe *tf, void *unused)
         added_tick_hooks[i](tf);
 }
 
+#ifdef TEMPEST_UP
+/* The uniprocessor build: this CPU is the only one, so both calls are
+ * the local call the multiprocessor ones make for the caller's own CPU:
+ * no IPI, no lock, the interrupt state left as it is. */
+void smp_call_all(void (*fn)(void *), void *arg)
+{
+    fn(arg);
+}
+
+void smp_call_one(int cpu, void (*fn)(void *), void *arg)
+{
+    fn(arg);
+}
+#else
 static void post_call(struct cpu *c, void (*fn)(void *), void *arg)
 {
     c->call_fn = fn;
@@ -141,6 +163,7 @@ void smp_call_one(int cpu, void (*fn)(void *), void *arg)
     wait_call(&cpus[cpu]);
     rawlock_release(&call_lock);
 }
+#endif /* TEMPEST_UP */
 
 void smp_mark_online(struct cpu *c)
 {
@@ -186,6 +209,16 @@ int smp_cpus_to_use(int found, int max)
         return found;
     kprintf("smp: maxcpus=%d: using cpus 0-%d of the %d found\n", max, max - 1, found);
     return max;
+}
+
+int smp_build_maxcpus(int maxcpus)
+{
+#ifdef TEMPEST_UP
+    kprintf("smp: uniprocessor build (TEMPEST_UP): cpu 0 alone\n");
+    return 1;
+#else
+    return maxcpus;
+#endif
 }
 
 int smp_start_aps(const struct ap_boot *boot)

@@ -32,6 +32,7 @@ static const char *const lock_names[] = { "spin", "mcs", "h2mcs", NULL };
 static const char *const cache_names[] = { "single", "hashfree", "ssac", NULL };
 static const char *const sched_names[] = { "global", "percpu", "cluster", NULL };
 static const char *const wakeup_names[] = { "all", "one", NULL };
+static const char *const alloc_names[] = { "local", "interleave", NULL };
 static const char *const lockstat_names[] = { "off", "on", "contended", NULL };
 static const char *const crash_names[] = { "none", "pagefault", "divide", "panic", "deadlock",
                                            "kmem_double", "kmem_overrun", "kmem_uaf",
@@ -64,6 +65,7 @@ static const struct option_desc option_table[] = {
     STRING("init", init),
     { "maxcpus", OPT_COUNT, offsetof(struct options, maxcpus), 0, NULL, 0 },
     BOOL("kprof", kprof, 0),
+    CHOICE("alloc", alloc, alloc_names, ALLOC_LOCAL),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

@@ -11,6 +11,8 @@ enum lock_algo { LOCK_SPIN, LOCK_MCS, LOCK_H2MCS };
 enum cache_model { CACHE_SINGLE, CACHE_HASHFREE, CACHE_SSAC };
 enum sched_model { SCHED_GLOBAL, SCHED_PERCPU, SCHED_CLUSTER };
 enum wakeup_mode { WAKEUP_ALL, WAKEUP_ONE };
+/* alloc=: where user data pages come from (kern/vm/page.c, page_data_node). */
+enum alloc_policy { ALLOC_LOCAL, ALLOC_INTERLEAVE };
 enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_ON, LOCKSTAT_CONTENDED };
 enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_DEADLOCK,
                   CRASH_KMEM_DOUBLE, CRASH_KMEM_OVERRUN, CRASH_KMEM_UAF, CRASH_KMEM_FOREIGN };
@@ -45,6 +47,8 @@ struct options {
     int maxcpus;        /* bring only CPUs 0..maxcpus-1 online; 0 means all
                          * (kern/arch/smp.c, smp_cpus_to_use) */
     int kprof;          /* bool: the tick samples the kernel (kern/arch/kprof.c) */
+    int alloc;          /* enum alloc_policy: user data pages from the allocating
+                         * CPU's node, or round robin over the nodes (SALSA) */
 };
 
 extern struct options opts;

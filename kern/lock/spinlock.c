@@ -68,6 +68,16 @@
  * a depth count, and restored when the depth returns to 0.  That makes
  * out-of-order release safe, which a flags word saved in each lock is not.
  *
+ * The uniprocessor build (make UP=1, TEMPEST_UP).  With one CPU and
+ * interrupts off nothing else can run, so a spin lock needs no lock word:
+ * acquire is spin_enter (interrupts masked, the depth counted), the holder
+ * and the held stack; release undoes them.  No atomic instruction, no
+ * queue node and no miss; lock= is accepted and means nothing.  The held
+ * stack, witness= and lockstat='s hits and hold times stay, as SVR4 MP's
+ * uniprocessor build kept its lock bookkeeping out of the compare but not
+ * the code around it.  Taking a lock this CPU holds is a deadlock on a
+ * multiprocessor and a panic here; a TryLock of it fails as it would.
+ *
  * Code shape.  spin_lock dispatches on the algorithm once and runs a path
  * inlined for it; statistics and witness live in one out-of-line function
  * reached through a single test of lock_hooks.
@@ -79,6 +89,11 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/panic.h>
+
+#ifdef TEMPEST_UP
+/* The multiprocessor paths below are compiled but unused (see the end). */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
 
 #define BACKOFF_MIN 4           /* pause instructions after the first failed exchange */
 #define BACKOFF_MAX 1024        /* ... doubling up to this bound */
@@ -599,6 +614,7 @@ static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, u
     }
 }
 
+#ifndef TEMPEST_UP
 void spin_lock_at(spinlock_t *l, uintptr_t site)
 {
     lock_dispatch(l, site);
@@ -608,6 +624,8 @@ void spin_lock(spinlock_t *l)
 {
     lock_dispatch(l, (uintptr_t)__builtin_return_address(0));
 }
+
+#endif /* !TEMPEST_UP */
 
 /* ---- TryLock ------------------------------------------------------------ */
 
@@ -638,6 +656,7 @@ static inline __attribute__((always_inline)) bool try_with(spinlock_t *l, int al
     return true;
 }
 
+#ifndef TEMPEST_UP
 bool spin_trylock(spinlock_t *l)
 {
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
@@ -650,6 +669,8 @@ bool spin_trylock(spinlock_t *l)
         return try_with(l, LOCK_MCS, site);
     }
 }
+
+#endif /* !TEMPEST_UP */
 
 /* ---- Unlock ------------------------------------------------------------- */
 
@@ -715,6 +736,7 @@ release_timed(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquir
     spin_exit(sc, queue, node);
 }
 
+#ifndef TEMPEST_UP
 void spin_unlock(spinlock_t *l)
 {
     int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
@@ -732,6 +754,8 @@ void spin_unlock(spinlock_t *l)
     release_exit(l, sc, node);
 }
 
+#endif /* !TEMPEST_UP */
+
 bool spin_held(spinlock_t *l)
 {
     uint64_t f = intr_save();
@@ -739,3 +763,82 @@ bool spin_held(spinlock_t *l)
     intr_restore(f);
     return held;
 }
+
+#ifdef TEMPEST_UP
+/* ---- The uniprocessor build ---------------------------------------------- */
+
+/* The holder word of a lock this (the only) CPU holds. */
+#define UP_HELD holder_of(0, SPIN_NO_NODE)
+
+static void __attribute__((noinline, noreturn)) up_recursive(spinlock_t *l)
+{
+    panic("spin_lock: %s (%p) is already held by this cpu (a deadlock on a multiprocessor)",
+          l->inst.cls ? l->inst.cls->name : "?", l);
+}
+
+/* An acquisition with witness or lockstat=on: the order check, and a hit
+ * with its hold time. */
+static void __attribute__((noinline)) up_lock_hooked(spinlock_t *l, uintptr_t site)
+{
+    witness_acquire_lock(l, l->inst.cls, site);
+    held_push(l, l->inst.cls, site,
+              lockstat_mode == LOCKSTAT_ON ? lockstat_hit_stamp(&l->inst) : 0);
+}
+
+static inline __attribute__((always_inline)) void up_lock(spinlock_t *l, uintptr_t site)
+{
+    int cpu;
+    uint32_t node;
+    spin_enter(&cpu, false, &node);
+    if (unlikely(l->algo == SPIN_ALGO_UNSET))
+        algo_resolve(l);        /* kept only so that lock= reads the same */
+    if (unlikely(l->holder == UP_HELD))
+        up_recursive(l);
+    l->holder = UP_HELD;
+    if (unlikely(lock_hooks)) {
+        /* lockstat=on alone: the hit counted inline, as lock_with does. */
+        if (lock_hooks == LOCK_HOOK_STAT) {
+            lockstat_hit_held(&l->inst, held_push(l, l->inst.cls, site, 0));
+            return;
+        }
+        up_lock_hooked(l, site);
+        return;
+    }
+    held_push(l, l->inst.cls, site, 0);
+}
+
+void spin_lock_at(spinlock_t *l, uintptr_t site)
+{
+    up_lock(l, site);
+}
+
+void spin_lock(spinlock_t *l)
+{
+    up_lock(l, (uintptr_t)__builtin_return_address(0));
+}
+
+bool spin_trylock(spinlock_t *l)
+{
+    int cpu;
+    uint32_t node;
+    struct spin_cpu *sc = spin_enter(&cpu, false, &node);
+    if (l->holder == UP_HELD) {
+        spin_exit(sc, false, node);
+        return false;
+    }
+    try_acquired(l, cpu, SPIN_NO_NODE, (uintptr_t)__builtin_return_address(0));
+    return true;
+}
+
+void spin_unlock(spinlock_t *l)
+{
+    int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
+    uint64_t acquired_at;
+    if (unlikely(l->holder != UP_HELD) || unlikely(!held_pop_at(l, &acquired_at)))
+        unlock_not_held(l, cpu);
+    l->holder = SPIN_HOLDER_FREE;
+    if (unlikely(acquired_at != 0))
+        lockstat_released_irqoff(&l->inst, acquired_at, rdtsc());
+    spin_exit(&spin_cpus[cpu], false, SPIN_NO_NODE);
+}
+#endif /* TEMPEST_UP */

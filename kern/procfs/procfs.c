@@ -6,7 +6,7 @@
  * ioctls): busybox ps, top, free, uptime, df, mount, pidof and killall
  * read Linux's formats, so Tempest writes them.  The directory tree:
  *
- *   /proc/{mounts,cpuinfo,meminfo,uptime,loadavg,stat,diskstats,
+ *   /proc/{mounts,cpuinfo,meminfo,vmstat,uptime,loadavg,stat,diskstats,
  *          partitions,filesystems,lockstat,options,kprof}   the system (procfs_sys.c)
  *   /proc/clusters                         cluster= counts (procfs_cluster.c)
  *   /proc/sysvipc/{shm,sem,msg}            System V IPC, as ipcs -a lists it
@@ -85,6 +85,7 @@ static const struct pfs_entry root_entries[] = {
     { "mounts", PFS_FILE, 0444, procfs_mounts, NULL },
     { "cpuinfo", PFS_FILE, 0444, procfs_cpuinfo, NULL },
     { "meminfo", PFS_FILE, 0444, procfs_meminfo, NULL },
+    { "vmstat", PFS_FILE, 0444, procfs_vmstat, NULL },
     { "uptime", PFS_FILE, 0444, procfs_uptime, NULL },
     { "loadavg", PFS_FILE, 0444, procfs_loadavg, NULL },
     { "stat", PFS_FILE, 0444, procfs_stat, NULL },

@@ -28,6 +28,7 @@ void sbuf_add(struct sbuf *sb, const char *s, size_t n);
 int procfs_mounts(struct sbuf *sb);
 int procfs_cpuinfo(struct sbuf *sb);
 int procfs_meminfo(struct sbuf *sb);
+int procfs_vmstat(struct sbuf *sb);
 int procfs_uptime(struct sbuf *sb);
 int procfs_loadavg(struct sbuf *sb);
 int procfs_stat(struct sbuf *sb);

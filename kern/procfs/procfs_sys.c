@@ -164,6 +164,18 @@ int procfs_meminfo(struct sbuf *sb)
     return 0;
 }
 
+/* /proc/vmstat: the lines of Linux's that Tempest keeps, for now the user
+ * data pages by where alloc= put them (kern/vm/page.c): numa_local on the
+ * allocating CPU's node, numa_other on another. */
+int procfs_vmstat(struct sbuf *sb)
+{
+    uint64_t local, other;
+    page_data_counts(&local, &other);
+    sbuf_printf(sb, "numa_local %lu\nnuma_other %lu\n", (unsigned long)local,
+                (unsigned long)other);
+    return 0;
+}
+
 /* ---- time and load ---- */
 
 /* A duration in ticks as seconds with two decimals. */

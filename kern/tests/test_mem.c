@@ -1,10 +1,12 @@
 /* ktests for the page allocator and the heap. */
 #include <kern/tests/ktest.h>
 #include <kern/arch/cpu.h>
+#include <kern/arch/arch.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/numa.h>
 #include <kern/lib/string.h>
 #include <kern/vm/page.h>
+#include <kern/lib/options.h>
 
 KTEST(page_alloc_orders)
 {
@@ -96,4 +98,71 @@ KTEST_ALL_CPUS(kmalloc_concurrent)
         ktest_barrier();
     }
     return 0;
+}
+
+/* alloc=: a data page comes from the node the policy names.  local: this
+ * CPU's node every time; interleave: nnodes pages in a row land on every
+ * node once.  page_alloc_data follows the boot's alloc= and counts each
+ * page as local or other (/proc/vmstat). */
+static int data_pages_land(int policy, int n, struct page **pg)
+{
+    int home = this_cpu()->node, seen[MAX_NODES] = { 0 };
+    for (int i = 0; i < n; i++) {
+        int want = page_data_node_for(policy);
+        KT_ASSERT(want >= 0 && want < numa_nnodes);
+        if (policy == ALLOC_LOCAL)
+            KT_ASSERT_EQ(want, home);
+        pg[i] = page_alloc_node(0, want);
+        KT_ASSERT(pg[i] != NULL);
+        KT_ASSERT_EQ(pg[i]->node, want);
+        seen[want]++;
+    }
+    for (int node = 0; policy == ALLOC_INTERLEAVE && node < numa_nnodes; node++)
+        KT_ASSERT_EQ(seen[node], n / numa_nnodes);
+    return 0;
+}
+
+static int data_pages_counted(int n, struct page **pg)
+{
+    uint64_t local0, other0, local1, other1;
+    int here = 0;
+    page_data_counts(&local0, &other0);
+    for (int i = 0; i < n; i++) {
+        pg[i] = page_alloc_data();
+        KT_ASSERT(pg[i] != NULL);
+        here += pg[i]->node == this_cpu()->node;
+        if (opts.alloc == ALLOC_LOCAL)
+            KT_ASSERT_EQ(pg[i]->node, this_cpu()->node);
+    }
+    page_data_counts(&local1, &other1);
+    KT_ASSERT(local1 - local0 >= (uint64_t)here);
+    KT_ASSERT(other1 - other0 >= (uint64_t)(n - here));
+    if (opts.alloc == ALLOC_INTERLEAVE)
+        KT_ASSERT_EQ(here, n / numa_nnodes);
+    return 0;
+}
+
+KTEST(page_alloc_policy)
+{
+    enum { ROUNDS = 4 };
+    struct page *pg[ROUNDS * MAX_NODES];
+    int n = ROUNDS * numa_nnodes, r = 0;
+    /* Interrupts off: the thread stays on this CPU, whose rotor it reads. */
+    uint64_t f = intr_save();
+    for (int policy = ALLOC_LOCAL; policy <= ALLOC_INTERLEAVE && !r; policy++) {
+        memset(pg, 0, sizeof pg);
+        r = data_pages_land(policy, n, pg);
+        for (int i = 0; i < n; i++)
+            if (pg[i])
+                page_free(pg[i], 0);
+    }
+    if (!r) {
+        memset(pg, 0, sizeof pg);
+        r = data_pages_counted(n, pg);
+        for (int i = 0; i < n; i++)
+            if (pg[i])
+                page_free(pg[i], 0);
+    }
+    intr_restore(f);
+    return r;
 }

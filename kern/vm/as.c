@@ -41,9 +41,9 @@
  *
  * Page tables.  Each address space has its own PML4 whose upper half
  * (entries 256..511) is copied from the kernel's, so the kernel half is
- * shared and never changes after boot.  Table pages and fault pages come
- * from the faulting CPU's node (page_alloc_node), as SALSA and Tornado
- * advise.
+ * shared and never changes after boot.  Table pages come from the
+ * faulting CPU's node (page_alloc_node), as SALSA and Tornado advise;
+ * fault pages from the node alloc= chooses (page_alloc_data).
  *
  * TLB consistency.  a_cpumask has a bit for each CPU that has this
  * address space loaded in CR3 (as_activate sets it before loading and

@@ -7,8 +7,9 @@
  * Theory (from kern/vm/as.c, which keeps the segments).  Each address
  * space has its own PML4 whose upper half (entries 256..511) is copied
  * from the kernel's, so the kernel half is shared and never changes after
- * boot.  Table pages and fault pages come from the faulting CPU's node
- * (page_alloc_node), as SALSA and Tornado advise.
+ * boot.  Table pages come from the faulting CPU's node (page_alloc_node),
+ * as SALSA and Tornado advise; fault pages from the node alloc= chooses
+ * (page_alloc_data: that node too, or round robin over the nodes).
  * Each table page pt_walk makes is also put on the address space's
  * a_tables list (through page->next, which an allocated table page does
  * not otherwise use), so as_destroy frees them by the list instead of
@@ -52,7 +53,7 @@ uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
 
 struct page *user_page_alloc(void)
 {
-    struct page *pg = page_alloc_node(0, this_cpu()->node);
+    struct page *pg = page_alloc_data();        /* the node alloc= says */
     if (pg)
         pg->count = 1;
     return pg;

@@ -11,6 +11,16 @@
  * cache of up to PCP_HIGH pages refilled and drained in batches, so most
  * page allocations take no shared lock at all.
  *
+ * User data pages (page_alloc_data: anonymous and copy-on-write pages)
+ * follow alloc= (SALSA's user control of memory allocation): local takes
+ * them from the allocating CPU's node as above; interleave spreads them
+ * round robin over the nodes, each CPU with a rotor of its own (started
+ * at its own number, so CPUs do not move in step and share no counter).
+ * Each CPU counts the data pages it got from its own node and from
+ * another, which /proc/vmstat shows as numa_local and numa_other: the
+ * emulator has no NUMA latency, so those counts are what shows the
+ * policy's effect there.
+ *
  * Locks.  node->lock (class page_node, a spin lock, so interrupts are off
  * while it is held) protects the node's free lists, nfree, and the
  * flags/order of free blocks.  The per-CPU cache is touched only by its
@@ -28,6 +38,7 @@
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/string.h>
+#include <kern/lib/options.h>
 
 struct page *page_array;
 uint64_t max_pfn;
@@ -54,6 +65,9 @@ static struct page_node page_nodes[MAX_NODES];
 struct pcp {
     int count;
     struct page *pages[PCP_HIGH];
+    uint32_t rotor;             /* [own] alloc=interleave: the next node, mod nodes */
+    uint64_t data_local;        /* [own] data pages from this CPU's node ... */
+    uint64_t data_other;        /* [own] ... and from another (read racily) */
 } __cacheline;
 
 static struct pcp pcps[MAX_CPUS];
@@ -216,6 +230,49 @@ struct page *page_alloc(unsigned order)
     if (order == 0 && pcp_enabled)
         return pcp_alloc();
     return page_alloc_node(order, this_cpu()->node);
+}
+
+int page_data_node_for(int policy)
+{
+    uint64_t f = intr_save();
+    struct cpu *cpu = this_cpu();
+    int node = cpu->node;
+    if (policy == ALLOC_INTERLEAVE && numa_nnodes > 1) {
+        struct pcp *c = &pcps[cpu->id];
+        node = (int)((c->rotor + (uint32_t)cpu->id) % (uint32_t)numa_nnodes);
+        c->rotor++;
+    }
+    intr_restore(f);
+    return node;
+}
+
+int page_data_node(void)
+{
+    return page_data_node_for(opts.alloc);
+}
+
+struct page *page_alloc_data(void)
+{
+    struct page *p = page_alloc_node(0, page_data_node());
+    if (!p)
+        return NULL;
+    uint64_t f = intr_save();
+    struct cpu *cpu = this_cpu();
+    if (p->node == cpu->node)
+        pcps[cpu->id].data_local++;
+    else
+        pcps[cpu->id].data_other++;
+    intr_restore(f);
+    return p;
+}
+
+void page_data_counts(uint64_t *local, uint64_t *other)
+{
+    *local = *other = 0;
+    for (int i = 0; i < ncpus; i++) {
+        *local += READ_ONCE(pcps[i].data_local);
+        *other += READ_ONCE(pcps[i].data_other);
+    }
 }
 
 void page_free(struct page *p, unsigned order)

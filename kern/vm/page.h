@@ -55,6 +55,18 @@ static inline struct page *virt_to_page(const void *va) { return pfn_to_page(vir
 struct page *page_alloc(unsigned order);
 /* The same, preferring a given node. */
 struct page *page_alloc_node(unsigned order, int node);
+/* A user data page (anonymous or copy-on-write; kern/vm/as_pt.c), from the
+ * node alloc= chooses (page_data_node), counted as local or other. */
+struct page *page_alloc_data(void);
+/* The node the next user data page should come from under policy (enum
+ * alloc_policy): the calling CPU's, or the next of its round robin. */
+int page_data_node_for(int policy);
+/* The same under alloc=. */
+int page_data_node(void);
+/* User data pages allocated so far on the allocating CPU's node (local)
+ * and on another node (other), summed over the CPUs: /proc/vmstat's
+ * numa_local and numa_other. */
+void page_data_counts(uint64_t *local, uint64_t *other);
 void page_free(struct page *p, unsigned order);
 
 /* References to a page of user memory or of the page cache (count, set

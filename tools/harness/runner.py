@@ -10,6 +10,9 @@ schedules across machines itself).  A worker needs the same tree, built,
 at spec["root"] (a shared file system, or the same checkout on every
 host); the harness's own code travels with the task.
 
+The kernel tempest-up is the uniprocessor build (make UP=1,
+build/up/kernel.elf), booted and read as Tempest is.
+
 A batch on Tempest builds a root image whose /etc/rc.run runs each user
 workload under `lockstat -j -d` between marker lines, and boots it with
 root=vda poweroff maxcpus=N and the option set; a kernel workload boots
@@ -28,6 +31,9 @@ import tempfile
 import time
 
 BEGIN = "@@harness begin "
+# The kernel image of each Tempest kernel name, relative to the tree.
+TEMPEST_IMAGES = {"tempest": os.path.join("build", "kernel.elf"),
+                  "tempest-up": os.path.join("build", "up", "kernel.elf")}
 END_RE = re.compile(r"^@@harness end (\S+) (\d+)\s*$", re.M)
 SCHEMA = 1
 
@@ -54,7 +60,7 @@ def guest_script(points, kernel):
     for p in points:
         w = wl.WORKLOADS[p["workload"]]
         cmd = w.command(p["cpus"], p["seconds"])
-        if kernel == "tempest":
+        if kernel in TEMPEST_IMAGES:
             # The statistics go to a file, printed after the workload, so
             # that tables taken while it runs (-i) never mix with its lines.
             every = " -i %g" % p["interval"] if p.get("interval") else ""
@@ -157,7 +163,7 @@ def _user_records(spec, output, boot_status, host, started, elapsed):
             status, reason = "failed", "the boot failed after the workload: " + boot_status
         else:
             status, reason = "ok", ""
-        lock, series = (_lockstat_json(text) if text and spec["kernel"] == "tempest"
+        lock, series = (_lockstat_json(text) if text and spec["kernel"] in TEMPEST_IMAGES
                         else (None, []))
         records.append(_record(spec, p, host, started, elapsed, status, reason, result, lock,
                                series))
@@ -193,8 +199,10 @@ def _boot_tempest(spec, tmp):
     else:
         words.insert(0, "root=vda")
         disks = [userrun.root_image(tmp, guest_script(spec["points"], "tempest"), None)]
+    kernel = (tempest.KERNEL if spec["kernel"] == "tempest" else
+              os.path.join(spec["root"], TEMPEST_IMAGES[spec["kernel"]]))
     r = tempest.boot(p0["machine"], " ".join(words), accel=p0["accel"],
-                     timeout=spec["timeout"], disk_images=disks)
+                     timeout=spec["timeout"], disk_images=disks, kernel=kernel)
     status = r.status
     if status == "ok" and spec["kind"] == "user" and "init: exit status" not in r.output:
         status = "init did not finish"
@@ -225,9 +233,10 @@ def kernel_build(kernel):
     build/kernel.elf's SHA-256, or the Linux peer's version (a sweep
     resumed after a rebuild shows it mixes kernels)."""
     try:
-        if kernel == "tempest":
+        if kernel in TEMPEST_IMAGES:
             import tempest
-            return tempest._sha(tempest.KERNEL)[:12]
+            return tempest._sha(tempest.KERNEL if kernel == "tempest" else
+                                os.path.join(tempest.ROOT, TEMPEST_IMAGES[kernel]))[:12]
         import linux_peer
         return linux_peer.kernel_version()
     except (OSError, ImportError):
@@ -243,7 +252,7 @@ def run_batch(spec):
     t0 = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-            if spec["kernel"] == "tempest":
+            if spec["kernel"] in TEMPEST_IMAGES:
                 status, output, command, cmdline = _boot_tempest(spec, tmp)
             else:
                 status, output, command, cmdline = _boot_linux(spec)

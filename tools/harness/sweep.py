@@ -10,7 +10,10 @@ A sweep file is lines of "KEY VALUE..." ("#" starts a comment):
                                         combination; several options
                                         lines add their sets together;
                                         "options default" is the empty set
-    kernels    tempest linux            default: tempest
+    kernels    tempest linux            default: tempest; tempest-up is the
+                                        uniprocessor build (make UP=1), run
+                                        at cpus 1 only (other counts are
+                                        left out of its points)
     accel      tcg                      tcg, kvm, icount (default tcg)
     repeats    3                        default 1
     seconds    1                        each user workload's target time
@@ -48,8 +51,11 @@ OPTION_VALUES = {
     "lockstat": ("on", "off", "contended"),
     "witness": ("off", "on"),
     "crash": ("none", "panic", "pagefault"),    # for testing failed runs
+    "alloc": ("local", "interleave"),           # SALSA: where user data pages come from
 }
-KERNELS = ("tempest", "linux")
+KERNELS = ("tempest", "linux", "tempest-up")
+# Kernels that are Tempest (its option sets, lockstat, its workloads).
+TEMPEST_KERNELS = ("tempest", "tempest-up")
 ACCELS = ("tcg", "kvm", "icount")
 KEYS = ("name", "workloads", "machines", "cpus", "options", "kernels", "accel",
         "repeats", "seconds", "timeout", "intervals")
@@ -215,7 +221,7 @@ def _check_words(key, words, where, n, machine_of):
     if key == "kernels":
         for k in words:
             if k not in KERNELS:
-                raise SweepError(where, n, "unknown kernel '%s' (tempest, linux)" % k)
+                raise SweepError(where, n, "unknown kernel '%s' (%s)" % (k, ", ".join(KERNELS)))
         return list(dict.fromkeys(words))
     if key == "accel":
         for a in words:
@@ -244,20 +250,24 @@ def _expand_block(block, where, machine_of):
                              % key)
     points = []
     for kernel in block["kernels"]:
-        optsets = block["options"] if kernel == "tempest" else [{}]
+        optsets = block["options"] if kernel in TEMPEST_KERNELS else [{}]
         for mname in block["machines"]:
             mcpus = machine_of(mname).cpus
             counts = []
             for c in block["cpus"]:
                 c = list(range(1, mcpus + 1)) if c == "all" else [mcpus] if c == "max" else [c]
-                counts.extend(x for x in c if x <= mcpus)
+                counts.extend(x for x in c if x <= mcpus and (kernel != "tempest-up" or x == 1))
+            if not counts and kernel == "tempest-up":
+                raise SweepError(where, block["_cpus_line"], "kernel tempest-up runs on one "
+                                 "cpu: the cpus line must include 1")
             if not counts:
                 raise SweepError(where, block["_cpus_line"], "machine '%s' has %d cpus: none of "
                                  "the counts asked for fit" % (mname, mcpus))
             for cpus, opts, wname, accel, rep in itertools.product(
                     sorted(set(counts)), optsets, block["workloads"], block["accel"],
                     range(1, block["repeats"] + 1)):
-                if kernel not in wl.WORKLOADS[wname].kernels:
+                family = "tempest" if kernel == "tempest-up" else kernel
+                if family not in wl.WORKLOADS[wname].kernels:
                     continue
                 points.append(Point(kernel, mname, cpus, opts, wname, accel, rep,
                                     block["seconds"], block["timeout"], block["intervals"]))

@@ -49,6 +49,13 @@ def _sharedfault(flag):
     return lambda cpus, secs: "/bench/sharedfault %s%d %d" % (flag, cpus, max(20, int(200 * secs)))
 
 
+def _gang_rounds(secs):
+    # Rounds fixed by the time asked for alone, so that timeslice and
+    # spaceshare at one point do the same work: 100 a second, at least 50
+    # (a round across vCPUs takes tens of milliseconds under TCG).
+    return max(50, int(100 * secs))
+
+
 WORKLOADS = {w.name: w for w in [
     Workload("fork", "Sprite: fork+exit+wait, one instance per processor", _par("fork"),
              metric="ops_per_s", higher_is_better=True, unit="ops/s"),
@@ -90,6 +97,23 @@ WORKLOADS = {w.name: w for w in [
              _sharedfault("-t -i "), unit="us/fault"),
     Workload("fault_shared_mt", "Hurricane (Figure 6b): threads of one process fault on the same "
              "MAP_SHARED pages, barrier, unmap", _sharedfault("-t "), unit="us/fault"),
+    Workload("herd", "SVR4 MP: the wakeup herd, 8 processes per processor changing one file's "
+             "mode, all sleeping on its inode lock (run with wakeup=all,one)",
+             lambda cpus, secs: "/bench/herd -n %d -t %g" % (8 * cpus, secs),
+             metric="ops_per_s", higher_is_better=True, unit="ops/s"),
+    Workload("timeslice", "SALSA (Figure 11): two programs of 4 barrier-synchronised threads "
+             "time-sliced over all the CPUs; both programs' completion time",
+             lambda cpus, secs: "/bench/gang -m timeslice -c %d -r %d" % (cpus, _gang_rounds(secs)),
+             metric="elapsed_s", unit="s"),
+    Workload("spaceshare", "SALSA (Figure 11): the same two programs, each pinned to its own "
+             "half of the CPUs; both programs' completion time",
+             lambda cpus, secs: "/bench/gang -m spaceshare -c %d -r %d" % (cpus, _gang_rounds(secs)),
+             metric="elapsed_s", unit="s"),
+    Workload("memtouch", "SALSA: each process on its CPU touches 4 MiB of its own and re-reads "
+             "it (run with alloc=local,interleave; the record's local/remote page counts "
+             "show the placement, the emulator having no NUMA latency)",
+             lambda cpus, secs: "/bench/memtouch -p %d -m 4 -r %d" % (cpus, max(2, int(8 * secs))),
+             unit="us/page"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
              needs="a multithreaded driver (threads exist; bench/par runs processes)"),
 ]}
