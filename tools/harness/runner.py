@@ -243,7 +243,10 @@ def run_batch(spec):
     t0 = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-            if spec["kernel"] == "tempest":
+            if spec["kind"] == "macro":     # Debian's programs (macro.py)
+                from harness import macro
+                status, output, command, cmdline = macro.boot(spec, tmp)
+            elif spec["kernel"] == "tempest":
                 status, output, command, cmdline = _boot_tempest(spec, tmp)
             else:
                 status, output, command, cmdline = _boot_linux(spec)
