@@ -121,7 +121,8 @@ def short_names(paths):
     return renamed
 
 
-def _rewrite_includes(text, renamed_headers):
+def rewrite_includes(text, renamed_headers):
+    """text with each #include of a renamed header naming its new path."""
     for old, new in renamed_headers.items():
         text = re.sub(r'(#\s*include\s*[<"])%s([>"])' % re.escape(old), r"\g<1>%s\2" % new, text)
     return text
@@ -141,7 +142,7 @@ def stage_tree(dest, count=0, root=ROOT):
         with open(os.path.join(root, rel), errors="surrogateescape") as f:
             text = f.read()
         if renamed_headers:
-            text = _rewrite_includes(text, renamed_headers)
+            text = rewrite_includes(text, renamed_headers)
         with open(dst, "w", errors="surrogateescape") as f:
             f.write(text)
         size += len(text)
