@@ -12,7 +12,8 @@ Host only (no emulator):
   tree           the staged tree's Makefile names one object per C file
                  picked, with the top Makefile's KCFLAGS
   sprite         Sprite's measures from made-up times: elapsed-time ratio,
-                 processor units, incremental throughput, fixed and scaled
+                 processor units, incremental throughput, fixed and scaled;
+                 sprite/rows: from records, medians, failed ones left out
   sweep/...      the users and files keys: counts per CPU, ids, refusals
   scripts        a batch's guest scripts: marker lines, mount commands per
                  kernel and file system, lockstat on Tempest only
@@ -116,6 +117,18 @@ def test_sprite(res):
           and close(scaled[3]["units"], 2.5) and close(scaled[3]["incremental"], 0.5)
           and macro.sprite_measures({2: 10.0}, False)[2]["elapsed_ratio"] is None)
     res.add("sprite", ok, "fixed %r, scaled %r" % (fixed, scaled))
+
+    def rec(workload, cpus, elapsed, status="ok"):
+        return {"status": status, "result": {"elapsed_s": elapsed},
+                "point": {"kernel": "tempest", "machine": "default", "optset": "default",
+                          "workload": workload, "cpus": cpus}}
+    rows = macro.sprite_rows([rec("pmakeind", 1, 10.0), rec("pmakeind", 2, 12.0),
+                              rec("pmakeind", 2, 14.0), rec("pmakeind", 2, 13.0),
+                              rec("pmakeind", 2, 1.0, "failed"), rec("fork", 1, 1.0)])
+    two = [r for r in rows if r["cpus"] == 2]
+    res.add("sprite/rows", len(rows) == 2 and two and two[0]["elapsed_s"] == 13.0
+            and close(two[0]["elapsed_ratio"], 1.3) and close(two[0]["units"], 20 / 13),
+            "got %r" % rows)
 
 
 def _ids(text):

@@ -110,6 +110,30 @@ def sprite_measures(times, scaled):
     return out
 
 
+def sprite_rows(records):
+    """Sprite's measures for a sweep's records (runs/*.json as dicts): the
+    ok records of each workload in SCALED whose result has an elapsed_s,
+    grouped by kernel, machine, option set and workload, the median
+    (the upper of an even count) elapsed_s at each CPU count; one
+    row per group and count: {"kernel", "machine", "optset", "workload",
+    "cpus", "elapsed_s", and sprite_measures' four fields}."""
+    groups = {}
+    for r in records:
+        p = r["point"]
+        if (r.get("status") != "ok" or p["workload"] not in SCALED
+                or "elapsed_s" not in (r.get("result") or {})):
+            continue
+        key = (p["kernel"], p["machine"], p["optset"], p["workload"])
+        groups.setdefault(key, {}).setdefault(p["cpus"], []).append(r["result"]["elapsed_s"])
+    rows = []
+    for (kernel, machine, optset, workload), by_cpus in sorted(groups.items()):
+        times = {n: sorted(v)[len(v) // 2] for n, v in by_cpus.items()}
+        for n, m in sorted(sprite_measures(times, SCALED[workload]).items()):
+            rows.append(dict(m, kernel=kernel, machine=machine, optset=optset,
+                             workload=workload, cpus=n, elapsed_s=times[n]))
+    return rows
+
+
 # ---- preparing a batch -------------------------------------------------------
 
 def prepare_points(tmp, points):
