@@ -44,6 +44,7 @@ one workload at each CPU count.
 import os
 import shutil
 import sys
+import tempfile
 
 from . import macro_pmake
 
@@ -254,7 +255,8 @@ def root_extra(prepared, kernel):
 
 def root_image(tmp, prepared, kernel):
     """The batch's Debian root image in tmp; its path."""
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    if os.path.join(ROOT, "tools") not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
     import argparse
     import debian_root
     img = os.path.join(tmp, "debian.img")
@@ -272,7 +274,15 @@ def root_image(tmp, prepared, kernel):
 
 def boot(spec, tmp):
     """Boot the batch spec (kind "macro") on its kernel; (status, console,
-    emulator command, kernel command line), as runner.run_batch wants."""
+    emulator command, kernel command line), as runner.run_batch wants.
+    The images (the Debian root is some 400 MB) are made under build/,
+    not in tmp, and go when the boot ends."""
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="macro-", dir=os.path.join(ROOT, "build")) as own:
+        return _boot(spec, own)
+
+
+def _boot(spec, tmp):
     prepared = prepare_points(tmp, spec["points"])
     disks = [d["image"] for _p, prep in prepared for d in prep.get("disks", [])]
     root = root_image(tmp, prepared, spec["kernel"])
