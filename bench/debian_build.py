@@ -26,6 +26,10 @@ both: it times `make -jN` with bash's $EPOCHREALTIME and prints one line
 before it).  --keep DIR keeps each kernel's whole output there.
 
 Every failure is one line starting "debian_build:", and exit status 1.
+
+The pieces it shares with the harness's macro benchmarks (pmake, gaede:
+tools/harness/macro.py) come from there: the Linux peer's preamble that
+mounts the Debian root on /deb, and making an S5 disk of a host tree.
 """
 
 import argparse
@@ -39,11 +43,12 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 USERLAND = os.path.join(ROOT, "userland")
-MKFS_S5 = os.path.join(BUILD, "tools", "mkfs.s5")
 DEBIAN_ROOT = os.path.join(ROOT, "tools", "debian_root.py")
 USERRUN = os.path.join(ROOT, "tools", "userrun.py")
 LINUX_PEER = os.path.join(ROOT, "tools", "linux_peer.py")
 RESULT_RE = re.compile(r"^debian-build: .*$", re.M)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from harness import macro, macro_pmake  # noqa: E402  (the shared pieces)
 
 MAKEFILE = """\
 # Every C file of Tempest's userland/, compiled by Debian's gcc
@@ -82,12 +87,8 @@ elapsed=$(awk "BEGIN { printf \\"%.2f\\", $end - $start }")
 echo "debian-build: kernel $kernel cpus $cpus jobs $jobs status $status objects $objects elapsed $elapsed"
 """
 
-LINUX_RUN = (
-    "/modules/load > /dev/null || exit 90; "
-    "mkdir -p /deb && mount -t ufs -o ro,ufstype=44bsd /dev/vda /deb || exit 91; "
-    "mount -t sysv /dev/vdb /deb/mnt || exit 92; "
-    "mount -t proc proc /deb/proc; mount -o bind /dev /deb/dev; "
-    "chroot /deb /bin/bash /mnt/build.sh")
+LINUX_RUN = (macro.LINUX_ROOT + "mount -t sysv /dev/vdb /deb/mnt || exit 92\n"
+             "chroot /deb /bin/bash /mnt/build.sh")
 TEMPEST_RUN = "mount -t s5 /dev/vdb /mnt || exit 92; bash /mnt/build.sh"
 
 
@@ -110,11 +111,17 @@ def stage_sources(top):
     """top/src: the sources and their Makefile; top/build.sh; top/tmp."""
     src = os.path.join(top, "src")
     files = sources()
+    # S5 names are at most 14 bytes: longer ones are shortened, as for pmake.
+    renamed = macro_pmake.short_names(files)
+    headers = {k: v for k, v in renamed.items() if k.endswith(".h")}
     for f in files:
-        dst = os.path.join(src, f)
+        dst = os.path.join(src, renamed.get(f, f))
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copy(os.path.join(USERLAND, f), dst)
-    objs = [f[:-2] + ".o" for f in files if f.endswith(".c")]
+        with open(os.path.join(USERLAND, f), errors="surrogateescape") as fin:
+            text = macro_pmake.rewrite_includes(fin.read(), headers)
+        with open(dst, "w", errors="surrogateescape") as fout:
+            fout.write(text)
+    objs = [renamed.get(f, f)[:-2] + ".o" for f in files if f.endswith(".c")]
     with open(os.path.join(src, "Makefile"), "w") as mk:
         mk.write(MAKEFILE % " \\\n\t".join(objs))
     abi = os.path.join(top, "kern", "abi")       # lockstat's "../../kern/abi/..."
@@ -139,13 +146,10 @@ def run(cmd, what, timeout=None):
 
 
 def make_s5(tmp, top):
-    if not os.path.exists(MKFS_S5):
-        raise Failure("%s is missing (run 'make tools')" % MKFS_S5)
-    img = os.path.join(tmp, "src.img")
-    r = run([MKFS_S5, "-d", top, img, "24M"], "mkfs.s5")
-    if r.returncode != 0:
-        raise Failure("mkfs.s5 failed: %s" % (r.stderr.strip().splitlines() or ["?"])[-1])
-    return img
+    try:
+        return macro_pmake.make_s5(os.path.join(tmp, "src.img"), top, 24 * 1024)
+    except macro_pmake.PrepareError as e:
+        raise Failure(str(e))
 
 
 def make_debian(tmp):

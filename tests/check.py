@@ -56,6 +56,9 @@ cores):
                      headless chromium), resume through a Dask LocalCluster,
                      a panicking run recorded as failed
                      (tests/test_bench_harness.py)
+  bench/macro/...    the macro kind (Debian's programs on the Debian root):
+                     a reduced pmake point on Tempest and on the Linux
+                     peer, its records checked (tests/test_macro_harness.py)
   user/tty/default   an interactive shell typed at through the serial
                      console: ^C, ^\\, ^Z and fg, SIGTTIN reach the right
                      processes and the shell survives (tests/tty_check.py)
@@ -124,6 +127,7 @@ import debian_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
+import macro_check  # noqa: E402
 
 
 def all_jobs():
@@ -144,6 +148,7 @@ def all_jobs():
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
     jobs += [("gaede", host_check.job_gaede_prepare)]
     jobs += [("bench/papers", host_check.job_bench_papers)]
+    jobs += [("bench/macro", macro_check.job_macro)]
     jobs += ktests(big)
     jobs += [("bochs/default", boot_check.job_bochs), ("icount/default", boot_check.job_icount)]
     jobs += [("disks/svr4mp", boot_check.job_disks_svr4mp), ("disks/image", boot_check.job_disks_image)]

@@ -217,7 +217,9 @@ def add_busybox(top):
             os.symlink("/bin/busybox", os.path.join(top, d, name))
 
 
-def stage(tmp, tree, args):
+def stage(tmp, tree, args, extra=None):
+    """The image's tree under tmp; extra(top), if given, adds to it last
+    (the macro benchmarks' /bench and mount points: tools/harness/macro.py)."""
     top = os.path.join(tmp, "root")
     link_tree(tree, top)
     os.remove(os.path.join(top, STAMP))
@@ -254,6 +256,8 @@ def stage(tmp, tree, args):
             os.symlink("add", os.path.join(top, "src"))
     if os.path.isdir(TESTS):
         shutil.copytree(TESTS, os.path.join(top, "tests"), symlinks=True)
+    if extra:
+        extra(top)
     return top
 
 
@@ -267,16 +271,19 @@ def tree_kib(top):
     return total
 
 
-def image(args):
+def image(args, extra=None, quiet=False):
+    """The root image args.image (see stage for extra); quiet: no line
+    saying its size."""
     tree = fetch(args.list)
     if not os.path.exists(MKFS):
         raise Failure("%s is missing (run 'make tools')" % MKFS)
     free = mkroot.parse_kib(args.free)
     with tempfile.TemporaryDirectory(prefix="debian-root-", dir=BUILD) as tmp:
-        top = stage(tmp, tree, args)
+        top = stage(tmp, tree, args, extra)
         kib = tree_kib(top) * 5 // 4 + free
         run([MKFS, "-d", top, args.image, "%dK" % kib])
-    print("debian_root: %s: %d MiB UFS root" % (args.image, kib // 1024), file=sys.stderr)
+    if not quiet:
+        print("debian_root: %s: %d MiB UFS root" % (args.image, kib // 1024), file=sys.stderr)
 
 
 def main():

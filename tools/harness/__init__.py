@@ -7,6 +7,9 @@ an HTML report per sweep.
   workloads.py  the workloads: guest commands, result lines, metrics
   sweep.py      the sweep file format; checking and expanding it to points
   runner.py     one boot for a batch of points, giving their records
+  macro.py      the "macro" kind: Debian's programs on the Debian root
+                with extra disks (pmake, pmakeind, gaede), Sprite's measures
+  macro_pmake.py  pmake and pmakeind's disk of kernel sources
   execute.py    resume, local pool or Dask, progress, writing results
   records.py    the record format, results.csv and summary.csv
   plots.py      the PNG plots

@@ -52,6 +52,8 @@ def finished(outdir, point, retry_failed):
 def make_spec(sweep, points, root, machine_of):
     log = os.path.join("logs", batch_name(points))
     timeout = max(p.timeout for p in points)
+    if wl.WORKLOADS[points[0].workload].kind == "macro":
+        timeout = sum(p.timeout for p in points)    # one boot runs them in turn
     return {"sweep": sweep.name, "root": root, "kernel": points[0].kernel,
             "kind": wl.WORKLOADS[points[0].workload].kind,
             "timeout": timeout, "log": os.path.join(log, "console.txt"),

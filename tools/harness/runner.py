@@ -252,7 +252,10 @@ def run_batch(spec):
     t0 = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-            if spec["kernel"] in TEMPEST_IMAGES:
+            if spec["kind"] == "macro":     # Debian's programs (macro.py)
+                from harness import macro
+                status, output, command, cmdline = macro.boot(spec, tmp)
+            elif spec["kernel"] in TEMPEST_IMAGES:
                 status, output, command, cmdline = _boot_tempest(spec, tmp)
             else:
                 status, output, command, cmdline = _boot_linux(spec)

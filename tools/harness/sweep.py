@@ -21,6 +21,11 @@ A sweep file is lines of "KEY VALUE..." ("#" starts a comment):
                                         SECS seconds too (lockstat -i), as
                                         a series in each record (default: none)
     timeout    600                      seconds per boot before it fails
+    users      1n 2n 8                  gaede's user counts: N, or Nn for N
+                                        per CPU (default 2n); macro only
+    files      12                       pmake and pmakeind: compile that many
+                                        of the kernel's C files (default 0:
+                                        all); the reduced check's subset
 
 A line "and" starts another block: it begins as a copy of the block
 before, its lines replace those keys (an options line in it replaces the
@@ -58,7 +63,11 @@ KERNELS = ("tempest", "linux", "tempest-up")
 TEMPEST_KERNELS = ("tempest", "tempest-up")
 ACCELS = ("tcg", "kvm", "icount")
 KEYS = ("name", "workloads", "machines", "cpus", "options", "kernels", "accel",
-        "repeats", "seconds", "timeout", "intervals")
+        "repeats", "seconds", "timeout", "intervals", "users", "files")
+# The macro workloads that take a user count (the users key).
+USER_WORKLOADS = ("gaede",)
+# The macro workloads that take a count of source files (the files key).
+FILE_WORKLOADS = ("pmake", "pmakeind")
 
 
 class SweepError(ValueError):
@@ -74,7 +83,7 @@ class Point:
     and accelerator, the repeat-th time."""
 
     def __init__(self, kernel, machine, cpus, options, workload, accel, repeat,
-                 seconds, timeout, interval=0.0):
+                 seconds, timeout, interval=0.0, users=None, files=0):
         self.kernel = kernel
         self.machine = machine          # preset name or ad hoc spec
         self.cpus = cpus
@@ -85,6 +94,8 @@ class Point:
         self.seconds = seconds
         self.interval = interval        # lockstat -i seconds, 0: none
         self.timeout = timeout
+        self.users = users              # gaede: the user count, else None
+        self.files = files              # pmake, pmakeind: C files, 0 all
 
     @property
     def optset(self):
@@ -99,6 +110,10 @@ class Point:
     def id(self):
         parts = [self.kernel, self.machine, "c%d" % self.cpus, self.optset,
                  self.workload, self.accel, "r%d" % self.repeat]
+        if self.users is not None:
+            parts.append("u%d" % self.users)
+        if self.files:
+            parts.append("f%d" % self.files)
         return re.sub(r"[^A-Za-z0-9_.+-]+", "_", "-".join(parts).replace("=", "+"))
 
     def batch_key(self):
@@ -111,7 +126,7 @@ class Point:
         return {"kernel": self.kernel, "machine": self.machine, "cpus": self.cpus,
                 "options": self.options, "optset": self.optset, "workload": self.workload,
                 "accel": self.accel, "repeat": self.repeat, "seconds": self.seconds,
-                "interval": self.interval}
+                "interval": self.interval, "users": self.users, "files": self.files}
 
 
 class Sweep:
@@ -236,11 +251,35 @@ def _check_words(key, words, where, n, machine_of):
         return _number(words, where, n, key, float, 1)
     if key == "intervals":
         return _number(words, where, n, key, float, 0.01)
+    if key == "users":
+        return _user_counts(words, where, n)
+    if key == "files":
+        return _number(words, where, n, key, int, 0)
     raise AssertionError(key)
 
 
+def _user_counts(words, where, n):
+    """The users line's counts as (number, per_cpu): "8" or "2n"."""
+    out = []
+    for word in words:
+        m = re.fullmatch(r"(\d+)(n?)", word)
+        if not m or int(m.group(1)) < 1:
+            raise SweepError(where, n, "bad user count '%s' (N or Nn, N per CPU, N >= 1)" % word)
+        out.append((int(m.group(1)), bool(m.group(2))))
+    return list(dict.fromkeys(out))
+
+
+def _users_of(wname, block, cpus):
+    """The user counts a point of workload wname takes at cpus: None
+    for a workload without users."""
+    if wname not in USER_WORKLOADS:
+        return [None]
+    return list(dict.fromkeys(k * cpus if per_cpu else k for k, per_cpu in block["users"]))
+
+
 DEFAULTS = {"kernels": ["tempest"], "accel": ["tcg"], "repeats": 1, "seconds": 1.0,
-            "timeout": 600.0, "options": [{}], "intervals": 0.0}
+            "timeout": 600.0, "options": [{}], "intervals": 0.0, "users": [(2, True)],
+            "files": 0}
 
 
 def _expand_block(block, where, machine_of):
@@ -269,8 +308,11 @@ def _expand_block(block, where, machine_of):
                 family = "tempest" if kernel == "tempest-up" else kernel
                 if family not in wl.WORKLOADS[wname].kernels:
                     continue
-                points.append(Point(kernel, mname, cpus, opts, wname, accel, rep,
-                                    block["seconds"], block["timeout"], block["intervals"]))
+                files = block["files"] if wname in FILE_WORKLOADS else 0
+                for users in _users_of(wname, block, cpus):
+                    points.append(Point(kernel, mname, cpus, opts, wname, accel, rep,
+                                        block["seconds"], block["timeout"], block["intervals"],
+                                        users, files))
     return points
 
 

@@ -1,7 +1,7 @@
 """The workloads a sweep can name: what each runs inside the guest, how
 its result line is read, and which figure of it is plotted.
 
-Two kinds:
+Three kinds:
 
   * user workloads run programs from bench/ under /bench in the guest
     (Tempest's root image, or the Linux peer's initramfs).  Sprite's
@@ -12,18 +12,23 @@ Two kinds:
     of that run alone.
   * kernel workloads boot with an in-kernel benchmark (kbench=locks) and
     read its console lines; they have no root and run on Tempest only.
+  * macro workloads (issue 21: gaede, pmake, pmakeind) run Debian's own
+    programs on the Debian root with disks their prepare function makes
+    (macro.py); the command is the prepare function's, not command here.
 
 A workload whose `needs` names something Tempest lacks is known but
 refused by the sweep parser with that reason (fstat_mt, until par has a
 multithreaded form).
 """
 
+import os
 import re
 
 
 class Workload:
     def __init__(self, name, doc, command=None, kbench=None, metric="us_per_op",
-                 higher_is_better=False, unit="us/op", needs=None, kernels=("tempest", "linux")):
+                 higher_is_better=False, unit="us/op", needs=None, kernels=("tempest", "linux"),
+                 macro=False):
         self.name = name
         self.doc = doc
         self.command = command          # fn(cpus, seconds) -> shell command (user)
@@ -33,10 +38,11 @@ class Workload:
         self.unit = unit
         self.needs = needs              # None, or why it cannot run yet
         self.kernels = kernels
+        self.macro = macro              # a macro workload (macro.py)
 
     @property
     def kind(self):
-        return "kernel" if self.kbench else "user"
+        return "macro" if self.macro else "kernel" if self.kbench else "user"
 
 
 def _par(prog):
@@ -116,6 +122,15 @@ WORKLOADS = {w.name: w for w in [
              unit="us/page"),
     Workload("fstat_mt", "Tornado: fstat by threads of one process",
              needs="a multithreaded driver (threads exist; bench/par runs processes)"),
+    Workload("pmake", "Sprite: one make -j 2n of Tempest's kernel C sources by Debian's gcc, "
+             "no link", metric="elapsed_s", unit="s", macro=True),
+    Workload("pmakeind", "Sprite: one make -j 2 per processor, each on its own copy of the "
+             "kernel sources", metric="elapsed_s", unit="s", macro=True),
+    Workload("gaede", "SVR4 MP: GAEDE's scripted users, each looping over a script mix with "
+             "no think time", metric="scripts_per_hour", higher_is_better=True,
+             unit="scripts/h", macro=True, needs=None if os.path.exists(
+                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "macro_gaede.py"))
+             else "tools/harness/macro_gaede.py (issue 21's gaede branch)"),
 ]}
 
 # One result line of a bench program or driver: "bench NAME key=value ...".

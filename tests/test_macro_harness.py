@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Tests of the harness's macro kind (tools/harness/macro.py,
+macro_pmake.py, bench/pmake.c), run by make check as the bench/macro job;
+prints PASS/FAIL lines and ends with "N passed, N failed".
+
+    test_macro_harness.py [--host-only] [--out DIR] [-v]
+
+Host only (no emulator):
+  names/...      the kernel sources staged for S5: every path component
+                 at most 14 bytes, shortened names unique, an #include of
+                 a shortened header rewritten
+  tree           the staged tree's Makefile names one object per C file
+                 picked, with the top Makefile's KCFLAGS
+  sprite         Sprite's measures from made-up times: elapsed-time ratio,
+                 processor units, incremental throughput, fixed and scaled;
+                 sprite/rows: from records, medians, failed ones left out
+  sweep/...      the users and files keys: counts per CPU, ids, refusals
+  scripts        a batch's guest scripts: marker lines, mount commands per
+                 kernel and file system, lockstat on Tempest only
+  pmake/...      bench/pmake run on the host with the host's make and gcc
+                 on a few staged files: its result line, objects counted;
+                 pmakeind on two copies; a broken file gives error=make
+                 and exit 1; a missing Makefile error=no_makefile
+With emulators (about two minutes of emulator time):
+  smoke/...      bench/sweeps/macro-smoke run from scratch: pmake of a
+                 subset of the kernel's C files on the Debian root at 2
+                 CPUs, Tempest and the Linux peer: each record ok, its
+                 elapsed_s positive, files as the sweep asked, an object
+                 per file, Tempest's with lock statistics, Linux's without
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from harness import macro, macro_pmake  # noqa: E402
+
+SWEEP = os.path.join(ROOT, "tools", "sweep.py")
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+SMOKE = os.path.join(ROOT, "bench", "sweeps", "macro-smoke")
+PMAKE = os.path.join(ROOT, "build", "bench", "pmake")
+T_SWEEP = 1500
+
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def add(self, name, ok, why=""):
+        if ok:
+            self.passed += 1
+            print("PASS %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL %s: %s" % (name, why or "failed"), flush=True)
+
+
+def sweep_cmd(args, timeout=60):
+    p = subprocess.run([PYTHON, SWEEP] + args, cwd=ROOT, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+# ---- host only ----------------------------------------------------------------
+
+def test_names(res):
+    cfiles, headers = macro_pmake.kernel_sources()
+    renamed = macro_pmake.short_names(cfiles + headers)
+    final = [renamed.get(p, p) for p in cfiles + headers]
+    too_long = [p for p in final if any(len(x) > 14 for x in p.split("/"))]
+    res.add("names/s5", cfiles and not too_long and len(set(final)) == len(final),
+            "%d files, too long after shortening: %s" % (len(final), too_long[:3]))
+    made = macro_pmake.short_names(["a/averyveryverylongname.c", "a/averyveryverylongnamf.c",
+                                    "a/averyveryve1.c", "b/short.c"])
+    res.add("names/unique", len(set(made.values())) == 2 and "b/short.c" not in made
+            and all(len(v.split("/")[-1]) <= 14 and v.endswith(".c") for v in made.values())
+            and "a/averyveryve1.c" not in made.values(), "got %r" % made)
+    text = '#include <kern/tests/header_name_long.h>\n#include "kern/x.h"\n'
+    out = macro_pmake.rewrite_includes(text, {"kern/tests/header_name_long.h":
+                                              "kern/tests/header_nam1.h"})
+    res.add("names/include", "<kern/tests/header_nam1.h>" in out and '"kern/x.h"' in out,
+            "got %r" % out)
+
+
+def test_tree(res, tmp):
+    top = os.path.join(tmp, "tree")
+    n, size = macro_pmake.stage_tree(top, 5)
+    with open(os.path.join(top, "Makefile")) as f:
+        mk = f.read()
+    objs = re.findall(r"(\S+\.o)\b", mk.split("all:")[0])
+    cflags = macro_pmake.kernel_cflags()
+    exist = all(os.path.exists(os.path.join(top, o[:-2] + ".c")) for o in objs)
+    res.add("tree", n == 5 and len(objs) == 5 and exist and size > 0 and
+            "-ffreestanding" in cflags and ("CFLAGS = %s -pipe" % cflags) in mk,
+            "%d files, objects %s, CFLAGS in Makefile: %s" % (n, objs, cflags in mk))
+
+
+def close(a, b):
+    return a is not None and abs(a - b) < 1e-9
+
+
+def test_sprite(res):
+    fixed = macro.sprite_measures({1: 100.0, 2: 50.0, 4: 40.0}, scaled=False)
+    scaled = macro.sprite_measures({1: 100.0, 2: 100.0, 3: 120.0}, scaled=True)
+    ok = (close(fixed[2]["elapsed_ratio"], 0.5) and close(fixed[2]["units"], 2.0)
+          and close(fixed[2]["incremental"], 1.0) and close(fixed[4]["units"], 2.5)
+          and close(fixed[4]["incremental"], 0.25) and close(fixed[1]["incremental"], 1.0)
+          and close(scaled[2]["elapsed_ratio"], 1.0) and close(scaled[2]["units"], 2.0)
+          and close(scaled[3]["units"], 2.5) and close(scaled[3]["incremental"], 0.5)
+          and macro.sprite_measures({2: 10.0}, False)[2]["elapsed_ratio"] is None)
+    res.add("sprite", ok, "fixed %r, scaled %r" % (fixed, scaled))
+
+    def rec(workload, cpus, elapsed, status="ok"):
+        return {"status": status, "result": {"elapsed_s": elapsed},
+                "point": {"kernel": "tempest", "machine": "default", "optset": "default",
+                          "workload": workload, "cpus": cpus}}
+    rows = macro.sprite_rows([rec("pmakeind", 1, 10.0), rec("pmakeind", 2, 12.0),
+                              rec("pmakeind", 2, 14.0), rec("pmakeind", 2, 13.0),
+                              rec("pmakeind", 2, 1.0, "failed"), rec("fork", 1, 1.0)])
+    two = [r for r in rows if r["cpus"] == 2]
+    res.add("sprite/rows", len(rows) == 2 and two and two[0]["elapsed_s"] == 13.0
+            and close(two[0]["elapsed_ratio"], 1.3) and close(two[0]["units"], 20 / 13),
+            "got %r" % rows)
+
+
+def _ids(text):
+    rc, out = sweep_cmd(["check", "--points", text])
+    return rc, out, re.findall(r"^  (\S+)$", out, re.M)
+
+
+def test_sweep_keys(res):
+    rc, out, ids = _ids("workloads pmake pmakeind fork;machines default;cpus 1 2;files 8")
+    res.add("sweep/files", rc == 0 and "tempest-default-c2-default-pmake-tcg-r1-f8" in ids
+            and "tempest-default-c1-default-fork-tcg-r1" in ids and len(ids) == 6,
+            "exit %d: %s" % (rc, out[-300:]))
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import tempest
+    from harness import sweep
+    try:
+        users = sweep.parse_text("workloads fork\nmachines default\ncpus 2\nusers 2n 3\n",
+                                 "t", tempest.machine)
+        block = {"users": [(2, True), (3, False), (6, False)]}
+        counts = sweep._users_of("gaede", block, 3)
+        ok = counts == [6, 3] and sweep._users_of("pmake", block, 3) == [None] \
+            and all(p.users is None for p in users.points)
+    except sweep.SweepError as e:
+        ok, counts = False, str(e)
+    res.add("sweep/users", ok, "got %r" % (counts,))
+    for name, line in (("users", "users 0n"), ("users-word", "users many"), ("files", "files -1")):
+        rc, out, _ = _ids("workloads pmake;machines default;cpus 1;" + line)
+        res.add("sweep/refuse-" + name, rc == 2 and "Traceback" not in out and ":4:" in out,
+                "exit %d: %s" % (rc, out.strip()[-200:]))
+
+
+def test_scripts(res):
+    point = {"id": "P1", "workload": "pmake", "cpus": 2, "interval": 0}
+    prep = {"disks": [{"image": "x", "fs": "s5", "mount": "/mnt/pmake", "rw": True,
+                       "dev": "/dev/vdb"},
+                      {"image": "y", "fs": "ufs", "mount": "/home/d1", "rw": True,
+                       "dev": "/dev/vdc"}],
+            "setup": "true", "command": "/bench/pmake -j 4"}
+    t_out = macro.outer_script([(point, prep)], "tempest")
+    l_out = macro.outer_script([(point, prep)], "linux")
+    t_pt = macro.point_script(point, prep, "tempest")
+    l_pt = macro.point_script(point, prep, "linux")
+    ok = ("@@harness begin P1" in t_out and '@@harness end P1 $st' in t_out
+          and "mount -t s5 /dev/vdb /mnt/pmake" in t_out
+          and "mount -t ufs /dev/vdc /home/d1" in t_out
+          and "mount -t sysv /dev/vdb /deb/mnt/pmake" in l_out
+          and "mount -t ufs -o ro,ufstype=44bsd /dev/vdc /deb/home/d1" in l_out
+          and "chroot /deb /bin/sh /bench/points/P1.sh" in l_out
+          and "lockstat -j -d" in t_pt and "lockstat" not in l_pt
+          and "/bench/points/P1.cmd" in l_pt)
+    res.add("scripts", ok, "tempest:\n%s\nlinux:\n%s" % (t_out, l_out))
+
+
+def _pmake(args):
+    p = subprocess.run([PMAKE] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=600, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def test_pmake_host(res, tmp):
+    if not os.path.exists(PMAKE):
+        res.add("pmake/built", False, "%s is missing (make bench)" % PMAKE)
+        return
+    top = os.path.join(tmp, "host")
+    macro_pmake.stage_tree(top, 3)
+    rc, out = _pmake(["-j", "2", "-C", top])
+    m = re.search(r"^bench pmake jobs=2 files=3 objects=3 cpus=\d+ elapsed_s=([\d.]+) "
+                  r"status=0$", out, re.M)
+    objs = sum(f.endswith(".o") for _d, _s, fs in os.walk(top) for f in fs)
+    res.add("pmake/line", rc == 0 and m and float(m.group(1)) > 0 and objs == 3,
+            "exit %d, %d objects: %s" % (rc, objs, out.strip()[-300:]))
+    ind = os.path.join(tmp, "ind")
+    for i in range(2):
+        macro_pmake.stage_tree(os.path.join(ind, "c%d" % i), 2)
+    rc, out = _pmake(["-n", "2", "-j", "2", "-C", ind])
+    res.add("pmake/ind", rc == 0 and re.search(r"^bench pmakeind copies=2 jobs=2 files=2 "
+                                               r"objects=4 cpus=\d+ elapsed_s=[\d.]+ status=0$",
+                                               out, re.M), "exit %d: %s" % (rc, out.strip()[-300:]))
+    broken = sorted(os.path.join(d, f) for d, _s, fs in os.walk(top) for f in fs
+                    if f.endswith(".c"))[0]
+    with open(broken, "a") as f:
+        f.write("\nthis is not C;\n")
+    rc, out = _pmake(["-C", top])
+    res.add("pmake/fails", rc == 1 and out.startswith("bench pmake error=make status=2"),
+            "exit %d: %s" % (rc, out.strip()[-300:]))
+    rc, out = _pmake(["-C", os.path.join(tmp, "nowhere")])
+    res.add("pmake/nomakefile", rc == 1 and "bench pmake error=no_makefile" in out,
+            "exit %d: %s" % (rc, out.strip()))
+
+
+# ---- with emulators -------------------------------------------------------------
+
+def _records(outdir):
+    out = {}
+    runs = os.path.join(outdir, "runs")
+    for name in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+        if name.endswith(".json"):
+            with open(os.path.join(runs, name)) as f:
+                out[name[:-5]] = json.load(f)
+    return out
+
+
+def test_smoke(res, outdir, verbose):
+    import linux_peer
+    import user_check
+    try:
+        user_check.build_userland()
+        linux_peer.build_benchmarks()
+    except Exception as e:
+        res.add("smoke/build", False, "building userland and bench: %s" % e)
+        return
+    rc, out = sweep_cmd(["check", SMOKE])
+    want = set(re.findall(r"^  (\S+)$", out, re.M))
+    files = int(re.search(r"^files\s+(\d+)", open(SMOKE).read(), re.M).group(1))
+    shutil.rmtree(outdir, ignore_errors=True)
+    rc, out = sweep_cmd(["run", SMOKE, "--out", outdir, "-j", "1"], T_SWEEP)
+    if verbose:
+        print(out)
+    res.add("smoke/run", rc == 0 and "report:" in out, "exit %d: %s" % (rc, out.strip()[-400:]))
+    recs = _records(outdir)
+    res.add("smoke/records", want and set(recs) == want, "records %s, points %s"
+            % (sorted(recs), sorted(want)))
+    bad = ["%s: %s" % (i, r["reason"]) for i, r in recs.items() if r["status"] != "ok"]
+    res.add("smoke/ok", recs and not bad, "failed: %s" % bad[:2])
+    for i, r in sorted(recs.items()):
+        kernel = r["point"]["kernel"]
+        result = r.get("result") or {}
+        res.add("smoke/%s/elapsed" % kernel, isinstance(r["value"], float) and r["value"] > 0
+                and r["metric"] == "elapsed_s" and result.get("elapsed_s") == r["value"],
+                "value %r, result %r" % (r["value"], result))
+        res.add("smoke/%s/files" % kernel, result.get("files") == files
+                and result.get("objects") == files and r["point"].get("files") == files,
+                "sweep asked %d files; result %r" % (files, result))
+        if kernel == "tempest":
+            classes = (r.get("lockstat") or {}).get("classes") or []
+            res.add("smoke/tempest/lockstat", any(c["hits"] > 0 for c in classes),
+                    "%d lock classes" % len(classes))
+        else:
+            res.add("smoke/linux/lockstat", r.get("lockstat") is None, "lockstat on Linux")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host-only", action="store_true", help="only the tests without emulators")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "check", "macro-smoke"),
+                    help="where the smoke sweep's results go (emptied first)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    res = Results()
+    with tempfile.TemporaryDirectory(prefix="macro-test-") as tmp:
+        test_names(res)
+        test_tree(res, tmp)
+        test_sprite(res)
+        test_sweep_keys(res)
+        test_scripts(res)
+        test_pmake_host(res, tmp)
+        if not args.host_only:
+            if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
+                res.add("smoke", False, "build/kernel.elf is missing; run make first")
+            else:
+                test_smoke(res, args.out, args.verbose)
+    print("%d passed, %d failed" % (res.passed, res.failed))
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
