@@ -26,7 +26,10 @@ With emulators (about two minutes of emulator time):
                  subset of the kernel's C files on the Debian root at 2
                  CPUs, Tempest and the Linux peer: each record ok, its
                  elapsed_s positive, files as the sweep asked, an object
-                 per file, Tempest's with lock statistics, Linux's without
+                 per file, Tempest's with lock statistics, Linux's without;
+                 and GAEDE with 2 users on svr4mp on Tempest: both users
+                 finished scripts, none failed, the rate is the count
+                 over the time, with lock statistics
 """
 
 import argparse
@@ -231,6 +234,24 @@ def _records(outdir):
     return out
 
 
+def check_gaede_record(res, r, result):
+    """GAEDE's reduced point: every user finished scripts, none failed,
+    and the rate is the count over the time."""
+    users = r["point"].get("users")
+    scripts = result.get("scripts", 0)
+    res.add("smoke/gaede/users", result.get("users") == users and users == 2,
+            "sweep asked %r users; result %r" % (users, result))
+    res.add("smoke/gaede/scripts", scripts >= users and result.get("scripts_min", 0) >= 1
+            and result.get("failed") == 0, "result %r" % result)
+    rate = scripts * 3600.0 / result["elapsed_s"] if result.get("elapsed_s") else -1
+    res.add("smoke/gaede/rate", r["metric"] == "scripts_per_hour" and r["value"] == result.get(
+        "scripts_per_hour") and abs(rate - (r["value"] or 0)) <= 0.01 * rate,
+            "value %r, computed %.1f" % (r["value"], rate))
+    classes = (r.get("lockstat") or {}).get("classes") or []
+    res.add("smoke/gaede/lockstat", any(c["hits"] > 0 for c in classes),
+            "%d lock classes" % len(classes))
+
+
 def test_smoke(res, outdir, verbose):
     import linux_peer
     import user_check
@@ -256,6 +277,9 @@ def test_smoke(res, outdir, verbose):
     for i, r in sorted(recs.items()):
         kernel = r["point"]["kernel"]
         result = r.get("result") or {}
+        if r["point"]["workload"] == "gaede":
+            check_gaede_record(res, r, result)
+            continue
         res.add("smoke/%s/elapsed" % kernel, isinstance(r["value"], float) and r["value"] > 0
                 and r["metric"] == "elapsed_s" and result.get("elapsed_s") == r["value"],
                 "value %r, result %r" % (r["value"], result))
