@@ -73,6 +73,8 @@
  * page cache, copy-on-write) is kern/vm/fault.c; the helpers they share
  * are declared in kern/vm/as_impl.h.
  */
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/as.h>
 #include <kern/vm/as_impl.h>
 #include <kern/vm/page.h>
@@ -641,6 +643,8 @@ static void protect_pte(uint64_t *pte, vaddr_t va, void *arg)
     struct page *pg = pte_page(cur);
     bool w = (s->s_flags & MAP_SHARED) ||
              ((cur & PTE_W) && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1);
+    if (cluster_on() && seg_shared_file(s) && !cl_pcache_may_write(pg))
+        w = false;              /* a replica, or a page not yet written (cl_pcache.c) */
     pte_update(pte, PTE_ADDR | PTE_A | PTE_D, pte_flags(s, w));
 }
 

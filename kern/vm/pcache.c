@@ -122,6 +122,8 @@
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
 #include <kern/vm/rmap.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
@@ -169,6 +171,8 @@ void pcache_init(void)
         rw_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
     }
     rmap_init();
+    if (cluster_on())
+        cl_pcache_init();       /* cluster=: replicas per cluster */
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
 
@@ -583,6 +587,8 @@ int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 
 void pcache_purge(struct vnode *vp)
 {
+    if (cluster_on())
+        cl_pcache_purge_vp(vp);     /* every cluster's replicas of it */
     segmap_purge(vp, 0);            /* windows hold page references */
     spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
@@ -665,6 +671,8 @@ static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, 
     rw_exit(fl);
     if (!err && sized && size < old)
         rmap_truncate(vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
+    if (!err && sized && cluster_on())
+        cl_pcache_invalidate(vp, MIN(old, size) >> PAGE_SHIFT, ~0UL);  /* replicas */
     return err;
 }
 

@@ -50,6 +50,8 @@
  * keeping its own read and write of regular files off the buffer cache
  * (the raw operations are then only the tests' view of the disk).
  */
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
@@ -211,6 +213,8 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
         err = err ? err : e;
     }
     rw_exit(fl);
+    if (wrote && cluster_on())          /* other clusters' replicas of these pages */
+        cl_pcache_invalidate(vp, start >> PAGE_SHIFT, (start + wrote - 1) / PAGE_SIZE + 1);
     /* A write cut short by a full disk or the size limit is a success;
      * the next one reports the error (as the file systems' own writes). */
     if (wrote && (err == -ENOSPC || err == -EFBIG))
