@@ -9,13 +9,14 @@
  * cache: CLP_ROWS chains of entries (vnode, page number, replica page) on
  * the cluster's node, under one coarse hybrid lock (class
  * cluster_pcache), each entry with a reserve bit (kern/cluster/hybrid.h).
- * A read fault (kern/vm/fault.c) of a cluster whose node is not the home
- * copy's node maps that cluster's replica: a copy of the home page on the
- * cluster's node, read-shared data, Figure 2's X.  Clusters on the home
- * copy's node map the home page itself: a second copy on the same node
- * buys no locality, only memory and invalidations.  (So cluster=node
- * gives one copy per node, cluster=1 one per CPU off the home node, and
- * one cluster of every CPU one replica at most, on that cluster's node.)
+ * A cluster's memory is its CPUs' nodes.  A read fault (kern/vm/fault.c)
+ * of a cluster whose memory does not hold the home copy maps that
+ * cluster's replica: a copy of the home page on the cluster's node,
+ * read-shared data, Figure 2's X.  A cluster whose memory holds the home
+ * copy maps the home page itself: a second copy in the same memory buys
+ * no locality, only memory and invalidations.  (So cluster=node gives one
+ * copy per node, cluster=1 one per CPU off the home node, and one cluster
+ * of every CPU none at all.)
  *
  * Making a replica.  A fault searches its own instance (a hit: map the
  * replica, no other lock taken).  At a miss it gets the home page
@@ -65,11 +66,18 @@
  * replica before it was detached holds its a_lock until its PTE is made,
  * so the unmap either meets that a_lock (and comes back) or finds the PTE.
  *
+ * Each replica counts in its vnode's v_npages (pcache_count_replica), so
+ * that the last release purges even a file whose home pages were all
+ * reclaimed: a replica left behind would be found under a reused vnode.
  * A file's last release (pcache_purge, which may hold any spin lock) and
  * nothing else reaches into other clusters' instances directly, under
  * their coarse locks, dropping every replica of the file: no mapping of
  * it is left then, and a cross-cluster wait there could deadlock.
- * Replicas are not reclaimed for memory before that (a known limit).
+ * Memory: no replica is made on a node short of memory, and the page
+ * cache's reclaim (pcache_reclaim, kern/vm/pcache_reclaim.c) first frees
+ * the replicas that no PTE maps (cl_pcache_shrink, directly, spin locks
+ * only): copies go before originals.  Mapped replicas go only at an
+ * invalidation or the last release.
  *
  * Off means off: without cluster= no instance exists and each hook in
  * kern/vm is one cluster_on() test.
@@ -95,6 +103,8 @@
 #include <kern/lib/string.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/panic.h>
+#include <kern/arch/arch.h>
+#include <drivers/platform/timer.h>
 
 LOCK_CLASS(cluster_pcache_class, "cluster_pcache", LK_SPIN);
 
@@ -122,7 +132,9 @@ struct cl_pcache {
 
 static struct cluster_map *map;                 /* [c] */
 static struct cl_pcache *insts[MAX_CPUS];       /* [c] */
+static uint64_t node_mask[MAX_CPUS];            /* [c] the nodes of each cluster's CPUs */
 static int64_t live[1 << LIVE_BITS];            /* [a] replicas per vnode hash slot */
+volatile bool cl_pcache_test_hold;              /* [a] tests only */
 
 void cl_pcache_init(void)
 {
@@ -132,6 +144,11 @@ void cl_pcache_init(void)
         if (!insts[cl])
             panic("cl_pcache_init: no memory for cluster %d's page cache", cl);
         hlock_init(&insts[cl]->h, &cluster_pcache_class, map, cl);
+        for (int i = 0; i < map->size[cl]; i++) {
+            int node = cpus[map->member[cl][i]].node;
+            if (node < 64)
+                node_mask[cl] |= 1UL << node;
+        }
     }
 }
 
@@ -165,20 +182,26 @@ static void unlink(struct cl_pcache *c, struct clp_entry *e)
     e->linked = false;
 }
 
-/* A replica is gone from every instance: its page goes when its last PTE
- * does. */
+/* [H] A replica leaves its instance: it no longer counts for its vnode
+ * (done under the lock, while the vnode is surely alive: a purge of it
+ * takes this lock too). */
+static void replica_uncount(struct clp_entry *e)
+{
+    __atomic_sub_fetch(live_of(e->vp), 1, __ATOMIC_SEQ_CST);
+    pcache_count_replica(e->vp, -1);
+}
+
+/* A replica out of every instance and uncounted: its page goes when its
+ * last PTE does. */
 static void replica_free(struct clp_entry *e)
 {
-    if (e->pg) {
-        __atomic_sub_fetch(live_of(e->vp), 1, __ATOMIC_SEQ_CST);
-        page_rele(e->pg);
-    }
+    page_rele(e->pg);
     kfree(e);
 }
 
-static bool on_home_node(int cl, const struct page *home)
+bool cl_pcache_home_in(int cl, const struct page *home)
 {
-    return map->node[cl] == home->node;
+    return home->node < 64 && (node_mask[cl] & (1UL << home->node));
 }
 
 static bool written(const struct page *pg)
@@ -232,6 +255,8 @@ static void placeholder_drop(struct cl_pcache *c, struct clp_entry *e)
  * memory is short (the caller maps the home copy then). */
 static struct page *copy_of(int cl, struct page *home, struct vnode *vp, uint64_t idx)
 {
+    if (pcache_node_short(map->node[cl]))
+        return NULL;            /* memory is short there: no copies */
     struct page *pg = page_alloc_node(0, map->node[cl]);
     if (!pg)
         return NULL;
@@ -243,6 +268,16 @@ static struct page *copy_of(int cl, struct page *home, struct vnode *vp, uint64_
     return pg;
 }
 
+#define TEST_HOLD_NS (5ULL * 1000 * 1000 * 1000)
+
+/* Tests: keep the place-holder until a fault waits on it (bounded). */
+static void test_hold(struct clp_entry *e)
+{
+    uint64_t end = uptime_ns() + TEST_HOLD_NS;
+    while (!__atomic_load_n(&e->waiters, __ATOMIC_RELAXED) && uptime_ns() < end)
+        cpu_relax();
+}
+
 /* With the place-holder e reserved: make the replica of home, or give up
  * (NULL). */
 static struct page *fill_placeholder(struct cl_pcache *c, int cl, struct clp_entry *e,
@@ -251,10 +286,13 @@ static struct page *fill_placeholder(struct cl_pcache *c, int cl, struct clp_ent
     int64_t *lv = live_of(e->vp);
     __atomic_add_fetch(lv, 1, __ATOMIC_SEQ_CST);
     struct page *pg = written(home) ? NULL : copy_of(cl, home, e->vp, e->idx);
+    if (pg && cl_pcache_test_hold && map->size[cl] > 1)
+        test_hold(e);
     if (pg) {
         hlock_enter(&c->h);
         bool stale = __atomic_load_n(&e->word, __ATOMIC_RELAXED) & E_STALE;
         if (!stale) {
+            pcache_count_replica(e->vp, 1);
             e->pg = pg;
             hres_clear(&e->word);
             hlock_exit(&c->h);
@@ -357,7 +395,7 @@ int cl_pcache_fault(struct vnode *vp, uint64_t idx, bool want_write, struct page
             return err;
         }
     }
-    if (written(home) || on_home_node(cl, home)) {
+    if (written(home) || cl_pcache_home_in(cl, home)) {
         *writable = written(home);
         *pgp = home;
         return 0;
@@ -412,6 +450,7 @@ static bool detach_one(struct cl_pcache *c, struct clp_entry *e, struct inval_re
     if (hres_busy(&e->word))
         return false;
     unlink(c, e);
+    replica_uncount(e);
     e->next = q->gone[cl];
     q->gone[cl] = e;
     cluster_count(map, cl, invalidations);
@@ -527,6 +566,7 @@ static void purge_instance(struct cl_pcache *c, struct vnode *vp, struct clp_ent
                 continue;
             }
             unlink(c, e);
+            replica_uncount(e);
             e->next = *out;
             *out = e;
         }
@@ -548,6 +588,48 @@ void cl_pcache_purge_vp(struct vnode *vp)
             replica_free(e);
         }
     }
+}
+
+/* ---- memory ---- */
+
+/* [H] of c: move up to want of c's replicas of node (-1: any) that no PTE
+ * maps (the instance's reference is their only one: stable under [H],
+ * since a fault takes its reference under it) onto *out.  How many. */
+static uint64_t shrink_instance(struct cl_pcache *c, int node, uint64_t want,
+                                struct clp_entry **out)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < CLP_ROWS && n < want; r++) {
+        for (struct clp_entry *e = c->rows[r], *nx; e && n < want; e = nx) {
+            nx = e->next;
+            if (hres_busy(&e->word) || !e->pg || (node >= 0 && e->pg->node != node) ||
+                __atomic_load_n(&e->pg->count, __ATOMIC_ACQUIRE) != 1)
+                continue;
+            unlink(c, e);
+            replica_uncount(e);
+            e->next = *out;
+            *out = e;
+            n++;
+        }
+    }
+    return n;
+}
+
+uint64_t cl_pcache_shrink(int node, uint64_t want)
+{
+    uint64_t freed = 0;
+    for (int cl = 0; cl < map->ncl && freed < want; cl++) {
+        struct cl_pcache *c = insts[cl];
+        struct clp_entry *gone = NULL;
+        hlock_enter(&c->h);
+        freed += shrink_instance(c, node, want - freed, &gone);
+        hlock_exit(&c->h);
+        for (struct clp_entry *e = gone, *nx; e; e = nx) {
+            nx = e->next;
+            replica_free(e);
+        }
+    }
+    return freed;
 }
 
 /* ---- for tests ---- */

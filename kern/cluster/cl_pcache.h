@@ -56,10 +56,22 @@ void cl_pcache_invalidate(struct vnode *vp, uint64_t lo, uint64_t hi);
  * replicas of it.  Spin locks only. */
 void cl_pcache_purge_vp(struct vnode *vp);
 
+/* Memory is short: free up to want replicas of node (-1: any) that no
+ * PTE maps, from every cluster.  How many.  Spin locks only. */
+uint64_t cl_pcache_shrink(int node, uint64_t want);
+
+/* Does cluster cl's memory (its CPUs' nodes) hold home?  Then it maps
+ * home rather than a replica. */
+bool cl_pcache_home_in(int cl, const struct page *home);
+
 /* For tests: cluster cl's replica of (vp, idx), or NULL (no reference
  * taken: compare it only); reserve or release it as a place-holder
  * being filled would be (true if it was there to reserve). */
 struct page *cl_pcache_replica(int cl, struct vnode *vp, uint64_t idx);
 bool cl_pcache_test_reserve(int cl, struct vnode *vp, uint64_t idx, bool reserve);
+/* For tests: while set, a replica's maker keeps its place-holder reserved
+ * until another fault waits on it (at most a few seconds), so that
+ * combining is seen even when the copy is quicker than the faults. */
+extern volatile bool cl_pcache_test_hold;
 
 #endif

@@ -22,6 +22,16 @@
  * after fork, dirty pages), and the page-table and TLB code
  * kern/vm/as_pt.c (TLB consistency).
  *
+ * Under cluster= (and only then: one cluster_on() test per hook) a file
+ * page goes through the clustered page cache (kern/cluster/cl_pcache.c):
+ * a read fault off the home page's node maps the cluster's replica,
+ * read-only; a shared mapping's PTE is writable only for a written home
+ * page, so the first store faults, and when replicas must be invalidated
+ * first the fault answers CLP_RETRY: as_fault lets a_lock go (the
+ * invalidation takes other address spaces' a_locks, and may wait for a
+ * fault holding one), cl_pcache_settle, and faults again.  Fault and
+ * page-table pages come from the cluster's page pool (kern/cluster/cl_vm.c).
+ *
  * Locks.  a_lock (resource) is held across the whole fault, including
  * the sleep of a read from the file; the page cache's fill and vnode
  * locks come inside it, an amap's am_lock too.  page->count is atomic.

@@ -31,7 +31,9 @@
  * (A reference held by the cache itself would keep every file ever
  * mapped active: unlinked files would never be freed, nor file systems
  * unmounted.)  v_npages counts the vnode's pages plus fills under way,
- * and is the one-load test of "does this file have cached pages".
+ * and is the one-load test of "does this file have cached pages"; under
+ * cluster= it counts the clusters' replicas of them too
+ * (kern/cluster/cl_pcache.c), so the last release drops those as well.
  *
  * Dirty pages.  A store through a shared mapping sets the PTE's dirty
  * bit (the CPU does).  Whoever removes or cleans such PTEs -- munmap,
@@ -124,6 +126,7 @@
 #include <kern/vm/rmap.h>
 #include <kern/cluster/cluster.h>
 #include <kern/cluster/cl_pcache.h>
+#include <kern/cluster/cl_vm.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
@@ -173,6 +176,8 @@ void pcache_init(void)
     rmap_init();
     if (cluster_on())
         cl_pcache_init();       /* cluster=: replicas per cluster */
+    if (cluster_on())
+        cl_vm_init();           /* cluster=: the faults' page pools */
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
 
@@ -204,6 +209,11 @@ void pcache_npages_add(struct vnode *vp, int d)
 {
     __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&pcache_pages_total, d, __ATOMIC_RELAXED);
+}
+
+void pcache_count_replica(struct vnode *vp, int d)
+{
+    pcache_npages_add(vp, d);
 }
 
 uint64_t pcache_pages(void)

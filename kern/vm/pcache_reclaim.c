@@ -79,6 +79,8 @@
  * spaces' a_locks (one at a time), with no other lock held.  The
  * daemons sleep on their node's channel with a callout as the timeout.
  */
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/pcache_impl.h>
 #include <kern/vm/page.h>
@@ -179,6 +181,8 @@ uint64_t pcache_reclaim(int node, uint64_t want)
     uint64_t freed = 0;
     struct page *got[RECLAIM_BATCH];
     segmap_shrink(MIN(want, (uint64_t)RECLAIM_BATCH));     /* windows pin their pages */
+    if (cluster_on())
+        freed = cl_pcache_shrink(node, want);   /* clusters' unmapped replicas first */
     /* Two sweeps at most: the first may only clear PG_REFD. */
     for (unsigned i = 0; i < 2 * nrows && freed < want; i++) {
         unsigned r = __atomic_fetch_add(&clock_hand, 1, __ATOMIC_RELAXED) & (nrows - 1);

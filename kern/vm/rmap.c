@@ -39,6 +39,13 @@
  * child made while a truncation was under way is visited too (each
  * visit is idempotent).
  *
+ * The clustered page cache (kern/cluster/cl_pcache.c) removes the PTEs
+ * of a replica with rmap_unmap_page, which walks the same way but never
+ * waits for an a_lock: an address space whose a_lock is held is skipped
+ * and the answer is -EBUSY, as when the chain changed meanwhile, and the
+ * caller tries again later (a fault holding that a_lock may be spinning
+ * on the caller's cluster's reservation: seed 000, section 2.3).
+ *
  * Dirty bits.  Stores through a shared mapping set the PTE's dirty bit.
  * rmap_harvest moves each such bit to its page (PG_DIRTY, through
  * pcache_mark_dirty) and clears it, then flushes the TLBs of that address

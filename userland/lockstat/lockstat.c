@@ -335,13 +335,15 @@ static int print_clusters(char **argv)
         printf("no clusters: the kernel runs without cluster=\n");
         return status;
     }
-    printf("%-7s %4s %4s %9s %9s %8s %8s %8s %8s %9s\n", "cluster", "cpus", "node", "calls_out",
-           "calls_in", "retries", "replicas", "combined", "invalid", "res_waits");
+    printf("%-7s %4s %4s %9s %9s %8s %8s %8s %8s %9s %8s\n", "cluster", "cpus", "node",
+           "calls_out", "calls_in", "retries", "replicas", "combined", "invalid", "res_waits",
+           "refills");
     for (int i = 0; i < n; i++) {
         const struct tempest_cluster_stat *a = &after[i], *b = i < nb ? &before[i] : NULL;
-        printf("%-7u %4u %4u %9llu %9llu %8llu %8llu %8llu %8llu %9llu\n", a->cluster, a->ncpus,
-               a->node, CDIFF(calls_out), CDIFF(calls_in), CDIFF(retries), CDIFF(replications),
-               CDIFF(combined), CDIFF(invalidations), CDIFF(reserve_waits));
+        printf("%-7u %4u %4u %9llu %9llu %8llu %8llu %8llu %8llu %9llu %8llu\n", a->cluster,
+               a->ncpus, a->node, CDIFF(calls_out), CDIFF(calls_in), CDIFF(retries),
+               CDIFF(replications), CDIFF(combined), CDIFF(invalidations), CDIFF(reserve_waits),
+               CDIFF(pool_refills));
     }
     return status;
 }
