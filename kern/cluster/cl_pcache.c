@@ -490,15 +490,23 @@ static long inval_here(void *arg)
     return conflict ? -EDEADLK : 0;
 }
 
-/* Call every cluster in pending[] at once; those that met a reservation
- * stay pending.  How many do. */
+/* Call every cluster in pending[], at once when calls (one per cluster)
+ * is given, else one after the other (no memory for the parallel
+ * calls); those that met a reservation stay pending.  How many do. */
 static int call_round(struct inval_req *q, struct cluster_call *calls, bool *pending)
 {
-    for (int cl = 0; cl < map->ncl; cl++)
-        if (pending[cl])
-            cluster_call_start(map, cl, &calls[cl], inval_here, q);
+    struct cluster_call one;
     int left = 0;
     for (int cl = 0; cl < map->ncl; cl++) {
+        if (!pending[cl])
+            continue;
+        cluster_call_start(map, cl, calls ? &calls[cl] : &one, inval_here, q);
+        if (!calls) {
+            pending[cl] = cluster_call_wait(&one) == -EDEADLK;
+            left += pending[cl];
+        }
+    }
+    for (int cl = 0; calls && cl < map->ncl; cl++) {
         if (pending[cl]) {
             pending[cl] = cluster_call_wait(&calls[cl]) == -EDEADLK;
             left += pending[cl];
@@ -529,26 +537,22 @@ void cl_pcache_invalidate(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
     if (!cluster_on() || lo >= hi || __atomic_load_n(live_of(vp), __ATOMIC_SEQ_CST) == 0)
         return;
-    struct inval_req *q = kzalloc(sizeof *q);
-    struct cluster_call *calls = kzalloc(sizeof(struct cluster_call) * (size_t)map->ncl);
-    bool *pending = kzalloc(sizeof(bool) * (size_t)map->ncl);
-    if (!q || !calls || !pending)
-        panic("cl_pcache_invalidate: no memory for an invalidation");
-    *q = (struct inval_req){ .vp = vp, .lo = lo, .hi = hi };
+    struct inval_req q = { .vp = vp, .lo = lo, .hi = hi };
+    bool pending[MAX_CPUS];
+    /* NULL (memory short): the calls go one at a time. */
+    struct cluster_call *calls = kmalloc(sizeof(struct cluster_call) * (size_t)map->ncl);
     for (int cl = 0; cl < map->ncl; cl++)
         pending[cl] = true;
     unsigned attempt = 0;
-    while (call_round(q, calls, pending) > 0)
+    while (call_round(&q, calls, pending) > 0)
         retry_pause(&attempt);
+    kfree(calls);
     for (int cl = 0; cl < map->ncl; cl++) {
-        for (struct clp_entry *e = q->gone[cl], *nx; e; e = nx) {
+        for (struct clp_entry *e = q.gone[cl], *nx; e; e = nx) {
             nx = e->next;
             unmap_and_free(e);
         }
     }
-    kfree(pending);
-    kfree(calls);
-    kfree(q);
 }
 
 /* ---- the last release ---- */
