@@ -20,6 +20,11 @@
  *                       it, and (the cluster having more than one CPU) a
  *                       fault met the place-holder and waited on it
  *                       instead of making its own (combined)
+ *   cluster_pcache_mp   a thread per CPU reads a word of the file through
+ *                       its own mapping over and over while one CPU
+ *                       write(2)s a new value 60 times: a reader never
+ *                       reads a value older than the last write that
+ *                       returned (no stale replica outlives a write)
  *   cluster_pcache_conflict
  *                       rmap_unmap_page answers -EBUSY rather than wait
  *                       for a held a_lock; an invalidation that meets a
@@ -506,5 +511,92 @@ KTEST(cluster_pcache_conflict)
     KT_ASSERT(cl_pcache_replica(k, vp, 0) == NULL);
     KT_ASSERT(as_lookup_page(jobs[c].as, TVA, NULL) == NULL);
     teardown(&t, vp, home);
+    return 0;
+}
+
+/* ---- readers racing writes ---- */
+
+#define MP_ROUNDS 60
+#define MP_OFF 512              /* where the round number is written */
+
+static volatile uint64_t published;     /* [a] the last round whose write(2) returned */
+static volatile int mp_errors;          /* [a] */
+
+/* A reader: its own shared mapping; a value read after a round was
+ * published is never older than that round (no stale replica survives a
+ * write(2)). */
+static void mp_reader(struct job *j)
+{
+    j->as = as_create();
+    if (!j->as || as_map(j->as, TVA, FILE_LEN, PROT_READ, MAP_SHARED | MAP_FIXED, j->vp, 0, 0) !=
+        (int64_t)TVA) {
+        j->err = -ENOMEM;
+        __atomic_add_fetch(&mp_errors, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    curthread()->as = j->as;
+    as_activate(j->as);
+    for (;;) {
+        uint64_t p = __atomic_load_n(&published, __ATOMIC_ACQUIRE), v = 0;
+        if (copyin((void *)(TVA + MP_OFF), &v, 8) || v < p) {
+            j->err = -EILSEQ;
+            j->off = v;
+            __atomic_add_fetch(&mp_errors, 1, __ATOMIC_RELAXED);
+            break;
+        }
+        if (p >= MP_ROUNDS)
+            break;
+        thread_yield();
+    }
+    curthread()->as = NULL;
+    as_activate(NULL);
+}
+
+/* The writer: each round's value by write(2), then published. */
+static void mp_writer(struct job *j)
+{
+    for (uint64_t r = 1; r <= MP_ROUNDS; r++) {
+        size_t done;
+        if (t_io(j->vp, true, &r, 8, MP_OFF, 0, &done)) {
+            j->err = -EIO;
+            __atomic_add_fetch(&mp_errors, 1, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&published, r, __ATOMIC_RELEASE);
+        thread_yield();
+    }
+}
+
+KTEST(cluster_pcache_mp)
+{
+    NEED_CLUSTERS();
+    struct s5t t;
+    struct vnode *vp;
+    struct page *home;
+    if (setup(&t, &vp, &home))
+        return 1;
+    uint64_t zero = 0;
+    size_t done;
+    KT_ASSERT_EQ(t_io(vp, true, &zero, 8, MP_OFF, 0, &done), 0);
+    __atomic_store_n(&published, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&mp_errors, 0, __ATOMIC_RELEASE);
+    uint64_t inv0 = TOTAL(invalidations), rep0 = TOTAL(replications);
+    int writer = -1;
+    for (int c = 0; c < ncpus; c++) {
+        jobs[c].vp = vp;
+        jobs[c].fn = mp_reader;
+        if (cpus[c].online && writer < 0)
+            writer = c;
+    }
+    jobs[writer].fn = mp_writer;
+    KT_ASSERT(run_jobs(jobs, all_cpus()));
+    for (int c = 0; c < ncpus; c++)
+        if (cpus[c].online && jobs[c].err)
+            ktest_fail("cpu %d: error %d (read %lu)", c, jobs[c].err, (unsigned long)jobs[c].off);
+    kprintf("ktest: %lu replicas made, %lu invalidated\n",
+            (unsigned long)(TOTAL(replications) - rep0),
+            (unsigned long)(TOTAL(invalidations) - inv0));
+    int errors = mp_errors;
+    teardown(&t, vp, home);
+    KT_ASSERT_EQ(errors, 0);
     return 0;
 }

@@ -24,7 +24,8 @@
  * 511): those the command made, or all since boot without a command.
  *
  * -C prints each cluster's counts of Hurricane's clustering (cluster=):
- * cross-cluster calls, retries, replications, combined requests.
+ * cross-cluster calls, retries, replications, combined requests,
+ * invalidations, reserve-bit waits and the fault page pools' refills.
  *
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
@@ -73,7 +74,8 @@ static const char help_text[] =
     "  -C          each cluster's counts instead (cluster=): cross-cluster calls made\n"
     "              and served, retries (a remote operation met a reserve bit),\n"
     "              replicas made, requests combined into another's call, replicas\n"
-    "              invalidated by other clusters, waits on reserve bits\n"
+    "              invalidated by other clusters, waits on reserve bits, batches\n"
+    "              the cluster's fault page pool took from its node (refills)\n"
     "  -h          this text\n"
     "\n"
     "class table:\n"
