@@ -11,7 +11,8 @@
  *                       it: clusters off the home node map their own
  *                       replica, on their node, the others the home page;
  *                       a write(2) reaches every mapping (replicas
- *                       invalidated), and so does a store through one
+ *                       invalidated), as do the zeros a truncation puts
+ *                       in the page's tail, and so does a store through one
  *                       cluster's mapping, after which every CPU maps
  *                       the home page
  *   cluster_pcache_combining
@@ -289,6 +290,14 @@ static int coherent_body(struct s5t *t)
     KT_ASSERT_EQ(t_io(vp, true, "WRITE", 5, 200, 0, &done), 0);
     KT_ASSERT_EQ(TOTAL(invalidations) - inv0, (uint64_t)nrep);
     KT_ASSERT_EQ(read_everywhere(vp, 200, "WRITE"), 0);
+    KT_ASSERT_EQ(maps_as_expected(vp, home, &nrep), 0);
+
+    /* A truncation into the page zeros its tail at home: the replicas go
+     * again, and every CPU reads the zeros. */
+    inv0 = TOTAL(invalidations);
+    KT_ASSERT_EQ(VOP_TRUNCATE(vp, 150, kcred), 0);
+    KT_ASSERT_EQ(TOTAL(invalidations) - inv0, (uint64_t)nrep);
+    KT_ASSERT_EQ(read_everywhere(vp, 200, "\0\0\0\0\0"), 0);
     KT_ASSERT_EQ(maps_as_expected(vp, home, &nrep), 0);
 
     /* A store through one cluster's mapping (a replica's, if any): the
