@@ -20,7 +20,11 @@
  * layer (kern/vm/page.c) sits below the clusters and cannot call up, and
  * a freed page of another cluster's process would be the wrong cluster's
  * anyway.  So a pool holds at most POOL_MAX pages that the node's free
- * count does not show.  Reserve bits are not needed: a free page has no
+ * count does not show.  The price: a cluster spanning several nodes (on
+ * hector, one CPU per node, any cluster of more than one CPU) gets its
+ * pages from its first CPU's node, one hop away for the others, where
+ * unclustered faults take the faulting CPU's own node: the cluster's
+ * memory, as in Hurricane, rather than the CPU's.  Reserve bits are not needed: a free page has no
  * longer work done on it under the pool.
  *
  * Why these pages and not the address space's own structures: an address

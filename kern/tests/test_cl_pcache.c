@@ -26,6 +26,9 @@
  *                       write(2)s a new value 60 times: a reader never
  *                       reads a value older than the last write that
  *                       returned (no stale replica outlives a write)
+ *   cluster_vm_pool     anonymous pages touched on the last cluster's last
+ *                       CPU come from that cluster's pool, on the
+ *                       cluster's node, taken from the node in batches
  *   cluster_pcache_conflict
  *                       rmap_unmap_page answers -EBUSY rather than wait
  *                       for a held a_lock; an invalidation that meets a
@@ -607,5 +610,62 @@ KTEST(cluster_pcache_mp)
     int errors = mp_errors;
     teardown(&t, vp, home);
     KT_ASSERT_EQ(errors, 0);
+    return 0;
+}
+
+/* ---- the faults' page pools (kern/cluster/cl_vm.c) ---- */
+
+#define POOL_PAGES 64
+
+static int pool_wrong_node;                     /* pages not from the cluster's node */
+
+/* Touch POOL_PAGES anonymous pages on this CPU: each comes from the
+ * cluster's pool, on the cluster's node. */
+static void pool_job(struct job *j)
+{
+    int cl = cluster_self(m);
+    j->as = as_create();
+    if (!j->as || as_map(j->as, TVA, POOL_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, NULL, 0, 0) != (int64_t)TVA) {
+        j->err = -ENOMEM;
+        return;
+    }
+    curthread()->as = j->as;
+    as_activate(j->as);
+    for (int i = 0; i < POOL_PAGES && !j->err; i++)
+        j->err = copyout("x", (void *)(TVA + i * PAGE_SIZE), 1);
+    curthread()->as = NULL;
+    as_activate(NULL);
+    for (int i = 0; i < POOL_PAGES && !j->err; i++) {
+        struct page *pg = as_lookup_page(j->as, TVA + i * PAGE_SIZE, NULL);
+        if (!pg)
+            j->err = -EFAULT;
+        else if (pg->node != m->node[cl])
+            pool_wrong_node++;
+    }
+}
+
+KTEST(cluster_vm_pool)
+{
+    NEED_CLUSTERS();
+    m = cluster_sys();
+    memset(jobs, 0, sizeof jobs);
+    int c = m->member[m->ncl - 1][m->size[m->ncl - 1] - 1];   /* the last cluster's last CPU */
+    int cl = m->cl_of[c];
+    uint64_t refills0 = m->stats[cl].pool_refills;
+    pool_wrong_node = 0;
+    jobs[c].fn = pool_job;
+    KT_ASSERT(run_jobs(jobs, 1UL << c));
+    int err = jobs[c].err;
+    if (jobs[c].as)
+        as_destroy(jobs[c].as);
+    jobs[c].as = NULL;
+    uint64_t refills = m->stats[cl].pool_refills - refills0;
+    kprintf("ktest: %d anonymous pages on cpu %d: %lu pool refills, %d off node %d\n",
+            POOL_PAGES, c, (unsigned long)refills, pool_wrong_node, m->node[cl]);
+    KT_ASSERT_EQ(err, 0);
+    /* Batches, not a page at a time (page tables come from the pool too). */
+    KT_ASSERT(refills >= 1 && refills <= POOL_PAGES / 2);
+    KT_ASSERT_EQ(pool_wrong_node, 0);
     return 0;
 }
