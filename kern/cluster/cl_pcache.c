@@ -26,7 +26,9 @@
  * publishes it (the bit released).  Other faults of the cluster on the
  * same page meanwhile find the reserved place-holder and spin on its bit,
  * then search again and map the one replica: their requests are combined
- * (section 2.2, counted as combined).  A reserve bit is never held across
+ * (section 2.2, counted as combined).  An entry that a fault spun on is
+ * not detached until that fault is done with it (busy()); a place-holder
+ * its maker gives up is freed by its last waiter.  A reserve bit is never held across
  * a sleep (the kernel is not preemptive: a waiter spinning on its own
  * CPU would keep the holder from running).  An entry is freed only when
  * no waiter spins on it (e->waiters, under the coarse lock).
@@ -119,6 +121,7 @@ struct clp_entry {
     uint32_t word;              /* HRES_BIT [H to set]; E_STALE [H] */
     int waiters;                /* [H] faults spinning on the reserve bit */
     bool linked;                /* [H] on its chain */
+    bool abandoned;             /* [H] its maker gave it up: the last waiter frees it */
     struct vnode *vp;           /* [c once linked] */
     uint64_t idx;               /* [c once linked] */
     struct page *pg;            /* [R] the replica (NULL while a place-holder) */
@@ -169,6 +172,13 @@ static struct clp_entry *find(struct cl_pcache *c, const struct vnode *vp, uint6
     while (e && (e->vp != vp || e->idx != idx))
         e = e->next;
     return e;
+}
+
+/* [H] Is e reserved, or still touched by a fault that spun on it?  Then
+ * only its maker (or that fault) may take it out and free it. */
+static bool busy(const struct clp_entry *e)
+{
+    return hres_busy(&e->word) || e->waiters > 0;
 }
 
 /* [H] Take e off its chain. */
@@ -230,7 +240,7 @@ static struct page *local_hit(struct cl_pcache *c, struct vnode *vp, uint64_t id
         hres_wait(&c->h, &e->word);
         *waited = true;
         hlock_enter(&c->h);
-        bool last = --e->waiters == 0 && !e->linked;
+        bool last = --e->waiters == 0 && e->abandoned;
         hlock_exit(&c->h);
         if (last)
             kfree(e);           /* its maker gave it up while we spun */
@@ -244,6 +254,7 @@ static void placeholder_drop(struct cl_pcache *c, struct clp_entry *e)
     if (e->linked)
         unlink(c, e);
     bool waited_on = e->waiters > 0;
+    e->abandoned = waited_on;
     hres_clear(&e->word);
     hlock_exit(&c->h);
     if (!waited_on)
@@ -447,7 +458,7 @@ struct inval_req {
  * reserved. */
 static bool detach_one(struct cl_pcache *c, struct clp_entry *e, struct inval_req *q, int cl)
 {
-    if (hres_busy(&e->word))
+    if (busy(e))
         return false;
     unlink(c, e);
     replica_uncount(e);
@@ -557,7 +568,9 @@ void cl_pcache_invalidate(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 /* ---- the last release ---- */
 
-/* [H] of c: drop c's replicas of vp; a place-holder is marked stale. */
+/* [H] of c: drop c's replicas of vp; a busy entry (a place-holder, or one
+ * a fault still touches: neither exists at a last release, when no fault
+ * holds the file) is marked stale instead. */
 static void purge_instance(struct cl_pcache *c, struct vnode *vp, struct clp_entry **out)
 {
     for (int r = 0; r < CLP_ROWS; r++) {
@@ -565,7 +578,7 @@ static void purge_instance(struct cl_pcache *c, struct vnode *vp, struct clp_ent
             nx = e->next;
             if (e->vp != vp)
                 continue;
-            if (hres_busy(&e->word)) {
+            if (busy(e)) {
                 __atomic_or_fetch(&e->word, E_STALE, __ATOMIC_RELAXED);
                 continue;
             }
@@ -606,7 +619,7 @@ static uint64_t shrink_instance(struct cl_pcache *c, int node, uint64_t want,
     for (int r = 0; r < CLP_ROWS && n < want; r++) {
         for (struct clp_entry *e = c->rows[r], *nx; e && n < want; e = nx) {
             nx = e->next;
-            if (hres_busy(&e->word) || !e->pg || (node >= 0 && e->pg->node != node) ||
+            if (busy(e) || !e->pg || (node >= 0 && e->pg->node != node) ||
                 __atomic_load_n(&e->pg->count, __ATOMIC_ACQUIRE) != 1)
                 continue;
             unlink(c, e);
