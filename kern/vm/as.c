@@ -73,8 +73,6 @@
  * page cache, copy-on-write) is kern/vm/fault.c; the helpers they share
  * are declared in kern/vm/as_impl.h.
  */
-#include <kern/cluster/cluster.h>
-#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/as.h>
 #include <kern/vm/as_impl.h>
 #include <kern/vm/page.h>
@@ -92,6 +90,8 @@
 #include <kern/lib/errno.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
 LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);

@@ -79,8 +79,6 @@
  * spaces' a_locks (one at a time), with no other lock held.  The
  * daemons sleep on their node's channel with a callout as the timeout.
  */
-#include <kern/cluster/cluster.h>
-#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/pcache_impl.h>
 #include <kern/vm/page.h>
@@ -94,6 +92,8 @@
 #include <kern/arch/numa.h>
 #include <kern/lib/kprintf.h>
 #include <drivers/platform/timer.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 #define RECLAIM_BATCH   32      /* pages taken from one row at a time */
 #define WRITEBACK_FILES 8       /* files one daemon pass flushes */

@@ -50,8 +50,6 @@
  * keeping its own read and write of regular files off the buffer cache
  * (the raw operations are then only the tests' view of the disk).
  */
-#include <kern/cluster/cluster.h>
-#include <kern/cluster/cl_pcache.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
@@ -63,6 +61,8 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/options.h>
 #include <kern/arch/cpu.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 static int size_of(struct vnode *vp, uint64_t *size)
 {
