@@ -53,6 +53,7 @@ struct tempest_cluster_stat {
     uint64_t combined;          /* requests combined into another's call */
     uint64_t invalidations;     /* its replicas removed by other clusters */
     uint64_t reserve_waits;     /* waits on reserve bits (hybrid locks) */
+    uint64_t pool_refills;      /* batches its faults' page pool took from its node */
 };
 
 #define LOCKSTAT_VERSION 3

@@ -324,6 +324,7 @@ int cluster_stats_get(struct tempest_cluster_stat *out, int max)
         o->combined = __atomic_load_n(&s->combined, __ATOMIC_RELAXED);
         o->invalidations = __atomic_load_n(&s->invalidations, __ATOMIC_RELAXED);
         o->reserve_waits = __atomic_load_n(&s->reserve_waits, __ATOMIC_RELAXED);
+        o->pool_refills = __atomic_load_n(&s->pool_refills, __ATOMIC_RELAXED);
     }
     return sys_map.ncl;
 }

@@ -20,6 +20,8 @@ struct cluster_stats {
                              * instead of calling out themselves */
     uint64_t invalidations; /* replicas removed here by another cluster */
     uint64_t reserve_waits; /* waits on a reserve bit (hybrid locks) */
+    uint64_t pool_refills;  /* batches its faults' page pool took from its node
+                             * (kern/cluster/cl_vm.c) */
 } __cacheline;
 
 /*

@@ -16,12 +16,12 @@ int procfs_clusters(struct sbuf *sb)
         return -ENOMEM;
     int ncl = cluster_stats_get(st, MAX_CPUS);
     sbuf_printf(sb, "cluster cpus first_cpu node calls_out calls_in retries replications "
-                    "combined invalidations reserve_waits\n");
+                    "combined invalidations reserve_waits pool_refills\n");
     for (int i = 0; i < ncl; i++)
-        sbuf_printf(sb, "%u %u %u %u %lu %lu %lu %lu %lu %lu %lu\n", st[i].cluster, st[i].ncpus,
+        sbuf_printf(sb, "%u %u %u %u %lu %lu %lu %lu %lu %lu %lu %lu\n", st[i].cluster, st[i].ncpus,
                     st[i].first_cpu, st[i].node, st[i].calls_out, st[i].calls_in, st[i].retries,
                     st[i].replications, st[i].combined, st[i].invalidations,
-                    st[i].reserve_waits);
+                    st[i].reserve_waits, st[i].pool_refills);
     kfree(st);
     return 0;
 }

@@ -90,6 +90,8 @@
 #include <kern/lib/errno.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/kprintf.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 LOCK_CLASS(as_lock_class, "as", LK_RESOURCE);
 LOCK_CLASS(amap_lock_class, "amap", LK_MUTEX_SLEEP);
@@ -641,6 +643,8 @@ static void protect_pte(uint64_t *pte, vaddr_t va, void *arg)
     struct page *pg = pte_page(cur);
     bool w = (s->s_flags & MAP_SHARED) ||
              ((cur & PTE_W) && __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1);
+    if (cluster_on() && seg_shared_file(s) && !cl_pcache_may_write(pg))
+        w = false;              /* a replica, or a page not yet written (cl_pcache.c) */
     pte_update(pte, PTE_ADDR | PTE_A | PTE_D, pte_flags(s, w));
 }
 

@@ -9,7 +9,9 @@
  * from the kernel's, so the kernel half is shared and never changes after
  * boot.  Table pages come from the faulting CPU's node (page_alloc_node),
  * as SALSA and Tornado advise; fault pages from the node alloc= chooses
- * (page_alloc_data: that node too, or round robin over the nodes).
+ * (page_alloc_data: that node too, or round robin over the nodes).  Under
+ * cluster= both come from the faulting CPU's cluster's pool, on the
+ * cluster's node (kern/cluster/cl_vm.c), and alloc= does not apply.
  * Each table page pt_walk makes is also put on the address space's
  * a_tables list (through page->next, which an allocated table page does
  * not otherwise use), so as_destroy frees them by the list instead of
@@ -40,6 +42,8 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/smp.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_vm.h>
 
 #define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
 
@@ -53,7 +57,7 @@ uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
 
 struct page *user_page_alloc(void)
 {
-    struct page *pg = page_alloc_data();        /* the node alloc= says */
+    struct page *pg = cluster_on() ? cl_page_alloc() : page_alloc_data();
     if (pg)
         pg->count = 1;
     return pg;
@@ -91,7 +95,8 @@ uint64_t *pt_walk(struct as *as, vaddr_t va, bool create)
         if (!(*e & PTE_P)) {
             if (!create)
                 return NULL;
-            struct page *pg = page_alloc_node(0, this_cpu()->node);
+            struct page *pg = cluster_on() ? cl_page_alloc() :
+                page_alloc_node(0, this_cpu()->node);
             if (!pg)
                 return NULL;
             memset(page_to_virt(pg), 0, PAGE_SIZE);

@@ -22,6 +22,16 @@
  * after fork, dirty pages), and the page-table and TLB code
  * kern/vm/as_pt.c (TLB consistency).
  *
+ * Under cluster= (and only then: one cluster_on() test per hook) a file
+ * page goes through the clustered page cache (kern/cluster/cl_pcache.c):
+ * a read fault off the home page's node maps the cluster's replica,
+ * read-only; a shared mapping's PTE is writable only for a written home
+ * page, so the first store faults, and when replicas must be invalidated
+ * first the fault answers CLP_RETRY: as_fault lets a_lock go (the
+ * invalidation takes other address spaces' a_locks, and may wait for a
+ * fault holding one), cl_pcache_settle, and faults again.  Fault and
+ * page-table pages come from the cluster's page pool (kern/cluster/cl_vm.c).
+ *
  * Locks.  a_lock (resource) is held across the whole fault, including
  * the sleep of a read from the file; the page cache's fill and vnode
  * locks come inside it, an amap's am_lock too.  page->count is atomic.
@@ -31,6 +41,8 @@
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 #include <kern/sched/thread.h>
 #include <kern/lib/string.h>
 #include <kern/arch/arch.h>
@@ -77,10 +89,13 @@ static int private_file_page(struct seg *s, vaddr_t va, int access, struct page 
         return *pgp ? 0 : -ENOMEM;
     }
     struct page *cp;
-    int err = pcache_get(s->s_vp, file_index(s, va), &cp);
+    size_t n = MIN((uint64_t)PAGE_SIZE, s->s_flen - rel);
+    bool ignored;
+    int err = cluster_on() && n == PAGE_SIZE && !(access & FA_WRITE) ?
+        cl_pcache_fault(s->s_vp, file_index(s, va), false, &cp, &ignored, NULL) :
+        pcache_get(s->s_vp, file_index(s, va), &cp);
     if (err)
         return err;
-    size_t n = MIN((uint64_t)PAGE_SIZE, s->s_flen - rel);
     if (n == PAGE_SIZE && !(access & FA_WRITE)) {
         *pgp = cp;
         *writable = false;
@@ -108,7 +123,8 @@ static struct page *amap_page(struct seg *s, vaddr_t va)
     return pg;
 }
 
-static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access)
+static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access,
+                        struct clp_pending *pend)
 {
     if (*pte & PTE_KEPT)
         return -EACCES;         /* a PROT_NONE page kept */
@@ -117,6 +133,9 @@ static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
     int err = 0;
     if (s->s_amap) {
         pg = amap_page(s, va);
+    } else if (seg_shared_file(s) && cluster_on()) {
+        err = cl_pcache_fault(s->s_vp, file_index(s, va), access & FA_WRITE, &pg, &writable,
+                              pend);
     } else if (seg_shared_file(s)) {
         err = pcache_get(s->s_vp, file_index(s, va), &pg);
     } else if (s->s_vp) {
@@ -135,9 +154,14 @@ static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
 
 /* A write to a present read-only page: a shared one becomes writable; a
  * private one is copied unless this is its only mapping. */
-static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
+static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
+                     struct clp_pending *pend)
 {
     struct page *old = pte_page(*pte);
+    int err = cluster_on() && seg_shared_file(s) ?
+        cl_pcache_upgrade(old, s->s_vp, file_index(s, va), pend) : 0;
+    if (err)
+        return err;             /* CLP_RETRY: replicas to invalidate first */
     if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
         pte_update(pte, ~0UL, PTE_W);
     } else {
@@ -151,8 +175,8 @@ static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte)
     return 0;
 }
 
-/* as_fault's work, with a_lock held. */
-static int fault_locked(struct as *as, vaddr_t va, int access)
+/* as_fault's work, with a_lock held (CLP_RETRY: see as_fault). */
+static int fault_locked(struct as *as, vaddr_t va, int access, struct clp_pending *pend)
 {
     struct seg *s = seg_find(as, va);
     if (!s)
@@ -163,9 +187,9 @@ static int fault_locked(struct as *as, vaddr_t va, int access)
     if (!pte)
         return -ENOMEM;
     if (!(*pte & PTE_P))
-        return fault_absent(as, s, va, pte, access);
+        return fault_absent(as, s, va, pte, access, pend);
     if ((access & FA_WRITE) && !(*pte & PTE_W))
-        return fault_cow(as, s, va, pte);
+        return fault_cow(as, s, va, pte, pend);
     invlpg(va);                 /* a stale TLB entry: the PTE is fine now */
     return 0;
 }
@@ -178,9 +202,17 @@ int as_fault(struct as *as, vaddr_t va, int access)
         return -EFAULT;
     va = ALIGN_DOWN(va, PAGE_SIZE);
     for (int tries = 0;; tries++) {
+        struct clp_pending pend = { 0 };
         rlock_acquire(&as->a_lock);
-        int err = fault_locked(as, va, access);
+        int err = fault_locked(as, va, access, &pend);
         rlock_release(&as->a_lock);
+        if (err == CLP_RETRY) {
+            /* cluster=: the page's replicas go, with no a_lock held (the
+             * unmap takes other address spaces'), and the fault runs again. */
+            cl_pcache_settle(&pend);
+            tries--;
+            continue;
+        }
         /* No page: file pages, mapped ones too, go back before the
          * process is called out of memory (a_lock let go: the pageout
          * daemon may need it to unmap this process's pages). */

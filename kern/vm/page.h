@@ -40,6 +40,8 @@ struct page {
 #define PG_CACHED    0x10       /* in the page cache as (p_vp, p_index) */
 #define PG_DIRTY     0x20       /* cached, and newer than the file: to be written back */
 #define PG_REFD      0x40       /* cached, and looked up since the reclaim clock passed it */
+#define PG_REPLICA   0x80       /* a cluster's replica of a cached page (kern/cluster/cl_pcache.c) */
+#define PG_WRITTEN   0x100      /* cached, written under cluster=: never replicated */
 
 extern struct page *page_array;
 extern uint64_t max_pfn;

@@ -31,7 +31,9 @@
  * (A reference held by the cache itself would keep every file ever
  * mapped active: unlinked files would never be freed, nor file systems
  * unmounted.)  v_npages counts the vnode's pages plus fills under way,
- * and is the one-load test of "does this file have cached pages".
+ * and is the one-load test of "does this file have cached pages"; under
+ * cluster= it counts the clusters' replicas of them too
+ * (kern/cluster/cl_pcache.c), so the last release drops those as well.
  *
  * Dirty pages.  A store through a shared mapping sets the PTE's dirty
  * bit (the CPU does).  Whoever removes or cleans such PTEs -- munmap,
@@ -122,6 +124,9 @@
 #include <kern/vm/page.h>
 #include <kern/vm/as.h>
 #include <kern/vm/rmap.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
+#include <kern/cluster/cl_vm.h>
 #include <kern/sched/thread.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
@@ -169,6 +174,10 @@ void pcache_init(void)
         rw_init(&fill_locks[i], &pcache_vnode_class, "pcache_vnode");
     }
     rmap_init();
+    if (cluster_on())
+        cl_pcache_init();       /* cluster=: replicas per cluster */
+    if (cluster_on())
+        cl_vm_init();           /* cluster=: the faults' page pools */
     kprintf("pcache: %u hash rows\n", 1u << row_bits);
 }
 
@@ -200,6 +209,11 @@ void pcache_npages_add(struct vnode *vp, int d)
 {
     __atomic_add_fetch(&vp->v_npages, d, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&pcache_pages_total, d, __ATOMIC_RELAXED);
+}
+
+void pcache_count_replica(struct vnode *vp, int d)
+{
+    pcache_npages_add(vp, d);
 }
 
 uint64_t pcache_pages(void)
@@ -583,6 +597,8 @@ int pcache_vop_fsync(struct vnode *vp, struct cred *cr)
 
 void pcache_purge(struct vnode *vp)
 {
+    if (cluster_on())
+        cl_pcache_purge_vp(vp);     /* every cluster's replicas of it */
     segmap_purge(vp, 0);            /* windows hold page references */
     spinlock_t *vl = pcache_vlist_lock(vp);
     spin_lock(vl);
@@ -665,6 +681,8 @@ static int change_size(struct vnode *vp, const struct vattr *va, uint64_t size, 
     rw_exit(fl);
     if (!err && sized && size < old)
         rmap_truncate(vp, ALIGN_UP(size, PAGE_SIZE) >> PAGE_SHIFT);
+    if (!err && sized && cluster_on())
+        cl_pcache_invalidate(vp, MIN(old, size) >> PAGE_SHIFT, ~0UL);  /* replicas */
     return err;
 }
 

@@ -49,6 +49,10 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi);
 void pcache_discard_dirty(struct vnode *vp);
 /* pcache_flush with vp's fill lock held. */
 int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi);
+/* A cluster made (d = 1) or dropped (-1) a replica of a page of vp
+ * (kern/cluster/cl_pcache.c): counted with its pages, so that the last
+ * release purges the replicas too, before the vnode may be reused. */
+void pcache_count_replica(struct vnode *vp, int d);
 /* Pages the cache holds, of every file (/proc/meminfo's Cached). */
 uint64_t pcache_pages(void);
 

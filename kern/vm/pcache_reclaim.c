@@ -92,6 +92,8 @@
 #include <kern/arch/numa.h>
 #include <kern/lib/kprintf.h>
 #include <drivers/platform/timer.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 #define RECLAIM_BATCH   32      /* pages taken from one row at a time */
 #define WRITEBACK_FILES 8       /* files one daemon pass flushes */
@@ -179,6 +181,8 @@ uint64_t pcache_reclaim(int node, uint64_t want)
     uint64_t freed = 0;
     struct page *got[RECLAIM_BATCH];
     segmap_shrink(MIN(want, (uint64_t)RECLAIM_BATCH));     /* windows pin their pages */
+    if (cluster_on())
+        freed = cl_pcache_shrink(node, want);   /* clusters' unmapped replicas first */
     /* Two sweeps at most: the first may only clear PG_REFD. */
     for (unsigned i = 0; i < 2 * nrows && freed < want; i++) {
         unsigned r = __atomic_fetch_add(&clock_hand, 1, __ATOMIC_RELAXED) & (nrows - 1);

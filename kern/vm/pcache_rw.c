@@ -61,6 +61,8 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/options.h>
 #include <kern/arch/cpu.h>
+#include <kern/cluster/cluster.h>
+#include <kern/cluster/cl_pcache.h>
 
 static int size_of(struct vnode *vp, uint64_t *size)
 {
@@ -211,6 +213,8 @@ int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *
         err = err ? err : e;
     }
     rw_exit(fl);
+    if (wrote && cluster_on())          /* other clusters' replicas of these pages */
+        cl_pcache_invalidate(vp, start >> PAGE_SHIFT, (start + wrote - 1) / PAGE_SIZE + 1);
     /* A write cut short by a full disk or the size limit is a success;
      * the next one reports the error (as the file systems' own writes). */
     if (wrote && (err == -ENOSPC || err == -EFBIG))

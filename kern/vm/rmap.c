@@ -39,6 +39,13 @@
  * child made while a truncation was under way is visited too (each
  * visit is idempotent).
  *
+ * The clustered page cache (kern/cluster/cl_pcache.c) removes the PTEs
+ * of a replica with rmap_unmap_page, which walks the same way but never
+ * waits for an a_lock: an address space whose a_lock is held is skipped
+ * and the answer is -EBUSY, as when the chain changed meanwhile, and the
+ * caller tries again later (a fault holding that a_lock may be spinning
+ * on the caller's cluster's reservation: seed 000, section 2.3).
+ *
  * Dirty bits.  Stores through a shared mapping set the PTE's dirty bit.
  * rmap_harvest moves each such bit to its page (PG_DIRTY, through
  * pcache_mark_dirty) and clears it, then flushes the TLBs of that address
@@ -57,6 +64,7 @@
 #include <kern/vfs/ssac.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lib/kprintf.h>
+#include <kern/lib/errno.h>
 
 LOCK_CLASS(rmap_class, "rmap", LK_SPIN);
 
@@ -367,6 +375,68 @@ void rmap_unmap_pages(struct vnode *vp, struct page **pgs, const uint64_t *idx, 
 {
     struct unmap_req q = { pgs, idx, n };
     each_mapping(vp, unmap_seg_pages, &q);
+}
+
+/* ---- one page, without waiting (the clustered page cache) ---- */
+
+/* The address spaces mapping vp, held, into *vp_out (v itself, or a
+ * kmalloc'd array when more than fit); their count, or -ENOMEM. */
+static int snapshot_all(struct rmap_row *r, struct vnode *vp, struct as **few,
+                        struct as ***out, uint64_t *gen)
+{
+    int max = STACK_MAPPERS;
+    for (;;) {
+        struct as **v = max == STACK_MAPPERS ? few : kmalloc((size_t)max * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        int n = snapshot(r, vp, v, max, gen);
+        if (n >= 0) {
+            *out = v;
+            return n;
+        }
+        if (v != few)
+            kfree(v);
+        max *= 4;
+    }
+}
+
+/*
+ * Remove every PTE that maps pg, a replica of page idx of vp made by the
+ * clustered page cache (kern/cluster/cl_pcache.c), in every address space
+ * mapping vp -- but take no a_lock that is held: those address spaces are
+ * skipped and the answer is -EBUSY, and the caller tries again later (it
+ * may hold a reservation that the a_lock's holder is waiting for: seed
+ * 000's section 2.3).  So is it when a mapping was added meanwhile (a
+ * fork may have copied a PTE of pg).  Thread context, no spin lock held.
+ */
+int rmap_unmap_page(struct vnode *vp, uint64_t idx, struct page *pg)
+{
+    struct rmap_row *r = row_of(vp);
+    struct as *few[STACK_MAPPERS], **v;
+    uint64_t gen;
+    int n = snapshot_all(r, vp, few, &v, &gen);
+    if (n < 0)
+        return -EBUSY;
+    struct unmap_req q = { &pg, &idx, 1 };
+    bool busy = false;
+    for (int k = 0; k < n; k++) {
+        struct as *as = v[k];
+        if (rlock_tryacquire(&as->a_lock)) {
+            for (struct seg *s = as->a_segs; s; s = s->s_next)
+                if (s->s_vp == vp)
+                    unmap_seg_pages(as, s, &q);
+            rlock_release(&as->a_lock);
+        } else {
+            busy = true;
+        }
+        as_rele(as);
+    }
+    if (v != few)
+        kfree(v);
+    spin_lock(&r->lock);
+    busy = busy || r->gen != gen;
+    spin_unlock(&r->lock);
+    return busy ? -EBUSY : 0;
 }
 
 void rmap_stats(uint64_t *unmapped, uint64_t *harvested)

@@ -32,6 +32,10 @@ void rmap_harvest_all(void);
  * numbers idx[]), in every address space; the caller holds the pages and
  * vp.  Dirty bits go to the pages.  No a_lock nor fill lock held. */
 void rmap_unmap_pages(struct vnode *vp, struct page **pgs, const uint64_t *idx, int n);
+/* Remove every PTE that maps pg (a replica of page idx of vp, not the
+ * cache's page) without waiting for any a_lock: 0, or -EBUSY when an
+ * address space was busy (call again).  No a_lock nor spin lock held. */
+int rmap_unmap_page(struct vnode *vp, uint64_t idx, struct page *pg);
 /* Does some address space map vp?  If so vp is held for the caller
  * (VN_RELE it).  Spin locks only: may be called under a page cache row
  * lock. */

@@ -51,7 +51,8 @@ LAYERS = [
      "the file page cache, copyin/copyout (SVR4's VM and file systems call each other "
      "through the vnode's pages: VOP_READ goes through the page cache, faults read "
      "through VOPs)",
-     ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm", "kern/cluster/cl_dnlc"]),
+     ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm", "kern/cluster/cl_dnlc",
+      "kern/cluster/cl_pcache"]),
     ("processes", "processes, signals, descriptors, exec, the system calls and their entry",
      ["kern/proc", "kern/ipc", "kern/procfs"]),
     ("top", "boot sequence, in-kernel tests and benchmarks: may use everything",

@@ -24,7 +24,8 @@
  * 511): those the command made, or all since boot without a command.
  *
  * -C prints each cluster's counts of Hurricane's clustering (cluster=):
- * cross-cluster calls, retries, replications, combined requests.
+ * cross-cluster calls, retries, replications, combined requests,
+ * invalidations, reserve-bit waits and the fault page pools' refills.
  *
  * On a kernel without these calls (Linux) it says so and exits 2.
  */
@@ -73,7 +74,8 @@ static const char help_text[] =
     "  -C          each cluster's counts instead (cluster=): cross-cluster calls made\n"
     "              and served, retries (a remote operation met a reserve bit),\n"
     "              replicas made, requests combined into another's call, replicas\n"
-    "              invalidated by other clusters, waits on reserve bits\n"
+    "              invalidated by other clusters, waits on reserve bits, batches\n"
+    "              the cluster's fault page pool took from its node (refills)\n"
     "  -h          this text\n"
     "\n"
     "class table:\n"
@@ -335,13 +337,15 @@ static int print_clusters(char **argv)
         printf("no clusters: the kernel runs without cluster=\n");
         return status;
     }
-    printf("%-7s %4s %4s %9s %9s %8s %8s %8s %8s %9s\n", "cluster", "cpus", "node", "calls_out",
-           "calls_in", "retries", "replicas", "combined", "invalid", "res_waits");
+    printf("%-7s %4s %4s %9s %9s %8s %8s %8s %8s %9s %8s\n", "cluster", "cpus", "node",
+           "calls_out", "calls_in", "retries", "replicas", "combined", "invalid", "res_waits",
+           "refills");
     for (int i = 0; i < n; i++) {
         const struct tempest_cluster_stat *a = &after[i], *b = i < nb ? &before[i] : NULL;
-        printf("%-7u %4u %4u %9llu %9llu %8llu %8llu %8llu %8llu %9llu\n", a->cluster, a->ncpus,
-               a->node, CDIFF(calls_out), CDIFF(calls_in), CDIFF(retries), CDIFF(replications),
-               CDIFF(combined), CDIFF(invalidations), CDIFF(reserve_waits));
+        printf("%-7u %4u %4u %9llu %9llu %8llu %8llu %8llu %8llu %9llu %8llu\n", a->cluster,
+               a->ncpus, a->node, CDIFF(calls_out), CDIFF(calls_in), CDIFF(retries),
+               CDIFF(replications), CDIFF(combined), CDIFF(invalidations), CDIFF(reserve_waits),
+               CDIFF(pool_refills));
     }
     return status;
 }
