@@ -19,7 +19,8 @@ from ktest_check import KTEST_DISKS, KTEST_ATA_DISKS, WITNESS_RE
 
 # The tests that must pass (not skip) when cluster= is given.
 CLUSTER_TESTS = ("cluster_maps", "cluster_calls", "cluster_forced_conflict",
-                 "cluster_mutual_conflict", "cluster_dnlc_coherent", "cluster_dnlc_combining")
+                 "cluster_mutual_conflict", "cluster_dnlc_coherent", "cluster_dnlc_combining",
+                 "cluster_same_cpu_waiter")
 CLUSTER_LINE_RE = re.compile(r"^cluster: (\d+) clusters? of ", re.M)
 
 
