@@ -22,6 +22,10 @@ cores):
   cluster/hector     ktest=all with cluster=4 witness=on on hector; the
                      cluster_* tests pass (tests/cluster_check.py)
   cluster/numachine  the cluster and DNLC ktests with cluster=node lock=mcs
+  cluster/size/PRESET/N   the cluster ktests with cluster=1, 4 and 16 on
+                     hector and numachine
+  user/cluster/hector     the user tests' small set with cluster=4
+                     witness=on on hector (the whole set in check-long)
   kbench/locks       kbench=locks lockdump: one lockbench line per algorithm,
                      the lockstat table and the blkstat disk table (a smoke
                      test; the numbers are not judged)
@@ -130,6 +134,10 @@ import papers_check  # noqa: E402
 import macro_check  # noqa: E402
 
 
+# The user tests under clustering (issue 20): hector, 4 clusters of 4.
+CLUSTER_USER_OPTS = "cluster=4 witness=on lockstat=contended"
+
+
 def all_jobs():
     """(name, function) in start order: the long boots first."""
     presets = tempest.load_machines()
@@ -155,6 +163,7 @@ def all_jobs():
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in big]
     jobs += [("cluster/hector", cluster_check.job_cluster_hector),
              ("cluster/numachine", cluster_check.job_cluster_numachine)]
+    jobs += cluster_check.size_jobs()
     jobs += ktests(small)
     jobs += [("fs/corrupt", fs_check.job_fs_corrupt)] + fs_matrix
     jobs += [("ktest/default/witness", ktest_check.job_witness), ("kbench/locks", ktest_check.job_kbench),
@@ -169,6 +178,8 @@ def all_jobs():
     jobs += [("user/default", user_check.make_user_job("default")),
              ("user/svr4mp", user_check.make_user_job("svr4mp")),
              ("user/hector", user_check.make_user_job("hector", small=True)),
+             ("user/cluster/hector", user_check.make_user_job(
+                 "hector", small=True, opts=CLUSTER_USER_OPTS, name="user/cluster/hector")),
              ("user/witness/default",
               user_check.make_user_job("default", opts="witness=on lockstat=contended",
                                        name="user/witness/default")),
@@ -187,7 +198,9 @@ def all_jobs():
 
 def long_jobs():
     """The long variants, run with --long (make check-long)."""
-    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False))]
+    return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False)),
+            ("user/cluster/hector/long", user_check.make_user_job(
+                "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))]
 
 
 def main(argv=None):

@@ -9,6 +9,17 @@
                      a fresh S5 root fsck'd after
   cluster/numachine  the cluster and DNLC ktests with cluster=node
                      lock=mcs on numachine (4 clusters, one per node)
+  cluster/size/PRESET/N
+                     hector (lock=h2mcs) and numachine (lock=mcs) booted
+                     with cluster=1, 4 and 16 (16, 4 and 1 clusters): the
+                     cluster ktests (CLUSTER_TESTS) and dnlc_mp_1cpu, the
+                     livelock's reproducer, only, to keep make check short
+                     (about 10 s a boot); each test counts
+  user/cluster/hector
+                     (tests/check.py, tests/user_check.py) the user test
+                     programs' small set in Tempest on hector with
+                     cluster=4 witness=on; the whole set in make check-long
+                     (user/cluster/hector/long)
 """
 
 import re
@@ -21,7 +32,11 @@ from ktest_check import KTEST_DISKS, KTEST_ATA_DISKS, WITNESS_RE
 CLUSTER_TESTS = ("cluster_maps", "cluster_calls", "cluster_forced_conflict",
                  "cluster_mutual_conflict", "cluster_dnlc_coherent", "cluster_dnlc_combining",
                  "cluster_pcache_coherent", "cluster_pcache_combining", "cluster_pcache_conflict",
-                 "cluster_pcache_mp", "cluster_vm_pool")
+                 "cluster_pcache_mp", "cluster_vm_pool",
+                 "cluster_same_cpu_waiter")
+# The presets and cluster sizes of the size jobs, and each preset's lock.
+SIZE_PRESETS = (("hector", "h2mcs"), ("numachine", "mcs"))
+CLUSTER_SIZES = (1, 4, 16)
 CLUSTER_LINE_RE = re.compile(r"^cluster: (\d+) clusters? of ", re.M)
 
 
@@ -67,3 +82,25 @@ def job_cluster_numachine(ctx):
     ktest_results(ctx, name, r, individual=True)
     p = cluster_problems(r, 4)
     ctx.results.add(name + "/clusters", r.ok and not p, fail_reason(r, p))
+
+
+def make_cluster_size_job(preset, lock, size, ncpus=16):
+    """cluster/size/PRESET/SIZE: the cluster ktests under cluster=SIZE."""
+    name = "cluster/size/%s/%d" % (preset, size)
+    tests = ",".join(CLUSTER_TESTS + ("dnlc_mp_1cpu",))
+
+    def job(ctx):
+        r = ctx.boot(name, preset, "ktest=%s cluster=%d lock=%s poweroff" % (tests, size, lock),
+                     T_KTEST)
+        if r is None:
+            return budget_gone(ctx, [name, name + "/clusters"])
+        ktest_results(ctx, name, r, individual=True)
+        p = cluster_problems(r, (ncpus + size - 1) // size)
+        ctx.results.add(name + "/clusters", r.ok and not p, fail_reason(r, p))
+    return job
+
+
+def size_jobs():
+    """(name, function) of every size job."""
+    return [("cluster/size/%s/%d" % (p, n), make_cluster_size_job(p, lock, n))
+            for p, lock in SIZE_PRESETS for n in CLUSTER_SIZES]

@@ -39,6 +39,19 @@
  * calling each other both make progress: no call waits on a CPU that is
  * itself waiting without serving.
  *
+ * Liveness on one CPU.  The kernel is not preemptive, so a thread that
+ * spins never lets the other threads of its CPU run.  A caller waiting
+ * for a call and every back-off (cluster_backoff: the retries of
+ * cluster_call_optimistic, the waits on reserve bits) therefore yield
+ * the CPU after a bound when they may (a thread, interrupts on, no spin
+ * lock held); in an interrupt or under a spin lock they keep spinning
+ * and serving.  A waiting caller also interrupts its target again, soon
+ * and then at doubling intervals, in case the first interrupt was lost.
+ * (The livelock issue 20 saw in dnlc_mp_1cpu was a target CPU kept with
+ * its interrupts off: every idle CPU tried on every tick to steal the
+ * test's threads bound to one CPU, queueing on that run-queue lock; the
+ * scheduler now leaves such queues alone, kern/sched/sched.c.)
+ *
  * Locks: none of its own.  The inboxes are atomic; the map is written once
  * at boot ([c]); the statistics are atomic counters ([a]), one cache line
  * per cluster.  A caller must hold no spin lock across a call it waits
@@ -52,6 +65,8 @@
 #include <kern/lib/kprintf.h>
 #include <kern/lib/options.h>
 #include <kern/lib/string.h>
+#include <kern/lock/spinlock.h>
+#include <kern/sched/thread.h>
 #include <kern/vm/page.h>
 #include <drivers/platform/lapic.h>
 
@@ -134,15 +149,36 @@ void cluster_free_instance(void *p, size_t size)
 
 /* ---- calls ---- */
 
+/* May this CPU give itself to another thread here?  Only a kernel thread
+ * (not the idle one) outside any interrupt, with interrupts on and no
+ * spin lock held: a thread that waits in an interrupt or under a spin
+ * lock must spin (and serves its calls meanwhile). */
+static bool may_yield(void)
+{
+    struct thread *t = curthread();
+    return t && !t->idle && !this_cpu()->intr_depth && (read_rflags() & RFLAGS_IF) &&
+           spin_depth() == 0;
+}
+
+/* After this many back-off steps a thread that may yields the CPU on
+ * every further step: the kernel is not preemptive, so the thread whose
+ * reservation it waits for may be another thread of this same CPU, which
+ * runs only when this one yields.  (Spinning on alone, two threads on one
+ * CPU can wait for each other for ever.) */
+#define BACKOFF_YIELD_AFTER 4
+
 /* Back off for a random time of up to 2^min(attempt, 12) pauses: two
  * CPUs retrying against each other in step would meet again each time.
  * With interrupts off, serve this CPU's calls meanwhile: a caller's
- * back-off is exactly when its reservations are free for the others. */
+ * back-off is exactly when its reservations are free for the others.
+ * From attempt BACKOFF_YIELD_AFTER on, yield the CPU too when allowed. */
 void cluster_backoff(unsigned *attempt)
 {
     unsigned n = 1u << (*attempt < 12 ? *attempt : 12);
     unsigned spins = n / 2 + (unsigned)(rdtsc() % n);
     bool serve = !(read_rflags() & RFLAGS_IF);
+    if (*attempt >= BACKOFF_YIELD_AFTER && may_yield())
+        thread_yield();
     for (unsigned i = 0; i < spins; i++) {
         if (serve && i % 64 == 0)
             cluster_serve();
@@ -234,7 +270,15 @@ void cluster_call_start(struct cluster_map *m, int cl, struct cluster_call *c,
     post(c);
 }
 
-#define NUDGE_SPINS (1u << 18)
+/* A waiting caller interrupts its target again after NUDGE_FIRST spins,
+ * then after twice as long each time up to NUDGE_MAX (cheap insurance: an
+ * extra interrupt finds an empty inbox).  One that may yields the CPU
+ * every WAIT_YIELD_SPINS, so the other threads of its CPU run while its
+ * target is slow (an idle CPU can spend long with interrupts off in the
+ * scheduler's queues under an overloaded emulator). */
+#define NUDGE_FIRST (1u << 12)
+#define NUDGE_MAX (1u << 18)
+#define WAIT_YIELD_SPINS (1u << 14)
 #define LONG_WAIT_SPINS (1u << 22)
 
 /* Once per boot, a call that waits far longer than a call takes: the
@@ -251,14 +295,19 @@ static void report_long_wait(const struct cluster_call *c)
 
 long cluster_call_wait(struct cluster_call *c)
 {
-    unsigned spins = 0;
+    unsigned spins = 0, nudge_at = NUDGE_FIRST, interval = NUDGE_FIRST;
     while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
         /* With interrupts off no call reaches this CPU by interrupt:
          * serve them here, so a caller never blocks a call to itself. */
         if (!(read_rflags() & RFLAGS_IF))
             cluster_serve();
-        if (++spins % NUDGE_SPINS == 0)
+        if (++spins == nudge_at) {
             nudge(c->target);
+            interval = interval < NUDGE_MAX ? interval * 2 : NUDGE_MAX;
+            nudge_at = spins + interval;
+        }
+        if (spins % WAIT_YIELD_SPINS == 0 && may_yield())
+            thread_yield();
         if (spins == LONG_WAIT_SPINS)
             report_long_wait(c);
         cpu_relax();

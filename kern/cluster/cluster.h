@@ -106,7 +106,8 @@ long cluster_call_optimistic(struct cluster_map *m, int cl, long (*fn)(void *), 
     __atomic_add_fetch(&(m)->stats[(cl)].field, 1, __ATOMIC_RELAXED)
 
 /* A bounded, randomized exponential back-off step (serving this CPU's
- * calls meanwhile when interrupts are off). */
+ * calls meanwhile when interrupts are off; yielding the CPU after a few
+ * steps when this is a thread that may). */
 void cluster_backoff(unsigned *attempt);
 
 /* Serve the calls queued for this CPU (interrupts off, or from the

@@ -12,7 +12,11 @@
  * lock, spins on the bit with exponential back-off (reading only: the
  * line stays in its cache until the holder's store), and when the bit
  * clears takes the coarse lock and searches again, since the element may
- * have been changed or removed.  Several bits may be set under one hold,
+ * have been changed or removed.  After a few steps the back-off also
+ * yields the CPU when it may (a thread, interrupts on, no spin lock):
+ * the kernel is not preemptive, and the holder may be another thread of
+ * the same CPU that gave it away while reserved (waiting for a slow
+ * cross-cluster call, say), which runs again only if the waiter yields.  Several bits may be set under one hold,
  * and setting one needs no atomic operation of its own beyond the lock.
  *
  * Section 2.3's optimistic deadlock avoidance rests on the bits too: a

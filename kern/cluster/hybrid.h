@@ -57,7 +57,9 @@ static inline bool hres_try(uint32_t *word)
 
 /* Without the coarse lock: spin on the element's reserve bit with
  * exponential back-off until it is released (then search again: the
- * element may have changed or gone).  Counted as a reserve wait. */
+ * element may have changed or gone).  The back-off yields the CPU after a
+ * few steps where it may (cluster_backoff), so a holder on this same CPU
+ * runs.  Counted as a reserve wait. */
 void hres_wait(struct hlock *h, const uint32_t *word);
 
 /*

@@ -58,6 +58,7 @@ struct runq {
     spinlock_t lock;
     struct thread *head, *tail;     /* [lock] FIFO of runnable threads */
     volatile int n;                 /* [lock] length; read racily when choosing */
+    volatile int pinned;            /* [lock] of them bound to this CPU alone; read racily */
 } __cacheline;
 
 LOCK_CLASS(sched_global_class, "sched_global", LK_SPIN);
@@ -134,6 +135,15 @@ void sched_init(void)
 
 /* ---- queue primitives (caller holds rq->lock) ---- */
 
+static bool single_cpu(uint64_t mask) { return mask && !(mask & (mask - 1)); }
+
+/* Is t bound to the CPU whose queue rq is, and to no other?  (No other CPU
+ * may ever take it from there: see stealable.) */
+static bool bound_to_queue(const struct runq *rq, const struct thread *t)
+{
+    return rq >= cpu_rq && rq < cpu_rq + MAX_CPUS && t->affinity == 1UL << (rq - cpu_rq);
+}
+
 static void rq_push(struct runq *rq, struct thread *t)
 {
     t->rq_next = NULL;
@@ -144,6 +154,8 @@ static void rq_push(struct runq *rq, struct thread *t)
         rq->head = t;
     rq->tail = t;
     rq->n++;
+    t->rq_pinned = bound_to_queue(rq, t);
+    rq->pinned += t->rq_pinned;
 }
 
 /* Unlink t, which follows prev (NULL: t is the head), from rq. */
@@ -156,6 +168,7 @@ static void rq_remove_after(struct runq *rq, struct thread *prev, struct thread 
     if (rq->tail == t)
         rq->tail = prev;
     rq->n--;
+    rq->pinned -= t->rq_pinned;
     t->rq_next = NULL;
     t->rq = NULL;
 }
@@ -197,8 +210,6 @@ static struct thread *rq_take_locked(struct runq *rq, int cpu)
 }
 
 /* ---- choosing a queue for a runnable thread ---- */
-
-static bool single_cpu(uint64_t mask) { return mask && !(mask & (mask - 1)); }
 
 static int least_loaded_cpu(const struct thread *t)
 {
@@ -283,12 +294,23 @@ void sched_make_runnable(struct thread *t)
 
 /* ---- choosing the next thread on this CPU ---- */
 
+/* How many of a CPU queue's threads another CPU might take, read without
+ * the lock: those not bound to that CPU alone (bound_to_queue).  Every idle CPU looks at
+ * every queue on each of its ticks, with interrupts off; a queue holding
+ * only a bound thread (a test's, a per-CPU daemon's) must not draw them
+ * all into its lock for nothing, or the CPU that owns it, and every
+ * cross-CPU call to an idle CPU, waits behind that crowd. */
+static int stealable(const struct runq *rq)
+{
+    return READ_ONCE(rq->n) - READ_ONCE(rq->pinned);
+}
+
 static struct thread *steal_busiest(int cpu, uint64_t among)
 {
     for (int tries = 0; tries < 3; tries++) {
         int best = -1;
         for (int c = 0; c < ncpus; c++) {
-            if (c == cpu || !(among & (1UL << c)) || READ_ONCE(cpu_rq[c].n) == 0)
+            if (c == cpu || !(among & (1UL << c)) || stealable(&cpu_rq[c]) == 0)
                 continue;
             if (best < 0 || READ_ONCE(cpu_rq[c].n) > READ_ONCE(cpu_rq[best].n))
                 best = c;

@@ -43,6 +43,7 @@ struct thread {
 
     struct thread *rq_next;         /* [q] run queue link */
     struct runq *rq;                /* [q] queue it is on, or NULL */
+    bool rq_pinned;                 /* [q] bound to its queue's CPU alone when queued */
 
     void *wchan;                    /* [s] wait channel while sleeping */
     struct thread *sq_next, *sq_prev;   /* [s] sleep queue links */

@@ -19,6 +19,12 @@
  *                       two CPUs of two clusters each hold their own
  *                       element and want the other's: the optimistic
  *                       protocol retries instead of deadlocking
+ *   cluster_same_cpu_waiter
+ *                       two threads on one CPU: one holds a reserve bit
+ *                       and gives the CPU away, the other waits for the
+ *                       bit; the waiter's back-off yields, so the holder
+ *                       runs and releases it (the kernel is not
+ *                       preemptive: spinning alone it would wait for ever)
  *   cluster_dnlc_coherent
  *                       a name entered once is replicated into every
  *                       cluster that looks it up; re-pointing it and
@@ -321,6 +327,73 @@ KTEST(cluster_mutual_conflict)
         KT_ASSERT_EQ(mutual_done[1], MUTUAL_ROUNDS);
         KT_ASSERT(!hres_busy(&elems[0].flags) && !hres_busy(&elems[1].flags));
     }
+    return 0;
+}
+
+/* Two threads pinned to one CPU.  The holder reserves the element, lets
+ * the waiter run (as a caller waiting for a slow cross-cluster call
+ * does), and releases the bit only once it runs again; the waiter wants
+ * the element meanwhile.  Nothing preempts the waiter's back-off, so the
+ * holder runs again only if that back-off yields. */
+enum { SC_START, SC_HELD, SC_WAITING, SC_RELEASED, SC_GOT };
+static volatile int same_cpu_step;      /* [a] */
+
+static void wait_for_step(int step)
+{
+    while (__atomic_load_n(&same_cpu_step, __ATOMIC_ACQUIRE) < step)
+        thread_yield();
+}
+
+static void set_step(int step)
+{
+    __atomic_store_n(&same_cpu_step, step, __ATOMIC_RELEASE);
+}
+
+static void same_cpu_holder(void *arg)
+{
+    struct element *e = arg;
+    hlock_reserve(&e->h, find_elem, e);
+    set_step(SC_HELD);
+    wait_for_step(SC_WAITING);
+    /* The waiter said it is about to wait; give it the CPU once more so
+     * it is inside its back-off when we come back. */
+    thread_yield();
+    set_step(SC_RELEASED);
+    hres_clear(&e->flags);
+}
+
+static void same_cpu_waiter(void *arg)
+{
+    struct element *e = arg;
+    wait_for_step(SC_HELD);
+    set_step(SC_WAITING);
+    uint32_t *w = hlock_reserve(&e->h, find_elem, e);
+    if (__atomic_load_n(&same_cpu_step, __ATOMIC_ACQUIRE) == SC_RELEASED)
+        set_step(SC_GOT);
+    hres_clear(w);
+}
+
+KTEST(cluster_same_cpu_waiter)
+{
+    cluster_map_build(&test_map, 1);
+    int me = cpu_id();
+    struct element *e = &elems[0];
+    elem_init(e, test_map.cl_of[me]);
+    set_step(SC_START);
+    uint64_t waits0 = test_map.stats[test_map.cl_of[me]].reserve_waits;
+    struct thread *holder = thread_create("ktest_holder", same_cpu_holder, e, 1UL << me);
+    struct thread *waiter = thread_create("ktest_waiter", same_cpu_waiter, e, 1UL << me);
+    if (holder)
+        thread_join(holder);
+    if (waiter)
+        thread_join(waiter);
+    uint64_t waits = test_map.stats[test_map.cl_of[me]].reserve_waits - waits0;
+    bool busy = hres_busy(&e->flags);
+    elem_done(e);
+    KT_ASSERT(holder && waiter);
+    KT_ASSERT_EQ(same_cpu_step, SC_GOT);
+    KT_ASSERT(waits >= 1);
+    KT_ASSERT(!busy);
     return 0;
 }
 

@@ -396,15 +396,5 @@ static int mp_test(bool one_cpu)
     return r;
 }
 
-KTEST(dnlc_mp_1cpu)
-{
-    /* Two threads on one CPU under the clustered DNLC: now and then one
-     * dnlc_enter's call to the name's home keeps meeting a reserved entry
-     * and retries for ever (seen on numachine, cluster=node and =1; the
-     * cause is not found yet: issue 20 is open).  Skipped there rather
-     * than left to hang make check; dnlc_mp and cluster_dnlc_* still run. */
-    if (cluster_on())
-        KT_SKIP("cluster=: the clustered DNLC can livelock here (an enter retrying for ever; issue 20)");
-    return mp_test(true);
-}
+KTEST(dnlc_mp_1cpu) { return mp_test(true); }
 KTEST(dnlc_mp) { return mp_test(false); }
