@@ -9,8 +9,7 @@
                                   (--papers: with each paper's headline)
     sweep.py workloads            the workloads a sweep can name
 
-The sweep file's format is in tools/harness/sweep.py and README.md
-("Benchmark sweeps").  Results go to build/sweeps/NAME/ unless --out says
+The sweep file's format is in tools/harness/sweep.py and docs/sweeps.md.  Results go to build/sweeps/NAME/ unless --out says
 otherwise: runs/*.json (one record per run), logs/, results.csv,
 summary.csv, plots/*.png and report.html.  Running again resumes: points
 that have a record are not run again.  -j N runs N emulators at once
