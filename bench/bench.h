@@ -33,6 +33,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,42 @@ extern const char bench_name[];
 
 /* Performs n operations; returns their nanoseconds, or -errno. */
 long long measure(long n);
+
+/* The processors this process may run on, in order, at most max of them
+ * into list; how many (0 if sched_getaffinity fails). */
+static inline int bench_allowed_cpus(int *list, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) < 0)
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			list[n++] = c;
+	return n;
+}
+
+/* Bind the calling thread to one processor (best effort: a failure only
+ * leaves it free to move). */
+static inline void bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	syscall(SYS_sched_setaffinity, 0, sizeof set, &set);
+}
+
+/* A whole decimal number in [lo, hi] from a command-line word, or -1 when
+ * the word is not one (callers print their usage). */
+static inline long bench_number(const char *s, long lo, long hi)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return (*s && !*end && v >= lo && v <= hi) ? v : -1;
+}
 
 static inline long long bench_now_ns(void)
 {

@@ -99,20 +99,6 @@ static int program(const cpu_set_t *cpus, volatile long long *ns)
 	return 0;
 }
 
-/* The first c CPUs this process may use, in order; how many there are. */
-static int usable_cpus(int c, int *list)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) < 0)
-		bench_fail("sched_getaffinity", errno);
-	for (int i = 0; i < CPU_SETSIZE && n < c; i++)
-		if (CPU_ISSET(i, &set))
-			list[n++] = i;
-	return n;
-}
-
 static void usage(int status)
 {
 	bench_puts(status ? 2 : 1,
@@ -127,10 +113,9 @@ static void usage(int status)
 
 static long number(const char *s, long lo, long hi)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	long v = bench_number(s, lo, hi);
 
-	if (*end || v < lo || v > hi)
+	if (v < 0)
 		usage(2);
 	return v;
 }
@@ -163,7 +148,9 @@ int main(int argc, char **argv)
 	if (space < 0)
 		usage(2);
 	int list[CPU_SETSIZE];
-	cpus = usable_cpus(cpus, list);
+	cpus = bench_allowed_cpus(list, cpus);
+	if (cpus == 0)
+		bench_fail("sched_getaffinity", errno);
 	cpu_set_t sets[2];
 	for (int p = 0; p < 2; p++) {
 		CPU_ZERO(&sets[p]);

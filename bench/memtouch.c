@@ -43,28 +43,6 @@ struct report {
 	long err;
 };
 
-static int usable_cpus(int *list)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) < 0)
-		return 0;
-	for (int i = 0; i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &set))
-			list[n++] = i;
-	return n;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	syscall(SYS_sched_setaffinity, 0, sizeof set, &set);
-}
-
 static volatile unsigned long sink;     /* keeps the re-reads */
 
 /* One process: map, touch (timed), re-read PASSES times (timed), report. */
@@ -72,7 +50,7 @@ static void worker(int cpu, long pages, int passes, int out)
 {
 	struct report r = { 0, 0, 0, 0 };
 
-	pin(cpu);
+	bench_pin(cpu);
 	volatile char *p = (void *)syscall(SYS_mmap, NULL, pages * PAGE, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
@@ -132,10 +110,9 @@ static void usage(int status)
 
 static long number(const char *s, long lo, long hi)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	long v = bench_number(s, lo, hi);
 
-	if (*end || v < lo || v > hi)
+	if (v < 0)
 		usage(2);
 	return v;
 }
@@ -143,7 +120,7 @@ static long number(const char *s, long lo, long hi)
 int main(int argc, char **argv)
 {
 	int list[CPU_SETSIZE];
-	int ncpu = usable_cpus(list), procs = ncpu > 0 ? ncpu : 1, passes = 8;
+	int ncpu = bench_allowed_cpus(list, CPU_SETSIZE), procs = ncpu > 0 ? ncpu : 1, passes = 8;
 	long mib = 4;
 
 	if (ncpu == 0)

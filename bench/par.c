@@ -26,15 +26,8 @@
  * System calls: pipe, fork, sched_getaffinity, sched_setaffinity, read,
  * close, dup2, execve, wait4, write, exit_group.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
+#include "bench.h"
 #include <sys/wait.h>
-#include <unistd.h>
 
 #define MAX_PROCS 64
 #define LINE_MAX_LEN 512
@@ -71,36 +64,13 @@ static void fail(const char *what, int err)
 	exit(1);
 }
 
-/* The processors this process may run on, in order. */
-static int allowed_cpus(int *list, int max)
-{
-	cpu_set_t set;
-	int n = 0;
-
-	if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) < 0)
-		return 0;
-	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
-			list[n++] = c;
-	return n;
-}
-
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	syscall(SYS_sched_setaffinity, 0, sizeof set, &set);
-}
-
 /* Child i: pin, wait for the start, exec the benchmark. */
 static void run_child(int i, const int *cpus, int ncpu, int go, int out, char **argv)
 {
 	char env[32], c;
 
 	if (ncpu > 0)
-		pin_to(cpus[i % ncpu]);
+		bench_pin(cpus[i % ncpu]);
 	snprintf(env, sizeof env, "%d", i);
 	setenv("BENCH_INSTANCE", env, 1);
 	while (syscall(SYS_read, go, &c, 1) < 0 && errno == EINTR)
@@ -171,7 +141,7 @@ int main(int argc, char **argv)
 	}
 	const char *base = strrchr(argv[2], '/');
 	snprintf(name, sizeof name, "%s", base ? base + 1 : argv[2]);
-	int ncpu = allowed_cpus(cpus, MAX_PROCS);
+	int ncpu = bench_allowed_cpus(cpus, MAX_PROCS);
 	if (syscall(SYS_pipe, go) < 0)
 		fail("pipe", errno);
 	for (int i = 0; i < procs; i++) {

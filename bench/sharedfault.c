@@ -98,19 +98,10 @@ static void keep_barriers(long count)
 
 static void pin(int i)
 {
-	cpu_set_t set;
-	int cpus[MAX_PROCS], n = 0;
+	int cpus[MAX_PROCS], n = bench_allowed_cpus(cpus, MAX_PROCS);
 
-	if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) < 0)
-		return;
-	for (int c = 0; c < CPU_SETSIZE && n < MAX_PROCS; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	if (n == 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpus[i % n], &set);
-	syscall(SYS_sched_setaffinity, 0, sizeof set, &set);
+	if (n > 0)
+		bench_pin(cpus[i % n]);
 }
 
 /* A file of PAGES pages, already unlinked. */
