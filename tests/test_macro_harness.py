@@ -45,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from harness import macro, macro_pmake  # noqa: E402
+from checklib import Results  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep.py")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
@@ -52,18 +53,6 @@ SMOKE = os.path.join(ROOT, "bench", "sweeps", "macro-smoke")
 PMAKE = os.path.join(ROOT, "build", "bench", "pmake")
 T_SWEEP = 1500
 
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def add(self, name, ok, why=""):
-        if ok:
-            self.passed += 1
-            print("PASS %s" % name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL %s: %s" % (name, why or "failed"), flush=True)
 
 
 def sweep_cmd(args, timeout=60):
