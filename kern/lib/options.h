@@ -17,7 +17,10 @@ enum lockstat_mode { LOCKSTAT_OFF, LOCKSTAT_ON, LOCKSTAT_CONTENDED };
 enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_DEADLOCK,
                   CRASH_KMEM_DOUBLE, CRASH_KMEM_OVERRUN, CRASH_KMEM_UAF, CRASH_KMEM_FOREIGN };
 
-#define OPT_STR_MAX 160
+/* A string option's room, its terminating NUL included.  ktest= lists of a
+ * dozen test names (tests/cluster_check.py's) run past 200 bytes; GRUB's
+ * whole command line has 512 (kern/arch/multiboot.h). */
+#define OPT_STR_MAX 320
 
 /* syncwrites=: off, on (structural metadata written synchronously), data
  * (that, and every write(2) of a regular file as O_SYNC). */
