@@ -39,14 +39,18 @@
  * made, and every fault maps the home copy, writable where the mapping
  * allows.  Until then every PTE of a file page in a shared mapping is
  * read-only (mprotect too, cl_pcache_may_write), so the first store
- * faults.  The writer sets PG_WRITTEN and then reads how many replicas of
+ * faults.  The writer sets PG_WRITING and then reads how many replicas of
  * the file's hash slot exist (live[]); a replica maker counts itself in
- * live[] and then reads PG_WRITTEN (both sequentially consistent), so
+ * live[] and then reads PG_WRITING (both sequentially consistent), so
  * either the maker sees the flag and maps the home copy, or the writer
  * sees the count and invalidates.  To invalidate, the fault answers
  * CLP_RETRY: it lets its a_lock go (section 2.3: drop the locks before
- * the remote operation), cl_pcache_invalidate runs, and the fault runs
- * again.  write(2) and truncations invalidate the pages they changed
+ * the remote operation), cl_pcache_settle runs, and the fault runs
+ * again.  The first writer to settle takes PG_INVALIDATING, removes
+ * every replica and its PTEs, then sets PG_WRITTEN; a second writer
+ * meanwhile waits for PG_WRITTEN, so no store through the home copy is
+ * made while a replica may still be mapped (live[] drops when a replica
+ * is detached, before its PTEs go).  write(2) and truncations invalidate the pages they changed
  * after they let the fill lock go.
  *
  * Invalidation goes to every cluster in parallel (cluster_call_start,
@@ -214,9 +218,21 @@ bool cl_pcache_home_in(int cl, const struct page *home)
     return home->node < 64 && (node_mask[cl] & (1UL << home->node));
 }
 
+static uint16_t flags_of(const struct page *pg)
+{
+    return __atomic_load_n(&pg->flags, __ATOMIC_SEQ_CST);
+}
+
+/* Written: every replica is gone, and the home copy may be mapped writable. */
 static bool written(const struct page *pg)
 {
-    return __atomic_load_n(&pg->flags, __ATOMIC_SEQ_CST) & PG_WRITTEN;
+    return flags_of(pg) & PG_WRITTEN;
+}
+
+/* Being written or written: no new replica of it may be made. */
+static bool no_replicas(const struct page *pg)
+{
+    return flags_of(pg) & (PG_WRITING | PG_WRITTEN);
 }
 
 /* ---- making a replica ---- */
@@ -296,7 +312,7 @@ static struct page *fill_placeholder(struct cl_pcache *c, int cl, struct clp_ent
 {
     int64_t *lv = live_of(e->vp);
     __atomic_add_fetch(lv, 1, __ATOMIC_SEQ_CST);
-    struct page *pg = written(home) ? NULL : copy_of(cl, home, e->vp, e->idx);
+    struct page *pg = no_replicas(home) ? NULL : copy_of(cl, home, e->vp, e->idx);
     if (pg && cl_pcache_test_hold && map->size[cl] > 1)
         test_hold(e);
     if (pg) {
@@ -369,9 +385,13 @@ static int make_written(struct page *home, struct vnode *vp, uint64_t idx,
 {
     if (written(home))
         return 0;
-    __atomic_or_fetch(&home->flags, PG_WRITTEN, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(live_of(vp), __ATOMIC_SEQ_CST) == 0)
+    __atomic_or_fetch(&home->flags, PG_WRITING, __ATOMIC_SEQ_CST);
+    /* No replica, and nobody still unmapping one: written at once. */
+    if (__atomic_load_n(live_of(vp), __ATOMIC_SEQ_CST) == 0 &&
+        !(flags_of(home) & PG_INVALIDATING)) {
+        __atomic_or_fetch(&home->flags, PG_WRITTEN, __ATOMIC_SEQ_CST);
         return 0;
+    }
     VN_HOLD(vp);
     pend->vp = vp;
     pend->idx = idx;
@@ -406,7 +426,7 @@ int cl_pcache_fault(struct vnode *vp, uint64_t idx, bool want_write, struct page
             return err;
         }
     }
-    if (written(home) || cl_pcache_home_in(cl, home)) {
+    if (no_replicas(home) || cl_pcache_home_in(cl, home)) {
         *writable = written(home);
         *pgp = home;
         return 0;
@@ -433,15 +453,34 @@ bool cl_pcache_may_write(const struct page *pg)
     return !(f & PG_REPLICA) && (f & PG_WRITTEN);
 }
 
+/* Make home written: the first thread here removes every replica, then
+ * sets PG_WRITTEN; a second writer meanwhile waits for that rather than
+ * store while a replica may still be mapped elsewhere (the live count
+ * drops when a replica is detached, before its PTEs go).  Our reference
+ * keeps home, and so its flags, alive throughout. */
+static void settle_home(struct page *home, struct clp_pending *pend)
+{
+    /* Being written before the replicas go: none is made meanwhile. */
+    __atomic_or_fetch(&home->flags, PG_WRITING, __ATOMIC_SEQ_CST);
+    if (__atomic_fetch_or(&home->flags, PG_INVALIDATING, __ATOMIC_SEQ_CST) & PG_INVALIDATING) {
+        while ((flags_of(home) & (PG_WRITTEN | PG_INVALIDATING)) == PG_INVALIDATING)
+            thread_yield();
+        return;
+    }
+    cl_pcache_invalidate(pend->vp, pend->idx, pend->idx + 1);
+    __atomic_or_fetch(&home->flags, PG_WRITTEN, __ATOMIC_SEQ_CST);
+    __atomic_and_fetch(&home->flags, (uint16_t)~PG_INVALIDATING, __ATOMIC_SEQ_CST);
+}
+
 void cl_pcache_settle(struct clp_pending *pend)
 {
     struct page *home;
-    if (pcache_get(pend->vp, pend->idx, &home) == 0) {
-        /* Written before the replicas go: none is made meanwhile. */
-        __atomic_or_fetch(&home->flags, PG_WRITTEN, __ATOMIC_SEQ_CST);
+    if (pcache_get(pend->vp, pend->idx, &home) != 0) {
+        cl_pcache_invalidate(pend->vp, pend->idx, pend->idx + 1);
+    } else {
+        settle_home(home, pend);
         page_rele(home);
     }
-    cl_pcache_invalidate(pend->vp, pend->idx, pend->idx + 1);
     VN_RELE(pend->vp);
     pend->vp = NULL;
 }

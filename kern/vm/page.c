@@ -289,7 +289,7 @@ void page_rele(struct page *p)
 {
     if (__atomic_sub_fetch(&p->count, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    p->flags &= ~(PG_CACHED | PG_DIRTY | PG_REPLICA | PG_WRITTEN);
+    p->flags &= ~(PG_CACHED | PG_DIRTY | PG_REPLICA | PG_WRITTEN | PG_WRITING | PG_INVALIDATING);
     page_free(p, 0);
 }
 

@@ -42,6 +42,8 @@ struct page {
 #define PG_REFD      0x40       /* cached, and looked up since the reclaim clock passed it */
 #define PG_REPLICA   0x80       /* a cluster's replica of a cached page (kern/cluster/cl_pcache.c) */
 #define PG_WRITTEN   0x100      /* cached, written under cluster=: never replicated */
+#define PG_WRITING   0x200      /* cached, being made written under cluster=: no new replica */
+#define PG_INVALIDATING 0x400   /* cached: one thread is removing its replicas (cl_pcache_settle) */
 
 extern struct page *page_array;
 extern uint64_t max_pfn;
