@@ -28,6 +28,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from .macro import SCALED as MACRO_SCALED  # noqa: E402
+
 TOP_CLASSES = 5
 
 
@@ -176,11 +178,22 @@ def _peer_plots(records, outdir, made):
         made.append(("peer", name, "%s on %s under %s: Tempest beside Linux" % (workload, machine, accel)))
 
 
+def _whole_runs(r):
+    """A macro workload whose figure is the elapsed time of its whole work
+    (pmake: one fixed make; pmakeind: one make per CPU), not a time per
+    operation."""
+    return not r["higher_is_better"] and r["point"]["workload"] in MACRO_SCALED
+
+
 def _throughput(r):
-    """The machine's operations per second for a record."""
+    """The machine's operations per second for a record (for pmake and
+    pmakeind, makes per second: Sprite's throughput)."""
     v = r["value"]
     if r["higher_is_better"]:
         return v
+    if _whole_runs(r):
+        work = r["point"]["cpus"] if MACRO_SCALED[r["point"]["workload"]] else 1
+        return work / v if v else None
     return r["point"]["cpus"] * 1e6 / v if v else None
 
 
@@ -191,7 +204,7 @@ def _scaling_plots(records, outdir, made):
                 or 1 not in {r["point"]["cpus"] for r in rs}:
             continue
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
-        slow = not rs[0]["higher_is_better"]
+        slow = not rs[0]["higher_is_better"] and not _whole_runs(rs[0])
         for (optset,), group in sorted(_by(rs, "optset").items()):
             s = _series(group, _throughput)
             base = [x for x in s if x[0] == 1]
