@@ -49,7 +49,8 @@ CSV_FIELDS = ["id", "kernel", "machine", "cpus", "optset", "workload", "accel", 
               "status", "metric", "value", "unit", "us_per_op", "ops_per_s", "elapsed_s",
               "host_cores", "host_load", "oversubscribed", "top_lock", "top_lock_miss_ratio",
               "reason", "log"]
-SUMMARY_FIELDS = ["kernel", "machine", "cpus", "optset", "workload", "accel", "metric", "unit",
+SUMMARY_FIELDS = ["kernel", "machine", "cpus", "optset", "workload", "accel", "users", "files",
+                  "metric", "unit",
                   "median", "min", "max", "spread", "vs_1cpu", "runs", "failed", "oversubscribed"]
 
 
@@ -84,9 +85,14 @@ def csv_row(r):
             "reason": r["reason"], "log": r["log"]}
 
 
+GROUP_FIELDS = ("kernel", "machine", "cpus", "optset", "workload", "accel", "users", "files")
+
+
 def group_key(r):
+    """A point without its repeat: the macro workloads' user and file
+    counts (None for the others) tell apart points that share the rest."""
     p = r["point"]
-    return (p["kernel"], p["machine"], p["cpus"], p["optset"], p["workload"], p["accel"])
+    return tuple(p.get(f) for f in GROUP_FIELDS)
 
 
 def summarize(records):
@@ -100,7 +106,7 @@ def summarize(records):
         rs = groups[key]
         vals = [r["value"] for r in rs if r["status"] == "ok"]
         med = statistics.median(vals) if vals else None
-        rows.append(dict(zip(("kernel", "machine", "cpus", "optset", "workload", "accel"), key),
+        rows.append(dict(zip(GROUP_FIELDS, key),
                          metric=rs[0]["metric"], unit=rs[0]["unit"], median=med,
                          min=min(vals) if vals else None, max=max(vals) if vals else None,
                          spread=(max(vals) - min(vals)) / med if vals and med else None,
