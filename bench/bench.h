@@ -73,14 +73,16 @@ static inline void bench_pin(int cpu)
 	syscall(SYS_sched_setaffinity, 0, sizeof set, &set);
 }
 
-/* A whole decimal number in [lo, hi] from a command-line word, or -1 when
- * the word is not one (callers print their usage). */
-static inline long bench_number(const char *s, long lo, long hi)
+/* A whole decimal number in [lo, hi] from a command-line word; any other
+ * word ends the program through usage(2), which prints the usage. */
+static inline long bench_arg(const char *s, long lo, long hi, void (*usage)(int))
 {
 	char *end;
 	long v = strtol(s, &end, 10);
 
-	return (*s && !*end && v >= lo && v <= hi) ? v : -1;
+	if (!*s || *end || v < lo || v > hi)
+		usage(2);
+	return v;
 }
 
 static inline long long bench_now_ns(void)

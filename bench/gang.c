@@ -111,15 +111,6 @@ static void usage(int status)
 	syscall(SYS_exit_group, status);
 }
 
-static long number(const char *s, long lo, long hi)
-{
-	long v = bench_number(s, lo, hi);
-
-	if (v < 0)
-		usage(2);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	int cpus = 4, space = -1;
@@ -135,13 +126,13 @@ int main(int argc, char **argv)
 		else if (strcmp(opt, "-m") == 0 && strcmp(val, "spaceshare") == 0)
 			space = 1;
 		else if (strcmp(opt, "-c") == 0)
-			cpus = number(val, 1, CPU_SETSIZE);
+			cpus = bench_arg(val, 1, CPU_SETSIZE, usage);
 		else if (strcmp(opt, "-w") == 0)
-			workers = number(val, 1, MAX_WORKERS);
+			workers = bench_arg(val, 1, MAX_WORKERS, usage);
 		else if (strcmp(opt, "-r") == 0)
-			rounds = number(val, 1, 100000000);
+			rounds = bench_arg(val, 1, 100000000, usage);
 		else if (strcmp(opt, "-u") == 0)
-			work = number(val, 0, 100000000);
+			work = bench_arg(val, 0, 100000000, usage);
 		else
 			usage(2);
 	}

@@ -108,15 +108,6 @@ static void usage(int status)
 	syscall(SYS_exit_group, status);
 }
 
-static long number(const char *s, long lo, long hi)
-{
-	long v = bench_number(s, lo, hi);
-
-	if (v < 0)
-		usage(2);
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	int list[CPU_SETSIZE];
@@ -132,11 +123,11 @@ int main(int argc, char **argv)
 			usage(2);
 		const char *opt = argv[i], *val = argv[++i];
 		if (strcmp(opt, "-p") == 0)
-			procs = number(val, 1, MAX_PROCS);
+			procs = bench_arg(val, 1, MAX_PROCS, usage);
 		else if (strcmp(opt, "-m") == 0)
-			mib = number(val, 1, 1024);
+			mib = bench_arg(val, 1, 1024, usage);
 		else if (strcmp(opt, "-r") == 0)
-			passes = number(val, 1, 100000);
+			passes = bench_arg(val, 1, 100000, usage);
 		else
 			usage(2);
 	}
