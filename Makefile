@@ -164,8 +164,9 @@ debug: all
 tools: $(DEPS_OK)
 	@$(MAKE) -s --no-print-directory -C tools BUILD=$(abspath $(HOSTBUILD))/tools
 
+# CHECK_ARGS= passes options to tests/check.py (e.g. --record-times, -k NAME).
 check: all tools
-	$(PYTHON) tests/check.py
+	$(PYTHON) tests/check.py $(CHECK_ARGS)
 
 # The long variants only (tests/check.py --long): the whole user-test
 # suite built against glibc on the Debian root (debian/ufs/long).

@@ -1,8 +1,18 @@
 #!/usr/bin/env python3
 """make check: every Tempest test, ending with "N passed, N failed".
 
-Runs (at most two emulators at a time; the project's machines have two
-cores):
+How the jobs are run: two at a time (-j), longest first by the times
+measured on a two-core host (tests/check_times.txt, written by
+--record-times), and every boot first takes its host cores
+(tests/hostcores.py): as many as its virtual CPUs can keep busy, so a
+boot of more virtual CPUs than the host has cores runs alone, and a host
+job takes one.  The run's budget is twice the measured wall time; a job
+not started when it is gone is not run, and all of them together are one
+failure, "budget: exhausted after JOB".  At the end the ten slowest jobs
+are listed, and every boot that used more than half of its time limit is
+warned of ("WARN JOB: took N s of its M s limit").
+
+The jobs:
 
   unit/...           host unit tests: make -C tests/unit check, whose own
                      "N passed, N failed" line is added to the totals
@@ -39,6 +49,8 @@ cores):
                      on the host (tests/unit/test_gaede_prepare.py)
   source/...         locking rules checked on the source text
                      (tests/unit/test_source_rules.py)
+  checksched/...     make check's own scheduling: host-core slots, job
+                     order, budget (tests/unit/test_check_sched.py)
   icount/default     default under ACCEL=icount with ktest=all: topology
                      and ktest summary
   bochs/default      Bochs, 4 cpus: all online, one node (Bochs has no SRAT);
@@ -111,13 +123,16 @@ jobs; -v shows the console tail of failed boots.
 import argparse
 import concurrent.futures  # the pool that runs the jobs
 import os
+import re
 import shutil
 import signal
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tempest  # noqa: E402
+import hostcores  # noqa: E402
 import checklib  # noqa: E402
 import boot_check  # noqa: E402
 import ktest_check  # noqa: E402
@@ -152,7 +167,9 @@ def all_jobs():
     fs_matrix = [("fs/matrix/cache=%s,lock=%s" % (c, l), fs_check.make_fs_matrix_job(c, l))
                  for c in fs_check.CACHE_MODELS for l in fs_check.LOCK_ALGOS if (c, l) not in covered]
 
-    jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools), ("source", host_check.job_source_rules), ("linux", host_check.job_linux_peer),
+    jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools),
+            ("source", host_check.job_source_rules), ("checksched", host_check.job_check_sched),
+            ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
     jobs += [("gaede", host_check.job_gaede_prepare)]
     jobs += [("bench/papers", host_check.job_bench_papers)]
@@ -203,10 +220,131 @@ def long_jobs():
                 "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))]
 
 
+# The measured time of every job on the project's machine kind (2 cores),
+# written by check.py --record-times from a quiet run: the scheduler starts
+# the longest jobs first, and the run's budget is twice the measured wall.
+TIMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_times.txt")
+# Bounds of the derived budget: room for a slow host, but the check must
+# still end inside CI's 90 minutes with its longest job's limit after it.
+BUDGET_MIN, BUDGET_MAX = 15 * 60, 45 * 60
+UNMEASURED = 600        # seconds assumed for a job the file does not list
+# Jobs that run on the host alone (no boot of their own, no build): they
+# may run while the kernel's ISOs are being made.
+HOST_ONLY = ("unit", "s5tools", "source", "checksched")
+
+
+def load_times(path=TIMES_FILE):
+    """({job: seconds}, measured wall seconds or None) from the times file:
+    "job seconds" lines, "# wall SECONDS" for the whole run."""
+    times, wall = {}, None
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"^#\s*wall\s+(\d+(?:\.\d+)?)", line)
+                if m:
+                    wall = float(m.group(1))
+                    continue
+                parts = line.split()
+                if len(parts) == 2 and not line.startswith("#"):
+                    times[parts[0]] = float(parts[1])
+    except OSError:
+        pass
+    return times, wall
+
+
+def derived_budget(wall):
+    """Twice the measured wall time, within BUDGET_MIN and BUDGET_MAX."""
+    if not wall:
+        return checklib.BUDGET
+    return int(min(BUDGET_MAX, max(BUDGET_MIN, 2 * wall)))
+
+
+def ordered(jobs, times):
+    """The jobs longest first by measured time (unmeasured ones as long)."""
+    return sorted(jobs, key=lambda j: -times.get(j[0], UNMEASURED))
+
+
+def write_times(path, job_times, wall):
+    with open(path, "w") as f:
+        f.write("# make check's jobs and their measured seconds on a two-core host,\n"
+                "# written by tests/check.py --record-times (quiet host, nothing else\n"
+                "# running).  The scheduler starts the longest first; the budget is\n"
+                "# twice the wall time below.\n")
+        f.write("# wall %d\n" % wall)
+        for job, secs in sorted(job_times.items(), key=lambda t: -t[1]):
+            f.write("%s %.1f\n" % (job, secs))
+
+
+def report_times(ctx, job_times, elapsed):
+    """build/check/times.txt, the ten slowest jobs, and a warning for every
+    boot that used more than half of its time limit."""
+    with open(os.path.join(checklib.LOGDIR, "times.txt"), "w") as f:
+        for job, secs in sorted(job_times.items(), key=lambda t: -t[1]):
+            f.write("%-48s %7.1f s\n" % (job, secs))
+    print("check: the slowest jobs:")
+    for job, secs in sorted(job_times.items(), key=lambda t: -t[1])[:10]:
+        print("  %7.1f s  %s" % (secs, job))
+    if ctx.slow_ktests:
+        print("check: the slowest ktests:")
+        for secs, job, test in sorted(ctx.slow_ktests, reverse=True)[:5]:
+            print("  %7.1f s  %s in %s" % (secs, test, job))
+    for job, secs, limit, status in sorted(ctx.boots):
+        if limit and secs > limit / 2 and not status.startswith("timeout"):
+            print("WARN %s: took %d s of its %d s limit" % (job, secs, limit), flush=True)
+
+
+def run_jobs(ctx, jobs, workers):
+    """Run the jobs on workers threads in the order given; a job not yet
+    started when the budget is gone is not run.  Returns {job: seconds
+    it ran, less its waits for host cores} and the last job started."""
+    job_times = {}
+    state = {"last": None}
+    lock = threading.Lock()
+
+    def run(job):
+        name, fn = job
+        if ctx.budget_left() <= 0:
+            checklib.budget_gone(ctx, [name])
+            return
+        with lock:
+            state["last"] = name
+        hostcores.reset_waited()
+        start = time.monotonic()
+        try:
+            fn(ctx)
+        except Exception as e:  # a harness bug must not hide the other results
+            ctx.results.add(name, False, "harness error: %s: %s" % (type(e).__name__, e))
+        with lock:
+            job_times[name] = time.monotonic() - start - hostcores.waited()
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers))
+    futures = [pool.submit(run, j) for j in jobs]
+    try:
+        for f in futures:
+            f.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return job_times, state["last"]
+
+
+def make_isos(results):
+    """Every common ISO up front, one at a time, so the boots only boot."""
+    try:
+        for opts in ("poweroff", "ktest=all poweroff", "bogus=1 lock=frobnicate poweroff",
+                     "crash=pagefault poweroff"):
+            tempest.make_iso(opts)
+        return True
+    except Exception as e:
+        results.add("iso", False, "cannot make a boot ISO: %s" % e)
+        return False
+
+
 def main(argv=None):
+    times, wall = load_times()
     ap = argparse.ArgumentParser(description="Run every Tempest test.")
     ap.add_argument("-j", "--jobs", type=int, default=2,
-                    help="emulators at once (default 2)")
+                    help="jobs at once (default 2); each boot also waits for "
+                    "its host cores (tests/hostcores.py)")
     ap.add_argument("-k", dest="patterns", action="append", default=[],
                     help="run only jobs whose name contains this (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the jobs and exit")
@@ -214,8 +352,12 @@ def main(argv=None):
                     help="add the long variants (make check-long)")
     ap.add_argument("--timeout-scale", type=float, default=1.0,
                     help="multiply every time limit by this")
-    ap.add_argument("--budget", type=float, default=checklib.BUDGET,
-                    help="seconds for the whole run (default %d)" % checklib.BUDGET)
+    ap.add_argument("--budget", type=float, default=derived_budget(wall),
+                    help="seconds for the whole run (default %d: twice the measured "
+                    "wall time in tests/check_times.txt)" % derived_budget(wall))
+    ap.add_argument("--record-times", action="store_true",
+                    help="write this run's job times to tests/check_times.txt "
+                    "(on a quiet host, after a whole run)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print the console tail of failed boots")
     args = ap.parse_args(argv)
@@ -225,38 +367,27 @@ def main(argv=None):
         jobs += long_jobs()
     if args.patterns:
         jobs = [j for j in jobs if any(p in j[0] for p in args.patterns)]
+    jobs = ordered(jobs, times)
     if args.list:
         for name, _ in jobs:
-            print(name)
+            print("%-56s %s" % (name, "%.0f s" % times[name] if name in times else "unmeasured"))
         return 0
 
     results = checklib.Results()
     start = time.monotonic()
-    host_only = ("unit", "s5tools", "source")
-    boots = [j for j in jobs if j[0] not in host_only]
+    boots = [j for j in jobs if j[0] not in HOST_ONLY]
     if boots and not os.path.exists(tempest.KERNEL):
         results.add("build", False, "%s is missing; run make first"
                     % os.path.relpath(tempest.KERNEL, tempest.ROOT))
-        jobs = [j for j in jobs if j[0] in host_only]
+        jobs = [j for j in jobs if j[0] in HOST_ONLY]
     shutil.rmtree(checklib.LOGDIR, ignore_errors=True)
     os.makedirs(checklib.LOGDIR, exist_ok=True)
+    cores = hostcores.setup(os.path.join(checklib.LOGDIR, "cores"))
+    print("check: %d jobs, %d host cores, budget %d s" % (len(jobs), cores, args.budget),
+          flush=True)
     ctx = checklib.Ctx(args, results)
-    try:
-        if boots and os.path.exists(tempest.KERNEL):
-            # Make every ISO up front, one at a time, so the boots only boot.
-            for opts in ("poweroff", "ktest=all poweroff", "bogus=1 lock=frobnicate poweroff",
-                         "crash=pagefault poweroff"):
-                tempest.make_iso(opts)
-    except Exception as e:
-        results.add("iso", False, "cannot make a boot ISO: %s" % e)
-        jobs = [j for j in jobs if j[0] in host_only]
-
-    def run(job):
-        name, fn = job
-        try:
-            fn(ctx)
-        except Exception as e:  # a harness bug must not hide the other results
-            results.add(name, False, "harness error: %s: %s" % (type(e).__name__, e))
+    if boots and os.path.exists(tempest.KERNEL) and not make_isos(results):
+        jobs = [j for j in jobs if j[0] in HOST_ONLY]
 
     def terminated(signum, frame):
         # Once is enough: timeout(1) and terminals may signal a whole group.
@@ -266,25 +397,25 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, terminated)
     signal.signal(signal.SIGINT, terminated)
 
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
-    futures = [pool.submit(run, j) for j in jobs]
     try:
-        for f in futures:
-            f.result()
+        job_times, last = run_jobs(ctx, jobs, args.jobs)
     except KeyboardInterrupt:
         tempest.kill_all()
-        pool.shutdown(wait=True, cancel_futures=True)
         print("check: interrupted", flush=True)
         print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
         return 130
-    pool.shutdown(wait=True)
 
     elapsed = time.monotonic() - start
-    with open(os.path.join(checklib.LOGDIR, "times.txt"), "w") as f:
-        for job, secs, status in sorted(results.times, key=lambda t: -t[1]):
-            f.write("%-24s %7.1f s  %s\n" % (job, secs, status))
+    report_times(ctx, job_times, elapsed)
     for job, dump in results.dumps:
         print("hung threads of %s:\n%s" % (job, dump))
+    if ctx.not_run:
+        results.add("budget", False, "exhausted after %s (%d s); not run: %d results: %s"
+                    % (last, args.budget, len(ctx.not_run), ", ".join(ctx.not_run[:12])
+                       + (" ..." if len(ctx.not_run) > 12 else "")))
+    if args.record_times and not args.patterns and not results.failed:
+        write_times(TIMES_FILE, job_times, elapsed)
+        print("check: job times written to %s" % os.path.relpath(TIMES_FILE, tempest.ROOT))
     print("check: %d jobs in %d s; logs in %s/" % (len(jobs), elapsed,
                                                    os.path.relpath(checklib.LOGDIR, tempest.ROOT)))
     print("%d passed, %d failed" % (results.passed, results.failed))

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 
+import hostcores
 import tempest
 
 ROOT = tempest.ROOT
@@ -75,26 +76,43 @@ class Results:
 
 
 class Ctx:
+    """What a job is handed: the options, the results, the run's budget and
+    the boots' host cores.  The budget decides only whether a boot starts
+    (a boot asked for after it is gone returns None, and the job reports
+    its results as not run); a boot that started keeps its own limit."""
+
     def __init__(self, args, results):
         self.args = args
         self.results = results
         self.deadline = time.monotonic() + args.budget
+        self.not_run = []           # results a job could not give: the budget ran out
+        self.boots = []             # (job, seconds, limit, status) of every boot
+        self.slow_ktests = []       # (seconds, job, test) from "ktest: slow" lines
+
+    def budget_left(self):
+        return self.deadline - time.monotonic()
 
     def limit(self, seconds):
-        """A boot's time limit: its own, scaled, within the run's budget."""
-        left = self.deadline - time.monotonic() - 5
-        return max(0, min(seconds * self.args.timeout_scale, left))
+        """A boot's time limit: its own, scaled; 0 once the budget is gone."""
+        if self.budget_left() <= 0:
+            return 0
+        return seconds * self.args.timeout_scale
 
     def boot(self, job, machine, opts, limit, **kw):
-        t = self.limit(limit)
-        if t < 10:
-            return None
-        keep = os.path.join(LOGDIR, job.replace("/", "-"))
-        r = tempest.boot(machine, opts, timeout=t, keep=keep, **kw)
+        """tempest.boot with the job's log directory, once the boot holds its
+        host cores (tests/hostcores.py), so its limit starts when it runs."""
+        cores = tempest.cores_for(machine, kw.get("accel", "tcg"), kw.get("emulator", "qemu"))
+        with hostcores.hold(cores):
+            t = self.limit(limit)
+            if t <= 0:
+                return None
+            keep = os.path.join(LOGDIR, job.replace("/", "-"))
+            r = tempest.boot(machine, opts, timeout=t, keep=keep, **kw)
         r.keep = os.path.relpath(keep, ROOT)
         dump = condense_thread_dump(r.output)
         with self.results.lock:
             self.results.times.append((job, r.elapsed, r.status))
+            self.boots.append((job, r.elapsed, t, r.status))
             if dump:
                 self.results.dumps.append((job, dump))
         if self.args.verbose and not r.ok:
@@ -173,13 +191,28 @@ def fail_reason(r, problems):
 
 
 def budget_gone(ctx, names):
-    for n in names:
-        ctx.results.add(n, False, "not run: the check's time budget (%d s) ran out"
-                        % ctx.args.budget)
+    """The results a job cannot give because the budget ran out; the run
+    reports them together as one failure (tests/check.py)."""
+    with ctx.results.lock:
+        ctx.not_run.extend(names)
+
+
+def child_env(env=None):
+    """The environment for a subprocess started while this thread holds host
+    cores: the child must not wait for the cores its parent holds."""
+    env = dict(os.environ if env is None else env)
+    if hostcores.holding():
+        env.pop(hostcores.ENV, None)
+    return env
+
+
+KTEST_SLOW_RE = re.compile(r"^ktest: slow (\S+): (\d+\.\d) s\s*$", re.M)
 
 
 def ktest_results(ctx, name, r, individual):
     summary, tests = parse_ktests(r.output)
+    with ctx.results.lock:
+        ctx.slow_ktests += [(float(s), name, t) for t, s in KTEST_SLOW_RE.findall(r.output)]
     problems = []
     if summary is None:
         problems.append("no 'ktest: N passed, M failed' line")
@@ -203,17 +236,21 @@ def ktest_results(ctx, name, r, individual):
     ctx.results.add(name, r.ok and not problems, fail_reason(r, problems))
 
 
-def run_host_script(ctx, prefix, script, timeout):
+def run_host_script(ctx, prefix, script, timeout, boots=False):
     """Run a host test script whose lines are "PASS name" / "FAIL name:
     why" and which ends with "N passed, N failed"; each case counts as a
-    result named prefix/name, and the script as a whole as prefix."""
+    result named prefix/name, and the script as a whole as prefix.  boots:
+    the script starts emulators of its own."""
     log = os.path.join(LOGDIR, prefix.replace("/", "_") + ".log")
-    try:
-        p = subprocess.run([sys.executable, script], cwd=ROOT, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=timeout)
-        out, rc = p.stdout.decode(errors="replace"), p.returncode
-    except subprocess.TimeoutExpired:
-        out, rc = "timed out", -1
+    # A script that boots emulators holds every host core while it runs,
+    # so no wait for cores eats its time limit; one that boots none, one.
+    with hostcores.hold(hostcores.host_cores() if boots else 1):
+        try:
+            p = subprocess.run([sys.executable, script], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=timeout, env=child_env())
+            out, rc = p.stdout.decode(errors="replace"), p.returncode
+        except subprocess.TimeoutExpired:
+            out, rc = "timed out", -1
     with open(log, "w") as f:
         f.write(out)
     cases = 0

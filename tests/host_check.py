@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 
+import hostcores
 from checklib import LOGDIR, ROOT, T_UNIT, run_host_script
 
 def job_unit(ctx):
@@ -18,10 +19,11 @@ def job_unit(ctx):
     for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
         env.pop(k, None)
     try:
-        p = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "tests", "unit"), "check"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, env=env,
-                           timeout=ctx.limit(T_UNIT) or 1, start_new_session=True)
+        with hostcores.hold(1):
+            p = subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "tests", "unit"), "check"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=env,
+                               timeout=ctx.limit(T_UNIT) or 1, start_new_session=True)
         out, rc = p.stdout.decode(errors="replace"), p.returncode
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
@@ -69,6 +71,13 @@ def job_gaede_prepare(ctx):
                     T_UNIT)
 
 
+def job_check_sched(ctx):
+    """make check's own scheduling: host-core slots, job order, budget and
+    time report (tests/unit/test_check_sched.py)."""
+    run_host_script(ctx, "checksched", os.path.join(ROOT, "tests", "unit", "test_check_sched.py"),
+                    T_UNIT)
+
+
 def job_source_rules(ctx):
     """Locking rules checked on the source text (tests/unit/test_source_rules.py)."""
     run_host_script(ctx, "source", os.path.join(ROOT, "tests", "unit", "test_source_rules.py"),
@@ -87,21 +96,21 @@ def job_fs_peer(ctx):
     turns on one image, each reading back what the other wrote, with
     fsck.s5 after every boot; ufs.ko reads mkfs.ufs's images
     (tests/test_fs_peer.py)."""
-    run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT)
+    run_host_script(ctx, "fs/peer", os.path.join(ROOT, "tests", "test_fs_peer.py"), T_UNIT, boots=True)
 
 
 def job_ufs_kernel(ctx):
     """The kernel's UFS reads makefs's and mkfs.ufs's images of one host
     tree exactly, refuses damaged ones with a reason, and leaves them
     clean by fsck.ufs (tests/test_ufs_kernel.py)."""
-    run_host_script(ctx, "fs/ufs", os.path.join(ROOT, "tests", "test_ufs_kernel.py"), T_UNIT)
+    run_host_script(ctx, "fs/ufs", os.path.join(ROOT, "tests", "test_ufs_kernel.py"), T_UNIT, boots=True)
 
 
 def job_linux_peer(ctx):
     """The Linux peer (tools/linux_peer.py): Debian's kernel boots on the
     default preset, runs a command with its status, and runs every
     benchmark once (tests/test_linux_peer.py)."""
-    run_host_script(ctx, "linux", os.path.join(ROOT, "tests", "test_linux_peer.py"), T_UNIT)
+    run_host_script(ctx, "linux", os.path.join(ROOT, "tests", "test_linux_peer.py"), T_UNIT, boots=True)
 
 
 def job_bench(ctx):
@@ -109,7 +118,7 @@ def job_bench(ctx):
     smoke sweep's records, tables, plots and report (opened in headless
     chromium), resume on a Dask LocalCluster, a panicking run recorded as
     failed (tests/test_bench_harness.py)."""
-    run_host_script(ctx, "bench", os.path.join(ROOT, "tests", "test_bench_harness.py"), T_UNIT)
+    run_host_script(ctx, "bench", os.path.join(ROOT, "tests", "test_bench_harness.py"), T_UNIT, boots=True)
 
 
 def job_bench_papers(ctx):

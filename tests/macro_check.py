@@ -16,4 +16,4 @@ def job_macro(ctx):
     CPUs, Tempest and Linux, its records checked; the host-side tests of
     macro.py, macro_pmake.py and bench/pmake (tests/test_macro_harness.py)."""
     run_host_script(ctx, "bench/macro", os.path.join(ROOT, "tests", "test_macro_harness.py"),
-                    T_MACRO)
+                    T_MACRO, boots=True)

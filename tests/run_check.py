@@ -21,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 
-from checklib import T_TOPOLOGY, budget_gone
+import hostcores
+import tempest
+from checklib import T_TOPOLOGY, budget_gone, child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 USERRUN = os.path.join(ROOT, "tools", "userrun.py")
@@ -31,16 +33,19 @@ BOOT_FAILED = 125
 
 def userrun(args, limit, run=None):
     """Run userrun.py; (exit status, stdout bytes, stderr text)."""
-    env = dict(os.environ)
-    env.pop("TEMPEST_RUN", None)
     cmd = [sys.executable, USERRUN, "--timeout", str(int(limit))] + args
     if run is not None:
         cmd += ["--run", run]
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=limit + 120, env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return None, b"", "userrun.py did not end"
+    # The boot's host cores are held here, so its limit is not spent
+    # waiting for them; the default preset is the one userrun.py boots.
+    with hostcores.hold(tempest.cores_for("default")):
+        env = child_env()
+        env.pop("TEMPEST_RUN", None)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=limit + 120, env=env, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None, b"", "userrun.py did not end"
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 

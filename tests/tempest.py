@@ -93,6 +93,7 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 from machines import (MACHINES_CONF, Machine, MachineError, load_machines,  # noqa: E402,F401
                       machine)
 from disks import (SCRATCH_MIB, bochs_ata_disks, disk_args, disk_plan)  # noqa: E402,F401
+import hostcores  # noqa: E402
 
 # --------------------------------------------------------------------------
 # Boot ISOs: one per (kernel, mkiso.sh, options), cached under build/iso/.
@@ -489,9 +490,28 @@ def _start_typist(typist, console, proc, result):
     return t
 
 
+def cores_for(machine_spec, accel="tcg", emulator="qemu"):
+    """Host-core slots a boot takes (tests/hostcores.py): one for the
+    single-threaded emulators (icount, Bochs), else one per virtual CPU up
+    to all of the host's cores."""
+    single = emulator == "bochs" or accel == "icount"
+    return hostcores.weight(machine(machine_spec).cpus, single_threaded=single)
+
+
 def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
          emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
          ata_disks=(), disk_images=(), typist=None):
+    """Boot a machine (see _boot) once it holds its host cores: under make
+    check (TEMPEST_CORES_DIR set) a boot waits until the host has the cores
+    its virtual CPUs can use free, and its time limit starts then."""
+    with hostcores.hold(cores_for(machine_spec, accel, emulator)):
+        return _boot(machine_spec, opts, accel, timeout, emulator, kernel, echo, keep,
+                     disks, ata_disks, disk_images, typist)
+
+
+def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
+          emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
+          ata_disks=(), disk_images=(), typist=None):
     """Boot a machine with the kernel command line opts and a time limit.
 
     Returns a BootResult, which unpacks as (status, output): status "ok"

@@ -416,8 +416,16 @@ def _failure(console, rc, timed_out, timeout):
     return "no exit marker (QEMU exited with %s)" % rc
 
 
-def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
-        echo=None, echo_all=None, keep=None, disks=()):
+def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, **kw):
+    """_run once the boot holds its host cores (tests/hostcores.py: under
+    make check a boot waits for the cores its virtual CPUs can use, and its
+    time limit starts then)."""
+    with tempest.hostcores.hold(tempest.cores_for(machine_spec, accel)):
+        return _run(machine_spec, command, accel, timeout, **kw)
+
+
+def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
+         echo=None, echo_all=None, keep=None, disks=()):
     """Boot the Linux peer on machine_spec, run command under /bin/sh and
     power off.  echo(line) receives the command's output lines as they
     arrive; echo_all, a binary stream, the whole console.  keep, a

@@ -170,6 +170,19 @@ static enum outcome run_one(const struct ktest *t, char *why, size_t n)
     return KT_FAILED;
 }
 
+/* A test that took KTEST_SLOW_SECONDS or more says how long, so that the
+ * slowest tests of a boot (say, under a queue lock on a preset with more
+ * virtual CPUs than the host has cores) can be read off its console. */
+#define KTEST_SLOW_SECONDS 2
+
+static void report_slow(const char *name, uint64_t ns)
+{
+    uint64_t ds = ns / 100000000ull;    /* tenths of a second */
+    if (ds >= KTEST_SLOW_SECONDS * 10)
+        kprintf("ktest: slow %s: %lu.%lu s\n", name, (unsigned long)(ds / 10),
+                (unsigned long)(ds % 10));
+}
+
 int ktest_run(const char *list)
 {
     int passed = 0, failed = 0, skipped = 0;
@@ -178,9 +191,11 @@ int ktest_run(const char *list)
         if (!option_list_has(list, t->name))
             continue;
         char why[200];
+        uint64_t t0 = uptime_ns();
         watch(t->name);
         enum outcome r = run_one(t, why, sizeof why);
         watch(NULL);
+        report_slow(t->name, uptime_ns() - t0);
         if (r == KT_PASSED) {
             kprintf("ktest: PASS %s\n", t->name);
             passed++;
