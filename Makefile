@@ -165,7 +165,11 @@ tools: $(DEPS_OK)
 	@$(MAKE) -s --no-print-directory -C tools BUILD=$(abspath $(HOSTBUILD))/tools
 
 # CHECK_ARGS= passes options to tests/check.py (e.g. --record-times, -k NAME).
-check: all tools
+# Everything the jobs use is built first, so that no job depends on another
+# having built it (they start longest first, not in a fixed order) and no
+# two jobs run the same make at once.
+check: all tools userland
+	@$(MAKE) -s --no-print-directory -C bench BUILD=$(abspath $(HOSTBUILD))/bench
 	$(PYTHON) tests/check.py $(CHECK_ARGS)
 
 # The long variants only (tests/check.py --long): the whole user-test

@@ -382,7 +382,7 @@ def main(argv=None):
         jobs = [j for j in jobs if j[0] in HOST_ONLY]
     shutil.rmtree(checklib.LOGDIR, ignore_errors=True)
     os.makedirs(checklib.LOGDIR, exist_ok=True)
-    cores = hostcores.setup(os.path.join(checklib.LOGDIR, "cores"))
+    cores = hostcores.setup() or hostcores.host_cores()
     print("check: %d jobs, %d host cores, budget %d s" % (len(jobs), cores, args.budget),
           flush=True)
     ctx = checklib.Ctx(args, results)

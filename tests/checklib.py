@@ -202,7 +202,7 @@ def child_env(env=None):
     cores: the child must not wait for the cores its parent holds."""
     env = dict(os.environ if env is None else env)
     if hostcores.holding():
-        env.pop(hostcores.ENV, None)
+        env[hostcores.ENV] = ""         # set but empty: slots off
     return env
 
 

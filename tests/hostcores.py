@@ -16,9 +16,12 @@ slot and never runs beside another boot.  Pure host jobs (unit tests,
 builds) take one slot, so they do not steal a core from such a boot either.
 
 How: the slots are files slot.0 .. slot.N-1 in the directory named by the
-environment variable TEMPEST_CORES_DIR (tests/check.py sets it, so the
-host scripts it starts share the same slots); a slot is held by an
-flock(2) on it.  Only the holder of the gate file's lock takes slots, so
+environment variable TEMPEST_CORES_DIR; a slot is held by an flock(2) on
+it.  tests/check.py and the benchmark harness set it, when it is not set
+already, to one directory for the whole host (default_dir()), so two runs
+on one host, or a check beside a sweep, share the same slots, and the host
+scripts a check starts inherit it.  Set but empty, it turns the slots off
+(a child whose parent holds the cores it would ask for).  Only the holder of the gate file's lock takes slots, so
 a request for every slot waits at the gate until the running boots end
 and no smaller request can overtake it; a holder never waits for more
 slots while holding some, so there is no deadlock.  Locks die with their
@@ -27,11 +30,14 @@ thread: a boot inside a job that already holds slots takes no more.
 
 Without TEMPEST_CORES_DIR (make run, a person's own scripts) nothing is
 taken: an interactive machine must not block make check, nor wait for it.
+What the slots cannot see (a make run, another user's emulator) the
+harness notes in its records (tools/harness/runner.py, "busy").
 """
 
 import contextlib
 import fcntl
 import os
+import tempfile
 import threading
 import time
 
@@ -56,9 +62,19 @@ def weight(vcpus, single_threaded=False):
     return max(1, min(int(vcpus), host_cores()))
 
 
-def setup(directory):
-    """Make the slot files under directory and export it to children;
-    returns the number of slots (the host's cores)."""
+def default_dir():
+    """The slots' directory every run on this host shares by default."""
+    return os.path.join(tempfile.gettempdir(), "tempest-cores-%d" % os.getuid())
+
+
+def setup(directory=None):
+    """Make the slot files (under directory, else where TEMPEST_CORES_DIR
+    says, else default_dir()) and export the directory to children; returns
+    the number of slots (the host's cores), 0 when the slots are off."""
+    if directory is None:
+        directory = os.environ.get(ENV, default_dir())
+        if not directory:
+            return 0
     n = host_cores()
     os.makedirs(directory, exist_ok=True)
     for i in range(n):
@@ -69,8 +85,8 @@ def setup(directory):
 
 
 def _slots(directory):
-    names = [f for f in os.listdir(directory) if f.startswith("slot.")]
-    return sorted(os.path.join(directory, f) for f in names)
+    """This host's slots (a directory made on a larger host may hold more)."""
+    return [os.path.join(directory, "slot.%d" % i) for i in range(host_cores())]
 
 
 def _try_lock(path):
@@ -85,7 +101,7 @@ def _try_lock(path):
 
 def _take(directory, want):
     """Hold the gate, then take want free slots, waiting as they free up.
-    Returns the open, locked descriptors."""
+    Returns {slot path: its open, locked descriptor}."""
     gate = os.open(os.path.join(directory, "gate"), os.O_RDWR)
     taken = {}                  # slot path -> its locked descriptor
     try:
@@ -99,7 +115,7 @@ def _take(directory, want):
                     if fd is not None:
                         taken[path] = fd
             if len(taken) == want:
-                return list(taken.values())
+                return taken
             time.sleep(POLL)
     except BaseException:
         for fd in taken.values():
@@ -117,6 +133,11 @@ def reset_waited():
 def waited():
     """Seconds this thread has waited for slots since reset_waited()."""
     return getattr(_held, "waited", 0.0)
+
+
+def held_slots():
+    """The numbers of the slots this thread holds now ([] for none)."""
+    return list(getattr(_held, "slots", []))
 
 
 def holding():
@@ -137,12 +158,14 @@ def hold(want):
             _held.depth -= 1
         return
     start = time.monotonic()
-    fds = _take(directory, want)
+    taken = _take(directory, want)
     _held.waited = waited() + time.monotonic() - start
     _held.depth = 1
+    _held.slots = sorted(int(p.rsplit(".", 1)[1]) for p in taken)
     try:
         yield time.monotonic() - start
     finally:
         _held.depth = 0
-        for fd in fds:
+        _held.slots = []
+        for fd in taken.values():
             os.close(fd)

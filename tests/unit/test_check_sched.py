@@ -167,7 +167,7 @@ def slots_reentrant_and_child_env():
             with hostcores.hold(2):
                 with hostcores.hold(2):     # must not wait for itself
                     env = checklib.child_env()
-                    done.append(hostcores.ENV not in env)
+                    done.append(env.get(hostcores.ENV) == "")
         t = threading.Thread(target=inner)
         t.start()
         t.join(10)
@@ -175,17 +175,23 @@ def slots_reentrant_and_child_env():
             return "a nested request waited for the slots its thread holds"
         if done != [True]:
             return "a child started while holding slots would wait for them too"
-        if hostcores.ENV not in checklib.child_env():
+        if not checklib.child_env().get(hostcores.ENV):
             return "a child started while holding nothing lost the slots' directory"
 
 
 def slots_off_without_directory():
     saved = os.environ.pop(hostcores.ENV, None)
     try:
-        with hostcores.hold(64) as waited:
-            if waited:
-                return "waited %.2f s with no slots' directory" % waited
+        for value in (None, ""):        # unset (make run), or set empty (a child)
+            if value is not None:
+                os.environ[hostcores.ENV] = value
+            with hostcores.hold(64) as waited:
+                if waited:
+                    return "waited %.2f s with TEMPEST_CORES_DIR=%r" % (waited, value)
+            if value == "" and hostcores.setup() != 0:
+                return "setup() made slots though TEMPEST_CORES_DIR is set empty"
     finally:
+        os.environ.pop(hostcores.ENV, None)
         if saved is not None:
             os.environ[hostcores.ENV] = saved
 
