@@ -21,8 +21,9 @@ With emulators (about a minute on two cores):
                  point, each ok, with the fields the README promises and
                  Tempest's lock statistics, booted with only the point's
                  CPUs online (maxcpus=); results.csv and summary.csv
-                 agree with the records; every plot a PNG; the report
-                 names every plot
+                 agree with the records; every plot a PNG; a workload
+                 Linux ran too is drawn once, beside Linux with the
+                 ratio beneath; the report names every plot
   browser/...    chromium (headless) opens the report: a screenshot is
                  taken and every plot image loaded
   resume/dask    two points' records removed and the sweep run again on a
@@ -30,6 +31,12 @@ With emulators (about a minute on two cores):
                  they were
   failed/...     a point that panics (crash=panic) is recorded as failed
                  with its reason and log, and the sweep goes on to the next
+  quiet/...      two timing points with the default settings (-j 2 on two
+                 cores) boot one after the other, each holding all of the
+                 host's cores
+  busy/...       a point booted while another emulator (a stand-in named
+                 qemu-system-x86_64) runs is marked busy with the reason,
+                 the sweep warns of it at the start, the report greys it
 The harness itself runs under /usr/bin/python3, whose Debian packages
 (matplotlib, Dask) it uses.
 """
@@ -51,6 +58,8 @@ SMOKE = os.path.join(ROOT, "bench", "sweeps", "smoke")
 RECORD_FIELDS = ("id", "sweep", "point", "status", "reason", "metric", "unit", "value",
                  "result", "lockstat", "elapsed_s", "host", "oversubscribed", "accel", "log")
 T_SWEEP = 600
+# The smoke sweep's workloads that Linux runs too.
+PEER_WORKLOADS = ("fork", "cswitch")
 
 
 class Results:
@@ -313,6 +322,12 @@ def check_plots(res, outdir):
     res.add("smoke/plots", plots and not notpng and want <= kinds,
             "%d plots, kinds %s (want %s), not PNG: %s" % (len(plots), sorted(kinds),
                                                            sorted(want), notpng))
+    # What both kernels ran is drawn once, Linux beside Tempest on one scale.
+    twice = [p for p in plots if p.startswith(tuple("metric-%s-" % w for w in PEER_WORKLOADS))]
+    peers = ["peer-%s-default-tcg.png" % w for w in PEER_WORKLOADS]
+    res.add("smoke/plots/once", not twice and all(p in plots for p in peers),
+            "drawn apart: %s; peer plots missing: %s" % (twice, [p for p in peers
+                                                                 if p not in plots]))
     try:
         with open(os.path.join(outdir, "report.html")) as f:
             page = f.read()
@@ -384,6 +399,67 @@ def test_failed(res, tmp):
             in open(os.path.join(out, "report.html")).read(), "no report")
 
 
+def quiet_env(tmp):
+    """The environment of a sweep with host-core slots of its own (make
+    check runs this script with the slots off: it holds them all)."""
+    env = dict(os.environ)
+    env["TEMPEST_CORES_DIR"] = os.path.join(tmp, "cores")
+    return env
+
+
+def test_quiet(res, tmp):
+    """Two timing points with the default settings (-j 2 on two cores)
+    boot one after the other, each holding every host core."""
+    out = os.path.join(tmp, "quiet")
+    text = "name quiet;workloads fork;machines up;cpus 1;options lock=spin,mcs;" \
+           "seconds 0.1;timeout 120"
+    p = subprocess.run([PYTHON, SWEEP, "run", "--points", text, "--out", out], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=T_SWEEP,
+                       stdin=subprocess.DEVNULL, env=quiet_env(tmp))
+    recs = list(_records(out).values()) if os.path.isdir(os.path.join(out, "runs")) else []
+    spans = sorted((r["host"].get("boot_start"), r["host"].get("boot_end")) for r in recs)
+    ok = p.returncode == 0 and len(recs) == 2 and all(a and b for a, b in spans)
+    res.add("quiet/ran", ok, "exit %d, %d records: %s" % (
+        p.returncode, len(recs), p.stdout.decode(errors="replace").strip()[-300:]))
+    if not ok:
+        return
+    res.add("quiet/apart", spans[0][1] <= spans[1][0],
+            "the two boots overlapped in time: %s" % spans)
+    cores = len(os.sched_getaffinity(0))
+    held = [r["host"].get("cores_held") for r in recs]
+    res.add("quiet/cores", all(h == list(range(cores)) for h in held),
+            "cores held %s, want all %d of the host's" % (held, cores))
+
+
+def test_busy(res, tmp):
+    """A point booted while another emulator runs is marked busy, the sweep
+    warns at its start, and the report greys it with the reason."""
+    fake = os.path.join(tmp, "qemu-system-x86_64")
+    shutil.copy("/bin/sleep", fake)
+    other = subprocess.Popen([fake, "120"])
+    try:
+        out = os.path.join(tmp, "busy")
+        text = "name busy;workloads fork;machines up;cpus 1;seconds 0.1;timeout 120"
+        p = subprocess.run([PYTHON, SWEEP, "run", "--points", text, "--out", out], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=T_SWEEP,
+                           stdin=subprocess.DEVNULL, env=quiet_env(tmp))
+    finally:
+        other.kill()
+        other.wait()
+    printed = p.stdout.decode(errors="replace")
+    recs = list(_records(out).values()) if os.path.isdir(os.path.join(out, "runs")) else []
+    busy = [r for r in recs if r.get("busy")]
+    res.add("busy/marked", len(recs) == 1 and len(busy) == 1
+            and other.pid in busy[0]["host"]["emulators_before"],
+            "records %s" % [(r["id"], r.get("busy")) for r in recs])
+    res.add("busy/warned", "bench: warning: " in printed and str(other.pid) in printed,
+            "no warning naming pid %d: %s" % (other.pid, printed.strip()[-300:]))
+    page = os.path.join(out, "report.html")
+    text = open(page).read() if os.path.exists(page) else ""
+    res.add("busy/report", bool(busy) and 'class="busy"' in text and busy[0]["id"] in text
+            and "other emulators running" in text, "the report does not grey the busy point")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--host-only", action="store_true", help="only the tests without emulators")
@@ -414,6 +490,8 @@ def main(argv=None):
                 check_browser(res, args.out, plots)
                 test_resume_dask(res, args.out, recs)
                 test_failed(res, tmp)
+                test_quiet(res, tmp)
+                test_busy(res, tmp)
     print("%d passed, %d failed" % (res.passed, res.failed))
     return 1 if res.failed else 0
 

@@ -206,6 +206,12 @@ def test_not_run(res, papers):
     sec = section(papers, failed, "svr4-scaling")
     res.add("notrun/failed", not sec.ran and sec.verdict.startswith(papers.NOT_RUN),
             "rows %r, verdict %r" % (sec.rows, sec.verdict))
+    busy = [record("gaede", 1, 100.0), record("gaede", 5, 440.0)]
+    for r in busy:
+        r["busy"] = "other emulators running: 1 before the boot, 0 after"
+    sec = section(papers, busy, "svr4-scaling")
+    res.add("notrun/busy", not sec.ran and sec.verdict.startswith(papers.NOT_RUN),
+            "a headline computed from points taken on a busy host: rows %r" % (sec.rows,))
 
 
 def _page(tmp, name, records, forced=False):

@@ -2,7 +2,7 @@
 """Run a benchmark sweep: `make bench SWEEP=file` (or POINTS='...').
 
     sweep.py run SWEEPFILE [--out DIR] [-j N] [--cluster ADDR|local]
-                 [--retry-failed] [--dry-run]
+                 [--retry-failed] [--retry-busy] [--dry-run]
     sweep.py run --points 'workloads fork; machines spur; cpus 1-2'
     sweep.py check SWEEPFILE      check it and list its points, run nothing
     sweep.py report DIR           remake the tables, plots and report
@@ -12,10 +12,13 @@
 The sweep file's format is in tools/harness/sweep.py and docs/sweeps.md.  Results go to build/sweeps/NAME/ unless --out says
 otherwise: runs/*.json (one record per run), logs/, results.csv,
 summary.csv, plots/*.png and report.html.  Running again resumes: points
-that have a record are not run again.  -j N runs N emulators at once
-(default: one per host core); --cluster hands the boots to Dask
-distributed instead (an address such as tcp://host:8786, or "local" for a
-LocalCluster of N worker processes).
+that have a record are not run again.  -j N runs N batches at once
+(default: one per host core); each boot still holds all of the host's
+cores while it runs (tests/hostcores.py), so timings never share them,
+and a point taken while another emulator ran is marked busy (greyed in
+the report; --retry-busy runs it again).  --cluster hands the boots to
+Dask distributed instead (an address such as tcp://host:8786, or "local"
+for a LocalCluster of N worker processes).
 
 Exit status: 0 when every point ran and succeeded, 1 when some failed,
 2 for bad input (the sweep is refused before anything runs).
@@ -93,7 +96,8 @@ def cmd_run(args):
     from harness import execute
     try:
         ran, failed = execute.run_sweep(s, outdir, ROOT, machine_of, jobs=args.jobs,
-                                        cluster=args.cluster, retry_failed=args.retry_failed)
+                                        cluster=args.cluster, retry_failed=args.retry_failed,
+                                        retry_busy=args.retry_busy)
     except KeyboardInterrupt:
         print("\nbench: interrupted; run the same command again to resume", file=sys.stderr)
         finish(outdir, s.name)
@@ -140,10 +144,13 @@ def main(argv=None):
         if name == "run":
             sp.add_argument("--out", help="results directory (default build/sweeps/NAME)")
             sp.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                            help="emulators at once (default: the host's cores)")
+                            help="batches at once (default: the host's cores); each boot "
+                            "holds all the cores while it runs")
             sp.add_argument("--cluster", help="Dask scheduler address, or 'local'")
             sp.add_argument("--retry-failed", action="store_true",
                             help="run failed points again")
+            sp.add_argument("--retry-busy", action="store_true",
+                            help="run again the points taken beside another emulator")
             sp.add_argument("--dry-run", action="store_true", help="list the points only")
     sp = sub.add_parser("report", help="remake tables, plots and report of a results directory")
     sp.add_argument("dir")

@@ -10,8 +10,15 @@ The results directory of a sweep:
                           plots.py, report.py, written at the end)
 
 A point whose record exists is finished, ok or failed, and is not run
-again (--retry-failed reruns the failed ones), so an interrupted sweep
-resumes where it stopped.
+again (--retry-failed reruns the failed ones, --retry-busy those taken
+beside another emulator), so an interrupted sweep resumes where it
+stopped.
+
+Quiet points: every batch holds all of the host's cores while it boots
+(runner.run_batch, tests/hostcores.py), so the local workers and a Dask
+LocalCluster's prepare images side by side but time one at a time, and a
+make check on the same host waits for the boot, as the boot waits for it.
+A sweep that starts while another emulator runs says so at once.
 """
 
 import json
@@ -36,17 +43,22 @@ def record_path(outdir, pid):
     return os.path.join(outdir, "runs", pid + ".json")
 
 
-def finished(outdir, point, retry_failed):
+def finished(outdir, point, retry_failed, retry_busy=False):
+    """Whether the point has a record that stands: any record, or with
+    retry_failed an ok one, or with retry_busy one not taken on a busy host."""
     path = record_path(outdir, point.id)
     if not os.path.exists(path):
         return False
-    if not retry_failed:
+    if not retry_failed and not retry_busy:
         return True
     try:
         with open(path) as f:
-            return json.load(f).get("status") == "ok"
+            r = json.load(f)
     except (OSError, ValueError):
         return False
+    if retry_failed and r.get("status") != "ok":
+        return False
+    return not (retry_busy and r.get("busy"))
 
 
 def make_spec(sweep, points, root, machine_of):
@@ -217,12 +229,28 @@ def batch_name_from_spec(spec):
     return os.path.basename(os.path.dirname(spec["log"]))
 
 
+def warn_other_emulators(stream):
+    """Say at the start of a sweep that other emulators are running."""
+    others = runner.emulators()
+    if others:
+        stream.write("bench: warning: %d other emulator%s running on this host (pid %s); "
+                     "each boot waits for the cores make check holds, but points taken "
+                     "beside the others are marked busy (--retry-busy reruns them)\n"
+                     % (len(others), "s are" if len(others) > 1 else " is",
+                        " ".join(map(str, others[:8]))))
+        stream.flush()
+
+
 def run_sweep(sweep, outdir, root, machine_of, jobs=1, cluster=None, retry_failed=False,
-              stream=sys.stdout):
+              stream=sys.stdout, retry_busy=False):
     """Run every unfinished batch; returns (points run now, of them failed)."""
+    runner._paths(root)
+    import hostcores
+    hostcores.setup()
+    warn_other_emulators(stream)
     todo, already = [], 0
     for batch in sweep.batches():
-        left = [p for p in batch if not finished(outdir, p, retry_failed)]
+        left = [p for p in batch if not finished(outdir, p, retry_failed, retry_busy)]
         already += len(batch) - len(left)
         if left:
             todo.append(make_spec(sweep, left, root, machine_of))

@@ -75,8 +75,11 @@ MIN_HITS = 100
 # ---- picking records and computing measures --------------------------------
 
 def ok(records):
-    """The records that succeeded and have a value."""
-    return [r for r in records if r.get("status") == "ok" and r.get("value") is not None]
+    """The records that succeeded, have a value and were taken on a quiet
+    host: a busy point's timing shared the host's cores with another
+    emulator (runner.busy_reason), so no headline is computed from it."""
+    return [r for r in records if r.get("status") == "ok" and r.get("value") is not None
+            and not r.get("busy")]
 
 
 def option(r, name):
@@ -812,6 +815,12 @@ def html_section(records, outdir):
     parts = ["<h2 id='papers'>Each paper's headline, reproduced</h2>",
              "<p>Per headline: what the paper measured, what this sweep measured, and what "
              "matched. A headline whose records are missing says <em>%s</em>.</p>" % NOT_RUN]
+    busy = sum(1 for r in records if r.get("status") == "ok" and r.get("busy"))
+    if busy:
+        parts.append("<p class='note'>%d run%s taken while another emulator was running "
+                     "%s left out of every headline (greyed under <em>Points taken on a busy "
+                     "host</em>; <code>tools/sweep.py run --retry-busy</code> takes them "
+                     "again).</p>" % (busy, "s" * (busy != 1), "are" if busy != 1 else "is"))
     secs = sections(records)
     parts.append(_overview(secs))
     for key, title, paper, sec in secs:

@@ -4,7 +4,10 @@
                 set (median of the repeats, bars from lowest to highest)
   locks-...     the miss ratio of the top lock classes against CPUs, one
                 panel per option set (Tempest only)
-  peer-...      Tempest's option sets and Linux on the same axes
+  peer-...      a workload both kernels ran, drawn once: Linux and every
+                Tempest option set on the same axes, and beneath them the
+                ratio Tempest/Linux at each CPU count (the metric- plot of
+                such a workload is not drawn: one picture, one scale)
   scaling-...   Sprite's ratios: the elapsed-time ratio T(1)/T(n) (for a
                 fixed amount of work per processor, the machine's
                 throughput at n over that at 1), or for a time per
@@ -96,11 +99,23 @@ def _finish(fig, ax, path, title, ylabel, xlabel="processors (vCPUs)"):
     plt.close(fig)
 
 
+def _beside_linux(records):
+    """The (machine, accel, workload) that both Tempest and Linux ran: they
+    are drawn once, in the peer plot, on one pair of axes."""
+    kernels = {}
+    for r in _ok(records):
+        p = r["point"]
+        kernels.setdefault((p["machine"], p["accel"], p["workload"]), set()).add(
+            "linux" if p["kernel"] == "linux" else "tempest")
+    return {k for k, v in kernels.items() if v == {"tempest", "linux"}}
+
+
 def _metric_plots(records, outdir, made):
+    both = _beside_linux(records)
     for (kernel, machine, accel, workload), rs in sorted(
             _by(records, "kernel", "machine", "accel", "workload").items()):
         ok = _ok(rs)
-        if not ok:
+        if not ok or (machine, accel, workload) in both:
             continue
         fig, ax = plt.subplots(figsize=(6, 3.8))
         for optset, group in sorted(_by(ok, "optset").items()):
@@ -163,19 +178,41 @@ def _lock_plots(records, outdir, made):
 
 
 def _peer_plots(records, outdir, made):
+    """Each workload both kernels ran, once: Linux and every Tempest option
+    set on the same axes, and beneath them Tempest's median over Linux's at
+    each CPU count (above 1 is more of the figure, better or worse as the
+    metric says)."""
+    both = _beside_linux(records)
     for (machine, accel, workload), rs in sorted(_by(_ok(records), "machine", "accel", "workload").items()):
-        kernels = {r["point"]["kernel"] for r in rs}
-        if kernels != {"tempest", "linux"}:
+        if (machine, accel, workload) not in both:
             continue
-        fig, ax = plt.subplots(figsize=(6, 3.8))
+        fig, (ax, rx) = plt.subplots(2, 1, figsize=(6, 5.2), sharex=True,
+                                     gridspec_kw={"height_ratios": [3, 1.4]})
+        linux = _series([r for r in rs if r["point"]["kernel"] == "linux"])
+        base = {x[0]: x[1] for x in linux}
         for (kernel, optset), group in sorted(_by(rs, "kernel", "optset").items()):
-            label = "Linux" if kernel == "linux" else "Tempest " + optset
-            _draw(ax, _series(group), label, "-s" if kernel == "linux" else "-o")
+            if kernel == "linux":
+                _draw(ax, linux, "Linux", "-s", color="k")
+                continue
+            label = "%s %s" % (kernel.capitalize(), optset)
+            series = _series(group)
+            _draw(ax, series, label, "-o")
+            ratio = [(x[0], x[1] / base[x[0]], x[2] / base[x[0]], x[3] / base[x[0]], x[4])
+                     for x in series if base.get(x[0])]
+            _draw(rx, ratio, label, "-o")
         _host_note(ax, rs)
+        rx.axhline(1.0, color="k", linewidth=0.8, linestyle=":")
+        better = "higher" if rs[0]["higher_is_better"] else "lower"
+        rx.set_ylabel("Tempest / Linux\n(%s is better)" % better, fontsize=7)
+        rx.grid(True, alpha=0.3)
+        ax.set_xlabel("")
+        rx.set_xlabel("processors (vCPUs)")
         name = _slug("peer", workload, machine, accel) + ".png"
         _finish(fig, ax, os.path.join(outdir, name), "Tempest and Linux: %s on %s (%s)"
-                % (workload, machine, accel), "%s (%s)" % (rs[0]["metric"], rs[0]["unit"]))
-        made.append(("peer", name, "%s on %s under %s: Tempest beside Linux" % (workload, machine, accel)))
+                % (workload, machine, accel), "%s (%s)" % (rs[0]["metric"], rs[0]["unit"]),
+                xlabel="")
+        made.append(("peer", name, "%s on %s under %s: Linux and every Tempest option set on "
+                     "the same axes, Tempest over Linux beneath" % (workload, machine, accel)))
 
 
 def _whole_runs(r):

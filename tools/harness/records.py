@@ -20,9 +20,16 @@ A record (runs/ID.json, one per point, written by runner.py):
                              wait_us, hold_us; disks); null on Linux
     elapsed_s, started       the boot's wall-clock time, its UTC start
     host                     name, cores, load (1-minute average before
-                             the boot), load_after
+                             the boot), load_after; cores_held (the host-core
+                             slots the boot held, tests/hostcores.py),
+                             boot_start and boot_end (seconds since the
+                             epoch), emulators_before and emulators_after
     oversubscribed           the point has more vCPUs than the host has
                              cores: its timings measure the host
+    busy                     "" for a quiet point, else why it was not: other
+                             emulators were running just before or after its
+                             boot (host's emulators_before, emulators_after
+                             list their pids); the report greys it
     caveat                   what the accelerator's timings cannot show
                              (TCG: no NUMA latency, no speed-up beyond the
                              host's cores)
@@ -47,11 +54,12 @@ import statistics
 
 CSV_FIELDS = ["id", "kernel", "machine", "cpus", "optset", "workload", "accel", "repeat",
               "status", "metric", "value", "unit", "us_per_op", "ops_per_s", "elapsed_s",
-              "host_cores", "host_load", "oversubscribed", "top_lock", "top_lock_miss_ratio",
-              "reason", "log"]
+              "host_cores", "host_load", "oversubscribed", "busy", "top_lock",
+              "top_lock_miss_ratio", "reason", "log"]
 SUMMARY_FIELDS = ["kernel", "machine", "cpus", "optset", "workload", "accel", "users", "files",
                   "metric", "unit",
-                  "median", "min", "max", "spread", "vs_1cpu", "runs", "failed", "oversubscribed"]
+                  "median", "min", "max", "spread", "vs_1cpu", "runs", "failed", "oversubscribed",
+                  "busy"]
 
 
 def load(outdir):
@@ -79,7 +87,7 @@ def csv_row(r):
             "value": r["value"], "unit": r["unit"], "us_per_op": res.get("us_per_op"),
             "ops_per_s": res.get("ops_per_s"), "elapsed_s": r["elapsed_s"],
             "host_cores": r["host"]["cores"], "host_load": r["host"]["load"],
-            "oversubscribed": int(r["oversubscribed"]),
+            "oversubscribed": int(r["oversubscribed"]), "busy": r.get("busy", ""),
             "top_lock": top[0]["class"] if top else "",
             "top_lock_miss_ratio": top[0]["miss_ratio"] if top else "",
             "reason": r["reason"], "log": r["log"]}
@@ -111,7 +119,8 @@ def summarize(records):
                          min=min(vals) if vals else None, max=max(vals) if vals else None,
                          spread=(max(vals) - min(vals)) / med if vals and med else None,
                          runs=len(rs), failed=sum(r["status"] != "ok" for r in rs),
-                         oversubscribed=int(any(r["oversubscribed"] for r in rs))))
+                         oversubscribed=int(any(r["oversubscribed"] for r in rs)),
+                         busy=sum(bool(r.get("busy")) for r in rs)))
     add_ratios(rows)
     return rows
 

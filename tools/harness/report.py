@@ -23,6 +23,7 @@ table { border-collapse: collapse; font-size: 12px; margin-bottom: 1em; }
 td, th { border: 1px solid #bbb; padding: 2px 6px; text-align: right; }
 th { background: #eee; } td.l, th.l { text-align: left; }
 tr.over td { color: #888; } tr.failed td { background: #fee; }
+tr.busy td { color: #999; background: #f2f2f2; }
 .note { background: #ffd; border: 1px solid #dd9; padding: 0.5em 1em; }
 figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figcaption { font-size: 12px; max-width: 560px; }
@@ -69,14 +70,25 @@ def _table(headers, rows, row_class=None):
 
 def _summary(rows):
     headers = ["kernel", "machine", "cpus", "options", "workload", "accel", "metric", "median",
-               "min", "max", "spread", "vs 1 cpu", "runs", "failed"]
+               "min", "max", "spread", "vs 1 cpu", "runs", "failed", "busy"]
     cells = [[_e(r["kernel"]), _e(r["machine"]), _e(r["cpus"]), _e(r["optset"]),
               _e(r["workload"]), _e(r["accel"]), _e("%s (%s)" % (r["metric"], r["unit"])),
               _num(r["median"]), _num(r["min"]), _num(r["max"]),
               _num(r["spread"] * 100) + "%" if r["spread"] is not None else "",
-              _num(r["vs_1cpu"]), _e(r["runs"]), _e(r["failed"])] for r in rows]
+              _num(r["vs_1cpu"]), _e(r["runs"]), _e(r["failed"]), _e(r.get("busy", 0))]
+             for r in rows]
     return _table(headers, cells, lambda i: "failed" if rows[i]["failed"] else
+                  "busy" if rows[i].get("busy") else
                   "over" if rows[i]["oversubscribed"] else "")
+
+
+def _busy(records):
+    """The points taken on a busy host, with the reason (greyed)."""
+    busy = [r for r in records if r.get("busy")]
+    if not busy:
+        return "<p>Every point was taken with no other emulator on the host.</p>"
+    return _table(["point", "why it is not quiet"],
+                  [[_e(r["id"]), _e(r["busy"])] for r in busy], lambda i: "busy")
 
 
 def _locks(records):
@@ -169,6 +181,7 @@ def write(outdir, sweep_name, records, summary, plots, papers_section=False):
               "<code>runs/</code>.</p>",
               _lockbench(records),
               "<h2>Top lock classes per point</h2>", _locks(records),
+              "<h2>Points taken on a busy host</h2>", _busy(records),
               "<h2>Failed runs</h2>", _failures(records), SCRIPT, "</body></html>"]
     path = os.path.join(outdir, "report.html")
     with open(path, "w") as f:

@@ -141,6 +141,7 @@ def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None
         "elapsed_s": round(elapsed, 3), "started": started,
         "accel": p["accel"], "host": host,
         "oversubscribed": p["cpus"] > host["cores"],
+        "busy": busy_reason(host),
         "caveat": CAVEATS.get(p["accel"], ""),
         "machine_cpus": spec["machine_cpus"], "log": spec["log"],
     }
@@ -243,25 +244,54 @@ def kernel_build(kernel):
         return "unknown"
 
 
+def emulators():
+    """The pids of the emulators (QEMU, Bochs) running on this host now."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm.startswith("qemu-system") or comm == "bochs":
+            pids.append(int(pid))
+    return sorted(pids)
+
+
+def busy_reason(host):
+    """Why a point was taken on a busy host ("" when it was not): another
+    emulator was running just before its boot or just after."""
+    before, after = host.get("emulators_before") or [], host.get("emulators_after") or []
+    if not before and not after:
+        return ""
+    return "other emulators running: %d before the boot, %d after" % (len(before), len(after))
+
+
 def run_batch(spec):
     """Boot once for the batch spec; returns {"records": [...], "console":
-    text, "command": the emulator's command line, "status": the boot's}."""
+    text, "command": the emulator's command line, "status": the boot's}.
+
+    Every point's figure is a time or a rate, so the boot first holds all
+    of the host's cores (tests/hostcores.py): two batches of one sweep,
+    or a sweep and a make check, never time beside each other.  The
+    emulators seen just before and after the boot (what the slots cannot
+    see: a make run, another user's) go into the records, and a point with
+    any is marked busy."""
     _paths(spec["root"])
-    host = _host()
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    t0 = time.monotonic()
-    try:
-        with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
-            if spec["kind"] == "macro":     # Debian's programs (macro.py)
-                from harness import macro
-                status, output, command, cmdline = macro.boot(spec, tmp)
-            elif spec["kernel"] in TEMPEST_IMAGES:
-                status, output, command, cmdline = _boot_tempest(spec, tmp)
-            else:
-                status, output, command, cmdline = _boot_linux(spec)
-    except Exception as e:      # a missing tool, an image that cannot be built
-        status, output, command, cmdline = "harness error: %s: %s" % (type(e).__name__, e), "", "", ""
-    elapsed = time.monotonic() - t0
+    import hostcores
+    with hostcores.hold(hostcores.host_cores()):
+        host = _host()
+        host["cores_held"] = hostcores.held_slots()
+        host["emulators_before"] = emulators()
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        host["boot_start"] = time.time()
+        t0 = time.monotonic()
+        status, output, command, cmdline = _boot_batch(spec)
+        elapsed = time.monotonic() - t0
+        host["boot_end"] = time.time()
+        host["emulators_after"] = emulators()
     host["load_after"] = _host()["load"]
     make = _kernel_records if spec["kind"] == "kernel" else _user_records
     records = make(spec, output, status, host, started, elapsed)
@@ -270,6 +300,21 @@ def run_batch(spec):
         r["cmdline"] = cmdline
         r["kernel_build"] = build
     return {"records": records, "console": output, "command": command, "status": status}
+
+
+def _boot_batch(spec):
+    """The batch's one boot: (status, console, emulator command, kernel
+    command line)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+            if spec["kind"] == "macro":     # Debian's programs (macro.py)
+                from harness import macro
+                return macro.boot(spec, tmp)
+            if spec["kernel"] in TEMPEST_IMAGES:
+                return _boot_tempest(spec, tmp)
+            return _boot_linux(spec)
+    except Exception as e:      # a missing tool, an image that cannot be built
+        return "harness error: %s: %s" % (type(e).__name__, e), "", "", ""
 
 
 def failed_batch(spec, reason):
