@@ -24,6 +24,7 @@ Prints "PASS name" or "FAIL name: why" per case and ends with
 """
 
 import contextlib
+import fcntl
 import io
 import os
 import shutil
@@ -104,7 +105,8 @@ def spans(procs):
     for p in procs:
         text, _ = p.communicate(timeout=60)
         words = dict(line.split() for line in text.split("\n") if line)
-        out.append((float(words["start"]), float(words["end"])))
+        # A holder whose start line the caller read already has only its end.
+        out.append((float(words["start"]) if "start" in words else None, float(words["end"])))
     return out
 
 
@@ -124,22 +126,45 @@ def slots_whole_host_never_overlaps():
 
 def slots_single_ones_share():
     with slot_dir(2):
-        procs = [holder(1, 1.0) for _ in range(2)]
+        procs = [holder(1, 3.0) for _ in range(2)]
         s = spans(procs)
     if not overlaps(s[0], s[1]):
         return "two one-slot holders on two slots did not run together: %s" % s
 
 
+def gate_taken(directory):
+    """Whether some process holds the gate (is taking slots) now."""
+    fd = os.open(os.path.join(directory, "gate"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def wait_until(cond, seconds=30):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("waited %d s" % seconds)
+        time.sleep(0.02)
+
+
 def slots_big_request_not_overtaken():
     """A holds one slot; B asks for both and waits at the gate; C, asking
-    for one slot after B, must not start before B."""
-    with slot_dir(2):
-        a = holder(1, 1.0)
-        time.sleep(0.3)
+    for one slot after B, must not start before B.  Each step waits for
+    the one before (A's start line, B at the gate), so a slow host cannot
+    reorder them."""
+    with slot_dir(2) as d:
+        a = holder(1, 2.0)
+        first = a.stdout.readline()
         b = holder(2, 0.5)
-        time.sleep(0.3)
+        wait_until(lambda: gate_taken(d))
         c = holder(1, 0.2)
         sa, sb, sc = spans([a, b, c])
+        sa = (float(first.split()[1]), sa[1])
     if sb[0] < sa[1] - 0.05:
         return "the whole-host request started while a slot was held"
     if sc[0] < sb[0]:
@@ -241,7 +266,7 @@ def fake_ctx(budget):
 
 
 def budget_exhausted_is_one_failure():
-    ctx = fake_ctx(0.5)
+    ctx = fake_ctx(2.0)
     ran = []
 
     def job(name, secs):
@@ -250,7 +275,7 @@ def budget_exhausted_is_one_failure():
             ran.append(name)
             c.results.add(name, True)
         return (name, fn)
-    jobs = [job("first", 0.8)] + [job("later%d" % i, 0) for i in range(5)]
+    jobs = [job("first", 2.5)] + [job("later%d" % i, 0) for i in range(5)]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         times, last = check.run_jobs(ctx, jobs, 1)
