@@ -42,23 +42,16 @@ import hostcores  # noqa: E402
 import check  # noqa: E402
 import checklib  # noqa: E402
 
-RESULTS = {"passed": 0, "failed": 0}
-
-
-def report(name, why=None):
-    if why is None:
-        RESULTS["passed"] += 1
-        print("PASS %s" % name, flush=True)
-    else:
-        RESULTS["failed"] += 1
-        print("FAIL %s: %s" % (name, why), flush=True)
+RESULTS = checklib.Results()
 
 
 def case(name, fn):
+    """Run one case: it returns None when it passed, else why it failed."""
     try:
-        report(name, fn())
+        why = fn()
     except Exception as e:
-        report(name, "%s: %s" % (type(e).__name__, e))
+        why = "%s: %s" % (type(e).__name__, e)
+    RESULTS.add(name, why is None, why)
 
 
 @contextlib.contextmanager
@@ -314,8 +307,8 @@ def main():
                            if n.startswith(("slots_", "order_", "budget_", "warn_"))
                            and callable(f)):
         case(name, fn)
-    print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    return 1 if RESULTS["failed"] else 0
+    print("%d passed, %d failed" % (RESULTS.passed, RESULTS.failed))
+    return 1 if RESULTS.failed else 0
 
 
 if __name__ == "__main__":
