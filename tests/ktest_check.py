@@ -10,6 +10,9 @@
                      among the kernel's own lock classes fails
   kbench/locks       kbench=locks lockdump: a line per lock algorithm,
                      the lockstat and blkstat tables (figures not judged)
+  pvspin/PRESET      pvspin=on: the whole suite on hector under lock=mcs,
+                     the lock tests on default under h2mcs; the pvspin_*
+                     tests (waiters halted and kicked) pass
 """
 
 import re
@@ -57,6 +60,29 @@ def make_ktest_job(preset, lock, sched, cache):
             return budget_gone(ctx, [name, name + "/fsck"])
         ktest_results(ctx, name, r, individual=True)
         ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+    return job
+
+
+# pvspin=on (kern/lock/pvspin.c): the whole suite on hector under MCS, and
+# the queue-lock tests under H2-MCS on default, with waiters that halt and
+# are kicked; pvspin_* must pass, not skip.
+PVSPIN_BOOTS = (("hector", "ktest=all lock=mcs sched=percpu cache=hashfree pvspin=on"),
+                ("default", "ktest=spin_*,pvspin_*,segmap_mp lock=h2mcs pvspin=on"))
+
+
+def make_pvspin_job(preset, opts):
+    def job(ctx):
+        name = "pvspin/%s" % preset
+        r, fsp = fs_boot(ctx, name, preset, opts + " poweroff", T_KTEST,
+                         disks=KTEST_DISKS, ata_disks=KTEST_ATA_DISKS)
+        if r is None:
+            return budget_gone(ctx, [name, name + "/fsck", name + "/kicked"])
+        ktest_results(ctx, name, r, individual=False)
+        ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
+        kicked = re.findall(r"^ktest: PASS (pvspin_\w+)", r.output, re.M)
+        ctx.results.add(name + "/kicked", r.ok and len(kicked) == 2,
+                        fail_reason(r, [] if len(kicked) == 2 else
+                                    ["pvspin tests passed: %s (want both)" % kicked]))
     return job
 
 
