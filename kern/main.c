@@ -22,6 +22,7 @@
 #include <kern/arch/cpu.h>
 #include <kern/arch/multiboot.h>
 #include <kern/lib/options.h>
+#include <kern/lock/pvspin.h>
 #include <kern/arch/numa.h>
 #include <kern/arch/panic.h>
 #include <kern/arch/smp.h>
@@ -270,6 +271,7 @@ static void finish(void)
         lockstat_dump();
         blk_stats_print();      /* disk queues: length, busy time, operations */
     }
+    pvspin_report();
     if (opts.poweroff || init_poweroff) {
         /* Nothing written may be lost: sync and unmount every file
          * system (the superblocks are marked clean) before the power goes. */
@@ -330,6 +332,7 @@ void kmain(uint32_t magic, uint32_t info)
     mutex_bench_register();
 
     smp_set_tick_hook(ktest_watchdog_tick);
+    pvspin_init();
     callout_init();
     if (!smp_add_tick_hook(callout_tick))
         panic("smp: no room for the callouts' tick hook");

@@ -183,6 +183,7 @@ def all_jobs():
     jobs += cluster_check.size_jobs()
     jobs += ktests(small)
     jobs += [("fs/corrupt", fs_check.job_fs_corrupt)] + fs_matrix
+    jobs += [("pvspin/" + p, ktest_check.make_pvspin_job(p, o)) for p, o in ktest_check.PVSPIN_BOOTS]
     jobs += [("ktest/default/witness", ktest_check.job_witness), ("kbench/locks", ktest_check.job_kbench),
              ("kbench/fs", fs_check.job_kbench_fs), ("fs/rootfail", fs_check.job_fs_rootfail)]
     jobs += [("fs/peer", host_check.job_fs_peer), ("ufstools", host_check.job_ufstools)]

@@ -106,16 +106,21 @@ static void icr_wait(void)
         cpu_relax();
 }
 
+/* One IPI.  The xAPIC's two writes go with interrupts off: an interrupt
+ * handler that sends an IPI of its own (a pvspin kick from a lock's
+ * hand-off) between them would leave this one the wrong destination. */
 static void icr_send(uint32_t dest, uint32_t lo)
 {
     if (use_x2apic) {
         wrmsr(0x830, ((uint64_t)dest << 32) | lo);
         return;
     }
+    uint64_t f = intr_save();
     icr_wait();
     lapic_write(REG_ICR_HI, dest << 24);
     lapic_write(REG_ICR_LO, lo);
     icr_wait();
+    intr_restore(f);
 }
 
 void lapic_send_ipi(uint32_t apic_id, int vector)
@@ -126,6 +131,11 @@ void lapic_send_ipi(uint32_t apic_id, int vector)
 void lapic_send_ipi_all_but_self(int vector)
 {
     icr_send(0, (uint32_t)vector | (1 << 14) | (3 << 18));
+}
+
+void lapic_send_nmi(uint32_t apic_id)
+{
+    icr_send(apic_id, 0x4400);                          /* NMI, assert */
 }
 
 void lapic_send_init(uint32_t apic_id)

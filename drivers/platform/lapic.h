@@ -11,6 +11,8 @@ uint32_t lapic_id(void);
 void lapic_eoi(void);
 void lapic_send_ipi(uint32_t apic_id, int vector);
 void lapic_send_ipi_all_but_self(int vector);
+/* An NMI to one CPU (pvspin's kick: it ends a halt with interrupts off). */
+void lapic_send_nmi(uint32_t apic_id);
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_sipi(uint32_t apic_id, int page);
 

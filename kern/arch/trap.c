@@ -66,11 +66,22 @@ static __noreturn void stop_this_cpu(const struct trapframe *tf)
         halt();
 }
 
+/* An NMI's handler other than panic's (kern/lock/pvspin.c's kick), set at
+ * boot before any CPU can be sent one. */
+static bool (*nmi_hook)(struct trapframe *tf);     /* [boot] */
+
+void trap_set_nmi_hook(bool (*fn)(struct trapframe *tf))
+{
+    nmi_hook = fn;
+}
+
 void trap(struct trapframe *tf)
 {
     uint64_t v = tf->vector;
     if (v == VEC_PANIC || (v == T_NMI && panicking))
         stop_this_cpu(tf);
+    if (v == T_NMI && nmi_hook && nmi_hook(tf))
+        return;                 /* e.g. a queue-lock waiter's kick (kern/lock/pvspin.c) */
     if (v < 32 && user_hooks.exception && user_hooks.exception(tf))
         return;                 /* a user-mode exception, or a copyin fault */
     if (v < 32) {

@@ -63,6 +63,9 @@ struct trap_user_hooks {
     void (*leave)(struct trapframe *tf);
 };
 void trap_set_user_hooks(const struct trap_user_hooks *hooks);
+/* Handle an NMI outside a panic: fn returns true when it took it (pvspin's
+ * kick); otherwise an NMI is an unexpected exception, as before. */
+void trap_set_nmi_hook(bool (*fn)(struct trapframe *tf));
 
 void trap(struct trapframe *tf);
 void trap_print_frame(const struct trapframe *tf);

@@ -66,6 +66,7 @@ static const struct option_desc option_table[] = {
     { "maxcpus", OPT_COUNT, offsetof(struct options, maxcpus), 0, NULL, 0 },
     BOOL("kprof", kprof, 0),
     CHOICE("alloc", alloc, alloc_names, ALLOC_LOCAL),
+    BOOL("pvspin", pvspin, 0),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

@@ -52,6 +52,8 @@ struct options {
     int kprof;          /* bool: the tick samples the kernel (kern/arch/kprof.c) */
     int alloc;          /* enum alloc_policy: user data pages from the allocating
                          * CPU's node, or round robin over the nodes (SALSA) */
+    int pvspin;         /* bool: queue-lock waiters halt after a bounded spin and
+                         * are kicked (kern/lock/pvspin.c) */
 };
 
 extern struct options opts;

@@ -78,6 +78,12 @@
  * the code around it.  Taking a lock this CPU holds is a deadlock on a
  * multiprocessor and a panic here; a TryLock of it fails as it would.
  *
+ * pvspin=on (kern/lock/pvspin.c).  A queued MCS or H2-MCS waiter halts
+ * after PVSPIN_SPINS pauses and the hand-off kicks it with an NMI, so that
+ * on a host with fewer cores than the machine has CPUs the waiters do not
+ * burn the time a descheduled successor needs.  Only the slow paths
+ * (node_spin, node_hand_over) look at it; TTAS is unchanged.
+ *
  * Code shape.  spin_lock dispatches on the algorithm once and runs a path
  * inlined for it; statistics and witness live in one out-of-line function
  * reached through a single test of lock_hooks.
@@ -85,6 +91,7 @@
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/witness.h>
+#include <kern/lock/pvspin.h>
 #include <kern/lib/options.h>
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
@@ -255,6 +262,35 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 
 /* ---- MCS and H2-MCS -------------------------------------------------- */
 
+/* Spin on our queued node until the lock is handed to us; with pvspin=on
+ * halt after PVSPIN_SPINS pauses until the hand-off kicks us. */
+static inline void node_spin(struct mcs_node *n)
+{
+    uint32_t spins = 0;
+    while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE)) {
+        cpu_relax();
+        if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
+            pvspin_wait(&n->waiting, &n->halted);
+            spins = 0;
+        }
+    }
+}
+
+/* The CPU whose queue node n is (each CPU's nodes lie in its spin_cpus). */
+static inline int node_cpu(const struct mcs_node *n)
+{
+    return (int)(((const char *)n - (const char *)spin_cpus) / sizeof(struct spin_cpu));
+}
+
+/* Hand the lock to succ: clear its waiting flag, and with pvspin=on kick
+ * it if it halted. */
+static inline void node_hand_over(struct mcs_node *succ)
+{
+    __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
+    if (unlikely(pvspin_on))
+        pvspin_kick_if_halted(&succ->halted, node_cpu(succ));
+}
+
 /* The swap found a predecessor: queue behind it and spin on our node. */
 static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs_node *n,
                                                uint64_t *wait)
@@ -262,8 +298,7 @@ static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs
     uint64_t t0 = wait ? rdtsc() : 0;
     __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-    while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
-        cpu_relax();
+    node_spin(n);
     if (wait)
         *wait = rdtsc() - t0;
 }
@@ -287,7 +322,7 @@ static void __attribute__((noinline)) mcs_handoff(struct mcs_node *n)
     while ((succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)) == NULL)
         cpu_relax();
     __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
+    node_hand_over(succ);
 }
 
 static inline bool tail_release(spinlock_t *l, struct mcs_node *n)
@@ -340,8 +375,7 @@ static uint32_t __attribute__((noinline)) h2_wait(spinlock_t *l, struct spin_cpu
         __atomic_store_n(&l->qhead, n, __ATOMIC_RELEASE);
     else
         __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-    while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE))
-        cpu_relax();
+    node_spin(n);
     if (wait)
         *wait = rdtsc() - t0;
     return node;
@@ -355,7 +389,7 @@ static void __attribute__((noinline)) h2_handoff_nodeless(spinlock_t *l)
     while ((succ = __atomic_load_n(&l->qhead, __ATOMIC_ACQUIRE)) == NULL)
         cpu_relax();
     __atomic_store_n(&l->qhead, NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
+    node_hand_over(succ);
 }
 
 /* A node-less hold's release: the H2 compare-and-swap from the marker. */

@@ -41,6 +41,8 @@
 struct mcs_node {
     struct mcs_node *next;  /* [atomic] written once by the successor; reset by the owner */
     uint32_t waiting;       /* [atomic] 1 while queued; cleared by the predecessor */
+    uint32_t halted;        /* [atomic] pvspin=on: 1 while the waiter halts; written by
+                               it, read by the predecessor's hand-off (kern/lock/pvspin.c) */
 } __cacheline;
 
 /* h2mcs's tail while a holder that took the lock free holds it and no one

@@ -13,6 +13,7 @@
  * Locking is in the layers called: proc_lock (kern/proc/proc.c), the
  * address space's a_lock (kern/vm/as.c).
  */
+#include <kern/lock/pvspin.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
@@ -128,6 +129,7 @@ SYSCALL_DECL(sys_reboot)
         proc_exit(W_EXITCODE(0));
     }
     vfs_unmount_all();
+    pvspin_report();
     kprintf("poweroff: powering off\n");
     machine_poweroff();
 }

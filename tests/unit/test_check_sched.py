@@ -225,6 +225,20 @@ def slots_weight():
         return "weights (16 cpus, 1 cpu, single-threaded) = %s, want (2, 1, 1)" % (got,)
 
 
+def slots_pvspin_for_large_machines():
+    real = hostcores.host_cores
+    hostcores.host_cores = lambda: 2
+    try:
+        got = [checklib.pvspin_needed(*a) for a in (
+            ("hector", "ktest=all"), ("default", "ktest=all"), ("hector", "pvspin=off"),
+            ("hector", "", "icount"), ("numachine", ""))]
+    finally:
+        hostcores.host_cores = real
+    if got != [True, False, False, False, True]:
+        return "pvspin=on for hector, default, hector pvspin=off, hector icount, numachine: " \
+               "%s, want True, False, False, False, True" % got
+
+
 def order_longest_first():
     jobs = [("short", None), ("new", None), ("long", None), ("mid", None)]
     times = {"short": 5, "long": 500, "mid": 50}
