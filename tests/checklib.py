@@ -134,22 +134,23 @@ PVSPIN_RATIO = 4
 def pvspin_needed(machine, opts, accel="tcg", emulator="qemu"):
     """Whether make check boots machine with pvspin=on: a multi-threaded TCG
     boot of PVSPIN_RATIO or more virtual CPUs per host core (on two cores:
-    hector, numachine, willow), unless opts say pvspin= already.
+    hector, numachine, willow), unless opts say pvspin= already
+    (tempest.pvspin_opts, whose default ratio of one the harness and make
+    run use).
 
-    Why: even alone on the host, such a boot's queue-lock tests had a heavy
-    tail.  A queue lock hands the lock to the next waiter, whose virtual
-    CPU is often descheduled while fifteen others spin: reclaim_mapped
-    under lock=h2mcs on hector took 13 s, 49 s, and once (with a spinning
-    process beside the check) ran past the ktest watchdog's 300 s, its
-    sixteen CPUs all busy in the page reclaimer's hand-offs; segmap_mp
-    under lock=mcs took 13 to 82 s.  With pvspin=on (kern/lock/pvspin.c)
-    the waiters halt and free the host for the next one in line: the whole
-    suite on hector under lock=mcs took 23 s beside that load, against 63
-    to 90 s quiet without.  The queue locks without pvspin are still
-    tested on up, default (4 CPUs), svr4mp and spur."""
-    if "pvspin=" in opts or accel == "icount" or emulator != "qemu":
-        return False
-    return tempest.machine(machine).cpus >= PVSPIN_RATIO * hostcores.host_cores()
+    Why this ratio: even alone on the host, such a boot's queue-lock tests
+    had a heavy tail.  A queue lock hands the lock to the next waiter, whose
+    virtual CPU is often descheduled while fifteen others spin:
+    reclaim_mapped under lock=h2mcs on hector took 13 s, 49 s, and once
+    (with a spinning process beside the check) ran past the ktest
+    watchdog's 300 s, its sixteen CPUs all busy in the page reclaimer's
+    hand-offs; segmap_mp under lock=mcs took 13 to 82 s.  With pvspin=on
+    (kern/lock/pvspin.c) the waiters halt and free the host for the next
+    one in line: the whole suite on hector under lock=mcs took 23 s beside
+    that load, against 63 to 90 s quiet without.  Below the ratio make
+    check keeps pvspin off, so that the queue locks without it stay tested
+    on up, default (4 CPUs), svr4mp and spur."""
+    return tempest.pvspin_opts(machine, opts, accel, emulator, PVSPIN_RATIO) != opts
 
 
 # Frames that every sleeping thread shows; the condensed dump leaves them out.

@@ -233,7 +233,8 @@ def exit_status(output):
 
 
 def run_command(args, img):
-    opts = ("root=vda poweroff " + args.opts).strip()
+    opts = tempest.pvspin_opts(args.machine, ("root=vda poweroff " + args.opts).strip(),
+                               args.accel)
     timeout = args.timeout or tempest.DEFAULT_POWEROFF_TIMEOUT
     echo = CommandEcho()
     r = tempest.boot(args.machine, opts, accel=args.accel, timeout=timeout,

@@ -56,7 +56,7 @@ struct tempest_cluster_stat {
     uint64_t pool_refills;      /* batches its faults' page pool took from its node */
 };
 
-#define LOCKSTAT_VERSION 3
+#define LOCKSTAT_VERSION 4
 
 /* Histogram buckets: bucket 0 counts times of 0 and 1 cycle, bucket b
  * (1 <= b < LOCKSTAT_NBUCKETS - 1) times in [2^b, 2^(b+1)) cycles, and the
@@ -87,6 +87,9 @@ struct lockstat_class_rec {
     /* Call-site events that found the class's site table full (their
      * counts are in hits/misses, but no site is named for them). */
     uint64_t miss_sites_lost, hold_sites_lost;
+    /* pvspin=on: halts its waiters made, and kicks its releasers sent to
+     * halted waiters (0 with pvspin=off; counted in every lockstat= mode). */
+    uint64_t pv_halts, pv_kicks;
     uint64_t wait_hist[LOCKSTAT_NBUCKETS];  /* waits of acquisitions that missed */
     uint64_t hold_hist[LOCKSTAT_NBUCKETS];  /* hold times that were measured */
 };

@@ -33,6 +33,11 @@ struct lockstat_cpu {
     uint64_t wait_cycles;   /* TSC cycles spent waiting */
     uint64_t hold_cycles;   /* TSC cycles held */
     uint64_t max_wait;      /* longest single wait, cycles */
+    /* pvspin=on (kern/lock/pvspin.c), counted whatever lockstat= says:
+     * halts this CPU made waiting for a lock of the class, and kicks it
+     * sent handing one over to a halted waiter. */
+    uint64_t pv_halts;
+    uint64_t pv_kicks;
 } __cacheline;
 
 #define LOCK_CLASS_NAME_MAX 32

@@ -425,6 +425,8 @@ static void sum_cpus(struct lock_class *c, struct lockstat_totals *t)
         t->wait_cycles += READ_ONCE(s->wait_cycles);
         t->hold_cycles += READ_ONCE(s->hold_cycles);
         t->max_wait = MAX(t->max_wait, READ_ONCE(s->max_wait));
+        t->pv_halts += READ_ONCE(s->pv_halts);
+        t->pv_kicks += READ_ONCE(s->pv_kicks);
     }
 }
 
@@ -592,6 +594,8 @@ static void fill_class_rec(struct lockstat_class_rec *r, struct lock_class *c)
     r->wait_cycles = t.wait_cycles;
     r->hold_cycles = t.hold_cycles;
     r->max_wait = t.max_wait;
+    r->pv_halts = t.pv_halts;
+    r->pv_kicks = t.pv_kicks;
     r->ninstances = count_instances_locked(c);
     sum_hists(c, r->wait_hist, r->hold_hist);
     struct lockstat_class_ext *x = ext_of(c);

@@ -240,6 +240,7 @@ void lockstat_reset(void);
 /* A class's totals, summed over CPUs (for tests and the console table). */
 struct lockstat_totals {
     uint64_t hits, misses, wait_cycles, hold_cycles, max_wait;
+    uint64_t pv_halts, pv_kicks;    /* pvspin=on's, kern/lock/pvspin.c */
     uint64_t ninstances;    /* live instances on the class's list */
     uint64_t wait_hist[LOCKSTAT_NBUCKETS], hold_hist[LOCKSTAT_NBUCKETS];
 };

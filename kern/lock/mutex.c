@@ -23,6 +23,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/lock/lockstat.h>
 #include <kern/lock/witness.h>
+#include <kern/lock/pvspin.h>
 #include <kern/sched/thread.h>
 #include <kern/sched/sched.h>
 #include <kern/arch/arch.h>
@@ -78,14 +79,40 @@ static bool free_for_exclusive(const struct mutex *m)
     return m->owner == NULL && m->readers == 0;
 }
 
+static bool busy_for_exclusive(const void *m)
+{
+    return !free_for_exclusive(m);
+}
+
+static bool busy_for_shared(const void *m)
+{
+    return READ_ONCE(((const struct mutex *)m)->owner) != NULL;
+}
+
+/* A spin mutex's wait, ilk released: spin until m looks free; with
+ * pvspin=on halt after PVSPIN_SPINS pauses until the release kicks (or,
+ * since a spin mutex's waiter keeps interrupts on, an interrupt ends the
+ * halt; the kernel does not preempt, so the waiter stays on its CPU). */
+static void spin_until_free(struct mutex *m, bool exclusive)
+{
+    bool (*busy)(const void *) = exclusive ? busy_for_exclusive : busy_for_shared;
+    uint32_t spins = 0;
+    while (busy(m)) {
+        cpu_relax();
+        if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
+            pvspin_wait_busy(m, &m->pv_sleepers, busy, m->inst.cls);
+            spins = 0;
+        }
+    }
+}
+
 /* Called with ilk held; returns with it released, after the mutex looked
  * free (spin) or after a wake-up (sleep). */
 static void wait_busy(struct mutex *m, bool exclusive)
 {
     if (m->flags & MUTEX_SPIN) {
         rawlock_release(&m->ilk);
-        while (exclusive ? !free_for_exclusive(m) : READ_ONCE(m->owner) != NULL)
-            cpu_relax();
+        spin_until_free(m, exclusive);
         return;
     }
     struct sleepq *sq = sleepq_lock(mutex_chan(m));
@@ -243,6 +270,8 @@ void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
+    if (unlikely(pvspin_on) && (m->flags & MUTEX_SPIN))
+        pvspin_release_busy(m, &m->pv_sleepers, m->inst.cls);
     lockstat_note_released(&m->inst, e->acquired_at);
     if (wake)
         wake_waiters(m);

@@ -35,6 +35,9 @@ struct mutex {
     uint32_t waiters;           /* [ilk] threads asleep on the mutex */
     uint32_t writers_waiting;   /* [ilk] exclusive requests waiting */
     uint32_t flags;             /* [c] MUTEX_* */
+    /* MUTEX_SPIN with pvspin=on: set by a waiter about to halt, cleared by
+     * the release that kicks (kern/lock/pvspin.c) [atomic]. */
+    uint8_t pv_sleepers;
     struct lock_instance inst;  /* statistics; class from mutex_init */
 };
 

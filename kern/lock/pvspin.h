@@ -1,8 +1,9 @@
 /*
- * Paravirtual-aware spinning for the queue locks (kern/lock/pvspin.c has
- * the theory): pvspin=on makes an MCS or H2-MCS waiter halt after a
- * bounded spin, and the hand-off that passes the lock to a halted waiter
- * kick it with an NMI.
+ * Paravirtual-aware spinning (kern/lock/pvspin.c has the theory):
+ * pvspin=on makes a spinning waiter halt after a bounded spin, and the
+ * release that frees or hands over the lock kick it with an NMI.  Queue
+ * locks (MCS, H2-MCS) use the node calls; locks whose waiters all watch
+ * one lock (TTAS, spin mutexes) use the busy calls.
  */
 #ifndef KERN_LOCK_PVSPIN_H
 #define KERN_LOCK_PVSPIN_H
@@ -11,6 +12,7 @@
 #include <kern/lib/options.h>
 
 struct trapframe;
+struct lock_class;
 
 /* Spins a queued waiter makes before it halts (each a pause). */
 #define PVSPIN_SPINS 4096
@@ -25,11 +27,35 @@ void pvspin_init(void);
 
 /* A queued waiter that has spun PVSPIN_SPINS times on *waiting: mark
  * *halted, halt until *waiting is 0 or a kick comes, unmark.  Interrupts
- * are off.  Returns with *waiting possibly still set (spin again). */
-void pvspin_wait(volatile uint32_t *waiting, volatile uint32_t *halted);
+ * are off.  Returns with *waiting possibly still set (spin again).  The
+ * halt is counted for cls (pv_halts of struct lockstat_cpu). */
+void pvspin_wait(volatile uint32_t *waiting, volatile uint32_t *halted,
+                 struct lock_class *cls);
 
-/* The hand-off has cleared the waiter's flag: kick cpu if it halted. */
-void pvspin_kick_if_halted(volatile uint32_t *halted, int cpu);
+/* The hand-off has cleared the waiter's flag: kick cpu if it halted
+ * (counted for cls as a pv_kick). */
+void pvspin_kick_if_halted(volatile uint32_t *halted, int cpu, struct lock_class *cls);
+
+/* A waiter on lock (any lock whose waiters all watch the lock itself)
+ * that has spun PVSPIN_SPINS times: note the wait in *sleepers (a byte in
+ * the lock) and halt while busy(lock) held at the last look, until its
+ * release kicks.  Returns with the lock possibly still busy (try again). */
+void pvspin_wait_busy(const void *lock, volatile uint8_t *sleepers,
+                      bool (*busy)(const void *lock), struct lock_class *cls);
+
+/* Clear *sleepers and kick every CPU waiting on lock in pvspin_wait_busy
+ * (pvspin_release_busy's slow path). */
+void pvspin_kick_sleepers(const void *lock, volatile uint8_t *sleepers, struct lock_class *cls);
+
+/* After lock's release store: if *sleepers says a waiter may halt, kick
+ * every CPU waiting on lock.  A fence and one load when nobody halted. */
+static inline void pvspin_release_busy(const void *lock, volatile uint8_t *sleepers,
+                                       struct lock_class *cls)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(sleepers, __ATOMIC_RELAXED))
+        pvspin_kick_sleepers(lock, sleepers, cls);
+}
 
 /* An NMI while pvspin=on is a kick (or a stale one): if it landed between
  * the waiter's last look and its hlt, resume after the hlt.  Returns true

@@ -81,8 +81,11 @@
  * pvspin=on (kern/lock/pvspin.c).  A queued MCS or H2-MCS waiter halts
  * after PVSPIN_SPINS pauses and the hand-off kicks it with an NMI, so that
  * on a host with fewer cores than the machine has CPUs the waiters do not
- * burn the time a descheduled successor needs.  Only the slow paths
- * (node_spin, node_hand_over) look at it; TTAS is unchanged.
+ * burn the time a descheduled successor (or holder) needs.  A TTAS waiter
+ * halts the same way, noting it in the lock's pv_sleepers, and the
+ * release that finds the note kicks every halted waiter.  The queue locks
+ * look at it only in their slow paths (node_spin, node_hand_over); TTAS's
+ * release tests it once.
  *
  * Code shape.  spin_lock dispatches on the algorithm once and runs a path
  * inlined for it; statistics and witness live in one out-of-line function
@@ -240,6 +243,25 @@ static inline bool tas_try(spinlock_t *l)
     return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) == 0;
 }
 
+static bool tas_busy(const void *lock)
+{
+    return __atomic_load_n(&((const spinlock_t *)lock)->word, __ATOMIC_RELAXED) != 0;
+}
+
+/* Wait for the word to look free; with pvspin=on halt after PVSPIN_SPINS
+ * pauses until the release kicks. */
+static inline void tas_spin(spinlock_t *l)
+{
+    uint32_t spins = 0;
+    while (__atomic_load_n(&l->word, __ATOMIC_RELAXED)) {
+        cpu_relax();
+        if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
+            pvspin_wait_busy(l, &l->pv_sleepers, tas_busy, l->inst.cls);
+            spins = 0;
+        }
+    }
+}
+
 /* The first exchange failed: spin with back-off until the lock is ours.
  * *wait (if asked for) gets the cycles spent here. */
 static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
@@ -247,8 +269,7 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
     uint64_t t0 = wait ? rdtsc() : 0;
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
-        while (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
-            cpu_relax();
+        tas_spin(l);
         if (tas_try(l))
             break;
         for (uint32_t i = 0; i < backoff; i++)
@@ -264,13 +285,13 @@ static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 
 /* Spin on our queued node until the lock is handed to us; with pvspin=on
  * halt after PVSPIN_SPINS pauses until the hand-off kicks us. */
-static inline void node_spin(struct mcs_node *n)
+static inline void node_spin(spinlock_t *l, struct mcs_node *n)
 {
     uint32_t spins = 0;
     while (__atomic_load_n(&n->waiting, __ATOMIC_ACQUIRE)) {
         cpu_relax();
         if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
-            pvspin_wait(&n->waiting, &n->halted);
+            pvspin_wait(&n->waiting, &n->halted, l->inst.cls);
             spins = 0;
         }
     }
@@ -284,21 +305,21 @@ static inline int node_cpu(const struct mcs_node *n)
 
 /* Hand the lock to succ: clear its waiting flag, and with pvspin=on kick
  * it if it halted. */
-static inline void node_hand_over(struct mcs_node *succ)
+static inline void node_hand_over(spinlock_t *l, struct mcs_node *succ)
 {
     __atomic_store_n(&succ->waiting, 0, __ATOMIC_RELEASE);
     if (unlikely(pvspin_on))
-        pvspin_kick_if_halted(&succ->halted, node_cpu(succ));
+        pvspin_kick_if_halted(&succ->halted, node_cpu(succ), l->inst.cls);
 }
 
 /* The swap found a predecessor: queue behind it and spin on our node. */
-static void __attribute__((noinline)) mcs_wait(struct mcs_node *pred, struct mcs_node *n,
-                                               uint64_t *wait)
+static void __attribute__((noinline)) mcs_wait(spinlock_t *l, struct mcs_node *pred,
+                                               struct mcs_node *n, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
     __atomic_store_n(&n->waiting, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-    node_spin(n);
+    node_spin(l, n);
     if (wait)
         *wait = rdtsc() - t0;
 }
@@ -310,19 +331,19 @@ static inline bool mcs_acquire(spinlock_t *l, struct mcs_node *n, uint64_t *wait
     struct mcs_node *pred = __atomic_exchange_n(&l->tail, n, __ATOMIC_ACQ_REL);
     if (likely(pred == NULL))
         return true;
-    mcs_wait(pred, n, wait);
+    mcs_wait(l, pred, n, wait);
     return false;
 }
 
 /* Wait for the successor to link itself behind n, then hand the lock over
  * and leave n with next == NULL for its next use (H1). */
-static void __attribute__((noinline)) mcs_handoff(struct mcs_node *n)
+static void __attribute__((noinline)) mcs_handoff(spinlock_t *l, struct mcs_node *n)
 {
     struct mcs_node *succ;
     while ((succ = __atomic_load_n(&n->next, __ATOMIC_ACQUIRE)) == NULL)
         cpu_relax();
     __atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
-    node_hand_over(succ);
+    node_hand_over(l, succ);
 }
 
 static inline bool tail_release(spinlock_t *l, struct mcs_node *n)
@@ -337,7 +358,7 @@ static inline void mcs_release(spinlock_t *l, struct mcs_node *n)
 {
     if (__atomic_load_n(&n->next, __ATOMIC_ACQUIRE) == NULL && tail_release(l, n))
         return;
-    mcs_handoff(n);
+    mcs_handoff(l, n);
 }
 
 /* H2: the compare-and-swap at once; a successor only on failure. */
@@ -345,7 +366,7 @@ static inline void h2mcs_release(spinlock_t *l, struct mcs_node *n)
 {
     if (likely(tail_release(l, n)))
         return;
-    mcs_handoff(n);
+    mcs_handoff(l, n);
 }
 
 /* H2-MCS's uncontended acquisition: the tail from NULL to the marker. */
@@ -375,7 +396,7 @@ static uint32_t __attribute__((noinline)) h2_wait(spinlock_t *l, struct spin_cpu
         __atomic_store_n(&l->qhead, n, __ATOMIC_RELEASE);
     else
         __atomic_store_n(&pred->next, n, __ATOMIC_RELEASE);
-    node_spin(n);
+    node_spin(l, n);
     if (wait)
         *wait = rdtsc() - t0;
     return node;
@@ -389,7 +410,7 @@ static void __attribute__((noinline)) h2_handoff_nodeless(spinlock_t *l)
     while ((succ = __atomic_load_n(&l->qhead, __ATOMIC_ACQUIRE)) == NULL)
         cpu_relax();
     __atomic_store_n(&l->qhead, NULL, __ATOMIC_RELAXED);
-    node_hand_over(succ);
+    node_hand_over(l, succ);
 }
 
 /* A node-less hold's release: the H2 compare-and-swap from the marker. */
@@ -429,9 +450,11 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t *node, 
 static inline __attribute__((always_inline))
 void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
-    if (algo == LOCK_SPIN)
+    if (algo == LOCK_SPIN) {
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
-    else if (algo == LOCK_H2MCS && node == SPIN_NO_NODE)
+        if (unlikely(pvspin_on))
+            pvspin_release_busy(l, &l->pv_sleepers, l->inst.cls);
+    } else if (algo == LOCK_H2MCS && node == SPIN_NO_NODE)
         h2_release_nodeless(l);
     else if (algo == LOCK_H2MCS)
         h2mcs_release(l, node_at(sc, node));
@@ -566,7 +589,7 @@ lock_missed(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     else if (algo == LOCK_H2MCS)
         node = h2_wait(l, sc, stat ? &wait : NULL);
     else
-        mcs_wait(pred, node_at(sc, node), stat ? &wait : NULL);
+        mcs_wait(l, pred, node_at(sc, node), stat ? &wait : NULL);
     missed_finish(l, cpu, node, site, stat, wait, holder);
 }
 

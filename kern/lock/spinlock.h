@@ -60,6 +60,9 @@ typedef struct spinlock {
      * hand-off [atomic]. */
     struct mcs_node *qhead;
     uint8_t algo;               /* enum lock_algo; fixed at init or first use */
+    /* spin with pvspin=on: set by a waiter about to halt, cleared by the
+     * release that kicks the halted (kern/lock/pvspin.c) [atomic]. */
+    uint8_t pv_sleepers;
     union {
         struct {
             int16_t owner;      /* [holder] CPU holding the lock, -1 when free */

@@ -1,18 +1,24 @@
 /*
- * pvspin=on (kern/lock/pvspin.c): queue-lock waiters halt and are kicked.
+ * pvspin=on (kern/lock/pvspin.c): spinning waiters halt and are kicked.
  *
  *   pvspin_mcs_kick     every CPU: CPU 0 holds an MCS lock for 100 ms while
  *   pvspin_h2mcs_kick   the others queue behind it, far past their bounded
- *                       spin, so they halt; then each takes the lock in
- *                       turn.  Every CPU got it (none was left halted: a
- *                       lost kick hangs here and the watchdog says so),
- *                       mutual exclusion held, and with two CPUs or more
- *                       the halts and kicks grew.  Skipped with pvspin=off.
+ *   pvspin_spin_kick    spin, so they halt; then each takes the lock in
+ *   pvspin_mutex_kick   turn.  The same for a TTAS lock and for a spin
+ *                       mutex, whose waiters all watch the lock.  Every
+ *                       CPU got it (none was left halted: a lost kick
+ *                       hangs here and the watchdog says so), mutual
+ *                       exclusion held, and with two CPUs or more the
+ *                       halts and kicks grew, in all and for the lock's
+ *                       class (what lockstat reports).  Skipped with
+ *                       pvspin=off.
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lock/lock.h>
 #include <kern/lock/pvspin.h>
+#include <kern/lock/mutex.h>
+#include <kern/lock/lockstat.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/smp.h>
 #include <kern/arch/arch.h>
@@ -21,10 +27,60 @@
 #define HOLD_US 100000          /* CPU 0's hold: far longer than a bounded spin */
 
 LOCK_CLASS(test_pvspin_lock, "test_pvspin", LK_SPIN);
+LOCK_CLASS(test_pvspin_mutex_class, "test_pvspin_mutex", LK_MUTEX_SPIN);
 static spinlock_t pv_lock;
-static volatile int pv_inside;          /* [pv_lock] CPUs inside: must stay 0 or 1 */
+static struct mutex pv_mutex;
+static volatile int pv_inside;          /* [the lock tested] CPUs inside: must stay 0 or 1 */
 static volatile int pv_done;            /* [atomic] CPUs that got the lock */
-static uint64_t halts0, kicks0;         /* [CPU 0] the counts before */
+static uint64_t halts0, kicks0;         /* [CPU 0] the counts before, in all */
+static uint64_t cls_halts0, cls_kicks0; /* [CPU 0] and for the class tested */
+
+/* The lock under test: a spin lock of algorithm algo, or (algo < 0) the
+ * spin mutex. */
+static struct lock_class *tested_class(int algo)
+{
+    return algo < 0 ? &test_pvspin_mutex_class : &test_pvspin_lock;
+}
+
+static void tested_init(int algo)
+{
+    if (algo < 0)
+        mutex_init(&pv_mutex, &test_pvspin_mutex_class, MUTEX_SPIN, "pvspin");
+    else
+        spin_init_algo(&pv_lock, &test_pvspin_lock, algo);
+}
+
+static void tested_lock(int algo)
+{
+    if (algo < 0)
+        mutex_enter(&pv_mutex);
+    else
+        spin_lock(&pv_lock);
+}
+
+static void tested_unlock(int algo)
+{
+    if (algo < 0)
+        mutex_exit(&pv_mutex);
+    else
+        spin_unlock(&pv_lock);
+}
+
+static void tested_destroy(int algo)
+{
+    if (algo < 0)
+        mutex_destroy(&pv_mutex);
+    else
+        spin_destroy(&pv_lock);
+}
+
+static void class_counts(int algo, uint64_t *halts, uint64_t *kicks)
+{
+    struct lockstat_totals t;
+    lockstat_class_totals(tested_class(algo), &t);
+    *halts = t.pv_halts;
+    *kicks = t.pv_kicks;
+}
 
 static int kick_test(int algo)
 {
@@ -32,40 +88,46 @@ static int kick_test(int algo)
     if (!pvspin_on)
         KT_SKIP("runs under pvspin=on only");
     if (me == 0) {
-        spin_init_algo(&pv_lock, &test_pvspin_lock, algo);
+        tested_init(algo);
         pv_inside = 0;
         pv_done = 0;
         pvspin_counts(&halts0, &kicks0);
-        spin_lock(&pv_lock);
+        class_counts(algo, &cls_halts0, &cls_kicks0);
+        tested_lock(algo);
     }
     ktest_barrier();
     int bad = 0;
     if (me == 0) {
-        clock_spin_us(HOLD_US);         /* the others queue and halt meanwhile */
+        clock_spin_us(HOLD_US);         /* the others wait and halt meanwhile */
     } else {
-        spin_lock(&pv_lock);
+        tested_lock(algo);
     }
     if (__atomic_add_fetch(&pv_inside, 1, __ATOMIC_ACQ_REL) != 1)
         bad++;
     for (int k = 0; k < 64; k++)
         cpu_relax();
     __atomic_sub_fetch(&pv_inside, 1, __ATOMIC_ACQ_REL);
-    spin_unlock(&pv_lock);
+    tested_unlock(algo);
     __atomic_add_fetch(&pv_done, 1, __ATOMIC_ACQ_REL);
     ktest_barrier();
     KT_ASSERT_EQ(bad, 0);
     if (me == 0) {
-        uint64_t halts, kicks;
+        uint64_t halts, kicks, cls_halts, cls_kicks;
         pvspin_counts(&halts, &kicks);
+        class_counts(algo, &cls_halts, &cls_kicks);
         KT_ASSERT_EQ(pv_done, ncpus_online);
         if (ncpus_online > 1) {
             KT_ASSERT(halts > halts0);
             KT_ASSERT(kicks > kicks0);
+            KT_ASSERT(cls_halts > cls_halts0);
+            KT_ASSERT(cls_kicks > cls_kicks0);
         }
-        spin_destroy(&pv_lock);
+        tested_destroy(algo);
     }
     return 0;
 }
 
 KTEST_ALL_CPUS(pvspin_mcs_kick) { return kick_test(LOCK_MCS); }
 KTEST_ALL_CPUS(pvspin_h2mcs_kick) { return kick_test(LOCK_H2MCS); }
+KTEST_ALL_CPUS(pvspin_spin_kick) { return kick_test(LOCK_SPIN); }
+KTEST_ALL_CPUS(pvspin_mutex_kick) { return kick_test(-1); }

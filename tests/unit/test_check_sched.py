@@ -41,6 +41,7 @@ sys.path.insert(0, TESTS)
 import hostcores  # noqa: E402
 import check  # noqa: E402
 import checklib  # noqa: E402
+import tempest  # noqa: E402
 
 RESULTS = checklib.Results()
 
@@ -237,6 +238,25 @@ def slots_pvspin_for_large_machines():
     if got != [True, False, False, False, True]:
         return "pvspin=on for hector, default, hector pvspin=off, hector icount, numachine: " \
                "%s, want True, False, False, False, True" % got
+
+
+def slots_pvspin_default_beyond_host():
+    """The harness's and make run's rule: on when the CPUs a boot uses
+    outnumber the host's cores, off on up, with maxcpus= within the cores,
+    under icount and Bochs, and when the options say pvspin= already."""
+    real = hostcores.host_cores
+    hostcores.host_cores = lambda: 2
+    try:
+        got = [tempest.pvspin_opts(*a) for a in (
+            ("default", "poweroff"), ("up", "poweroff"), ("hector", "maxcpus=2"),
+            ("hector", "maxcpus=3"), ("hector", "", "icount"), ("hector", "", "tcg", "bochs"),
+            ("hector", "pvspin=off"))]
+    finally:
+        hostcores.host_cores = real
+    want = ["poweroff pvspin=on", "poweroff", "maxcpus=2", "maxcpus=3 pvspin=on", "", "",
+            "pvspin=off"]
+    if got != want:
+        return "pvspin_opts on two cores: %s, want %s" % (got, want)
 
 
 def order_longest_first():

@@ -202,6 +202,7 @@ def _boot_tempest(spec, tmp):
         disks = [userrun.root_image(tmp, guest_script(spec["points"], "tempest"), None)]
     kernel = (tempest.KERNEL if spec["kernel"] == "tempest" else
               os.path.join(spec["root"], TEMPEST_IMAGES[spec["kernel"]]))
+    words = tempest.pvspin_opts(p0["machine"], " ".join(words), p0["accel"]).split()
     r = tempest.boot(p0["machine"], " ".join(words), accel=p0["accel"],
                      timeout=spec["timeout"], disk_images=disks, kernel=kernel)
     status = r.status

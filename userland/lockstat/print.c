@@ -80,16 +80,31 @@ static uint32_t class_index(const struct snap *s, const struct lockstat_class_re
 
 /* ---- Text ---- */
 
+/* Whether any row has pvspin=on's halts or kicks (their columns). */
+static int any_pv(const struct lockstat_class_rec **rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i]->pv_halts || rows[i]->pv_kicks)
+            return 1;
+    return 0;
+}
+
 static void print_classes(const struct snap *s, const struct lockstat_class_rec **rows, int n)
 {
-    printf("%-20s %-11s %12s %10s %8s %12s %10s %12s\n", "class", "kind", "hits", "misses",
+    int pv = any_pv(rows, n);
+    printf("%-20s %-11s %12s %10s %8s %12s %10s %12s", "class", "kind", "hits", "misses",
            "miss%", "wait_us", "maxwait_us", "hold_us");
+    printf(pv ? " %10s %10s\n" : "\n", "halts", "kicks");
     for (int i = 0; i < n; i++) {
         const struct lockstat_class_rec *c = rows[i];
-        printf("%-20s %-11s %12llu %10llu %7.3f%% %12.1f %10.1f %12.1f\n", c->name,
+        printf("%-20s %-11s %12llu %10llu %7.3f%% %12.1f %10.1f %12.1f", c->name,
                kind_name(c->kind), (unsigned long long)c->hits, (unsigned long long)c->misses,
                100.0 * ratio(c), cycles_us(s, c->wait_cycles), cycles_us(s, c->max_wait),
                cycles_us(s, c->hold_cycles));
+        if (pv)
+            printf(" %10llu %10llu", (unsigned long long)c->pv_halts,
+                   (unsigned long long)c->pv_kicks);
+        printf("\n");
     }
 }
 
@@ -326,11 +341,12 @@ static void json_class(const struct snap *s, const struct lockstat_class_rec *c)
     printf("{\"class\": \"%s\", \"kind\": \"%s\", \"hits\": %llu, \"misses\": %llu, "
            "\"miss_ratio\": %.6f, \"wait_us\": %.3f, \"max_wait_us\": %.3f, "
            "\"hold_us\": %.3f, \"instances\": %llu, \"miss_sites_lost\": %llu, "
-           "\"hold_sites_lost\": %llu", c->name, kind_name(c->kind),
-           (unsigned long long)c->hits, (unsigned long long)c->misses, ratio(c),
-           cycles_us(s, c->wait_cycles), cycles_us(s, c->max_wait), cycles_us(s, c->hold_cycles),
-           (unsigned long long)c->ninstances, (unsigned long long)c->miss_sites_lost,
-           (unsigned long long)c->hold_sites_lost);
+           "\"hold_sites_lost\": %llu, \"pv_halts\": %llu, \"pv_kicks\": %llu", c->name,
+           kind_name(c->kind), (unsigned long long)c->hits, (unsigned long long)c->misses,
+           ratio(c), cycles_us(s, c->wait_cycles), cycles_us(s, c->max_wait),
+           cycles_us(s, c->hold_cycles), (unsigned long long)c->ninstances,
+           (unsigned long long)c->miss_sites_lost, (unsigned long long)c->hold_sites_lost,
+           (unsigned long long)c->pv_halts, (unsigned long long)c->pv_kicks);
     json_sites(s, c, LOCKSTAT_SITE_MISS, 0);
     json_sites(s, c, LOCKSTAT_SITE_HOLD, 0);
     json_hist("wait_hist", c->wait_hist);

@@ -110,6 +110,8 @@ static void sub_class(struct lockstat_class_rec *c, const struct lockstat_class_
     c->hold_cycles -= p->hold_cycles;
     c->miss_sites_lost -= p->miss_sites_lost;
     c->hold_sites_lost -= p->hold_sites_lost;
+    c->pv_halts -= p->pv_halts;
+    c->pv_kicks -= p->pv_kicks;
     for (int b = 0; b < LOCKSTAT_NBUCKETS; b++) {
         c->wait_hist[b] -= p->wait_hist[b];
         c->hold_hist[b] -= p->hold_hist[b];

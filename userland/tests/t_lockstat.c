@@ -461,7 +461,7 @@ static void check_lockstat_options(void)
 	CHECK(run_tool(help, out, sizeof out) > 0);
 	static const char *const documented[] = { "-k ", "-H ", "-P ", "-i SECS", "-l PATTERN",
 						  "-j ", "-c CLASS", "hits", "misses", "wait_us",
-						  "maxwait_us", "hold_us", "time_us" };
+						  "maxwait_us", "hold_us", "time_us", "halts", "kicks" };
 	for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++)
 		if (!strstr(out, documented[i]))
 			ut_check(0, __FILE__, __LINE__, "lockstat -h does not document %s", documented[i]);
@@ -473,6 +473,7 @@ static void check_lockstat_options(void)
 		CHECK(matching > 0);
 	CHECK_EQ(others, 0);
 	CHECK(strstr(out, "\"wait_hist\": [") && strstr(out, "\"per_cpu\": ["));
+	CHECK(strstr(out, "\"pv_halts\": ") && strstr(out, "\"pv_kicks\": "));
 	char *text[] = { "lockstat", "-H", "-P", "-c", "sem", NULL };
 	CHECK(run_tool(text, out, sizeof out) > 0);
 	CHECK(strstr(out, "\nclass                 cpu ") != NULL);      /* -P's table */
