@@ -17,6 +17,12 @@ Host only (no emulator):
   sweep/...      the users and files keys: counts per CPU, ids, refusals
   scripts        a batch's guest scripts: marker lines, mount commands per
                  kernel and file system, lockstat on Tempest only
+  sysbench/...   each sysbench workload's command run on the host with
+                 the host's sysbench (Debian's, as in the guests) for a
+                 second: its bench line with a positive ops_per_s (fileio
+                 in a directory prepared as the point's setup does);
+                 sysbench/speedups: the 2-CPU speed-up from records,
+                 medians, busy and failed ones left out
   pmake/...      bench/pmake run on the host with the host's make and gcc
                  on a few staged files: its result line, objects counted;
                  pmakeind on two copies; a broken file gives error=make
@@ -29,7 +35,10 @@ With emulators (about two minutes of emulator time):
                  per file, Tempest's with lock statistics, Linux's without;
                  and GAEDE with 2 users on svr4mp on Tempest: both users
                  finished scripts, none failed, the rate is the count
-                 over the time, with lock statistics
+                 over the time, with lock statistics; and sysbench fileio
+                 at 2 CPUs for 2 s on both kernels: its rate is the reads
+                 and writes it printed, over the time asked, Tempest's
+                 with lock statistics
 """
 
 import argparse
@@ -44,7 +53,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from harness import macro, macro_pmake  # noqa: E402
+from harness import macro, macro_pmake, macro_sysbench  # noqa: E402
 from checklib import Results  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep.py")
@@ -213,6 +222,45 @@ def test_pmake_host(res, tmp):
 
 # ---- with emulators -------------------------------------------------------------
 
+def test_sysbench_host(res, tmp):
+    """Each workload's command against the host's real sysbench."""
+    if not shutil.which("sysbench"):
+        res.add("sysbench/host", False, "sysbench is not installed (sh tools/install-deps.sh)")
+        return
+    for test in macro_sysbench.TESTS:
+        name = "sysbench_" + test
+        point = {"cpus": 1, "seconds": 1, "workload": name}
+        work = os.path.join(tmp, "sb-" + test)
+        os.makedirs(work)
+        prep = macro_sysbench.PREPARE[name](work, point)
+        script = prep["command"].replace(macro_sysbench.MOUNT, work)
+        script = script.replace("/tmp/sysbench.out", os.path.join(work, "out"))
+        setup = prep["setup"].replace(macro_sysbench.MOUNT, work)
+        p = subprocess.run(["sh", "-c", setup + " > /dev/null && " + script], cwd=work,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=120)
+        m = re.search(r"^bench %s ops_per_s=([0-9.]+) time_s=([0-9.]+) threads=1" % name,
+                      p.stdout, re.M)
+        ok = p.returncode == 0 and m is not None and float(m.group(1)) > 0
+        if test == "fileio" and ok:
+            ok = re.search(r" reads_per_s=[0-9.]+ writes_per_s=[0-9.]+ ", p.stdout) is not None
+        res.add("sysbench/" + test, ok, "status %d: %s" % (p.returncode, p.stdout[-300:]))
+
+
+def test_sysbench_speedups(res):
+    def rec(kernel, cpus, value, status="ok", busy=None, workload="sysbench_threads"):
+        return {"point": {"kernel": kernel, "optset": kernel, "workload": workload,
+                          "cpus": cpus}, "status": status, "busy": busy,
+                "result": {"ops_per_s": value}}
+    records = [rec("tempest", 1, 100), rec("tempest", 1, 90), rec("tempest", 1, 500),
+               rec("tempest", 2, 180), rec("tempest", 2, 9, status="failed"),
+               rec("tempest", 2, 1, busy="2 other emulators"),
+               rec("linux", 1, 100), rec("linux", 4, 300), rec("linux", 2, 150, workload="gaede")]
+    got = macro_sysbench.speedups(records)
+    want = {("tempest", "tempest", "sysbench_threads"): 1.8}
+    res.add("sysbench/speedups", got == want, "got %s, want %s" % (got, want))
+
+
 def _records(outdir):
     out = {}
     runs = os.path.join(outdir, "runs")
@@ -239,6 +287,23 @@ def check_gaede_record(res, r, result):
     classes = (r.get("lockstat") or {}).get("classes") or []
     res.add("smoke/gaede/lockstat", any(c["hits"] > 0 for c in classes),
             "%d lock classes" % len(classes))
+
+
+def check_sysbench_record(res, r, result):
+    """sysbench fileio's reduced point: a positive rate that is the reads
+    and writes per second it printed, for 2 threads, over about the
+    seconds asked; Tempest's with lock statistics."""
+    kernel = r["point"]["kernel"]
+    rate = result.get("reads_per_s", 0) + result.get("writes_per_s", 0)
+    res.add("smoke/sysbench/%s/rate" % kernel, r["metric"] == "ops_per_s"
+            and (r["value"] or 0) > 0 and abs(rate - r["value"]) <= 0.02 + 0.001 * rate
+            and result.get("threads") == 2, "value %r, result %r" % (r["value"], result))
+    res.add("smoke/sysbench/%s/time" % kernel,
+            abs(result.get("time_s", 0) - r["point"]["seconds"]) < 1.0, "result %r" % result)
+    if kernel == "tempest":
+        classes = (r.get("lockstat") or {}).get("classes") or []
+        res.add("smoke/sysbench/tempest/lockstat", any(c["hits"] > 0 for c in classes),
+                "%d lock classes" % len(classes))
 
 
 def test_smoke(res, outdir, verbose):
@@ -269,6 +334,9 @@ def test_smoke(res, outdir, verbose):
         if r["point"]["workload"] == "gaede":
             check_gaede_record(res, r, result)
             continue
+        if r["point"]["workload"] == "sysbench_fileio":
+            check_sysbench_record(res, r, result)
+            continue
         res.add("smoke/%s/elapsed" % kernel, isinstance(r["value"], float) and r["value"] > 0
                 and r["metric"] == "elapsed_s" and result.get("elapsed_s") == r["value"],
                 "value %r, result %r" % (r["value"], result))
@@ -298,6 +366,8 @@ def main(argv=None):
         test_sweep_keys(res)
         test_scripts(res)
         test_pmake_host(res, tmp)
+        test_sysbench_host(res, tmp)
+        test_sysbench_speedups(res)
         if not args.host_only:
             if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
                 res.add("smoke", False, "build/kernel.elf is missing; run make first")

@@ -12,7 +12,8 @@ A workload is a prepare function, PREPARE[name](tmp, point) -> dict:
              and exits 0, or "bench NAME error=WHAT ..." and exits 1
 
 pmake and pmakeind are in macro_pmake.py; gaede in macro_gaede.py (from
-the gaede branch: imported if present).
+the gaede branch: imported if present); sysbench's four tests in
+macro_sysbench.py.
 
 One boot runs a batch of macro points (run_batch's spec, kind "macro"):
 
@@ -47,6 +48,7 @@ import sys
 import tempfile
 
 from . import macro_pmake
+from . import macro_sysbench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "build", "bench")
@@ -62,6 +64,7 @@ LINUX_ROOT = (
     "mount -t tmpfs -o mode=1777 tmpfs /deb/tmp\n")
 
 PREPARE = {"pmake": macro_pmake.prepare_pmake, "pmakeind": macro_pmake.prepare_pmakeind}
+PREPARE.update(macro_sysbench.PREPARE)
 try:
     from . import macro_gaede               # the gaede branch, at merge
     PREPARE["gaede"] = macro_gaede.prepare

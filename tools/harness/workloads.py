@@ -126,6 +126,17 @@ WORKLOADS = {w.name: w for w in [
              "no link", metric="elapsed_s", unit="s", macro=True),
     Workload("pmakeind", "Sprite: one make -j 2 per processor, each on its own copy of the "
              "kernel sources", metric="elapsed_s", unit="s", macro=True),
+    Workload("sysbench_threads", "sysbench threads: pthread mutexes and sched_yield, one "
+             "thread per processor (Debian's sysbench, the outside judge)", metric="ops_per_s",
+             higher_is_better=True, unit="events/s", macro=True),
+    Workload("sysbench_mutex", "sysbench mutex: pthread mutexes from a large array, a fixed "
+             "amount of work per thread", metric="ops_per_s", higher_is_better=True,
+             unit="locks/s", macro=True),
+    Workload("sysbench_memory", "sysbench memory: 1 KiB block writes to each thread's buffer",
+             metric="ops_per_s", higher_is_better=True, unit="blocks/s", macro=True),
+    Workload("sysbench_fileio", "sysbench fileio: random reads and writes on 16 files of 4 MiB "
+             "on an S5 disk both kernels mount", metric="ops_per_s", higher_is_better=True,
+             unit="ops/s", macro=True),
     Workload("gaede", "SVR4 MP: GAEDE's scripted users, each looping over a script mix with "
              "no think time", metric="scripts_per_hour", higher_is_better=True,
              unit="scripts/h", macro=True, needs=None if os.path.exists(
