@@ -11,7 +11,9 @@ Prints PASS/FAIL lines and ends with "N passed, N failed".
                  lock, Tornado's slowdown, the UP build's degradation,
                  H2-MCS against spin, SALSA's two comparisons, pmake's
                  elapsed-time ratio and added throughput, Tempest/Linux,
-                 the best cluster size, the herd, Figure 5's growth
+                 the best cluster size, the herd, Figure 5's growth,
+                 sysbench's 2-CPU speed-ups beside Linux's (busy runs
+                 left out)
                  (each from its paper's machine only: a run on up does
                  not mix with Sprite's on spur)
   notrun/...     with no records every headline says "not run", and a
@@ -187,6 +189,20 @@ def test_more_measures(res, papers):
     sec = section(papers, herd, "svr4-herd")
     res.add("measure/herd", "(ratio 5)" in sec.verdict and "wake1proc wins" in sec.verdict,
             "verdict %r" % sec.verdict)
+
+    sb = [record(w, n, v, kernel=k, machine="default") for w, k, n, v in (
+        ("sysbench_threads", "tempest", 1, 100.0), ("sysbench_threads", "tempest", 2, 190.0),
+        ("sysbench_threads", "linux", 1, 50.0), ("sysbench_threads", "linux", 2, 80.0),
+        ("sysbench_mutex", "tempest", 1, 100.0), ("sysbench_mutex", "tempest", 2, 120.0),
+        ("sysbench_mutex", "linux", 1, 100.0), ("sysbench_mutex", "linux", 2, 150.0))]
+    busy = record("sysbench_mutex", 2, 500.0, machine="default")
+    busy["busy"] = "another emulator"
+    sec = section(papers, sb + [busy], "sysbench")
+    res.add("measure/sysbench", cell(sec, ["sysbench_threads", "default"], 2) == "1.9"
+            and cell(sec, ["sysbench_threads", "default"], 3) == "1.6"
+            and cell(sec, ["sysbench_mutex", "default"], 2) == "1.2"
+            and "below Linux's for sysbench_mutex (1.2 against 1.5)" in sec.verdict
+            and "under TCG" in sec.verdict, "rows %r, verdict %r" % (sec.rows, sec.verdict))
 
     curve = [record("lockcurve", n, 1.0, machine="hector", cores=16, result={"variants": {
         "spin/hold0": {"response_us": 1.0 * n * n}, "mcs/hold0": {"response_us": 1.0 * n}}})

@@ -139,7 +139,7 @@ def speedups(records):
     rates = {}
     for r in records:
         p = r["point"]
-        value = (r.get("result") or {}).get("ops_per_s")
+        value = (r.get("result") or {}).get("ops_per_s", r.get("value"))
         if (r.get("status") != "ok" or r.get("busy") or value is None
                 or p["workload"] not in PREPARE or p["cpus"] not in (1, 2)):
             continue

@@ -67,6 +67,25 @@ def bar_plot(bars, ylabel, scale, paper):
     return draw
 
 
+def grouped_bars(labels, series, ylabel, ideal):
+    """A drawing function for {name: [value per label]} as bars side by
+    side per label, the ideal a dashed line; None when every value is
+    missing."""
+    if not any(v is not None for vals in series.values() for v in vals):
+        return None
+
+    def draw(ax):
+        width = 0.8 / max(1, len(series))
+        for i, (name, vals) in enumerate(sorted(series.items())):
+            ax.bar([x + i * width for x in range(len(labels))], [v or 0 for v in vals],
+                   width, label=name, color="C%d" % i)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(labels))])
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.axhline(ideal, ls="--", color="0.4", label="ideal: %g" % ideal)
+        ax.set_ylabel(ylabel)
+    return draw
+
+
 def draw(key, section, plotdir):
     """The section's plot as plots/paper-KEY.png; returns its file name
     or None."""
