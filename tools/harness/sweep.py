@@ -57,6 +57,7 @@ OPTION_VALUES = {
     "witness": ("off", "on"),
     "crash": ("none", "panic", "pagefault"),    # for testing failed runs
     "alloc": ("local", "interleave"),           # SALSA: where user data pages come from
+    "pvspin": ("off", "on"),                    # spinning waiters halt (issue 30)
 }
 KERNELS = ("tempest", "linux", "tempest-up")
 # Kernels that are Tempest (its option sets, lockstat, its workloads).
