@@ -191,16 +191,35 @@ def tool(args, timeout=300):
     return r.returncode, r.stdout
 
 
-def check_files(fs, img, live):
-    """Problems with the durable files on the repaired image."""
+def difference(data, want):
+    """Where data differs from want: the first differing byte, how many
+    differ, and whether the differing bytes read as zeros (a hole: fsck
+    took the block away) or as other data (a block written over)."""
+    diff = [i for i in range(min(len(data), len(want))) if data[i] != want[i]]
+    if not diff:
+        return "only the length differs"
+    zeros = all(data[i] == 0 for i in diff)
+    return "first at byte %d (block %d of 1 KiB), %d bytes, %s" % (
+        diff[0], diff[0] // 1024, len(diff), "all zero" if zeros else "other data")
+
+
+def check_files(fs, img, live, fsck_said=""):
+    """Problems with the durable files on the repaired image; fsck_said
+    (what fsck -y printed) gives its lines about blocks claimed twice, the
+    likely cause of a durable file's changed bytes."""
     bad = []
     cat = FILESYSTEMS[fs]["reader"](img)
     for name, (length, seed) in sorted(live.items()):
         data = cat("%s/%s" % (WORKDIR, name))
+        want = content(seed, length)
         if data is None:
             bad.append("%s (durable, %d bytes) is missing" % (name, length))
-        elif data != content(seed, length):
-            bad.append("%s: %d bytes on disk differ from the %d written" % (name, len(data), length))
+        elif data != want:
+            bad.append("%s: %d bytes on disk differ from the %d written: %s" % (
+                name, len(data), length, difference(data, want)))
+    if bad:
+        twice = [l.strip() for l in fsck_said.splitlines() if "twice" in l]
+        bad += ["fsck -y said: %s" % l for l in twice[:3]]
     return bad
 
 
@@ -223,6 +242,7 @@ def stop_point(fs, machine, syncwrites, after, delay, procs, keep=None, boot=tem
         facts = "%s, %d durable files" % (r.typist_result, len(live))
         fsck = FILESYSTEMS[fs]["fsck"]
         rc, out = tool([fsck, "-y", img])
+        fsck_said = out.decode(errors="replace")
         problems = []
         fixed = re.search(r"repaired (\d+) problem", out.decode(errors="replace"))
         facts += ", fsck -y: %s" % ("repaired %s problems" % fixed.group(1) if fixed
@@ -232,7 +252,7 @@ def stop_point(fs, machine, syncwrites, after, delay, procs, keep=None, boot=tem
         rc, out = tool([fsck, "-n", img])
         if rc != 0:
             problems.append("not clean after fsck -y: %s" % out.decode(errors="replace")[-300:])
-        problems += check_files(fs, img, live)
+        problems += check_files(fs, img, live, fsck_said)
         problems += verify_boot(fs, machine, img, keep, boot)
         return problems, facts
     finally:

@@ -84,9 +84,16 @@ class BudgetGone(Exception):
 
 
 def booter(ctx, name):
-    """tempest.boot's arguments, through ctx.boot (its budget, its logs)."""
+    """tempest.boot's arguments, through ctx.boot (its budget, its logs:
+    the job's first boot in build/check/NAME, the later ones in NAME#2,
+    NAME#3 ..., so that a crash test's verify boot keeps the console of
+    the load boot it follows)."""
+    count = [0]
+
     def boot(machine, opts, timeout=300, keep=None, **kw):
-        r = ctx.boot(name, machine, opts, timeout, **kw)
+        count[0] += 1
+        log = name if count[0] == 1 else "%s#%d" % (name, count[0])
+        r = ctx.boot(log, machine, opts, timeout, **kw)
         if r is None:
             raise BudgetGone(name)
         return r

@@ -5,9 +5,15 @@
  *
  *   1. inodes: an inode of unknown type is cleared; a special file loses
  *      its block pointers and size; every block pointer that is out of
- *      range, points past the file's size, or claims a block an earlier
- *      inode (by number) already owns is set to 0 (the file gets a hole),
- *      and an indirect block that cannot be read is dropped;
+ *      range or points past the file's size is set to 0 (the file gets a
+ *      hole), and an indirect block that cannot be read is dropped.  A
+ *      pointer that claims a block an earlier inode (by number) already
+ *      owns gets a copy of the block in a block nobody claims (e2fsck
+ *      clones the same way), so that the repair changes no file's
+ *      contents, whichever of the two claims is the stale one: after a
+ *      crash the stale claim may be the lower inode's, and a hole would
+ *      then be made in the file that was synced.  Only when no unclaimed
+ *      block is left does the pointer become 0;
  *   2. directories, from the root (made anew when it is not a directory):
  *      "." and ".." are set right, a directory with no first block gets
  *      one, a size past the last block is cut back, and every entry that
@@ -44,6 +50,7 @@ struct fix {
     uint32_t *mapped;           /* per inode: 1 + last data block's lbn */
     uint32_t *queue, qhead, qtail;
     uint32_t lost_found;        /* its inode, 0 until needed */
+    uint32_t clone_next;        /* where clone_block looks for a block next */
     unsigned fixes;
     int failed;                 /* a write failed */
 };
@@ -105,20 +112,54 @@ static void clear_inode(struct fix *x, uint32_t ino, int walked)
 
 /* Pass 1: block trees. */
 
+/* A copy of block b in a block no inode claims and no repair has used,
+ * for the second claimant of b; 0 when there is none (or the check did
+ * not record the claims). */
+static uint32_t clone_block(struct fix *x, uint32_t b)
+{
+    struct fsck *f = x->f;
+    uint8_t blk[S5_BSIZE];
+
+    if (!f->owner || s5img_read(&f->img, b, blk) < 0)
+        return 0;
+    if (x->clone_next < f->sb.s_isize)
+        x->clone_next = f->sb.s_isize;
+    for (uint32_t c = x->clone_next; c < f->sb.s_fsize; c++) {
+        if (x->used[c] || (f->owner[c] != OWN_NONE && f->owner[c] != OWN_FREE))
+            continue;
+        x->used[c] = 1;
+        x->clone_next = c + 1;
+        fx_write(x, c, blk);
+        return c;
+    }
+    return 0;
+}
+
 /* Checks pointer *bp (level 0 data, 1..3 indirect) covering logical
- * blocks from lbn of inode ino; sets it to 0 when it cannot be kept.
- * Returns 1 when *bp changed. */
+ * blocks from lbn of inode ino; points it at a copy when an earlier inode
+ * claimed its block, sets it to 0 when it cannot be kept.  Returns 1 when
+ * *bp changed. */
 static int fix_pointer(struct fix *x, uint32_t ino, uint32_t *bp, int level, uint64_t lbn,
                        uint64_t size_blocks)
 {
     static const uint64_t span[4] = { 1, S5_NBLK1, S5_NBLK2, S5_NBLK3 };
     uint32_t b = *bp, ind[S5_NINDIR];
-    int changed = 0;
+    int changed = 0, moved = 0;
 
     if (b == 0)
         return 0;
-    if (lbn >= size_blocks || !s5_bno_valid(&x->f->sb, b) || x->used[b] ||
+    if (lbn < size_blocks && s5_bno_valid(&x->f->sb, b) && x->used[b]) {
+        uint32_t c = clone_block(x, b);     /* claimed before: a copy of its own */
+        if (c) {
+            *bp = b = c;
+            x->fixes++;
+            moved = 1;
+        }
+    }
+    if (lbn >= size_blocks || !s5_bno_valid(&x->f->sb, b) || (x->used[b] && !moved) ||
         (level > 0 && s5img_read(&x->f->img, b, ind) < 0)) {
+        if (moved)
+            x->used[b] = 0;                 /* the copy cannot be read back: given up */
         *bp = 0;
         x->fixes++;
         return 1;
@@ -127,14 +168,14 @@ static int fix_pointer(struct fix *x, uint32_t ino, uint32_t *bp, int level, uin
     if (level == 0) {
         if (lbn + 1 > x->mapped[ino])
             x->mapped[ino] = (uint32_t)(lbn + 1);
-        return 0;
+        return moved;
     }
     for (uint32_t i = 0; i < S5_NINDIR; i++)
         changed |= fix_pointer(x, ino, &ind[i], level - 1, lbn + i * span[level - 1],
                                size_blocks);
     if (changed)
         fx_write(x, b, ind);
-    return 0;
+    return moved;
 }
 
 static void fix_blocks(struct fix *x, uint32_t ino, struct s5_dinode *di)

@@ -103,7 +103,7 @@ int ufs_read_bytes(struct ufs_fs *fs, uint64_t off, void *dst, size_t len);
 /* Write len bytes from src at byte off of the file system through the
  * buffer cache (sync: bwrite, else delayed writes); zero len bytes. */
 int ufs_write_bytes(struct ufs_fs *fs, uint64_t off, const void *src, size_t len, bool sync);
-int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len);
+int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len, bool sync);
 /* Seconds since 1970; the syncwrites= flag. */
 uint32_t ufs_now(void);
 bool ufs_syncwrites(void);

@@ -171,9 +171,9 @@ int ufs_write_bytes(struct ufs_fs *fs, uint64_t off, const void *src, size_t len
     return change_bytes(fs, off, len, sync, fill_copy, src);
 }
 
-int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len)
+int ufs_zero_bytes(struct ufs_fs *fs, uint64_t off, size_t len, bool sync)
 {
-    return change_bytes(fs, off, len, false, fill_zero, NULL);
+    return change_bytes(fs, off, len, sync, fill_zero, NULL);
 }
 
 uint32_t ufs_now(void)

@@ -66,7 +66,7 @@ static int data_zero(struct ufs_inode *ip, uint64_t off, size_t len)
 {
     if (paged(ip))
         return ufs_data_zero(ip->i_fs, off, len);
-    return ufs_zero_bytes(ip->i_fs, off, len);
+    return ufs_zero_bytes(ip->i_fs, off, len, false);
 }
 
 /* Zero the new data fragments [from, to) of ip's run at f. */
@@ -81,11 +81,21 @@ static int zero_frags(struct ufs_inode *ip, int64_t f, int from, int to)
                      (size_t)(to - from) * (uint32_t)fs->fs_sb.fs_fsize);
 }
 
-/* Zero the fragments [0, n) of the new metadata block at f (an indirect
- * block: always through the buffer cache). */
+/*
+ * Zero the fragments [0, n) of the new metadata block at f (an indirect
+ * block: always through the buffer cache), on the disk before this
+ * returns, whatever syncwrites= says.  The pointer to the block is
+ * written after, so a crash can never leave an inode or indirect block
+ * pointing at the block's old contents: read as an indirect block, those
+ * would claim blocks that other files own now, and fsck, which gives a
+ * block claimed twice to one owner only, could take a block from a file
+ * that was synced (the crash test saw this on S5).  BSD FFS writes its
+ * new indirect blocks synchronously for the same reason.
+ */
 static int zero_meta(struct ufs_fs *fs, int64_t f, int n)
 {
-    return ufs_zero_bytes(fs, (uint64_t)frag_bytes(fs, f), (size_t)n * (uint32_t)fs->fs_sb.fs_fsize);
+    return ufs_zero_bytes(fs, (uint64_t)frag_bytes(fs, f), (size_t)n * (uint32_t)fs->fs_sb.fs_fsize,
+                          true);
 }
 
 /* Move the have fragments at *fp to a new run of need, near them. */
