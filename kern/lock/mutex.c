@@ -89,10 +89,23 @@ static bool busy_for_shared(const void *m)
     return READ_ONCE(((const struct mutex *)m)->owner) != NULL;
 }
 
-/* A spin mutex's wait, ilk released: spin until m looks free; with
- * pvspin=on halt after PVSPIN_SPINS pauses until the release kicks (or,
- * since a spin mutex's waiter keeps interrupts on, an interrupt ends the
- * halt; the kernel does not preempt, so the waiter stays on its CPU). */
+/* A spin mutex's waiter under pvspin=on that has spun PVSPIN_SPINS times:
+ * counted in m->waiters, so that the release, which tests the count
+ * anyway, goes to wake_waiters and kicks it; then halted until the kick
+ * (or, since a spin mutex's waiter keeps interrupts on, an interrupt; the
+ * kernel does not preempt, so the waiter stays on its CPU). */
+static void halt_for(struct mutex *m, bool (*busy)(const void *))
+{
+    rawlock_acquire(&m->ilk);
+    m->waiters++;
+    rawlock_release(&m->ilk);
+    pvspin_wait_busy(m, &m->pv_sleepers, busy, m->inst.cls);
+    rawlock_acquire(&m->ilk);
+    m->waiters--;
+    rawlock_release(&m->ilk);
+}
+
+/* A spin mutex's wait, ilk released: spin until m looks free. */
 static void spin_until_free(struct mutex *m, bool exclusive)
 {
     bool (*busy)(const void *) = exclusive ? busy_for_exclusive : busy_for_shared;
@@ -100,7 +113,7 @@ static void spin_until_free(struct mutex *m, bool exclusive)
     while (busy(m)) {
         cpu_relax();
         if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
-            pvspin_wait_busy(m, &m->pv_sleepers, busy, m->inst.cls);
+            halt_for(m, busy);
             spins = 0;
         }
     }
@@ -126,7 +139,9 @@ static void wait_busy(struct mutex *m, bool exclusive)
 
 static void wake_waiters(struct mutex *m)
 {
-    if (m->flags & MUTEX_SHARED)
+    if (m->flags & MUTEX_SPIN)              /* halted spinners (halt_for) */
+        pvspin_release_busy(m, &m->pv_sleepers, m->inst.cls);
+    else if (m->flags & MUTEX_SHARED)
         wakeup(mutex_chan(m));
     else
         wake1proc(mutex_chan(m));
@@ -270,8 +285,6 @@ void release_entry(struct mutex *m, const struct held_lock *e)
         wake = m->waiters != 0;
     }
     rawlock_release(&m->ilk);
-    if (unlikely(pvspin_on) && (m->flags & MUTEX_SPIN))
-        pvspin_release_busy(m, &m->pv_sleepers, m->inst.cls);
     lockstat_note_released(&m->inst, e->acquired_at);
     if (wake)
         wake_waiters(m);

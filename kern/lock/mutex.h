@@ -32,7 +32,8 @@ struct mutex {
     struct thread *owner;       /* [ilk] exclusive holder, or NULL */
     uint32_t depth;             /* [owner] recursion depth */
     uint32_t readers;           /* [ilk] shared holders */
-    uint32_t waiters;           /* [ilk] threads asleep on the mutex */
+    uint32_t waiters;           /* [ilk] threads asleep on the mutex (or halted
+                                   waiting for a spin mutex under pvspin=on) */
     uint32_t writers_waiting;   /* [ilk] exclusive requests waiting */
     uint32_t flags;             /* [c] MUTEX_* */
     /* MUTEX_SPIN with pvspin=on: set by a waiter about to halt, cleared by

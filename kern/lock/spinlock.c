@@ -84,8 +84,15 @@
  * burn the time a descheduled successor (or holder) needs.  A TTAS waiter
  * halts the same way, noting it in the lock's pv_sleepers, and the
  * release that finds the note kicks every halted waiter.  The queue locks
- * look at it only in their slow paths (node_spin, node_hand_over); TTAS's
- * release tests it once.
+ * look at it only in their slow paths (node_spin, node_hand_over).  A TTAS
+ * lock made under pvspin=on has an algorithm value of its own,
+ * SPIN_TTAS_PV, whose release looks for the note; a TTAS lock with
+ * pvspin=off keeps LOCK_SPIN's release, which tests nothing more (under
+ * icount on up the test cost cswitch 0.7%).  Acquiring, SPIN_TTAS_PV
+ * shares the test that finds a static lock unresolved (lock_algo), so it
+ * costs the other algorithms nothing; RELEASE_TEST: the release's "above
+ * LOCK_H2MCS" branch shares its compare with the H2-MCS test, one more
+ * branch instruction in every release.
  *
  * Code shape.  spin_lock dispatches on the algorithm once and runs a path
  * inlined for it; statistics and witness live in one out-of-line function
@@ -248,14 +255,14 @@ static bool tas_busy(const void *lock)
     return __atomic_load_n(&((const spinlock_t *)lock)->word, __ATOMIC_RELAXED) != 0;
 }
 
-/* Wait for the word to look free; with pvspin=on halt after PVSPIN_SPINS
- * pauses until the release kicks. */
+/* Wait for the word to look free; a SPIN_TTAS_PV lock's waiter (pvspin=on)
+ * halts after PVSPIN_SPINS pauses until the release kicks. */
 static inline void tas_spin(spinlock_t *l)
 {
     uint32_t spins = 0;
     while (__atomic_load_n(&l->word, __ATOMIC_RELAXED)) {
         cpu_relax();
-        if (unlikely(pvspin_on) && ++spins >= PVSPIN_SPINS) {
+        if (unlikely(l->algo == SPIN_TTAS_PV) && ++spins >= PVSPIN_SPINS) {
             pvspin_wait_busy(l, &l->pv_sleepers, tas_busy, l->inst.cls);
             spins = 0;
         }
@@ -450,9 +457,9 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t *node, 
 static inline __attribute__((always_inline))
 void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
-    if (algo == LOCK_SPIN) {
+    if (algo == LOCK_SPIN || algo == SPIN_TTAS_PV) {
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
-        if (unlikely(pvspin_on))
+        if (algo == SPIN_TTAS_PV)
             pvspin_release_busy(l, &l->pv_sleepers, l->inst.cls);
     } else if (algo == LOCK_H2MCS && node == SPIN_NO_NODE)
         h2_release_nodeless(l);
@@ -480,20 +487,39 @@ bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 
 /* A statically initialized lock takes lock= at its first use.  Every CPU
  * resolves it to the same value, so the race is harmless. */
+/* The value of l->algo for algorithm algo (enum lock_algo): a TTAS lock
+ * is SPIN_TTAS_PV under pvspin=on. */
+static uint8_t word_algo(int algo)
+{
+    return (uint8_t)(algo == LOCK_SPIN && pvspin_on ? SPIN_TTAS_PV : algo);
+}
+
 static void __attribute__((noinline)) algo_resolve(spinlock_t *l)
 {
     uint8_t unset = SPIN_ALGO_UNSET;
-    __atomic_compare_exchange_n(&l->algo, &unset, (uint8_t)opts.lock, false,
+    __atomic_compare_exchange_n(&l->algo, &unset, word_algo(opts.lock), false,
                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-/* The lock's algorithm, resolving a static lock's at its first use. */
+int spin_algo_of(const spinlock_t *l)
+{
+    int algo = READ_ONCE(l->algo);
+    if (algo == SPIN_ALGO_UNSET)
+        return opts.lock;
+    return algo == SPIN_TTAS_PV ? LOCK_SPIN : algo;
+}
+
+/* The path to acquire l by: its algorithm, resolving a static lock's at
+ * its first use, with SPIN_TTAS_PV acquired as LOCK_SPIN.  Both rare
+ * values sit above LOCK_H2MCS, so the common ones pay one compare, whose
+ * flags the dispatch's first test shares. */
 static inline int lock_algo(spinlock_t *l)
 {
     int algo = l->algo;
     if (unlikely(algo > LOCK_H2MCS)) {
-        algo_resolve(l);
-        algo = l->algo;
+        if (algo != SPIN_TTAS_PV)
+            algo_resolve(l);
+        algo = l->algo == SPIN_TTAS_PV ? LOCK_SPIN : l->algo;
     }
     return algo;
 }
@@ -506,7 +532,8 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
         panic("spin_init: bad algorithm %d", algo);
     l->tail = NULL;
     l->qhead = NULL;
-    l->algo = (uint8_t)algo;
+    l->algo = word_algo(algo);
+    l->pv_sleepers = 0;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
 }
@@ -742,6 +769,9 @@ static inline __attribute__((always_inline))
 void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
 {
     switch (l->algo) {
+    case SPIN_TTAS_PV:
+        word_release(l, SPIN_TTAS_PV, sc, node);
+        break;
     case LOCK_SPIN:
         word_release(l, LOCK_SPIN, sc, node);
         break;
@@ -760,12 +790,11 @@ void release_word(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
 static inline __attribute__((always_inline))
 void release_exit(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
 {
-    switch (l->algo) {
-    case LOCK_SPIN:
-        word_release(l, LOCK_SPIN, sc, node);
+    int algo = l->algo;
+    if (unlikely(algo > LOCK_H2MCS)) {      /* SPIN_TTAS_PV: see RELEASE_TEST */
+        word_release(l, SPIN_TTAS_PV, sc, node);
         spin_exit(sc, false, node);
-        break;
-    case LOCK_H2MCS:
+    } else if (algo == LOCK_H2MCS) {
         if (likely(node == SPIN_NO_NODE)) {
             h2_release_nodeless(l);
             spin_exit(sc, false, node);
@@ -773,11 +802,12 @@ void release_exit(spinlock_t *l, struct spin_cpu *sc, uint32_t node)
             h2mcs_release(l, node_at(sc, node));
             spin_exit(sc, true, node);
         }
-        break;
-    default:
+    } else if (algo == LOCK_SPIN) {
+        word_release(l, LOCK_SPIN, sc, node);
+        spin_exit(sc, false, node);
+    } else {
         word_release(l, LOCK_MCS, sc, node);
         spin_exit(sc, true, node);
-        break;
     }
 }
 

@@ -31,6 +31,11 @@
 
 /* algo value of a statically initialized lock until its first use. */
 #define SPIN_ALGO_UNSET 0xff
+/* A TTAS lock under pvspin=on: acquired as LOCK_SPIN, but its release
+ * looks for halted waiters to kick (kern/lock/pvspin.c).  A value of its
+ * own, fixed at init, so that a TTAS release with pvspin=off tests
+ * nothing; spin_algo_of reports it as LOCK_SPIN. */
+#define SPIN_TTAS_PV 3
 
 /*
  * An MCS queue node.  Each CPU owns MCS_NODES_PER_CPU of them; a node is
@@ -59,7 +64,8 @@ typedef struct spinlock {
      * for it to link to; written by that waiter, cleared by the holder's
      * hand-off [atomic]. */
     struct mcs_node *qhead;
-    uint8_t algo;               /* enum lock_algo; fixed at init or first use */
+    uint8_t algo;               /* enum lock_algo or SPIN_TTAS_PV; fixed at init or
+                                   first use */
     /* spin with pvspin=on: set by a waiter about to halt, cleared by the
      * release that kicks the halted (kern/lock/pvspin.c) [atomic]. */
     uint8_t pv_sleepers;
@@ -104,6 +110,8 @@ bool spin_held(spinlock_t *l);
 
 /* Name of an algorithm ("spin", "mcs", "h2mcs"). */
 const char *spin_algo_name(int algo);
+/* The lock's algorithm as lock= names it (enum lock_algo). */
+int spin_algo_of(const spinlock_t *l);
 
 /* Spin locks this CPU holds (for assertions such as "may sleep here"). */
 int spin_depth(void);

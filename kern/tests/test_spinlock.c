@@ -6,6 +6,7 @@
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
+#include <kern/lock/pvspin.h>
 #include <kern/lib/options.h>
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
@@ -294,9 +295,11 @@ static spinlock_t static_lock = SPINLOCK_INIT(&test_spin_try);
 
 KTEST(spin_static_init)
 {
-    KT_ASSERT(static_lock.algo == SPIN_ALGO_UNSET || static_lock.algo == opts.lock);
+    KT_ASSERT(static_lock.algo == SPIN_ALGO_UNSET || spin_algo_of(&static_lock) == opts.lock);
     spin_lock(&static_lock);
-    KT_ASSERT_EQ(static_lock.algo, opts.lock);
+    KT_ASSERT_EQ(spin_algo_of(&static_lock), opts.lock);
+    /* A TTAS lock's release looks for halted waiters only under pvspin=on. */
+    KT_ASSERT_EQ(static_lock.algo == SPIN_TTAS_PV, opts.lock == LOCK_SPIN && pvspin_on);
     KT_ASSERT(spin_held(&static_lock));
     spin_unlock(&static_lock);
     KT_ASSERT(spin_trylock(&static_lock));
