@@ -71,8 +71,10 @@ def make_ktest_job(preset, lock, sched, cache):
 # all run with pvspin=on: checklib.pvspin_needed.)
 PVSPIN_BOOTS = (("default", "ktest=spin_*,pvspin_*,segmap_mp lock=h2mcs pvspin=on"),)
 # Each kind of spinning waiter: queued (MCS, H2-MCS) and watching the lock
-# (TTAS, spin mutex); kern/tests/test_pvspin.c.
-PVSPIN_TESTS = {"pvspin_mcs_kick", "pvspin_h2mcs_kick", "pvspin_spin_kick", "pvspin_mutex_kick"}
+# (TTAS, spin mutex), and the ticks' rescue of a lost kick;
+# kern/tests/test_pvspin.c.
+PVSPIN_TESTS = {"pvspin_mcs_kick", "pvspin_h2mcs_kick", "pvspin_spin_kick", "pvspin_mutex_kick",
+                "pvspin_rescue"}
 
 
 def make_pvspin_job(preset, opts):

@@ -35,29 +35,33 @@
  * Locks whose waiters all watch the lock (TTAS, spin mutexes).  Here the
  * releaser does not know who waits, and a preempted holder is the problem
  * (every waiter burns host time its descheduled holder needs).  After
- * PVSPIN_SPINS pauses a waiter (pvspin_wait_busy) notes in its CPU's
- * record which lock it waits on and sets its wait flag, sets the lock's
- * sleepers byte, fences, and looks at the lock once more; if it is still
- * busy it halts in the same window, on its own wait flag.  The release
- * stores the lock free, fences and loads the sleepers byte
- * (pvspin_release_busy); only when it is set does it exchange it to 0 and
- * scan the CPUs for those waiting on this lock, clearing each one's wait
- * flag and kicking it if it halted.  Either the waiter's last look sees
- * the lock free, or the releaser sees the byte (the two fences); the
- * waiter stored its record before the byte, so the scan finds it; the
- * flag-and-halted pair then works as the queue locks' does.  A waiter set
- * the byte after the exchange only if it then looks at a lock already
- * free, or one taken again, whose next release scans.  Every halted waiter
- * is kicked and they race for the lock; the losers spin and may halt
- * again.  A scan that finds a record going stale (its CPU woke and moved
- * on) clears a flag at worst, which ends a later halt early.
+ * PVSPIN_SPINS pauses a waiter notes in its CPU's record which lock it
+ * waits on and sets its wait flag, then marks the lock and looks at it
+ * once more; if it is still busy it halts in the same window, on its own
+ * wait flag.  A TTAS lock's mark is its word's third value (held with
+ * sleepers, set by compare-and-swap from held: pvspin_wait_word), and its
+ * release under pvspin=on exchanges the word to 0 and, finding the mark,
+ * scans the CPUs for those waiting on this lock, clearing each one's wait
+ * flag and kicking it if it halted (pvspin_kick_waiters); such a lock is
+ * taken by compare-and-swap from 0, so that no acquisition overwrites a
+ * mark.  A spin mutex's mark is its sleepers byte, set after a fence
+ * (pvspin_wait_busy), and its release fences and exchanges the byte
+ * (pvspin_release_busy).  Either the waiter's last look sees the lock
+ * free, or the releaser sees the mark; the waiter stored its record
+ * before the mark, so the scan finds it; the flag-and-halted pair then
+ * works as the queue locks' does.  Every halted waiter is kicked and they
+ * race for the lock; the losers spin and may halt again.  A scan that
+ * finds a record going stale (its CPU woke and moved on) clears a flag at
+ * worst, which ends a later halt early.
  *
  * Where.  The spin locks' slow paths call pvspin_wait (mcs_wait, h2_wait)
  * and pvspin_kick_if_halted (mcs_handoff, h2_handoff_nodeless); TTAS's
- * wait (tas_wait) and the spin mutexes' (wait_busy in kern/lock/mutex.c)
- * call pvspin_wait_busy, and their releases pvspin_release_busy.  The fast
- * paths are unchanged, and with pvspin=off (the default) the slow paths
- * and those releases test one boolean.  Halts and kicks are counted per
+ * wait (tas_spin) calls pvspin_wait_word and its release (word_release
+ * for SPIN_TTAS_PV) pvspin_kick_waiters; the spin mutexes' wait
+ * (halt_for in kern/lock/mutex.c) calls pvspin_wait_busy, and their
+ * release, through the wake test it makes anyway, pvspin_release_busy.
+ * With pvspin=off (the default) the fast paths are unchanged and the slow
+ * paths test one boolean.  Halts and kicks are counted per
  * lock class (pv_halts and pv_kicks, which lockstat reports whatever its
  * mode) and per CPU.  Not covered: the raw interlocks (kern/arch/rawlock.h),
  * held for a few instructions, and the sleep mutexes, which sleep at once
@@ -75,11 +79,24 @@
 #include <kern/arch/arch.h>
 #include <kern/arch/cpu.h>
 #include <kern/arch/trap.h>
+#include <kern/arch/smp.h>
 #include <drivers/platform/lapic.h>
+#include <drivers/platform/timer.h>
 
 struct pv_cpu {
     uint64_t halts;             /* [own] halts this CPU made waiting */
     uint64_t kicks;             /* [own] kicks this CPU sent handing over */
+    uint64_t rescues;           /* [own] kicks this CPU's tick sent (pvspin_rescue) */
+    /* While this CPU halts (halt_on): the word its window watches, the
+     * value that keeps it halted and its halted flag, read by every CPU's
+     * tick. */
+    const volatile uint32_t *watch;     /* [own] */
+    const volatile uint32_t *watch_halted;  /* [own] */
+    uint32_t watch_value;               /* [own] */
+    /* When a tick first saw this CPU halted on a changed word (TSC; 0:
+     * not seen), written by the ticks racily: at worst a rescue waits one
+     * tick more or is sent twice. */
+    uint64_t stale_since;
     /* pvspin_wait_busy's record: the lock this CPU waits on (NULL when it
      * waits on none), written by it and read by releasers; its wait flag,
      * set by it and cleared by the release that kicks; halted while it
@@ -94,26 +111,65 @@ static struct pv_cpu pv_cpus[MAX_CPUS];
 /* The window's bounds, defined in pv_halt_window's assembly. */
 extern const char pv_window_start[], pv_window_end[];
 
+static void pvspin_rescue(const struct trapframe *tf);
+
 void pvspin_init(void)
 {
-    if (pvspin_on)
-        trap_set_nmi_hook(pvspin_nmi);
+    if (!pvspin_on)
+        return;
+    trap_set_nmi_hook(pvspin_nmi);
+    if (!smp_add_tick_hook(pvspin_rescue))
+        kprintf("pvspin: no room for the rescue tick hook; a lost kick would hang\n");
 }
 
 /*
- * The last look at *waiting and the hlt, as one window an NMI can be
- * resumed out of (see "Lost kicks").  noinline and noclone: the labels
- * must be emitted exactly once.
+ * The last look at *word and the hlt, as one window an NMI can be resumed
+ * out of (see "Lost kicks"): halts while *word == value.  noinline and
+ * noclone: the labels must be emitted exactly once.
  */
-static void __attribute__((noinline, noclone)) pv_halt_window(volatile uint32_t *waiting)
+static void __attribute__((noinline, noclone)) pv_halt_window(const volatile uint32_t *word,
+                                                              uint32_t value)
 {
     __asm__ volatile(".globl pv_window_start, pv_window_end\n"
                      "pv_window_start:\n\t"
-                     "cmpl $0, (%0)\n\t"
-                     "je pv_window_end\n\t"
+                     "cmpl %1, (%0)\n\t"
+                     "jne pv_window_end\n\t"
                      "hlt\n"
                      "pv_window_end:\n"
-                     :: "r"(waiting) : "memory", "cc");
+                     :: "r"(word), "r"(value) : "memory", "cc");
+}
+
+/*
+ * Every CPU's tick: kick any CPU that has stayed halted on a word that no
+ * longer holds the value it halts on for 5 ms or more (a kick
+ * on its way, or a CPU descheduled by the host between waking and
+ * clearing its watch, is not rescued again: ticks on sixteen CPUs sent
+ * more rescues than there were halts before that rule).  The kicks the protocols above send make this
+ * unneeded; it is the backstop that turns a kick lost to a race the
+ * protocol does not close (TTAS's release, RELEASE_RACE) into a delay of
+ * one tick rather than a hang.
+ */
+static void pvspin_rescue(const struct trapframe *tf)
+{
+    (void)tf;
+    int me = cpu_id();
+    for (int cpu = 0; cpu < ncpus; cpu++) {
+        struct pv_cpu *c = &pv_cpus[cpu];
+        const volatile uint32_t *w = __atomic_load_n(&c->watch, __ATOMIC_ACQUIRE);
+        if (cpu == me || !w || !*__atomic_load_n(&c->watch_halted, __ATOMIC_RELAXED) ||
+            *w == __atomic_load_n(&c->watch_value, __ATOMIC_RELAXED))
+            continue;
+        uint64_t now = rdtsc(), since = __atomic_load_n(&c->stale_since, __ATOMIC_RELAXED);
+        if (since == 0) {
+            __atomic_store_n(&c->stale_since, now, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (now - since < tsc_hz / 200)
+            continue;
+        __atomic_store_n(&c->stale_since, 0, __ATOMIC_RELAXED);
+        pv_cpus[me].rescues++;
+        lapic_send_nmi(cpus[cpu].apic_id);
+    }
 }
 
 static void count_halt(struct lock_class *cls)
@@ -132,13 +188,27 @@ static void count_kick(struct lock_class *cls)
         cls->stats[cpu].pv_kicks++;
 }
 
-void pvspin_wait(volatile uint32_t *waiting, volatile uint32_t *halted, struct lock_class *cls)
+/* Halt while *word == value (the flag-and-halted pair of "Lost kicks"),
+ * watched by the ticks' rescue meanwhile. */
+static void halt_on(const volatile uint32_t *word, uint32_t value, volatile uint32_t *halted,
+                    struct lock_class *cls)
 {
+    struct pv_cpu *me = &pv_cpus[cpu_id()];
+    me->watch_value = value;
+    me->watch_halted = halted;
+    me->stale_since = 0;
+    __atomic_store_n(&me->watch, word, __ATOMIC_RELEASE);
     __atomic_store_n(halted, 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     count_halt(cls);
-    pv_halt_window(waiting);
+    pv_halt_window(word, value);
     __atomic_store_n(halted, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->watch, NULL, __ATOMIC_RELAXED);
+}
+
+void pvspin_wait(volatile uint32_t *waiting, volatile uint32_t *halted, struct lock_class *cls)
+{
+    halt_on(waiting, 1, halted, cls);
 }
 
 void pvspin_kick_if_halted(volatile uint32_t *halted, int cpu, struct lock_class *cls)
@@ -163,10 +233,30 @@ void pvspin_wait_busy(const void *lock, volatile uint8_t *sleepers,
     __atomic_store_n(&me->waiting_on, NULL, __ATOMIC_RELAXED);
 }
 
-void pvspin_kick_sleepers(const void *lock, volatile uint8_t *sleepers, struct lock_class *cls)
+/* The record first (a release that sees the mark must find it), then the
+ * mark; then halt while the word still holds the mark.  A word found free
+ * means the lock was released meanwhile. */
+void pvspin_wait_word(const void *lock, volatile uint32_t *word, struct lock_class *cls)
 {
-    if (!__atomic_exchange_n(sleepers, 0, __ATOMIC_SEQ_CST))
-        return;
+    struct pv_cpu *me = &pv_cpus[cpu_id()];
+    __atomic_store_n(&me->waiting_on, lock, __ATOMIC_RELAXED);
+    for (;;) {
+        uint32_t v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
+        if (v == 0)
+            break;                          /* released: try for it */
+        if (v == PVSPIN_WORD_SLEEPERS ||
+            __atomic_compare_exchange_n(word, &v, PVSPIN_WORD_SLEEPERS, false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            halt_on(word, PVSPIN_WORD_SLEEPERS, &me->halted, cls);
+            break;
+        }
+    }
+    __atomic_store_n(&me->waiting_on, NULL, __ATOMIC_RELAXED);
+}
+
+void pvspin_kick_waiters(const void *lock, struct lock_class *cls)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (int cpu = 0; cpu < ncpus; cpu++) {
         struct pv_cpu *w = &pv_cpus[cpu];
         if (__atomic_load_n(&w->waiting_on, __ATOMIC_RELAXED) != lock)
@@ -174,6 +264,12 @@ void pvspin_kick_sleepers(const void *lock, volatile uint8_t *sleepers, struct l
         __atomic_store_n(&w->wait_flag, 0, __ATOMIC_RELAXED);
         pvspin_kick_if_halted(&w->halted, cpu, cls);
     }
+}
+
+void pvspin_kick_sleepers(const void *lock, volatile uint8_t *sleepers, struct lock_class *cls)
+{
+    if (__atomic_exchange_n(sleepers, 0, __ATOMIC_SEQ_CST))
+        pvspin_kick_waiters(lock, cls);
 }
 
 bool pvspin_nmi(struct trapframe *tf)
@@ -192,11 +288,20 @@ void pvspin_counts(uint64_t *halts, uint64_t *kicks)
     }
 }
 
+uint64_t pvspin_rescues(void)
+{
+    uint64_t n = 0;
+    for (int c = 0; c < MAX_CPUS; c++)
+        n += READ_ONCE(pv_cpus[c].rescues);
+    return n;
+}
+
 void pvspin_report(void)
 {
     if (!pvspin_on)
         return;
     uint64_t halts, kicks;
     pvspin_counts(&halts, &kicks);
-    kprintf("pvspin: %lu halts, %lu kicks\n", (unsigned long)halts, (unsigned long)kicks);
+    kprintf("pvspin: %lu halts, %lu kicks, %lu rescues\n", (unsigned long)halts,
+            (unsigned long)kicks, (unsigned long)pvspin_rescues());
 }

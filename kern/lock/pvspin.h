@@ -2,8 +2,8 @@
  * Paravirtual-aware spinning (kern/lock/pvspin.c has the theory):
  * pvspin=on makes a spinning waiter halt after a bounded spin, and the
  * release that frees or hands over the lock kick it with an NMI.  Queue
- * locks (MCS, H2-MCS) use the node calls; locks whose waiters all watch
- * one lock (TTAS, spin mutexes) use the busy calls.
+ * locks (MCS, H2-MCS) use the node calls; TTAS marks its lock word
+ * (pvspin_wait_word); spin mutexes use the busy calls.
  */
 #ifndef KERN_LOCK_PVSPIN_H
 #define KERN_LOCK_PVSPIN_H
@@ -43,6 +43,21 @@ void pvspin_kick_if_halted(volatile uint32_t *halted, int cpu, struct lock_class
 void pvspin_wait_busy(const void *lock, volatile uint8_t *sleepers,
                       bool (*busy)(const void *lock), struct lock_class *cls);
 
+/*
+ * A TTAS waiter under pvspin=on (SPIN_TTAS_PV in kern/lock/spinlock.c)
+ * that has spun PVSPIN_SPINS times.  Its lock word is 0 when free,
+ * PVSPIN_WORD_HELD when held, PVSPIN_WORD_SLEEPERS when held with halted
+ * waiters: the waiter marks the word and halts while it stays marked,
+ * until the release, which exchanges the word to 0 and finds the mark,
+ * kicks it (pvspin_kick_waiters).  Returns with the lock perhaps free.
+ */
+#define PVSPIN_WORD_HELD 1u
+#define PVSPIN_WORD_SLEEPERS 2u
+void pvspin_wait_word(const void *lock, volatile uint32_t *word, struct lock_class *cls);
+
+/* Kick every CPU waiting on lock (pvspin_wait_word, pvspin_wait_busy). */
+void pvspin_kick_waiters(const void *lock, struct lock_class *cls);
+
 /* Clear *sleepers and kick every CPU waiting on lock in pvspin_wait_busy
  * (pvspin_release_busy's slow path). */
 void pvspin_kick_sleepers(const void *lock, volatile uint8_t *sleepers, struct lock_class *cls);
@@ -64,8 +79,11 @@ bool pvspin_nmi(struct trapframe *tf);
 
 /* Halts and kicks since boot, over every CPU. */
 void pvspin_counts(uint64_t *halts, uint64_t *kicks);
+/* Kicks the ticks' backstop sent (a kick the protocol lost). */
+uint64_t pvspin_rescues(void);
 
-/* With pvspin=on, print "pvspin: N halts, M kicks" (before power-off). */
+/* With pvspin=on, print "pvspin: N halts, M kicks, R rescues" (before
+ * power-off). */
 void pvspin_report(void);
 
 #endif

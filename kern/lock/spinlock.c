@@ -82,17 +82,20 @@
  * after PVSPIN_SPINS pauses and the hand-off kicks it with an NMI, so that
  * on a host with fewer cores than the machine has CPUs the waiters do not
  * burn the time a descheduled successor (or holder) needs.  A TTAS waiter
- * halts the same way, noting it in the lock's pv_sleepers, and the
- * release that finds the note kicks every halted waiter.  The queue locks
+ * halts the same way, marking the lock word (2: held with halted
+ * waiters), and the release that finds the mark kicks every halted
+ * waiter.  The queue locks
  * look at it only in their slow paths (node_spin, node_hand_over).  A TTAS
  * lock made under pvspin=on has an algorithm value of its own,
- * SPIN_TTAS_PV, whose release looks for the note; a TTAS lock with
+ * SPIN_TTAS_PV, taken by compare-and-swap from 0 (an exchange would
+ * overwrite the mark) and released by an exchange that looks for the
+ * mark; a TTAS lock with
  * pvspin=off keeps LOCK_SPIN's release, which tests nothing more (under
  * icount on up the test cost cswitch 0.7%).  Acquiring, SPIN_TTAS_PV
- * shares the test that finds a static lock unresolved (lock_algo), so it
- * costs the other algorithms nothing; RELEASE_TEST: the release's "above
- * LOCK_H2MCS" branch shares its compare with the H2-MCS test, one more
- * branch instruction in every release.
+ * shares the test that finds a static lock unresolved (lock_rare,
+ * try_rare), so it costs the other algorithms nothing; RELEASE_TEST: the
+ * release's "above LOCK_H2MCS" branch shares its compare with the H2-MCS
+ * test, one more branch instruction in every release.
  *
  * Code shape.  spin_lock dispatches on the algorithm once and runs a path
  * inlined for it; statistics and witness live in one out-of-line function
@@ -245,14 +248,22 @@ static uintptr_t holder_site(spinlock_t *l)
 
 /* ---- TTAS ------------------------------------------------------------ */
 
-static inline bool tas_try(spinlock_t *l)
+/* TTAS's word algorithms: LOCK_SPIN, and SPIN_TTAS_PV under pvspin=on. */
+static inline bool is_ttas(int algo)
 {
-    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) == 0;
+    return algo == LOCK_SPIN || algo == SPIN_TTAS_PV;
 }
 
-static bool tas_busy(const void *lock)
+/* One attempt: an exchange, or under pvspin=on a compare-and-swap from 0,
+ * which cannot overwrite a waiter's mark (PVSPIN_WORD_SLEEPERS). */
+static inline bool tas_try(spinlock_t *l, int algo)
 {
-    return __atomic_load_n(&((const spinlock_t *)lock)->word, __ATOMIC_RELAXED) != 0;
+    if (algo == SPIN_TTAS_PV) {
+        uint32_t free = 0;
+        return __atomic_compare_exchange_n(&l->word, &free, PVSPIN_WORD_HELD, false,
+                                           __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    }
+    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* Wait for the word to look free; a SPIN_TTAS_PV lock's waiter (pvspin=on)
@@ -263,21 +274,22 @@ static inline void tas_spin(spinlock_t *l)
     while (__atomic_load_n(&l->word, __ATOMIC_RELAXED)) {
         cpu_relax();
         if (unlikely(l->algo == SPIN_TTAS_PV) && ++spins >= PVSPIN_SPINS) {
-            pvspin_wait_busy(l, &l->pv_sleepers, tas_busy, l->inst.cls);
+            pvspin_wait_word(l, &l->word, l->inst.cls);
             spins = 0;
         }
     }
 }
 
-/* The first exchange failed: spin with back-off until the lock is ours.
+/* The first attempt failed: spin with back-off until the lock is ours.
  * *wait (if asked for) gets the cycles spent here. */
 static void __attribute__((noinline)) tas_wait(spinlock_t *l, uint64_t *wait)
 {
     uint64_t t0 = wait ? rdtsc() : 0;
     uint32_t backoff = BACKOFF_MIN;
+    int algo = l->algo == SPIN_TTAS_PV ? SPIN_TTAS_PV : LOCK_SPIN;
     for (;;) {
         tas_spin(l);
-        if (tas_try(l))
+        if (tas_try(l, algo))
             break;
         for (uint32_t i = 0; i < backoff; i++)
             cpu_relax();
@@ -439,8 +451,8 @@ static inline void h2_release_nodeless(spinlock_t *l)
 static inline __attribute__((always_inline))
 bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t *node, uint64_t *wait)
 {
-    if (algo == LOCK_SPIN) {
-        if (likely(tas_try(l)))
+    if (is_ttas(algo)) {
+        if (likely(tas_try(l, algo)))
             return false;
         tas_wait(l, wait);
         return true;
@@ -457,10 +469,18 @@ bool word_acquire(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t *node, 
 static inline __attribute__((always_inline))
 void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
-    if (algo == LOCK_SPIN || algo == SPIN_TTAS_PV) {
+    if (algo == LOCK_SPIN) {
         __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
-        if (algo == SPIN_TTAS_PV)
-            pvspin_release_busy(l, &l->pv_sleepers, l->inst.cls);
+    } else if (algo == SPIN_TTAS_PV) {
+        /* RELEASE_RACE: a waiter may mark the word between the load and
+         * the store; the store then clears the mark unseen, and the
+         * waiter's halt ends at the next tick (pvspin_rescue).  An
+         * exchange would close the race at an atomic instruction per
+         * release, which under TCG cost fault_indep 18% at 2 CPUs. */
+        uint32_t was = __atomic_load_n(&l->word, __ATOMIC_RELAXED);
+        __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE);
+        if (unlikely(was == PVSPIN_WORD_SLEEPERS))
+            pvspin_kick_waiters(l, l->inst.cls);
     } else if (algo == LOCK_H2MCS && node == SPIN_NO_NODE)
         h2_release_nodeless(l);
     else if (algo == LOCK_H2MCS)
@@ -473,8 +493,8 @@ void word_release(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 static inline __attribute__((always_inline))
 bool word_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
-    if (algo == LOCK_SPIN)
-        return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l);
+    if (is_ttas(algo))
+        return __atomic_load_n(&l->word, __ATOMIC_RELAXED) == 0 && tas_try(l, algo);
     if (__atomic_load_n(&l->tail, __ATOMIC_RELAXED) != NULL)
         return false;
     if (algo == LOCK_H2MCS)
@@ -509,19 +529,13 @@ int spin_algo_of(const spinlock_t *l)
     return algo == SPIN_TTAS_PV ? LOCK_SPIN : algo;
 }
 
-/* The path to acquire l by: its algorithm, resolving a static lock's at
- * its first use, with SPIN_TTAS_PV acquired as LOCK_SPIN.  Both rare
- * values sit above LOCK_H2MCS, so the common ones pay one compare, whose
- * flags the dispatch's first test shares. */
-static inline int lock_algo(spinlock_t *l)
+/* The lock's algorithm, after resolving a static lock's at its first use
+ * (the rare paths: an unresolved lock, or SPIN_TTAS_PV). */
+static int resolved_algo(spinlock_t *l)
 {
-    int algo = l->algo;
-    if (unlikely(algo > LOCK_H2MCS)) {
-        if (algo != SPIN_TTAS_PV)
-            algo_resolve(l);
-        algo = l->algo == SPIN_TTAS_PV ? LOCK_SPIN : l->algo;
-    }
-    return algo;
+    if (l->algo == SPIN_ALGO_UNSET)
+        algo_resolve(l);
+    return l->algo;
 }
 
 /* ---- Init and destroy ------------------------------------------------- */
@@ -533,7 +547,6 @@ void spin_init_algo(spinlock_t *l, struct lock_class *cls, int algo)
     l->tail = NULL;
     l->qhead = NULL;
     l->algo = word_algo(algo);
-    l->pv_sleepers = 0;
     l->holder = SPIN_HOLDER_FREE;
     lockstat_register(&l->inst, cls, NULL);
 }
@@ -585,6 +598,8 @@ lock_hooked(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     bool missed;
     if (algo == LOCK_SPIN)
         missed = word_acquire(l, LOCK_SPIN, sc, &node, stat ? &wait : NULL);
+    else if (algo == SPIN_TTAS_PV)
+        missed = word_acquire(l, SPIN_TTAS_PV, sc, &node, stat ? &wait : NULL);
     else if (algo == LOCK_H2MCS)
         missed = word_acquire(l, LOCK_H2MCS, sc, &node, stat ? &wait : NULL);
     else
@@ -611,7 +626,7 @@ lock_missed(spinlock_t *l, int algo, struct spin_cpu *sc, int cpu, uint32_t node
     bool stat = lockstat_mode != LOCKSTAT_OFF;
     uint64_t wait = 0;
     uintptr_t holder = stat ? holder_site(l) : 0;
-    if (algo == LOCK_SPIN)
+    if (is_ttas(algo))
         tas_wait(l, stat ? &wait : NULL);
     else if (algo == LOCK_H2MCS)
         node = h2_wait(l, sc, stat ? &wait : NULL);
@@ -626,8 +641,8 @@ static inline __attribute__((always_inline))
 bool word_first(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node,
                 struct mcs_node **pred)
 {
-    if (algo == LOCK_SPIN)
-        return tas_try(l);
+    if (is_ttas(algo))
+        return tas_try(l, algo);
     if (algo == LOCK_H2MCS)
         return h2_try_nodeless(l);
     struct mcs_node *n = node_at(sc, node);
@@ -643,8 +658,8 @@ bool word_first(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node,
 static inline __attribute__((always_inline))
 bool first_try(spinlock_t *l, int algo, struct spin_cpu *sc, uint32_t node)
 {
-    if (algo == LOCK_SPIN)
-        return tas_try(l);
+    if (is_ttas(algo))
+        return tas_try(l, algo);
     if (algo == LOCK_H2MCS)
         return h2_try_nodeless(l);
     return word_try(l, algo, sc, node);
@@ -681,11 +696,36 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     held_push(l, l->inst.cls, site, 0);
 }
 
+/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
+static void __attribute__((noinline)) lock_rare(spinlock_t *l, uintptr_t site)
+{
+    switch (resolved_algo(l)) {
+    case LOCK_SPIN:
+        lock_with(l, LOCK_SPIN, site);
+        break;
+    case SPIN_TTAS_PV:
+        lock_with(l, SPIN_TTAS_PV, site);
+        break;
+    case LOCK_H2MCS:
+        lock_with(l, LOCK_H2MCS, site);
+        break;
+    default:
+        lock_with(l, LOCK_MCS, site);
+        break;
+    }
+}
+
 /* One direct, inlined lock_with per algorithm: the branch picks a
- * specialized copy, so no algorithm pays for the others. */
+ * specialized copy, so no algorithm pays for the others.  The rare values
+ * sit above LOCK_H2MCS, so their test shares its compare with H2-MCS's. */
 static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, uintptr_t site)
 {
-    switch (lock_algo(l)) {
+    int algo = l->algo;
+    if (unlikely(algo > LOCK_H2MCS)) {
+        lock_rare(l, site);
+        return;
+    }
+    switch (algo) {
     case LOCK_SPIN:
         lock_with(l, LOCK_SPIN, site);
         break;
@@ -740,11 +780,29 @@ static inline __attribute__((always_inline)) bool try_with(spinlock_t *l, int al
     return true;
 }
 
+/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
+static bool __attribute__((noinline)) try_rare(spinlock_t *l, uintptr_t site)
+{
+    switch (resolved_algo(l)) {
+    case LOCK_SPIN:
+        return try_with(l, LOCK_SPIN, site);
+    case SPIN_TTAS_PV:
+        return try_with(l, SPIN_TTAS_PV, site);
+    case LOCK_H2MCS:
+        return try_with(l, LOCK_H2MCS, site);
+    default:
+        return try_with(l, LOCK_MCS, site);
+    }
+}
+
 #ifndef TEMPEST_UP
 bool spin_trylock(spinlock_t *l)
 {
     uintptr_t site = (uintptr_t)__builtin_return_address(0);
-    switch (lock_algo(l)) {
+    int algo = l->algo;
+    if (unlikely(algo > LOCK_H2MCS))
+        return try_rare(l, site);
+    switch (algo) {
     case LOCK_SPIN:
         return try_with(l, LOCK_SPIN, site);
     case LOCK_H2MCS:

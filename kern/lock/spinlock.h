@@ -56,7 +56,8 @@ struct mcs_node {
 
 typedef struct spinlock {
     union {
-        uint32_t word;          /* spin: 0 free, 1 held [atomic] */
+        uint32_t word;          /* spin: 0 free, 1 held; SPIN_TTAS_PV also 2, held with
+                                   halted waiters (kern/lock/pvspin.c) [atomic] */
         struct mcs_node *tail;  /* mcs, h2mcs: last node queued, NULL when free,
                                    H2MCS_NODELESS for a node-less hold [atomic] */
     };
@@ -66,9 +67,6 @@ typedef struct spinlock {
     struct mcs_node *qhead;
     uint8_t algo;               /* enum lock_algo or SPIN_TTAS_PV; fixed at init or
                                    first use */
-    /* spin with pvspin=on: set by a waiter about to halt, cleared by the
-     * release that kicks the halted (kern/lock/pvspin.c) [atomic]. */
-    uint8_t pv_sleepers;
     union {
         struct {
             int16_t owner;      /* [holder] CPU holding the lock, -1 when free */

@@ -12,6 +12,11 @@
  *                       halts and kicks grew, in all and for the lock's
  *                       class (what lockstat reports).  Skipped with
  *                       pvspin=off.
+ *   pvspin_rescue       a kick lost on purpose: CPU 1 marks a TTAS-style
+ *                       word and halts on it; CPU 0 clears the word without
+ *                       kicking (what RELEASE_RACE in spinlock.c can do).
+ *                       The ticks' rescue must wake CPU 1 within a second,
+ *                       and the rescues grew.  Needs two CPUs.
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
@@ -131,3 +136,48 @@ KTEST_ALL_CPUS(pvspin_mcs_kick) { return kick_test(LOCK_MCS); }
 KTEST_ALL_CPUS(pvspin_h2mcs_kick) { return kick_test(LOCK_H2MCS); }
 KTEST_ALL_CPUS(pvspin_spin_kick) { return kick_test(LOCK_SPIN); }
 KTEST_ALL_CPUS(pvspin_mutex_kick) { return kick_test(-1); }
+
+/* ---- the rescue of a lost kick ---- */
+
+static volatile uint32_t rescue_word;       /* [atomic] the fake lock word */
+static volatile int rescue_back;            /* [atomic] CPU 1 returned from its wait */
+
+KTEST_ALL_CPUS(pvspin_rescue)
+{
+    int me = cpu_id();
+    if (!pvspin_on)
+        KT_SKIP("runs under pvspin=on only");
+    if (ncpus_online < 2)
+        KT_SKIP("needs two CPUs");
+    static uint64_t rescues0;
+    if (me == 0) {
+        rescue_word = PVSPIN_WORD_HELD;
+        rescue_back = 0;
+        rescues0 = pvspin_rescues();
+    }
+    ktest_barrier();
+    if (me == 1) {
+        uint64_t f = intr_save();           /* as a spin lock's waiter */
+        pvspin_wait_word((const void *)&rescue_word, &rescue_word, &test_pvspin_lock);
+        intr_restore(f);
+        __atomic_store_n(&rescue_back, 1, __ATOMIC_RELEASE);
+    } else if (me == 0) {
+        clock_spin_us(50000);               /* CPU 1 marks the word and halts */
+        uint32_t marked = __atomic_load_n(&rescue_word, __ATOMIC_ACQUIRE);
+        __atomic_store_n(&rescue_word, 0, __ATOMIC_RELEASE);     /* no kick */
+        uint64_t t0 = uptime_ns();
+        while (!__atomic_load_n(&rescue_back, __ATOMIC_ACQUIRE) &&
+               uptime_ns() - t0 < 1000000000ull)
+            cpu_relax();
+        bool rescued = rescue_back;
+        if (!rescued)       /* the real kick, so that the barrier below is met */
+            pvspin_kick_waiters((const void *)&rescue_word, &test_pvspin_lock);
+        ktest_barrier();
+        KT_ASSERT_EQ(marked, PVSPIN_WORD_SLEEPERS);
+        KT_ASSERT(rescued);
+        KT_ASSERT(pvspin_rescues() > rescues0);
+        return 0;
+    }
+    ktest_barrier();
+    return 0;
+}
