@@ -6,7 +6,7 @@ measured on a two-core host (tests/check_times.txt, written by
 --record-times), and every boot first takes its host cores
 (tests/hostcores.py): as many as its virtual CPUs can keep busy, so a
 boot of more virtual CPUs than the host has cores runs alone, and a host
-job takes one.  The run's budget is twice the measured wall time; a job
+job takes one.  The run's budget is 2.5 times the measured wall time; a job
 not started when it is gone is not run, and all of them together are one
 failure, "budget: exhausted after JOB".  At the end the ten slowest jobs
 are listed, and every boot that used more than half of its time limit is
@@ -223,11 +223,15 @@ def long_jobs():
 
 # The measured time of every job on the project's machine kind (2 cores),
 # written by check.py --record-times from a quiet run: the scheduler starts
-# the longest jobs first, and the run's budget is twice the measured wall.
+# the longest jobs first, and the run's budget is BUDGET_FACTOR times the
+# measured wall.
 TIMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_times.txt")
 # Bounds of the derived budget: room for a slow host, but the check must
 # still end inside CI's 90 minutes with its longest job's limit after it.
 BUDGET_MIN, BUDGET_MAX = 15 * 60, 45 * 60
+# Loaded runs (an idle 16-vCPU make run and a spinning process beside the
+# check) took 1.65 to 1.9 times the quiet wall: room for that and more.
+BUDGET_FACTOR = 2.5
 UNMEASURED = 600        # seconds assumed for a job the file does not list
 # Jobs that run on the host alone (no boot of their own, no build): they
 # may run while the kernel's ISOs are being made.
@@ -254,10 +258,11 @@ def load_times(path=TIMES_FILE):
 
 
 def derived_budget(wall):
-    """Twice the measured wall time, within BUDGET_MIN and BUDGET_MAX."""
+    """BUDGET_FACTOR times the measured wall time, within BUDGET_MIN and
+    BUDGET_MAX."""
     if not wall:
         return checklib.BUDGET
-    return int(min(BUDGET_MAX, max(BUDGET_MIN, 2 * wall)))
+    return int(min(BUDGET_MAX, max(BUDGET_MIN, BUDGET_FACTOR * wall)))
 
 
 def ordered(jobs, times):
