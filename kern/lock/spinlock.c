@@ -696,10 +696,11 @@ static inline __attribute__((always_inline)) void lock_with(spinlock_t *l, int a
     held_push(l, l->inst.cls, site, 0);
 }
 
-/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
-static void __attribute__((noinline)) lock_rare(spinlock_t *l, uintptr_t site)
+/* lock_with for the lock's algorithm (a word algorithm: enum lock_algo or
+ * SPIN_TTAS_PV), each branch a copy specialized for its algorithm. */
+static inline __attribute__((always_inline)) void lock_by(spinlock_t *l, int algo, uintptr_t site)
 {
-    switch (resolved_algo(l)) {
+    switch (algo) {
     case LOCK_SPIN:
         lock_with(l, LOCK_SPIN, site);
         break;
@@ -715,9 +716,15 @@ static void __attribute__((noinline)) lock_rare(spinlock_t *l, uintptr_t site)
     }
 }
 
-/* One direct, inlined lock_with per algorithm: the branch picks a
- * specialized copy, so no algorithm pays for the others.  The rare values
- * sit above LOCK_H2MCS, so their test shares its compare with H2-MCS's. */
+/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
+static void __attribute__((noinline)) lock_rare(spinlock_t *l, uintptr_t site)
+{
+    lock_by(l, resolved_algo(l), site);
+}
+
+/* The common algorithms inline, so no algorithm pays for the others.  The
+ * rare values sit above LOCK_H2MCS, so their test shares its compare with
+ * H2-MCS's (and the compiler drops SPIN_TTAS_PV's branch here). */
 static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, uintptr_t site)
 {
     int algo = l->algo;
@@ -725,17 +732,7 @@ static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, u
         lock_rare(l, site);
         return;
     }
-    switch (algo) {
-    case LOCK_SPIN:
-        lock_with(l, LOCK_SPIN, site);
-        break;
-    case LOCK_H2MCS:
-        lock_with(l, LOCK_H2MCS, site);
-        break;
-    default:
-        lock_with(l, LOCK_MCS, site);
-        break;
-    }
+    lock_by(l, algo, site);
 }
 
 #ifndef TEMPEST_UP
@@ -780,10 +777,10 @@ static inline __attribute__((always_inline)) bool try_with(spinlock_t *l, int al
     return true;
 }
 
-/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
-static bool __attribute__((noinline)) try_rare(spinlock_t *l, uintptr_t site)
+/* try_with for the lock's word algorithm, as lock_by. */
+static inline __attribute__((always_inline)) bool try_by(spinlock_t *l, int algo, uintptr_t site)
 {
-    switch (resolved_algo(l)) {
+    switch (algo) {
     case LOCK_SPIN:
         return try_with(l, LOCK_SPIN, site);
     case SPIN_TTAS_PV:
@@ -795,6 +792,12 @@ static bool __attribute__((noinline)) try_rare(spinlock_t *l, uintptr_t site)
     }
 }
 
+/* An unresolved lock, or SPIN_TTAS_PV (both above LOCK_H2MCS). */
+static bool __attribute__((noinline)) try_rare(spinlock_t *l, uintptr_t site)
+{
+    return try_by(l, resolved_algo(l), site);
+}
+
 #ifndef TEMPEST_UP
 bool spin_trylock(spinlock_t *l)
 {
@@ -802,14 +805,7 @@ bool spin_trylock(spinlock_t *l)
     int algo = l->algo;
     if (unlikely(algo > LOCK_H2MCS))
         return try_rare(l, site);
-    switch (algo) {
-    case LOCK_SPIN:
-        return try_with(l, LOCK_SPIN, site);
-    case LOCK_H2MCS:
-        return try_with(l, LOCK_H2MCS, site);
-    default:
-        return try_with(l, LOCK_MCS, site);
-    }
+    return try_by(l, algo, site);
 }
 
 #endif /* !TEMPEST_UP */
