@@ -12,11 +12,12 @@
  *                       halts and kicks grew, in all and for the lock's
  *                       class (what lockstat reports).  Skipped with
  *                       pvspin=off.
- *   pvspin_rescue       a kick lost on purpose: CPU 1 marks a TTAS-style
- *                       word and halts on it; CPU 0 clears the word without
- *                       kicking (what RELEASE_RACE in spinlock.c can do).
- *                       The ticks' rescue must wake CPU 1 within a second,
- *                       and the rescues grew.  Needs two CPUs.
+ *   pvspin_rescue       a kick lost on purpose: one CPU marks a TTAS-style
+ *                       word and halts on it; the CPU that takes its ticks
+ *                       clears the word without kicking (what RELEASE_RACE
+ *                       in spinlock.c can do).  The ticks' rescue must wake
+ *                       the halted CPU within two seconds, and the rescues
+ *                       grew.  Needs two CPUs.
  */
 #include <kern/tests/ktest.h>
 #include <kern/lock/spinlock.h>
@@ -140,8 +141,14 @@ KTEST_ALL_CPUS(pvspin_mutex_kick) { return kick_test(-1); }
 /* ---- the rescue of a lost kick ---- */
 
 static volatile uint32_t rescue_word;       /* [atomic] the fake lock word */
-static volatile int rescue_back;            /* [atomic] CPU 1 returned from its wait */
+static volatile int rescue_back;            /* [atomic] the halter returned from its wait */
+static volatile int rescue_releaser;        /* [atomic] the CPU that ticks: the runner's */
 
+/*
+ * The rescue needs a CPU that takes its tick: an all-CPU test runs in the
+ * call IPI's handler, interrupts off, on every CPU but the one whose
+ * thread called it.  That one releases; the next one halts.
+ */
 KTEST_ALL_CPUS(pvspin_rescue)
 {
     int me = cpu_id();
@@ -150,29 +157,33 @@ KTEST_ALL_CPUS(pvspin_rescue)
     if (ncpus_online < 2)
         KT_SKIP("needs two CPUs");
     static uint64_t rescues0;
-    if (me == 0) {
+    if (read_rflags() & RFLAGS_IF) {
         rescue_word = PVSPIN_WORD_HELD;
         rescue_back = 0;
         rescues0 = pvspin_rescues();
+        __atomic_store_n(&rescue_releaser, me, __ATOMIC_RELEASE);
     }
     ktest_barrier();
-    if (me == 1) {
+    int releaser = __atomic_load_n(&rescue_releaser, __ATOMIC_ACQUIRE);
+    int halter = (releaser + 1) % ncpus_online;
+    if (me == halter) {
         uint64_t f = intr_save();           /* as a spin lock's waiter */
         pvspin_wait_word((const void *)&rescue_word, &rescue_word, &test_pvspin_lock);
         intr_restore(f);
         __atomic_store_n(&rescue_back, 1, __ATOMIC_RELEASE);
-    } else if (me == 0) {
-        clock_spin_us(50000);               /* CPU 1 marks the word and halts */
+    } else if (me == releaser) {
+        clock_spin_us(50000);               /* the halter marks the word and halts */
         uint32_t marked = __atomic_load_n(&rescue_word, __ATOMIC_ACQUIRE);
         __atomic_store_n(&rescue_word, 0, __ATOMIC_RELEASE);     /* no kick */
         uint64_t t0 = uptime_ns();
         while (!__atomic_load_n(&rescue_back, __ATOMIC_ACQUIRE) &&
-               uptime_ns() - t0 < 1000000000ull)
+               uptime_ns() - t0 < 2000000000ull)
             cpu_relax();
         bool rescued = rescue_back;
         if (!rescued)       /* the real kick, so that the barrier below is met */
             pvspin_kick_waiters((const void *)&rescue_word, &test_pvspin_lock);
         ktest_barrier();
+        KT_ASSERT(read_rflags() & RFLAGS_IF);
         KT_ASSERT_EQ(marked, PVSPIN_WORD_SLEEPERS);
         KT_ASSERT(rescued);
         KT_ASSERT(pvspin_rescues() > rescues0);
