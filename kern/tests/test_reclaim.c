@@ -47,10 +47,11 @@ static void reclaim_all(void)
         pcache_reclaim(-1, ~0UL);
 }
 
-static int clean_body(struct s5t *t)
+/* The checks of reclaim_clean on vp (the caller releases it whatever they
+ * find, so that a failure does not leave the file system busy for the
+ * tests after it). */
+static int clean_checks(struct vnode *vp)
 {
-    struct vnode *vp;
-    KT_ASSERT_EQ(t_create(t->root, "clean", &vp), 0);
     KT_ASSERT_EQ(t_write_pat(vp, 0, CLEAN_BYTES, 3, 3000), 0);
     KT_ASSERT_EQ(pcache_flush(vp, 0, ~0UL), 0);
     segmap_purge(vp, 0);                    /* windows hold their pages */
@@ -68,8 +69,25 @@ static int clean_body(struct s5t *t)
     reclaim_all();
     KT_ASSERT_EQ(vp->v_npages, 0);
     KT_ASSERT_EQ(t_check_pat(vp, 0, CLEAN_BYTES, 4, 3000), 0);
-    VN_RELE(vp);
     return 0;
+}
+
+static int clean_body(struct s5t *t)
+{
+    /* The exact page counts below hold only while no pageout daemon takes
+     * pages of its own accord: with this CPU's node short of memory (after
+     * reclaim_pressure on a preset of small nodes, hector's 64 MiB) it
+     * frees the file's clean pages as soon as they are written back.  The
+     * cache's other clean pages go first; a node still short is a skip. */
+    reclaim_all();
+    int node = numa_node_of_cpu(cpu_id());
+    if (pcache_node_short(node))
+        KT_SKIP("node %d is short of memory, so its pageout daemon takes pages too", node);
+    struct vnode *vp;
+    KT_ASSERT_EQ(t_create(t->root, "clean", &vp), 0);
+    int r = clean_checks(vp);
+    VN_RELE(vp);
+    return r;
 }
 
 KTEST(reclaim_clean)
