@@ -103,9 +103,9 @@ class Ctx:
         host cores (tests/hostcores.py), so its limit starts when it runs;
         a machine far larger than the host boots with pvspin=on
         (pvspin_needed)."""
-        cores = tempest.cores_for(machine, kw.get("accel", "tcg"), kw.get("emulator", "qemu"))
-        if pvspin_needed(machine, opts, kw.get("accel", "tcg"), kw.get("emulator", "qemu")):
-            opts += " pvspin=on"
+        accel, emulator = kw.get("accel", "tcg"), kw.get("emulator", "qemu")
+        cores = tempest.cores_for(machine, accel, emulator)
+        opts = tempest.pvspin_opts(machine, opts, accel, emulator, PVSPIN_RATIO)
         with hostcores.hold(cores):
             t = self.limit(limit)
             if t <= 0:

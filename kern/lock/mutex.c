@@ -11,7 +11,10 @@
  * (mutex_release_all) and takes them back before the caller continues
  * (mutex_reacquire_all), in the order they were first taken.  Exit wakes
  * one waiter (wake1proc), or all of them for a shared-capable mutex whose
- * waiters may all be readers.
+ * waiters may all be readers.  A busy spin mutex's caller spins until it
+ * looks free; with pvspin=on it halts after a bounded spin, counted in
+ * the waiter count so that exit's wake test kicks it (halt_for,
+ * kern/lock/pvspin.c).
  *
  * Statistics (kern/lock/lockstat.c): a hit per top-level acquisition (recursive
  * entries are not acquisitions; reacquisitions after a switch are).  A spin

@@ -32,6 +32,12 @@
  * the waiter looks again.  A stale kick (one sent to a waiter that did not
  * halt after all) only ends some later halt early, which costs a spin.
  *
+ * The backstop.  While a CPU halts, its record names the word its window
+ * watches and the value it halts on.  Every CPU's tick (pvspin_rescue)
+ * kicks a CPU that has stayed halted 5 ms on a word that changed: TTAS's
+ * release leaves one race open on purpose (RELEASE_RACE in spinlock.c),
+ * and there the kick comes a tick late instead of never.
+ *
  * Locks whose waiters all watch the lock (TTAS, spin mutexes).  Here the
  * releaser does not know who waits, and a preempted holder is the problem
  * (every waiter burns host time its descheduled holder needs).  After
@@ -94,8 +100,9 @@ struct pv_cpu {
     const volatile uint32_t *watch_halted;  /* [own] */
     uint32_t watch_value;               /* [own] */
     /* When a tick first saw this CPU halted on a changed word (TSC; 0:
-     * not seen), written by the ticks racily: at worst a rescue waits one
-     * tick more or is sent twice. */
+     * not seen): [racy] written by its own CPU (halt_on) and by every
+     * CPU's tick, without a lock; at worst a rescue waits one tick more or
+     * is sent twice. */
     uint64_t stale_since;
     /* pvspin_wait_busy's record: the lock this CPU waits on (NULL when it
      * waits on none), written by it and read by releasers; its wait flag,

@@ -202,13 +202,13 @@ def _boot_tempest(spec, tmp):
         disks = [userrun.root_image(tmp, guest_script(spec["points"], "tempest"), None)]
     kernel = (tempest.KERNEL if spec["kernel"] == "tempest" else
               os.path.join(spec["root"], TEMPEST_IMAGES[spec["kernel"]]))
-    words = tempest.pvspin_opts(p0["machine"], " ".join(words), p0["accel"]).split()
-    r = tempest.boot(p0["machine"], " ".join(words), accel=p0["accel"],
+    cmdline = tempest.pvspin_opts(p0["machine"], " ".join(words), p0["accel"])
+    r = tempest.boot(p0["machine"], cmdline, accel=p0["accel"],
                      timeout=spec["timeout"], disk_images=disks, kernel=kernel)
     status = r.status
     if status == "ok" and spec["kind"] == "user" and "init: exit status" not in r.output:
         status = "init did not finish"
-    return status, r.output, " ".join(r.command or []), " ".join(words)
+    return status, r.output, " ".join(r.command or []), cmdline
 
 
 def wl_kbench(p):
