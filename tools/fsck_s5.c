@@ -48,7 +48,8 @@ static int has_blocks(uint16_t type)
 
 static int type_valid(uint16_t type)
 {
-    return has_blocks(type) || type == S5_IFCHR || type == S5_IFBLK || type == S5_IFIFO;
+    return has_blocks(type) || type == S5_IFCHR || type == S5_IFBLK || type == S5_IFIFO ||
+           type == S5_IFSOCK;
 }
 
 /* Pass 1: the superblock. */
@@ -184,10 +185,11 @@ static void check_blocks(struct fsck *f, uint32_t ino, const struct s5_dinode *d
                 f->beyond_b, (unsigned long long)f->beyond_lbn);
 }
 
-/* Devices keep the device number in slot 0; FIFOs have no blocks. */
+/* Devices keep the device number in slot 0; FIFOs and sockets have no
+ * blocks. */
 static void check_special(struct fsck *f, uint32_t ino, const struct s5_dinode *di)
 {
-    int first = ftype(di) == S5_IFIFO ? 0 : 1;
+    int first = ftype(di) == S5_IFIFO || ftype(di) == S5_IFSOCK ? 0 : 1;
 
     for (int i = first; i < S5_NADDR; i++) {
         if (s5_getaddr(di, i) != 0) {

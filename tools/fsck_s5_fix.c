@@ -201,11 +201,12 @@ static void fix_inode(struct fix *x, uint32_t ino)
 
     if (di->di_mode == 0)
         return;
-    if (type == S5_IFCHR || type == S5_IFBLK || type == S5_IFIFO) {
-        uint32_t dev = type == S5_IFIFO ? 0 : s5_getaddr(di, 0);
+    if (type == S5_IFCHR || type == S5_IFBLK || type == S5_IFIFO || type == S5_IFSOCK) {
+        int nodev = type == S5_IFIFO || type == S5_IFSOCK;
+        uint32_t dev = nodev ? 0 : s5_getaddr(di, 0);
 
         if (di->di_size != 0 || memcmp(di->di_addr + 3, (uint8_t[3 * S5_NADDR]){ 0 },
-                                       3 * S5_NADDR - 3) != 0 || (type == S5_IFIFO && dev)) {
+                                       3 * S5_NADDR - 3) != 0 || (nodev && dev)) {
             memset(di->di_addr, 0, sizeof(di->di_addr));
             s5_setaddr(di, 0, dev);
             di->di_size = 0;

@@ -51,7 +51,24 @@
 #define ENODATA         61      /* xattr: no such attribute */
 #define EOVERFLOW       75
 #define ELIBBAD         80      /* exec: the program's interpreter is corrupt */
+#define ENOTSOCK        88      /* sockets (kern/net) */
+#define EDESTADDRREQ    89
+#define EMSGSIZE        90
+#define EPROTOTYPE      91
+#define ENOPROTOOPT     92
+#define EPROTONOSUPPORT 93
+#define ESOCKTNOSUPPORT 94
 #define EOPNOTSUPP      95
+#define EAFNOSUPPORT    97
+#define EADDRINUSE      98
+#define EADDRNOTAVAIL   99
+#define ENOBUFS         105
+#define EISCONN         106
+#define ENOTCONN        107
+#define ECONNREFUSED    111
+#define EALREADY        114
+#define EINPROGRESS     115
+#define ECONNRESET      104
 #define ETIMEDOUT       110
 #define EUCLEAN         117     /* "structure needs cleaning": a corrupted file system */
 

@@ -11,7 +11,7 @@
  * SIGPIPE is sent to the writer (which dies by it unless it is ignored,
  * blocked or handled).
  * O_NONBLOCK makes either -EAGAIN instead of waiting.  poll asks
- * pipe_poll, which says the same under pi_lock: readable with data or with
+ * pipe_poll (the vnode's vop_poll), which says the same under pi_lock: readable with data or with
  * no writer left (then hung up), writable with room, an error with no
  * reader left.
  *
@@ -149,6 +149,14 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
     return 0;
 }
 
+void sigpipe_self(void)
+{
+    struct proc *p = curproc();
+    struct ksiginfo si = { .si_signo = SIGPIPE, .si_code = SI_USER, .si_pid = p->p_pid,
+                           .si_uid = (int)p->p_cred->cr_ruid };
+    sig_post(p, SIGPIPE, &si);
+}
+
 static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     struct pipe *pi = vtopipe(vp);
@@ -157,10 +165,7 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
     while (uio->uio_resid) {
         if (pi->pi_readers == 0) {
             mutex_exit(&pi->pi_lock);
-            struct ksiginfo si = { .si_signo = SIGPIPE, .si_code = SI_USER,
-                                   .si_pid = curproc()->p_pid,
-                                   .si_uid = (int)curproc()->p_cred->cr_ruid };
-            sig_post(curproc(), SIGPIPE, &si);
+            sigpipe_self();
             return uio->uio_resid < start ? 0 : -EPIPE;
         }
         if (pi->pi_count == PIPE_SIZE) {
@@ -187,26 +192,24 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
     return 0;
 }
 
-bool vn_is_pipe(const struct vnode *vp)
-{
-    return vp->v_op == &pipe_vnodeops;
-}
-
-int pipe_poll(struct vnode *vp, bool rd, bool wr)
+/* Readable with data or with no writer left (then also hung up);
+ * writable with room; an error for a writing end with no reader left. */
+static short pipe_poll(struct vnode *vp, short events, int fflags)
 {
     struct pipe *pi = vtopipe(vp);
-    int r = 0;
+    bool rd = (fflags & O_ACCMODE) != O_WRONLY, wr = (fflags & O_ACCMODE) != O_RDONLY;
+    short r = 0;
     mutex_enter(&pi->pi_lock);
     if (rd && pi->pi_count > 0)
-        r |= PIPE_POLLIN;
+        r |= POLLIN | POLLRDNORM;
     if (rd && pi->pi_writers == 0)
-        r |= PIPE_POLLHUP;
+        r |= POLLHUP;
     if (wr && pi->pi_readers == 0)
-        r |= PIPE_POLLERR;
+        r |= POLLERR;
     else if (wr && pi->pi_count < PIPE_SIZE)
-        r |= PIPE_POLLOUT;
+        r |= POLLOUT | POLLWRNORM;
     mutex_exit(&pi->pi_lock);
-    return r;
+    return (short)(r & (events | POLLHUP | POLLERR));
 }
 
 static int pipe_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
@@ -275,6 +278,7 @@ static const struct vnodeops pipe_vnodeops = {
     .vop_fsync = pipe_fsync,
     .vop_truncate = pipe_truncate,
     .vop_inactive = pipe_inactive,
+    .vop_poll = pipe_poll,
 };
 
 /* A new pipe with no ends open, one reference; NULL for no memory. */

@@ -62,6 +62,7 @@
  */
 #include <kern/proc/proc.h>
 #include <kern/ipc/ipc.h>
+#include <kern/net/socket.h>
 #include <kern/proc/proc_impl.h>
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
@@ -111,6 +112,7 @@ void proc_init(void)
     jobctl_init();
     fifo_init();
     ipc_init();
+    net_init();
     admin_init();
     futex_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))

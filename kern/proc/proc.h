@@ -580,19 +580,13 @@ static inline bool file_readable(const struct file *fp) { return (fp->f_flags & 
 static inline bool file_writable(const struct file *fp) { return (fp->f_flags & 3) != 0; }
 /* Is vp the console (/dev/console, the terminal of drivers/tty/tty.c)? */
 bool vn_is_console(const struct vnode *vp);
-/* Pipes (kern/proc/pipe.c): is vp one, and what is it ready for, from an
- * end that reads (rd) and/or writes (wr): poll's bits, as Linux's. */
-#define PIPE_POLLIN   0x001
-#define PIPE_POLLOUT  0x004
-#define PIPE_POLLERR  0x008
-#define PIPE_POLLHUP  0x010
-bool vn_is_pipe(const struct vnode *vp);
 /* Boot: named pipes (kern/proc/pipe.c) give the VFS their open. */
 void fifo_init(void);
-/* A pipe changed (data, room, an end closed): wake poll and select
- * (kern/proc/sys_poll.c), cheaply when nobody polls. */
+/* A write found no reader (a pipe, a socket): SIGPIPE for the caller. */
+void sigpipe_self(void);
+/* A pipe or socket changed (data, room, an end closed): wake poll,
+ * select and epoll (kern/proc/sys_poll.c), cheaply when nobody polls. */
 void poll_notify(void);
-int pipe_poll(struct vnode *vp, bool rd, bool wr);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);
 int fd_close(struct proc *p, int fd);

@@ -468,7 +468,7 @@ static int64_t write_file(struct file *fp, char *kbuf, size_t n)
         return room;
     n = (size_t)room;
     struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = off };
-    int io = vp->v_type == VFIFO ? (fp->f_flags & O_NONBLOCK) : 0;
+    int io = vn_is_stream(vp) ? (fp->f_flags & O_NONBLOCK) : 0;
     int err = VOP_WRITE(vp, &uio, io, cr());
     size_t moved = n - uio.uio_resid;
     if (seekable) {

@@ -12,6 +12,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
+#include <kern/net/socket.h>
 #include <drivers/tty/tty.h>
 #include <kern/lib/errno.h>
 
@@ -248,6 +249,11 @@ SYSCALL_DECL(sys_ioctl)
             int n = (int)MIN(va.va_size > off ? va.va_size - off : 0, (uint64_t)INT32_MAX);
             r = copyout(&n, (void *)a2, sizeof n);
         }
+    } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {
+        int n = 0;
+        r = VOP_IOCTL(fp->f_vp, FIONREAD, &n, cr());
+        if (r == 0)
+            r = copyout(&n, (void *)a2, sizeof n);
     } else if (vn_is_console(fp->f_vp)) {
         r = console_ioctl(a1, a2);
     } else if (fp->f_vp->v_type == VBLK) {

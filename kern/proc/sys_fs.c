@@ -26,6 +26,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
+#include <kern/net/socket.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
@@ -148,11 +149,11 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
             if ((err = copyin((void *)(ubuf + done), kbuf, n)))
                 break;
             int io = (fp->f_flags & O_APPEND) ? IO_APPEND : 0;
-            if (vp->v_type == VFIFO)
+            if (vn_is_stream(vp))
                 io = fp->f_flags & O_NONBLOCK;      /* pipes (pipe.c) take O_NONBLOCK */
             err = VOP_WRITE(vp, &uio, io, cr());
         } else {
-            int io = vp->v_type == VFIFO ? (fp->f_flags & O_NONBLOCK) : 0;
+            int io = vn_is_stream(vp) ? (fp->f_flags & O_NONBLOCK) : 0;
             err = VOP_READ(vp, &uio, io, cr());
         }
         size_t moved = n - uio.uio_resid;
@@ -184,12 +185,15 @@ static int64_t rw_fd(int fd, bool write, uint64_t ubuf, size_t len, bool at_off,
     if (!fp)
         return -EBADF;
     int64_t r;
-    if (at_off && fp->f_vp->v_type == VFIFO) {
+    if (at_off && vn_is_stream(fp->f_vp)) {
         r = -ESPIPE;            /* first, as Linux's pread and pwrite */
     } else if (write ? !file_writable(fp) : !file_readable(fp)) {
         r = -EBADF;
     } else if (!user_range(ubuf, len)) {
         r = -EFAULT;
+    } else if (vn_is_socket(fp->f_vp)) {
+        struct kiovec v = { ubuf, MIN(len, (size_t)INT32_MAX) };
+        r = socket_rw(fp, write, &v, 1);
     } else if (at_off || fp->f_vp->v_type == VFIFO) {
         /* A pipe has no offset to keep (Linux takes no f_pos lock on
          * one either): two lock round trips fewer per pipe call. */
@@ -229,12 +233,39 @@ struct iovec_u {
     uint64_t len;
 };
 
+/* readv and writev of a socket (fp held, released here). */
+static int64_t socket_vec(struct file *fp, bool write, uint64_t uiov, int cnt)
+{
+    struct kiovec *v = kmalloc(cnt ? (size_t)cnt * sizeof *v : 1);
+    int64_t r = v ? 0 : -ENOMEM;
+    if (!r && cnt && copyin((void *)uiov, v, (size_t)cnt * sizeof *v))
+        r = -EFAULT;
+    size_t total = 0;
+    for (int i = 0; !r && i < cnt; i++) {
+        if ((int64_t)v[i].len < 0)
+            r = -EINVAL;
+        else if (!user_range(v[i].base, v[i].len))
+            r = -EFAULT;
+        else
+            total += v[i].len = MIN(v[i].len, (size_t)INT32_MAX - total);
+    }
+    if (!r && (write ? !file_writable(fp) : !file_readable(fp)))
+        r = -EBADF;
+    if (!r)
+        r = socket_rw(fp, write, v, cnt);
+    kfree(v);
+    file_rele(fp);
+    return r;
+}
+
 static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
 {
     /* As Linux: a bad descriptor comes before a bad count. */
     struct file *fp = fd_get(curproc(), fd);
     if (!fp)
         return -EBADF;
+    if (vn_is_socket(fp->f_vp) && cnt >= 0 && cnt <= IOV_MAX)
+        return socket_vec(fp, write, uiov, cnt);    /* one message, not one per piece */
     file_rele(fp);
     if (cnt < 0 || cnt > IOV_MAX)
         return -EINVAL;
@@ -299,7 +330,7 @@ SYSCALL_DECL(sys_lseek)
     int64_t off = (int64_t)a1, base = 0, to = 0;
     /* A pipe has no position, whatever the whence (busybox's tail asks
      * for the end of its input and seeks back only if that works). */
-    int64_t r = fp->f_vp->v_type == VFIFO ? -ESPIPE : 0;
+    int64_t r = vn_is_stream(fp->f_vp) ? -ESPIPE : 0;
     if (r == 0 && a2 == SEEK_END) {
         struct vattr va;
         r = VOP_GETATTR(fp->f_vp, &va, cr());
@@ -329,7 +360,7 @@ SYSCALL_DECL(sys_fadvise64)
     if (!fp)
         return -EBADF;
     int64_t r = 0;
-    if (fp->f_vp->v_type == VFIFO)
+    if (vn_is_stream(fp->f_vp))
         r = -ESPIPE;
     else if ((int64_t)a2 < 0 || (int)a3 < 0 || (int)a3 > 5)
         r = -EINVAL;

@@ -265,7 +265,8 @@ static int64_t do_mknod(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
     case S_IFCHR:         type = VCHR; break;
     case S_IFBLK:         type = VBLK; break;
     case S_IFDIR:         type = VDIR; break;
-    default:              type = VNON; break;   /* sockets too: none yet */
+    case S_IFSOCK:        type = VSOCK; break;
+    default:              type = VNON; break;
     }
     char *path = NULL;
     int err = get_string(upath, PATH_MAX, false, &path);
@@ -283,7 +284,7 @@ static int64_t do_mknod(int dirfd, uint64_t upath, uint32_t mode, uint32_t dev)
         err = !dfp ? -EBADF : dir->v_type != VDIR ? -ENOTDIR : 0;
     }
     if (!err)
-        err = vn_mknod(path, dir, type, mode & 07777 & ~curproc()->p_umask, dev, cr());
+        err = vn_mknod(path, dir, type, mode & 07777 & ~curproc()->p_umask, dev, cr(), NULL);
     if (dfp)
         file_rele(dfp);
     kfree(path);

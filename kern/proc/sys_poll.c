@@ -2,10 +2,11 @@
  * poll, ppoll, select, pselect6: which descriptors are ready, waiting
  * until one is, the time runs out, or a signal comes.
  *
- * Theory.  Readiness is exact for the console (a finished line is
- * waiting, drivers/tty/tty.c) and for pipes (pipe_poll: data, room, or the
- * other end gone: POLLHUP, POLLERR); regular files and other devices are
- * ready for what was asked.  select's three sets are poll's events under
+ * Theory.  Readiness is the vnode's own answer (vn_poll, its vop_poll):
+ * exact for pipes and sockets (data, room, or the other end gone: POLLHUP,
+ * POLLERR); regular files and most devices are ready for what was asked;
+ * the console is ready to read when a finished line is waiting
+ * (drivers/tty/tty.c).  select's three sets are poll's events under
  * other names (read: POLLIN with POLLHUP and POLLERR; write: POLLOUT with
  * POLLERR; except: POLLPRI), so both families share one scan and one wait.
  *
@@ -13,7 +14,7 @@
  * no CPU is used or charged while nothing is ready.  Pipes call
  * poll_notify at every change; it bumps a generation and wakes the
  * pollers' channel, but only when someone polls (pollers), so pipes cost
- * nothing more when nobody does.  A poller counts itself in pollers, reads
+ * nothing more when nobody does; sockets do the same.  A poller counts itself in pollers, reads
  * the generation, scans, and sleeps only if the generation is still the
  * one it read -- checked under the channel's sleep-queue lock, which the
  * notifier's wakeup takes, so no change is lost.  The console, a layer
@@ -43,14 +44,6 @@
 #include <kern/lib/string.h>
 #include <drivers/platform/timer.h>
 
-#define POLLIN   0x001
-#define POLLPRI  0x002
-#define POLLOUT  0x004
-#define POLLERR  0x008
-#define POLLHUP  0x010
-#define POLLNVAL 0x020
-_Static_assert(POLLIN == PIPE_POLLIN && POLLOUT == PIPE_POLLOUT && POLLERR == PIPE_POLLERR &&
-               POLLHUP == PIPE_POLLHUP, "pipe_poll's bits are poll's");
 #define SEL_IN   (POLLIN | POLLHUP | POLLERR)
 #define SEL_OUT  (POLLOUT | POLLERR)
 #define SEL_EX   POLLPRI
@@ -89,15 +82,12 @@ static short ready(struct proc *p, const struct pollfd_u *pf, bool *console)
     struct file *fp = fd_get(p, pf->fd);
     if (!fp)
         return POLLNVAL;
-    short r = pf->events & (POLLIN | POLLOUT);
+    short r = vn_poll(fp->f_vp, pf->events, fp->f_flags);
     if (vn_is_console(fp->f_vp)) {
         *console = true;
         if (!tty_readable())
-            r &= (short)~POLLIN;
+            r &= (short)~(POLLIN | POLLRDNORM);
     }
-    if (vn_is_pipe(fp->f_vp))       /* POLLHUP and POLLERR whether asked or not */
-        r = (short)(pipe_poll(fp->f_vp, file_readable(fp), file_writable(fp)) &
-                    (pf->events | POLLHUP | POLLERR));
     file_rele(fp);
     return r;
 }

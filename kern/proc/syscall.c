@@ -322,6 +322,11 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(192, sys_lgetxattr), S(193, sys_fgetxattr), S(194, sys_listxattr), S(195, sys_llistxattr),
     S(196, sys_flistxattr), S(197, sys_removexattr), S(198, sys_lremovexattr),
     S(199, sys_fremovexattr),
+    S(41, sys_socket), S(42, sys_connect), S(43, sys_accept), S(44, sys_sendto),
+    S(45, sys_recvfrom), S(46, sys_sendmsg), S(47, sys_recvmsg), S(48, sys_shutdown),
+    S(49, sys_bind), S(50, sys_listen), S(51, sys_getsockname), S(52, sys_getpeername),
+    S(53, sys_socketpair), S(54, sys_setsockopt), S(55, sys_getsockopt), S(288, sys_accept4),
+    S(299, sys_recvmmsg), S(307, sys_sendmmsg),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

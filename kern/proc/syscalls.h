@@ -216,4 +216,24 @@ SYSCALL_DECL(sys_ppoll);
 SYSCALL_DECL(sys_select);
 SYSCALL_DECL(sys_pselect6);
 
+/* sockets: kern/net/sys_socket.c */
+SYSCALL_DECL(sys_socket);
+SYSCALL_DECL(sys_socketpair);
+SYSCALL_DECL(sys_bind);
+SYSCALL_DECL(sys_listen);
+SYSCALL_DECL(sys_accept);
+SYSCALL_DECL(sys_accept4);
+SYSCALL_DECL(sys_connect);
+SYSCALL_DECL(sys_sendto);
+SYSCALL_DECL(sys_recvfrom);
+SYSCALL_DECL(sys_sendmsg);
+SYSCALL_DECL(sys_recvmsg);
+SYSCALL_DECL(sys_sendmmsg);
+SYSCALL_DECL(sys_recvmmsg);
+SYSCALL_DECL(sys_shutdown);
+SYSCALL_DECL(sys_getsockname);
+SYSCALL_DECL(sys_getpeername);
+SYSCALL_DECL(sys_setsockopt);
+SYSCALL_DECL(sys_getsockopt);
+
 #endif

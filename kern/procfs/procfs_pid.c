@@ -249,6 +249,8 @@ int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd)
         kfree(path);
     } else if (!err && vp->v_type == VFIFO) {
         sbuf_printf(sb, "pipe:[%lu]", (unsigned long)va.va_ino);
+    } else if (!err && vp->v_type == VSOCK && !vp->v_vfsp) {
+        sbuf_printf(sb, "socket:[%lu]", (unsigned long)va.va_ino);
     } else if (!err && vn_is_devfs(vp)) {
         sbuf_printf(sb, "/dev/%s", devfs_name(vp));
     } else if (!err && file_path(sb, vp) != 0) {

@@ -234,6 +234,7 @@ static void init_new_inode(struct s5_inode *ip, uint16_t mode)
     case S5_IFCHR: ip->i_vnode.v_type = VCHR; break;
     case S5_IFBLK: ip->i_vnode.v_type = VBLK; break;
     case S5_IFIFO: ip->i_vnode.v_type = VFIFO; break;
+    case S5_IFSOCK: ip->i_vnode.v_type = VSOCK; break;
     default:       ip->i_vnode.v_type = VREG; break;
     }
 }

@@ -101,7 +101,7 @@ static void check_inode(struct chk *c, uint32_t ino)
         return;
     }
     if (!has_blocks(di->di_mode)) {
-        if (t != S5_IFCHR && t != S5_IFBLK && t != S5_IFIFO)
+        if (t != S5_IFCHR && t != S5_IFBLK && t != S5_IFIFO && t != S5_IFSOCK)
             problem(c, "inode %u: bad mode 0%o", ino, di->di_mode);
         return;
     }

@@ -159,6 +159,7 @@ static inline uint32_t s5_dev_minor(uint32_t addr0)
 #define S5_IFBLK        0060000
 #define S5_IFREG        0100000
 #define S5_IFLNK        0120000
+#define S5_IFSOCK       0140000     /* as Linux's sysv driver keeps them */
 #define S5_ISUID        04000
 #define S5_ISGID        02000
 #define S5_ISVTX        01000

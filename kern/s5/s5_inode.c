@@ -74,6 +74,7 @@ static enum vtype vtype_of(uint16_t mode)
     case S5_IFCHR: return VCHR;
     case S5_IFBLK: return VBLK;
     case S5_IFIFO: return VFIFO;
+    case S5_IFSOCK: return VSOCK;
     default:       return VNON;
     }
 }
@@ -426,6 +427,7 @@ static uint8_t dtype_of(uint16_t mode)
     case S5_IFCHR: return DT_CHR;
     case S5_IFBLK: return DT_BLK;
     case S5_IFIFO: return DT_FIFO;
+    case S5_IFSOCK: return DT_SOCK;
     default:       return DT_UNKNOWN;
     }
 }

@@ -158,6 +158,7 @@ static int mode_for(const struct vattr *va, uint16_t *modep)
     case VCHR:  type = S5_IFCHR; break;
     case VBLK:  type = S5_IFBLK; break;
     case VFIFO: type = S5_IFIFO; break;
+    case VSOCK: type = S5_IFSOCK; break;
     default:    return -EINVAL;
     }
     *modep = type | (va->va_mode & S5_IPERM);

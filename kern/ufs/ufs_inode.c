@@ -45,6 +45,7 @@ static enum vtype vtype_of(uint16_t mode)
     case UFS_IFCHR: return VCHR;
     case UFS_IFBLK: return VBLK;
     case UFS_IFIFO: return VFIFO;
+    case UFS_IFSOCK: return VSOCK;
     default:        return VNON;
     }
 }

@@ -88,6 +88,7 @@ static int mode_for(const struct vattr *va, uint16_t *modep)
     case VCHR:  type = UFS_IFCHR; break;
     case VBLK:  type = UFS_IFBLK; break;
     case VFIFO: type = UFS_IFIFO; break;
+    case VSOCK: type = UFS_IFSOCK; break;
     default:    return -EINVAL;
     }
     *modep = type | (va->va_mode & 07777);

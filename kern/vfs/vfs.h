@@ -187,11 +187,13 @@ int vn_get_write(struct vnode *vp);
 void vn_put_write(struct vnode *vp);
 int vn_deny_write(struct vnode *vp);
 void vn_allow_write(struct vnode *vp);
-/* mknod: type VREG, VFIFO, VCHR or VBLK; in Linux's order, -EEXIST when
- * the name exists, then -EINVAL for VNON and -EPERM for VDIR (types mknod
- * cannot make), -EACCES, and -EPERM for a device made by another than root. */
+/* mknod: type VREG, VFIFO, VCHR, VBLK or VSOCK; in Linux's order, -EEXIST
+ * when the name exists, then -EINVAL for VNON and -EPERM for VDIR (types
+ * mknod cannot make), -EACCES, and -EPERM for a device made by another
+ * than root.  The new node, held, in *vpp unless vpp is NULL (AF_UNIX's
+ * bind keeps the node it made). */
 int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
-             struct cred *cr);
+             struct cred *cr, struct vnode **vpp);
 /* Read or write len bytes at off from/to a kernel buffer; *done gets the
  * byte count moved (may be short at end of file). */
 int vn_rdwr(struct vnode *vp, bool write, void *buf, size_t len, uint64_t off, int ioflag,

@@ -33,7 +33,8 @@ struct vfs;
 struct cred;
 struct page;
 
-enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO };
+/* VSOCK: a socket, or a file system's node naming one (bind of AF_UNIX). */
+enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 
 /* v_flag bits */
 #define VROOT   0x1     /* the root of its file system */
@@ -151,6 +152,7 @@ bool vfs_put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
 #define DT_BLK     6
 #define DT_REG     8
 #define DT_LNK     10
+#define DT_SOCK    12
 
 /* Device numbers in v_rdev and va_rdev: Linux's encoding (glibc
  * makedev for 12-bit majors and 20-bit minors), so stat can pass them out. */
@@ -252,7 +254,41 @@ struct vnodeops {
      * (kern/vm/pcache_rw.c) touched the file's data; mark its access
      * time by the relatime rule (vn_atime_due).  Called with no lock. */
     void (*vop_accessed)(struct vnode *vp);
+    /* Optional: what an open file of this vnode is ready for (poll,
+     * select, epoll): of the POLL* bits below, those of events that hold
+     * now, with POLLERR and POLLHUP whether asked or not.  fflags is the
+     * open file's f_flags (a pipe's end reads or writes by its access
+     * mode).  Called with no lock held; the object takes its own.  NULL
+     * means ready for whatever was asked (regular files, disks). */
+    short (*vop_poll)(struct vnode *vp, short events, int fflags);
 };
+
+/* A pipe or a socket: no offset (lseek and pread are ESPIPE), and
+ * O_NONBLOCK passed to VOP_READ and VOP_WRITE in ioflag. */
+static inline bool vn_is_stream(const struct vnode *vp)
+{
+    return vp->v_type == VFIFO || vp->v_type == VSOCK;
+}
+
+/* poll's event bits (Linux's values, which every readiness interface
+ * here passes through unchanged). */
+#define POLLIN      0x001
+#define POLLPRI     0x002
+#define POLLOUT     0x004
+#define POLLERR     0x008
+#define POLLHUP     0x010
+#define POLLNVAL    0x020
+#define POLLRDNORM  0x040
+#define POLLWRNORM  0x100
+#define POLLRDHUP   0x2000
+
+/* What an open file of vp (flags fflags) is ready for, of events. */
+static inline short vn_poll(struct vnode *vp, short events, int fflags)
+{
+    if (vp->v_op->vop_poll)
+        return vp->v_op->vop_poll(vp, events, fflags);
+    return (short)(events & (POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM));
+}
 
 /* The relatime rule (Linux's default mount option): a read updates the
  * access time only when it is not after the modification or change time,

@@ -168,7 +168,7 @@ static int open_check(struct vnode *vp, int flags, int want, struct cred *cr)
     if (vp->v_type == VDIR && writes)
         return -EISDIR;
     if (writes && vfs_rdonly(vp) && vp->v_type != VCHR && vp->v_type != VBLK
-        && vp->v_type != VFIFO)
+        && vp->v_type != VFIFO && vp->v_type != VSOCK)
         return -EROFS;
     return VOP_ACCESS(vp, want | ((flags & O_TRUNC) ? VWRITE : 0), cr);
 }
@@ -229,6 +229,8 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     writer = writer && !err;
     if (!err && !created && (flags & O_TRUNC) && vp->v_type == VREG)
         err = VOP_TRUNCATE(vp, 0, cr);
+    if (!err && vp->v_type == VSOCK)
+        err = -ENXIO;                       /* a socket is not opened, it is connected to */
     if (!err)
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
     if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
@@ -245,9 +247,9 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     return 0;
 }
 
-/* mknod: a new file of type (VREG, VFIFO, VCHR, VBLK) named by path. */
+/* mknod: a new file of type (VREG, VFIFO, VCHR, VBLK, VSOCK) named by path. */
 int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode, uint32_t rdev,
-             struct cred *cr)
+             struct cred *cr, struct vnode **vpp)
 {
     struct nameidata nd;
     int err = parent_of(path, cwd, 0, &nd, cr);
@@ -271,11 +273,14 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
         }
         static const uint32_t bits[] = { [VREG] = S_IFREG, [VFIFO] = S_IFIFO,
                                          [VCHR] = S_IFCHR, [VBLK] = S_IFBLK, [VDIR] = S_IFDIR,
-                                         [VLNK] = S_IFLNK, [VNON] = 0 };
+                                         [VLNK] = S_IFLNK, [VSOCK] = S_IFSOCK,
+                                         [VNON] = 0 };
         struct vattr va = { .va_type = type, .va_mode = bits[type] | (mode & 07777),
                             .va_rdev = rdev };
         err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
-        if (!err)
+        if (!err && vpp)
+            *vpp = vp;
+        else if (!err)
             VN_RELE(vp);
     }
     VN_RELE(dvp);
