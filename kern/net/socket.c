@@ -107,7 +107,7 @@ void socket_notify(struct socket *so)
 {
     wakeup(&so->so_rchan);
     wakeup(&so->so_wchan);
-    poll_notify();
+    vn_poll_notify(&so->so_vn);
 }
 
 int socket_epipe(int flags)

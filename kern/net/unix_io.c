@@ -134,7 +134,7 @@ static void uncharge(struct socket *from, size_t charge)
     __atomic_sub_fetch(&u->u_wmem, charge, __ATOMIC_RELEASE);
     __atomic_add_fetch(&from->so_wgen, 1, __ATOMIC_SEQ_CST);
     wakeup(&from->so_wchan);
-    poll_notify();
+    vn_poll_notify(&from->so_vn);
 }
 
 void unix_msg_free(struct unix_msg *m)

@@ -19,6 +19,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
+#include <kern/event/event.h>
 
 LOCK_CLASS(file_lock_class, "file", LK_MUTEX_SLEEP);
 
@@ -44,6 +45,8 @@ void file_rele(struct file *fp)
     if (__atomic_sub_fetch(&fp->f_count, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     struct proc *p = curproc();
+    if (__atomic_load_n(&fp->f_ep, __ATOMIC_ACQUIRE))
+        epoll_file_gone(fp);    /* out of the epoll sets (kern/event/epoll.c) */
     reclock_file_gone(fp);      /* its flock and OFD locks (kern/proc/reclock.c) */
     vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
     mutex_destroy(&fp->f_lock);     /* unregisters it from the statistics */

@@ -109,7 +109,7 @@ static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
         pi->pi_writers--;
     wakeup(&pi->pi_rchan);
     wakeup(&pi->pi_wchan);
-    poll_notify();              /* poll and select (kern/proc/sys_poll.c) */
+    vn_poll_notify(vp);         /* poll, select, epoll (kern/proc/sys_poll.c) */
     mutex_exit(&pi->pi_lock);
     return 0;
 }
@@ -144,7 +144,7 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
         uio_move(uio, n);
     }
     wakeup(&pi->pi_wchan);
-    poll_notify();
+    vn_poll_notify(vp);
     mutex_exit(&pi->pi_lock);
     return 0;
 }
@@ -186,7 +186,7 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
         pi->pi_count += n;
         uio_move(uio, n);
         wakeup(&pi->pi_rchan);
-        poll_notify();
+        vn_poll_notify(vp);
     }
     mutex_exit(&pi->pi_lock);
     return 0;

@@ -63,6 +63,7 @@
 #include <kern/proc/proc.h>
 #include <kern/ipc/ipc.h>
 #include <kern/net/socket.h>
+#include <kern/event/event.h>
 #include <kern/proc/proc_impl.h>
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
@@ -113,6 +114,7 @@ void proc_init(void)
     fifo_init();
     ipc_init();
     net_init();
+    event_init();
     admin_init();
     futex_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))

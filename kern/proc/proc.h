@@ -18,6 +18,7 @@
  *   [a]  f_count, atomic
  *   [f]  f_lock (class "file"): the offset
  *   [c]  constant
+ *   [epoll_lock]  kern/event/epoll.c's global lock
  */
 #ifndef KERN_PROC_PROC_H
 #define KERN_PROC_PROC_H
@@ -119,6 +120,7 @@ struct file {
     struct mutex f_lock;
     uint64_t f_offset;          /* [f] */
     struct vnode *f_vp;         /* [c] held */
+    struct epitem *f_ep;        /* [epoll_lock] the epoll sets watching it (kern/event/epoll.c) */
 };
 
 enum proc_state { PS_RUN, PS_ZOMBIE };
@@ -585,8 +587,22 @@ void fifo_init(void);
 /* A write found no reader (a pipe, a socket): SIGPIPE for the caller. */
 void sigpipe_self(void);
 /* A pipe or socket changed (data, room, an end closed): wake poll,
- * select and epoll (kern/proc/sys_poll.c), cheaply when nobody polls. */
+ * select and epoll (kern/proc/sys_poll.c), cheaply when nobody polls.
+ * vn_poll_notify also marks a new event of vp (v_pollgen) for
+ * edge-triggered epoll. */
 void poll_notify(void);
+void vn_poll_notify(struct vnode *vp);
+/* Wait until scan(arg, &console) finds something (returns non-zero: a
+ * count or an error), uptime_ns() passes deadline (0: no wait at all,
+ * UINT64_MAX: none) or a signal comes (-EINTR).  scan sets console when
+ * it looked at the console, which is looked at again every 100 ms.
+ * poll, select and epoll_wait share it. */
+int poll_sleep(int (*scan)(void *arg, bool *console), void *arg, uint64_t deadline);
+/* ppoll's, pselect6's and epoll_pwait's temporary signal mask (usig 0:
+ * none; size must be 8), set before the wait and put back after it
+ * (after the handler, when a signal ended it with -EINTR). */
+int poll_mask_begin(uint64_t usig, uint64_t size);
+void poll_mask_end(uint64_t usig, int64_t r);
 /* One past the highest descriptor p may use: NOFILE or its RLIMIT_NOFILE. */
 uint64_t fd_limit(const struct proc *p);
 int fd_close(struct proc *p, int fd);

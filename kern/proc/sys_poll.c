@@ -75,6 +75,12 @@ void poll_notify(void)
     wakeup(&poll_chan);
 }
 
+void vn_poll_notify(struct vnode *vp)
+{
+    __atomic_add_fetch(&vp->v_pollgen, 1, __ATOMIC_SEQ_CST);
+    poll_notify();
+}
+
 static short ready(struct proc *p, const struct pollfd_u *pf, bool *console)
 {
     if (pf->fd < 0)
@@ -103,9 +109,7 @@ static int scan(struct proc *p, struct pollfd_u *fds, uint64_t n, bool *console)
     return count;
 }
 
-/* Scan until something is ready, uptime_ns() passes deadline (0: do not
- * wait, FOREVER: no limit) or a signal comes: the count, or -EINTR. */
-static int poll_wait(struct pollfd_u *fds, uint64_t n, uint64_t deadline)
+int poll_sleep(int (*scan)(void *arg, bool *console), void *arg, uint64_t deadline)
 {
     struct proc *p = curproc();
     int r;
@@ -113,7 +117,7 @@ static int poll_wait(struct pollfd_u *fds, uint64_t n, uint64_t deadline)
     for (;;) {
         uint64_t gen = __atomic_load_n(&poll_gen, __ATOMIC_SEQ_CST);
         bool console = false;
-        r = scan(p, fds, n, &console);
+        r = scan(arg, &console);
         uint64_t now = uptime_ns();
         if (r || deadline == 0 || now >= deadline)
             break;
@@ -126,6 +130,25 @@ static int poll_wait(struct pollfd_u *fds, uint64_t n, uint64_t deadline)
     }
     __atomic_sub_fetch(&pollers, 1, __ATOMIC_SEQ_CST);
     return r;
+}
+
+struct pollset {
+    struct pollfd_u *fds;
+    uint64_t n;
+};
+
+static int scan_set(void *arg, bool *console)
+{
+    struct pollset *ps = arg;
+    return scan(curproc(), ps->fds, ps->n, console);
+}
+
+/* Scan until something is ready, uptime_ns() passes deadline (0: do not
+ * wait, FOREVER: no limit) or a signal comes: the count, or -EINTR. */
+static int poll_wait(struct pollfd_u *fds, uint64_t n, uint64_t deadline)
+{
+    struct pollset ps = { fds, n };
+    return poll_sleep(scan_set, &ps, deadline);
 }
 
 /* A relative timeout in ns as a deadline (FOREVER stays). */
@@ -144,7 +167,7 @@ static uint64_t time_left(uint64_t deadline)
 }
 
 /* The temporary signal mask of ppoll and pselect6 (usig 0: none). */
-static int mask_begin(uint64_t usig, uint64_t size)
+int poll_mask_begin(uint64_t usig, uint64_t size)
 {
     if (!usig)
         return 0;
@@ -162,7 +185,7 @@ static int mask_begin(uint64_t usig, uint64_t size)
 
 /* After the wait: the old mask back now, unless a signal is to be taken
  * (sig_deliver restores it after the handler is set up). */
-static void mask_end(uint64_t usig, int64_t r)
+void poll_mask_end(uint64_t usig, int64_t r)
 {
     struct lwp *l = curlwp();
     if (!usig || !l->l_restoremask || (r == -EINTR && sig_interrupting(curproc())))
@@ -234,10 +257,10 @@ SYSCALL_DECL(sys_ppoll)
     int err = timespec_deadline(a2, &deadline);
     if (err)
         return err;
-    if ((err = mask_begin(a3, a4)))
+    if ((err = poll_mask_begin(a3, a4)))
         return err;
     int64_t r = do_poll(a0, a1, deadline);
-    mask_end(a3, r);
+    poll_mask_end(a3, r);
     timespec_left(a2, deadline);
     return r;
 }
@@ -374,10 +397,10 @@ SYSCALL_DECL(sys_pselect6)
     struct sigset_arg sa = { 0, 0 };
     if (a5 && copyin((void *)a5, &sa, sizeof sa))
         return -EFAULT;
-    if ((err = mask_begin(sa.set, sa.size)))
+    if ((err = poll_mask_begin(sa.set, sa.size)))
         return err;
     int64_t r = do_select((int)a0, a1, a2, a3, deadline);
-    mask_end(sa.set, r);
+    poll_mask_end(sa.set, r);
     timespec_left(a4, deadline);
     return r;
 }

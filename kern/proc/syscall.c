@@ -327,6 +327,9 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(49, sys_bind), S(50, sys_listen), S(51, sys_getsockname), S(52, sys_getpeername),
     S(53, sys_socketpair), S(54, sys_setsockopt), S(55, sys_getsockopt), S(288, sys_accept4),
     S(299, sys_recvmmsg), S(307, sys_sendmmsg),
+    S(213, sys_epoll_create), S(291, sys_epoll_create1), S(233, sys_epoll_ctl),
+    S(232, sys_epoll_wait), S(281, sys_epoll_pwait), S(441, sys_epoll_pwait2),
+    S(284, sys_eventfd), S(290, sys_eventfd2),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -236,4 +236,14 @@ SYSCALL_DECL(sys_getpeername);
 SYSCALL_DECL(sys_setsockopt);
 SYSCALL_DECL(sys_getsockopt);
 
+/* event objects: kern/event/epoll.c, eventfd.c */
+SYSCALL_DECL(sys_epoll_create);
+SYSCALL_DECL(sys_epoll_create1);
+SYSCALL_DECL(sys_epoll_ctl);
+SYSCALL_DECL(sys_epoll_wait);
+SYSCALL_DECL(sys_epoll_pwait);
+SYSCALL_DECL(sys_epoll_pwait2);
+SYSCALL_DECL(sys_eventfd);
+SYSCALL_DECL(sys_eventfd2);
+
 #endif

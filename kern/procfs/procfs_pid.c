@@ -249,6 +249,10 @@ int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd)
         kfree(path);
     } else if (!err && vp->v_type == VFIFO) {
         sbuf_printf(sb, "pipe:[%lu]", (unsigned long)va.va_ino);
+    } else if (!err && vp->v_op->vop_fdname) {
+        char name[64];
+        vp->v_op->vop_fdname(vp, name, sizeof name);
+        sbuf_printf(sb, "%s", name);
     } else if (!err && vp->v_type == VSOCK && !vp->v_vfsp) {
         sbuf_printf(sb, "socket:[%lu]", (unsigned long)va.va_ino);
     } else if (!err && vn_is_devfs(vp)) {

@@ -38,6 +38,7 @@ enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 
 /* v_flag bits */
 #define VROOT   0x1     /* the root of its file system */
+#define VNOSEEK 0x2     /* [c] no offset (eventfd, epoll ...): see vn_is_stream */
 
 struct vnode {
     struct mutex v_lock;            /* the vnode lock; class "vnode" */
@@ -63,6 +64,12 @@ struct vnode {
      * written back: by a flush (close, fsync), or the file system's sync
      * and unmount (kern/vm/pcache.c, "Dirty pages"). */
     uint32_t v_dirtyhold;           /* [a] */
+    /* Readiness events (kern/proc/sys_poll.c): bumped at every change a
+     * poller may want (vn_poll_notify), so edge-triggered epoll reports
+     * each new event once; v_pollclaim is the last event an
+     * EPOLLEXCLUSIVE watcher took, so one waiter reports it. */
+    uint32_t v_pollgen;             /* [a] */
+    uint32_t v_pollclaim;           /* [a] */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */
@@ -261,13 +268,17 @@ struct vnodeops {
      * mode).  Called with no lock held; the object takes its own.  NULL
      * means ready for whatever was asked (regular files, disks). */
     short (*vop_poll)(struct vnode *vp, short events, int fflags);
+    /* Optional: the name /proc/PID/fd/N shows for an object with no
+     * path, such as "anon_inode:[eventfd]" (at most len bytes with the
+     * NUL). */
+    void (*vop_fdname)(struct vnode *vp, char *buf, size_t len);
 };
 
-/* A pipe or a socket: no offset (lseek and pread are ESPIPE), and
+/* A pipe, a socket or an event object: no offset (lseek and pread are ESPIPE), and
  * O_NONBLOCK passed to VOP_READ and VOP_WRITE in ioflag. */
 static inline bool vn_is_stream(const struct vnode *vp)
 {
-    return vp->v_type == VFIFO || vp->v_type == VSOCK;
+    return vp->v_type == VFIFO || vp->v_type == VSOCK || (vp->v_flag & VNOSEEK);
 }
 
 /* poll's event bits (Linux's values, which every readiness interface
