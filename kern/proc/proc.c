@@ -588,6 +588,9 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         l->l_clear_tid = ca->child_cleartid;
     }
     l->l_sigmask = me->l_sigmask;       /* the caller's mask: only it continues */
+    l->l_ss_sp = me->l_ss_sp;           /* and its alternate signal stack */
+    l->l_ss_size = me->l_ss_size;
+    l->l_ss_flags = me->l_ss_flags;
     c->p_umask = parent->p_umask;
     l->l_gs_base = me->l_gs_base;
     memcpy(c->p_comm, parent->p_comm, sizeof c->p_comm);

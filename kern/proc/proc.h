@@ -48,6 +48,7 @@ struct execargs;
 #define SA_NOCLDWAIT  0x00000002
 #define SA_SIGINFO    0x00000004
 #define SA_RESTORER   0x04000000
+#define SA_ONSTACK    0x08000000
 #define SA_RESTART    0x10000000
 #define SA_NODEFER    0x40000000
 #define SA_RESETHAND  0x80000000UL
@@ -143,6 +144,10 @@ struct lwp {
     uint64_t l_waitset;         /* [o] written; read [a]: rt_sigtimedwait's set while it sleeps */
     uint64_t l_sigsaved;        /* [o] rt_sigsuspend: the mask to restore */
     bool l_restoremask;         /* [o] l_sigsaved is to be restored */
+    /* sigaltstack: the alternate signal stack (none while l_ss_size is
+     * 0) and SS_AUTODISARM; a new thread has none, fork copies it. */
+    uint64_t l_ss_sp, l_ss_size;    /* [o] */
+    uint32_t l_ss_flags;            /* [o] */
     const void *volatile l_sleepchan;   /* [a] the channel of an interruptible sleep */
     /* CPU time in TSC cycles, written by the CPU the thread runs on. */
     uint64_t l_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */

@@ -99,6 +99,7 @@
  * before the new thread runs).
  */
 #include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
 #include <kern/sched/thread.h>
 #include <kern/lock/sleep.h>
@@ -513,24 +514,126 @@ static void fill_siginfo(struct siginfo_k *info, int sig, const struct ksiginfo 
     }
 }
 
+/* ---- the alternate signal stack (sigaltstack, SA_ONSTACK) ---- */
+
+#define SS_ONSTACK      1
+#define SS_DISABLE      2
+#define SS_AUTODISARM   (1u << 31)
+#define MINSIGSTKSZ     2048
+
+struct stack_u {
+    uint64_t ss_sp;
+    int32_t ss_flags, pad;
+    uint64_t ss_size;
+};
+
+/* Is sp on l's alternate stack?  Never with SS_AUTODISARM, as Linux:
+ * the stack was disarmed while a handler runs on it. */
+static bool on_altstack(const struct lwp *l, uint64_t sp)
+{
+    if (l->l_ss_flags & SS_AUTODISARM)
+        return false;
+    return l->l_ss_size && sp > l->l_ss_sp && sp - l->l_ss_sp <= l->l_ss_size;
+}
+
+/* Linux's sas_ss_flags: what sigaltstack and a frame's uc_stack say. */
+static int32_t altstack_flags(const struct lwp *l, uint64_t sp)
+{
+    if (!l->l_ss_size)
+        return SS_DISABLE;
+    return on_altstack(l, sp) ? SS_ONSTACK : 0;
+}
+
+static struct stack_u altstack_now(const struct lwp *l, uint64_t sp)
+{
+    return (struct stack_u){ .ss_sp = l->l_ss_sp, .ss_size = l->l_ss_size,
+                             .ss_flags = altstack_flags(l, sp) | (int32_t)l->l_ss_flags };
+}
+
+/* Set the alternate stack from ss (Linux's do_sigaltstack): 0, -EPERM
+ * while running on it, -EINVAL for bad flags, -ENOMEM when too small. */
+static int altstack_set(struct lwp *l, const struct stack_u *ss, uint64_t sp)
+{
+    if (on_altstack(l, sp))
+        return -EPERM;
+    uint32_t mode = (uint32_t)ss->ss_flags & ~SS_AUTODISARM;
+    if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+        return -EINVAL;
+    if (mode == SS_DISABLE) {
+        l->l_ss_sp = l->l_ss_size = 0;
+        l->l_ss_flags = 0;
+        return 0;
+    }
+    if (ss->ss_size < MINSIGSTKSZ)
+        return -ENOMEM;
+    l->l_ss_sp = ss->ss_sp;
+    l->l_ss_size = ss->ss_size;
+    l->l_ss_flags = (uint32_t)ss->ss_flags & SS_AUTODISARM;
+    return 0;
+}
+
+SYSCALL_DECL(sys_sigaltstack)
+{
+    struct lwp *l = curlwp();
+    uint64_t sp = curtf()->rsp;
+    struct stack_u old = altstack_now(l, sp), ss;
+    if (a0) {
+        if (copyin((void *)a0, &ss, sizeof ss))
+            return -EFAULT;
+        int err = altstack_set(l, &ss, sp);
+        if (err)
+            return err;
+    }
+    if (a1 && copyout(&old, (void *)a1, sizeof old))
+        return -EFAULT;
+    return 0;
+}
+
+/* Where the handler's frame goes: below the red zone of the interrupted
+ * stack, or at the top of the alternate stack for an SA_ONSTACK handler
+ * not already on it (which SS_AUTODISARM then disarms); *entering says
+ * which, and *ustack is the uc_stack the frame records. */
+static uint64_t frame_stack(struct trapframe *tf, const struct sigaction_k *sa, bool *entering,
+                            struct stack_u *ustack)
+{
+    struct lwp *l = curlwp();
+    uint64_t sp = tf->rsp - RED_ZONE;
+    *ustack = altstack_now(l, tf->rsp);
+    *entering = (sa->flags & SA_ONSTACK) && l->l_ss_size && !on_altstack(l, tf->rsp);
+    if (*entering) {
+        sp = l->l_ss_sp + l->l_ss_size;
+        if (l->l_ss_flags & SS_AUTODISARM) {
+            l->l_ss_sp = l->l_ss_size = 0;      /* Linux's sas_ss_reset */
+            l->l_ss_flags = 0;
+        }
+    }
+    return sp;
+}
+
 /* Build the handler's frame on the user stack and point tf at the
  * handler; false when the stack cannot take it. */
 static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si,
                         const struct sigaction_k *sa, uint64_t oldmask)
 {
     struct rt_sigframe_k f;
-    uint64_t sp = tf->rsp - RED_ZONE;
+    bool entering;
+    struct stack_u ustack;
+    uint64_t sp = frame_stack(tf, sa, &entering, &ustack);
     uint64_t fpaddr = (sp - fpu_frame_size()) & ~63UL;     /* kern/proc/fpu.c */
     sp = ((fpaddr - sizeof f) & ~15UL) - 8;
     if (tf->rsp > USER_TOP || sp >= USER_TOP || sp < PAGE_SIZE)
         return false;
+    if (entering && sp < ustack.ss_sp)
+        return false;               /* the frame overflows the alternate stack */
     memset(&f, 0, sizeof f);
     f.pretcode = (sa->flags & SA_RESTORER) ? sa->restorer : 0;
     fill_sigcontext(&f.uc.mc, tf);
     f.uc.mc.oldmask = oldmask;
     f.uc.mc.cr2 = sig == SIGSEGV || sig == SIGBUS ? si->si_addr : 0;
     f.uc.mc.fpstate = fpaddr;
-    f.uc.ss_flags = 2;          /* SS_DISABLE: no sigaltstack */
+    f.uc.ss_sp = ustack.ss_sp;
+    f.uc.ss_flags = ustack.ss_flags;
+    f.uc.ss_size = ustack.ss_size;
     f.uc.uc_flags = fpu_frame_xstate() ? UC_FP_XSTATE : 0;
     f.uc.sigmask = oldmask;
     fill_siginfo(&f.info, sig, si);
@@ -634,6 +737,10 @@ int64_t sig_return(struct trapframe *tf)
     tf->ss = SEL_UDATA;
     tf->vector = VEC_SYSCALL_IRET;
     __atomic_store_n(&l->l_sigmask, uc.sigmask & ~UNBLOCKABLE, __ATOMIC_RELAXED);
+    /* Linux's restore_altstack: the stack as the frame recorded it (an
+     * SS_AUTODISARM stack comes back armed); a bad one is ignored. */
+    struct stack_u ss = { uc.ss_sp, uc.ss_flags, 0, uc.ss_size };
+    (void)altstack_set(l, &ss, tf->rsp);
     return (int64_t)mc->rax;
 bad:
     proc_kill_current(SIGSEGV, "bad frame for rt_sigreturn");
@@ -642,6 +749,9 @@ bad:
 
 void sig_exec_reset(struct proc *p)
 {
+    struct lwp *l = curlwp();       /* exec leaves one thread, with no alternate stack */
+    l->l_ss_sp = l->l_ss_size = 0;
+    l->l_ss_flags = 0;
     for (int i = 0; i < NSIG; i++) {
         struct sigaction_k *sa = &p->p_sigact[i];
         if (sa->handler != SIG_IGN)

@@ -329,7 +329,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(299, sys_recvmmsg), S(307, sys_sendmmsg),
     S(213, sys_epoll_create), S(291, sys_epoll_create1), S(233, sys_epoll_ctl),
     S(232, sys_epoll_wait), S(281, sys_epoll_pwait), S(441, sys_epoll_pwait2),
-    S(284, sys_eventfd), S(290, sys_eventfd2),
+    S(284, sys_eventfd), S(290, sys_eventfd2), S(131, sys_sigaltstack),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -39,6 +39,7 @@ SYSCALL_DECL(sys_getsid);
 SYSCALL_DECL(sys_arch_prctl);
 SYSCALL_DECL(sys_set_tid_address);
 SYSCALL_DECL(sys_rt_sigaction);
+SYSCALL_DECL(sys_sigaltstack);     /* signal.c */
 SYSCALL_DECL(sys_rt_sigprocmask);
 SYSCALL_DECL(sys_rt_sigpending);
 SYSCALL_DECL(sys_rt_sigsuspend);
