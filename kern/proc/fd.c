@@ -20,6 +20,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/lib/errno.h>
 #include <kern/event/event.h>
+#include <kern/proc/syscalls.h>
 
 LOCK_CLASS(file_lock_class, "file", LK_MUTEX_SLEEP);
 
@@ -114,15 +115,16 @@ int fd_close(struct proc *p, int fd)
     return 0;
 }
 
-/* Take the matching descriptors out of the table in one pass under the
- * lock (not a lock round trip per slot: exit and exec pass here every
- * time), then close their files in descriptor order outside it. */
-static void close_matching(struct proc *p, bool only_cloexec)
+/* Take the matching descriptors of [first, last] out of the table in one
+ * pass under the lock (not a lock round trip per slot: exit and exec pass
+ * here every time), then close their files in descriptor order outside
+ * it. */
+static void close_matching(struct proc *p, bool only_cloexec, int first, int last)
 {
     struct file *gone[NOFILE];
     int n = 0;
     mutex_enter(&p->p_fdlock);
-    for (int fd = 0; fd < NOFILE; fd++) {
+    for (int fd = first; fd <= last && fd < NOFILE; fd++) {
         struct file *fp = p->p_fd[fd];
         if (fp && (!only_cloexec || (p->p_fdflags[fd] & FD_CLOEXEC))) {
             p->p_fd[fd] = NULL;
@@ -139,12 +141,39 @@ static void close_matching(struct proc *p, bool only_cloexec)
 
 void fd_close_all(struct proc *p)
 {
-    close_matching(p, false);
+    close_matching(p, false, 0, NOFILE - 1);
 }
 
 void fd_close_on_exec(struct proc *p)
 {
-    close_matching(p, true);
+    close_matching(p, true, 0, NOFILE - 1);
+}
+
+#define CLOSE_RANGE_UNSHARE 2
+#define CLOSE_RANGE_CLOEXEC 4
+
+/* close_range(first, last, flags): close the descriptors in the range, or
+ * with CLOSE_RANGE_CLOEXEC mark them close-on-exec.  CLOSE_RANGE_UNSHARE
+ * asks for a private table first, which every process here has. */
+SYSCALL_DECL(sys_close_range)
+{
+    unsigned first = (unsigned)a0, last = (unsigned)a1;
+    if ((a2 & ~(uint64_t)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || first > last)
+        return -EINVAL;
+    struct proc *p = curproc();
+    if (first >= NOFILE)
+        return 0;
+    last = MIN(last, (unsigned)NOFILE - 1);
+    if (!(a2 & CLOSE_RANGE_CLOEXEC)) {
+        close_matching(p, false, (int)first, (int)last);
+        return 0;
+    }
+    mutex_enter(&p->p_fdlock);
+    for (unsigned fd = first; fd <= last; fd++)
+        if (p->p_fd[fd])
+            p->p_fdflags[fd] |= FD_CLOEXEC;
+    mutex_exit(&p->p_fdlock);
+    return 0;
 }
 
 void fd_dup_table(struct proc *to, struct proc *from)

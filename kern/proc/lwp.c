@@ -393,27 +393,37 @@ SYSCALL_DECL(sys_set_tid_address)
     return curlwp()->l_tid;
 }
 
-/* Send sig to thread tid (of process tgid, when tgid > 0). */
-static int thread_kill(int tgid, int tid, int sig)
+/* Send sig with si to thread tid (of process tgid, when tgid > 0), or
+ * with to_proc to its whole process (rt_sigqueueinfo). */
+static int post_to(int tgid, int tid, int sig, struct ksiginfo *si, bool to_proc)
 {
     if (tid <= 0 || (tgid != -1 && tgid <= 0))
         return -EINVAL;
     struct proc *me = curproc();
-    struct ksiginfo si = { .si_signo = sig, .si_code = -6 /* SI_TKILL */,
-                           .si_pid = me->p_pid, .si_uid = (int)me->p_cred->cr_ruid };
+    si->si_signo = sig;
     mutex_enter(&proc_lock);
     struct lwp *l = lwp_find_locked(tid);
     int err = 0;
-    if (!l || (tgid > 0 && l->l_proc->p_pid != tgid))
+    if (!l || (tgid > 0 && l->l_proc->p_pid != tgid) || (to_proc && l->l_proc->p_pid != tid))
         err = -ESRCH;
     else if (sig < 0 || sig > NSIG)
         err = -EINVAL;
     else if (!proc_may_signal(me, l->l_proc))
         err = -EPERM;
+    else if (sig && to_proc)
+        sig_post(l->l_proc, sig, si);
     else if (sig)
-        sig_post_lwp(l, sig, &si);
+        sig_post_lwp(l, sig, si);
     mutex_exit(&proc_lock);
     return err;
+}
+
+static int thread_kill(int tgid, int tid, int sig)
+{
+    struct proc *me = curproc();
+    struct ksiginfo si = { .si_code = -6 /* SI_TKILL */, .si_pid = me->p_pid,
+                           .si_uid = (int)me->p_cred->cr_ruid };
+    return post_to(tgid, tid, sig, &si, false);
 }
 
 SYSCALL_DECL(sys_tgkill)
@@ -425,3 +435,24 @@ SYSCALL_DECL(sys_tkill)
 {
     return thread_kill(-1, (int)a0, (int)a1);
 }
+
+/* rt_sigqueueinfo and rt_tgsigqueueinfo: a signal with the caller's
+ * siginfo (sigqueue's value).  As Linux, only a negative si_code other
+ * than SI_TKILL may be sent to another process (a process cannot
+ * pretend to be the kernel or kill(2)); the rest of the siginfo (pid,
+ * uid, value) goes as the caller wrote it. */
+static int64_t queue_info(int tgid, int tid, int sig, uint64_t uinfo, bool to_proc)
+{
+    struct { int32_t signo, err, code, pad; int32_t pid; uint32_t uid; uint64_t value; } u;
+    if (copyin((void *)uinfo, &u, sizeof u))
+        return -EFAULT;
+    struct proc *me = curproc();
+    if ((u.code >= 0 || u.code == -6) && (to_proc ? tid : tgid) != me->p_pid)
+        return -EPERM;
+    struct ksiginfo si = { .si_code = u.code, .si_pid = u.pid, .si_uid = (int)u.uid,
+                           .si_value = u.value };
+    return post_to(tgid, tid, sig, &si, to_proc);
+}
+
+SYSCALL_DECL(sys_rt_sigqueueinfo) { return queue_info(-1, (int)a0, (int)a1, a2, true); }
+SYSCALL_DECL(sys_rt_tgsigqueueinfo) { return queue_info((int)a0, (int)a1, (int)a2, a3, false); }

@@ -94,6 +94,7 @@ struct ksiginfo {
     int si_signo, si_code;
     int si_pid, si_uid, si_status;
     uint64_t si_addr;
+    uint64_t si_value;          /* sigqueue's value (si_code below 0), in place of si_status */
 };
 
 #define NOFILE   64

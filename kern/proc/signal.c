@@ -510,7 +510,10 @@ static void fill_siginfo(struct siginfo_k *info, int sig, const struct ksiginfo 
     } else {
         info->f.proc.pid = si->si_pid;
         info->f.proc.uid = (uint32_t)si->si_uid;
-        info->f.proc.status = si->si_status;
+        if (si->si_code < 0)        /* from a process (SI_QUEUE ...): si_value where status is */
+            memcpy(&info->f.raw[8], &si->si_value, sizeof si->si_value);
+        else
+            info->f.proc.status = si->si_status;
     }
 }
 

@@ -258,12 +258,17 @@ static int64_t socket_vec(struct file *fp, bool write, uint64_t uiov, int cnt)
     return r;
 }
 
-static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
+/* readv, writev, and with at_off the p- forms at off. */
+static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt, bool at_off, uint64_t off)
 {
     /* As Linux: a bad descriptor comes before a bad count. */
     struct file *fp = fd_get(curproc(), fd);
     if (!fp)
         return -EBADF;
+    if (at_off && vn_is_stream(fp->f_vp)) {
+        file_rele(fp);
+        return -ESPIPE;
+    }
     if (vn_is_socket(fp->f_vp) && cnt >= 0 && cnt <= IOV_MAX)
         return socket_vec(fp, write, uiov, cnt);    /* one message, not one per piece */
     file_rele(fp);
@@ -276,7 +281,7 @@ static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
             return total ? total : -EFAULT;
         if (v.len == 0)
             continue;
-        int64_t r = rw_fd(fd, write, v.base, v.len, false, 0);
+        int64_t r = rw_fd(fd, write, v.base, v.len, at_off, off + (uint64_t)total);
         if (r < 0)
             return total ? total : r;
         total += r;
@@ -286,8 +291,51 @@ static int64_t rw_vec(int fd, bool write, uint64_t uiov, int cnt)
     return total;
 }
 
-SYSCALL_DECL(sys_readv) { return rw_vec((int)a0, false, a1, (int)a2); }
-SYSCALL_DECL(sys_writev) { return rw_vec((int)a0, true, a1, (int)a2); }
+SYSCALL_DECL(sys_readv) { return rw_vec((int)a0, false, a1, (int)a2, false, 0); }
+SYSCALL_DECL(sys_writev) { return rw_vec((int)a0, true, a1, (int)a2, false, 0); }
+
+/* preadv and pwritev: the offset is one 64-bit register on x86-64 (a3;
+ * a4, its high half on 32-bit systems, is not looked at). */
+static int64_t prw_vec(bool write, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t off)
+{
+    if ((int64_t)off < 0)
+        return -EINVAL;
+    return rw_vec((int)a0, write, a1, (int)a2, true, off);
+}
+
+SYSCALL_DECL(sys_preadv) { return prw_vec(false, a0, a1, a2, a3); }
+SYSCALL_DECL(sys_pwritev) { return prw_vec(true, a0, a1, a2, a3); }
+
+#define RWF_HIPRI   0x01
+#define RWF_DSYNC   0x02
+#define RWF_SYNC    0x04
+#define RWF_NOWAIT  0x08
+#define RWF_KNOWN   (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT)
+
+/* preadv2 and pwritev2: offset -1 is the file's own (as readv and
+ * writev); RWF_HIPRI and RWF_NOWAIT change nothing here (no polled I/O,
+ * and nothing blocks on a disk queue's room), RWF_DSYNC and RWF_SYNC
+ * make a write durable before it returns; other flags EOPNOTSUPP. */
+static int64_t prw_vec2(bool write, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t off,
+                        uint64_t flags)
+{
+    if (flags & ~(uint64_t)RWF_KNOWN)
+        return -EOPNOTSUPP;
+    int64_t r = (int64_t)off == -1 ? rw_vec((int)a0, write, a1, (int)a2, false, 0)
+                                   : prw_vec(write, a0, a1, a2, off);
+    if (r > 0 && write && (flags & (RWF_DSYNC | RWF_SYNC))) {
+        struct file *fp = fd_get(curproc(), (int)a0);
+        int err = fp ? VOP_FSYNC(fp->f_vp, cr()) : -EBADF;
+        if (fp)
+            file_rele(fp);
+        if (err && err != -EINVAL)
+            return err;
+    }
+    return r;
+}
+
+SYSCALL_DECL(sys_preadv2) { return prw_vec2(false, a0, a1, a2, a3, a5); }
+SYSCALL_DECL(sys_pwritev2) { return prw_vec2(true, a0, a1, a2, a3, a5); }
 
 /* ---- open and close ---- */
 
@@ -399,21 +447,20 @@ static int stat_out(const struct vattr *va, uint64_t ubuf)
     return copyout(&st, (void *)ubuf, sizeof st);
 }
 
-static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
+/* The attributes of what dirfd and upath name (AT_EMPTY_PATH with ""
+ * or, for statx, no path at all: dirfd itself). */
+static int stat_at(int dirfd, uint64_t upath, int flags, struct vattr *va)
 {
-    struct vattr va;
     int err;
-    if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 /* AT_NO_AUTOMOUNT */))
-        return -EINVAL;
     if (flags & AT_EMPTY_PATH) {
-        char c;
-        if (copyin((void *)upath, &c, 1) == 0 && c == 0) {
+        char c = 0;
+        if (!upath || (copyin((void *)upath, &c, 1) == 0 && c == 0)) {
             struct file *fp = fd_get_raw(curproc(), dirfd);
             if (!fp)
                 return -EBADF;
-            err = VOP_GETATTR(fp->f_vp, &va, cr());
+            err = VOP_GETATTR(fp->f_vp, va, cr());
             file_rele(fp);
-            return err ? err : stat_out(&va, ubuf);
+            return err;
         }
     }
     char *path = NULL;
@@ -422,10 +469,76 @@ static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
     struct file *dfp;
     struct vnode *dir = at_dir(dirfd, path, &dfp, &err);
     if (dir)
-        err = vn_stat(path, dir, !(flags & AT_SYMLINK_NOFOLLOW), &va, cr());
+        err = vn_stat(path, dir, !(flags & AT_SYMLINK_NOFOLLOW), va, cr());
     at_done(dfp);
     kfree(path);
+    return err;
+}
+
+static int64_t do_stat(int dirfd, uint64_t upath, uint64_t ubuf, int flags)
+{
+    if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 /* AT_NO_AUTOMOUNT */))
+        return -EINVAL;
+    struct vattr va;
+    int err = stat_at(dirfd, upath, flags, &va);
     return err ? err : stat_out(&va, ubuf);
+}
+
+/* ---- statx ---- */
+
+#define AT_STATX_SYNC_TYPE  0x6000
+#define STATX_BASIC_STATS   0x7ffu
+#define STATX_RESERVED      0x80000000u
+
+struct statx_ts { int64_t sec; uint32_t nsec; int32_t pad; };
+
+struct statx_u {
+    uint32_t mask, blksize;
+    uint64_t attributes;
+    uint32_t nlink, uid, gid;
+    uint16_t mode, pad0;
+    uint64_t ino, size, blocks, attributes_mask;
+    struct statx_ts atime, btime, ctime, mtime;
+    uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+    uint64_t spare[14];
+};
+_Static_assert(sizeof(struct statx_u) == 256, "Linux's struct statx");
+
+static int statx_out(const struct vattr *va, uint64_t ubuf)
+{
+    struct statx_u sx;
+    memset(&sx, 0, sizeof sx);
+    sx.mask = STATX_BASIC_STATS;        /* no birth time: S5 and UFS1 keep none */
+    sx.blksize = va->va_blksize;
+    sx.nlink = va->va_nlink;
+    sx.uid = va->va_uid;
+    sx.gid = va->va_gid;
+    sx.mode = (uint16_t)va->va_mode;
+    sx.ino = va->va_ino;
+    sx.size = va->va_size;
+    sx.blocks = va->va_blocks;
+    sx.atime.sec = va->va_atime;
+    sx.mtime.sec = va->va_mtime;
+    sx.ctime.sec = va->va_ctime;
+    sx.rdev_major = vn_major(va->va_rdev);
+    sx.rdev_minor = vn_minor(va->va_rdev);
+    sx.dev_major = vn_major(va->va_fsid);
+    sx.dev_minor = vn_minor(va->va_fsid);
+    return copyout(&sx, (void *)ubuf, sizeof sx);
+}
+
+/* statx(dirfd, path, flags, mask, buf): what stat gives, in Linux's
+ * struct statx; every basic field is filled whatever the mask asks. */
+SYSCALL_DECL(sys_statx)
+{
+    int flags = (int)a2;
+    uint32_t mask = (uint32_t)a3;
+    if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | 0x800 | AT_STATX_SYNC_TYPE)) ||
+        (flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE || (mask & STATX_RESERVED))
+        return -EINVAL;
+    struct vattr va;
+    int err = stat_at((int)a0, a1, flags, &va);
+    return err ? err : statx_out(&va, a4);
 }
 
 SYSCALL_DECL(sys_stat) { return do_stat(AT_FDCWD, a0, a1, 0); }
@@ -443,17 +556,30 @@ SYSCALL_DECL(sys_fstat)
     return err ? err : stat_out(&va, a1);
 }
 
-static int64_t do_access(int dirfd, uint64_t upath, int mode)
+#define AT_EACCESS 0x200
+
+static int64_t do_access(int dirfd, uint64_t upath, int mode, int flags)
 {
-    if (mode & ~7)
+    if (mode & ~7 || (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)))
         return -EINVAL;
+    if (flags & AT_EMPTY_PATH) {
+        char c = 1;
+        if (copyin((void *)upath, &c, 1) == 0 && c == 0) {
+            struct file *fp = fd_get_raw(curproc(), dirfd);
+            if (!fp)
+                return -EBADF;
+            int err = mode ? VOP_ACCESS(fp->f_vp, mode, cr()) : 0;
+            file_rele(fp);
+            return err;
+        }
+    }
     char *path = NULL;
     int err = get_path(upath, &path);
     if (err)
         return err;
     struct file *dfp;
     struct vnode *dir = at_dir(dirfd, path, &dfp, &err), *vp;
-    if (dir && !(err = lookupname(path, dir, true, &vp, cr()))) {
+    if (dir && !(err = lookupname(path, dir, !(flags & AT_SYMLINK_NOFOLLOW), &vp, cr()))) {
         if (mode)
             err = VOP_ACCESS(vp, mode, cr());
         VN_RELE(vp);
@@ -463,12 +589,31 @@ static int64_t do_access(int dirfd, uint64_t upath, int mode)
     return err;
 }
 
-SYSCALL_DECL(sys_access) { return do_access(AT_FDCWD, a0, (int)a1); }
-SYSCALL_DECL(sys_faccessat) { return do_access((int)a0, a1, (int)a2); }
+SYSCALL_DECL(sys_access) { return do_access(AT_FDCWD, a0, (int)a1, 0); }
+SYSCALL_DECL(sys_faccessat) { return do_access((int)a0, a1, (int)a2, 0); }
+SYSCALL_DECL(sys_faccessat2) { return do_access((int)a0, a1, (int)a2, (int)a3); }
 
 /* ---- directories ---- */
 
-SYSCALL_DECL(sys_getdents64)
+/* The old getdents's record (struct linux_dirent): the type in the last
+ * byte, after the name.  It is as long as dirent64's for the same name,
+ * so each record becomes one in place. */
+static void dirents_to_old(char *buf, size_t len)
+{
+    for (size_t pos = 0; pos < len;) {
+        struct dirent64 *d = (struct dirent64 *)(buf + pos);
+        uint16_t reclen = d->d_reclen;
+        if (reclen == 0)
+            break;
+        uint8_t type = d->d_type;
+        size_t namelen = strlen(d->d_name);
+        memmove(buf + pos + 18, d->d_name, namelen + 1);    /* over d_type */
+        buf[pos + reclen - 1] = (char)type;
+        pos += reclen;
+    }
+}
+
+static int64_t do_getdents(uint64_t a0, uint64_t a1, uint64_t a2, bool old)
 {
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)
@@ -491,6 +636,8 @@ SYSCALL_DECL(sys_getdents64)
         size_t got = len - uio.uio_resid;
         if (r == 0 && got == 0 && !eof)
             r = -EINVAL;            /* the buffer holds not even one entry */
+        if (r == 0 && old)
+            dirents_to_old(kbuf, got);
         if (r == 0 && got && copyout(kbuf, (void *)a1, got))
             r = -EFAULT;
         if (r == 0) {
@@ -514,6 +661,9 @@ SYSCALL_DECL(sys_getdents64)
     file_rele(fp);
     return r;
 }
+
+SYSCALL_DECL(sys_getdents64) { return do_getdents(a0, a1, a2, false); }
+SYSCALL_DECL(sys_getdents) { return do_getdents(a0, a1, a2, true); }
 
 typedef int (*path_op)(const char *path, struct vnode *dir, uint64_t arg);
 

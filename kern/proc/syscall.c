@@ -330,6 +330,9 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(213, sys_epoll_create), S(291, sys_epoll_create1), S(233, sys_epoll_ctl),
     S(232, sys_epoll_wait), S(281, sys_epoll_pwait), S(441, sys_epoll_pwait2),
     S(284, sys_eventfd), S(290, sys_eventfd2), S(131, sys_sigaltstack),
+    S(332, sys_statx), S(295, sys_preadv), S(296, sys_pwritev), S(327, sys_preadv2),
+    S(328, sys_pwritev2), S(436, sys_close_range), S(439, sys_faccessat2),
+    S(78, sys_getdents), S(129, sys_rt_sigqueueinfo), S(297, sys_rt_tgsigqueueinfo),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -247,4 +247,16 @@ SYSCALL_DECL(sys_epoll_pwait2);
 SYSCALL_DECL(sys_eventfd);
 SYSCALL_DECL(sys_eventfd2);
 
+/* files and signals, the rest of issue 31's first part */
+SYSCALL_DECL(sys_statx);
+SYSCALL_DECL(sys_preadv);
+SYSCALL_DECL(sys_pwritev);
+SYSCALL_DECL(sys_preadv2);
+SYSCALL_DECL(sys_pwritev2);
+SYSCALL_DECL(sys_close_range);
+SYSCALL_DECL(sys_faccessat2);
+SYSCALL_DECL(sys_getdents);
+SYSCALL_DECL(sys_rt_sigqueueinfo);
+SYSCALL_DECL(sys_rt_tgsigqueueinfo);
+
 #endif
