@@ -106,6 +106,7 @@ struct ksiginfo {
 #define RLIMIT_STACK   3
 #define RLIMIT_NPROC   6
 #define RLIMIT_NOFILE  7
+#define RLIMIT_MEMLOCK 8
 #define RLIM_NLIMITS   16
 #define RLIM_INFINITY  (~0UL)
 #define FD_CLOEXEC 1
@@ -202,6 +203,7 @@ struct proc {
     struct vnode *p_cwd;        /* [o] held */
     struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
     int p_nice;                 /* [P] -20..19 (getpriority, setpriority) */
+    uint32_t p_personality;     /* [o] personality(2): kept, inherited, not acted on */
     uint32_t p_umask;           /* [o] */
     uint64_t p_rlim[RLIM_NLIMITS][2];   /* [o] soft and hard limits (inherited at fork) */
     char p_comm[16];            /* [o] */

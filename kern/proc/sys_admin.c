@@ -94,6 +94,7 @@ void proc_inherit_admin(struct proc *child, struct proc *parent)
         VN_HOLD(child->p_root);
     mutex_enter(&proc_lock);
     child->p_nice = parent->p_nice;
+    child->p_personality = parent->p_personality;
     mutex_exit(&proc_lock);
 }
 

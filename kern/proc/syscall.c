@@ -333,6 +333,10 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(332, sys_statx), S(295, sys_preadv), S(296, sys_pwritev), S(327, sys_preadv2),
     S(328, sys_pwritev2), S(436, sys_close_range), S(439, sys_faccessat2),
     S(78, sys_getdents), S(129, sys_rt_sigqueueinfo), S(297, sys_rt_tgsigqueueinfo),
+    S(125, sys_capget), S(126, sys_capset), S(135, sys_personality), S(149, sys_mlock),
+    S(150, sys_munlock), S(151, sys_mlockall), S(152, sys_munlockall), S(325, sys_mlock2),
+    S(272, sys_unshare), S(308, sys_setns), S(285, sys_fallocate), S(306, sys_syncfs),
+    S(277, sys_sync_file_range), S(187, sys_readahead),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

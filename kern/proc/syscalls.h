@@ -259,4 +259,20 @@ SYSCALL_DECL(sys_getdents);
 SYSCALL_DECL(sys_rt_sigqueueinfo);
 SYSCALL_DECL(sys_rt_tgsigqueueinfo);
 
+/* features Tempest has in part or not at all, one policy each: sys_policy.c */
+SYSCALL_DECL(sys_capget);
+SYSCALL_DECL(sys_capset);
+SYSCALL_DECL(sys_personality);
+SYSCALL_DECL(sys_mlock);
+SYSCALL_DECL(sys_mlock2);
+SYSCALL_DECL(sys_munlock);
+SYSCALL_DECL(sys_mlockall);
+SYSCALL_DECL(sys_munlockall);
+SYSCALL_DECL(sys_unshare);
+SYSCALL_DECL(sys_setns);
+SYSCALL_DECL(sys_fallocate);
+SYSCALL_DECL(sys_syncfs);
+SYSCALL_DECL(sys_sync_file_range);
+SYSCALL_DECL(sys_readahead);
+
 #endif

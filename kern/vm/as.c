@@ -675,6 +675,18 @@ static int user_range_end(vaddr_t va, size_t len, vaddr_t *hi)
     return 1;
 }
 
+int as_check_mapped(struct as *as, vaddr_t va, size_t len)
+{
+    vaddr_t hi;
+    int r = user_range_end(va & ~(vaddr_t)(PAGE_SIZE - 1), len + (va & (PAGE_SIZE - 1)), &hi);
+    if (r <= 0)
+        return r;
+    rlock_acquire(&as->a_lock);
+    bool ok = range_mapped(as, va & ~(vaddr_t)(PAGE_SIZE - 1), hi);
+    rlock_release(&as->a_lock);
+    return ok ? 0 : -ENOMEM;
+}
+
 int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
 {
     /* Linux's order of checks. */

@@ -174,6 +174,9 @@ int64_t as_remap(struct as *as, vaddr_t old, size_t oldlen, size_t newlen, int f
  * with the stores every address space made through its mappings of them.
  * -ENOMEM when part of it is unmapped. */
 int as_sync(struct as *as, vaddr_t va, size_t len, int flags);
+/* Is all of [va, va + len) (widened to pages) mapped?  0, or -ENOMEM
+ * for a hole or an address past user space (mlock, mincore). */
+int as_check_mapped(struct as *as, vaddr_t va, size_t len);
 /* The struct as stays until its last hold goes (as_destroy drops the
  * first): the reverse-map walks hold the address spaces they visit. */
 void as_hold(struct as *as);
