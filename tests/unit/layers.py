@@ -53,8 +53,9 @@ LAYERS = [
      "through VOPs)",
      ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm", "kern/cluster/cl_dnlc",
       "kern/cluster/cl_pcache"]),
-    ("processes", "processes, signals, descriptors, exec, the system calls and their entry",
-     ["kern/proc", "kern/ipc", "kern/procfs"]),
+    ("processes", "processes, signals, descriptors, exec, the system calls and their entry; "
+     "sockets and the event objects, which are descriptors",
+     ["kern/proc", "kern/ipc", "kern/procfs", "kern/net", "kern/event"]),
     ("top", "boot sequence, in-kernel tests and benchmarks: may use everything",
      ["kern/main", "kern/tests"]),
 ]

@@ -16,9 +16,14 @@ objects).  Each rule names the bug it keeps out.  Lines "PASS rule" /
                      higher one except through a hook registered at boot.
                      A lower layer that names a higher one is how the
                      36-file include cycle of the old flat kern/ grew.
+  syscalls_documented docs/syscalls.md lists exactly the calls the kernel's
+                     table (kern/proc/syscall.c) has, with their policy
+                     (tools/syscall_doc.py --check): the page users read
+                     to learn what runs must not fall behind the table.
 """
 import os
 import re
+import subprocess
 import sys
 
 import layers
@@ -53,6 +58,12 @@ def rule_buf_flags_atomic():
     return bad
 
 
+def rule_syscalls_documented():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "syscall_doc.py"), "--check"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    return [] if r.returncode == 0 else r.stdout.splitlines() or ["syscall_doc.py --check failed"]
+
+
 def self_test():
     """The pattern must catch what it is for, and not the reads."""
     hits = ["bp->b_flags |= B_DONE;", "b->b_flags = 0;", "bp->b_flags &= ~B_X;"]
@@ -63,7 +74,8 @@ def self_test():
 
 def main():
     return layers.run_rules([("pattern_self_test", self_test),
-                             ("buf_flags_atomic", rule_buf_flags_atomic)] + layers.RULES)
+                             ("buf_flags_atomic", rule_buf_flags_atomic),
+                             ("syscalls_documented", rule_syscalls_documented)] + layers.RULES)
 
 
 if __name__ == "__main__":
