@@ -13,8 +13,10 @@
  * need.
  *
  * Edge-triggered items (EPOLLET) report each new event once: every
- * object that changes bumps its vnode's v_pollgen (vn_poll_notify), and
- * an item remembers the generation it last reported.  EPOLLONESHOT
+ * object that changes bumps its vnode's v_pollgen (vn_poll_notify), one
+ * count for the reading side and one for the writing side (a read that
+ * makes room is no new event for a reader, as Linux's keyed wakeups),
+ * and an item remembers the counts it last reported.  EPOLLONESHOT
  * items report once and then sleep until EPOLL_CTL_MOD.  EPOLLEXCLUSIVE
  * items (the wake1proc lesson: a thundering herd of waiters for one
  * event) claim each event on the vnode (v_pollclaim, compare and swap):
@@ -53,7 +55,8 @@
 #define EPOLLONESHOT    (1u << 30)
 #define EPOLLET         (1u << 31)
 #define EPOLL_CLOEXEC   0x80000
-#define EXCLUSIVE_OK    (POLLIN | POLLOUT | POLLERR | POLLHUP | EPOLLWAKEUP | EPOLLET)
+#define EXCLUSIVE_OK    (POLLIN | POLLOUT | POLLERR | POLLHUP | EPOLLWAKEUP | EPOLLET | \
+                         EPOLLEXCLUSIVE)
 #define EP_MAX_NESTS    4
 #define EP_BATCH        64          /* events gathered per pass */
 #define NSEC            1000000000UL
@@ -74,7 +77,7 @@ struct epitem {
     int ei_fd;                      /* [c] */
     uint32_t ei_events;             /* [ep_lock] asked for, with EPOLLERR and EPOLLHUP */
     uint64_t ei_data;               /* [ep_lock] */
-    uint32_t ei_seen;               /* [ep_lock] the vnode's event last reported */
+    uint32_t ei_seen[2];            /* [ep_lock] the vnode's events last reported (v_pollgen) */
     bool ei_fired;                  /* [ep_lock] an EPOLLONESHOT item has reported */
 };
 
@@ -96,24 +99,33 @@ static bool is_epoll(struct file *fp) { return fp->f_vp->v_op == &epoll_vnodeops
 
 /* ---- readiness ---- */
 
-/* What item ei reports now (0: nothing), and the vnode's event in *gen. */
-static uint32_t item_ready(struct epitem *ei, uint32_t *gen)
+/* Has an event of the kinds in r happened since ei last reported? */
+static bool item_fresh(const struct epitem *ei, uint32_t r, const uint32_t gen[2])
+{
+    bool rd = gen[0] != ei->ei_seen[0], wr = gen[1] != ei->ei_seen[1];
+    return ((r & POLL_READSIDE) && rd) || ((r & POLL_WRITESIDE) && wr) ||
+           ((r & (POLLHUP | POLLERR)) && (rd || wr));
+}
+
+/* What item ei reports now (0: nothing), and the vnode's events in gen. */
+static uint32_t item_ready(struct epitem *ei, uint32_t gen[2])
 {
     if (ei->ei_fired)
         return 0;
     struct vnode *vp = ei->ei_file->f_vp;
-    *gen = __atomic_load_n(&vp->v_pollgen, __ATOMIC_SEQ_CST);
+    gen[0] = __atomic_load_n(&vp->v_pollgen[0], __ATOMIC_SEQ_CST);
+    gen[1] = __atomic_load_n(&vp->v_pollgen[1], __ATOMIC_SEQ_CST);
     uint32_t r = (uint16_t)vn_poll(vp, (short)(ei->ei_events & 0xffff), ei->ei_file->f_flags);
     r &= ei->ei_events | POLLERR | POLLHUP;
     if (!r)
         return 0;
-    bool fresh = ei->ei_seen != *gen;
+    bool fresh = item_fresh(ei, r, gen);
     if ((ei->ei_events & EPOLLET) && !fresh)
         return 0;
     if ((ei->ei_events & EPOLLEXCLUSIVE) && fresh) {
         uint32_t c = __atomic_load_n(&vp->v_pollclaim, __ATOMIC_ACQUIRE);
-        if (c == *gen || !__atomic_compare_exchange_n(&vp->v_pollclaim, &c, *gen, false,
-                                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if (c == gen[0] || !__atomic_compare_exchange_n(&vp->v_pollclaim, &c, gen[0], false,
+                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return 0;               /* another waiter took this event */
     }
     return r;
@@ -149,10 +161,11 @@ static int harvest(void *arg, bool *console)
     for (struct epitem *ei = ep->ep_items; ei && n < h->max; ei = ei->ei_next) {
         if (vn_is_console(ei->ei_file->f_vp))
             *console = true;
-        uint32_t gen, r = item_ready(ei, &gen);
+        uint32_t gen[2], r = item_ready(ei, gen);
         if (!r)
             continue;
-        ei->ei_seen = gen;
+        ei->ei_seen[0] = gen[0];
+        ei->ei_seen[1] = gen[1];
         if (ei->ei_events & EPOLLONESHOT)
             ei->ei_fired = true;
         h->out[n++] = (struct epoll_event_u){ r, ei->ei_data };
@@ -172,8 +185,8 @@ static short epoll_poll(struct vnode *vp, short events, int fflags)
     bool ready = false;
     mutex_enter(&ep->ep_lock);
     for (struct epitem *ei = ep->ep_items; ei && !ready; ei = ei->ei_next) {
-        uint32_t gen;
-        ready = !(ei->ei_events & EPOLLEXCLUSIVE) && item_ready(ei, &gen);
+        uint32_t gen[2];
+        ready = !(ei->ei_events & EPOLLEXCLUSIVE) && item_ready(ei, gen);
     }
     mutex_exit(&ep->ep_lock);
     return ready ? (short)(events & (POLLIN | POLLRDNORM)) : 0;
@@ -328,6 +341,14 @@ static int depth_below(struct eventpoll *ep, struct eventpoll *target, int depth
     return deepest;
 }
 
+/* A new or changed item reports what is ready now once, even
+ * edge-triggered, as Linux's ep_insert and ep_modify check at once. */
+static void mark_unseen(struct epitem *ei, struct vnode *vp)
+{
+    ei->ei_seen[0] = __atomic_load_n(&vp->v_pollgen[0], __ATOMIC_SEQ_CST) - 1;
+    ei->ei_seen[1] = __atomic_load_n(&vp->v_pollgen[1], __ATOMIC_SEQ_CST) - 1;
+}
+
 static int ctl_add(struct eventpoll *ep, struct file *tf, int fd, const struct epoll_event_u *ev)
 {
     if (is_epoll(tf)) {
@@ -343,7 +364,7 @@ static int ctl_add(struct eventpoll *ep, struct file *tf, int fd, const struct e
     ei->ei_fd = fd;
     ei->ei_events = ev->events | POLLERR | POLLHUP;
     ei->ei_data = ev->data;
-    ei->ei_seen = __atomic_load_n(&tf->f_vp->v_pollgen, __ATOMIC_SEQ_CST) - 1;
+    mark_unseen(ei, tf->f_vp);
     mutex_enter(&ep->ep_lock);
     struct epitem **pp = &ep->ep_items;
     while (*pp)
@@ -387,7 +408,7 @@ static int ctl_apply(struct eventpoll *ep, int op, struct file *tf, int fd,
         ei->ei_events = ev->events | POLLERR | POLLHUP;
         ei->ei_data = ev->data;
         ei->ei_fired = false;
-        ei->ei_seen = __atomic_load_n(&tf->f_vp->v_pollgen, __ATOMIC_SEQ_CST) - 1;
+        mark_unseen(ei, tf->f_vp);
         mutex_exit(&ep->ep_lock);
         poll_notify();
         return 0;

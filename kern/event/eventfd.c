@@ -38,11 +38,11 @@ struct eventfd {
 
 static struct eventfd *vtoef(struct vnode *vp) { return vp->v_data; }
 
-static void changed(struct eventfd *ef)
+static void changed(struct eventfd *ef, short events)
 {
     wakeup(&ef->ef_rchan);
     wakeup(&ef->ef_wchan);
-    vn_poll_notify(&ef->ef_vn);
+    vn_poll_notify(&ef->ef_vn, events);
 }
 
 static int eventfd_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
@@ -60,7 +60,7 @@ static int eventfd_read(struct vnode *vp, struct uio *uio, int ioflag, struct cr
     }
     uint64_t v = ef->ef_semaphore ? 1 : ef->ef_count;
     ef->ef_count -= v;
-    changed(ef);
+    changed(ef, POLL_WRITESIDE);
     mutex_exit(&ef->ef_lock);
     memcpy(uio->uio_base, &v, sizeof v);
     uio->uio_base = (char *)uio->uio_base + sizeof v;
@@ -87,7 +87,7 @@ static int eventfd_write(struct vnode *vp, struct uio *uio, int ioflag, struct c
     }
     ef->ef_count += v;
     if (v)
-        changed(ef);
+        changed(ef, POLL_READSIDE);
     mutex_exit(&ef->ef_lock);
     uio->uio_base = (char *)uio->uio_base + sizeof v;
     uio->uio_resid -= sizeof v;

@@ -103,11 +103,11 @@ int socket_sleep(const void *chan, uint64_t deadline)
     return deadline == UINT64_MAX ? sig_sleep(chan) : sig_sleep_until(chan, deadline);
 }
 
-void socket_notify(struct socket *so)
+void socket_notify(struct socket *so, short events)
 {
     wakeup(&so->so_rchan);
     wakeup(&so->so_wchan);
-    vn_poll_notify(&so->so_vn);
+    vn_poll_notify(&so->so_vn, events);
 }
 
 int socket_epipe(int flags)

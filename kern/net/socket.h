@@ -171,8 +171,10 @@ uint64_t socket_deadline(uint64_t timeo_ns);
 /* Sleep on chan (the caller holds so_lock, released while asleep) until
  * woken, deadline passes (-EAGAIN) or a signal comes (-ERESTARTSYS). */
 int socket_sleep(const void *chan, uint64_t deadline);
-/* Something changed that a poller or epoll waiter may want. */
-void socket_notify(struct socket *so);
+/* Something changed that a waiter, a poller or an epoll set may want:
+ * events says which side (POLL_READSIDE: data, a connection, end of file;
+ * POLL_WRITESIDE: room; both for a change of state). */
+void socket_notify(struct socket *so, short events);
 /* The caller writes to a socket that cannot take data: SIGPIPE to the
  * thread unless MSG_NOSIGNAL, and -EPIPE. */
 int socket_epipe(int flags);

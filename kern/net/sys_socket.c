@@ -606,7 +606,7 @@ static int generic_setopt(struct socket *so, int opt, const void *val, size_t le
     switch (opt) {
     case SO_SNDBUF: case SO_SNDBUFFORCE:
         so->so_sndbuf = buf_size(v, SOCK_MIN_SNDBUF);
-        socket_notify(so);
+        socket_notify(so, POLL_WRITESIDE);
         return 0;
     case SO_RCVBUF: case SO_RCVBUFFORCE:
         so->so_rcvbuf = buf_size(v, SOCK_MIN_RCVBUF);

@@ -310,7 +310,7 @@ static int unix_listen(struct socket *so, int backlog)
         u->u_backlog = (unsigned)backlog > SOMAXCONN ? SOMAXCONN : backlog;
         u->u_peercred = unix_cred_now(true);
         u->u_haspeercred = true;
-        socket_notify(so);          /* connectors waiting for room */
+        socket_notify(so, POLL_BOTHSIDES);  /* connectors waiting for room */
     }
     mutex_exit(&so->so_lock);
     return err;
@@ -366,7 +366,7 @@ static int enqueue_connection(struct socket *l, struct socket *srv, bool nonbloc
         *ul->u_aqtail = srv;
         ul->u_aqtail = &sotounp(srv)->u_aqnext;
         ul->u_aqlen++;
-        socket_notify(l);
+        socket_notify(l, POLL_READSIDE);
     }
     mutex_exit(&l->so_lock);
     return err;
@@ -482,7 +482,7 @@ static int unix_accept(struct socket *so, bool nonblock, struct socket **newp)
         if (!u->u_aq)
             u->u_aqtail = &u->u_aq;
         u->u_aqlen--;
-        socket_notify(so);          /* room for a waiting connector */
+        socket_notify(so, POLL_WRITESIDE);  /* room for a waiting connector */
         *newp = n;
     }
     mutex_exit(&so->so_lock);
@@ -506,14 +506,14 @@ static int unix_shutdown(struct socket *so, int how)
         return -ENOTCONN;
     }
     so->so_shut |= mine;
-    socket_notify(so);
+    socket_notify(so, POLL_BOTHSIDES);
     if (peer && stream)
         socket_hold(peer);
     mutex_exit(&so->so_lock);
     if (peer && stream) {
         mutex_enter(&peer->so_lock);
         peer->so_shut |= theirs;
-        socket_notify(peer);
+        socket_notify(peer, POLL_BOTHSIDES);
         mutex_exit(&peer->so_lock);
         socket_rele(peer);
     }
@@ -530,7 +530,7 @@ static void hang_up(struct socket *peer, bool lost)
     peer->so_shut = SO_RCV_SHUT | SO_SEND_SHUT;
     if (lost)
         peer->so_error = ECONNRESET;
-    socket_notify(peer);
+    socket_notify(peer, POLL_BOTHSIDES);
     mutex_exit(&peer->so_lock);
 }
 
@@ -551,7 +551,7 @@ static void unix_release(struct socket *so)
     u->u_aqtail = &u->u_aq;
     u->u_aqlen = 0;
     struct unix_name *name = u->u_name;
-    socket_notify(so);
+    socket_notify(so, POLL_BOTHSIDES);
     mutex_exit(&so->so_lock);
     if (name && name->n_so == so)
         names_remove(name);

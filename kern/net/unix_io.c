@@ -134,7 +134,7 @@ static void uncharge(struct socket *from, size_t charge)
     __atomic_sub_fetch(&u->u_wmem, charge, __ATOMIC_RELEASE);
     __atomic_add_fetch(&from->so_wgen, 1, __ATOMIC_SEQ_CST);
     wakeup(&from->so_wchan);
-    vn_poll_notify(&from->so_vn);
+    vn_poll_notify(&from->so_vn, POLL_WRITESIDE);
 }
 
 void unix_msg_free(struct unix_msg *m)
@@ -221,7 +221,7 @@ static void enqueue(struct socket *to, struct unix_msg *m)
     *u->u_rqtail = m;
     u->u_rqtail = &m->m_next;
     u->u_rqlen++;
-    socket_notify(to);
+    socket_notify(to, POLL_READSIDE);
 }
 
 /* Deliver m to a stream or seqpacket peer: 0, or -EPIPE. */
@@ -495,7 +495,7 @@ static struct unix_msg *dequeue(struct socket *so)
     if (!u->u_rq)
         u->u_rqtail = &u->u_rq;
     u->u_rqlen--;
-    socket_notify(so);              /* room for a datagram sender waiting on the queue */
+    socket_notify(so, POLL_WRITESIDE);  /* room for a datagram sender waiting on the queue */
     return m;
 }
 

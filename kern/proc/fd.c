@@ -69,6 +69,7 @@ int fd_install(struct proc *p, struct file *fp, int minfd, int fdflags)
         if (!p->p_fd[fd]) {
             p->p_fd[fd] = fp;
             p->p_fdflags[fd] = fdflags;
+            p->p_fdend = MAX(p->p_fdend, fd + 1);
             mutex_exit(&p->p_fdlock);
             return fd;
         }
@@ -115,27 +116,35 @@ int fd_close(struct proc *p, int fd)
     return 0;
 }
 
-/* Take the matching descriptors of [first, last] out of the table in one
- * pass under the lock (not a lock round trip per slot: exit and exec pass
- * here every time), then close their files in descriptor order outside
- * it. */
+#define CLOSE_BATCH 64
+
+/* Take the matching descriptors of [first, last] out of the table, up to
+ * CLOSE_BATCH a pass under the lock (not a lock round trip per slot: exit
+ * and exec pass here every time), then close their files in descriptor
+ * order outside it. */
 static void close_matching(struct proc *p, bool only_cloexec, int first, int last)
 {
-    struct file *gone[NOFILE];
-    int n = 0;
-    mutex_enter(&p->p_fdlock);
-    for (int fd = first; fd <= last && fd < NOFILE; fd++) {
-        struct file *fp = p->p_fd[fd];
-        if (fp && (!only_cloexec || (p->p_fdflags[fd] & FD_CLOEXEC))) {
-            p->p_fd[fd] = NULL;
-            p->p_fdflags[fd] = 0;
-            gone[n++] = fp;
+    struct file *gone[CLOSE_BATCH];
+    int fd = first;
+    for (;;) {
+        int n = 0;
+        mutex_enter(&p->p_fdlock);
+        int end = MIN(last + 1, p->p_fdend);
+        for (; fd < end && n < CLOSE_BATCH; fd++) {
+            struct file *fp = p->p_fd[fd];
+            if (fp && (!only_cloexec || (p->p_fdflags[fd] & FD_CLOEXEC))) {
+                p->p_fd[fd] = NULL;
+                p->p_fdflags[fd] = 0;
+                gone[n++] = fp;
+            }
         }
-    }
-    mutex_exit(&p->p_fdlock);
-    for (int i = 0; i < n; i++) {
-        reclock_close(p, gone[i]->f_vp);
-        file_rele(gone[i]);
+        mutex_exit(&p->p_fdlock);
+        for (int i = 0; i < n; i++) {
+            reclock_close(p, gone[i]->f_vp);
+            file_rele(gone[i]);
+        }
+        if (n < CLOSE_BATCH)
+            return;
     }
 }
 
@@ -169,7 +178,7 @@ SYSCALL_DECL(sys_close_range)
         return 0;
     }
     mutex_enter(&p->p_fdlock);
-    for (unsigned fd = first; fd <= last; fd++)
+    for (unsigned fd = first; fd <= last && fd < (unsigned)p->p_fdend; fd++)
         if (p->p_fd[fd])
             p->p_fdflags[fd] |= FD_CLOEXEC;
     mutex_exit(&p->p_fdlock);
@@ -179,7 +188,8 @@ SYSCALL_DECL(sys_close_range)
 void fd_dup_table(struct proc *to, struct proc *from)
 {
     mutex_enter(&from->p_fdlock);
-    for (int fd = 0; fd < NOFILE; fd++) {
+    to->p_fdend = from->p_fdend;
+    for (int fd = 0; fd < from->p_fdend; fd++) {
         to->p_fd[fd] = from->p_fd[fd];
         to->p_fdflags[fd] = from->p_fdflags[fd];
         if (to->p_fd[fd])

@@ -109,7 +109,7 @@ static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
         pi->pi_writers--;
     wakeup(&pi->pi_rchan);
     wakeup(&pi->pi_wchan);
-    vn_poll_notify(vp);         /* poll, select, epoll (kern/proc/sys_poll.c) */
+    vn_poll_notify(vp, POLL_BOTHSIDES);     /* poll, select, epoll (kern/proc/sys_poll.c) */
     mutex_exit(&pi->pi_lock);
     return 0;
 }
@@ -144,7 +144,7 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
         uio_move(uio, n);
     }
     wakeup(&pi->pi_wchan);
-    vn_poll_notify(vp);
+    vn_poll_notify(vp, POLL_WRITESIDE);    /* room */
     mutex_exit(&pi->pi_lock);
     return 0;
 }
@@ -186,14 +186,15 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
         pi->pi_count += n;
         uio_move(uio, n);
         wakeup(&pi->pi_rchan);
-        vn_poll_notify(vp);
+        vn_poll_notify(vp, POLL_READSIDE);     /* data */
     }
     mutex_exit(&pi->pi_lock);
     return 0;
 }
 
 /* Readable with data or with no writer left (then also hung up);
- * writable with room; an error for a writing end with no reader left. */
+ * writable with room, and an error for a writing end with no reader
+ * left (both at once, as Linux's pipe_poll). */
 static short pipe_poll(struct vnode *vp, short events, int fflags)
 {
     struct pipe *pi = vtopipe(vp);
@@ -206,8 +207,8 @@ static short pipe_poll(struct vnode *vp, short events, int fflags)
         r |= POLLHUP;
     if (wr && pi->pi_readers == 0)
         r |= POLLERR;
-    else if (wr && pi->pi_count < PIPE_SIZE)
-        r |= POLLOUT | POLLWRNORM;
+    if (wr && pi->pi_count < PIPE_SIZE)
+        r |= POLLOUT | POLLWRNORM;      /* with POLLERR too, as Linux's pipe_poll */
     mutex_exit(&pi->pi_lock);
     return (short)(r & (events | POLLHUP | POLLERR));
 }

@@ -117,6 +117,7 @@ void proc_init(void)
     event_init();
     admin_init();
     futex_init();
+    ptimer_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }
@@ -433,6 +434,7 @@ void proc_exit_last(int status)
     if (p->p_pid == p->p_sid)
         ctty_session_exit(p->p_sid);     /* a session leader: the terminal is free */
     itimer_exit(p);
+    ptimer_exit(p);
     fd_close_all(p);
     sem_exit(p);
     mutex_enter(&p->p_fdlock);          /* /proc reads p_cwd under this lock */

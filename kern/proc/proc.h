@@ -95,9 +95,14 @@ struct ksiginfo {
     int si_pid, si_uid, si_status;
     uint64_t si_addr;
     uint64_t si_value;          /* sigqueue's value (si_code below 0), in place of si_status */
+    int si_ptimer;              /* a POSIX timer's id + 1 (its overrun is filled in when
+                                 * the signal is taken), or 0 */
 };
 
-#define NOFILE   64
+/* The descriptor table's size: Linux's default soft limit (RLIMIT_NOFILE),
+ * which no process here may raise past (Linux's nr_open). */
+#define NOFILE   1024
+#define NPTIMERS 32         /* POSIX timers a process may have (timer_create) */
 
 /* Resource limits (getrlimit); the ones enforced are RLIMIT_NOFILE
  * (descriptors, at most NOFILE anyway), RLIMIT_NPROC (fork) and
@@ -222,6 +227,8 @@ struct proc {
     uint64_t p_itimer_due;      /* [i] uptime_ns() it is due at, 0: disarmed */
     uint64_t p_itimer_interval; /* [i] ns, 0: one shot */
     uint64_t p_cputimer[2][2];  /* [o] ITIMER_VIRTUAL, ITIMER_PROF: CPU ns due (0: off), interval */
+    /* POSIX timers (kern/proc/sys_ptimer.c): the table, by timer id. */
+    struct ptimer *p_ptimers[NPTIMERS];     /* [i] */
     /* prctl and set_robust_list (kern/proc/sys_extra.c). */
     int p_pdeathsig;            /* [o] sent when the parent exits ([P] read there), 0: none */
     bool p_undumpable;          /* [o] PR_SET_DUMPABLE 0 */
@@ -257,6 +264,8 @@ struct proc {
     struct mutex p_fdlock;
     struct file *p_fd[NOFILE];  /* [F] */
     uint8_t p_fdflags[NOFILE];  /* [F] FD_CLOEXEC */
+    int p_fdend;                /* [F] one past the highest slot ever used: the
+                                 * table's walks (fork, exec, exit) stop there */
 };
 
 /* The administrator's part of a process (kern/proc/sys_admin.c): at
@@ -430,10 +439,21 @@ void sig_init_proc(struct proc *p, struct proc *parent);
 void sig_post(struct proc *p, int sig, const struct ksiginfo *si);
 /* Queue sig for one thread (tgkill, tkill) and wake it. */
 void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si);
+/* A timer's signal (kern/proc/sys_ptimer.c, from the tick): to thread tid
+ * of p (0, or a thread that is gone: to p), unless sig is pending there
+ * already -- false then, and the timer counts an overrun. */
+bool sig_post_unless_pending(struct proc *p, int tid, int sig, const struct ksiginfo *si);
 /* rt_sigtimedwait: take a signal of set (blocked or not) for the calling
  * thread, waiting until deadline (uptime ns); its siginfo to uinfo.  The
  * signal, or -EAGAIN, -EINTR, -EFAULT. */
 int sig_timedwait(uint64_t set, uint64_t deadline, uint64_t uinfo);
+/* signalfd (kern/event/signalfd.c): take the lowest signal of set pending
+ * for the calling thread (its number and info, or 0); what is pending for
+ * it, blocked or not; wait until a signal of set is (0, or -ERESTARTSYS
+ * when another signal is to be taken). */
+int sig_take(uint64_t set, struct ksiginfo *si);
+uint64_t sig_pending_mine(void);
+int sig_wait_for(uint64_t set);
 /* Wake every thread of p from its interruptible sleep (an exit, an exec). */
 void sig_wake_all(struct proc *p);
 struct vnode;
@@ -544,6 +564,11 @@ int64_t fcntl_lock(struct file *fp, int cmd, uint64_t uarg);
 /* A new process's timers, all disarmed; stop them at exit. */
 void itimer_init(struct proc *p);
 void itimer_exit(struct proc *p);
+/* POSIX timers: all deleted at exit and exec (kern/proc/sys_ptimer.c). */
+void ptimer_exit(struct proc *p);
+void ptimer_init(void);
+/* A POSIX timer's signal is being taken: its overrun count into si. */
+void ptimer_taken(struct proc *p, struct ksiginfo *si);
 /* The clock tick interrupted p (the caller's own process) in user mode:
  * post SIGVTALRM or SIGPROF for a CPU-time timer that is due. */
 void itimer_cpu_tick(struct proc *p);
@@ -597,9 +622,10 @@ void sigpipe_self(void);
 /* A pipe or socket changed (data, room, an end closed): wake poll,
  * select and epoll (kern/proc/sys_poll.c), cheaply when nobody polls.
  * vn_poll_notify also marks a new event of vp (v_pollgen) for
- * edge-triggered epoll. */
+ * edge-triggered epoll, of the kinds in events (POLL_READSIDE,
+ * POLL_WRITESIDE: data, or room). */
 void poll_notify(void);
-void vn_poll_notify(struct vnode *vp);
+void vn_poll_notify(struct vnode *vp, short events);
 /* Wait until scan(arg, &console) finds something (returns non-zero: a
  * count or an error), uptime_ns() passes deadline (0: no wait at all,
  * UINT64_MAX: none) or a signal comes (-EINTR).  scan sets console when

@@ -324,6 +324,37 @@ void sig_post(struct proc *p, int sig, const struct ksiginfo *si)
             sig_wake_lwp(l);
     }
     spin_unlock(&p->p_siglock);
+    poll_notify();              /* a signalfd watched by poll or epoll */
+}
+
+bool sig_post_unless_pending(struct proc *p, int tid, int sig, const struct ksiginfo *si)
+{
+    if (sig <= 0 || sig > NSIG || p->p_state == PS_ZOMBIE || !sig_prepare(p, NULL, sig))
+        return true;
+    /* All under p_siglock: the thread cannot go while it is looked at. */
+    spin_lock(&p->p_siglock);
+    struct lwp *l = NULL;
+    for (struct lwp *x = tid ? p->p_lwps : NULL; x && !l; x = x->l_next)
+        if (x->l_tid == tid)
+            l = x;
+    uint64_t pend = p->p_sigpending | (l ? l->l_sigpending : 0);
+    bool posted = !(pend & SIGBIT(sig));
+    if (posted && l) {
+        queue_locked(&l->l_sigpending, l->l_siginfo, sig, si, false);
+        sig_ast_lwp(l);
+        sig_wake_lwp(l);
+    } else if (posted) {
+        queue_locked(&p->p_sigpending, p->p_siginfo, sig, si, false);
+        for (struct lwp *x = p->p_lwps; x; x = x->l_next) {
+            sig_ast_lwp(x);
+            if (wakers_of(x) & SIGBIT(sig))
+                sig_wake_lwp(x);
+        }
+    }
+    spin_unlock(&p->p_siglock);
+    if (posted)
+        poll_notify();
+    return posted;
 }
 
 void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si)
@@ -336,6 +367,7 @@ void sig_post_lwp(struct lwp *l, int sig, const struct ksiginfo *si)
     sig_ast_lwp(l);
     spin_unlock(&p->p_siglock);
     sig_wake_lwp(l);
+    poll_notify();
 }
 
 /* A fault is the faulting thread's own signal. */
@@ -408,6 +440,8 @@ static int sig_dequeue(struct proc *p, struct lwp *l, struct ksiginfo *si)
         sig_take_locked(p, l, sig);
     }
     spin_unlock(&p->p_siglock);
+    if (sig && si->si_ptimer)
+        ptimer_taken(p, si);
     return sig;
 }
 
@@ -780,7 +814,35 @@ static int sig_take_from(struct proc *p, struct lwp *l, uint64_t set, struct ksi
         __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
     }
     spin_unlock(&p->p_siglock);
+    if (sig && si->si_ptimer)
+        ptimer_taken(p, si);
     return sig;
+}
+
+int sig_take(uint64_t set, struct ksiginfo *si)
+{
+    return sig_take_from(curproc(), curlwp(), set, si);
+}
+
+uint64_t sig_pending_mine(void)
+{
+    struct proc *p = curproc();
+    spin_lock(&p->p_siglock);
+    uint64_t pend = pending_of(p, curlwp());
+    spin_unlock(&p->p_siglock);
+    return pend;
+}
+
+int sig_wait_for(uint64_t set)
+{
+    struct proc *p = curproc();
+    struct lwp *l = curlwp();
+    if (sig_pending_mine() & set)
+        return 0;
+    __atomic_store_n(&l->l_waitset, set, __ATOMIC_SEQ_CST);
+    int r = (sig_pending_mine() & set) ? 0 : sig_sleep_until(&l->l_waitset, UINT64_MAX);
+    __atomic_store_n(&l->l_waitset, 0, __ATOMIC_SEQ_CST);
+    return r && sig_sleep_interrupted(p) ? -ERESTARTSYS : 0;
 }
 
 /* Wait until a signal of set is pending for the calling thread (blocked

@@ -51,6 +51,7 @@ static int fd_place(struct proc *p, int newfd, struct file *fp, int fdflags)
     struct file *old = p->p_fd[newfd];
     p->p_fd[newfd] = fp;
     p->p_fdflags[newfd] = fdflags;
+    p->p_fdend = MAX(p->p_fdend, newfd + 1);
     mutex_exit(&p->p_fdlock);
     if (old) {
         reclock_close(p, old->f_vp);    /* closing it lets its record locks go */

@@ -129,6 +129,14 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
     struct vnode *vp = fp->f_vp;
     if (vp->v_type == VDIR)
         return -EISDIR;
+    if (len == 0 && (vp->v_flag & VNOSEEK)) {
+        /* An event object judges an empty transfer itself (eventfd's
+         * is EINVAL, as any shorter than 8 bytes). */
+        char none;
+        struct uio uio = { .uio_base = &none, .uio_resid = 0 };
+        int io = fp->f_flags & O_NONBLOCK;
+        return write ? VOP_WRITE(vp, &uio, io, cr()) : VOP_READ(vp, &uio, io, cr());
+    }
     char *kbuf = kmalloc(MIN(len, (size_t)BOUNCE) ? MIN(len, (size_t)BOUNCE) : 1);
     if (!kbuf)
         return -ENOMEM;

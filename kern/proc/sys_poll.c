@@ -75,9 +75,13 @@ void poll_notify(void)
     wakeup(&poll_chan);
 }
 
-void vn_poll_notify(struct vnode *vp)
+void vn_poll_notify(struct vnode *vp, short events)
 {
-    __atomic_add_fetch(&vp->v_pollgen, 1, __ATOMIC_SEQ_CST);
+    bool hup = events & (POLLHUP | POLLERR);
+    if (hup || (events & POLL_READSIDE))
+        __atomic_add_fetch(&vp->v_pollgen[0], 1, __ATOMIC_SEQ_CST);
+    if (hup || (events & POLL_WRITESIDE))
+        __atomic_add_fetch(&vp->v_pollgen[1], 1, __ATOMIC_SEQ_CST);
     poll_notify();
 }
 

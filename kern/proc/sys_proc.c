@@ -195,8 +195,10 @@ SYSCALL_DECL(sys_execve)
         if (err)
             proc_exec_abort();
     }
-    if (!err)
+    if (!err) {
         sig_exec_reset(curproc());
+        ptimer_exit(curproc());     /* exec deletes the POSIX timers */
+    }
     execargs_free(&ea);
     kfree(path);
     return err;

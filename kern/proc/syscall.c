@@ -337,6 +337,10 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(150, sys_munlock), S(151, sys_mlockall), S(152, sys_munlockall), S(325, sys_mlock2),
     S(272, sys_unshare), S(308, sys_setns), S(285, sys_fallocate), S(306, sys_syncfs),
     S(277, sys_sync_file_range), S(187, sys_readahead),
+    S(283, sys_timerfd_create), S(286, sys_timerfd_settime), S(287, sys_timerfd_gettime),
+    S(282, sys_signalfd), S(289, sys_signalfd4),
+    S(222, sys_timer_create), S(223, sys_timer_settime), S(224, sys_timer_gettime),
+    S(225, sys_timer_getoverrun), S(226, sys_timer_delete),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

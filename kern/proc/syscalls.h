@@ -246,6 +246,16 @@ SYSCALL_DECL(sys_epoll_pwait);
 SYSCALL_DECL(sys_epoll_pwait2);
 SYSCALL_DECL(sys_eventfd);
 SYSCALL_DECL(sys_eventfd2);
+SYSCALL_DECL(sys_timerfd_create);
+SYSCALL_DECL(sys_timerfd_settime);
+SYSCALL_DECL(sys_timerfd_gettime);
+SYSCALL_DECL(sys_signalfd);
+SYSCALL_DECL(sys_signalfd4);
+SYSCALL_DECL(sys_timer_create);    /* sys_ptimer.c */
+SYSCALL_DECL(sys_timer_settime);
+SYSCALL_DECL(sys_timer_gettime);
+SYSCALL_DECL(sys_timer_getoverrun);
+SYSCALL_DECL(sys_timer_delete);
 
 /* files and signals, the rest of issue 31's first part */
 SYSCALL_DECL(sys_statx);

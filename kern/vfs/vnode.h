@@ -65,10 +65,12 @@ struct vnode {
      * and unmount (kern/vm/pcache.c, "Dirty pages"). */
     uint32_t v_dirtyhold;           /* [a] */
     /* Readiness events (kern/proc/sys_poll.c): bumped at every change a
-     * poller may want (vn_poll_notify), so edge-triggered epoll reports
-     * each new event once; v_pollclaim is the last event an
-     * EPOLLEXCLUSIVE watcher took, so one waiter reports it. */
-    uint32_t v_pollgen;             /* [a] */
+     * poller may want (vn_poll_notify), [0] on the reading side (data,
+     * end of file, hang-up) and [1] on the writing side (room), so
+     * edge-triggered epoll reports each new event of the kind it watches
+     * once; v_pollclaim is the last reading-side event an EPOLLEXCLUSIVE
+     * watcher took, so one waiter reports it. */
+    uint32_t v_pollgen[2];          /* [a] */
     uint32_t v_pollclaim;           /* [a] */
 };
 
@@ -292,6 +294,12 @@ static inline bool vn_is_stream(const struct vnode *vp)
 #define POLLRDNORM  0x040
 #define POLLWRNORM  0x100
 #define POLLRDHUP   0x2000
+
+/* The kinds of event, for vn_poll_notify: the reading side's, the
+ * writing side's, and both (a change of state: an error, a hang-up). */
+#define POLL_READSIDE   (POLLIN | POLLRDNORM | POLLPRI | POLLRDHUP)
+#define POLL_WRITESIDE  (POLLOUT | POLLWRNORM)
+#define POLL_BOTHSIDES  (POLL_READSIDE | POLL_WRITESIDE | POLLHUP | POLLERR)
 
 /* What an open file of vp (flags fflags) is ready for, of events. */
 static inline short vn_poll(struct vnode *vp, short events, int fflags)
