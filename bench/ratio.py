@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Tempest beside Linux on the six micro-benchmarks of issue 18: the null
-system call, fstat, fork+exit, fork+exec, the pipe round trip and the
-anonymous page fault.  Each kernel is booted REPEATS times on the preset
-and accelerator given, each boot runs all six, and the median
-microseconds per operation of each kernel and their ratio
-(Tempest/Linux, lower is better for Tempest) are printed as a table.
+"""Tempest beside Linux on a set of micro-benchmarks: by default the six
+of issue 18 (the null system call, fstat, fork+exit, fork+exec, the pipe
+round trip and the anonymous page fault); with --set abi issue 31's
+(AF_UNIX stream latency and 64 KiB bandwidth, epoll's wake-up with 1, 100
+and 1000 descriptors watched).  Each kernel is booted REPEATS times on the
+preset and accelerator given, each boot runs the whole set, and the median
+microseconds per operation of each kernel and their ratio (Tempest/Linux,
+lower is better for Tempest) are printed as a table.
 
-    bench/ratio.py [--machine up] [--accel icount] [--repeats 3]
-                   [--seconds 1] [--opts 'lockstat=off'] [--only tempest]
+    bench/ratio.py [--set issue18|abi] [--machine up] [--accel icount]
+                   [--repeats 3] [--seconds 1] [--opts 'lockstat=off']
+                   [--only tempest]
 
 Tempest runs through tools/userrun.py (the `make run` path) with the boot
 options given; Linux through tools/linux_peer.py (`make linux-run`) with
@@ -24,7 +27,11 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCHES = ("null_syscall", "fstat", "fork", "exec", "pipe", "pagefault")
+SETS = {
+    "issue18": ("null_syscall", "fstat", "fork", "exec", "pipe", "pagefault"),
+    "abi": ("unix_lat", "unix_bw", "epoll1", "epoll100", "epoll1000"),
+}
+BENCHES = SETS["issue18"]
 LINE = re.compile(r"^bench (\S+) .*?us_per_op=([0-9.]+)", re.M)
 
 
@@ -84,8 +91,10 @@ def table(args, tempest, linux):
 
 
 def main():
-    p = argparse.ArgumentParser(description="Tempest/Linux ratio table of the six micro-benchmarks "
-                                "(median of N boots of each kernel).")
+    p = argparse.ArgumentParser(description="Tempest/Linux ratio table of a set of "
+                                "micro-benchmarks (median of N boots of each kernel).")
+    p.add_argument("--set", default="issue18", choices=sorted(SETS),
+                   help="which benchmarks (default issue18)")
     p.add_argument("--machine", default="up", help="machine preset (default up)")
     p.add_argument("--accel", default="icount", help="tcg, icount or kvm (default icount)")
     p.add_argument("--repeats", type=int, default=3, help="boots of each kernel (default 3)")
@@ -96,6 +105,8 @@ def main():
     p.add_argument("--linux-from", metavar="FILE",
                    help="take Linux's figures from an earlier table instead of booting it")
     args = p.parse_args()
+    global BENCHES
+    BENCHES = SETS[args.set]
     if args.repeats < 1:
         p.error("--repeats must be at least 1")
     try:

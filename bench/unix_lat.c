@@ -1,0 +1,63 @@
+/*
+ * unix_lat -- AF_UNIX stream latency: one byte to a child and one byte
+ * back over a socketpair, the pipe benchmark's round trip on a socket
+ * (issue 31).  Each operation is one round trip.
+ *
+ * System calls: socketpair, fork, read, write, close, exit_group (child),
+ * wait4, clock_gettime.
+ */
+#include "bench.h"
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+const char bench_name[] = "unix_lat";
+
+static void echo_loop(int fd)
+{
+	char c;
+
+	while (syscall(SYS_read, fd, &c, 1) == 1) {
+		if (syscall(SYS_write, fd, &c, 1) != 1)
+			syscall(SYS_exit_group, 1);
+	}
+	syscall(SYS_exit_group, 0);
+}
+
+long long measure(long n)
+{
+	int sv[2];
+
+	if (syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return -errno;
+	long pid = syscall(SYS_fork);
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		syscall(SYS_close, sv[0]);
+		echo_loop(sv[1]);
+	}
+	syscall(SYS_close, sv[1]);
+
+	long long err = 0;
+	errno = 0;
+	char c = 'x';
+	long long start = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		if (syscall(SYS_write, sv[0], &c, 1) != 1 || syscall(SYS_read, sv[0], &c, 1) != 1) {
+			err = errno ? -errno : -EPIPE;
+			break;
+		}
+	}
+	long long ns = bench_now_ns() - start;
+
+	syscall(SYS_close, sv[0]);                /* the child reads end of file */
+	int status;
+	syscall(SYS_wait4, pid, &status, 0, NULL);
+	if (err)
+		return err;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -ECHILD;
+	return ns;
+}
+
+BENCH_MAIN
