@@ -523,7 +523,7 @@ def cmd_run(args):
         sys.stdout.write(line)
         sys.stdout.flush()
 
-    r = run(m, command, args.accel, timeout, args.append,
+    r = run(m, command, args.accel, timeout, append=args.append,
             echo=None if args.verbose else echo,
             echo_all=sys.stdout.buffer if args.verbose else None, keep=args.keep,
             disks=args.disk)
