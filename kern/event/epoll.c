@@ -7,10 +7,16 @@
  * events asked for and the caller's 64-bit data.  epoll_wait asks each
  * item's vnode for its readiness (vn_poll, the same question poll and
  * select ask) and waits in poll_sleep (kern/proc/sys_poll.c) until an
- * item is ready, the time runs out or a signal comes.  So a wait costs a
- * pass over the set, as poll's does; Linux keeps a ready list filled by
- * callbacks instead, which a set of thousands of idle descriptors would
- * need.
+ * item is ready, the time runs out or a signal comes.  A wait does not
+ * look at every item, only at the set's ready list, as Linux's: an
+ * item's vnode keeps its watchers (v_epwatch), and every change it
+ * announces (vn_poll_notify) puts them on their sets' dirty lists
+ * (epoll_notify, from any context, under spin locks); a wait moves the
+ * dirty items to the ready list and asks each there.  A level-triggered
+ * item that reports stays on the ready list until it is found not
+ * ready; the others leave it.  Items whose vnode announces nothing (the
+ * console, signalfd, a set inside a set: VPOLLNOTIFY not set) stay on
+ * it for good.
  *
  * Edge-triggered items (EPOLLET) report each new event once: every
  * object that changes bumps its vnode's v_pollgen (vn_poll_notify), one
@@ -31,10 +37,14 @@
  *
  * Locks.  epoll_lock (class "epollset", global) guards every file's
  * f_ep list and the shape of nested sets (the loop check); ep_lock
- * (class "epoll", one per set) guards a set's items.  Order: epoll_lock,
- * then ep_lock, then the locks a vnode's vop_poll takes (a nested set's
- * ep_lock is taken under its parent's; loops are refused, ELOOP, so the
- * order is a tree).
+ * (class "epoll", one per set) guards a set's items and its ready list;
+ * the vnodes' watcher lists are under hashed spin locks (class
+ * "epollwatch", epw_of), and a set's dirty list under its ep_dlock
+ * (class "epolldirty"), both spin locks because a vnode's change may be
+ * announced from the clock tick (timerfd).  Order: epoll_lock, ep_lock,
+ * the watcher lock, ep_dlock; ep_lock comes before the locks a vnode's
+ * vop_poll takes (a nested set's ep_lock is taken under its parent's;
+ * loops are refused, ELOOP, so the order is a tree).
  */
 #include <kern/event/event.h>
 #include <kern/proc/proc.h>
@@ -43,6 +53,7 @@
 #include <kern/vm/as.h>
 #include <kern/vm/kmem.h>
 #include <kern/lock/sleep.h>
+#include <kern/lock/spinlock.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
@@ -79,18 +90,39 @@ struct epitem {
     uint64_t ei_data;               /* [ep_lock] */
     uint32_t ei_seen[2];            /* [ep_lock] the vnode's events last reported (v_pollgen) */
     bool ei_fired;                  /* [ep_lock] an EPOLLONESHOT item has reported */
+    bool ei_always;                 /* [c] its vnode does not announce changes: looked at on
+                                     * every wait (the console, signalfd, nested sets) */
+    struct epitem *ei_vnext;        /* [epw lock] its vnode's watchers (v_epwatch) */
+    struct epitem *ei_dnext;        /* [ep_dlock] the set's dirty list */
+    bool ei_dirty;                  /* [ep_dlock] on it */
+    struct epitem *ei_rnext;        /* [ep_lock] the set's ready list */
+    bool ei_ready;                  /* [ep_lock] on it */
 };
 
 struct eventpoll {
     struct vnode ep_vn;
     struct mutex ep_lock;
     struct epitem *ep_items;        /* [ep_lock] */
+    struct epitem *ep_ready;        /* [ep_lock] items to look at on the next wait */
+    spinlock_t ep_dlock;            /* class "epolldirty": the dirty list */
+    struct epitem *ep_dirty;        /* [ep_dlock] items whose vnode announced a change */
     uint64_t ep_ino;                /* [c] */
 };
 
 LOCK_CLASS(epoll_set_class, "epollset", LK_MUTEX_SLEEP);
 LOCK_CLASS(epoll_lock_class, "epoll", LK_MUTEX_SLEEP);
+LOCK_CLASS(epoll_dirty_class, "epolldirty", LK_SPIN);
+LOCK_CLASS(epoll_watch_class, "epollwatch", LK_SPIN);
 static struct mutex epoll_lock;
+
+/* The locks of the vnodes' watcher lists, hashed by vnode. */
+#define EPW_LOCKS 64
+static spinlock_t epw_locks[EPW_LOCKS];
+
+static spinlock_t *epw_of(const struct vnode *vp)
+{
+    return &epw_locks[((uintptr_t)vp >> 6) % EPW_LOCKS];
+}
 
 static const struct vnodeops epoll_vnodeops;
 
@@ -131,17 +163,97 @@ static uint32_t item_ready(struct epitem *ei, uint32_t gen[2])
     return r;
 }
 
-/* Move the items up to and including last to the end of the list. */
+/* ---- the dirty and ready lists ---- */
+
+/* ei's vnode announced a change: look at ei on the next wait. */
+static void mark_dirty(struct epitem *ei)
+{
+    struct eventpoll *ep = ei->ei_ep;
+    spin_lock(&ep->ep_dlock);
+    if (!ei->ei_dirty) {
+        ei->ei_dirty = true;
+        ei->ei_dnext = ep->ep_dirty;
+        ep->ep_dirty = ei;
+    }
+    spin_unlock(&ep->ep_dlock);
+}
+
+void epoll_notify(struct vnode *vp)
+{
+    spinlock_t *l = epw_of(vp);
+    spin_lock(l);
+    for (struct epitem *ei = vp->v_epwatch; ei; ei = ei->ei_vnext)
+        mark_dirty(ei);
+    spin_unlock(l);
+}
+
+static void ready_append(struct eventpoll *ep, struct epitem *ei)
+{
+    if (ei->ei_ready)
+        return;
+    struct epitem **pp = &ep->ep_ready;
+    while (*pp)
+        pp = &(*pp)->ei_rnext;
+    ei->ei_rnext = NULL;
+    *pp = ei;
+    ei->ei_ready = true;
+}
+
+/* The dirty items (ep_lock held) join the end of the ready list. */
+static void take_dirty(struct eventpoll *ep)
+{
+    spin_lock(&ep->ep_dlock);
+    struct epitem *d = ep->ep_dirty;
+    ep->ep_dirty = NULL;
+    for (struct epitem *ei = d; ei; ei = ei->ei_dnext)
+        ei->ei_dirty = false;
+    spin_unlock(&ep->ep_dlock);
+    for (struct epitem *ei = d; ei; ei = ei->ei_dnext)
+        ready_append(ep, ei);
+}
+
+/* Take ei off every list it is on but the set's own (ep_lock and
+ * epoll_lock held). */
+static void unlink_item(struct epitem *ei)
+{
+    struct eventpoll *ep = ei->ei_ep;
+    struct vnode *vp = ei->ei_file->f_vp;
+    spinlock_t *l = epw_of(vp);
+    spin_lock(l);
+    for (struct epitem **pp = &vp->v_epwatch; *pp; pp = &(*pp)->ei_vnext)
+        if (*pp == ei) {
+            *pp = ei->ei_vnext;
+            break;
+        }
+    spin_lock(&ep->ep_dlock);
+    if (ei->ei_dirty)
+        for (struct epitem **pp = &ep->ep_dirty; *pp; pp = &(*pp)->ei_dnext)
+            if (*pp == ei) {
+                *pp = ei->ei_dnext;
+                break;
+            }
+    spin_unlock(&ep->ep_dlock);
+    spin_unlock(l);
+    if (ei->ei_ready)
+        for (struct epitem **pp = &ep->ep_ready; *pp; pp = &(*pp)->ei_rnext)
+            if (*pp == ei) {
+                *pp = ei->ei_rnext;
+                break;
+            }
+}
+
+/* Move the ready items up to and including last to the end of the ready
+ * list, so a busy descriptor does not starve the rest. */
 static void rotate_after(struct eventpoll *ep, struct epitem *last)
 {
-    if (!last->ei_next)
+    if (!last->ei_rnext)
         return;
-    struct epitem *head = ep->ep_items, *tail = last->ei_next;
-    while (tail->ei_next)
-        tail = tail->ei_next;
-    ep->ep_items = last->ei_next;
-    tail->ei_next = head;
-    last->ei_next = NULL;
+    struct epitem *head = ep->ep_ready, *tail = last->ei_rnext;
+    while (tail->ei_rnext)
+        tail = tail->ei_rnext;
+    ep->ep_ready = last->ei_rnext;
+    tail->ei_rnext = head;
+    last->ei_rnext = NULL;
 }
 
 struct harvest {
@@ -150,7 +262,11 @@ struct harvest {
     int max;
 };
 
-/* One pass over the set: the ready items' events into h->out. */
+/* One pass over the ready list (the dirty items first join it): the
+ * ready items' events into h->out.  An item found not ready leaves the
+ * list (unless it is looked at always), an edge-triggered or one-shot
+ * item that reports leaves it too; a level-triggered one that reports
+ * stays, to be looked at again. */
 static int harvest(void *arg, bool *console)
 {
     struct harvest *h = arg;
@@ -158,18 +274,28 @@ static int harvest(void *arg, bool *console)
     int n = 0;
     struct epitem *last = NULL;
     mutex_enter(&ep->ep_lock);
-    for (struct epitem *ei = ep->ep_items; ei && n < h->max; ei = ei->ei_next) {
+    take_dirty(ep);
+    for (struct epitem **pp = &ep->ep_ready; *pp && n < h->max;) {
+        struct epitem *ei = *pp;
         if (vn_is_console(ei->ei_file->f_vp))
             *console = true;
         uint32_t gen[2], r = item_ready(ei, gen);
-        if (!r)
+        bool stays = ei->ei_always || (r && !(ei->ei_events & (EPOLLET | EPOLLONESHOT)));
+        if (r) {
+            ei->ei_seen[0] = gen[0];
+            ei->ei_seen[1] = gen[1];
+            if (ei->ei_events & EPOLLONESHOT)
+                ei->ei_fired = true;
+            h->out[n++] = (struct epoll_event_u){ r, ei->ei_data };
+        }
+        if (!stays) {
+            *pp = ei->ei_rnext;
+            ei->ei_ready = false;
             continue;
-        ei->ei_seen[0] = gen[0];
-        ei->ei_seen[1] = gen[1];
-        if (ei->ei_events & EPOLLONESHOT)
-            ei->ei_fired = true;
-        h->out[n++] = (struct epoll_event_u){ r, ei->ei_data };
-        last = ei;
+        }
+        if (r)
+            last = ei;
+        pp = &ei->ei_rnext;
     }
     if (n == h->max && last)
         rotate_after(ep, last);
@@ -203,20 +329,31 @@ static void unlink_file_item(struct epitem *ei)
         }
 }
 
+/* Take ei out of its set and off every list (epoll_lock held); the
+ * caller frees it. */
+static void remove_item(struct epitem *ei)
+{
+    struct eventpoll *ep = ei->ei_ep;
+    mutex_enter(&ep->ep_lock);
+    for (struct epitem **pp = &ep->ep_items; *pp; pp = &(*pp)->ei_next)
+        if (*pp == ei) {
+            *pp = ei->ei_next;
+            break;
+        }
+    unlink_item(ei);
+    mutex_exit(&ep->ep_lock);
+}
+
 /* The set's file closed: its items leave their files' lists. */
 static int epoll_close(struct vnode *vp, int flags, struct cred *cr)
 {
     struct eventpoll *ep = vtoep(vp);
     mutex_enter(&epoll_lock);
-    mutex_enter(&ep->ep_lock);
-    struct epitem *ei = ep->ep_items;
-    ep->ep_items = NULL;
-    mutex_exit(&ep->ep_lock);
-    while (ei) {
-        struct epitem *next = ei->ei_next;
+    while (ep->ep_items) {
+        struct epitem *ei = ep->ep_items;
+        remove_item(ei);
         unlink_file_item(ei);
         kfree(ei);
-        ei = next;
     }
     mutex_exit(&epoll_lock);
     return 0;
@@ -227,15 +364,8 @@ void epoll_file_gone(struct file *fp)
     mutex_enter(&epoll_lock);
     while (fp->f_ep) {
         struct epitem *ei = fp->f_ep;
-        struct eventpoll *ep = ei->ei_ep;
         fp->f_ep = ei->ei_fnext;
-        mutex_enter(&ep->ep_lock);
-        for (struct epitem **pp = &ep->ep_items; *pp; pp = &(*pp)->ei_next)
-            if (*pp == ei) {
-                *pp = ei->ei_next;
-                break;
-            }
-        mutex_exit(&ep->ep_lock);
+        remove_item(ei);
         kfree(ei);
     }
     mutex_exit(&epoll_lock);
@@ -246,6 +376,7 @@ static void epoll_inactive(struct vnode *vp, struct cred *cr)
     struct eventpoll *ep = vtoep(vp);
     vn_destroy(vp);
     mutex_destroy(&ep->ep_lock);
+    spin_destroy(&ep->ep_dlock);
     kfree(ep);
 }
 
@@ -303,6 +434,7 @@ static int64_t do_epoll_create(int flags)
         return -ENOMEM;
     ep->ep_ino = anon_ino();
     mutex_init(&ep->ep_lock, &epoll_lock_class, 0, "epoll");
+    spin_init(&ep->ep_dlock, &epoll_dirty_class);
     vn_init(&ep->ep_vn, &epoll_vnodeops, VNON, NULL, ep);
     ep->ep_vn.v_flag |= VNOSEEK;
     return anon_install(&ep->ep_vn, O_RDWR, flags & EPOLL_CLOEXEC);
@@ -365,11 +497,19 @@ static int ctl_add(struct eventpoll *ep, struct file *tf, int fd, const struct e
     ei->ei_events = ev->events | POLLERR | POLLHUP;
     ei->ei_data = ev->data;
     mark_unseen(ei, tf->f_vp);
+    struct vnode *vp = tf->f_vp;
+    ei->ei_always = !(vp->v_flag & VPOLLNOTIFY);
     mutex_enter(&ep->ep_lock);
     struct epitem **pp = &ep->ep_items;
     while (*pp)
         pp = &(*pp)->ei_next;
     *pp = ei;
+    spinlock_t *l = epw_of(vp);
+    spin_lock(l);
+    ei->ei_vnext = vp->v_epwatch;
+    __atomic_store_n(&vp->v_epwatch, ei, __ATOMIC_RELEASE);
+    spin_unlock(l);
+    ready_append(ep, ei);           /* looked at on the next wait */
     mutex_exit(&ep->ep_lock);
     ei->ei_fnext = tf->f_ep;
     __atomic_store_n(&tf->f_ep, ei, __ATOMIC_RELEASE);
@@ -389,13 +529,7 @@ static int ctl_apply(struct eventpoll *ep, int op, struct file *tf, int fd,
     case EPOLL_CTL_DEL:
         if (!ei)
             return -ENOENT;
-        mutex_enter(&ep->ep_lock);
-        for (struct epitem **pp = &ep->ep_items; *pp; pp = &(*pp)->ei_next)
-            if (*pp == ei) {
-                *pp = ei->ei_next;
-                break;
-            }
-        mutex_exit(&ep->ep_lock);
+        remove_item(ei);
         unlink_file_item(ei);
         kfree(ei);
         return 0;
@@ -409,6 +543,7 @@ static int ctl_apply(struct eventpoll *ep, int op, struct file *tf, int fd,
         ei->ei_data = ev->data;
         ei->ei_fired = false;
         mark_unseen(ei, tf->f_vp);
+        ready_append(ep, ei);
         mutex_exit(&ep->ep_lock);
         poll_notify();
         return 0;
@@ -520,4 +655,6 @@ SYSCALL_DECL(sys_epoll_pwait2)
 void event_init(void)
 {
     mutex_init(&epoll_lock, &epoll_set_class, 0, "epollset");
+    for (int i = 0; i < EPW_LOCKS; i++)
+        spin_init(&epw_locks[i], &epoll_watch_class);
 }

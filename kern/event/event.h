@@ -14,6 +14,9 @@ struct file;
 
 /* The last reference to fp is going: take it out of every epoll set. */
 void epoll_file_gone(struct file *fp);
+/* vp announced a change (vn_poll_notify, kern/proc/sys_poll.c): the epoll
+ * items watching it are looked at on their sets' next wait.  Any context. */
+void epoll_notify(struct vnode *vp);
 /* Boot: the event objects' locks. */
 void event_init(void);
 

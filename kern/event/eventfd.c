@@ -173,6 +173,7 @@ static int64_t do_eventfd(uint64_t count, int flags)
     ef->ef_ino = anon_ino();
     mutex_init(&ef->ef_lock, &eventfd_lock_class, 0, "eventfd");
     vn_init(&ef->ef_vn, &eventfd_vnodeops, VNON, NULL, ef);
+    ef->ef_vn.v_flag |= VPOLLNOTIFY;     /* announces its changes (epoll's ready list) */
     ef->ef_vn.v_flag |= VNOSEEK;
     return anon_install(&ef->ef_vn, O_RDWR | (flags & EFD_NONBLOCK), flags & EFD_CLOEXEC);
 }

@@ -216,6 +216,7 @@ SYSCALL_DECL(sys_timerfd_create)
     spin_init(&tf->tf_lock, &timerfd_lock_class);
     callout_setup(&tf->tf_co);
     vn_init(&tf->tf_vn, &timerfd_vnodeops, VNON, NULL, tf);
+    tf->tf_vn.v_flag |= VPOLLNOTIFY;     /* announces its changes (epoll's ready list) */
     tf->tf_vn.v_flag |= VNOSEEK;
     return anon_install(&tf->tf_vn, O_RDONLY | (flags & TFD_NONBLOCK), flags & TFD_CLOEXEC);
 }

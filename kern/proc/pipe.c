@@ -296,6 +296,7 @@ static struct pipe *pipe_alloc(void)
     pi->pi_ino = __atomic_fetch_add(&next_pipe_ino, 1, __ATOMIC_RELAXED);
     mutex_init(&pi->pi_lock, &pipe_lock_class, 0, "pipe");
     vn_init(&pi->pi_vn, &pipe_vnodeops, VFIFO, NULL, pi);
+    pi->pi_vn.v_flag |= VPOLLNOTIFY;     /* announces its changes (epoll's ready list) */
     return pi;
 }
 

@@ -43,6 +43,7 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
 #include <drivers/platform/timer.h>
+#include <kern/event/event.h>
 
 #define SEL_IN   (POLLIN | POLLHUP | POLLERR)
 #define SEL_OUT  (POLLOUT | POLLERR)
@@ -82,6 +83,8 @@ void vn_poll_notify(struct vnode *vp, short events)
         __atomic_add_fetch(&vp->v_pollgen[0], 1, __ATOMIC_SEQ_CST);
     if (hup || (events & POLL_WRITESIDE))
         __atomic_add_fetch(&vp->v_pollgen[1], 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&vp->v_epwatch, __ATOMIC_ACQUIRE))
+        epoll_notify(vp);       /* before the pollers wake: they find it dirty */
     poll_notify();
 }
 

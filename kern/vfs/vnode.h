@@ -32,6 +32,7 @@
 struct vfs;
 struct cred;
 struct page;
+struct epitem;
 
 /* VSOCK: a socket, or a file system's node naming one (bind of AF_UNIX). */
 enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
@@ -39,6 +40,7 @@ enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 /* v_flag bits */
 #define VROOT   0x1     /* the root of its file system */
 #define VNOSEEK 0x2     /* [c] no offset (eventfd, epoll ...): see vn_is_stream */
+#define VPOLLNOTIFY 0x4 /* [c] announces every readiness change (vn_poll_notify) */
 
 struct vnode {
     struct mutex v_lock;            /* the vnode lock; class "vnode" */
@@ -72,6 +74,8 @@ struct vnode {
      * watcher took, so one waiter reports it. */
     uint32_t v_pollgen[2];          /* [a] */
     uint32_t v_pollclaim;           /* [a] */
+    struct epitem *v_epwatch;       /* [epoll watcher lock] the epoll items watching it
+                                     * (kern/event/epoll.c); read [a] */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */
