@@ -18,7 +18,9 @@
               `make -j4`, runs them, then execs a program whose
               interpreter is missing (ENOENT), one whose interpreter is
               not ELF (ELIBBAD) and one whose library is missing (ld.so's
-              own message, status 127); each line is checked.  Then the
+              own message, status 127), and Debian's python3 passes "hi"
+              over a socketpair and reads a child's output through a
+              pipe; each line is checked.  Then the
               user tests (userland/tests/t_*.c) built with Debian's gcc
               against glibc, dynamic, run on the host and inside Tempest:
               each must pass in both (a representative set; all of them
@@ -111,6 +113,8 @@ square 7 = 49, cube 3 = 27
 needs-lib 0
 no-lib 127
 ./needs-lib: error while loading shared libraries: libsquare.so: cannot open shared object file: No such file or directory
+b'hi'
+b'sub\\n'
 """
 NATIVE_END = "usertest: native done"
 # User tests that cannot pass as dynamic glibc programs, with the reason;

@@ -40,4 +40,8 @@ rm libsquare.so
 ./needs-lib 2> lib.err
 echo "no-lib $?"
 sed "s|$W|W|" lib.err
+# Debian's Python over an AF_UNIX socketpair, and a child through a pipe
+# (issue 31: README's first real program).
+python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"hi"); print(b.recv(2))'
+python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_output=True).stdout)'
 cd / && rm -rf $W
