@@ -69,7 +69,7 @@
 #define EXCLUSIVE_OK    (POLLIN | POLLOUT | POLLERR | POLLHUP | EPOLLWAKEUP | EPOLLET | \
                          EPOLLEXCLUSIVE)
 #define EP_MAX_NESTS    4
-#define EP_BATCH        64          /* events gathered per pass */
+#define EP_MAX_BATCH    65536       /* the most events one wait returns */
 #define NSEC            1000000000UL
 #define FOREVER         UINT64_MAX
 
@@ -103,6 +103,7 @@ struct eventpoll {
     struct vnode ep_vn;
     struct mutex ep_lock;
     struct epitem *ep_items;        /* [ep_lock] */
+    int ep_nitems;                  /* [ep_lock] written; read [a] (a wait's array) */
     struct epitem *ep_ready;        /* [ep_lock] items to look at on the next wait */
     spinlock_t ep_dlock;            /* class "epolldirty": the dirty list */
     struct epitem *ep_dirty;        /* [ep_dlock] items whose vnode announced a change */
@@ -338,6 +339,7 @@ static void remove_item(struct epitem *ei)
     for (struct epitem **pp = &ep->ep_items; *pp; pp = &(*pp)->ei_next)
         if (*pp == ei) {
             *pp = ei->ei_next;
+            __atomic_store_n(&ep->ep_nitems, ep->ep_nitems - 1, __ATOMIC_RELAXED);
             break;
         }
     unlink_item(ei);
@@ -504,6 +506,7 @@ static int ctl_add(struct eventpoll *ep, struct file *tf, int fd, const struct e
     while (*pp)
         pp = &(*pp)->ei_next;
     *pp = ei;
+    __atomic_store_n(&ep->ep_nitems, ep->ep_nitems + 1, __ATOMIC_RELAXED);
     spinlock_t *l = epw_of(vp);
     spin_lock(l);
     ei->ei_vnext = vp->v_epwatch;
@@ -598,7 +601,10 @@ static int64_t do_epoll_wait(int epfd, uint64_t uevents, int max, uint64_t deadl
     if (!fp)
         return -EBADF;
     int64_t r = is_epoll(fp) ? 0 : -EINVAL;
-    struct harvest h = { vtoep(fp->f_vp), NULL, MIN(max, EP_BATCH) };
+    /* Room for every item, up to what the caller takes: one pass reports
+     * each ready item once. */
+    int items = r ? 1 : __atomic_load_n(&vtoep(fp->f_vp)->ep_nitems, __ATOMIC_RELAXED);
+    struct harvest h = { vtoep(fp->f_vp), NULL, MIN(max, MIN(MAX(items, 1), EP_MAX_BATCH)) };
     if (!r && !(h.out = kmalloc((size_t)h.max * sizeof *h.out)))
         r = -ENOMEM;
     if (!r)

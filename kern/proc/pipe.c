@@ -47,7 +47,8 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define PIPE_SIZE 16384
+#define PIPE_SIZE 16384             /* a new pipe's buffer (F_SETPIPE_SZ changes it) */
+#define PIPE_MAX_SIZE 1048576       /* Linux's fs.pipe-max-size: the most a user may ask */
 #define O_CLOEXEC 0x80000
 
 LOCK_CLASS(pipe_lock_class, "pipe", LK_MUTEX_SLEEP);
@@ -55,7 +56,8 @@ LOCK_CLASS(pipe_lock_class, "pipe", LK_MUTEX_SLEEP);
 struct pipe {
     struct vnode pi_vn;
     struct mutex pi_lock;
-    char *pi_buf;                   /* [pi_lock] PIPE_SIZE bytes */
+    char *pi_buf;                   /* [pi_lock] pi_size bytes */
+    size_t pi_size;                 /* [pi_lock] the buffer's size */
     size_t pi_head, pi_count;       /* [pi_lock] */
     int pi_readers, pi_writers;     /* [pi_lock] open ends */
     int pi_rchan, pi_wchan;         /* wait channels */
@@ -137,9 +139,9 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
         }
     }
     while (uio->uio_resid && pi->pi_count) {
-        size_t n = MIN(uio->uio_resid, MIN(pi->pi_count, PIPE_SIZE - pi->pi_head));
+        size_t n = MIN(uio->uio_resid, MIN(pi->pi_count, pi->pi_size - pi->pi_head));
         memcpy(uio->uio_base, pi->pi_buf + pi->pi_head, n);
-        pi->pi_head = (pi->pi_head + n) % PIPE_SIZE;
+        pi->pi_head = (pi->pi_head + n) % pi->pi_size;
         pi->pi_count -= n;
         uio_move(uio, n);
     }
@@ -168,7 +170,7 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
             sigpipe_self();
             return uio->uio_resid < start ? 0 : -EPIPE;
         }
-        if (pi->pi_count == PIPE_SIZE) {
+        if (pi->pi_count == pi->pi_size) {
             if (ioflag & O_NONBLOCK) {
                 mutex_exit(&pi->pi_lock);
                 return uio->uio_resid < start ? 0 : -EAGAIN;
@@ -180,8 +182,8 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
             }
             continue;
         }
-        size_t tail = (pi->pi_head + pi->pi_count) % PIPE_SIZE;
-        size_t n = MIN(uio->uio_resid, MIN(PIPE_SIZE - pi->pi_count, PIPE_SIZE - tail));
+        size_t tail = (pi->pi_head + pi->pi_count) % pi->pi_size;
+        size_t n = MIN(uio->uio_resid, MIN(pi->pi_size - pi->pi_count, pi->pi_size - tail));
         memcpy(pi->pi_buf + tail, uio->uio_base, n);
         pi->pi_count += n;
         uio_move(uio, n);
@@ -207,7 +209,7 @@ static short pipe_poll(struct vnode *vp, short events, int fflags)
         r |= POLLHUP;
     if (wr && pi->pi_readers == 0)
         r |= POLLERR;
-    if (wr && pi->pi_count < PIPE_SIZE)
+    if (wr && pi->pi_count < pi->pi_size)
         r |= POLLOUT | POLLWRNORM;      /* with POLLERR too, as Linux's pipe_poll */
     mutex_exit(&pi->pi_lock);
     return (short)(r & (events | POLLHUP | POLLERR));
@@ -293,11 +295,58 @@ static struct pipe *pipe_alloc(void)
         return NULL;
     }
     pi->pi_buf = buf;
+    pi->pi_size = PIPE_SIZE;
     pi->pi_ino = __atomic_fetch_add(&next_pipe_ino, 1, __ATOMIC_RELAXED);
     mutex_init(&pi->pi_lock, &pipe_lock_class, 0, "pipe");
     vn_init(&pi->pi_vn, &pipe_vnodeops, VFIFO, NULL, pi);
     pi->pi_vn.v_flag |= VPOLLNOTIFY;     /* announces its changes (epoll's ready list) */
     return pi;
+}
+
+/* ---- the buffer's size (F_GETPIPE_SZ, F_SETPIPE_SZ) ---- */
+
+/* Linux's round_pipe_size: at least a page, a power of two. */
+static size_t round_size(uint64_t want)
+{
+    size_t n = PAGE_SIZE;
+    while (n < want)
+        n <<= 1;
+    return n;
+}
+
+/* Move the ring's bytes to a new buffer of size bytes (pi_lock held). */
+static int resize_locked(struct pipe *pi, size_t size)
+{
+    char *buf = kmalloc(size);
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < pi->pi_count; i++)
+        buf[i] = pi->pi_buf[(pi->pi_head + i) % pi->pi_size];
+    kfree(pi->pi_buf);
+    pi->pi_buf = buf;
+    pi->pi_head = 0;
+    pi->pi_size = size;
+    return 0;
+}
+
+int64_t pipe_size_fcntl(struct vnode *vp, bool set, uint64_t want, struct cred *cr)
+{
+    if (vp->v_op != &pipe_vnodeops)
+        return -EBADF;
+    struct pipe *pi = vtopipe(vp);
+    if (set && (want > PIPE_MAX_SIZE * 1024UL || (want > PIPE_MAX_SIZE && cr->cr_uid != 0)))
+        return want > PIPE_MAX_SIZE * 1024UL ? -EINVAL : -EPERM;
+    mutex_enter(&pi->pi_lock);
+    int64_t r = (int64_t)pi->pi_size;
+    if (set) {
+        size_t size = round_size(want);
+        r = pi->pi_count > size ? -EBUSY : size == pi->pi_size ? (int64_t)size
+          : resize_locked(pi, size) ?: (int64_t)size;
+        wakeup(&pi->pi_wchan);
+        vn_poll_notify(vp, POLL_WRITESIDE);
+    }
+    mutex_exit(&pi->pi_lock);
+    return r;
 }
 
 /* ---- named pipes (the theory is at the top) ---- */

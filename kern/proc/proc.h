@@ -617,6 +617,11 @@ static inline bool file_writable(const struct file *fp) { return (fp->f_flags & 
 bool vn_is_console(const struct vnode *vp);
 /* Boot: named pipes (kern/proc/pipe.c) give the VFS their open. */
 void fifo_init(void);
+/* fcntl's F_GETPIPE_SZ and F_SETPIPE_SZ (kern/proc/pipe.c): a pipe's
+ * buffer size, or set it (rounded up to a power-of-two number of pages;
+ * EPERM past 1 MiB but for root, EBUSY below what it holds); EBADF for
+ * what is no pipe. */
+int64_t pipe_size_fcntl(struct vnode *vp, bool set, uint64_t want, struct cred *cr);
 /* A write found no reader (a pipe, a socket): SIGPIPE for the caller. */
 void sigpipe_self(void);
 /* A pipe or socket changed (data, room, an end closed): wake poll,

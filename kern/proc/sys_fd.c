@@ -23,6 +23,8 @@
 #define F_GETFL 3
 #define F_SETFL 4
 #define F_DUPFD_CLOEXEC 1030
+#define F_SETPIPE_SZ 1031
+#define F_GETPIPE_SZ 1032
 #define F_GETLK 5
 #define F_SETLK 6
 #define F_SETLKW 7
@@ -149,6 +151,10 @@ SYSCALL_DECL(sys_fcntl)
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
         r = fcntl_lock(fp, (int)a1, a2);    /* kern/proc/reclock.c */
+        break;
+    case F_SETPIPE_SZ:
+    case F_GETPIPE_SZ:
+        r = pipe_size_fcntl(fp->f_vp, a1 == F_SETPIPE_SZ, (uint32_t)a2, cr());
         break;
     default:
         r = -EINVAL;

@@ -3,7 +3,9 @@
  *
  * dup, dup2, dup3, pipe, pipe2, fcntl, ioctl (TCGETS on a non-terminal is
  * ENOTTY), prlimit64 with RLIMIT_NOFILE (EMFILE at the limit), with their
- * error cases.  Where musl checks arguments itself the raw call is used.
+ * error cases; a pipe's buffer size (F_GETPIPE_SZ, F_SETPIPE_SZ: rounded
+ * to pages, what it holds kept, EBUSY below that, EBADF on a file).
+ * Where musl checks arguments itself the raw call is used.
  */
 #include "ut.h"
 
@@ -181,6 +183,42 @@ static void test_fcntl(void)
 	CHECK_ERR(fcntl(fd, F_SETFD, 0), EBADF);
 }
 
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#define F_GETPIPE_SZ 1032
+#endif
+
+static void test_pipe_size(void)
+{
+	int p[2];
+	CHECK_OK(pipe(p));
+	long size = CHECK_OK(fcntl(p[1], F_GETPIPE_SZ));
+	CHECK(size >= 4096);
+	CHECK_EQ(fcntl(p[0], F_GETPIPE_SZ), size);              /* one buffer, both ends */
+	CHECK_EQ(fcntl(p[1], F_SETPIPE_SZ, 5000), 8192);        /* rounded to pages, a power of two */
+	CHECK_EQ(fcntl(p[1], F_GETPIPE_SZ), 8192);
+	CHECK_EQ(fcntl(p[1], F_SETPIPE_SZ, 1), 4096);           /* at least a page */
+	char buf[4096];
+	memset(buf, 'x', sizeof buf);
+	CHECK_OK(fcntl(p[1], F_SETFL, O_NONBLOCK));
+	CHECK_EQ(write(p[1], buf, sizeof buf), (long)sizeof buf);
+	CHECK_ERR(write(p[1], buf, 1), EAGAIN);                 /* full at its size */
+	CHECK_EQ(fcntl(p[1], F_SETPIPE_SZ, 65536), 65536);      /* grown, the bytes kept */
+	CHECK_EQ(write(p[1], "y", 1), 1);
+	CHECK_EQ(read(p[0], buf, sizeof buf), (long)sizeof buf);
+	CHECK_EQ(buf[4095], 'x');
+	CHECK_EQ(read(p[0], buf, 1), 1);
+	CHECK_EQ(buf[0], 'y');
+	CHECK_EQ(write(p[1], buf, sizeof buf), (long)sizeof buf);
+	CHECK_EQ(write(p[1], buf, sizeof buf), (long)sizeof buf);
+	CHECK_ERR(fcntl(p[1], F_SETPIPE_SZ, 4096), EBUSY);      /* holds more than that */
+	int f = CHECK_OK(open(".", O_RDONLY));
+	CHECK_ERR(fcntl(f, F_GETPIPE_SZ), EBADF);
+	close(f);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void test_ioctl(void)
 {
 	int fd = CHECK_OK(open("io", O_RDWR | O_CREAT, 0644));
@@ -283,6 +321,7 @@ int main(int argc, char **argv)
 	test_dup();
 	test_pipe();
 	test_fcntl();
+	test_pipe_size();
 	test_ioctl();
 	test_nofile();
 	ut_child("lower hard limit", lower_hard, NULL, 1); /* any user */
