@@ -340,7 +340,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(283, sys_timerfd_create), S(286, sys_timerfd_settime), S(287, sys_timerfd_gettime),
     S(282, sys_signalfd), S(289, sys_signalfd4),
     S(222, sys_timer_create), S(223, sys_timer_settime), S(224, sys_timer_gettime),
-    S(225, sys_timer_getoverrun), S(226, sys_timer_delete),
+    S(225, sys_timer_getoverrun), S(226, sys_timer_delete), S(326, sys_copy_file_range),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -8,8 +8,10 @@
  * pipe, EINVAL for a negative offset), preadv2 and pwritev2 (offset -1
  * is the file's, RWF_SYNC, an unknown flag EOPNOTSUPP), close_range
  * (closing, CLOSE_RANGE_CLOEXEC, bad ranges and flags), faccessat2
- * (flags, AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW) and the old getdents
- * (its record layout: the type in the last byte).
+ * (flags, AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW), the old getdents
+ * (its record layout: the type in the last byte) and copy_file_range
+ * (at the files' offsets and at given ones, stopping at the end of the
+ * input, overlapping ranges of one file, the errors in Linux's order).
  */
 #include "ut.h"
 
@@ -183,6 +185,46 @@ static void check_getdents(void)
 	close(fd);
 }
 
+static void check_copy_range(void)
+{
+	CHECK_OK(ut_write_file("src", "0123456789", 10, 0644));
+	int in = CHECK_OK(open("src", O_RDONLY));
+	int out = CHECK_OK(open("dst", O_RDWR | O_CREAT | O_TRUNC, 0644));
+	CHECK_EQ(syscall(SYS_copy_file_range, in, NULL, out, NULL, 4, 0), 4);
+	CHECK_EQ(lseek(in, 0, SEEK_CUR), 4);                    /* both offsets move */
+	CHECK_EQ(lseek(out, 0, SEEK_CUR), 4);
+	loff_t ip = 8, op = 20;
+	CHECK_EQ(syscall(SYS_copy_file_range, in, &ip, out, &op, 100, 0), 2);   /* to the end */
+	CHECK_EQ(ip, 10);
+	CHECK_EQ(op, 22);
+	CHECK_EQ(lseek(in, 0, SEEK_CUR), 4);                    /* given offsets: the file's stay */
+	CHECK_EQ(syscall(SYS_copy_file_range, in, &ip, out, &op, 5, 0), 0);     /* at the end */
+	char buf[32] = { 0 };
+	CHECK_EQ(pread(out, buf, sizeof buf, 0), 22);
+	CHECK(memcmp(buf, "0123", 4) == 0 && memcmp(buf + 20, "89", 2) == 0 && buf[10] == 0);
+	CHECK_ERR(syscall(SYS_copy_file_range, in, NULL, out, NULL, 4, 1), EINVAL);
+	CHECK_ERR(syscall(SYS_copy_file_range, out, NULL, in, NULL, 4, 0), EBADF);  /* in is read-only */
+	int same = CHECK_OK(open("src", O_RDWR));
+	ip = 0;
+	op = 2;
+	CHECK_ERR(syscall(SYS_copy_file_range, same, &ip, same, &op, 5, 0), EINVAL); /* overlap */
+	op = 5;
+	CHECK_EQ(syscall(SYS_copy_file_range, same, &ip, same, &op, 5, 0), 5);
+	int p[2];
+	CHECK_OK(pipe(p));
+	CHECK_ERR(syscall(SYS_copy_file_range, in, NULL, p[1], NULL, 4, 0), EINVAL);
+	int d = CHECK_OK(open(".", O_RDONLY));
+	CHECK_ERR(syscall(SYS_copy_file_range, d, NULL, out, NULL, 4, 0), EISDIR);
+	ip = -1;
+	CHECK_ERR(syscall(SYS_copy_file_range, in, &ip, out, NULL, 4, 0), EOVERFLOW);
+	close(d);
+	close(p[0]);
+	close(p[1]);
+	close(same);
+	close(in);
+	close(out);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -192,5 +234,6 @@ int main(int argc, char **argv)
 	check_close_range();
 	check_faccessat2();
 	check_getdents();
+	check_copy_range();
 	return ut_done();
 }
