@@ -593,6 +593,9 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     l->l_ss_sp = me->l_ss_sp;           /* and its alternate signal stack */
     l->l_ss_size = me->l_ss_size;
     l->l_ss_flags = me->l_ss_flags;
+    l->l_rseq = me->l_rseq;             /* and its rseq registration */
+    l->l_rseq_len = me->l_rseq_len;
+    l->l_rseq_sig = me->l_rseq_sig;
     c->p_umask = parent->p_umask;
     l->l_gs_base = me->l_gs_base;
     memcpy(c->p_comm, parent->p_comm, sizeof c->p_comm);

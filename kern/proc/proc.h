@@ -155,6 +155,10 @@ struct lwp {
      * 0) and SS_AUTODISARM; a new thread has none, fork copies it. */
     uint64_t l_ss_sp, l_ss_size;    /* [o] */
     uint32_t l_ss_flags;            /* [o] */
+    /* rseq (kern/proc/rseq.c): the registered struct rseq, or 0; fork
+     * keeps it, a new thread and exec start without one. */
+    uint64_t l_rseq;                /* [o] */
+    uint32_t l_rseq_len, l_rseq_sig;    /* [o] */
     const void *volatile l_sleepchan;   /* [a] the channel of an interruptible sleep */
     /* CPU time in TSC cycles, written by the CPU the thread runs on. */
     uint64_t l_acct_stamp;      /* [o] start of the stretch not yet charged (0: none) */
@@ -567,6 +571,10 @@ void itimer_exit(struct proc *p);
 /* POSIX timers: all deleted at exit and exec (kern/proc/sys_ptimer.c). */
 void ptimer_exit(struct proc *p);
 void ptimer_init(void);
+/* rseq (kern/proc/rseq.c): on the way to user mode after a switch, the
+ * CPU ids and a critical section's abort; at a signal, the abort alone. */
+void rseq_return(struct trapframe *tf);
+void rseq_fixup(struct trapframe *tf);
 /* A POSIX timer's signal is being taken: its overrun count into si. */
 void ptimer_taken(struct proc *p, struct ksiginfo *si);
 /* The clock tick interrupted p (the caller's own process) in user mode:

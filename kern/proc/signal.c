@@ -655,6 +655,8 @@ static bool setup_frame(struct trapframe *tf, int sig, const struct ksiginfo *si
     struct rt_sigframe_k f;
     bool entering;
     struct stack_u ustack;
+    if (curlwp()->l_rseq)
+        rseq_fixup(tf);             /* a critical section the signal cuts is aborted */
     uint64_t sp = frame_stack(tf, sa, &entering, &ustack);
     uint64_t fpaddr = (sp - fpu_frame_size()) & ~63UL;     /* kern/proc/fpu.c */
     sp = ((fpaddr - sizeof f) & ~15UL) - 8;
@@ -789,6 +791,7 @@ void sig_exec_reset(struct proc *p)
     struct lwp *l = curlwp();       /* exec leaves one thread, with no alternate stack */
     l->l_ss_sp = l->l_ss_size = 0;
     l->l_ss_flags = 0;
+    l->l_rseq = 0;                  /* nor rseq */
     for (int i = 0; i < NSIG; i++) {
         struct sigaction_k *sa = &p->p_sigact[i];
         if (sa->handler != SIG_IGN)

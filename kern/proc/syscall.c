@@ -141,6 +141,8 @@ void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
     if (next->lwp) {
         wrmsr(MSR_FS_BASE, next->fs_base);
         wrmsr(MSR_KGS_BASE, next->lwp->l_gs_base);
+        if (next->lwp->l_rseq)
+            thread_ast_post(next, THREAD_AST_RSEQ);     /* its CPU ids (kern/proc/rseq.c) */
     }
 }
 
@@ -240,6 +242,11 @@ static void __attribute__((noinline)) user_ast(struct thread *t, struct trapfram
     uint32_t ast = __atomic_exchange_n(&t->ast, 0, __ATOMIC_SEQ_CST);
     if (ast & THREAD_AST_PREEMPT)
         thread_yield();
+    /* After the yield (which may switch it back in, and post the bit
+     * again) and before any signal frame is built on tf. */
+    ast |= __atomic_fetch_and(&t->ast, ~(uint32_t)THREAD_AST_RSEQ, __ATOMIC_SEQ_CST);
+    if (ast & THREAD_AST_RSEQ)
+        rseq_return(tf);
     struct proc *p = t->proc;
     if (sig_interrupting(p)) {
         uint64_t flags = intr_save();
@@ -341,6 +348,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(282, sys_signalfd), S(289, sys_signalfd4),
     S(222, sys_timer_create), S(223, sys_timer_settime), S(224, sys_timer_gettime),
     S(225, sys_timer_getoverrun), S(226, sys_timer_delete), S(326, sys_copy_file_range),
+    S(334, sys_rseq),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

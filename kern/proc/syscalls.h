@@ -257,6 +257,7 @@ SYSCALL_DECL(sys_timer_gettime);
 SYSCALL_DECL(sys_timer_getoverrun);
 SYSCALL_DECL(sys_timer_delete);
 SYSCALL_DECL(sys_copy_file_range);     /* sys_extra.c */
+SYSCALL_DECL(sys_rseq);                /* rseq.c */
 
 /* files and signals, the rest of issue 31's first part */
 SYSCALL_DECL(sys_statx);

@@ -73,6 +73,7 @@ struct thread {
 
 #define THREAD_AST_PREEMPT  0x1     /* the clock ticked: yield the CPU */
 #define THREAD_AST_SIGNAL   0x2     /* a signal, a kill, an exit or a stop may be due */
+#define THREAD_AST_RSEQ     0x4     /* switched in: its rseq ids to update (kern/proc/rseq.c) */
 
 /* Ask t to do the work of bits before its next return to user mode. */
 static inline void thread_ast_post(struct thread *t, uint32_t bits)
