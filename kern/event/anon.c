@@ -42,3 +42,10 @@ int anon_install(struct vnode *vp, int oflags, bool cloexec)
         file_rele(fp);
     return fd;
 }
+
+int anon_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
+int anon_close(struct vnode *vp, int flags, struct cred *cr) { return 0; }
+int anon_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
+int anon_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr) { return -ENOTTY; }
+int anon_einval(void) { return -EINVAL; }
+int anon_notdir(void) { return -ENOTDIR; }

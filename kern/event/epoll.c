@@ -392,36 +392,13 @@ static void epoll_fdname(struct vnode *vp, char *buf, size_t len)
     strlcpy(buf, "anon_inode:[eventpoll]", len);
 }
 
-static int ep_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
-static int ep_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
-static int ep_einval(void) { return -EINVAL; }
-static int ep_notdir(void) { return -ENOTDIR; }
-static int ep_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
 
 static const struct vnodeops epoll_vnodeops = {
-    .vop_open = ep_open,
+    ANON_VNODEOPS_COMMON,
     .vop_close = epoll_close,
-    .vop_read = (void *)ep_einval,
-    .vop_write = (void *)ep_einval,
-    .vop_ioctl = ep_ioctl,
+    .vop_read = (void *)anon_einval,
+    .vop_write = (void *)anon_einval,
     .vop_getattr = epoll_getattr,
-    .vop_setattr = (void *)ep_einval,
-    .vop_access = ep_access,
-    .vop_lookup = (void *)ep_notdir,
-    .vop_create = (void *)ep_notdir,
-    .vop_remove = (void *)ep_notdir,
-    .vop_link = (void *)ep_notdir,
-    .vop_rename = (void *)ep_notdir,
-    .vop_mkdir = (void *)ep_notdir,
-    .vop_rmdir = (void *)ep_notdir,
-    .vop_readdir = (void *)ep_notdir,
-    .vop_symlink = (void *)ep_notdir,
-    .vop_readlink = (void *)ep_notdir,
-    .vop_fsync = (void *)ep_einval,
-    .vop_truncate = (void *)ep_einval,
     .vop_inactive = epoll_inactive,
     .vop_poll = epoll_poll,
     .vop_fdname = epoll_fdname,

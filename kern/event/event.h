@@ -24,6 +24,35 @@ void event_init(void);
  * (mode 0600, no type bits, as Linux's), and a fresh inode number. */
 int anon_getattr(struct vnode *vp, struct vattr *va, uint64_t ino);
 uint64_t anon_ino(void);
+/* What no event object does: opening again is allowed, access is
+ * granted, ioctl is ENOTTY, attributes and data cannot be set (EINVAL),
+ * and a name lookup is ENOTDIR.  An object's vnodeops start with
+ * ANON_VNODEOPS_COMMON and add its own read, write, close, poll,
+ * getattr, inactive and fdname. */
+int anon_open(struct vnode **vpp, int flags, struct cred *cr);
+int anon_close(struct vnode *vp, int flags, struct cred *cr);
+int anon_access(struct vnode *vp, int mode, struct cred *cr);
+int anon_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr);
+int anon_einval(void);
+int anon_notdir(void);
+#define ANON_VNODEOPS_COMMON \
+    .vop_open = anon_open, \
+    .vop_ioctl = anon_ioctl, \
+    .vop_setattr = (void *)anon_einval, \
+    .vop_access = anon_access, \
+    .vop_lookup = (void *)anon_notdir, \
+    .vop_create = (void *)anon_notdir, \
+    .vop_remove = (void *)anon_notdir, \
+    .vop_link = (void *)anon_notdir, \
+    .vop_rename = (void *)anon_notdir, \
+    .vop_mkdir = (void *)anon_notdir, \
+    .vop_rmdir = (void *)anon_notdir, \
+    .vop_readdir = (void *)anon_notdir, \
+    .vop_symlink = (void *)anon_notdir, \
+    .vop_readlink = (void *)anon_notdir, \
+    .vop_fsync = (void *)anon_einval, \
+    .vop_truncate = (void *)anon_einval
+
 /* Install a new open file of vp (one reference, which passes to it):
  * the descriptor, or -errno (vp released). */
 int anon_install(struct vnode *vp, int oflags, bool cloexec);

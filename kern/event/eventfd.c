@@ -125,37 +125,13 @@ static void eventfd_inactive(struct vnode *vp, struct cred *cr)
     kfree(ef);
 }
 
-static int ef_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
-static int ef_close(struct vnode *vp, int flags, struct cred *cr) { return 0; }
-static int ef_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
-static int ef_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
-static int ef_einval(void) { return -EINVAL; }
-static int ef_notdir(void) { return -ENOTDIR; }
 
 static const struct vnodeops eventfd_vnodeops = {
-    .vop_open = ef_open,
-    .vop_close = ef_close,
+    ANON_VNODEOPS_COMMON,
+    .vop_close = anon_close,
     .vop_read = eventfd_read,
     .vop_write = eventfd_write,
-    .vop_ioctl = ef_ioctl,
     .vop_getattr = eventfd_getattr,
-    .vop_setattr = (void *)ef_einval,
-    .vop_access = ef_access,
-    .vop_lookup = (void *)ef_notdir,
-    .vop_create = (void *)ef_notdir,
-    .vop_remove = (void *)ef_notdir,
-    .vop_link = (void *)ef_notdir,
-    .vop_rename = (void *)ef_notdir,
-    .vop_mkdir = (void *)ef_notdir,
-    .vop_rmdir = (void *)ef_notdir,
-    .vop_readdir = (void *)ef_notdir,
-    .vop_symlink = (void *)ef_notdir,
-    .vop_readlink = (void *)ef_notdir,
-    .vop_fsync = (void *)ef_einval,
-    .vop_truncate = (void *)ef_einval,
     .vop_inactive = eventfd_inactive,
     .vop_poll = eventfd_poll,
     .vop_fdname = eventfd_fdname,

@@ -129,37 +129,13 @@ static void signalfd_fdname(struct vnode *vp, char *buf, size_t len)
     strlcpy(buf, "anon_inode:[signalfd]", len);
 }
 
-static int sf_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
-static int sf_close(struct vnode *vp, int flags, struct cred *cr) { return 0; }
-static int sf_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
-static int sf_einval(void) { return -EINVAL; }
-static int sf_notdir(void) { return -ENOTDIR; }
-static int sf_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
 
 static const struct vnodeops signalfd_vnodeops = {
-    .vop_open = sf_open,
-    .vop_close = sf_close,
+    ANON_VNODEOPS_COMMON,
+    .vop_close = anon_close,
     .vop_read = signalfd_read,
-    .vop_write = (void *)sf_einval,
-    .vop_ioctl = sf_ioctl,
+    .vop_write = (void *)anon_einval,
     .vop_getattr = signalfd_getattr,
-    .vop_setattr = (void *)sf_einval,
-    .vop_access = sf_access,
-    .vop_lookup = (void *)sf_notdir,
-    .vop_create = (void *)sf_notdir,
-    .vop_remove = (void *)sf_notdir,
-    .vop_link = (void *)sf_notdir,
-    .vop_rename = (void *)sf_notdir,
-    .vop_mkdir = (void *)sf_notdir,
-    .vop_rmdir = (void *)sf_notdir,
-    .vop_readdir = (void *)sf_notdir,
-    .vop_symlink = (void *)sf_notdir,
-    .vop_readlink = (void *)sf_notdir,
-    .vop_fsync = (void *)sf_einval,
-    .vop_truncate = (void *)sf_einval,
     .vop_inactive = signalfd_inactive,
     .vop_poll = signalfd_poll,
     .vop_fdname = signalfd_fdname,

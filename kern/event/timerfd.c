@@ -33,7 +33,7 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
-#include <drivers/platform/rtc.h>
+#include <kern/proc/itimerspec.h>
 
 #define TFD_NONBLOCK        0x800
 #define TFD_CLOEXEC         0x80000
@@ -58,11 +58,6 @@ struct timerfd {
     uint64_t tf_interval;       /* [tf_lock] ns, 0: one shot */
     uint64_t tf_ticks;          /* [tf_lock] expirations not yet read; read [a] */
     int tf_chan;                /* readers' channel */
-};
-
-struct itimerspec_u {
-    int64_t interval_sec, interval_nsec;
-    int64_t value_sec, value_nsec;
 };
 
 static struct timerfd *vtotf(struct vnode *vp) { return vp->v_data; }
@@ -164,36 +159,13 @@ static void timerfd_fdname(struct vnode *vp, char *buf, size_t len)
     strlcpy(buf, "anon_inode:[timerfd]", len);
 }
 
-static int tf_open(struct vnode **vpp, int flags, struct cred *cr) { return 0; }
-static int tf_access(struct vnode *vp, int mode, struct cred *cr) { return 0; }
-static int tf_einval(void) { return -EINVAL; }
-static int tf_notdir(void) { return -ENOTDIR; }
-static int tf_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
-{
-    return -ENOTTY;
-}
 
 static const struct vnodeops timerfd_vnodeops = {
-    .vop_open = tf_open,
+    ANON_VNODEOPS_COMMON,
     .vop_close = timerfd_close,
     .vop_read = timerfd_read,
-    .vop_write = (void *)tf_einval,
-    .vop_ioctl = tf_ioctl,
+    .vop_write = (void *)anon_einval,
     .vop_getattr = timerfd_getattr,
-    .vop_setattr = (void *)tf_einval,
-    .vop_access = tf_access,
-    .vop_lookup = (void *)tf_notdir,
-    .vop_create = (void *)tf_notdir,
-    .vop_remove = (void *)tf_notdir,
-    .vop_link = (void *)tf_notdir,
-    .vop_rename = (void *)tf_notdir,
-    .vop_mkdir = (void *)tf_notdir,
-    .vop_rmdir = (void *)tf_notdir,
-    .vop_readdir = (void *)tf_notdir,
-    .vop_symlink = (void *)tf_notdir,
-    .vop_readlink = (void *)tf_notdir,
-    .vop_fsync = (void *)tf_einval,
-    .vop_truncate = (void *)tf_einval,
     .vop_inactive = timerfd_inactive,
     .vop_poll = timerfd_poll,
     .vop_fdname = timerfd_fdname,
@@ -235,38 +207,6 @@ static int timerfd_get(int fd, struct file **fpp)
     return 0;
 }
 
-static bool ts_valid(int64_t sec, int64_t nsec)
-{
-    return sec >= 0 && nsec >= 0 && nsec < (int64_t)NSEC;
-}
-
-static uint64_t ts_ns(int64_t sec, int64_t nsec)
-{
-    if ((uint64_t)sec >= INT64_MAX / NSEC)
-        return INT64_MAX;
-    return (uint64_t)sec * NSEC + (uint64_t)nsec;
-}
-
-/* The timer's value now (time left; a due one not yet seen is 1 ns) and
- * interval, under tf_lock. */
-static struct itimerspec_u current(struct timerfd *tf)
-{
-    uint64_t now = uptime_ns();
-    uint64_t left = !tf->tf_due ? 0 : tf->tf_due > now ? tf->tf_due - now : 1;
-    return (struct itimerspec_u){ (int64_t)(tf->tf_interval / NSEC),
-                                  (int64_t)(tf->tf_interval % NSEC),
-                                  (int64_t)(left / NSEC), (int64_t)(left % NSEC) };
-}
-
-/* When an absolute time on the timer's clock falls, on the uptime clock. */
-static uint64_t due_from_abs(int clock, uint64_t abs)
-{
-    if (clock != CLOCK_REALTIME)
-        return MAX(abs, 1);
-    uint64_t real = realtime_ns(), now = uptime_ns();
-    return abs > real ? now + (abs - real) : MAX(now, 1);
-}
-
 SYSCALL_DECL(sys_timerfd_settime)
 {
     int flags = (int)a1;
@@ -284,11 +224,10 @@ SYSCALL_DECL(sys_timerfd_settime)
     }
     struct timerfd *tf = vtotf(fp->f_vp);
     uint64_t value = ts_ns(nv.value_sec, nv.value_nsec);
-    uint64_t due = !value ? 0 : (flags & TFD_TIMER_ABSTIME) ? due_from_abs(tf->tf_clock, value)
-                                                            : uptime_ns() + value;
+    uint64_t due = value ? itimerspec_due(tf->tf_clock, value, flags & TFD_TIMER_ABSTIME) : 0;
     callout_stop(&tf->tf_co);       /* from here it neither fires nor runs */
     spin_lock(&tf->tf_lock);
-    old = current(tf);
+    old = itimerspec_left(tf->tf_due, tf->tf_interval);
     tf->tf_due = due;
     tf->tf_interval = value ? ts_ns(nv.interval_sec, nv.interval_nsec) : 0;
     tf->tf_ticks = 0;
@@ -308,7 +247,7 @@ SYSCALL_DECL(sys_timerfd_gettime)
         return err;
     struct timerfd *tf = vtotf(fp->f_vp);
     spin_lock(&tf->tf_lock);
-    struct itimerspec_u cur = current(tf);
+    struct itimerspec_u cur = itimerspec_left(tf->tf_due, tf->tf_interval);
     spin_unlock(&tf->tf_lock);
     file_rele(fp);
     return copyout(&cur, (void *)a1, sizeof cur) ? -EFAULT : 0;

@@ -94,6 +94,22 @@ static int sock_get(int fd, struct file **fpp, struct socket **sop)
     return 0;
 }
 
+/* The common frame of the calls on one socket: fn(fp, so, a, b, c) with
+ * the descriptor's file held, or sock_get's error. */
+typedef int64_t (*sock_fn)(struct file *fp, struct socket *so, uint64_t a, uint64_t b, uint64_t c);
+
+static int64_t on_socket(int fd, sock_fn fn, uint64_t a, uint64_t b, uint64_t c)
+{
+    struct file *fp;
+    struct socket *so;
+    int err = sock_get(fd, &fp, &so);
+    if (err)
+        return err;
+    int64_t r = fn(fp, so, a, b, c);
+    file_rele(fp);
+    return r;
+}
+
 /* A new open file and descriptor for so (whose reference passes to it). */
 static int sock_install(struct socket *so, int flags)
 {
@@ -194,47 +210,28 @@ static int addr_out(const char *addr, size_t len, uint64_t uaddr, uint64_t ulenp
     return copyout(&l, (void *)ulenp, sizeof l) ? -EFAULT : 0;
 }
 
-SYSCALL_DECL(sys_bind)
+/* bind and connect: the address copied in, then the family's call. */
+static int64_t bind_or_connect(struct file *fp, struct socket *so, uint64_t uaddr, uint64_t len,
+                               uint64_t connect)
 {
-    struct file *fp;
-    struct socket *so;
     char addr[ADDR_MAX];
-    int err = sock_get((int)a0, &fp, &so);
+    int err = addr_in(uaddr, (int)len, addr);
     if (err)
         return err;
-    err = addr_in(a1, (int)a2, addr);
-    if (!err)
-        err = so->so_ops->bind(so, addr, (size_t)(int)a2);
-    file_rele(fp);
-    return err;
+    if (connect)
+        return so->so_ops->connect(so, addr, (size_t)(int)len, fp->f_flags & O_NONBLOCK);
+    return so->so_ops->bind(so, addr, (size_t)(int)len);
 }
 
-SYSCALL_DECL(sys_listen)
+static int64_t do_listen(struct file *fp, struct socket *so, uint64_t backlog, uint64_t b,
+                         uint64_t c)
 {
-    struct file *fp;
-    struct socket *so;
-    int err = sock_get((int)a0, &fp, &so);
-    if (err)
-        return err;
-    err = so->so_ops->listen(so, (int)a1);
-    file_rele(fp);
-    return err;
+    return so->so_ops->listen(so, (int)backlog);
 }
 
-SYSCALL_DECL(sys_connect)
-{
-    struct file *fp;
-    struct socket *so;
-    char addr[ADDR_MAX];
-    int err = sock_get((int)a0, &fp, &so);
-    if (err)
-        return err;
-    err = addr_in(a1, (int)a2, addr);
-    if (!err)
-        err = so->so_ops->connect(so, addr, (size_t)(int)a2, fp->f_flags & O_NONBLOCK);
-    file_rele(fp);
-    return err;
-}
+SYSCALL_DECL(sys_bind) { return on_socket((int)a0, bind_or_connect, a1, a2, 0); }
+SYSCALL_DECL(sys_connect) { return on_socket((int)a0, bind_or_connect, a1, a2, 1); }
+SYSCALL_DECL(sys_listen) { return on_socket((int)a0, do_listen, a1, 0, 0); }
 
 static int64_t do_accept(int fd, uint64_t uaddr, uint64_t ulenp, int flags)
 {
@@ -264,34 +261,24 @@ static int64_t do_accept(int fd, uint64_t uaddr, uint64_t ulenp, int flags)
 SYSCALL_DECL(sys_accept) { return do_accept((int)a0, a1, a2, 0); }
 SYSCALL_DECL(sys_accept4) { return do_accept((int)a0, a1, a2, (int)a3); }
 
-static int64_t do_getname(int fd, uint64_t uaddr, uint64_t ulenp, bool peer)
+static int64_t do_getname(struct file *fp, struct socket *so, uint64_t uaddr, uint64_t ulenp,
+                          uint64_t peer)
 {
-    struct file *fp;
-    struct socket *so;
     char addr[ADDR_MAX];
     size_t len = 0;
-    int err = sock_get(fd, &fp, &so);
-    if (err)
-        return err;
-    err = so->so_ops->getname(so, addr, &len, peer);
-    file_rele(fp);
+    int err = so->so_ops->getname(so, addr, &len, peer);
     return err ? err : addr_out(addr, len, uaddr, ulenp);
 }
 
-SYSCALL_DECL(sys_getsockname) { return do_getname((int)a0, a1, a2, false); }
-SYSCALL_DECL(sys_getpeername) { return do_getname((int)a0, a1, a2, true); }
-
-SYSCALL_DECL(sys_shutdown)
+static int64_t do_shutdown(struct file *fp, struct socket *so, uint64_t how, uint64_t b,
+                           uint64_t c)
 {
-    struct file *fp;
-    struct socket *so;
-    int err = sock_get((int)a0, &fp, &so);
-    if (err)
-        return err;
-    err = so->so_ops->shutdown(so, (int)a1);
-    file_rele(fp);
-    return err;
+    return so->so_ops->shutdown(so, (int)how);
 }
+
+SYSCALL_DECL(sys_getsockname) { return on_socket((int)a0, do_getname, a1, a2, false); }
+SYSCALL_DECL(sys_getpeername) { return on_socket((int)a0, do_getname, a1, a2, true); }
+SYSCALL_DECL(sys_shutdown) { return on_socket((int)a0, do_shutdown, a1, 0, 0); }
 
 /* ---- sending and receiving ---- */
 
@@ -466,7 +453,8 @@ SYSCALL_DECL(sys_recvfrom)
     return r;
 }
 
-static int64_t do_sendmsg(struct file *fp, struct socket *so, uint64_t uh, int flags)
+static int64_t do_sendmsg(struct file *fp, struct socket *so, uint64_t uh, uint64_t flags,
+                          uint64_t c)
 {
     struct msghdr_u h;
     if (copyin((void *)uh, &h, sizeof h))
@@ -474,12 +462,13 @@ static int64_t do_sendmsg(struct file *fp, struct socket *so, uint64_t uh, int f
     struct kmsg k;
     int64_t r = msg_in(&h, true, &k);
     if (!r)
-        r = sock_send(fp, so, &k, flags);
+        r = sock_send(fp, so, &k, (int)flags);
     msg_done(&k);
     return r;
 }
 
-static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, int flags)
+static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, uint64_t flags,
+                          uint64_t c)
 {
     struct msghdr_u h;
     if (copyin((void *)uh, &h, sizeof h))
@@ -487,7 +476,7 @@ static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, int f
     struct kmsg k;
     int64_t r = msg_in(&h, false, &k);
     if (!r)
-        r = sock_recv(fp, so, &k, flags);
+        r = sock_recv(fp, so, &k, (int)flags);
     if (r >= 0) {
         int e = msg_out(&k, &h, uh);
         r = e ? e : r;
@@ -496,29 +485,8 @@ static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, int f
     return r;
 }
 
-SYSCALL_DECL(sys_sendmsg)
-{
-    struct file *fp;
-    struct socket *so;
-    int err = sock_get((int)a0, &fp, &so);
-    if (err)
-        return err;
-    int64_t r = do_sendmsg(fp, so, a1, (int)a2);
-    file_rele(fp);
-    return r;
-}
-
-SYSCALL_DECL(sys_recvmsg)
-{
-    struct file *fp;
-    struct socket *so;
-    int err = sock_get((int)a0, &fp, &so);
-    if (err)
-        return err;
-    int64_t r = do_recvmsg(fp, so, a1, (int)a2);
-    file_rele(fp);
-    return r;
-}
+SYSCALL_DECL(sys_sendmsg) { return on_socket((int)a0, do_sendmsg, a1, (int)a2, 0); }
+SYSCALL_DECL(sys_recvmsg) { return on_socket((int)a0, do_recvmsg, a1, (int)a2, 0); }
 
 /* sendmmsg and recvmmsg: each message's byte count into its msg_len;
  * the number done, or the first message's error. */
@@ -535,7 +503,8 @@ static int64_t do_mmsg(int fd, uint64_t uvec, unsigned vlen, int flags, bool sen
     int64_t r = 0;
     for (; done < vlen; done++) {
         uint64_t uh = uvec + done * sizeof(struct mmsghdr_u);
-        r = send ? do_sendmsg(fp, so, uh, flags) : do_recvmsg(fp, so, uh, flags);
+        r = send ? do_sendmsg(fp, so, uh, (uint64_t)flags, 0)
+                 : do_recvmsg(fp, so, uh, (uint64_t)flags, 0);
         if (r < 0)
             break;
         uint32_t len = (uint32_t)r;

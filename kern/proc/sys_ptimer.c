@@ -41,7 +41,7 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
-#include <drivers/platform/rtc.h>
+#include <kern/proc/itimerspec.h>
 
 #define NSEC            1000000000UL
 #define CLOCK_REALTIME  0
@@ -83,11 +83,6 @@ struct sigevent_u {
     int32_t signo, notify;
     int32_t tid;
     int32_t pad[11];
-};
-
-struct itimerspec_u {
-    int64_t interval_sec, interval_nsec;
-    int64_t value_sec, value_nsec;
 };
 
 /* The callout, from the tick: the signal (or an overrun), and again. */
@@ -245,38 +240,6 @@ SYSCALL_DECL(sys_timer_delete)
 
 /* ---- setting and reading ---- */
 
-static bool ts_valid(int64_t sec, int64_t nsec)
-{
-    return sec >= 0 && nsec >= 0 && nsec < (int64_t)NSEC;
-}
-
-static uint64_t ts_ns(int64_t sec, int64_t nsec)
-{
-    if ((uint64_t)sec >= INT64_MAX / NSEC)
-        return INT64_MAX;
-    return (uint64_t)sec * NSEC + (uint64_t)nsec;
-}
-
-static struct itimerspec_u current_locked(const struct ptimer *pt)
-{
-    uint64_t now = uptime_ns();
-    uint64_t left = !pt->pt_due ? 0 : pt->pt_due > now ? pt->pt_due - now : 1;
-    return (struct itimerspec_u){ (int64_t)(pt->pt_interval / NSEC),
-                                  (int64_t)(pt->pt_interval % NSEC),
-                                  (int64_t)(left / NSEC), (int64_t)(left % NSEC) };
-}
-
-static uint64_t due_from(int clock, uint64_t value, bool abs)
-{
-    uint64_t now = uptime_ns();
-    if (!abs)
-        return now + value;
-    if (clock != CLOCK_REALTIME)
-        return MAX(value, 1);
-    uint64_t real = realtime_ns();
-    return value > real ? now + (value - real) : MAX(now, 1);
-}
-
 SYSCALL_DECL(sys_timer_settime)
 {
     int id = (int)a0, flags = (int)a1;
@@ -297,8 +260,8 @@ SYSCALL_DECL(sys_timer_settime)
     }
     callout_stop(&pt->pt_co);       /* from here it neither fires nor runs */
     spin_lock(&p->p_itimer_lock);
-    old = current_locked(pt);
-    pt->pt_due = value ? due_from(pt->pt_clock, value, flags & TIMER_ABSTIME) : 0;
+    old = itimerspec_left(pt->pt_due, pt->pt_interval);
+    pt->pt_due = value ? itimerspec_due(pt->pt_clock, value, flags & TIMER_ABSTIME) : 0;
     pt->pt_interval = value ? ts_ns(nv.interval_sec, nv.interval_nsec) : 0;
     pt->pt_overrun = 0;
     if (pt->pt_due)
@@ -313,7 +276,8 @@ SYSCALL_DECL(sys_timer_gettime)
     struct proc *p = curproc();
     spin_lock(&p->p_itimer_lock);
     struct ptimer *pt = lookup_locked(p, (int)a0);
-    struct itimerspec_u cur = pt ? current_locked(pt) : (struct itimerspec_u){ 0, 0, 0, 0 };
+    struct itimerspec_u cur = pt ? itimerspec_left(pt->pt_due, pt->pt_interval)
+                                 : (struct itimerspec_u){ 0, 0, 0, 0 };
     spin_unlock(&p->p_itimer_lock);
     if (!pt)
         return -EINVAL;
