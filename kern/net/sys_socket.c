@@ -401,6 +401,15 @@ static int msg_out(struct kmsg *k, const struct msghdr_u *h, uint64_t uh)
     return copyout(&o, (void *)uh, sizeof o) ? -EFAULT : 0;
 }
 
+/* sendto's and recvfrom's one buffer as the message's. */
+static struct kmsg *one_buffer(struct kmsg *k, struct kiovec *v)
+{
+    k->sx.sx_iov = v;
+    k->sx.sx_iovcnt = 1;
+    k->sx.sx_resid = v->len;
+    return k;
+}
+
 SYSCALL_DECL(sys_sendto)
 {
     struct file *fp;
@@ -414,12 +423,8 @@ SYSCALL_DECL(sys_sendto)
     int64_t r = a4 && ((int)a5 < 0 || (int)a5 > ADDR_MAX) ? -EINVAL : msg_in(&h, true, &k);
     if (!r && !user_buffer(v.base, v.len))
         r = -EFAULT;
-    if (!r) {
-        k.sx.sx_iov = &v;
-        k.sx.sx_iovcnt = 1;
-        k.sx.sx_resid = v.len;
-        r = sock_send(fp, so, &k, (int)a3);
-    }
+    if (!r)
+        r = sock_send(fp, so, one_buffer(&k, &v), (int)a3);
     msg_done(&k);
     file_rele(fp);
     return r;
@@ -438,12 +443,8 @@ SYSCALL_DECL(sys_recvfrom)
     int64_t r = msg_in(&h, false, &k);
     if (!r && !user_buffer(v.base, v.len))
         r = -EFAULT;
-    if (!r) {
-        k.sx.sx_iov = &v;
-        k.sx.sx_iovcnt = 1;
-        k.sx.sx_resid = v.len;
-        r = sock_recv(fp, so, &k, (int)a3);
-    }
+    if (!r)
+        r = sock_recv(fp, so, one_buffer(&k, &v), (int)a3);
     if (r >= 0 && a4) {
         int e = addr_out(k.name, k.sx.sx_name ? k.sx.sx_nameout : 0, a4, a5);
         r = e ? e : r;
@@ -453,31 +454,19 @@ SYSCALL_DECL(sys_recvfrom)
     return r;
 }
 
-static int64_t do_sendmsg(struct file *fp, struct socket *so, uint64_t uh, uint64_t flags,
-                          uint64_t c)
+/* sendmsg (send) and recvmsg: the user's header at uh in, the message
+ * moved, and for a receive the name, control and flags back out. */
+static int64_t do_msg(struct file *fp, struct socket *so, uint64_t uh, uint64_t flags,
+                      uint64_t send)
 {
     struct msghdr_u h;
     if (copyin((void *)uh, &h, sizeof h))
         return -EFAULT;
     struct kmsg k;
-    int64_t r = msg_in(&h, true, &k);
+    int64_t r = msg_in(&h, send, &k);
     if (!r)
-        r = sock_send(fp, so, &k, (int)flags);
-    msg_done(&k);
-    return r;
-}
-
-static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, uint64_t flags,
-                          uint64_t c)
-{
-    struct msghdr_u h;
-    if (copyin((void *)uh, &h, sizeof h))
-        return -EFAULT;
-    struct kmsg k;
-    int64_t r = msg_in(&h, false, &k);
-    if (!r)
-        r = sock_recv(fp, so, &k, (int)flags);
-    if (r >= 0) {
+        r = send ? sock_send(fp, so, &k, (int)flags) : sock_recv(fp, so, &k, (int)flags);
+    if (!send && r >= 0) {
         int e = msg_out(&k, &h, uh);
         r = e ? e : r;
     }
@@ -485,8 +474,8 @@ static int64_t do_recvmsg(struct file *fp, struct socket *so, uint64_t uh, uint6
     return r;
 }
 
-SYSCALL_DECL(sys_sendmsg) { return on_socket((int)a0, do_sendmsg, a1, (int)a2, 0); }
-SYSCALL_DECL(sys_recvmsg) { return on_socket((int)a0, do_recvmsg, a1, (int)a2, 0); }
+SYSCALL_DECL(sys_sendmsg) { return on_socket((int)a0, do_msg, a1, (int)a2, true); }
+SYSCALL_DECL(sys_recvmsg) { return on_socket((int)a0, do_msg, a1, (int)a2, false); }
 
 /* sendmmsg and recvmmsg: each message's byte count into its msg_len;
  * the number done, or the first message's error. */
@@ -503,8 +492,7 @@ static int64_t do_mmsg(int fd, uint64_t uvec, unsigned vlen, int flags, bool sen
     int64_t r = 0;
     for (; done < vlen; done++) {
         uint64_t uh = uvec + done * sizeof(struct mmsghdr_u);
-        r = send ? do_sendmsg(fp, so, uh, (uint64_t)flags, 0)
-                 : do_recvmsg(fp, so, uh, (uint64_t)flags, 0);
+        r = do_msg(fp, so, uh, (uint64_t)flags, send);
         if (r < 0)
             break;
         uint32_t len = (uint32_t)r;
