@@ -395,6 +395,7 @@ static void epoll_fdname(struct vnode *vp, char *buf, size_t len)
 
 static const struct vnodeops epoll_vnodeops = {
     ANON_VNODEOPS_COMMON,
+    .vop_ioctl = anon_ioctl,
     .vop_close = epoll_close,
     .vop_read = (void *)anon_einval,
     .vop_write = (void *)anon_einval,
@@ -640,4 +641,5 @@ void event_init(void)
     mutex_init(&epoll_lock, &epoll_set_class, 0, "epollset");
     for (int i = 0; i < EPW_LOCKS; i++)
         spin_init(&epw_locks[i], &epoll_watch_class);
+    inotify_init();
 }

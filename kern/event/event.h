@@ -17,8 +17,9 @@ void epoll_file_gone(struct file *fp);
 /* vp announced a change (vn_poll_notify, kern/proc/sys_poll.c): the epoll
  * items watching it are looked at on their sets' next wait.  Any context. */
 void epoll_notify(struct vnode *vp);
-/* Boot: the event objects' locks. */
+/* Boot: the event objects' locks; inotify's hook in the VFS. */
 void event_init(void);
+void inotify_init(void);
 
 /* Shared by the event objects: the attributes of an anonymous inode
  * (mode 0600, no type bits, as Linux's), and a fresh inode number. */
@@ -27,7 +28,7 @@ uint64_t anon_ino(void);
 /* What no event object does: opening again is allowed, access is
  * granted, ioctl is ENOTTY, attributes and data cannot be set (EINVAL),
  * and a name lookup is ENOTDIR.  An object's vnodeops start with
- * ANON_VNODEOPS_COMMON and add its own read, write, close, poll,
+ * ANON_VNODEOPS_COMMON and add its own read, write, ioctl, close, poll,
  * getattr, inactive and fdname. */
 int anon_open(struct vnode **vpp, int flags, struct cred *cr);
 int anon_close(struct vnode *vp, int flags, struct cred *cr);
@@ -37,7 +38,6 @@ int anon_einval(void);
 int anon_notdir(void);
 #define ANON_VNODEOPS_COMMON \
     .vop_open = anon_open, \
-    .vop_ioctl = anon_ioctl, \
     .vop_setattr = (void *)anon_einval, \
     .vop_access = anon_access, \
     .vop_lookup = (void *)anon_notdir, \

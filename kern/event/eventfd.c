@@ -128,6 +128,7 @@ static void eventfd_inactive(struct vnode *vp, struct cred *cr)
 
 static const struct vnodeops eventfd_vnodeops = {
     ANON_VNODEOPS_COMMON,
+    .vop_ioctl = anon_ioctl,
     .vop_close = anon_close,
     .vop_read = eventfd_read,
     .vop_write = eventfd_write,

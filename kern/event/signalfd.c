@@ -132,6 +132,7 @@ static void signalfd_fdname(struct vnode *vp, char *buf, size_t len)
 
 static const struct vnodeops signalfd_vnodeops = {
     ANON_VNODEOPS_COMMON,
+    .vop_ioctl = anon_ioctl,
     .vop_close = anon_close,
     .vop_read = signalfd_read,
     .vop_write = (void *)anon_einval,

@@ -162,6 +162,7 @@ static void timerfd_fdname(struct vnode *vp, char *buf, size_t len)
 
 static const struct vnodeops timerfd_vnodeops = {
     ANON_VNODEOPS_COMMON,
+    .vop_ioctl = anon_ioctl,
     .vop_close = timerfd_close,
     .vop_read = timerfd_read,
     .vop_write = (void *)anon_einval,

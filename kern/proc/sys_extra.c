@@ -334,7 +334,10 @@ static int set_times(struct vnode *vp, const struct timespec_u *times)
     /* The file system lets only the owner set times; a writer touching
      * the file was allowed above, so it acts with the kernel's
      * credential. */
-    return nva.va_mask ? VOP_SETATTR(vp, &nva, owner ? cr() : kcred) : 0;
+    int serr = nva.va_mask ? VOP_SETATTR(vp, &nva, owner ? cr() : kcred) : 0;
+    if (!serr)
+        vn_notify(vp, IN_ATTRIB, NULL, 0);      /* inotify */
+    return serr;
 }
 
 static bool nsec_valid(int64_t ns)

@@ -296,6 +296,8 @@ SYSCALL_DECL(sys_ftruncate)
         return -EBADF;
     int err = !file_writable(fp) ? -EINVAL :
               fp->f_vp->v_type != VREG ? -EINVAL : VOP_TRUNCATE(fp->f_vp, a1, cr());
+    if (!err)
+        vn_notify(fp->f_vp, IN_MODIFY, NULL, 0);    /* inotify */
     file_rele(fp);
     return err;
 }

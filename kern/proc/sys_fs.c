@@ -176,6 +176,8 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
             break;
     }
     kfree(kbuf);
+    if (done)
+        vn_notify(vp, write ? IN_MODIFY : IN_ACCESS, NULL, 0);     /* inotify */
     return done ? (int64_t)done : err;
 }
 

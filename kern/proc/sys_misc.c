@@ -115,8 +115,24 @@ static int64_t on_path(int dirfd, uint64_t upath, bool follow,
     return err;
 }
 
-static int fn_mode(struct vnode *vp, uint64_t mode, uint64_t unused) { return set_mode(vp, mode); }
-static int fn_owner(struct vnode *vp, uint64_t uid, uint64_t gid) { return set_owner(vp, uid, gid); }
+/* An attribute change that worked: IN_ATTRIB for inotify (or for a size
+ * change IN_MODIFY). */
+static int notified(struct vnode *vp, int err, uint32_t event)
+{
+    if (!err)
+        vn_notify(vp, event, NULL, 0);
+    return err;
+}
+
+static int fn_mode(struct vnode *vp, uint64_t mode, uint64_t unused)
+{
+    return notified(vp, set_mode(vp, mode), IN_ATTRIB);
+}
+
+static int fn_owner(struct vnode *vp, uint64_t uid, uint64_t gid)
+{
+    return notified(vp, set_owner(vp, uid, gid), IN_ATTRIB);
+}
 
 static int fn_truncate(struct vnode *vp, uint64_t len, uint64_t unused)
 {
@@ -125,7 +141,7 @@ static int fn_truncate(struct vnode *vp, uint64_t len, uint64_t unused)
     if (vp->v_type != VREG)
         return -EINVAL;
     int err = VOP_ACCESS(vp, VWRITE, cr());
-    return err ? err : VOP_TRUNCATE(vp, len, cr());
+    return notified(vp, err ? err : VOP_TRUNCATE(vp, len, cr()), IN_MODIFY);
 }
 
 static int64_t on_fd(int fd, int (*fn)(struct vnode *, uint64_t, uint64_t), uint64_t x, uint64_t y)

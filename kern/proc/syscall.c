@@ -348,7 +348,8 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(282, sys_signalfd), S(289, sys_signalfd4),
     S(222, sys_timer_create), S(223, sys_timer_settime), S(224, sys_timer_gettime),
     S(225, sys_timer_getoverrun), S(226, sys_timer_delete), S(326, sys_copy_file_range),
-    S(334, sys_rseq),
+    S(334, sys_rseq), S(253, sys_inotify_init), S(294, sys_inotify_init1),
+    S(254, sys_inotify_add_watch), S(255, sys_inotify_rm_watch),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -258,6 +258,10 @@ SYSCALL_DECL(sys_timer_getoverrun);
 SYSCALL_DECL(sys_timer_delete);
 SYSCALL_DECL(sys_copy_file_range);     /* sys_extra.c */
 SYSCALL_DECL(sys_rseq);                /* rseq.c */
+SYSCALL_DECL(sys_inotify_init);        /* kern/event/inotify.c */
+SYSCALL_DECL(sys_inotify_init1);
+SYSCALL_DECL(sys_inotify_add_watch);
+SYSCALL_DECL(sys_inotify_rm_watch);
 
 /* files and signals, the rest of issue 31's first part */
 SYSCALL_DECL(sys_statx);

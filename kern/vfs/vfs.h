@@ -206,6 +206,30 @@ int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr);
 int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr);
 int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, struct cred *cr);
 
+/* File events for inotify (Linux's IN_* values).  The VFS reports them
+ * through the hook the event layer gives at boot (vfs_set_notify_hook,
+ * kern/event/inotify.c), only for a vnode something watches
+ * (v_inwatch): vn_notify(vp, mask, name, cookie) -- name the entry of
+ * directory vp the event is about, or NULL; cookie ties a rename's two
+ * halves (vn_notify_cookie). */
+#define IN_ACCESS        0x001
+#define IN_MODIFY        0x002
+#define IN_ATTRIB        0x004
+#define IN_CLOSE_WRITE   0x008
+#define IN_CLOSE_NOWRITE 0x010
+#define IN_OPEN          0x020
+#define IN_MOVED_FROM    0x040
+#define IN_MOVED_TO      0x080
+#define IN_CREATE        0x100
+#define IN_DELETE        0x200
+#define IN_DELETE_SELF   0x400
+#define IN_MOVE_SELF     0x800
+#define IN_ISDIR         0x40000000
+void vfs_set_notify_hook(void (*fn)(struct vnode *vp, uint32_t mask, const char *name,
+                                    uint32_t cookie));
+void vn_notify(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie);
+uint32_t vn_notify_cookie(void);
+
 /* Named pipes: the processes' layer gives the function that turns an
  * opened FIFO node (held) into its pipe (kern/proc/pipe.c); vn_open calls
  * it.  Until then a FIFO opens as the file system's node. */

@@ -33,6 +33,7 @@ struct vfs;
 struct cred;
 struct page;
 struct epitem;
+struct inwatch;
 
 /* VSOCK: a socket, or a file system's node naming one (bind of AF_UNIX). */
 enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
@@ -76,6 +77,8 @@ struct vnode {
     uint32_t v_pollclaim;           /* [a] */
     struct epitem *v_epwatch;       /* [epoll watcher lock] the epoll items watching it
                                      * (kern/event/epoll.c); read [a] */
+    struct inwatch *v_inwatch;      /* [inotify_lock] the inotify watches on it
+                                     * (kern/event/inotify.c); read [a] */
 };
 
 /* Attributes (getattr fills all of them; setattr uses those in va_mask). */

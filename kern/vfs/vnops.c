@@ -114,8 +114,10 @@ static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t 
             break;
         struct vattr va = { .va_type = VREG, .va_mode = S_IFREG | (mode & 07777) };
         err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
-        if (err == 0)
+        if (err == 0) {
             *created = true;
+            vn_notify(dvp, IN_CREATE, nd.name, 0);
+        }
         if (err != -EEXIST || (flags & O_EXCL))
             break;
         /* Someone created it between our lookup and create: open theirs. */
@@ -171,6 +173,40 @@ static int open_check(struct vnode *vp, int flags, int want, struct cred *cr)
         && vp->v_type != VFIFO && vp->v_type != VSOCK)
         return -EROFS;
     return VOP_ACCESS(vp, want | ((flags & O_TRUNC) ? VWRITE : 0), cr);
+}
+
+/* Set once at boot (vfs_set_notify_hook), before any process runs. */
+static void (*notify_hook)(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie);
+static uint32_t notify_cookie;      /* [a] */
+
+void vfs_set_notify_hook(void (*fn)(struct vnode *vp, uint32_t mask, const char *name,
+                                    uint32_t cookie))
+{
+    notify_hook = fn;
+}
+
+void vn_notify(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie)
+{
+    if (vp && notify_hook && __atomic_load_n(&vp->v_inwatch, __ATOMIC_ACQUIRE))
+        notify_hook(vp, mask, name, cookie);
+}
+
+uint32_t vn_notify_cookie(void)
+{
+    return __atomic_add_fetch(&notify_cookie, 1, __ATOMIC_RELAXED);
+}
+
+/* A link went (unlink, rmdir, a rename's target): vp's own watchers
+ * hear of it when it was the last. */
+static void notify_unlinked(struct vnode *vp, struct cred *cr)
+{
+    struct vattr va;
+    if (!__atomic_load_n(&vp->v_inwatch, __ATOMIC_ACQUIRE))
+        return;
+    if (vp->v_type != VDIR)
+        vn_notify(vp, IN_ATTRIB, NULL, 0);      /* its link count */
+    if (vp->v_type == VDIR || (VOP_GETATTR(vp, &va, cr) == 0 && va.va_nlink == 0))
+        vn_notify(vp, IN_DELETE_SELF, NULL, 0);
 }
 
 /* Set once at boot (vfs_set_fifo_open), before any process runs. */
@@ -243,6 +279,7 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
         VN_RELE(vp);
         return err;
     }
+    vn_notify(vp, IN_OPEN, NULL, 0);
     *vpp = vp;
     return 0;
 }
@@ -278,6 +315,8 @@ int vn_mknod(const char *path, struct vnode *cwd, enum vtype type, uint32_t mode
         struct vattr va = { .va_type = type, .va_mode = bits[type] | (mode & 07777),
                             .va_rdev = rdev };
         err = VOP_CREATE(dvp, nd.name, &va, true, &vp, cr);
+        if (!err)
+            vn_notify(dvp, IN_CREATE, nd.name, 0);
         if (!err && vpp)
             *vpp = vp;
         else if (!err)
@@ -301,6 +340,7 @@ int vn_close(struct vnode *vp, int flags, struct cred *cr)
         werr = pcache_flush(vp, 0, ~0UL);
     if (vp->v_type == VREG && (open_access_mode(flags) & VWRITE))
         vn_put_write(vp);
+    vn_notify(vp, (flags & O_ACCMODE) != O_RDONLY ? IN_CLOSE_WRITE : IN_CLOSE_NOWRITE, NULL, 0);
     int err = VOP_CLOSE(vp, flags, cr);
     err = err ? err : werr;
     VN_RELE(vp);
@@ -384,6 +424,10 @@ int vn_remove(const char *path, struct vnode *cwd, struct cred *cr)
         err = sticky_check(dvp, vp, cr);
     if (!err)
         err = VOP_REMOVE(dvp, nd.name, cr);
+    if (!err) {
+        notify_unlinked(vp, cr);
+        vn_notify(dvp, IN_DELETE, nd.name, 0);
+    }
     if (vp)
         VN_RELE(vp);
     VN_RELE(dvp);
@@ -409,6 +453,10 @@ int vn_link(const char *from, const char *to, struct vnode *cwd, struct cred *cr
             err = may_modify_dir(tdvp, cr);
         if (!err)
             err = VOP_LINK(tdvp, svp, nd.name, cr);
+        if (!err) {
+            vn_notify(svp, IN_ATTRIB, NULL, 0);
+            vn_notify(tdvp, IN_CREATE, nd.name, 0);
+        }
         VN_RELE(tdvp);
     }
     VN_RELE(svp);
@@ -429,8 +477,10 @@ int vn_mkdir(const char *path, struct vnode *cwd, uint32_t mode, struct cred *cr
     if (!err) {
         struct vattr va = { .va_type = VDIR, .va_mode = S_IFDIR | (mode & 01777) };
         err = VOP_MKDIR(dvp, nd.name, &va, &vp, cr);
-        if (!err)
+        if (!err) {
             VN_RELE(vp);
+            vn_notify(dvp, IN_CREATE | IN_ISDIR, nd.name, 0);
+        }
     }
     VN_RELE(dvp);
     return err;
@@ -462,6 +512,10 @@ int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr)
     }
     if (!err)
         err = VOP_RMDIR(dvp, nd.name, cr);
+    if (!err) {
+        notify_unlinked(vp, cr);
+        vn_notify(dvp, IN_DELETE | IN_ISDIR, nd.name, 0);
+    }
     if (vp)
         VN_RELE(vp);
     VN_RELE(dvp);
@@ -487,6 +541,8 @@ int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct c
     if (!err) {
         struct vattr va = { .va_type = VLNK, .va_mode = S_IFLNK | 0777 };
         err = VOP_SYMLINK(dvp, nd.name, &va, target, cr);
+        if (!err)
+            vn_notify(dvp, IN_CREATE, nd.name, 0);
     }
     VN_RELE(dvp);
     return err;
@@ -552,6 +608,20 @@ static int rename_target_check(struct vnode *svp, struct vnode *tvp)
     return 0;
 }
 
+/* A rename's events: the old name moved from, the new moved to (one
+ * cookie for both), the file moved, and a replaced file unlinked. */
+static void notify_rename(struct nameidata *s, struct nameidata *t, struct vnode *svp,
+                          struct vnode *tvp, struct cred *cr)
+{
+    uint32_t dir = svp->v_type == VDIR ? IN_ISDIR : 0;
+    uint32_t cookie = vn_notify_cookie();
+    vn_notify(s->dvp, IN_MOVED_FROM | dir, s->name, cookie);
+    vn_notify(t->dvp, IN_MOVED_TO | dir, t->name, cookie);
+    vn_notify(svp, IN_MOVE_SELF, NULL, 0);
+    if (tvp)
+        notify_unlinked(tvp, cr);
+}
+
 /* With both parents looked up and held: the checks, then VOP_RENAME. */
 static int rename_in(struct nameidata *s, struct nameidata *t, struct cred *cr)
 {
@@ -586,6 +656,8 @@ static int rename_in(struct nameidata *s, struct nameidata *t, struct cred *cr)
     /* Two names of one file: POSIX says do nothing and succeed. */
     if (!err && tvp != svp)
         err = VOP_RENAME(sdvp, s->name, tdvp, t->name, cr);
+    if (!err && tvp != svp)
+        notify_rename(s, t, svp, tvp, cr);
     if (tvp)
         VN_RELE(tvp);
     VN_RELE(svp);
