@@ -213,6 +213,7 @@ struct proc {
     struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
     int p_nice;                 /* [P] -20..19 (getpriority, setpriority) */
     uint32_t p_personality;     /* [o] personality(2): kept, inherited, not acted on */
+    int p_schedpolicy;          /* [P] sched_setscheduler's policy (kern/proc/sys_sched.c) */
     uint32_t p_umask;           /* [o] */
     uint64_t p_rlim[RLIM_NLIMITS][2];   /* [o] soft and hard limits (inherited at fork) */
     char p_comm[16];            /* [o] */

@@ -95,6 +95,7 @@ void proc_inherit_admin(struct proc *child, struct proc *parent)
     mutex_enter(&proc_lock);
     child->p_nice = parent->p_nice;
     child->p_personality = parent->p_personality;
+    child->p_schedpolicy = (parent->p_schedpolicy & 0x40000000) ? 0 : parent->p_schedpolicy;
     mutex_exit(&proc_lock);
 }
 

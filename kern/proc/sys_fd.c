@@ -35,6 +35,7 @@
 #define TIOCGPGRP  0x540F
 #define TIOCGWINSZ 0x5413
 #define FIONREAD   0x541B
+#define FIONBIO    0x5421
 #define FIONCLEX   0x5450
 #define FIOCLEX    0x5451
 
@@ -255,6 +256,15 @@ SYSCALL_DECL(sys_ioctl)
             mutex_exit(&fp->f_lock);
             int n = (int)MIN(va.va_size > off ? va.va_size - off : 0, (uint64_t)INT32_MAX);
             r = copyout(&n, (void *)a2, sizeof n);
+        }
+    } else if (a1 == FIONBIO) {
+        /* O_NONBLOCK on the open file (CPython's set_blocking uses this). */
+        int on;
+        r = copyin((void *)a2, &on, sizeof on) ? -EFAULT : 0;
+        if (!r) {
+            mutex_enter(&fp->f_lock);
+            fp->f_flags = on ? fp->f_flags | O_NONBLOCK : fp->f_flags & ~O_NONBLOCK;
+            mutex_exit(&fp->f_lock);
         }
     } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {
         int n = 0;

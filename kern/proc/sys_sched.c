@@ -1,5 +1,6 @@
 /*
- * CPU affinity: sched_setaffinity, sched_getaffinity and getcpu.
+ * CPU affinity: sched_setaffinity, sched_getaffinity and getcpu; and the
+ * scheduling policies (sched_setscheduler and its kin, their theory below).
  *
  * Theory.  A process has one thread, and the thread's affinity mask
  * (kern/sched/thread.h) is the process's: the CPUs the scheduler may run
@@ -123,4 +124,128 @@ SYSCALL_DECL(sys_getcpu)
     if (a1 && copyout(&node, (void *)a1, sizeof node))
         return -EFAULT;
     return 0;
+}
+
+/* ---- scheduling policies (sched_setscheduler and its kin) ----
+ *
+ * The dispatcher has one class, time sharing: a runnable thread waits
+ * its turn on its run queue and runs until it blocks, yields or the tick
+ * preempts it (a 10 ms quantum).  So SCHED_OTHER, SCHED_BATCH and
+ * SCHED_IDLE are accepted and recorded (p_schedpolicy, inherited at fork
+ * unless SCHED_RESET_ON_FORK), and every one of them is scheduled alike;
+ * the real-time classes (SCHED_FIFO, SCHED_RR) and SCHED_DEADLINE are
+ * refused with EPERM, as Linux refuses them to a user without
+ * RLIMIT_RTPRIO, whoever asks.  Priorities are Linux's ranges (1..99 for
+ * the real-time classes, 0 otherwise), so a program can ask for them.
+ */
+
+#define SCHED_OTHER     0
+#define SCHED_FIFO      1
+#define SCHED_RR        2
+#define SCHED_BATCH     3
+#define SCHED_IDLE      5
+#define SCHED_DEADLINE  6
+#define SCHED_RESET_ON_FORK 0x40000000
+#define QUANTUM_NS      10000000L       /* the tick: kern/proc/syscall.c, user_tick */
+
+static bool policy_known(int policy)
+{
+    return policy == SCHED_OTHER || policy == SCHED_FIFO || policy == SCHED_RR ||
+           policy == SCHED_BATCH || policy == SCHED_IDLE || policy == SCHED_DEADLINE;
+}
+
+static bool policy_rt(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR; }
+
+SYSCALL_DECL(sys_sched_get_priority_max)
+{
+    int policy = (int)a0;
+    return !policy_known(policy) ? -EINVAL : policy_rt(policy) ? 99 : 0;
+}
+
+SYSCALL_DECL(sys_sched_get_priority_min)
+{
+    int policy = (int)a0;
+    return !policy_known(policy) ? -EINVAL : policy_rt(policy) ? 1 : 0;
+}
+
+static int read_policy(struct proc *p, void *arg)
+{
+    *(int *)arg = p->p_schedpolicy;
+    return 0;
+}
+
+static int write_policy(struct proc *p, void *arg)
+{
+    const struct cred *me = curproc()->p_cred, *to = p->p_cred;
+    if (me->cr_uid != 0 && me->cr_uid != to->cr_uid && me->cr_uid != to->cr_ruid)
+        return -EPERM;
+    p->p_schedpolicy = *(int *)arg;
+    return 0;
+}
+
+/* The policy of pid (0: the caller), or -ESRCH / -EINVAL. */
+static int policy_of(int pid)
+{
+    if (pid < 0)
+        return -EINVAL;
+    int policy = 0;
+    int err = proc_apply(pid ? pid : curproc()->p_pid, read_policy, &policy);
+    return err ? err : policy;
+}
+
+SYSCALL_DECL(sys_sched_getscheduler) { return policy_of((int)a0); }
+
+SYSCALL_DECL(sys_sched_getparam)
+{
+    int policy = policy_of((int)a0);
+    if (policy < 0)
+        return policy;
+    if (!a1)
+        return -EINVAL;
+    int prio = 0;               /* no real-time class: always 0 */
+    return copyout(&prio, (void *)a1, sizeof prio) ? -EFAULT : 0;
+}
+
+/* Set pid's policy to policy (and its flags) with priority prio. */
+static int64_t set_policy(int pid, int policy, int prio)
+{
+    int base = policy & ~SCHED_RESET_ON_FORK;
+    if (pid < 0 || !policy_known(base) || base == SCHED_DEADLINE)
+        return -EINVAL;
+    if (policy_rt(base) ? prio < 1 || prio > 99 : prio != 0)
+        return -EINVAL;
+    if (policy_rt(base))
+        return -EPERM;          /* no real-time class here (see above) */
+    return proc_apply(pid ? pid : curproc()->p_pid, write_policy, &policy);
+}
+
+SYSCALL_DECL(sys_sched_setscheduler)
+{
+    int prio;
+    if (!a2)
+        return -EINVAL;
+    if (copyin((void *)a2, &prio, sizeof prio))
+        return -EFAULT;
+    return set_policy((int)a0, (int)a1, prio);
+}
+
+SYSCALL_DECL(sys_sched_setparam)
+{
+    int prio, policy = policy_of((int)a0);
+    if (policy < 0)
+        return policy;
+    if (!a1)
+        return -EINVAL;
+    if (copyin((void *)a1, &prio, sizeof prio))
+        return -EFAULT;
+    return set_policy((int)a0, policy, prio);
+}
+
+SYSCALL_DECL(sys_sched_rr_get_interval)
+{
+    int policy = policy_of((int)a0);
+    if (policy < 0)
+        return policy;
+    int64_t ts[2] = { 0, QUANTUM_NS };
+    return copyout(ts, (void *)a1, sizeof ts) ? -EFAULT : 0;
 }

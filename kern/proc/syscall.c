@@ -350,6 +350,9 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(225, sys_timer_getoverrun), S(226, sys_timer_delete), S(326, sys_copy_file_range),
     S(334, sys_rseq), S(253, sys_inotify_init), S(294, sys_inotify_init1),
     S(254, sys_inotify_add_watch), S(255, sys_inotify_rm_watch),
+    S(142, sys_sched_setparam), S(143, sys_sched_getparam), S(144, sys_sched_setscheduler),
+    S(145, sys_sched_getscheduler), S(146, sys_sched_get_priority_max),
+    S(147, sys_sched_get_priority_min), S(148, sys_sched_rr_get_interval),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

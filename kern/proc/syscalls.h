@@ -262,6 +262,13 @@ SYSCALL_DECL(sys_inotify_init);        /* kern/event/inotify.c */
 SYSCALL_DECL(sys_inotify_init1);
 SYSCALL_DECL(sys_inotify_add_watch);
 SYSCALL_DECL(sys_inotify_rm_watch);
+SYSCALL_DECL(sys_sched_setparam);      /* sys_sched.c */
+SYSCALL_DECL(sys_sched_getparam);
+SYSCALL_DECL(sys_sched_setscheduler);
+SYSCALL_DECL(sys_sched_getscheduler);
+SYSCALL_DECL(sys_sched_get_priority_max);
+SYSCALL_DECL(sys_sched_get_priority_min);
+SYSCALL_DECL(sys_sched_rr_get_interval);
 
 /* files and signals, the rest of issue 31's first part */
 SYSCALL_DECL(sys_statx);

@@ -221,6 +221,17 @@ static void test_pipe_size(void)
 
 static void test_ioctl(void)
 {
+	int nb[2], on = 1, off = 0;
+	char c;
+	CHECK_OK(pipe(nb));
+	CHECK_OK(ioctl(nb[0], FIONBIO, &on));               /* O_NONBLOCK, as CPython sets it */
+	CHECK(fcntl(nb[0], F_GETFL) & O_NONBLOCK);
+	CHECK_ERR(read(nb[0], &c, 1), EAGAIN);
+	CHECK_OK(ioctl(nb[0], FIONBIO, &off));
+	CHECK(!(fcntl(nb[0], F_GETFL) & O_NONBLOCK));
+	CHECK_ERR(ioctl(nb[0], FIONBIO, (void *)8), EFAULT);
+	close(nb[0]);
+	close(nb[1]);
 	int fd = CHECK_OK(open("io", O_RDWR | O_CREAT, 0644));
 	struct termios t;
 	CHECK_ERR(ioctl(fd, TCGETS, &t), ENOTTY);
