@@ -239,9 +239,30 @@ int64_t realtime_sec(void)
     return (int64_t)(clock_ns(CLOCK_REALTIME) / NSEC);
 }
 
+/*
+ * Linux's CPU-time clock ids (clock_getcpuclockid, pthread_getcpuclockid):
+ * a negative id ~pid << 3 with the clock kind in its low bits and 4 for a
+ * thread's.  The calling process's and its own thread's are answered, as
+ * CLOCK_PROCESS_CPUTIME_ID and CLOCK_THREAD_CPUTIME_ID are (another's
+ * CPU time is not kept where this could read it: EINVAL).  Their kind
+ * (PROF, VIRT, SCHED) reads the same: user plus system time.
+ */
+static int cpu_clock_id(int clk)
+{
+    int id = ~(clk >> 3);
+    bool thread = clk & 4;
+    if ((clk & 3) == 3)
+        return -EINVAL;
+    if (thread)
+        return id == 0 || id == curlwp()->l_tid ? CLOCK_THREAD_CPUTIME_ID : -EINVAL;
+    return id == 0 || id == curproc()->p_pid ? CLOCK_PROCESS_CPUTIME_ID : -EINVAL;
+}
+
 SYSCALL_DECL(sys_clock_gettime)
 {
     int clk = (int)a0;
+    if (clk < 0)
+        clk = cpu_clock_id(clk);
     if (clk < 0 || clk > CLOCK_BOOTTIME)
         return -EINVAL;
     uint64_t ns = clock_ns(clk);
@@ -256,7 +277,8 @@ SYSCALL_DECL(sys_clock_gettime)
 
 SYSCALL_DECL(sys_clock_getres)
 {
-    if ((int)a0 < 0 || (int)a0 > CLOCK_BOOTTIME)
+    int clk = (int)a0 < 0 ? cpu_clock_id((int)a0) : (int)a0;
+    if (clk < 0 || clk > CLOCK_BOOTTIME)
         return -EINVAL;
     struct timespec_u ts = { 0, 1 };
     return a1 ? copyout(&ts, (void *)a1, sizeof ts) : 0;

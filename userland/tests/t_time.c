@@ -9,6 +9,7 @@
  */
 #include "ut.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -227,6 +228,27 @@ static void test_cpu_clocks(void)
 	close(p[1]);
 }
 
+/* The CPU clocks by id (clock_getcpuclockid, pthread_getcpuclockid:
+ * Linux's negative ids) read what the named clocks read. */
+static void test_cpu_clock_ids(void)
+{
+	clockid_t pc, tc;
+	CHECK_EQ(clock_getcpuclockid(0, &pc), 0);
+	pthread_t me = pthread_self();
+	CHECK_EQ(pthread_getcpuclockid(me, &tc), 0);
+	burn(20000);
+	struct timespec a, b, r;
+	CHECK_OK(clock_gettime(pc, &a));
+	CHECK_OK(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b));
+	CHECK(a.tv_sec > 0 || a.tv_nsec >= 15000000);
+	CHECK(b.tv_sec > a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec >= a.tv_nsec));
+	CHECK_OK(clock_gettime(tc, &a));
+	CHECK(a.tv_sec > 0 || a.tv_nsec >= 15000000);
+	CHECK_OK(clock_getres(tc, &r));
+	CHECK_OK(syscall(SYS_clock_gettime, (clockid_t)((~(clockid_t)getpid() << 3) | 2), &a));
+	CHECK_ERR(syscall(SYS_clock_gettime, (clockid_t)((~(clockid_t)0 << 3) | 3), &a), EINVAL);
+}
+
 static void test_times(void)
 {
 	long hz = sysconf(_SC_CLK_TCK);
@@ -275,6 +297,7 @@ static void test_yield(void)
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
+	test_cpu_clock_ids();
 	test_clocks();
 	test_nanosleep();
 	test_rusage();
