@@ -29,7 +29,10 @@
  * it to walk its queue.  It is taken with no socket lock held (sends
  * count their files before queueing, receives after taking them off).
  * The dropped messages are freed after it is let go: that closes
- * sockets, whose release runs the collector again (gc_again).
+ * sockets, whose release runs the collector again (gc_again).  It runs
+ * at every release of a socket while files are in flight, and after
+ * every GC_EVERY socket files sent (a ring closed by its last
+ * descriptors releases no socket of its own).
  */
 #include <kern/net/unix_impl.h>
 #include <kern/proc/proc.h>
@@ -40,6 +43,13 @@ LOCK_CLASS(unix_gc_lock_class, "unixgc", LK_MUTEX_SLEEP);
 static struct mutex unix_gc_lock;
 static struct unpcb *inflight_list;     /* [g] sockets with u_inflight > 0 */
 static bool gc_running, gc_again;       /* [g] */
+static int sent_since_gc;               /* [g] socket files put in flight since the last pass */
+
+/* Closing a descriptor does not release a socket whose file is in
+ * flight, so a ring whose last descriptors close runs no collection of
+ * its own: one runs also after every GC_EVERY socket files sent, as
+ * Linux's wait_for_unix_gc does after its threshold. */
+#define GC_EVERY 64
 
 static struct unpcb *unix_of(struct file *fp)
 {
@@ -58,6 +68,7 @@ static void list_remove(struct unpcb *u)
 
 void unix_inflight(struct file **files, int n, int delta)
 {
+    bool collect = false;
     mutex_enter(&unix_gc_lock);
     for (int i = 0; i < n; i++) {
         struct unpcb *u = unix_of(files[i]);
@@ -70,8 +81,14 @@ void unix_inflight(struct file **files, int n, int delta)
         u->u_inflight += delta;
         if (u->u_inflight == 0)
             list_remove(u);
+        if (delta > 0 && ++sent_since_gc >= GC_EVERY) {
+            sent_since_gc = 0;
+            collect = true;
+        }
     }
     mutex_exit(&unix_gc_lock);
+    if (collect)
+        unix_gc();
 }
 
 /* Apply fn to every candidate among the files queued at socket u. */
