@@ -211,6 +211,27 @@ static int bind_auto(struct socket *so, struct unix_name **np)
     return -ENOSPC;
 }
 
+/* bind of a bound socket, in Linux's order: an autobind changes nothing
+ * (0), a path that exists is EADDRINUSE (its node is made first), and
+ * anything else EINVAL. */
+static int bound_again(const char *addr, size_t len)
+{
+    if (len == 2)
+        return 0;
+    if (addr[2] == 0)
+        return -EINVAL;
+    char path[UNIX_PATH_MAX + 1];
+    path_of(addr, len, path);
+    struct proc *p = curproc();
+    struct vnode *cwd = proc_cwd_hold(p), *vp = NULL;
+    int err = lookupname(path, cwd, false, &vp, p->p_cred);
+    if (cwd)
+        VN_RELE(cwd);
+    if (!err)
+        VN_RELE(vp);
+    return err ? -EINVAL : -EADDRINUSE;
+}
+
 static int unix_bind(struct socket *so, const void *uaddr, size_t len)
 {
     const char *addr = uaddr;
@@ -219,12 +240,13 @@ static int unix_bind(struct socket *so, const void *uaddr, size_t len)
         return -EINVAL;
     struct unpcb *u = sotounp(so);
     mutex_enter(&so->so_lock);
-    int err = u->u_name || u->u_binding ? -EINVAL : 0;
-    u->u_binding = !err;
+    bool bound = u->u_name || u->u_binding;
+    u->u_binding = !bound;
     mutex_exit(&so->so_lock);
-    if (err)
-        return err;
+    if (bound)
+        return bound_again(addr, len);
     struct unix_name *n = NULL;
+    int err;
     if (len == 2) {
         err = bind_auto(so, &n);
     } else if (addr[2] == 0) {
@@ -501,11 +523,7 @@ static int unix_shutdown(struct socket *so, int how)
     mutex_enter(&so->so_lock);
     struct socket *peer = u->u_peer;
     bool stream = so->so_type != SOCK_DGRAM;
-    if (stream && !u->u_connected) {
-        mutex_exit(&so->so_lock);
-        return -ENOTCONN;
-    }
-    so->so_shut |= mine;
+    so->so_shut |= mine;                /* unconnected too: Linux's AF_UNIX answers 0 */
     socket_notify(so, POLL_BOTHSIDES);
     if (peer && stream)
         socket_hold(peer);
@@ -642,9 +660,13 @@ static int unix_getname(struct socket *so, void *addr, size_t *len, bool peer)
     return 0;
 }
 
+/* Another level than SOL_SOCKET (IPPROTO_TCP ...) is EOPNOTSUPP on an
+ * AF_UNIX socket, an unknown SOL_SOCKET option ENOPROTOOPT, as Linux. */
 static int unix_getopt(struct socket *so, int level, int name, void *val, size_t *len)
 {
-    if (level != SOL_SOCKET || name != SO_PEERCRED)
+    if (level != SOL_SOCKET)
+        return -EOPNOTSUPP;
+    if (name != SO_PEERCRED)
         return -ENOPROTOOPT;
     struct unpcb *u = sotounp(so);
     mutex_enter(&so->so_lock);
@@ -658,7 +680,7 @@ static int unix_getopt(struct socket *so, int level, int name, void *val, size_t
 
 static int unix_setopt(struct socket *so, int level, int name, const void *val, size_t len)
 {
-    return -ENOPROTOOPT;
+    return level != SOL_SOCKET ? -EOPNOTSUPP : -ENOPROTOOPT;
 }
 
 const struct sockops unix_sockops = {

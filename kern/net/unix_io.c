@@ -83,6 +83,8 @@ static int scm_creds(struct scm *scm, const struct unix_cred *c)
     bool gid_ok = c->gid == cr->cr_rgid || c->gid == cr->cr_gid || c->gid == cr->cr_sgid || root;
     if (!pid_ok || !uid_ok || !gid_ok)
         return -EPERM;
+    if (c->pid != p->p_pid && proc_signal(c->pid, 0, false) == -ESRCH)
+        return -ESRCH;              /* root named a process that is not there */
     scm->cred = *c;
     scm->hascred = true;
     return 0;
@@ -432,6 +434,17 @@ static void put_rights(struct sockxfer *sx, struct rights *r)
     r->n = 0;
 }
 
+/* m's descriptors, taken off it into r. */
+static void take_rights(struct unix_msg *m, struct rights *r)
+{
+    if (!m->m_nfiles)
+        return;
+    r->files = m->m_files;
+    r->n = m->m_nfiles;
+    m->m_files = NULL;
+    m->m_nfiles = 0;
+}
+
 /* What travels beside a message's data, to the receiver of sx: its
  * credentials now (SO_PASSCRED), its descriptors into r (none when
  * peeking: they stay with the message). */
@@ -442,24 +455,17 @@ static void put_control(struct socket *so, struct sockxfer *sx, struct unix_msg 
     if (so->so_passcred)
         put_cmsg(sx, &used, SCM_CREDENTIALS, &m->m_cred, sizeof m->m_cred);
     sx->sx_controlout = used;
-    if (m->m_nfiles && r) {
-        r->files = m->m_files;
-        r->n = m->m_nfiles;
-        m->m_files = NULL;
-        m->m_nfiles = 0;
-    }
+    if (r)
+        take_rights(m, r);
 }
 
 static void put_name(struct sockxfer *sx, struct unix_msg *m)
 {
-    if (!sx->sx_name)
+    /* An unnamed sender: no address at all (Linux's unix_copy_addr). */
+    if (!sx->sx_name || !m->m_addrlen)
         return;
-    size_t n = m->m_addrlen ? m->m_addrlen : 2;
-    if (m->m_addrlen)
-        memcpy(sx->sx_name, m->m_addr, MIN(n, sx->sx_namelen));
-    else if (sx->sx_namelen >= 2)
-        *(uint16_t *)sx->sx_name = AF_UNIX;
-    sx->sx_nameout = n;
+    memcpy(sx->sx_name, m->m_addr, MIN((size_t)m->m_addrlen, sx->sx_namelen));
+    sx->sx_nameout = m->m_addrlen;
 }
 
 /* Wait, holding so_lock, for a message: 0, or 0 with *eof set, or an
@@ -541,16 +547,20 @@ static size_t gather(struct socket *so, struct sockxfer *sx, char *kbuf, size_t 
                      struct unix_msg ***donetail, struct rights *r)
 {
     struct unpcb *u = sotounp(so);
-    bool peek = sx->sx_flags & MSG_PEEK;
+    bool peek = sx->sx_flags & MSG_PEEK, stop = false;
     size_t got = 0;
     struct unix_msg *m = u->u_rq;
-    while (m && got < n) {
-        if (m->m_nfiles && (got || !first))
-            break;
+    while (m && got < n && !stop) {
+        bool files = m->m_nfiles != 0;
+        if (files && !first)
+            break;                  /* a later round (MSG_WAITALL) takes no descriptors */
         if (got == 0 && first) {
             put_name(sx, m);
             put_control(so, sx, m, peek ? NULL : r);
+        } else if (files && !peek) {
+            take_rights(m, r);      /* bytes before it join its read */
         }
+        stop = files;               /* and the read ends with it, as Linux's */
         size_t k = MIN(n - got, m->m_len - m->m_off);
         memcpy(kbuf + got, m->m_data + m->m_off, k);
         got += k;
