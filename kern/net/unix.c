@@ -42,10 +42,11 @@
  * Locks, in order: a connecting socket's so_lock is never held while the
  * listener's is taken (connect takes one, lets it go, takes the other);
  * a sender holds no lock of its own while it locks the receiver; the
- * names table's lock (unix_names_lock) may be taken under a socket's
- * so_lock, never the reverse; the collector's (unix_gc_lock,
- * kern/net/unix_gc.c) comes after all of them.  Nobody holds two socket
- * locks at once.
+ * names table's lock (unix_names_lock) is taken with no socket lock held
+ * (bind marks the socket u_binding under its so_lock and lets it go
+ * first); the collector's (unix_gc_lock, kern/net/unix_gc.c) is taken
+ * with no socket lock held and takes socket locks under it.  Nobody
+ * holds two socket locks at once.
  */
 #include <kern/net/unix_impl.h>
 #include <kern/proc/proc.h>

@@ -541,8 +541,9 @@ static int64_t recv_record(struct socket *so, struct sockxfer *sx)
 }
 
 /* Gather up to n stream bytes into kbuf under so_lock; consumed
- * messages go to *done.  Stops before a message with descriptors once
- * bytes were taken, so they arrive with their own bytes. */
+ * messages go to *done.  The bytes before a message with descriptors
+ * join its read, which ends with it (Linux's unix_stream_read_generic);
+ * a later round of MSG_WAITALL stops before one. */
 static size_t gather(struct socket *so, struct sockxfer *sx, char *kbuf, size_t n, bool first,
                      struct unix_msg ***donetail, struct rights *r)
 {

@@ -227,7 +227,13 @@ int vn_stat(const char *path, struct vnode *cwd, bool follow, struct vattr *va, 
 #define IN_ISDIR         0x40000000
 void vfs_set_notify_hook(void (*fn)(struct vnode *vp, uint32_t mask, const char *name,
                                     uint32_t cookie));
-void vn_notify(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie);
+void vn_notify_watched(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie);
+/* Inline, so an unwatched vnode's read or write pays one load. */
+static inline void vn_notify(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie)
+{
+    if (vp && __atomic_load_n(&vp->v_inwatch, __ATOMIC_ACQUIRE))
+        vn_notify_watched(vp, mask, name, cookie);
+}
 uint32_t vn_notify_cookie(void);
 
 /* Named pipes: the processes' layer gives the function that turns an

@@ -185,9 +185,9 @@ void vfs_set_notify_hook(void (*fn)(struct vnode *vp, uint32_t mask, const char 
     notify_hook = fn;
 }
 
-void vn_notify(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie)
+void vn_notify_watched(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie)
 {
-    if (vp && notify_hook && __atomic_load_n(&vp->v_inwatch, __ATOMIC_ACQUIRE))
+    if (notify_hook)
         notify_hook(vp, mask, name, cookie);
 }
 
