@@ -131,8 +131,9 @@ static inline bool held_any_kept(void)
 void held_overflow(struct lock_class *cls) __attribute__((noreturn));
 bool held_pop_slow(struct held_locks *h, void *lock, struct held_lock *out);
 
-static inline struct held_lock *held_push(void *lock, struct lock_class *cls, uintptr_t site,
-                                          uint64_t acquired_at)
+static inline __attribute__((always_inline))
+struct held_lock *held_push(void *lock, struct lock_class *cls, uintptr_t site,
+                            uint64_t acquired_at)
 {
     struct held_locks *h = held_locks_current();
     if (unlikely(h->n >= HELD_MAX))

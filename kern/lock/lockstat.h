@@ -122,7 +122,7 @@ uint64_t lockstat_sampled_hit(struct lock_instance *li);
  * acquisition that did not miss records nothing at all (issue 17), so
  * its callers do not come here.
  */
-static inline void lockstat_hit_held(struct lock_instance *li, struct held_lock *e)
+static inline __attribute__((always_inline)) void lockstat_hit_held(struct lock_instance *li, struct held_lock *e)
 {
     uint64_t n = lockstat_count_one_old(&li->hits);
     uint32_t mask = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED) - 1;

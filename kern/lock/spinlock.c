@@ -728,6 +728,11 @@ static void __attribute__((noinline)) lock_rare(spinlock_t *l, uintptr_t site)
 static inline __attribute__((always_inline)) void lock_dispatch(spinlock_t *l, uintptr_t site)
 {
     int algo = l->algo;
+    if (likely(algo == LOCK_SPIN)) {
+        /* The default algorithm first, at one test. */
+        lock_with(l, LOCK_SPIN, site);
+        return;
+    }
     if (unlikely(algo > LOCK_H2MCS)) {
         lock_rare(l, site);
         return;
@@ -881,11 +886,20 @@ release_timed(spinlock_t *l, struct spin_cpu *sc, uint32_t node, uint64_t acquir
 void spin_unlock(spinlock_t *l)
 {
     int cpu = cpu_id();         /* interrupts are off: we hold a spin lock */
-    uint32_t holder = l->holder, node = holder >> 16;
     uint64_t acquired_at;
-    if (unlikely((int16_t)holder != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
+    if (unlikely(l->owner != cpu) || unlikely(!held_pop_at(l, &acquired_at)))
         unlock_not_held(l, cpu);
     struct spin_cpu *sc = &spin_cpus[cpu];
+    if (likely(l->algo == LOCK_SPIN) && likely(acquired_at == 0)) {
+        /* The default algorithm's untimed hold first, testing nothing
+         * more: every instruction here is part of the MP kernel's price
+         * on one CPU (the MP-versus-UP table, bench/README.md). */
+        l->holder = SPIN_HOLDER_FREE;
+        word_release(l, LOCK_SPIN, sc, SPIN_NO_NODE);
+        spin_exit(sc, false, SPIN_NO_NODE);
+        return;
+    }
+    uint32_t node = l->node;
     bool queue = node != SPIN_NO_NODE;  /* MCS, and H2-MCS after a wait */
     l->holder = SPIN_HOLDER_FREE;
     if (unlikely(acquired_at != 0)) {

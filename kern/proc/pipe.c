@@ -21,7 +21,10 @@
  * under it, so no wakeup is lost.  The VOP macros hold the vnode lock
  * around every call; like every SVR4 mutex it is let go while the thread
  * sleeps, so a reader waiting inside VOP_READ does not block the writer's
- * VOP_WRITE.  A signal interrupts the wait: the call returns -ERESTARTSYS
+ * VOP_WRITE.  Each side counts its sleepers under pi_lock (pipe_sleep),
+ * so a read or write wakes the other side only when someone waits there
+ * (pipe_wake): a ping-pong over a pipe takes a sleep queue's lock twice
+ * a transfer, not three times.  A signal interrupts the wait: the call returns -ERESTARTSYS
  * (what was written so far, for a write), which becomes a restart or
  * -EINTR at the return to user mode.
  *
@@ -61,6 +64,7 @@ struct pipe {
     size_t pi_head, pi_count;       /* [pi_lock] */
     int pi_readers, pi_writers;     /* [pi_lock] open ends */
     int pi_rchan, pi_wchan;         /* wait channels */
+    int pi_rsleepers, pi_wsleepers; /* [pi_lock] threads asleep on each */
     uint64_t pi_ino;                /* [c] */
     struct vnode *pi_named;         /* [c] a FIFO's own node (held), or NULL */
     struct pipe *pi_next;           /* [fifo_lock] the FIFO list */
@@ -116,6 +120,24 @@ static int pipe_close(struct vnode *vp, int flags, struct cred *cr)
     return 0;
 }
 
+/* Sleep (pi_lock held) on the readers' or the writers' channel,
+ * counted so that pipe_wake can skip an empty channel. */
+static int pipe_sleep(struct pipe *pi, bool reader)
+{
+    int *sleepers = reader ? &pi->pi_rsleepers : &pi->pi_wsleepers;
+    (*sleepers)++;
+    int err = sig_sleep(reader ? &pi->pi_rchan : &pi->pi_wchan);
+    (*sleepers)--;
+    return err;
+}
+
+/* Wake the readers or the writers (pi_lock held), if any sleep. */
+static void pipe_wake(struct pipe *pi, bool readers)
+{
+    if (readers ? pi->pi_rsleepers : pi->pi_wsleepers)
+        wakeup(readers ? &pi->pi_rchan : &pi->pi_wchan);
+}
+
 static void uio_move(struct uio *uio, size_t n)
 {
     uio->uio_base = (char *)uio->uio_base + n;
@@ -132,7 +154,7 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
             mutex_exit(&pi->pi_lock);
             return -EAGAIN;
         }
-        int err = sig_sleep(&pi->pi_rchan);
+        int err = pipe_sleep(pi, true);
         if (err) {
             mutex_exit(&pi->pi_lock);
             return err;
@@ -145,7 +167,7 @@ static int pipe_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred 
         pi->pi_count -= n;
         uio_move(uio, n);
     }
-    wakeup(&pi->pi_wchan);
+    pipe_wake(pi, false);
     vn_poll_notify(vp, POLL_WRITESIDE);    /* room */
     mutex_exit(&pi->pi_lock);
     return 0;
@@ -175,7 +197,7 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
                 mutex_exit(&pi->pi_lock);
                 return uio->uio_resid < start ? 0 : -EAGAIN;
             }
-            int err = sig_sleep(&pi->pi_wchan);
+            int err = pipe_sleep(pi, false);
             if (err) {
                 mutex_exit(&pi->pi_lock);
                 return uio->uio_resid < start ? 0 : err;
@@ -187,7 +209,7 @@ static int pipe_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred
         memcpy(pi->pi_buf + tail, uio->uio_base, n);
         pi->pi_count += n;
         uio_move(uio, n);
-        wakeup(&pi->pi_rchan);
+        pipe_wake(pi, true);
         vn_poll_notify(vp, POLL_READSIDE);     /* data */
     }
     mutex_exit(&pi->pi_lock);
@@ -385,7 +407,7 @@ static int fifo_wait(struct pipe *pi, bool reader)
         uint64_t opens = reader ? pi->pi_wopens : pi->pi_ropens;
         if (others > 0 || opens != seen)
             return 0;
-        int err = sig_sleep(reader ? &pi->pi_rchan : &pi->pi_wchan);
+        int err = pipe_sleep(pi, reader);
         if (err)
             return err;
     }

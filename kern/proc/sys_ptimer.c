@@ -23,8 +23,10 @@
  *
  * Locks.  ptimer_lock (class "ptimer", one sleep mutex for every
  * process: the calls are rare) serializes the calls that change a table
- * (create, settime, delete, exit), so a timer another thread deletes is
- * not freed under one being set.  p_itimer_lock (the interval timers'
+ * (create, settime, delete), so a timer another thread deletes is not
+ * freed under one being set; exit and exec empty the table under
+ * p_itimer_lock alone and take ptimer_lock only to free what they found,
+ * so a process that never made a timer exits without the global lock.  p_itimer_lock (the interval timers'
  * spin lock, shared with the callouts that run in the tick) guards the
  * table's slots and every timer's expiry, interval and counts; the
  * callout's list lock is taken inside it (callout_arm), as in
@@ -143,15 +145,23 @@ static void free_timer(struct ptimer *pt)
 
 void ptimer_exit(struct proc *p)
 {
-    mutex_enter(&ptimer_lock);
+    /* One pass under the spin lock empties the table; only a process
+     * that had timers pays for ptimer_lock, which waits out a settime
+     * still using one of them before it is freed. */
+    struct ptimer *gone[NPTIMERS];
+    int n = 0;
+    spin_lock(&p->p_itimer_lock);
     for (int id = 0; id < NPTIMERS; id++) {
-        spin_lock(&p->p_itimer_lock);
-        struct ptimer *pt = p->p_ptimers[id];
+        if (p->p_ptimers[id])
+            gone[n++] = p->p_ptimers[id];
         p->p_ptimers[id] = NULL;
-        spin_unlock(&p->p_itimer_lock);
-        if (pt)
-            free_timer(pt);
     }
+    spin_unlock(&p->p_itimer_lock);
+    if (n == 0)
+        return;
+    mutex_enter(&ptimer_lock);
+    while (n > 0)
+        free_timer(gone[--n]);
     mutex_exit(&ptimer_lock);
 }
 
