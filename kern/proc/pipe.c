@@ -371,6 +371,63 @@ int64_t pipe_size_fcntl(struct vnode *vp, bool set, uint64_t want, struct cred *
     return r;
 }
 
+/* ---- splice and tee (kern/proc/sys_splice.c) ---- */
+
+bool vn_is_pipe(const struct vnode *vp)
+{
+    return vp->v_op == &pipe_vnodeops;
+}
+
+/* Wait until pipe vp has room: the free bytes, -EAGAIN (nonblock, full),
+ * -EPIPE with SIGPIPE sent (no reader), or a signal's -ERESTARTSYS. */
+int64_t pipe_wait_room(struct vnode *vp, bool nonblock)
+{
+    struct pipe *pi = vtopipe(vp);
+    int64_t r;
+    mutex_enter(&pi->pi_lock);
+    for (;;) {
+        if (pi->pi_readers == 0) {
+            r = -EPIPE;
+            break;
+        }
+        if (pi->pi_count < pi->pi_size) {
+            r = (int64_t)(pi->pi_size - pi->pi_count);
+            break;
+        }
+        r = nonblock ? -EAGAIN : pipe_sleep(pi, false);
+        if (r)
+            break;
+    }
+    mutex_exit(&pi->pi_lock);
+    if (r == -EPIPE)
+        sigpipe_self();
+    return r;
+}
+
+/* tee's read: copy up to n bytes from the front of pipe vp without
+ * consuming them, waiting for data as a read does.  Bytes copied, 0 at
+ * the end (empty, no writer), -EAGAIN, or -ERESTARTSYS. */
+int64_t pipe_peek(struct vnode *vp, char *buf, size_t n, bool nonblock)
+{
+    struct pipe *pi = vtopipe(vp);
+    int64_t r = 0;
+    mutex_enter(&pi->pi_lock);
+    while (pi->pi_count == 0 && pi->pi_writers > 0) {
+        r = nonblock ? -EAGAIN : pipe_sleep(pi, true);
+        if (r)
+            break;
+    }
+    if (r == 0) {
+        size_t take = MIN(n, pi->pi_count);
+        size_t first = MIN(take, pi->pi_size - pi->pi_head);
+        memcpy(buf, pi->pi_buf + pi->pi_head, first);
+        memcpy(buf + first, pi->pi_buf, take - first);
+        r = (int64_t)take;
+    }
+    mutex_exit(&pi->pi_lock);
+    return r;
+}
+
 /* ---- named pipes (the theory is at the top) ---- */
 
 /* The pipe of FIFO node vp, held, made if there is none; NULL for no

@@ -633,6 +633,11 @@ void fifo_init(void);
 int64_t pipe_size_fcntl(struct vnode *vp, bool set, uint64_t want, struct cred *cr);
 /* A write found no reader (a pipe, a socket): SIGPIPE for the caller. */
 void sigpipe_self(void);
+/* For splice and tee (kern/proc/sys_splice.c): is vp a pipe (or an open
+ * FIFO); wait for room in one; copy its first bytes without taking them. */
+bool vn_is_pipe(const struct vnode *vp);
+int64_t pipe_wait_room(struct vnode *vp, bool nonblock);
+int64_t pipe_peek(struct vnode *vp, char *buf, size_t n, bool nonblock);
 /* A pipe or socket changed (data, room, an end closed): wake poll,
  * select and epoll (kern/proc/sys_poll.c), cheaply when nobody polls.
  * vn_poll_notify also marks a new event of vp (v_pollgen) for

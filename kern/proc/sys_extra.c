@@ -2,7 +2,8 @@
  * Calls real programs ask for at start-up and in their inner loops, which
  * the other files do not cover: prctl, set_robust_list and
  * get_robust_list, madvise, mremap, the file-time calls (utimensat, utimes,
- * futimesat, utime) and sendfile.
+ * futimesat, utime).  sendfile and its relatives are in
+ * kern/proc/sys_splice.c.
  *
  * Theory and simplifications, said plainly:
  *   - prctl knows the options busybox, glibc and make ask for: the name
@@ -22,13 +23,8 @@
  *     programs rely on.
  *   - File times are whole seconds (S5 keeps nothing finer); a timestamp's
  *     nanoseconds are dropped.  UTIME_NOW is the realtime clock.
- *   - sendfile copies through a kernel buffer (there is no splice); the
- *     source must be a regular file, the destination anything writable
- *     but an O_APPEND file (Linux: EINVAL).
  *
- * Locks: the fields it sets in struct proc are the process's own ([o]);
- * sendfile takes the files' f_lock around their offsets, as read and
- * write do (kern/proc/sys_fs.c).
+ * Locks: the fields it sets in struct proc are the process's own ([o]).
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
@@ -450,200 +446,4 @@ SYSCALL_DECL(sys_utime)
         ts[1] = (struct timespec_u){ t[1], 0 };
     }
     return do_utimes(AT_FDCWD, a0 ? a0 : (uint64_t)-1, a1 ? ts : NULL, 0);
-}
-
-/* ---- sendfile ---- */
-
-#define SENDFILE_CHUNK 16384
-#define MAX_RW_COUNT   0x7ffff000UL
-
-/* Write n bytes of kbuf to fp at *at (NULL: at its offset, which moves;
- * O_APPEND is refused earlier): bytes written, or -errno when none were. */
-static int64_t write_file(struct file *fp, char *kbuf, size_t n, uint64_t *at)
-{
-    struct vnode *vp = fp->f_vp;
-    bool seekable = vp->v_type == VREG && !at;
-    uint64_t off = at ? *at : 0;
-    if (!at) {
-        mutex_enter(&fp->f_lock);
-        off = fp->f_offset;
-        mutex_exit(&fp->f_lock);
-    }
-    int64_t room = fsize_room(vp, off, false, n);   /* O_APPEND is refused */
-    if (room < 0)
-        return room;
-    n = (size_t)room;
-    struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = off };
-    int io = vn_is_stream(vp) ? (fp->f_flags & O_NONBLOCK) : 0;
-    int err = VOP_WRITE(vp, &uio, io, cr());
-    size_t moved = n - uio.uio_resid;
-    if (seekable) {
-        mutex_enter(&fp->f_lock);
-        fp->f_offset = uio.uio_offset;
-        mutex_exit(&fp->f_lock);
-    }
-    if (at)
-        *at = uio.uio_offset;
-    return moved ? (int64_t)moved : err;
-}
-
-/* Copy up to count bytes of in from *pos to out (at *outpos, or its
- * offset when NULL); bytes sent or -errno. */
-static int64_t copy_file(struct file *in, struct file *out, uint64_t *pos, uint64_t *outpos,
-                         uint64_t count)
-{
-    char *kbuf = kmalloc(SENDFILE_CHUNK);
-    if (!kbuf)
-        return -ENOMEM;
-    uint64_t done = 0;
-    int64_t err = 0;
-    while (done < count) {
-        size_t n = (size_t)MIN(count - done, (uint64_t)SENDFILE_CHUNK);
-        struct uio uio = { .uio_base = kbuf, .uio_resid = n, .uio_offset = *pos };
-        err = VOP_READ(in->f_vp, &uio, 0, cr());
-        size_t got = n - uio.uio_resid;
-        if (err || got == 0)
-            break;
-        int64_t put = write_file(out, kbuf, got, outpos);
-        if (put <= 0) {
-            err = put;
-            break;
-        }
-        *pos += (uint64_t)put;
-        done += (uint64_t)put;
-        if ((size_t)put < got)
-            break;
-    }
-    kfree(kbuf);
-    return done ? (int64_t)done : err;
-}
-
-/* Linux's order: the in file (EBADF unless readable), the out file
- * (EBADF unless writable), then what the files are (EINVAL: an input
- * that is not a regular file, an O_APPEND output). */
-static int64_t do_sendfile(int outfd, int infd, uint64_t *upos, uint64_t count)
-{
-    struct proc *p = curproc();
-    struct file *in = fd_get(p, infd), *out = NULL;
-    int64_t r = 0;
-    if (!in || !file_readable(in))
-        r = -EBADF;
-    else if (upos && (int64_t)*upos < 0)
-        r = -EINVAL;
-    else if (!(out = fd_get(p, outfd)) || !file_writable(out))
-        r = -EBADF;
-    else if (in->f_vp->v_type != VREG || (out->f_flags & O_APPEND))
-        r = -EINVAL;
-    if (!r && count) {
-        count = MIN(count, MAX_RW_COUNT);
-        if (upos) {
-            r = copy_file(in, out, upos, NULL, count);
-        } else {
-            mutex_enter(&in->f_lock);
-            uint64_t pos = in->f_offset;
-            mutex_exit(&in->f_lock);
-            r = copy_file(in, out, &pos, NULL, count);
-            mutex_enter(&in->f_lock);
-            in->f_offset = pos;
-            mutex_exit(&in->f_lock);
-        }
-    }
-    if (in)
-        file_rele(in);
-    if (out)
-        file_rele(out);
-    return r;
-}
-
-SYSCALL_DECL(sys_sendfile)
-{
-    if (!a2)
-        return do_sendfile((int)a0, (int)a1, NULL, a3);
-    uint64_t pos;
-    if (copyin((void *)a2, &pos, sizeof pos))
-        return -EFAULT;
-    int64_t r = do_sendfile((int)a0, (int)a1, &pos, a3);
-    if (r >= 0 && copyout(&pos, (void *)a2, sizeof pos))
-        return -EFAULT;
-    return r;
-}
-
-/* ---- copy_file_range ---- */
-
-/* An offset argument: the user's (read in, and back out after), or the
- * file's own (taken under f_lock, put back after). */
-struct range_pos {
-    uint64_t upos;              /* the user's pointer, or 0 */
-    uint64_t pos;
-};
-
-static int range_pos_in(struct range_pos *rp, uint64_t upos, struct file *fp)
-{
-    rp->upos = upos;
-    if (upos) {
-        if (copyin((void *)upos, &rp->pos, sizeof rp->pos))
-            return -EFAULT;
-        return (int64_t)rp->pos < 0 ? -EOVERFLOW : 0;     /* as the host's Linux answers */
-    }
-    mutex_enter(&fp->f_lock);
-    rp->pos = fp->f_offset;
-    mutex_exit(&fp->f_lock);
-    return 0;
-}
-
-static int range_pos_out(const struct range_pos *rp, struct file *fp)
-{
-    if (rp->upos)
-        return copyout(&rp->pos, (void *)rp->upos, sizeof rp->pos) ? -EFAULT : 0;
-    mutex_enter(&fp->f_lock);
-    fp->f_offset = rp->pos;
-    mutex_exit(&fp->f_lock);
-    return 0;
-}
-
-/* Linux's checks (generic_copy_file_checks): flags EINVAL, the files
- * EBADF (readable in, writable out, no O_APPEND), directories EISDIR,
- * anything else but regular files EINVAL, overlapping ranges of one file
- * EINVAL; the copy stops at the end of the input. */
-static int64_t copy_range_checks(struct file *in, struct file *out, uint64_t flags)
-{
-    if (flags)
-        return -EINVAL;
-    if (!in || !file_readable(in) || !out || !file_writable(out) || (out->f_flags & O_APPEND))
-        return -EBADF;
-    if (in->f_vp->v_type == VDIR || out->f_vp->v_type == VDIR)
-        return -EISDIR;
-    if (in->f_vp->v_type != VREG || out->f_vp->v_type != VREG)
-        return -EINVAL;
-    return 0;
-}
-
-SYSCALL_DECL(sys_copy_file_range)
-{
-    struct proc *p = curproc();
-    struct file *in = fd_get(p, (int)a0), *out = fd_get(p, (int)a2);
-    uint64_t len = MIN(a4, MAX_RW_COUNT);
-    struct range_pos rin, rout;
-    int64_t r = copy_range_checks(in, out, a5);
-    if (!r)
-        r = range_pos_in(&rin, a1, in);
-    if (!r)
-        r = range_pos_in(&rout, a3, out);
-    if (!r && in->f_vp == out->f_vp && rin.pos < rout.pos + len && rout.pos < rin.pos + len)
-        r = -EINVAL;
-    if (!r && len) {
-        struct vattr va;
-        r = VOP_GETATTR(in->f_vp, &va, cr());
-        len = r || rin.pos >= va.va_size ? 0 : MIN(len, va.va_size - rin.pos);
-        if (!r && len)
-            r = copy_file(in, out, &rin.pos, &rout.pos, len);
-        int e = r >= 0 ? range_pos_out(&rin, in) : 0;
-        e = e ? e : r >= 0 ? range_pos_out(&rout, out) : 0;
-        r = e ? e : r;
-    }
-    if (in)
-        file_rele(in);
-    if (out)
-        file_rele(out);
-    return r;
 }

@@ -207,6 +207,9 @@ SYSCALL_DECL(sys_utimes);
 SYSCALL_DECL(sys_futimesat);
 SYSCALL_DECL(sys_utime);
 SYSCALL_DECL(sys_sendfile);
+SYSCALL_DECL(sys_splice);
+SYSCALL_DECL(sys_tee);
+SYSCALL_DECL(sys_vmsplice);
 
 /* flock: reclock.c */
 SYSCALL_DECL(sys_flock);

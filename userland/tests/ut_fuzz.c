@@ -130,6 +130,8 @@ static const int allowed[] = {
 	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 288, 299,
 	307, 290, 232, 281, 441, 436, 135, 149, 150, 152, 325, 272, 308, 126,
 	285, 306,
+	/* vmsplice (splice and tee are above): tamed, SPLICE_F_NONBLOCK */
+	278,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
@@ -349,6 +351,13 @@ static long tame(long nr, long a[6])
 		break;
 	case SYS_eventfd2:
 		a[1] |= O_NONBLOCK;
+		break;
+	case SYS_splice:
+		a[5] |= 2; /* SPLICE_F_NONBLOCK: a pipe's own O_NONBLOCK does not count */
+		break;
+	case SYS_tee:
+	case SYS_vmsplice:
+		a[3] |= 2;
 		break;
 	case SYS_epoll_wait:
 	case SYS_epoll_pwait:
