@@ -118,7 +118,16 @@ int execargs_add(struct execargs *ea, const char *s, size_t len)
 
 /* ---- loading ---- */
 
-static int open_exec(const char *path, struct proc *p, struct vnode **vpp);
+/* Where execveat starts: its directory, or the file itself
+ * (AT_EMPTY_PATH), and AT_SYMLINK_NOFOLLOW; NULL for execve's start. */
+struct exec_at {
+    struct vnode *dir;          /* relative paths from here; NULL: the cwd */
+    struct vnode *self;         /* run this file, not path's */
+    bool nofollow;              /* a final symbolic link is ELOOP */
+};
+
+static int open_exec(const char *path, struct proc *p, const struct exec_at *at,
+                     struct vnode **vpp);
 
 struct image {
     struct vnode *vp;
@@ -243,7 +252,7 @@ static int place_main(struct image *im)
  * other fault in it -ELIBBAD, as on Linux. */
 static int open_interp(struct image *im, struct image *ip, struct proc *p)
 {
-    int err = open_exec(im->interp, p, &ip->vp);
+    int err = open_exec(im->interp, p, NULL, &ip->vp);
     if (err)
         return err;
     size_t got = 0;
@@ -499,10 +508,16 @@ static int script_args(struct execargs *ea, const char *interp, const char *arg,
     return 0;
 }
 
-static int open_exec(const char *path, struct proc *p, struct vnode **vpp)
+static int open_exec(const char *path, struct proc *p, const struct exec_at *at,
+                     struct vnode **vpp)
 {
     struct vnode *vp;
-    int err = vn_open(path, p->p_cwd, O_RDONLY, 0, &vp, p->p_cred);
+    int err;
+    if (at && at->self)
+        err = vn_open_vnode(at->self, O_RDONLY, &vp, p->p_cred);
+    else
+        err = vn_open(path, at && at->dir ? at->dir : p->p_cwd,
+                      O_RDONLY | (at && at->nofollow ? O_NOFOLLOW : 0), 0, &vp, p->p_cred);
     if (err)
         return err;
     if (vp->v_type != VREG)
@@ -553,6 +568,13 @@ static void set_comm(struct proc *p, const char *path)
 
 int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
 {
+    return proc_exec_at(path, NULL, NULL, false, ea, tf);
+}
+
+int proc_exec_at(const char *path, struct vnode *dir, struct vnode *self, bool nofollow,
+                 struct execargs *ea, struct trapframe *tf)
+{
+    const struct exec_at at = { dir, self, nofollow };
     struct thread *t = curthread();
     struct proc *p = t->proc;
     struct image *im = kzalloc(sizeof *im), *ip = NULL;
@@ -562,7 +584,7 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf)
     const char *file = path;
     int err;
     for (int depth = 0;; depth++) {
-        err = open_exec(file, p, &im->vp);
+        err = open_exec(file, p, depth == 0 ? &at : NULL, &im->vp);
         if (err)
             goto out;
         size_t hlen = 0;

@@ -604,6 +604,12 @@ int execargs_add(struct execargs *ea, const char *s, size_t len);
 /* Replace the calling process's image.  On success the frame tf is set to
  * enter the new program; 0 or -errno (before the point of no return). */
 int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf);
+/* execveat's exec: relative paths from dir (NULL: the cwd), or the file
+ * self itself (AT_EMPTY_PATH), a final symbolic link refused (nofollow);
+ * path is what the program is told it was run as (AT_EXECFN, a script's
+ * name). */
+int proc_exec_at(const char *path, struct vnode *dir, struct vnode *self, bool nofollow,
+                 struct execargs *ea, struct trapframe *tf);
 
 /* Descriptors (kern/proc/fd.c). */
 struct file *file_alloc(struct vnode *vp, int flags);

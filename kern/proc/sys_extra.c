@@ -35,9 +35,6 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define AT_FDCWD            (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_EMPTY_PATH       0x1000
 #define UTIME_NOW           ((1L << 30) - 1)
 #define UTIME_OMIT          ((1L << 30) - 2)
 #define NSEC                1000000000L

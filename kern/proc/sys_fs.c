@@ -32,10 +32,7 @@
 #include <kern/lib/errno.h>
 #include <drivers/tty/tty.h>
 
-#define AT_FDCWD            (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_REMOVEDIR        0x200
-#define AT_EMPTY_PATH       0x1000
 #define O_CLOEXEC           0x80000
 #define SEEK_SET 0
 #define SEEK_CUR 1

@@ -32,9 +32,6 @@
 #include <drivers/platform/rtc.h>
 #include <kern/vm/rmap.h>
 
-#define AT_FDCWD            (-100)
-#define AT_SYMLINK_NOFOLLOW 0x100
-#define AT_EMPTY_PATH       0x1000
 #define CLOCK_REALTIME      0
 #define CLOCK_MONOTONIC     1
 #define CLOCK_PROCESS_CPUTIME_ID 2

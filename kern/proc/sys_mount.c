@@ -32,7 +32,6 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define AT_FDCWD    (-100)
 #define MS_RDONLY   0x1
 #define MS_REMOUNT  0x20
 #define MS_BIND     0x1000

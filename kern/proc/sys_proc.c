@@ -174,24 +174,19 @@ static int copy_strings(struct execargs *ea, const char *const *uvec, int *count
     return err;
 }
 
-SYSCALL_DECL(sys_execve)
+/* execve and execveat: the arguments copied in, then the exec (from
+ * dir, or of self, when execveat says so). */
+static int64_t exec_with(const char *path, struct vnode *dir, struct vnode *self, bool nofollow,
+                         uint64_t uargv, uint64_t uenvp)
 {
-    char *path = kmalloc(PATH_MAX);
-    if (!path)
-        return -ENOMEM;
-    long n = copyinstr((const char *)a0, path, PATH_MAX);
     struct execargs ea;
-    int err = n < 0 ? (int)n : execargs_init(&ea);
-    if (n < 0) {
-        kfree(path);
-        return err;
-    }
+    int err = execargs_init(&ea);
     if (!err)
-        err = copy_strings(&ea, (const char *const *)a1, &ea.argc);
+        err = copy_strings(&ea, (const char *const *)uargv, &ea.argc);
     if (!err)
-        err = copy_strings(&ea, (const char *const *)a2, &ea.envc);
+        err = copy_strings(&ea, (const char *const *)uenvp, &ea.envc);
     if (!err && !(err = proc_exec_begin())) {   /* one thread execs at a time */
-        err = proc_exec(path, &ea, curtf());
+        err = proc_exec_at(path, dir, self, nofollow, &ea, curtf());
         if (err)
             proc_exec_abort();
     }
@@ -200,8 +195,58 @@ SYSCALL_DECL(sys_execve)
         ptimer_exit(curproc());     /* exec deletes the POSIX timers */
     }
     execargs_free(&ea);
-    kfree(path);
     return err;
+}
+
+SYSCALL_DECL(sys_execve)
+{
+    char *path = kmalloc(PATH_MAX);
+    if (!path)
+        return -ENOMEM;
+    long n = copyinstr((const char *)a0, path, PATH_MAX);
+    int64_t r = n < 0 ? n : exec_with(path, NULL, NULL, false, a1, a2);
+    kfree(path);
+    return r;
+}
+
+/*
+ * execveat(dirfd, path, argv, envp, flags): a relative path from dirfd
+ * (AT_FDCWD: the cwd), an absolute one as execve; with AT_EMPTY_PATH
+ * and "" the file dirfd names itself (fexecve; an O_PATH descriptor
+ * will do); AT_SYMLINK_NOFOLLOW refuses a final link (ELOOP).  The
+ * program is told it ran as /dev/fd/N or /dev/fd/N/PATH, Linux's names.
+ */
+SYSCALL_DECL(sys_execveat)
+{
+    int dirfd = (int)a0, flags = (int)a4;
+    char *path = kmalloc(PATH_MAX), *name = kmalloc(PATH_MAX);
+    long n = path && name ? copyinstr((const char *)a1, path, PATH_MAX) : -ENOMEM;
+    int64_t r = n < 0 ? n : n == 0 && !(flags & AT_EMPTY_PATH) ? -ENOENT : 0;
+    if (!r && (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)))
+        r = -EINVAL;        /* after the name, as Linux */
+    struct file *fp = NULL;
+    struct vnode *dir = NULL, *self = NULL;
+    if (!r && path[0] != '/') {
+        if (dirfd == AT_FDCWD)
+            self = n == 0 ? curproc()->p_cwd : NULL;
+        else if (!(fp = fd_get_raw(curproc(), dirfd)))
+            r = -EBADF;
+        else if (n == 0)
+            self = fp->f_vp;
+        else if (fp->f_vp->v_type != VDIR)
+            r = -ENOTDIR;
+        else
+            dir = fp->f_vp;
+    }
+    if (!r && fp)
+        snprintf(name, PATH_MAX, n ? "/dev/fd/%d/%s" : "/dev/fd/%d", dirfd, path);
+    if (!r)
+        r = exec_with(fp ? name : path, dir, self, flags & AT_SYMLINK_NOFOLLOW, a2, a3);
+    if (fp)
+        file_rele(fp);
+    kfree(path);
+    kfree(name);
+    return r;
 }
 
 SYSCALL_DECL(sys_exit)
@@ -648,6 +693,32 @@ SYSCALL_DECL(sys_mmap)
 SYSCALL_DECL(sys_msync)
 {
     return as_sync(curproc()->p_as, a0, a1, (int)a2);
+}
+
+/* mincore, in Linux's order: EINVAL for an unaligned start, ENOMEM for
+ * a range past user space, then a page of the vector at a time. */
+SYSCALL_DECL(sys_mincore)
+{
+    if (a0 & (PAGE_SIZE - 1))
+        return -EINVAL;
+    if (a0 >= USER_TOP || a1 > USER_TOP - a0)
+        return -ENOMEM;
+    size_t pages = ALIGN_UP(a1, PAGE_SIZE) / PAGE_SIZE;
+    if (pages && (a2 >= USER_TOP || pages > USER_TOP - a2))
+        return -EFAULT;
+    uint8_t *vec = pages ? kmalloc(PAGE_SIZE) : NULL;
+    if (pages && !vec)
+        return -ENOMEM;
+    int err = 0;
+    for (size_t done = 0; done < pages && !err;) {
+        size_t n = MIN(pages - done, (size_t)PAGE_SIZE);
+        err = as_mincore(curproc()->p_as, a0 + done * PAGE_SIZE, n, vec);
+        if (!err && copyout(vec, (void *)(a2 + done), n))
+            err = -EFAULT;
+        done += n;
+    }
+    kfree(vec);
+    return err;
 }
 
 SYSCALL_DECL(sys_munmap)

@@ -9,6 +9,11 @@
 
 #include <kern/lib/types.h>
 
+/* The "at" calls' common arguments (Linux's values). */
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_EMPTY_PATH       0x1000
+
 #define SYSCALL_DECL(name) int64_t name(uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, \
                                         uint64_t a4, uint64_t a5)
 
@@ -19,6 +24,7 @@ SYSCALL_DECL(sys_vfork);
 SYSCALL_DECL(sys_reboot);
 SYSCALL_DECL(sys_pause);
 SYSCALL_DECL(sys_execve);
+SYSCALL_DECL(sys_execveat);
 SYSCALL_DECL(sys_exit);
 SYSCALL_DECL(sys_exit_group);
 SYSCALL_DECL(sys_wait4);
@@ -51,6 +57,7 @@ SYSCALL_DECL(sys_brk);
 SYSCALL_DECL(sys_mmap);
 SYSCALL_DECL(sys_munmap);
 SYSCALL_DECL(sys_msync);
+SYSCALL_DECL(sys_mincore);
 SYSCALL_DECL(sys_mprotect);
 
 /* System V IPC: kern/ipc/shm.c, sem.c, msg.c */

@@ -312,6 +312,16 @@ int s5_access(struct vnode *vp, int mode, struct cred *cr)
     return err;
 }
 
+/* The DNLC path of lookup: s5_iaccess on fields read without ILOCK. */
+static int s5_access_nolock(struct vnode *vp, int mode, struct cred *cr)
+{
+    struct s5_inode *ip = VTOI(vp);
+    if ((mode & VWRITE) && ip->i_fs->fs_rdonly)
+        return -EROFS;
+    return vn_access_check(READ_ONCE(ip->i_mode), READ_ONCE(ip->i_uid), READ_ONCE(ip->i_gid),
+                           mode, cr);
+}
+
 static int s5_readlink(struct vnode *vp, struct uio *uio, struct cred *cr)
 {
     struct s5_inode *ip = VTOI(vp);
@@ -419,6 +429,7 @@ const struct vnodeops s5_vnodeops = {
     .vop_ioctl = vn_ioctl_notty,
     .vop_getattr = s5_getattr,
     .vop_getattr_nolock = s5_getattr_nolock,
+    .vop_access_nolock = s5_access_nolock,
     .vop_setattr = s5_setattr,
     .vop_access = s5_access,
     .vop_lookup = s5_lookup,

@@ -20,6 +20,16 @@ int ufs_iaccess(struct ufs_inode *ip, int mode, struct cred *cr)
     return vn_access_check(ip->i_mode, ip->i_uid, ip->i_gid, mode, cr);
 }
 
+/* The DNLC path of lookup: ufs_iaccess on fields read without ILOCK. */
+static int ufs_access_nolock(struct vnode *vp, int mode, struct cred *cr)
+{
+    struct ufs_inode *ip = UFS_VTOI(vp);
+    if ((mode & VWRITE) && ip->i_fs->fs_rdonly)
+        return -EROFS;
+    return vn_access_check(READ_ONCE(ip->i_mode), READ_ONCE(ip->i_uid), READ_ONCE(ip->i_gid),
+                           mode, cr);
+}
+
 /* ---- reading ---- */
 
 /*
@@ -380,6 +390,7 @@ const struct vnodeops ufs_vnodeops = {
     .vop_getattr = ufs_getattr,
     .vop_setattr = ufs_setattr,
     .vop_access = ufs_access,
+    .vop_access_nolock = ufs_access_nolock,
     .vop_lookup = ufs_lookup,
     .vop_create = ufs_create,
     .vop_remove = ufs_remove,

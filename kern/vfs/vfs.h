@@ -178,6 +178,10 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);
+/* Open a file already found (vp, which the caller keeps its own hold
+ * on): vn_open's checks and open without the lookup (execveat's
+ * AT_EMPTY_PATH). */
+int vn_open_vnode(struct vnode *vp, int flags, struct vnode **vpp, struct cred *cr);
 int vn_close(struct vnode *vp, int flags, struct cred *cr);     /* also drops the reference */
 /* ETXTBSY's count (v_writecount): an open for writing takes a writer's
  * place (-ETXTBSY while the file runs), a program's address space a

@@ -238,6 +238,11 @@ struct vnodeops {
      * fields new and some old.  Returns 1 when it cannot answer so (S5:
      * the block count is not known yet), and vop_getattr runs locked. */
     int (*vop_getattr_nolock)(struct vnode *vp, struct vattr *va, struct cred *cr);
+    /* Optional: the permission check without the vnode lock or the
+     * inode's, the mode and owner each read once (a chmod racing it is
+     * seen before or after, as Linux's lookup without locks sees it).
+     * Lookup's DNLC path asks it (kern/vfs/lookup.c). */
+    int (*vop_access_nolock)(struct vnode *vp, int mode, struct cred *cr);
     /*
      * Optional: the page I/O of regular files (SVR4's VOP_GETPAGE and
      * VOP_PUTPAGE).  A file system that supplies all three keeps no copy

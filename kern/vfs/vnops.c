@@ -234,32 +234,14 @@ static int open_path(const char *path, struct vnode *cwd, int flags, struct vnod
     return err;
 }
 
-int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
-            struct cred *cr)
+/* The rest of an open once vp (held) is found and checked: the writer
+ * count, O_TRUNC, the file's own open, devices and named pipes.  On
+ * failure vp is released. */
+static int open_found(struct vnode *vp, int flags, int want, bool created, struct vnode **vpp,
+                      struct cred *cr)
 {
-    *vpp = NULL;
-    if (flags & O_PATH)
-        return open_path(path, cwd, flags, vpp, cr);
-    int want = open_access_mode(flags);
-    if (want < 0)
-        return want;
-    struct vnode *vp;
-    bool created = false;
-    int err;
-    if (flags & O_CREAT)
-        err = open_create(path, cwd, flags, mode, &vp, &created, 0, cr);
-    else
-        err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
-    if (err)
-        return err;
-    if (created) {
-        /* The creator may open what it made whatever the mode says. */
-        if ((flags & O_DIRECTORY))
-            err = -ENOTDIR;
-    } else {
-        err = open_check(vp, flags, want, cr);
-    }
-    bool writer = !err && vp->v_type == VREG && (want & VWRITE);
+    int err = 0;
+    bool writer = vp->v_type == VREG && (want & VWRITE);
     if (writer)
         err = vn_get_write(vp);     /* before O_TRUNC: a running program stays whole */
     writer = writer && !err;
@@ -282,6 +264,48 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     vn_notify(vp, IN_OPEN, NULL, 0);
     *vpp = vp;
     return 0;
+}
+
+int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
+            struct cred *cr)
+{
+    *vpp = NULL;
+    if (flags & O_PATH)
+        return open_path(path, cwd, flags, vpp, cr);
+    int want = open_access_mode(flags);
+    if (want < 0)
+        return want;
+    struct vnode *vp;
+    bool created = false;
+    int err;
+    if (flags & O_CREAT)
+        err = open_create(path, cwd, flags, mode, &vp, &created, 0, cr);
+    else
+        err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
+    if (err)
+        return err;
+    if (created && (flags & O_DIRECTORY))
+        err = -ENOTDIR;     /* the creator may open what it made whatever the mode says */
+    else if (!created)
+        err = open_check(vp, flags, want, cr);
+    if (err) {
+        VN_RELE(vp);
+        return err;
+    }
+    return open_found(vp, flags, want, created, vpp, cr);
+}
+
+int vn_open_vnode(struct vnode *vp, int flags, struct vnode **vpp, struct cred *cr)
+{
+    *vpp = NULL;
+    int want = open_access_mode(flags & ~(O_CREAT | O_PATH));
+    if (want < 0)
+        return want;
+    int err = open_check(vp, flags, want, cr);
+    if (err)
+        return err;
+    VN_HOLD(vp);
+    return open_found(vp, flags, want, false, vpp, cr);
 }
 
 /* mknod: a new file of type (VREG, VFIFO, VCHR, VBLK, VSOCK) named by path. */

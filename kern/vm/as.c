@@ -769,6 +769,48 @@ int as_sync(struct as *as, vaddr_t va, size_t len, int flags)
     return hole ? hole : err;
 }
 
+/* Is page i of amap am in memory?  (am_lock inside a_lock.) */
+static bool amap_has(struct amap *am, size_t i)
+{
+    mutex_enter(&am->am_lock);
+    bool in = i < am->am_npages && am->am_pages[i] != NULL;
+    mutex_exit(&am->am_lock);
+    return in;
+}
+
+/* Is the page at a of segment s resident: mapped, or else in the page
+ * cache (a file) or in its amap (shared anonymous memory)? */
+static bool page_resident(struct as *as, struct seg *s, vaddr_t a)
+{
+    uint64_t *pte = pt_walk(as, a, false);
+    if (pte && (*pte & PTE_P))
+        return true;
+    if (s->s_amap)
+        return amap_has(s->s_amap, s->s_amap_off + (a - s->s_start) / PAGE_SIZE);
+    if (!s->s_vp)
+        return false;
+    struct page *pg = pcache_lookup(s->s_vp, file_index(s, a));
+    if (pg)
+        page_rele(pg);
+    return pg != NULL;
+}
+
+int as_mincore(struct as *as, vaddr_t va, size_t npages, uint8_t *vec)
+{
+    int err = 0;
+    rlock_acquire(&as->a_lock);
+    for (size_t i = 0; i < npages && !err; i++) {
+        vaddr_t a = va + i * PAGE_SIZE;
+        struct seg *s = seg_find(as, a);
+        if (!s)
+            err = -ENOMEM;
+        else
+            vec[i] = page_resident(as, s, a);
+    }
+    rlock_release(&as->a_lock);
+    return err;
+}
+
 vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
 {
     rlock_acquire(&as->a_lock);

@@ -174,6 +174,10 @@ int64_t as_remap(struct as *as, vaddr_t old, size_t oldlen, size_t newlen, int f
  * with the stores every address space made through its mappings of them.
  * -ENOMEM when part of it is unmapped. */
 int as_sync(struct as *as, vaddr_t va, size_t len, int flags);
+/* mincore: for each of npages pages from va (page aligned), 1 in vec if
+ * it is in memory (mapped, in the page cache, in its amap), else 0;
+ * -ENOMEM at the first page no segment holds. */
+int as_mincore(struct as *as, vaddr_t va, size_t npages, uint8_t *vec);
 /* Is all of [va, va + len) (widened to pages) mapped?  0, or -ENOMEM
  * for a hole or an address past user space (mlock, mincore). */
 int as_check_mapped(struct as *as, vaddr_t va, size_t len);

@@ -8,6 +8,10 @@
  * past the end of a mapped file.  Shared file mappings: coherent with
  * read(2) and write(2) and between mappings and across fork, msync, and
  * truncation (zeros past the new end, SIGBUS for pages wholly past it).
+ * mincore: untouched anonymous pages out, touched ones in, a file
+ * mapping's pages in once the page cache has them (a write(2) before),
+ * and its errors (EINVAL unaligned, ENOMEM for a hole or a range past
+ * user space, EFAULT for the vector; length 0 is 0).
  */
 #include "ut.h"
 
@@ -376,6 +380,43 @@ static void brk_child(void *arg)
 	CHECK(syscall(SYS_brk, 0) == (long)want);
 }
 
+static void test_mincore(void)
+{
+	unsigned char vec[4];
+	char *a = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(a != MAP_FAILED);
+	CHECK_OK(mincore(a, 4 * page, vec));
+	CHECK_EQ(vec[0] | vec[1] | vec[2] | vec[3], 0);
+	a[page] = 1;
+	a[3 * page + 5] = 1;
+	CHECK_OK(mincore(a, 4 * page, vec));
+	CHECK_EQ(vec[0] & 1, 0);
+	CHECK_EQ(vec[1] & 1, 1);
+	CHECK_EQ(vec[2] & 1, 0);
+	CHECK_EQ(vec[3] & 1, 1);
+	CHECK_OK(mincore(a + page, page - 1, vec));     /* a partial page counts */
+	CHECK_EQ(vec[0] & 1, 1);
+	CHECK_EQ(mincore(a, 0, vec), 0);
+	CHECK_ERR(mincore(a + 1, page, vec), EINVAL);
+	CHECK_ERR(mincore(a, 4 * page, (unsigned char *)UT_KERNPTR), EFAULT);
+	CHECK_OK(munmap(a + 2 * page, page));
+	CHECK_ERR(mincore(a, 4 * page, vec), ENOMEM);   /* a hole */
+	CHECK_ERR(mincore((void *)(0x800000000000UL - page), 2 * page, vec), ENOMEM);
+	munmap(a, 4 * page);
+
+	int fd = CHECK_OK(open("mincore", O_RDWR | O_CREAT | O_TRUNC, 0644));
+	char *buf = calloc(1, (size_t)page);
+	CHECK_EQ(write(fd, buf, (size_t)page), page);  /* page 0 in the cache */
+	CHECK_OK(ftruncate(fd, 2 * page));
+	char *f = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(f != MAP_FAILED);
+	CHECK_OK(mincore(f, 2 * page, vec));
+	CHECK_EQ(vec[0] & 1, 1);                         /* never touched through the map */
+	free(buf);
+	munmap(f, 2 * page);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -387,6 +428,7 @@ int main(int argc, char **argv)
 	test_file_mapping();
 	test_shared_file();
 	test_mprotect();
+	test_mincore();
 	ut_child("brk", brk_child, NULL, 0);
 	return ut_done();
 }
