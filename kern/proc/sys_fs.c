@@ -346,17 +346,20 @@ SYSCALL_DECL(sys_pwritev2) { return prw_vec2(true, a0, a1, a2, a3, a5); }
 
 /* ---- open and close ---- */
 
-static int64_t do_open(int dirfd, uint64_t upath, int flags, uint32_t mode)
+static int64_t do_open(int dirfd, uint64_t upath, int flags, uint32_t mode, unsigned resolve)
 {
     char *path = NULL;
     int err = get_path(upath, &path);
     if (err)
         return err;
+    /* A scoped walk (BENEATH, IN_ROOT) starts at dirfd even for "/...". */
+    bool scoped = resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT);
     struct file *dfp;
-    struct vnode *dir = at_dir(dirfd, path, &dfp, &err);
+    struct vnode *dir = at_dir(dirfd, scoped ? "." : path, &dfp, &err);
     struct vnode *vp = NULL;
     if (dir)
-        err = vn_open(path, dir, flags & ~O_CLOEXEC, mode & 07777 & ~curproc()->p_umask, &vp, cr());
+        err = vn_open_resolve(path, dir, flags & ~O_CLOEXEC, mode & 07777 & ~curproc()->p_umask,
+                              resolve, &vp, cr());
     at_done(dfp);
     kfree(path);
     if (err)
@@ -372,9 +375,70 @@ static int64_t do_open(int dirfd, uint64_t upath, int flags, uint32_t mode)
     return fd;
 }
 
-SYSCALL_DECL(sys_open) { return do_open(AT_FDCWD, a0, (int)a1, (uint32_t)a2); }
-SYSCALL_DECL(sys_openat) { return do_open((int)a0, a1, (int)a2, (uint32_t)a3); }
-SYSCALL_DECL(sys_creat) { return do_open(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1); }
+SYSCALL_DECL(sys_open) { return do_open(AT_FDCWD, a0, (int)a1, (uint32_t)a2, 0); }
+SYSCALL_DECL(sys_openat) { return do_open((int)a0, a1, (int)a2, (uint32_t)a3, 0); }
+SYSCALL_DECL(sys_creat) { return do_open(AT_FDCWD, a0, O_CREAT | O_WRONLY | O_TRUNC, (uint32_t)a1, 0); }
+
+/* openat2's struct open_how, version 0 (24 bytes); later versions only
+ * add fields, which must then be zero. */
+struct open_how_u {
+    uint64_t flags, mode, resolve;
+};
+
+#define OPEN_VALID_FLAGS 037777703UL        /* Linux's VALID_OPEN_FLAGS on x86-64 */
+#define O_TMPFILE_BITS   (020000000UL | O_DIRECTORY)
+#define O_PATH_FLAGS     (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
+/* The open_how at uhow, size bytes, as copy_struct_from_user takes it:
+ * EINVAL below version 0, E2BIG past a page or for unknown fields set. */
+static int open_how_in(uint64_t uhow, uint64_t size, struct open_how_u *how)
+{
+    if (size < sizeof *how)
+        return -EINVAL;
+    if (size > PAGE_SIZE)
+        return -E2BIG;
+    if (copyin((void *)uhow, how, sizeof *how))
+        return -EFAULT;
+    for (uint64_t off = sizeof *how; off < size; off++) {
+        uint8_t b;
+        if (copyin((void *)(uhow + off), &b, 1))
+            return -EFAULT;
+        if (b)
+            return -E2BIG;
+    }
+    return 0;
+}
+
+/* Linux's build_open_flags checks, in its order: openat2 refuses what
+ * openat ignores. */
+static int open_how_check(const struct open_how_u *how)
+{
+    bool create = (how->flags & O_CREAT) || (how->flags & O_TMPFILE_BITS) == O_TMPFILE_BITS;
+    if (how->flags & ~OPEN_VALID_FLAGS)
+        return -EINVAL;
+    if (how->resolve & ~(uint64_t)RESOLVE_ALL)
+        return -EINVAL;
+    if ((how->resolve & RESOLVE_BENEATH) && (how->resolve & RESOLVE_IN_ROOT))
+        return -EINVAL;
+    if (create ? (how->mode & ~07777UL) != 0 : how->mode != 0)
+        return -EINVAL;
+    if ((how->flags & O_PATH) && (how->flags & ~(uint64_t)O_PATH_FLAGS))
+        return -EINVAL;
+    if ((how->resolve & RESOLVE_CACHED) && (how->flags & (O_TRUNC | O_CREAT | 020000000UL)))
+        return -EAGAIN;
+    return 0;
+}
+
+SYSCALL_DECL(sys_openat2)
+{
+    struct open_how_u how;
+    int err = open_how_in(a2, a3, &how);
+    if (!err)
+        err = open_how_check(&how);
+    if (err)
+        return err;
+    return do_open((int)a0, a1, (int)how.flags, (uint32_t)how.mode, (unsigned)how.resolve);
+}
 SYSCALL_DECL(sys_close) { return fd_close(curproc(), (int)a0); }
 
 SYSCALL_DECL(sys_lseek)

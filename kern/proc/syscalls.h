@@ -83,6 +83,7 @@ SYSCALL_DECL(sys_pread64);
 SYSCALL_DECL(sys_pwrite64);
 SYSCALL_DECL(sys_open);
 SYSCALL_DECL(sys_openat);
+SYSCALL_DECL(sys_openat2);
 SYSCALL_DECL(sys_creat);
 SYSCALL_DECL(sys_close);
 SYSCALL_DECL(sys_lseek);

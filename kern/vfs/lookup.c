@@ -30,6 +30,12 @@
  *    runs: no lock).
  *  - A symbolic link is read with VOP_READLINK and spliced in front of the
  *    rest of the path; the ninth in one lookup gives -ELOOP.
+ *  - openat2's resolve flags (nd->resolve, RESOLVE_* in vfs.h) limit the
+ *    walk where it starts (start_walk: BENEATH and IN_ROOT scope it to
+ *    the start), at ".." (not above the top), at each link (none, no
+ *    /proc links, no absolute ones under BENEATH, IN_ROOT's from the top),
+ *    at each step (check_xdev: NO_XDEV keeps it on the start's file
+ *    system) and at each name (CACHED: only the DNLC's).
  *
  * References: the walk holds exactly one directory at a time (plus the
  * vnode just found), releasing each as it moves on, so a lookup returns
@@ -71,6 +77,33 @@ static struct vnode *start_dir(const char *path, struct vnode *cwd)
     if (d)
         VN_HOLD(d);
     return d;
+}
+
+/* The directory the walk starts from, held, and openat2's scope: with
+ * BENEATH or IN_ROOT the start (cwd, the dirfd) is the top, which an
+ * absolute path starts from (IN_ROOT) or may not use (BENEATH). */
+static int start_walk(struct nameidata *nd, const char *path, struct vnode **dirp)
+{
+    bool scoped = nd->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT);
+    nd->top = NULL;
+    if (scoped && path[0] == '/' && (nd->resolve & RESOLVE_BENEATH))
+        return -EXDEV;
+    struct vnode *d;
+    if (scoped) {
+        d = nd->top = nd->cwd ? nd->cwd : vfs_curroot();
+        VN_HOLD(d);
+    } else if (!(d = start_dir(path, nd->cwd))) {
+        return -ENOENT;
+    }
+    nd->vfs0 = d->v_vfsp;
+    *dirp = d;
+    return 0;
+}
+
+/* NO_XDEV: the walk may not leave the file system it started in. */
+static int check_xdev(const struct nameidata *nd, const struct vnode *vp)
+{
+    return (nd->resolve & RESOLVE_NO_XDEV) && vp->v_vfsp != nd->vfs0 ? -EXDEV : 0;
 }
 
 /* vp is held; if a file system is mounted on it, return that file
@@ -164,7 +197,9 @@ static int lookup_component(struct nameidata *nd, struct vnode **dirp, const cha
     if (is_dotdot(comp)) {
         if ((err = VOP_ACCESS(dir, VEXEC, nd->cr)))
             return err;
-        if (dir == rootdir || dir == vfs_curroot()) {
+        if (nd->top && dir == nd->top && (nd->resolve & RESOLVE_BENEATH))
+            return -EXDEV;              /* BENEATH: ".." may not climb out */
+        if (dir == rootdir || dir == vfs_curroot() || dir == nd->top) {
             VN_HOLD(dir);
             *vpp = dir;
             return 0;
@@ -175,7 +210,8 @@ static int lookup_component(struct nameidata *nd, struct vnode **dirp, const cha
         err = 0;
         *vpp = is_dot(comp) ? NULL : cached_component(dir, comp, nd->cr, &err);
         if (!*vpp && !err)
-            err = search_locked(dir, comp, vpp, nd->cr);
+            err = (nd->resolve & RESOLVE_CACHED) && !is_dot(comp) ? -EAGAIN
+                : search_locked(dir, comp, vpp, nd->cr);
     }
     if (err)
         return err;
@@ -263,6 +299,18 @@ static int finish_at(struct nameidata *nd, struct vnode *vp, bool slash)
     return 0;
 }
 
+/* A /proc link to an open file (VOP_FOLLOW) under openat2's limits:
+ * -ELOOP with NO_MAGICLINKS, -EXDEV in a scoped walk or, with NO_XDEV,
+ * to another file system. */
+static int magic_link_allowed(const struct nameidata *nd, const struct vnode *target)
+{
+    if (nd->resolve & RESOLVE_NO_MAGICLINKS)
+        return -ELOOP;
+    if (nd->top)
+        return -EXDEV;
+    return check_xdev(nd, target);
+}
+
 int namei(struct nameidata *nd)
 {
     char buf[PATH_MAX];
@@ -277,9 +325,10 @@ int namei(struct nameidata *nd)
         return -ENAMETOOLONG;
     memcpy(buf, nd->path, len + 1);
 
-    struct vnode *dir = start_dir(buf, nd->cwd);
-    if (!dir)
-        return -ENOENT;
+    struct vnode *dir;
+    int err = start_walk(nd, buf, &dir);
+    if (err)
+        return err;
     char *p = buf;
     for (;;) {
         while (*p == '/')
@@ -308,16 +357,21 @@ int namei(struct nameidata *nd)
             return finish_parent(nd, dir, comp, slash);
 
         struct vnode *vp;
-        int err = lookup_component(nd, &dir, comp, &vp);
+        err = lookup_component(nd, &dir, comp, &vp);
+        if (!err && (err = check_xdev(nd, vp)))
+            VN_RELE(vp);
         if (err) {
             VN_RELE(dir);
             return err;
         }
         if (vp->v_type == VLNK && (!last || slash || (nd->flags & LOOKUP_FOLLOW))) {
             struct vnode *target = NULL;
-            err = ++nd->links > MAXSYMLINKS ? -ELOOP : VOP_FOLLOW(vp, &target, nd->cr);
+            err = ++nd->links > MAXSYMLINKS || (nd->resolve & RESOLVE_NO_SYMLINKS) ? -ELOOP
+                : VOP_FOLLOW(vp, &target, nd->cr);
             if (err != -ENOSYS) {       /* a link naming its target (VOP_FOLLOW) */
                 VN_RELE(vp);
+                if (!err && (err = magic_link_allowed(nd, target)))
+                    VN_RELE(target);
                 if (err) {
                     VN_RELE(dir);
                     return err;
@@ -334,8 +388,16 @@ int namei(struct nameidata *nd)
                 p = buf;
                 if (buf[0] == '/') {    /* an absolute link restarts at the root */
                     VN_RELE(dir);
-                    if (!(dir = start_dir(buf, NULL)))
+                    if ((nd->resolve & RESOLVE_BENEATH))
+                        return -EXDEV;
+                    if (nd->top)        /* IN_ROOT: its root is the top */
+                        VN_HOLD(dir = nd->top);
+                    else if (!(dir = start_dir(buf, NULL)))
                         return -ENOENT;
+                    if ((err = check_xdev(nd, dir))) {
+                        VN_RELE(dir);
+                        return err;
+                    }
                 }
                 continue;
             }
@@ -351,7 +413,13 @@ int namei(struct nameidata *nd)
 int lookupname(const char *path, struct vnode *cwd, bool follow, struct vnode **vpp,
                struct cred *cr)
 {
-    struct nameidata nd = { .path = path, .cwd = cwd, .cr = cr,
+    return lookupname_resolve(path, cwd, follow, 0, vpp, cr);
+}
+
+int lookupname_resolve(const char *path, struct vnode *cwd, bool follow, unsigned resolve,
+                       struct vnode **vpp, struct cred *cr)
+{
+    struct nameidata nd = { .path = path, .cwd = cwd, .cr = cr, .resolve = resolve,
                             .flags = follow ? LOOKUP_FOLLOW : 0 };
     int err = namei(&nd);
     *vpp = err ? NULL : nd.vp;

@@ -152,6 +152,24 @@ void vfs_set_curroot_hook(struct vnode *(*fn)(void));
  */
 int lookupname(const char *path, struct vnode *cwd, bool follow, struct vnode **vpp,
                struct cred *cr);
+
+/* openat2's resolve flags (Linux's values): limits on the walk itself.
+ * NO_XDEV: no mount point crossed (-EXDEV); NO_MAGICLINKS: no /proc link
+ * to an open file followed (-ELOOP); NO_SYMLINKS: no link followed at
+ * all (-ELOOP); BENEATH: nothing outside the start directory, so no
+ * absolute path or link and no ".." above it (-EXDEV); IN_ROOT: the
+ * start directory is the root for this walk ("/" and ".." stop there);
+ * CACHED: only names the DNLC holds (-EAGAIN otherwise). */
+#define RESOLVE_NO_XDEV       0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS   0x04
+#define RESOLVE_BENEATH       0x08
+#define RESOLVE_IN_ROOT       0x10
+#define RESOLVE_CACHED        0x20
+#define RESOLVE_ALL           0x3f
+/* lookupname under resolve flags; cwd is the start (dirfd) they scope. */
+int lookupname_resolve(const char *path, struct vnode *cwd, bool follow, unsigned resolve,
+                       struct vnode **vpp, struct cred *cr);
 /* Look up all but the last component: returns the held parent directory
  * and copies the last component into name (NAME_MAX + 1 bytes).  A path
  * whose last component is "." or ".." or that ends in "/" gets the
@@ -178,6 +196,9 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr);
+/* vn_open with openat2's resolve flags (RESOLVE_*) on its walk. */
+int vn_open_resolve(const char *path, struct vnode *cwd, int flags, uint32_t mode,
+                    unsigned resolve, struct vnode **vpp, struct cred *cr);
 /* Open a file already found (vp, which the caller keeps its own hold
  * on): vn_open's checks and open without the lookup (execveat's
  * AT_EMPTY_PATH). */

@@ -39,6 +39,9 @@ struct nameidata {
     char name[NAME_MAX + 1];
     bool trailing_slash;
     int links;                  /* symbolic links followed so far */
+    unsigned resolve;           /* RESOLVE_* (openat2), 0 for every other walk */
+    struct vnode *top;          /* BENEATH, IN_ROOT: the start, the walk's scope */
+    struct vfs *vfs0;           /* NO_XDEV: the start's file system */
 };
 int namei(struct nameidata *nd);
 

@@ -66,14 +66,21 @@ static int sticky_check(struct vnode *dvp, struct vnode *vp, struct cred *cr)
     return (va.va_uid == cr->cr_uid || dva.va_uid == cr->cr_uid) ? 0 : -EPERM;
 }
 
-static int parent_of(const char *path, struct vnode *cwd, unsigned flags, struct nameidata *nd,
-                     struct cred *cr)
+static int parent_of_resolve(const char *path, struct vnode *cwd, unsigned flags,
+                             unsigned resolve, struct nameidata *nd, struct cred *cr)
 {
     nd->path = path;
     nd->cwd = cwd;
     nd->cr = cr;
     nd->flags = LOOKUP_PARENT | LOOKUP_FOLLOW | flags;
+    nd->resolve = resolve;
     return namei(nd);
+}
+
+static int parent_of(const char *path, struct vnode *cwd, unsigned flags, struct nameidata *nd,
+                     struct cred *cr)
+{
+    return parent_of_resolve(path, cwd, flags, 0, nd, cr);
 }
 
 /* ---- open, close, read and write ---- */
@@ -95,10 +102,11 @@ static int open_access_mode(int flags)
  * O_NOFOLLOW on a link).  links counts the links followed so far.
  */
 static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t mode,
-                       struct vnode **vpp, bool *created, int links, struct cred *cr)
+                       unsigned resolve, struct vnode **vpp, bool *created, int links,
+                       struct cred *cr)
 {
     struct nameidata nd;
-    int err = parent_of(path, cwd, 0, &nd, cr);
+    int err = parent_of_resolve(path, cwd, 0, resolve, &nd, cr);
     if (err)
         return err;
     struct vnode *dvp = nd.dvp, *vp = NULL;
@@ -129,15 +137,17 @@ static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t 
             err = -EISDIR;
         else if (vp->v_type == VLNK && (flags & O_NOFOLLOW))
             err = -ELOOP;
-        else if (vp->v_type == VLNK && links >= MAXSYMLINKS)
+        else if (vp->v_type == VLNK && (links >= MAXSYMLINKS || (resolve & RESOLVE_NO_SYMLINKS)))
             err = -ELOOP;
+        else if (vp->v_type == VLNK && (resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)))
+            err = -EXDEV;       /* a scoped walk does not follow a final link to create */
         struct vnode *target = NULL;
         int magic = !err && vp->v_type == VLNK ? VOP_FOLLOW(vp, &target, cr) : -ENOSYS;
         if (magic != -ENOSYS) {
             /* a link naming its target itself (/proc's fd/N): open that */
             VN_RELE(vp);
             vp = target;
-            err = magic;
+            err = magic ? magic : (resolve & RESOLVE_NO_MAGICLINKS) ? -ELOOP : 0;
         } else if (!err && vp->v_type == VLNK) {
             /* Open or create the link's target, relative to its directory. */
             char *text;
@@ -145,7 +155,7 @@ static int open_create(const char *path, struct vnode *cwd, int flags, uint32_t 
             VN_RELE(vp);
             vp = NULL;
             if (!err) {
-                err = open_create(text, dvp, flags, mode, &vp, created, links + 1, cr);
+                err = open_create(text, dvp, flags, mode, resolve, &vp, created, links + 1, cr);
                 kfree(text);
             }
         }
@@ -221,11 +231,11 @@ void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags))
  * link itself with O_NOFOLLOW), as Linux's; the other flags but
  * O_DIRECTORY and O_NOFOLLOW are ignored.  kern/proc/fd.c keeps such a
  * descriptor to the calls that only name a file (fd_get_raw). */
-static int open_path(const char *path, struct vnode *cwd, int flags, struct vnode **vpp,
-                     struct cred *cr)
+static int open_path(const char *path, struct vnode *cwd, int flags, unsigned resolve,
+                     struct vnode **vpp, struct cred *cr)
 {
     struct vnode *vp;
-    int err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
+    int err = lookupname_resolve(path, cwd, !(flags & O_NOFOLLOW), resolve, &vp, cr);
     if (!err && (flags & O_DIRECTORY) && vp->v_type != VDIR) {
         VN_RELE(vp);
         err = -ENOTDIR;
@@ -269,9 +279,15 @@ static int open_found(struct vnode *vp, int flags, int want, bool created, struc
 int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struct vnode **vpp,
             struct cred *cr)
 {
+    return vn_open_resolve(path, cwd, flags, mode, 0, vpp, cr);
+}
+
+int vn_open_resolve(const char *path, struct vnode *cwd, int flags, uint32_t mode,
+                    unsigned resolve, struct vnode **vpp, struct cred *cr)
+{
     *vpp = NULL;
     if (flags & O_PATH)
-        return open_path(path, cwd, flags, vpp, cr);
+        return open_path(path, cwd, flags, resolve, vpp, cr);
     int want = open_access_mode(flags);
     if (want < 0)
         return want;
@@ -279,9 +295,9 @@ int vn_open(const char *path, struct vnode *cwd, int flags, uint32_t mode, struc
     bool created = false;
     int err;
     if (flags & O_CREAT)
-        err = open_create(path, cwd, flags, mode, &vp, &created, 0, cr);
+        err = open_create(path, cwd, flags, mode, resolve, &vp, &created, 0, cr);
     else
-        err = lookupname(path, cwd, !(flags & O_NOFOLLOW), &vp, cr);
+        err = lookupname_resolve(path, cwd, !(flags & O_NOFOLLOW), resolve, &vp, cr);
     if (err)
         return err;
     if (created && (flags & O_DIRECTORY))
