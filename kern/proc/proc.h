@@ -303,6 +303,10 @@ struct proc_image {
  * space read from its p_as, until proc_rele: its exec and exit wait. */
 struct proc *proc_hold(int pid);
 void proc_rele(struct proc *p);
+/* May caller read and write target's memory (process_vm_readv, and
+ * ptrace's rule): Linux's PTRACE_MODE_ATTACH_REALCREDS
+ * (kern/proc/sys_procvm.c). */
+bool proc_may_inspect(const struct proc *caller, const struct proc *target);
 /* The pids of every process not yet reaped, ascending: how many there
  * are (at most max written). */
 int proc_pids(int *out, int max);

@@ -209,6 +209,12 @@ struct page *as_lookup_page(struct as *as, vaddr_t va, bool *writable);
  * operations): fn's result, -EFAULT or -ENOMEM. */
 int as_user_word(struct as *as, vaddr_t va, int (*fn)(uint32_t *word, void *arg), void *arg);
 
+/* Copy len bytes between another address space's user memory at va and
+ * kbuf (write: into as), faulting its pages in as its own accesses would
+ * (a write to a copy-on-write page copies it): the bytes moved before
+ * the first page that cannot be (process_vm_readv), or -EFAULT for none. */
+int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write);
+
 /* Statistics: TLB shootdown IPIs sent in all. */
 uint64_t as_shootdown_ipis(void);
 

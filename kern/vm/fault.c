@@ -256,3 +256,45 @@ int as_user_word(struct as *as, vaddr_t va, int (*fn)(uint32_t *word, void *arg)
     }
     return -EFAULT;
 }
+
+/* One page's piece of as_copy_remote: copy n bytes (within one page) at
+ * va of as and kbuf, the page present (writable for write) and held
+ * mapped by a_lock while the bytes move; -EFAULT when it cannot be. */
+static int copy_remote_piece(struct as *as, vaddr_t va, char *kbuf, size_t n, bool write)
+{
+    uint64_t need = PTE_P | PTE_U | (write ? PTE_W : 0);
+    for (int tries = 0; tries < 4; tries++) {
+        rlock_acquire(&as->a_lock);
+        uint64_t *pte = pt_walk(as, va, false);
+        if (pte && (*pte & need) == need) {
+            char *at = (char *)page_to_virt(pte_page(*pte)) + (va & (PAGE_SIZE - 1));
+            if (write) {
+                __atomic_or_fetch(pte, PTE_D, __ATOMIC_RELAXED);
+                memcpy(at, kbuf, n);
+            } else {
+                memcpy(kbuf, at, n);
+            }
+            rlock_release(&as->a_lock);
+            return 0;
+        }
+        rlock_release(&as->a_lock);
+        if (as_fault(as, va, write ? FA_WRITE : FA_READ))
+            return -EFAULT;
+    }
+    return -EFAULT;
+}
+
+int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write)
+{
+    size_t done = 0;
+    while (done < len) {
+        vaddr_t at = va + done;
+        if (at < va || at >= USER_TOP)
+            break;
+        size_t n = MIN(len - done, PAGE_SIZE - (at & (PAGE_SIZE - 1)));
+        if (copy_remote_piece(as, at, kbuf + done, n, write))
+            break;
+        done += n;
+    }
+    return done ? (int64_t)done : (len ? -EFAULT : 0);
+}

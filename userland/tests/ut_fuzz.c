@@ -97,7 +97,9 @@
    timer's signal kills), 169 reboot (root only, but never worth the
    risk), 203 sched_setaffinity (would move the child off its CPU, or
    another fuzzing child: same uid), 231 exit_group and 60 exit (ends the
-   child early; it must report). */
+   child early; it must report), 310 process_vm_readv and 311
+   process_vm_writev (could write into a sibling fuzzing child, same uid),
+   322 execveat (replaces the child). */
 static const int allowed[] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 17, 18, 19, 20, 21,
 	24, 25, 26, 27, 28, 32, 33, 36, 39, 40, 57, 61, 63, 72, 74, 75, 76, 77,
