@@ -27,6 +27,7 @@ HEADER = "/usr/include/x86_64-linux-gnu/asm/unistd_64.h"
 # Calls that answer without the whole feature: the one-line policy.
 POLICY = {
     "capget": "capabilities follow the uid: root has all, others none",
+    "restart_syscall": "calls restart by running again: none pending, EINTR",
     "capset": "may keep or drop what the uid gives; EPERM for more",
     "personality": "kept and inherited; no flag changes behaviour",
     "mlock": "nothing is paged out: checks the range and RLIMIT_MEMLOCK",

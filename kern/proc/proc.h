@@ -237,6 +237,8 @@ struct proc {
     /* prctl and set_robust_list (kern/proc/sys_extra.c). */
     int p_pdeathsig;            /* [o] sent when the parent exits ([P] read there), 0: none */
     bool p_undumpable;          /* [o] PR_SET_DUMPABLE 0 */
+    uint32_t p_membarrier;      /* [a] the membarrier registrations asked for (fork
+                                   copies them, exec clears them) */
     bool p_keepcaps;            /* [o] */
     bool p_nonewprivs;          /* [o] */
     uint64_t p_timerslack;      /* [o] ns, 0: the default */

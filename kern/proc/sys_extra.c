@@ -139,6 +139,7 @@ void prctl_fork(struct proc *child, const struct proc *parent)
     child->p_undumpable = parent->p_undumpable;
     child->p_nonewprivs = parent->p_nonewprivs;
     child->p_timerslack = parent->p_timerslack;
+    child->p_membarrier = parent->p_membarrier;     /* Linux copies it with the mm */
 }
 
 /* ---- robust futex lists ---- */

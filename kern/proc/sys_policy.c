@@ -26,6 +26,10 @@
  *   syncfs, sync_file_range, readahead
  *                    syncfs writes every file system back; the range sync
  *                    is the file's fsync; readahead checks and returns.
+ *   restart_syscall  Tempest restarts an interrupted call by running it
+ *                    again (the trap frame rewound), never through a
+ *                    restart block, so a program that calls this finds
+ *                    none pending: EINTR, Linux's answer then.
  *
  * Locks: none of their own.
  */
@@ -253,4 +257,9 @@ SYSCALL_DECL(sys_readahead)
     int64_t r = fp->f_vp->v_type == VREG && file_readable(fp) ? 0 : -EINVAL;
     file_rele(fp);
     return r;
+}
+
+SYSCALL_DECL(sys_restart_syscall)
+{
+    return -EINTR;
 }

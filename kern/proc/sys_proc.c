@@ -193,6 +193,7 @@ static int64_t exec_with(const char *path, struct vnode *dir, struct vnode *self
     if (!err) {
         sig_exec_reset(curproc());
         ptimer_exit(curproc());     /* exec deletes the POSIX timers */
+        __atomic_store_n(&curproc()->p_membarrier, 0, __ATOMIC_RELAXED);
     }
     execargs_free(&ea);
     return err;

@@ -27,6 +27,8 @@ SYSCALL_DECL(sys_execve);
 SYSCALL_DECL(sys_execveat);
 SYSCALL_DECL(sys_process_vm_readv);
 SYSCALL_DECL(sys_process_vm_writev);
+SYSCALL_DECL(sys_membarrier);
+SYSCALL_DECL(sys_restart_syscall);
 SYSCALL_DECL(sys_exit);
 SYSCALL_DECL(sys_exit_group);
 SYSCALL_DECL(sys_wait4);

@@ -197,5 +197,7 @@ int main(int argc, char **argv)
 	check_sched();
 	ut_unprivileged("sched", sched_unprivileged, NULL);
 	check_files();
+	/* restart_syscall with no interrupted call to restart: EINTR. */
+	CHECK_ERR(syscall(SYS_restart_syscall), EINTR);
 	return ut_done();
 }

@@ -132,8 +132,9 @@ static const int allowed[] = {
 	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 288, 299,
 	307, 290, 232, 281, 441, 436, 135, 149, 150, 152, 325, 272, 308, 126,
 	285, 306,
-	/* vmsplice (splice and tee are above): tamed, SPLICE_F_NONBLOCK */
-	278,
+	/* vmsplice (splice and tee are above): tamed, SPLICE_F_NONBLOCK;
+	   membarrier, restart_syscall */
+	278, 324, 219,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
