@@ -246,6 +246,7 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
         return -ENOMEM;
     }
     l->l_thread = nt;
+    nt->mempolicy = t->mempolicy;       /* before lwp_start, which waits for proc_lock */
     if (!p->p_thread)
         p->p_thread = nt;
     mutex_exit(&proc_lock);

@@ -620,8 +620,10 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     int pid = c->p_pid;
     mutex_enter(&proc_lock);
     struct thread *ct = thread_create(c->p_comm, fork_child_start, c, t->affinity);
-    if (ct)
+    if (ct) {
         c->p_thread = l->l_thread = ct;
+        ct->mempolicy = t->mempolicy;   /* before its first step, which waits for proc_lock */
+    }
     mutex_exit(&proc_lock);
     if (!ct) {
         fd_close_all(c);

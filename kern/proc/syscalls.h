@@ -28,6 +28,8 @@ SYSCALL_DECL(sys_execveat);
 SYSCALL_DECL(sys_process_vm_readv);
 SYSCALL_DECL(sys_process_vm_writev);
 SYSCALL_DECL(sys_membarrier);
+SYSCALL_DECL(sys_set_mempolicy);
+SYSCALL_DECL(sys_get_mempolicy);
 SYSCALL_DECL(sys_restart_syscall);
 SYSCALL_DECL(sys_exit);
 SYSCALL_DECL(sys_exit_group);

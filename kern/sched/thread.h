@@ -15,6 +15,7 @@
 
 #include <kern/lib/types.h>
 #include <kern/lock/lock.h>
+#include <kern/vm/page.h>
 
 enum thread_state {
     TS_EMBRYO,          /* being created */
@@ -40,6 +41,8 @@ struct thread {
     int cpu;                        /* [o] CPU it runs or last ran on */
     uint64_t affinity;              /* [a] mask of CPUs it may run on (sched_set_affinity) */
     bool idle;                      /* [c] a CPU's idle thread */
+    struct mempolicy mempolicy;     /* [o] where its user pages come from (set_mempolicy;
+                                       new threads and forks copy it, exec keeps it) */
 
     struct thread *rq_next;         /* [q] run queue link */
     struct runq *rq;                /* [q] queue it is on, or NULL */

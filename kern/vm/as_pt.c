@@ -44,6 +44,7 @@
 #include <kern/arch/smp.h>
 #include <kern/cluster/cluster.h>
 #include <kern/cluster/cl_vm.h>
+#include <kern/sched/thread.h>
 
 #define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
 
@@ -57,7 +58,12 @@ uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
 
 struct page *user_page_alloc(void)
 {
-    struct page *pg = cluster_on() ? cl_page_alloc() : page_alloc_data();
+    struct thread *t = curthread();
+    struct page *pg;
+    if (t && t->mempolicy.mode != MPOL_DEFAULT && t->mempolicy.mode != MPOL_LOCAL)
+        pg = page_alloc_policy(&t->mempolicy);      /* set_mempolicy's */
+    else
+        pg = cluster_on() ? cl_page_alloc() : page_alloc_data();
     if (pg)
         pg->count = 1;
     return pg;

@@ -251,9 +251,9 @@ int page_data_node(void)
     return page_data_node_for(opts.alloc);
 }
 
-struct page *page_alloc_data(void)
+/* A user data page is counted as local or other (/proc/vmstat). */
+static struct page *count_data_page(struct page *p)
 {
-    struct page *p = page_alloc_node(0, page_data_node());
     if (!p)
         return NULL;
     uint64_t f = intr_save();
@@ -264,6 +264,70 @@ struct page *page_alloc_data(void)
         pcps[cpu->id].data_other++;
     intr_restore(f);
     return p;
+}
+
+struct page *page_alloc_data(void)
+{
+    return count_data_page(page_alloc_node(0, page_data_node()));
+}
+
+/* One page from the nodes in allowed, those nearest node first. */
+static struct page *alloc_among(int node, uint64_t allowed)
+{
+    const struct page_node *home = &page_nodes[node];
+    for (int i = 0; i < numa_nnodes; i++) {
+        int n = home->fallback[i];
+        struct page *p = (allowed & (1UL << n)) ? node_alloc(n, 0) : NULL;
+        if (p)
+            return p;
+    }
+    return NULL;
+}
+
+/* INTERLEAVE's node for the next page: the next of pol's nodes. */
+static int interleave_next(struct mempolicy *pol)
+{
+    for (int i = 0; i < MAX_NODES; i++) {
+        uint32_t n = (pol->next + (uint32_t)i) % MAX_NODES;
+        if (pol->nodes & (1UL << n)) {
+            pol->next = n + 1;
+            return (int)n;
+        }
+    }
+    return this_cpu()->node;
+}
+
+struct page *page_alloc_policy(struct mempolicy *pol)
+{
+    int here = this_cpu()->node;
+    uint64_t all = page_nodes_with_memory();
+    struct page *p;
+    switch (pol->mode) {
+    case MPOL_BIND:
+        p = alloc_among(here, pol->nodes);
+        break;
+    case MPOL_INTERLEAVE:
+        p = alloc_among(interleave_next(pol), all);
+        break;
+    case MPOL_PREFERRED:
+        p = alloc_among(__builtin_ctzl(pol->nodes), all);   /* its one node */
+        break;
+    default:                        /* PREFERRED_MANY */
+        p = alloc_among(here, pol->nodes);
+        if (!p)
+            p = alloc_among(here, all);
+        break;
+    }
+    return count_data_page(p);
+}
+
+uint64_t page_nodes_with_memory(void)
+{
+    uint64_t m = 0;
+    for (int n = 0; n < numa_nnodes; n++)
+        if (page_total_count(n))
+            m |= 1UL << n;
+    return m;
 }
 
 void page_data_counts(uint64_t *local, uint64_t *other)

@@ -73,6 +73,34 @@ int page_data_node(void);
 void page_data_counts(uint64_t *local, uint64_t *other);
 void page_free(struct page *p, unsigned order);
 
+/*
+ * A thread's memory policy (set_mempolicy, kern/proc/sys_mempolicy.c;
+ * Linux's modes and values): where its user data pages come from.
+ * DEFAULT (and LOCAL) leave it to alloc= and cluster=; PREFERRED tries
+ * its node first, then the nearest; PREFERRED_MANY the nearest of its
+ * nodes, then any; BIND only its nodes, nearest first; INTERLEAVE its
+ * nodes in turn, a page each, then the nearest with memory.
+ */
+#define MPOL_DEFAULT        0
+#define MPOL_PREFERRED      1
+#define MPOL_BIND           2
+#define MPOL_INTERLEAVE     3
+#define MPOL_LOCAL          4
+#define MPOL_PREFERRED_MANY 5
+#define MPOL_MAX            6
+struct mempolicy {
+    uint16_t mode;              /* MPOL_* */
+    uint16_t flags;             /* MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES, as given */
+    uint32_t next;              /* INTERLEAVE: the node the next page tries */
+    uint64_t nodes;             /* the nodes (bit n: node n), memory-less ones left out */
+    uint64_t asked;             /* the mask as given (get_mempolicy with the flags) */
+};
+/* A user data page by the policy pol (not DEFAULT or LOCAL), counted as
+ * page_alloc_data counts; NULL when its nodes have none free. */
+struct page *page_alloc_policy(struct mempolicy *pol);
+/* The nodes that have memory (a policy's nodes must be among them). */
+uint64_t page_nodes_with_memory(void);
+
 /* References to a page of user memory or of the page cache (count, set
  * to 1 by its allocator): the last page_rele frees it. */
 static inline void page_hold(struct page *p)

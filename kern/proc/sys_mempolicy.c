@@ -1,0 +1,198 @@
+/*
+ * set_mempolicy and get_mempolicy: a thread's NUMA memory policy, as
+ * numactl and libnuma set and read it.
+ *
+ * Theory.  The policy (struct mempolicy, kern/vm/page.h) lives in the
+ * calling thread (t->mempolicy) and is read by the page allocator for
+ * each user data page the thread faults in (user_page_alloc,
+ * kern/vm/as_pt.c; the placement rules are page_alloc_policy's).  A new
+ * thread and a fork copy their creator's; exec keeps it, so numactl sets
+ * it and runs the program.  The checks are Linux's, in its order:
+ * set_mempolicy's mode and mode flags (EINVAL), the node mask (maxnode - 1
+ * bits, a page of bits at most, EFAULT, bits past the kernel's nodes
+ * EINVAL), then the mode's own rule (DEFAULT with nodes, LOCAL with
+ * nodes, BIND or INTERLEAVE with none: EINVAL; PREFERRED with none is
+ * LOCAL); nodes without memory are dropped, and none left is EINVAL.
+ * get_mempolicy answers the thread's policy, the nodes memory may come
+ * from (MPOL_F_MEMS_ALLOWED), the policy governing an address
+ * (MPOL_F_ADDR: DEFAULT, as there are no per-mapping policies yet, mbind
+ * being absent) or the node of the page there (MPOL_F_NODE|MPOL_F_ADDR,
+ * faulting it in), or INTERLEAVE's next node (MPOL_F_NODE).
+ *
+ * Simplifications, said plainly: file pages (the page cache) follow
+ * alloc= and cluster=, not the policy; MPOL_F_RELATIVE_NODES is taken as
+ * MPOL_F_STATIC_NODES (no cpusets here, so the allowed nodes never
+ * change and the two agree); MPOL_F_NUMA_BALANCING and the weighted
+ * interleave are not offered (EINVAL).
+ *
+ * Locks: none; a thread's policy is its own.
+ */
+#include <kern/proc/proc.h>
+#include <kern/proc/syscalls.h>
+#include <kern/sched/thread.h>
+#include <kern/vm/as.h>
+#include <kern/vm/page.h>
+#include <kern/arch/numa.h>
+#include <kern/lib/errno.h>
+
+#define MPOL_F_STATIC_NODES   (1 << 15)
+#define MPOL_F_RELATIVE_NODES (1 << 14)
+#define MPOL_MODE_FLAGS       (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES)
+#define MPOL_F_NODE           (1 << 0)
+#define MPOL_F_ADDR           (1 << 1)
+#define MPOL_F_MEMS_ALLOWED   (1 << 2)
+#define MASK_BITS_MAX         (PAGE_SIZE * 8)
+
+/* The node mask at unodes, maxnode - 1 bits of it (Linux's count), in
+ * *nodes: EINVAL past a page of bits or for a node Tempest cannot have. */
+static int nodes_in(uint64_t unodes, uint64_t maxnode, uint64_t *nodes)
+{
+    *nodes = 0;
+    if (maxnode-- == 0 || !unodes)
+        return 0;
+    if (maxnode > MASK_BITS_MAX)
+        return -EINVAL;
+    uint64_t words = (maxnode + 63) / 64;
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t v;
+        if (copyin((void *)(unodes + w * 8), &v, sizeof v))
+            return -EFAULT;
+        uint64_t bits = MIN(64, maxnode - w * 64);
+        if (bits < 64)
+            v &= (1UL << bits) - 1;
+        if (w == 0)
+            *nodes = v;
+        else if (v)
+            return -EINVAL;         /* past MAX_NODES (64) */
+    }
+    return 0;
+}
+
+/* The mask out to the user, maxnode bits rounded up to whole words, as
+ * Linux's copy_nodes_to_user. */
+static int nodes_out(uint64_t unodes, uint64_t maxnode, uint64_t nodes)
+{
+    uint64_t words = (maxnode + 63) / 64;
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t v = w == 0 ? nodes : 0;
+        if (copyout(&v, (void *)(unodes + w * 8), sizeof v))
+            return -EFAULT;
+    }
+    return 0;
+}
+
+/* Linux's mpol_new and mpol_set_nodemask: the policy for mode and nodes,
+ * or EINVAL. */
+static int policy_make(int mode, int flags, uint64_t nodes, struct mempolicy *pol)
+{
+    *pol = (struct mempolicy){ .mode = (uint16_t)mode, .flags = (uint16_t)flags, .asked = nodes };
+    if (mode == MPOL_DEFAULT)
+        return nodes ? -EINVAL : 0;
+    if (mode == MPOL_PREFERRED && !nodes) {
+        if (flags)
+            return -EINVAL;
+        pol->mode = MPOL_LOCAL;
+        return 0;
+    }
+    if (mode == MPOL_LOCAL)
+        return nodes || flags ? -EINVAL : 0;
+    if (!nodes)
+        return -EINVAL;
+    pol->nodes = nodes & page_nodes_with_memory();
+    if (!pol->nodes)
+        return -EINVAL;
+    if (mode == MPOL_PREFERRED)
+        pol->nodes &= -pol->nodes;          /* its first node */
+    return 0;
+}
+
+SYSCALL_DECL(sys_set_mempolicy)
+{
+    int mode = (int)a0 & ~MPOL_MODE_FLAGS, flags = (int)a0 & MPOL_MODE_FLAGS;
+    if ((int)a0 < 0 || mode >= MPOL_MAX || flags == MPOL_MODE_FLAGS)
+        return -EINVAL;
+    uint64_t nodes;
+    struct mempolicy pol;
+    int err = nodes_in(a1, a2, &nodes);
+    if (!err)
+        err = policy_make(mode, flags, nodes, &pol);
+    if (!err)
+        curthread()->mempolicy = pol;
+    return err;
+}
+
+/* The node of the page at va, faulted in as a read would fault it. */
+static int64_t node_at(uint64_t va)
+{
+    struct as *as = curproc()->p_as;
+    if (as_fault(as, va & ~(PAGE_SIZE - 1), FA_READ))
+        return -EFAULT;
+    struct page *pg = as_lookup_page(as, va, NULL);
+    return pg ? pg->node : -EFAULT;
+}
+
+/* INTERLEAVE's next node (page_alloc_policy's choice), not taken. */
+static int interleave_peek(const struct mempolicy *pol)
+{
+    for (uint32_t i = 0; i < MAX_NODES; i++) {
+        uint32_t n = (pol->next + i) % MAX_NODES;
+        if (pol->nodes & (1UL << n))
+            return (int)n;
+    }
+    return 0;
+}
+
+/* What the mode word and the mask say, per Linux's do_get_mempolicy. */
+static int64_t policy_query(uint64_t addr, int flags, int *mode, uint64_t *nodes)
+{
+    struct mempolicy *pol = &curthread()->mempolicy;
+    if (flags & MPOL_F_MEMS_ALLOWED) {
+        if (flags & (MPOL_F_NODE | MPOL_F_ADDR))
+            return -EINVAL;
+        *mode = 0;
+        *nodes = page_nodes_with_memory();
+        return 0;
+    }
+    static struct mempolicy none = { .mode = MPOL_DEFAULT };
+    if (flags & MPOL_F_ADDR) {
+        if (as_check_mapped(curproc()->p_as, addr, 1))
+            return -EFAULT;
+        pol = &none;                        /* no mapping has a policy of its own */
+    } else if (addr) {
+        return -EINVAL;
+    }
+    if (flags & MPOL_F_NODE) {
+        if (flags & MPOL_F_ADDR) {
+            int64_t n = node_at(addr);
+            if (n < 0)
+                return n;
+            *mode = (int)n;
+        } else if (pol->mode == MPOL_INTERLEAVE) {
+            *mode = interleave_peek(pol);
+        } else {
+            return -EINVAL;
+        }
+    } else {
+        *mode = pol->mode | pol->flags;
+    }
+    *nodes = (pol->flags & MPOL_MODE_FLAGS) ? pol->asked : pol->nodes;
+    return 0;
+}
+
+SYSCALL_DECL(sys_get_mempolicy)
+{
+    uint64_t umode = a0, unodes = a1, maxnode = a2, addr = a3;
+    int flags = (int)a4;
+    if (flags & ~(MPOL_F_NODE | MPOL_F_ADDR | MPOL_F_MEMS_ALLOWED))
+        return -EINVAL;
+    if (unodes && maxnode < (uint64_t)numa_nnodes)
+        return -EINVAL;
+    int mode = 0;
+    uint64_t nodes = 0;
+    int64_t err = policy_query(addr, flags, &mode, &nodes);
+    if (err)
+        return err;
+    if (umode && copyout(&mode, (void *)umode, sizeof mode))
+        return -EFAULT;
+    return unodes ? nodes_out(unodes, maxnode, nodes) : 0;
+}

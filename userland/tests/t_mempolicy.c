@@ -1,0 +1,172 @@
+/*
+ * t_mempolicy: set_mempolicy and get_mempolicy, as Linux answers them.
+ *
+ * The nodes memory may come from (MPOL_F_MEMS_ALLOWED); the default
+ * policy; BIND to one node, read back, and a page faulted in then found
+ * on that node (MPOL_F_NODE|MPOL_F_ADDR); on a machine of two nodes or
+ * more, BIND and PREFERRED to the last node and INTERLEAVE over all of
+ * them placing pages there; PREFERRED with no node read back as LOCAL;
+ * a fork and an exec keeping the policy; and the errors (an unknown
+ * mode, STATIC and RELATIVE together, BIND with no node or only a node
+ * the machine has not, DEFAULT and LOCAL with nodes, a bad mask pointer,
+ * unknown get flags, MEMS_ALLOWED with NODE, an address without ADDR,
+ * an unmapped address, NODE alone under BIND).
+ */
+#include "ut.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DEFAULT    0
+#define PREFERRED  1
+#define BIND       2
+#define INTERLEAVE 3
+#define LOCAL      4
+#define F_STATIC   (1 << 15)
+#define F_RELATIVE (1 << 14)
+#define F_NODE     1
+#define F_ADDR     2
+#define F_ALLOWED  4
+#define WORDS      16           /* 1024 bits: more than any kernel's nodes */
+
+static long setp(int mode, const uint64_t *mask, unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+static long getp(int *mode, uint64_t *mask, unsigned long maxnode, void *addr, int flags)
+{
+	return syscall(SYS_get_mempolicy, mode, mask, maxnode, addr, flags);
+}
+
+/* The node the page at p (touched now) lives on. */
+static int node_of(char *p)
+{
+	p[0] = 1;
+	int node = -1;
+	CHECK_OK(getp(&node, NULL, 0, p, F_NODE | F_ADDR));
+	return node;
+}
+
+static char *fresh_pages(int n)
+{
+	char *p = mmap(NULL, (size_t)n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	return p;
+}
+
+static int policy_mode(uint64_t *mask)
+{
+	int mode = -1;
+	uint64_t m[WORDS];
+	CHECK_OK(getp(&mode, m, WORDS * 64, NULL, 0));
+	if (mask)
+		*mask = m[0];
+	return mode;
+}
+
+static void check_placement(uint64_t allowed)
+{
+	int first = __builtin_ctzll(allowed), last = 63 - __builtin_clzll(allowed);
+	uint64_t one = 1ULL << first, got;
+	CHECK_OK(setp(BIND, &one, 65));
+	CHECK_EQ(policy_mode(&got), BIND);
+	CHECK_EQ(got, one);
+	char *p = fresh_pages(8);
+	CHECK_EQ(node_of(p), first);
+	if (first != last) {
+		uint64_t l = 1ULL << last;
+		CHECK_OK(setp(BIND, &l, 65));
+		CHECK_EQ(node_of(p + 4096), last);
+		CHECK_OK(setp(PREFERRED, &l, 65));
+		CHECK_EQ(node_of(p + 2 * 4096), last);
+		CHECK_OK(setp(INTERLEAVE, &allowed, 65));
+		int next = -1;
+		CHECK_OK(getp(&next, NULL, 0, NULL, F_NODE));
+		CHECK(allowed & (1ULL << next));
+		uint64_t seen = 0;
+		for (int i = 3; i < 8; i++)
+			seen |= 1ULL << node_of(p + i * 4096);
+		CHECK_EQ(seen & ~allowed, 0);
+		CHECK(__builtin_popcountll(seen) >= 2);     /* spread, not one node */
+	}
+	munmap(p, 8 * 4096);
+	CHECK_OK(setp(PREFERRED, NULL, 0));
+	CHECK_EQ(policy_mode(NULL), LOCAL);
+	CHECK_OK(setp(DEFAULT, NULL, 0));
+	CHECK_EQ(policy_mode(&got), DEFAULT);
+	CHECK_EQ(got, 0);
+}
+
+static void check_errors(uint64_t allowed)
+{
+	uint64_t one = allowed & -allowed, none = 0, far = 1ULL << 63;
+	CHECK_ERR(setp(42, &one, 65), EINVAL);
+	CHECK_ERR(setp(BIND | F_STATIC | F_RELATIVE, &one, 65), EINVAL);
+	CHECK_ERR(setp(BIND, &none, 65), EINVAL);
+	CHECK_ERR(setp(BIND, NULL, 0), EINVAL);
+	if (!(allowed & far))
+		CHECK_ERR(setp(BIND, &far, 65), EINVAL);
+	CHECK_ERR(setp(DEFAULT, &one, 65), EINVAL);
+	CHECK_ERR(setp(LOCAL, &one, 65), EINVAL);
+	CHECK_ERR(setp(BIND, (uint64_t *)UT_BADPTR, 65), EFAULT);
+	int mode;
+	uint64_t m[WORDS];
+	CHECK_ERR(getp(&mode, m, WORDS * 64, NULL, 8), EINVAL);
+	CHECK_ERR(getp(&mode, m, WORDS * 64, NULL, F_ALLOWED | F_NODE), EINVAL);
+	CHECK_ERR(getp(&mode, m, WORDS * 64, &mode, 0), EINVAL);
+	CHECK_ERR(getp(&mode, m, WORDS * 64, NULL, F_ADDR), EFAULT);     /* page 0 */
+	CHECK_OK(setp(BIND, &one, 65));
+	CHECK_ERR(getp(&mode, NULL, 0, NULL, F_NODE), EINVAL);
+	char *p = fresh_pages(1);
+	CHECK_OK(getp(&mode, m, WORDS * 64, p, F_ADDR));
+	CHECK_EQ(mode, DEFAULT);        /* no policy of the mapping's own */
+	munmap(p, 4096);
+	CHECK_OK(setp(DEFAULT, NULL, 0));
+}
+
+static void check_inherited(uint64_t allowed, const char *self)
+{
+	uint64_t one = allowed & -allowed;
+	CHECK_OK(setp(BIND, &one, 65));
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(policy_mode(NULL) == BIND ? 0 : 1);
+	CHECK_EQ(ut_wait(pid), 0);
+	pid = fork();
+	if (pid == 0) {
+		execl(self, self, "--bound", (char *)NULL);
+		_exit(3);
+	}
+	CHECK_EQ(ut_wait(pid), 0);
+	CHECK_OK(setp(DEFAULT, NULL, 0));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--bound") == 0) {
+		int mode = -1;
+		uint64_t m[WORDS];
+		return syscall(SYS_get_mempolicy, &mode, m, WORDS * 64, NULL, 0) == 0 &&
+		       mode == BIND ? 0 : 1;
+	}
+	ut_init(argc, argv);
+	char self[256];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	CHECK(n > 0);
+	self[n > 0 ? n : 0] = 0;
+	uint64_t m[WORDS] = { 0 };
+	int mode = -1;
+	CHECK_OK(getp(&mode, m, WORDS * 64, NULL, F_ALLOWED));
+	uint64_t allowed = m[0];
+	CHECK(allowed != 0);
+	CHECK_EQ(policy_mode(NULL), DEFAULT);
+	check_placement(allowed);
+	check_errors(allowed);
+	check_inherited(allowed, self);
+	return ut_done();
+}
