@@ -14,6 +14,7 @@
 #include <kern/vfs/cred.h>
 #include <kern/vfs/dnlc.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/page.h>
 #include <kern/arch/smp.h>
 #include <drivers/platform/timer.h>
 #include <drivers/tty/tty.h>
@@ -166,6 +167,12 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     uint64_t mask = p->p_thread ? __atomic_load_n(&p->p_thread->affinity, __ATOMIC_RELAXED) : 0;
     sbuf_printf(sb, "Cpus_allowed:\t%lx\nCpus_allowed_list:\t", (unsigned long)mask);
     cpu_list(sb, mask);
+    /* The nodes memory may come from, as Linux prints a node mask (32-bit
+     * words, commas between): libnuma sizes its node masks by it. */
+    uint64_t mems = page_nodes_with_memory();
+    sbuf_printf(sb, "\nMems_allowed:\t%08x,%08x\nMems_allowed_list:\t",
+                (unsigned)(mems >> 32), (unsigned)mems);
+    cpu_list(sb, mems);
     sbuf_printf(sb, "\n");
     return 0;
 }

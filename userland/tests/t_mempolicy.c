@@ -1,7 +1,8 @@
 /*
  * t_mempolicy: set_mempolicy and get_mempolicy, as Linux answers them.
  *
- * The nodes memory may come from (MPOL_F_MEMS_ALLOWED); the default
+ * The nodes memory may come from (MPOL_F_MEMS_ALLOWED, and /proc/self/
+ * status's Mems_allowed_list saying the same); the default
  * policy; BIND to one node, read back, and a page faulted in then found
  * on that node (MPOL_F_NODE|MPOL_F_ADDR); on a machine of two nodes or
  * more, BIND and PREFERRED to the last node and INTERLEAVE over all of
@@ -15,6 +16,8 @@
 #include "ut.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -146,6 +149,32 @@ static void check_inherited(uint64_t allowed, const char *self)
 	CHECK_OK(setp(DEFAULT, NULL, 0));
 }
 
+/* /proc/self/status's Mems_allowed_list ("0-1,3"), as a mask. */
+static uint64_t mems_allowed_list(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[512];
+	uint64_t mask = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Mems_allowed_list:", 18) != 0)
+			continue;
+		for (char *p = line + 18; *p;) {
+			while (*p == ' ' || *p == '\t' || *p == ',')
+				p++;
+			if (*p < '0' || *p > '9')
+				break;
+			long a = strtol(p, &p, 10), b = a;
+			if (*p == '-')
+				b = strtol(p + 1, &p, 10);
+			for (long n = a; n <= b && n < 64; n++)
+				mask |= 1ULL << n;
+		}
+	}
+	if (f)
+		fclose(f);
+	return mask;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--bound") == 0) {
@@ -164,6 +193,7 @@ int main(int argc, char **argv)
 	CHECK_OK(getp(&mode, m, WORDS * 64, NULL, F_ALLOWED));
 	uint64_t allowed = m[0];
 	CHECK(allowed != 0);
+	CHECK_EQ(mems_allowed_list(), allowed);
 	CHECK_EQ(policy_mode(NULL), DEFAULT);
 	check_placement(allowed);
 	check_errors(allowed);
