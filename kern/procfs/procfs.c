@@ -17,6 +17,13 @@
  *                                          process's text, as the threads
  *                                          share what these files show)
  *
+ * sysfs, mounted by init on /sys, is the same machinery with a root of
+ * its own (PFS_SYSROOT; its texts are procfs_sysfs.c's):
+ *
+ *   /sys/devices/system/node/{online,possible,has_memory,has_normal_memory,has_cpu}
+ *   /sys/devices/system/node/nodeN/{cpulist,cpumap,distance,meminfo}
+ *   /sys/devices/system/cpu/{online,possible,present,kernel_max}, cpuN/
+ *
  * A node is named by what it shows: its kind, a pid and an index (the
  * file's entry in its directory's table, or a descriptor number).  Nodes
  * are made at each lookup and freed at their last VN_RELE, so nothing is
@@ -50,6 +57,8 @@
 #include <kern/lock/lock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
+#include <kern/arch/numa.h>
+#include <kern/arch/cpu.h>
 
 LOCK_CLASS(procfs_vnode_class, "procfs", LK_MUTEX_SLEEP);
 
@@ -57,7 +66,16 @@ enum pfs_kind {
     PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE,
     PFS_PIDDIR, PFS_PIDFILE, PFS_FDDIR, PFS_FDLINK,
     PFS_TASKDIR, PFS_TIDDIR, PFS_TIDFILE,
+    /* sysfs (its own mount, on /sys): the root, a fixed directory (index:
+     * which, SYS_*), nodeN and cpuN (pid: N), and a file (index: its
+     * directory << 8 | its entry; pid: N in nodeN) */
+    PFS_SYSROOT, PFS_SYSDIR, PFS_SYSNODE, PFS_SYSCPU, PFS_SYSFILE,
 };
+
+static bool is_sys(int kind)
+{
+    return kind >= PFS_SYSROOT;
+}
 
 struct pfs_node {
     struct vnode vn;
@@ -79,52 +97,119 @@ struct pfs_entry {
     uint32_t mode;                  /* permission bits */
     int (*sys)(struct sbuf *sb);
     int (*pid)(struct sbuf *sb, struct proc *p);
+    int (*num)(struct sbuf *sb, int n);     /* sysfs's nodeN files: N */
 };
 
 static const struct pfs_entry root_entries[] = {
-    { "mounts", PFS_FILE, 0444, procfs_mounts, NULL },
-    { "cpuinfo", PFS_FILE, 0444, procfs_cpuinfo, NULL },
-    { "meminfo", PFS_FILE, 0444, procfs_meminfo, NULL },
-    { "vmstat", PFS_FILE, 0444, procfs_vmstat, NULL },
-    { "uptime", PFS_FILE, 0444, procfs_uptime, NULL },
-    { "loadavg", PFS_FILE, 0444, procfs_loadavg, NULL },
-    { "stat", PFS_FILE, 0444, procfs_stat, NULL },
-    { "diskstats", PFS_FILE, 0444, procfs_diskstats, NULL },
-    { "partitions", PFS_FILE, 0444, procfs_partitions, NULL },
-    { "filesystems", PFS_FILE, 0444, procfs_filesystems, NULL },
-    { "lockstat", PFS_FILE, 0444, procfs_lockstat, NULL },
-    { "clusters", PFS_FILE, 0444, procfs_clusters, NULL },
-    { "options", PFS_FILE, 0444, procfs_options, NULL },
-    { "kprof", PFS_FILE, 0444, procfs_kprof, NULL },
-    { "self", PFS_SELF, 0777, NULL, NULL },
-    { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL },
+    { "mounts", PFS_FILE, 0444, procfs_mounts, NULL, NULL },
+    { "cpuinfo", PFS_FILE, 0444, procfs_cpuinfo, NULL, NULL },
+    { "meminfo", PFS_FILE, 0444, procfs_meminfo, NULL, NULL },
+    { "vmstat", PFS_FILE, 0444, procfs_vmstat, NULL, NULL },
+    { "uptime", PFS_FILE, 0444, procfs_uptime, NULL, NULL },
+    { "loadavg", PFS_FILE, 0444, procfs_loadavg, NULL, NULL },
+    { "stat", PFS_FILE, 0444, procfs_stat, NULL, NULL },
+    { "diskstats", PFS_FILE, 0444, procfs_diskstats, NULL, NULL },
+    { "partitions", PFS_FILE, 0444, procfs_partitions, NULL, NULL },
+    { "filesystems", PFS_FILE, 0444, procfs_filesystems, NULL, NULL },
+    { "lockstat", PFS_FILE, 0444, procfs_lockstat, NULL, NULL },
+    { "clusters", PFS_FILE, 0444, procfs_clusters, NULL, NULL },
+    { "options", PFS_FILE, 0444, procfs_options, NULL, NULL },
+    { "kprof", PFS_FILE, 0444, procfs_kprof, NULL, NULL },
+    { "self", PFS_SELF, 0777, NULL, NULL, NULL },
+    { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL, NULL },
 };
 
 static const struct pfs_entry ipc_entries[] = {
-    { "shm", PFS_IPCFILE, 0444, procfs_ipc_shm, NULL },
-    { "sem", PFS_IPCFILE, 0444, procfs_ipc_sem, NULL },
-    { "msg", PFS_IPCFILE, 0444, procfs_ipc_msg, NULL },
+    { "shm", PFS_IPCFILE, 0444, procfs_ipc_shm, NULL, NULL },
+    { "sem", PFS_IPCFILE, 0444, procfs_ipc_sem, NULL, NULL },
+    { "msg", PFS_IPCFILE, 0444, procfs_ipc_msg, NULL, NULL },
 };
 
 static const struct pfs_entry pid_entries[] = {
-    { "stat", PFS_PIDFILE, 0444, NULL, procfs_pid_stat },
-    { "status", PFS_PIDFILE, 0444, NULL, procfs_pid_status },
-    { "cmdline", PFS_PIDFILE, 0444, NULL, procfs_pid_cmdline },
-    { "comm", PFS_PIDFILE, 0444, NULL, procfs_pid_comm },
-    { "maps", PFS_PIDFILE, 0444, NULL, procfs_pid_maps },
-    { "cwd", PFS_PIDFILE, 0777, NULL, procfs_pid_cwd },
-    { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe },
-    { "fd", PFS_FDDIR, 0500, NULL, NULL },
-    { "task", PFS_TASKDIR, 0555, NULL, NULL },
+    { "stat", PFS_PIDFILE, 0444, NULL, procfs_pid_stat, NULL },
+    { "status", PFS_PIDFILE, 0444, NULL, procfs_pid_status, NULL },
+    { "cmdline", PFS_PIDFILE, 0444, NULL, procfs_pid_cmdline, NULL },
+    { "comm", PFS_PIDFILE, 0444, NULL, procfs_pid_comm, NULL },
+    { "maps", PFS_PIDFILE, 0444, NULL, procfs_pid_maps, NULL },
+    { "cwd", PFS_PIDFILE, 0777, NULL, procfs_pid_cwd, NULL },
+    { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe, NULL },
+    { "fd", PFS_FDDIR, 0500, NULL, NULL, NULL },
+    { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
 };
 
 static const struct pfs_entry tid_entries[] = {
-    { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat },
-    { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status },
-    { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm },
+    { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat, NULL },
+    { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status, NULL },
+    { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm, NULL },
+};
+
+/* sysfs's fixed directories (PFS_SYSDIR's index) and their tables. */
+enum { SYS_ROOT, SYS_DEVICES, SYS_SYSTEM, SYS_NODE, SYS_CPU, SYS_NODEN, SYS_CPUN };
+
+static const struct pfs_entry sys_root_entries[] = {
+    { "devices", PFS_SYSDIR, 0555, NULL, NULL, NULL },
+};
+static const struct pfs_entry sys_devices_entries[] = {
+    { "system", PFS_SYSDIR, 0555, NULL, NULL, NULL },
+};
+static const struct pfs_entry sys_system_entries[] = {
+    { "node", PFS_SYSDIR, 0555, NULL, NULL, NULL },
+    { "cpu", PFS_SYSDIR, 0555, NULL, NULL, NULL },
+};
+static const struct pfs_entry sys_node_entries[] = {
+    { "online", PFS_SYSFILE, 0444, sysfs_node_online, NULL, NULL },
+    { "possible", PFS_SYSFILE, 0444, sysfs_node_online, NULL, NULL },
+    { "has_memory", PFS_SYSFILE, 0444, sysfs_node_has_memory, NULL, NULL },
+    { "has_normal_memory", PFS_SYSFILE, 0444, sysfs_node_has_memory, NULL, NULL },
+    { "has_cpu", PFS_SYSFILE, 0444, sysfs_node_has_cpu, NULL, NULL },
+};
+static const struct pfs_entry sys_cpu_entries[] = {
+    { "online", PFS_SYSFILE, 0444, sysfs_cpu_online, NULL, NULL },
+    { "possible", PFS_SYSFILE, 0444, sysfs_cpu_possible, NULL, NULL },
+    { "present", PFS_SYSFILE, 0444, sysfs_cpu_possible, NULL, NULL },
+    { "kernel_max", PFS_SYSFILE, 0444, sysfs_cpu_kernel_max, NULL, NULL },
+};
+static const struct pfs_entry sys_noden_entries[] = {
+    { "cpulist", PFS_SYSFILE, 0444, NULL, NULL, sysfs_node_cpulist },
+    { "cpumap", PFS_SYSFILE, 0444, NULL, NULL, sysfs_node_cpumap },
+    { "distance", PFS_SYSFILE, 0444, NULL, NULL, sysfs_node_distance },
+    { "meminfo", PFS_SYSFILE, 0444, NULL, NULL, sysfs_node_meminfo },
 };
 
 #define NELEM(a) ((int)(sizeof a / sizeof a[0]))
+#define SYS_DYN_BASE 0x100          /* readdir offsets of nodeN and cpuN */
+
+/* A sysfs directory's fixed table (which: SYS_*). */
+static const struct pfs_entry *sys_table(int which, int *n)
+{
+    switch (which) {
+    case SYS_ROOT:    *n = NELEM(sys_root_entries); return sys_root_entries;
+    case SYS_DEVICES: *n = NELEM(sys_devices_entries); return sys_devices_entries;
+    case SYS_SYSTEM:  *n = NELEM(sys_system_entries); return sys_system_entries;
+    case SYS_NODE:    *n = NELEM(sys_node_entries); return sys_node_entries;
+    case SYS_CPU:     *n = NELEM(sys_cpu_entries); return sys_cpu_entries;
+    case SYS_NODEN:   *n = NELEM(sys_noden_entries); return sys_noden_entries;
+    default:          *n = 0; return NULL;
+    }
+}
+
+/* Which fixed directory a sysfs directory node is (SYS_*). */
+static int sys_which(const struct pfs_node *dn)
+{
+    switch (dn->kind) {
+    case PFS_SYSROOT: return SYS_ROOT;
+    case PFS_SYSNODE: return SYS_NODEN;
+    case PFS_SYSCPU:  return SYS_CPUN;
+    default:          return dn->index;
+    }
+}
+
+/* The directory a fixed sysfs directory's entry i leads to. */
+static int sys_child_dir(int which, int i)
+{
+    return which == SYS_ROOT ? SYS_DEVICES : which == SYS_DEVICES ? SYS_SYSTEM
+         : i == 0 ? SYS_NODE : SYS_CPU;
+}
 #define PID_CWD 5                   /* pid_entries' links */
 #define PID_EXE 6
 #define PID_TASK 8
@@ -149,10 +234,18 @@ static const struct pfs_entry *table_of(enum pfs_kind dir, int *n)
     }
 }
 
+/* The table a directory node lists, procfs's or sysfs's. */
+static const struct pfs_entry *dir_table(const struct pfs_node *dn, int *n)
+{
+    return is_sys(dn->kind) ? sys_table(sys_which(dn), n) : table_of(dn->kind, n);
+}
+
 /* The table entry a node was made from, or NULL (root, PID dir, fd link). */
 static const struct pfs_entry *entry_of(const struct pfs_node *pn)
 {
+    int n;
     switch (pn->kind) {
+    case PFS_SYSFILE:                              return &sys_table(pn->index >> 8, &n)[pn->index & 0xff];
     case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: return &root_entries[pn->index];
     case PFS_IPCFILE:                              return &ipc_entries[pn->index];
     case PFS_PIDFILE: case PFS_FDDIR: case PFS_TASKDIR: return &pid_entries[pn->index];
@@ -166,6 +259,7 @@ static enum vtype type_of(const struct pfs_node *pn)
     switch (pn->kind) {
     case PFS_ROOT: case PFS_IPCDIR: case PFS_PIDDIR: case PFS_FDDIR:
     case PFS_TASKDIR: case PFS_TIDDIR:
+    case PFS_SYSROOT: case PFS_SYSDIR: case PFS_SYSNODE: case PFS_SYSCPU:
         return VDIR;
     case PFS_SELF: case PFS_FDLINK:
         return VLNK;
@@ -278,6 +372,8 @@ static int node_text(struct pfs_node *pn, struct sbuf *sb, struct cred *cr)
         sbuf_printf(sb, "%d", me->p_pid);
         return sb->err;
     }
+    if (pn->kind == PFS_SYSFILE)
+        return (e->sys ? e->sys(sb) : e->num(sb, pn->pid)) ?: sb->err;
     if (e && e->sys)
         return e->sys(sb) ?: sb->err;
     struct proc *p = proc_hold(pn->pid);
@@ -329,7 +425,7 @@ static int procfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cr
 static void node_owner(const struct pfs_node *pn, uint32_t *uid, uint32_t *gid)
 {
     *uid = *gid = 0;
-    if (pn->kind < PFS_PIDDIR)
+    if (pn->kind < PFS_PIDDIR || is_sys(pn->kind))
         return;
     struct proc *p = proc_hold(pn->pid);
     if (!p)
@@ -445,6 +541,48 @@ static struct vnode *parent_of(struct vfs *vfsp, const struct pfs_node *dn)
     return node_new(vfsp, PFS_TASKDIR, dn->pid, PID_TASK);
 }
 
+/* The parent of a sysfs directory below its root. */
+static struct vnode *sys_parent(struct vfs *vfsp, const struct pfs_node *dn)
+{
+    int which = sys_which(dn);
+    if (which == SYS_DEVICES)
+        return node_new(vfsp, PFS_SYSROOT, 0, 0);
+    int up = which == SYS_SYSTEM ? SYS_DEVICES : which == SYS_NODE || which == SYS_CPU
+           ? SYS_SYSTEM : which == SYS_NODEN ? SYS_NODE : SYS_CPU;
+    return node_new(vfsp, PFS_SYSDIR, 0, up);
+}
+
+/* "node3" or "cpu12": the number after prefix, or -1. */
+static int numbered(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(name, prefix, n) == 0 ? parse_pid(name + n) : -1;
+}
+
+/* A name in a sysfs directory: its table, then nodeN or cpuN. */
+static int sys_lookup(struct vnode *dvp, const struct pfs_node *dn, const char *name,
+                      struct vnode **vpp)
+{
+    int which = sys_which(dn), n, num;
+    const struct pfs_entry *t = sys_table(which, &n);
+    struct vnode *vp = NULL;
+    for (int i = 0; i < n && !vp; i++)
+        if (strcmp(name, t[i].name) == 0)
+            vp = node_new(dvp->v_vfsp, t[i].kind, dn->pid,
+                          t[i].kind == PFS_SYSDIR ? sys_child_dir(which, i) : which << 8 | i);
+    if (!vp && which == SYS_NODE && (num = numbered(name, "node")) >= 0 && num < numa_nnodes)
+        vp = node_new(dvp->v_vfsp, PFS_SYSNODE, num, 0);
+    else if (!vp && which == SYS_CPU && (num = numbered(name, "cpu")) >= 0 && num < ncpus &&
+             num < 64 && cpus[num].online)
+        vp = node_new(dvp->v_vfsp, PFS_SYSCPU, num, 0);
+    else if (!vp && (n == 0 || !t))
+        return -ENOENT;
+    if (!vp)
+        return -ENOENT;
+    *vpp = vp;
+    return 0;
+}
+
 static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
                          struct cred *cr)
 {
@@ -461,6 +599,8 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
     if (strcmp(name, "..") == 0) {
         if (dn->kind == PFS_FDDIR || dn->kind == PFS_TASKDIR || dn->kind == PFS_TIDDIR)
             vp = parent_of(dvp->v_vfsp, dn);
+        else if (is_sys(dn->kind) && dn->kind != PFS_SYSROOT)
+            vp = sys_parent(dvp->v_vfsp, dn);
         else {
             vp = &pm->root->vn;
             VN_HOLD(vp);
@@ -468,6 +608,8 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
         *vpp = vp;
         return vp ? 0 : -ENOMEM;
     }
+    if (is_sys(dn->kind))
+        return sys_lookup(dvp, dn, name, vpp);
     if (dn->kind != PFS_ROOT && !proc_exists(dn->pid) && dn->kind != PFS_IPCDIR)
         return -ENOENT;
     int n;
@@ -638,6 +780,28 @@ static bool readdir_tids(struct uio *uio, int pid)
     return all;
 }
 
+/* sysfs's node/ and cpu/: nodeN and cpuN, offset SYS_DYN_BASE + N. */
+static bool readdir_sys_numbered(struct uio *uio, int which)
+{
+    bool nodes = which == SYS_NODE;
+    if (!nodes && which != SYS_CPU)
+        return true;
+    int count = nodes ? numa_nnodes : MIN(ncpus, 64);
+    bool all = true;
+    for (int i = 0; i < count && all; i++) {
+        if ((!nodes && !cpus[i].online) || SYS_DYN_BASE + (uint64_t)i < uio->uio_offset)
+            continue;
+        char name[16];
+        snprintf(name, sizeof name, nodes ? "node%d" : "cpu%d", i);
+        struct pfs_node entry = { .kind = nodes ? PFS_SYSNODE : PFS_SYSCPU, .pid = i };
+        all = vfs_put_dirent(uio, node_ino(&entry), SYS_DYN_BASE + i + 1, DT_DIR, name,
+                             strlen(name));
+        if (all)
+            uio->uio_offset = SYS_DYN_BASE + (uint64_t)i + 1;
+    }
+    return all;
+}
+
 /* Entries: 0 ".", 1 "..", then the directory's table from 2, then (the
  * root) the processes from PID_BASE, (fd/) the descriptors or (task/)
  * the threads. */
@@ -649,8 +813,9 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
     if (uio->uio_user)
         return -EFAULT;
     int n;
-    const struct pfs_entry *t = table_of(dn->kind, &n);
-    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && !proc_exists(dn->pid))
+    const struct pfs_entry *t = dir_table(dn, &n);
+    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && !is_sys(dn->kind) &&
+        !proc_exists(dn->pid))
         return -ENOENT;             /* reaped, as Linux says */
     bool all = true;
     while (all && uio->uio_offset < 2 + (uint64_t)n) {
@@ -659,6 +824,9 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         uint8_t type = i < 2 ? DT_DIR : dtype_of(t[i - 2].kind, (int)i - 2);
         /* the numbers the entries' own nodes give (lookup makes them alike) */
         int index = dn->kind == PFS_TIDDIR ? dn->index << 2 | ((int)i - 2) : (int)i - 2;
+        if (i >= 2 && is_sys(dn->kind))
+            index = t[i - 2].kind == PFS_SYSDIR ? sys_child_dir(sys_which(dn), (int)i - 2)
+                                                : sys_which(dn) << 8 | ((int)i - 2);
         struct pfs_node entry = { .kind = i < 2 ? dn->kind : t[i - 2].kind, .pid = dn->pid,
                                   .index = i < 2 ? dn->index : index };
         uint64_t ino = i == 1 && dn->kind < PFS_FDDIR ? 1 : node_ino(&entry);
@@ -674,6 +842,8 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         all = readdir_fds(uio, dn->pid);
     } else if (all && dn->kind == PFS_TASKDIR) {
         all = readdir_tids(uio, dn->pid);
+    } else if (all && is_sys(dn->kind)) {
+        all = readdir_sys_numbered(uio, sys_which(dn));
     }
     if (eofp)
         *eofp = all;
@@ -744,7 +914,7 @@ static int procfs_truncate(struct vnode *vp, uint64_t size, struct cred *cr)
  * is held by the mount until unmount frees it). */
 static void procfs_inactive(struct vnode *vp, struct cred *cr)
 {
-    if (VTOP(vp)->kind != PFS_ROOT)
+    if (VTOP(vp)->kind != PFS_ROOT && VTOP(vp)->kind != PFS_SYSROOT)
         node_free(vp);
 }
 
@@ -775,14 +945,14 @@ static const struct vnodeops procfs_vnodeops = {
 
 /* ---- file-system operations ---- */
 
-static int procfs_mount(struct vfs *vfsp, struct cred *cr)
+static int mount_with_root(struct vfs *vfsp, enum pfs_kind kind)
 {
     struct pfs_mount *pm = kzalloc(sizeof *pm);
     if (!pm)
         return -ENOMEM;
     vfsp->vfs_data = pm;
     vfsp->vfs_bsize = 1024;
-    struct vnode *root = node_new(vfsp, PFS_ROOT, 0, 0);
+    struct vnode *root = node_new(vfsp, kind, 0, 0);
     if (!root) {
         kfree(pm);
         vfsp->vfs_data = NULL;
@@ -795,6 +965,16 @@ static int procfs_mount(struct vfs *vfsp, struct cred *cr)
 
 /* Called with the list lock held exclusive and the VFS's hold on the
  * root dropped: only the mount's own reference on the root may remain. */
+static int procfs_mount(struct vfs *vfsp, struct cred *cr)
+{
+    return mount_with_root(vfsp, PFS_ROOT);
+}
+
+static int sysfs_mount(struct vfs *vfsp, struct cred *cr)
+{
+    return mount_with_root(vfsp, PFS_SYSROOT);
+}
+
 static int procfs_unmount(struct vfs *vfsp, struct cred *cr)
 {
     struct pfs_mount *pm = vfsp->vfs_data;
@@ -817,8 +997,9 @@ static int procfs_root(struct vfs *vfsp, struct vnode **vpp)
 
 static int procfs_statfs(struct vfs *vfsp, struct kstatfs *sb)
 {
+    struct pfs_mount *pm = vfsp->vfs_data;
     memset(sb, 0, sizeof *sb);
-    sb->f_type = PROC_SUPER_MAGIC;
+    sb->f_type = pm->root->kind == PFS_SYSROOT ? SYSFS_MAGIC : PROC_SUPER_MAGIC;
     sb->f_bsize = 4096;
     sb->f_namelen = 255;
     sb->f_fsid = vfsp->vfs_fsid;
@@ -841,8 +1022,19 @@ static const struct vfsops procfs_vfsops = {
 const struct vfssw procfs_vfssw = { .name = "proc", .ops = &procfs_vfsops, .needs_dev = false,
                                    .nommap = true };
 
+static const struct vfsops sysfs_vfsops = {
+    .vfs_mount = sysfs_mount,
+    .vfs_unmount = procfs_unmount,
+    .vfs_root = procfs_root,
+    .vfs_statfs = procfs_statfs,
+    .vfs_sync = procfs_sync,
+};
+
+static const struct vfssw sysfs_vfssw = { .name = "sysfs", .ops = &sysfs_vfsops,
+                                          .needs_dev = false, .nommap = true };
+
 void procfs_init(void)
 {
-    if (vfs_register_type(&procfs_vfssw))
-        kprintf("procfs: cannot register the type\n");
+    if (vfs_register_type(&procfs_vfssw) || vfs_register_type(&sysfs_vfssw))
+        kprintf("procfs: cannot register the types\n");
 }

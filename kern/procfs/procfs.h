@@ -12,6 +12,7 @@
 struct proc;
 
 #define PROC_SUPER_MAGIC 0x9fa0     /* Linux's */
+#define SYSFS_MAGIC 0x62656572      /* Linux's */
 
 /* A growing text buffer the files are written into (kmalloc'd; at most
  * SBUF_MAX bytes, beyond which the text is cut). */
@@ -53,6 +54,18 @@ int procfs_pid_maps(struct sbuf *sb, struct proc *p);
 int procfs_pid_cwd(struct sbuf *sb, struct proc *p);
 int procfs_pid_exe(struct sbuf *sb, struct proc *p);
 int procfs_pid_fd(struct sbuf *sb, struct proc *p, int fd);
+
+/* sysfs's texts (procfs_sysfs.c); the node files take the node. */
+int sysfs_node_online(struct sbuf *sb);
+int sysfs_node_has_memory(struct sbuf *sb);
+int sysfs_node_has_cpu(struct sbuf *sb);
+int sysfs_cpu_online(struct sbuf *sb);
+int sysfs_cpu_possible(struct sbuf *sb);
+int sysfs_cpu_kernel_max(struct sbuf *sb);
+int sysfs_node_cpulist(struct sbuf *sb, int node);
+int sysfs_node_cpumap(struct sbuf *sb, int node);
+int sysfs_node_distance(struct sbuf *sb, int node);
+int sysfs_node_meminfo(struct sbuf *sb, int node);
 
 /* The memory figures sysinfo and meminfo share, in bytes. */
 struct procfs_mem {

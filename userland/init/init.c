@@ -5,7 +5,8 @@
  * console open as file descriptors 0, 1 and 2 (init opens /dev/console
  * itself if they are not).  Then:
  *
- *   - It mounts /proc (making the directory if the root lacks it) and
+ *   - It mounts /proc and /sys (making the directories if the root lacks
+ *     them) and
  *     makes /etc/mtab a link to /proc/mounts, as mount, df and e2fsck
  *     expect.
  *   - If /etc/rc.run exists (tools/mkroot.py --run writes it for
@@ -93,12 +94,15 @@ static int run(char *const argv[], int interactive)
     }
 }
 
-/* /proc, and /etc/mtab as a link to /proc/mounts. */
+/* /proc, /sys, and /etc/mtab as a link to /proc/mounts. */
 static void mount_proc(void)
 {
     mkdir("/proc", 0555);
     if (mount("proc", "/proc", "proc", 0, NULL) < 0 && errno != EBUSY)
         say("init: cannot mount /proc, errno %d\n", errno);
+    mkdir("/sys", 0555);
+    if (mount("sysfs", "/sys", "sysfs", 0, NULL) < 0 && errno != EBUSY)
+        say("init: cannot mount /sys, errno %d\n", errno);
     struct stat st;
     if (lstat("/etc/mtab", &st) < 0 && symlink("/proc/mounts", "/etc/mtab") < 0)
         say("init: cannot link /etc/mtab to /proc/mounts, errno %d\n", errno);
