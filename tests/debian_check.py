@@ -20,7 +20,9 @@
               not ELF (ELIBBAD) and one whose library is missing (ld.so's
               own message, status 127), and Debian's python3 passes "hi"
               over a socketpair and reads a child's output through a
-              pipe; each line is checked.  Then the
+              pipe, and Debian's numactl shows the preset's nodes, CPUs
+              and distances and runs a program under --membind; each line
+              is checked.  Then the
               user tests (userland/tests/t_*.c) built with Debian's gcc
               against glibc, dynamic, run on the host and inside Tempest:
               each must pass in both (a representative set; all of them
@@ -115,7 +117,12 @@ no-lib 127
 ./needs-lib: error while loading shared libraries: libsquare.so: cannot open shared object file: No such file or directory
 b'hi'
 b'sub\\n'
-"""
+available: 2 nodes (0-1)
+node 0 cpus: 0 1
+node 1 cpus: 2 3
+node distances:
+node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
+cpubind: 0 \nmembind: 1 \n"""
 NATIVE_END = "usertest: native done"
 # User tests that cannot pass as dynamic glibc programs, with the reason;
 # they are not built.
