@@ -11,7 +11,7 @@
  *   /proc/clusters                         cluster= counts (procfs_cluster.c)
  *   /proc/sysvipc/{shm,sem,msg}            System V IPC, as ipcs -a lists it
  *   /proc/self                             a link to the reader's pid
- *   /proc/PID/{stat,status,cmdline,comm,maps}, cwd, exe, fd/N
+ *   /proc/PID/{stat,status,cmdline,comm,maps,numa_maps}, cwd, exe, fd/N
  *                                          a process (procfs_pid.c)
  *   /proc/PID/task/TID/{stat,status,comm}  each of its threads (the
  *                                          process's text, as the threads
@@ -135,6 +135,7 @@ static const struct pfs_entry pid_entries[] = {
     { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe, NULL },
     { "fd", PFS_FDDIR, 0500, NULL, NULL, NULL },
     { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
+    { "numa_maps", PFS_PIDFILE, 0444, NULL, procfs_pid_numa_maps, NULL },
 };
 
 static const struct pfs_entry tid_entries[] = {

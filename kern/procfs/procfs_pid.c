@@ -15,6 +15,7 @@
 #include <kern/vfs/dnlc.h>
 #include <kern/vm/kmem.h>
 #include <kern/vm/page.h>
+#include <kern/arch/numa.h>
 #include <kern/arch/smp.h>
 #include <drivers/platform/timer.h>
 #include <drivers/tty/tty.h>
@@ -290,44 +291,113 @@ static void map_line(struct sbuf *sb, const struct seg *s, uint32_t fsid, uint64
     sbuf_add(sb, "\n", 1);
 }
 
-int procfs_pid_maps(struct sbuf *sb, struct proc *p)
+/* What maps and numa_maps name a segment by: the program, a file's
+ * path (in *path, kfree it), the heap, the stack, System V memory. */
+struct seg_names {
+    struct proc *p;
+    struct proc_image *im;
+    struct vnode *exe;          /* the program file, held, or NULL */
+    struct seg *stack;          /* the highest anonymous segment */
+};
+
+static const char *seg_name(const struct seg_names *sn, struct as *as, struct seg *s,
+                            struct sbuf *path)
+{
+    if (s->s_vp && s->s_vp == sn->exe)
+        return sn->im->exe;
+    if (s->s_vp && file_path(path, s->s_vp) == 0 && path->buf)
+        return path->buf;
+    if (!s->s_vp && s->s_start <= as->a_brk_base && as->a_brk_base < s->s_end)
+        return "[heap]";
+    if (s == sn->stack && s->s_end >= USER_STACK_TOP - (1UL << 30))
+        return "[stack]";
+    if (s->s_amap)
+        return "/SYSV00000000 (deleted)";
+    return "";
+}
+
+/* Walk p's segments under its address space's lock, each with its name:
+ * the program file is looked up first (a lookup may read the disk). */
+static int walk_segs(struct sbuf *sb, struct proc *p,
+                     void (*fn)(struct sbuf *sb, struct as *as, struct seg *s, const char *name,
+                                struct proc *p))
 {
     struct as *as = p->p_as;
     if (!as || p->p_state == PS_ZOMBIE)
         return 0;
-    /* The program file, to name its mappings (looked up before the
-     * address space is locked: a lookup may read the disk). */
-    struct proc_image *im = proc_image_hold(p);
-    struct vnode *exe = NULL;
-    if (im && im->exe && lookupname(im->exe, NULL, true, &exe, p->p_cred))
-        exe = NULL;
+    struct seg_names sn = { .p = p, .im = proc_image_hold(p) };
+    if (sn.im && sn.im->exe && lookupname(sn.im->exe, NULL, true, &sn.exe, p->p_cred))
+        sn.exe = NULL;
     rlock_acquire(&as->a_lock);
-    struct seg *top = NULL;
     for (struct seg *s = as->a_segs; s; s = s->s_next)
         if (!s->s_vp && !s->s_amap)
-            top = s;                /* the highest anonymous segment: the stack */
+            sn.stack = s;
     for (struct seg *s = as->a_segs; s; s = s->s_next) {
-        struct vattr va = { 0 };
-        if (s->s_vp && VOP_GETATTR(s->s_vp, &va, p->p_cred))
-            va.va_ino = 0;
-        const char *name = "";
         struct sbuf path = { 0 };
-        if (s->s_vp && s->s_vp == exe)
-            name = im->exe;
-        else if (s->s_vp && file_path(&path, s->s_vp) == 0 && path.buf)
-            name = path.buf;
-        else if (!s->s_vp && s->s_start <= as->a_brk_base && as->a_brk_base < s->s_end)
-            name = "[heap]";
-        else if (s == top && s->s_end >= USER_STACK_TOP - (1UL << 30))
-            name = "[stack]";
-        else if (s->s_amap)
-            name = "/SYSV00000000 (deleted)";
-        map_line(sb, s, s->s_vp ? va.va_fsid : 0, s->s_vp ? va.va_ino : 0, name);
+        fn(sb, as, s, seg_name(&sn, as, s, &path), p);
         kfree(path.buf);
     }
     rlock_release(&as->a_lock);
-    if (exe)
-        VN_RELE(exe);
-    proc_image_rele(im);
+    if (sn.exe)
+        VN_RELE(sn.exe);
+    proc_image_rele(sn.im);
     return 0;
+}
+
+static void maps_seg(struct sbuf *sb, struct as *as, struct seg *s, const char *name,
+                     struct proc *p)
+{
+    struct vattr va = { 0 };
+    if (s->s_vp && VOP_GETATTR(s->s_vp, &va, p->p_cred))
+        va.va_ino = 0;
+    map_line(sb, s, s->s_vp ? va.va_fsid : 0, s->s_vp ? va.va_ino : 0, name);
+}
+
+int procfs_pid_maps(struct sbuf *sb, struct proc *p)
+{
+    return walk_segs(sb, p, maps_seg);
+}
+
+/* numa_maps's policy word, Linux's mpol_to_str: "default", "bind:0-1". */
+static void policy_word(struct sbuf *sb, const struct mempolicy *pol)
+{
+    static const char *const names[] = { "default", "prefer", "bind", "interleave", "local",
+                                          "prefer (many)" };
+    sbuf_printf(sb, " %s", pol->mode < MPOL_MAX ? names[pol->mode] : "?");
+    if (pol->mode != MPOL_DEFAULT && pol->mode != MPOL_LOCAL) {
+        sbuf_printf(sb, ":");
+        cpu_list(sb, pol->nodes);
+    }
+}
+
+static void numa_seg(struct sbuf *sb, struct as *as, struct seg *s, const char *name,
+                     struct proc *p)
+{
+    struct mempolicy pol = p->p_thread ? p->p_thread->mempolicy
+                                       : (struct mempolicy){ .mode = MPOL_DEFAULT };
+    sbuf_printf(sb, "%08lx", (unsigned long)s->s_start);
+    policy_word(sb, &pol);
+    if (s->s_vp && name[0] == '/')
+        sbuf_printf(sb, " file=%s", name);
+    else if (strcmp(name, "[heap]") == 0)
+        sbuf_printf(sb, " heap");
+    else if (strcmp(name, "[stack]") == 0)
+        sbuf_printf(sb, " stack");
+    struct as_numa_counts c;
+    as_numa_count(as, s, &c);
+    if (c.anon)
+        sbuf_printf(sb, " anon=%lu", (unsigned long)c.anon);
+    if (c.dirty)
+        sbuf_printf(sb, " dirty=%lu", (unsigned long)c.dirty);
+    if (c.pages != c.anon)
+        sbuf_printf(sb, " mapped=%lu", (unsigned long)c.pages);
+    for (int n = 0; n < MAX_NODES; n++)
+        if (c.node[n])
+            sbuf_printf(sb, " N%d=%lu", n, (unsigned long)c.node[n]);
+    sbuf_printf(sb, " kernelpagesize_kB=4\n");
+}
+
+int procfs_pid_numa_maps(struct sbuf *sb, struct proc *p)
+{
+    return walk_segs(sb, p, numa_seg);
 }

@@ -811,6 +811,24 @@ int as_mincore(struct as *as, vaddr_t va, size_t npages, uint8_t *vec)
     return err;
 }
 
+static void count_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    struct as_numa_counts *c = arg;
+    struct page *pg = pte_page(*pte);
+    c->pages++;
+    c->node[pg->node & 63]++;
+    if (*pte & PTE_D)
+        c->dirty++;
+}
+
+void as_numa_count(struct as *as, struct seg *s, struct as_numa_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    for_each_pte(as, s->s_start, s->s_end, count_pte, c);
+    if (!s->s_vp)
+        c->anon = c->pages;     /* anonymous memory, private or shared */
+}
+
 vaddr_t as_set_brk(struct as *as, vaddr_t newbrk)
 {
     rlock_acquire(&as->a_lock);

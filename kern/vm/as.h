@@ -178,6 +178,13 @@ int as_sync(struct as *as, vaddr_t va, size_t len, int flags);
  * it is in memory (mapped, in the page cache, in its amap), else 0;
  * -ENOMEM at the first page no segment holds. */
 int as_mincore(struct as *as, vaddr_t va, size_t npages, uint8_t *vec);
+/* /proc/PID/numa_maps: the pages segment s of as maps (a_lock held), on
+ * each node, how many are anonymous and how many written since mapped. */
+struct as_numa_counts {
+    uint64_t pages, anon, dirty;
+    uint64_t node[64];          /* MAX_NODES */
+};
+void as_numa_count(struct as *as, struct seg *s, struct as_numa_counts *c);
 /* Is all of [va, va + len) (widened to pages) mapped?  0, or -ENOMEM
  * for a hole or an address past user space (mlock, mincore). */
 int as_check_mapped(struct as *as, vaddr_t va, size_t len);

@@ -7,7 +7,8 @@
  * on that node (MPOL_F_NODE|MPOL_F_ADDR); on a machine of two nodes or
  * more, BIND and PREFERRED to the last node and INTERLEAVE over all of
  * them placing pages there; PREFERRED with no node read back as LOCAL;
- * a fork and an exec keeping the policy; and the errors (an unknown
+ * /proc/self/numa_maps naming the policy and counting a mapping's pages
+ * on its node; a fork and an exec keeping the policy; and the errors (an unknown
  * mode, STATIC and RELATIVE together, BIND with no node or only a node
  * the machine has not, DEFAULT and LOCAL with nodes, a bad mask pointer,
  * unknown get flags, MEMS_ALLOWED with NODE, an address without ADDR,
@@ -105,6 +106,40 @@ static void check_placement(uint64_t allowed)
 	CHECK_EQ(got, 0);
 }
 
+/* /proc/self/numa_maps's line for a mapping: its policy word and the
+ * pages on node, after the thread binds to node and touches n pages. */
+static void check_numa_maps(int node, int n)
+{
+	uint64_t one = 1ULL << node;
+	CHECK_OK(setp(BIND, &one, 65));
+	/* PROT_NONE pages on both sides keep the mapping from merging with
+	 * its neighbours, so its line is its own. */
+	char *g = fresh_pages(n + 2), *p = g + 4096;
+	CHECK_OK(mprotect(g, 4096, PROT_NONE));
+	CHECK_OK(mprotect(p + (size_t)n * 4096, 4096, PROT_NONE));
+	for (int i = 0; i < n; i++)
+		p[i * 4096] = 1;
+	char want_start[32], want_bind[32], want_pages[32], line[512];
+	snprintf(want_start, sizeof want_start, "%lx ", (unsigned long)p);
+	snprintf(want_bind, sizeof want_bind, " bind:%d ", node);
+	snprintf(want_pages, sizeof want_pages, " N%d=%d ", node, n);
+	FILE *f = fopen("/proc/self/numa_maps", "r");
+	CHECK(f != NULL);
+	int found = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, want_start, strlen(want_start)) != 0)
+			continue;
+		found = 1;
+		CHECK(strstr(line, want_bind) != NULL);
+		CHECK(strstr(line, want_pages) != NULL);
+	}
+	if (f)
+		fclose(f);
+	CHECK(found);
+	munmap(g, (size_t)(n + 2) * 4096);
+	CHECK_OK(setp(DEFAULT, NULL, 0));
+}
+
 static void check_errors(uint64_t allowed)
 {
 	uint64_t one = allowed & -allowed, none = 0, far = 1ULL << 63;
@@ -196,6 +231,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(mems_allowed_list(), allowed);
 	CHECK_EQ(policy_mode(NULL), DEFAULT);
 	check_placement(allowed);
+	check_numa_maps(63 - __builtin_clzll(allowed), 5);
 	check_errors(allowed);
 	check_inherited(allowed, self);
 	return ut_done();
