@@ -62,7 +62,7 @@ SYSCALL_DECL(sys_membarrier)
 {
     int cmd = (int)a0;
     struct proc *p = curproc();
-    if (a1)
+    if ((unsigned)a1)
         return -EINVAL;     /* MEMBARRIER_CMD_FLAG_CPU is the rseq command's alone */
     switch (cmd) {
     case CMD_QUERY:

@@ -25,6 +25,11 @@
  * change and the two agree); MPOL_F_NUMA_BALANCING and the weighted
  * interleave are not offered (EINVAL).
  *
+ * move_pages tells the node of each page asked about, or moves it; and
+ * migrate_pages moves a process's pages off some nodes onto others; both
+ * through kern/vm/migrate.c, whose theory says which pages can move.  A
+ * page already on one of migrate_pages' new nodes stays where it is.
+ *
  * Locks: none; a thread's policy is its own.
  */
 #include <kern/proc/proc.h>
@@ -33,6 +38,7 @@
 #include <kern/vm/as.h>
 #include <kern/vm/page.h>
 #include <kern/arch/numa.h>
+#include <kern/vfs/cred.h>
 #include <kern/lib/errno.h>
 
 #define MPOL_F_STATIC_NODES   (1 << 15)
@@ -196,3 +202,87 @@ SYSCALL_DECL(sys_get_mempolicy)
         return -EFAULT;
     return unodes ? nodes_out(unodes, maxnode, nodes) : 0;
 }
+
+/* ---- move_pages and migrate_pages (kern/vm/migrate.c moves the pages) ---- */
+
+#define MPOL_MF_MOVE      (1 << 1)
+#define MPOL_MF_MOVE_ALL  (1 << 2)
+
+/* The process pid names (0: the caller), held, if the caller may move its
+ * pages (Linux's PTRACE_MODE_READ_REALCREDS); NULL and *err otherwise. */
+static struct proc *target_of(int pid, int *err)
+{
+    struct proc *p = proc_hold(pid ? pid : curproc()->p_pid);
+    *err = 0;
+    if (!p)
+        *err = -ESRCH;
+    else if (!proc_may_inspect(curproc(), p) || !p->p_as)
+        *err = p->p_as ? -EPERM : -ESRCH;
+    if (*err && p) {
+        proc_rele(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* One page of move_pages: its status (a node, or -errno), or ENODEV for
+ * a target node that has no memory (which ends the call). */
+static int move_one(struct as *as, uint64_t va, const int *node, int *status)
+{
+    if (!node) {
+        *status = as_page_node(as, va);
+        return 0;
+    }
+    if (*node < 0 || *node >= numa_nnodes || !(page_nodes_with_memory() & (1UL << *node)))
+        return -ENODEV;
+    *status = as_migrate_page(as, va, *node);
+    return 0;
+}
+
+SYSCALL_DECL(sys_move_pages)
+{
+    int pid = (int)a0;
+    uint64_t count = a1, upages = a2, unodes = a3, ustatus = a4;
+    unsigned flags = (unsigned)a5;      /* an int: the register's upper half is not ours */
+    if (flags & ~(unsigned)(MPOL_MF_MOVE | MPOL_MF_MOVE_ALL))
+        return -EINVAL;
+    if ((flags & MPOL_MF_MOVE_ALL) && curproc()->p_cred->cr_uid != 0)
+        return -EPERM;
+    int err;
+    struct proc *p = target_of(pid, &err);
+    if (!p)
+        return err;
+    for (uint64_t i = 0; i < count && !err; i++) {
+        uint64_t va;
+        int node, status;
+        if (copyin((void *)(upages + i * 8), &va, sizeof va) ||
+            (unodes && copyin((void *)(unodes + i * 4), &node, sizeof node))) {
+            err = -EFAULT;
+            break;
+        }
+        err = move_one(p->p_as, va, unodes ? &node : NULL, &status);
+        if (!err && copyout(&status, (void *)(ustatus + i * 4), sizeof status))
+            err = -EFAULT;
+    }
+    proc_rele(p);
+    return err;
+}
+
+SYSCALL_DECL(sys_migrate_pages)
+{
+    uint64_t from, to;
+    int err = nodes_in(a2, a1, &from);
+    if (!err)
+        err = nodes_in(a3, a1, &to);
+    if (err)
+        return err;
+    struct proc *p = target_of((int)a0, &err);
+    if (!p)
+        return err;
+    if (to & ~page_nodes_with_memory())
+        err = -EINVAL;
+    int64_t r = err ? err : (from && to ? (int64_t)as_migrate_nodes(p->p_as, from, to) : 0);
+    proc_rele(p);
+    return r;
+}
+

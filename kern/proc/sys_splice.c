@@ -379,11 +379,12 @@ SYSCALL_DECL(sys_splice)
     size_t len = (size_t)MIN(a4, MAX_RW_COUNT);
     if (len == 0)
         return 0;
-    if (a5 & ~(uint64_t)SPLICE_F_ALL)
+    unsigned flags = (unsigned)a5;      /* an unsigned int, as each flags word below */
+    if (flags & ~(unsigned)SPLICE_F_ALL)
         return -EINVAL;
     struct proc *p = curproc();
     struct file *in = fd_get(p, (int)a0), *out = in ? fd_get(p, (int)a2) : NULL;
-    int64_t r = in && out ? do_splice(in, a1, out, a3, len, a5) : -EBADF;
+    int64_t r = in && out ? do_splice(in, a1, out, a3, len, flags) : -EBADF;
     if (in)
         file_rele(in);
     if (out)
@@ -411,14 +412,14 @@ static int64_t do_tee(struct file *in, struct file *out, size_t len, bool nonblo
 
 SYSCALL_DECL(sys_tee)
 {
-    if (a3 & ~(uint64_t)SPLICE_F_ALL)
+    if ((unsigned)a3 & ~(unsigned)SPLICE_F_ALL)
         return -EINVAL;
     size_t len = (size_t)MIN(a2, MAX_RW_COUNT);
     if (len == 0)
         return 0;
     struct proc *p = curproc();
     struct file *in = fd_get(p, (int)a0), *out = in ? fd_get(p, (int)a1) : NULL;
-    int64_t r = in && out ? do_tee(in, out, len, a3 & SPLICE_F_NONBLOCK) : -EBADF;
+    int64_t r = in && out ? do_tee(in, out, len, (unsigned)a3 & SPLICE_F_NONBLOCK) : -EBADF;
     if (in)
         file_rele(in);
     if (out)
@@ -430,7 +431,7 @@ SYSCALL_DECL(sys_tee)
  * (Linux's direction rule: the file's access mode), by the same calls. */
 SYSCALL_DECL(sys_vmsplice)
 {
-    if (a3 & ~(uint64_t)SPLICE_F_ALL)
+    if ((unsigned)a3 & ~(unsigned)SPLICE_F_ALL)
         return -EINVAL;
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)

@@ -185,6 +185,16 @@ struct as_numa_counts {
     uint64_t node[64];          /* MAX_NODES */
 };
 void as_numa_count(struct as *as, struct seg *s, struct as_numa_counts *c);
+
+/* Page migration (kern/vm/migrate.c).  as_page_node: the node of the
+ * page at va, -EFAULT with no mapping, -ENOENT with no page there.
+ * as_migrate_page: move it to node; the node, or -EFAULT, -ENOENT,
+ * -EACCES (mapped elsewhere too), -EBUSY (the file cache's), -ENOMEM.
+ * as_migrate_nodes: move every page on a node of from that no node of to
+ * holds to the matching node of to; the number that could not move. */
+int as_page_node(struct as *as, vaddr_t va);
+int as_migrate_page(struct as *as, vaddr_t va, int node);
+uint64_t as_migrate_nodes(struct as *as, uint64_t from, uint64_t to);
 /* Is all of [va, va + len) (widened to pages) mapped?  0, or -ENOMEM
  * for a hole or an address past user space (mlock, mincore). */
 int as_check_mapped(struct as *as, vaddr_t va, size_t len);

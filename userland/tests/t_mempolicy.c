@@ -8,7 +8,10 @@
  * more, BIND and PREFERRED to the last node and INTERLEAVE over all of
  * them placing pages there; PREFERRED with no node read back as LOCAL;
  * /proc/self/numa_maps naming the policy and counting a mapping's pages
- * on its node; a fork and an exec keeping the policy; and the errors (an unknown
+ * on its node; move_pages telling where pages are and moving them (their
+ * bytes kept; a page never touched ENOENT, nothing mapped EFAULT, a page a
+ * fork shares EACCES, a node without memory ENODEV) and migrate_pages
+ * moving them back; a fork and an exec keeping the policy; and the errors (an unknown
  * mode, STATIC and RELATIVE together, BIND with no node or only a node
  * the machine has not, DEFAULT and LOCAL with nodes, a bad mask pointer,
  * unknown get flags, MEMS_ALLOWED with NODE, an address without ADDR,
@@ -140,6 +143,73 @@ static void check_numa_maps(int node, int n)
 	CHECK_OK(setp(DEFAULT, NULL, 0));
 }
 
+static long move_pages_(int pid, unsigned long n, void **pages, const int *nodes, int *status,
+			int flags)
+{
+	return syscall(SYS_move_pages, pid, n, pages, nodes, status, flags);
+}
+
+/* move_pages: where pages are, moving them with their bytes, and its
+ * errors; migrate_pages: every page off a node. */
+static void check_move_pages(uint64_t allowed)
+{
+	int first = __builtin_ctzll(allowed), last = 63 - __builtin_clzll(allowed);
+	char *g = fresh_pages(6), *p = g + 4096;
+	CHECK_OK(mprotect(g, 4096, PROT_NONE));
+	CHECK_OK(mprotect(p + 4 * 4096, 4096, PROT_NONE));
+	for (int i = 0; i < 3; i++)
+		memset(p + i * 4096, 'a' + i, 4096);
+	void *pages[5] = { p, p + 4096, p + 2 * 4096, p + 3 * 4096, (void *)4096 };
+	int status[5], to[5] = { last, last, last, last, last };
+	CHECK_EQ(move_pages_(0, 5, pages, NULL, status, 0), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(status[i] >= 0 && (allowed & (1ULL << status[i])));
+	CHECK_EQ(status[3], -ENOENT);                   /* never touched */
+	CHECK_EQ(status[4], -EFAULT);                   /* nothing mapped */
+	CHECK_EQ(move_pages_(0, 4, pages, to, status, 1 << 1), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(status[i], last);
+	CHECK_EQ(status[3], -ENOENT);
+	CHECK_EQ(move_pages_(0, 3, pages, NULL, status, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(status[i], last);
+		CHECK(p[i * 4096] == 'a' + i && p[i * 4096 + 4095] == 'a' + i);
+	}
+	int bad = 63;
+	if (!(allowed & (1ULL << bad)))
+		CHECK_ERR(move_pages_(0, 1, pages, &bad, status, 1 << 1), ENODEV);
+	CHECK_ERR(move_pages_(0, 1, pages, NULL, status, 1 << 5), EINVAL);
+	CHECK_ERR(move_pages_(0, 1, (void **)UT_BADPTR, NULL, status, 0), EFAULT);
+	CHECK_ERR(move_pages_(1 << 30, 1, pages, NULL, status, 0), ESRCH);
+	if (first != last) {
+		/* A page a fork shares is mapped by two processes: EACCES. */
+		int fd[2];
+		CHECK_OK(pipe(fd));
+		pid_t pid = fork();
+		if (pid == 0) {
+			char c;
+			_exit(read(fd[0], &c, 1) == 1 ? 0 : 1);
+		}
+		int back[1] = { first };
+		CHECK_EQ(move_pages_(0, 1, pages, back, status, 1 << 1), 0);
+		CHECK_EQ(status[0], -EACCES);
+		CHECK_EQ(write(fd[1], "x", 1), 1);
+		CHECK_EQ(ut_wait(pid), 0);
+		close(fd[0]);
+		close(fd[1]);
+		uint64_t from = 1ULL << last, onto = 1ULL << first;
+		long left = syscall(SYS_migrate_pages, 0, 65, &from, &onto);
+		CHECK(left >= 0);
+		CHECK_EQ(move_pages_(0, 3, pages, NULL, status, 0), 0);
+		for (int i = 0; i < 3; i++)
+			CHECK_EQ(status[i], first);
+		CHECK(p[2 * 4096 + 7] == 'c');
+	} else {
+		CHECK(syscall(SYS_migrate_pages, 0, 65, &allowed, &allowed) >= 0);
+	}
+	munmap(g, 6 * 4096);
+}
+
 static void check_errors(uint64_t allowed)
 {
 	uint64_t one = allowed & -allowed, none = 0, far = 1ULL << 63;
@@ -232,6 +302,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(policy_mode(NULL), DEFAULT);
 	check_placement(allowed);
 	check_numa_maps(63 - __builtin_clzll(allowed), 5);
+	check_move_pages(allowed);
 	check_errors(allowed);
 	check_inherited(allowed, self);
 	return ut_done();

@@ -133,9 +133,10 @@ static const int allowed[] = {
 	307, 290, 232, 281, 441, 436, 135, 149, 150, 152, 325, 272, 308, 126,
 	285, 306,
 	/* vmsplice (splice and tee are above): tamed, SPLICE_F_NONBLOCK;
-	   membarrier, restart_syscall, set_mempolicy and get_mempolicy (a
-	   policy binds only the fuzzing child's own pages) */
-	278, 324, 219, 238, 239,
+	   membarrier, restart_syscall, set_mempolicy, get_mempolicy,
+	   move_pages and migrate_pages (a policy binds, and a move moves,
+	   only a fuzzing child's own pages, or a sibling's: same uid) */
+	278, 324, 219, 238, 239, 279, 256,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
