@@ -167,7 +167,7 @@ void fd_close_on_exec(struct proc *p)
 SYSCALL_DECL(sys_close_range)
 {
     unsigned first = (unsigned)a0, last = (unsigned)a1;
-    if ((a2 & ~(uint64_t)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || first > last)
+    if (((unsigned)a2 & ~(unsigned)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || first > last)
         return -EINVAL;
     struct proc *p = curproc();
     if (first >= NOFILE)

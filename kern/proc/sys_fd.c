@@ -96,7 +96,7 @@ SYSCALL_DECL(sys_dup2)
 
 SYSCALL_DECL(sys_dup3)
 {
-    if ((int)a0 == (int)a1 || (a2 & ~(uint64_t)O_CLOEXEC))
+    if ((int)a0 == (int)a1 || ((int)a2 & ~O_CLOEXEC))
         return -EINVAL;
     return do_dup3((int)a0, (int)a1, (int)a2);
 }

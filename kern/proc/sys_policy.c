@@ -234,7 +234,7 @@ SYSCALL_DECL(sys_syncfs)
 SYSCALL_DECL(sys_sync_file_range)
 {
     int64_t off = (int64_t)a1, n = (int64_t)a2;
-    if ((a3 & ~(uint64_t)SYNC_FILE_RANGE_KNOWN) || off < 0 || n < 0)
+    if (((unsigned)a3 & ~(unsigned)SYNC_FILE_RANGE_KNOWN) || off < 0 || n < 0)
         return -EINVAL;
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)

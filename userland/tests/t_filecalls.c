@@ -11,7 +11,8 @@
  * (flags, AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW), the old getdents
  * (its record layout: the type in the last byte) and copy_file_range
  * (at the files' offsets and at given ones, stopping at the end of the
- * input, overlapping ranges of one file, the errors in Linux's order).
+ * input, overlapping ranges of one file, the errors in Linux's order),
+ * and flags words read as the int or unsigned int Linux declares them.
  */
 #include "ut.h"
 
@@ -225,6 +226,31 @@ static void check_copy_range(void)
 	close(out);
 }
 
+/* Flags Linux declares int or unsigned int: a caller's syscall() may
+ * leave garbage in their register's upper half, which the kernel must
+ * not read (dup3, close_range, tee, membarrier, move_pages). */
+static void check_int_flags(void)
+{
+	const unsigned long high = 0xdead000000000000UL;
+	int a = CHECK_OK(open(".", O_RDONLY));
+	int b = CHECK_OK(syscall(SYS_dup3, a, 200, high | O_CLOEXEC));
+	CHECK_EQ(b, 200);
+	CHECK_EQ(fcntl(b, F_GETFD), FD_CLOEXEC);
+	CHECK_OK(syscall(SYS_close_range, 200, 200, high));
+	CHECK_ERR(fcntl(200, F_GETFD), EBADF);
+	int p[2], q[2];
+	CHECK_OK(pipe(p));
+	CHECK_OK(pipe(q));
+	CHECK_EQ(syscall(SYS_tee, p[0], q[1], 0, high), 0);
+	CHECK(syscall(SYS_membarrier, 0, high, 0) > 0);
+	CHECK_EQ(syscall(SYS_move_pages, 0, 0, NULL, NULL, NULL, high), 0);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(a);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -235,5 +261,6 @@ int main(int argc, char **argv)
 	check_faccessat2();
 	check_getdents();
 	check_copy_range();
+	check_int_flags();
 	return ut_done();
 }
