@@ -354,6 +354,22 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     sb->len += (size_t)n;
 }
 
+void sbuf_list(struct sbuf *sb, uint64_t mask)
+{
+    bool first = true;
+    for (int c = 0; c < 64; c++) {
+        if (!(mask & (1UL << c)) || (c > 0 && (mask & (1UL << (c - 1)))))
+            continue;
+        int end = c;
+        while (end + 1 < 64 && (mask & (1UL << (end + 1))))
+            end++;
+        sbuf_printf(sb, first ? "%d" : ",%d", c);
+        if (end > c)
+            sbuf_printf(sb, "-%d", end);
+        first = false;
+    }
+}
+
 /* ---- making a node's text ---- */
 
 /* Does cr see into p's private parts (cwd, exe, fd: Linux's ptrace

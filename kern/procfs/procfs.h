@@ -24,6 +24,8 @@ struct sbuf {
 };
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_add(struct sbuf *sb, const char *s, size_t n);
+/* A mask as Linux prints a list of CPUs or nodes: "0-3,5" (no newline). */
+void sbuf_list(struct sbuf *sb, uint64_t mask);
 
 /* The files of /proc itself and of /proc/sysvipc: fill sb. */
 int procfs_mounts(struct sbuf *sb);

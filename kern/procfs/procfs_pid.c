@@ -123,22 +123,6 @@ int procfs_pid_stat(struct sbuf *sb, struct proc *p)
     return 0;
 }
 
-static void cpu_list(struct sbuf *sb, uint64_t mask)
-{
-    bool first = true;
-    for (int c = 0; c < 64; c++) {
-        if (!(mask & (1UL << c)) || (c > 0 && (mask & (1UL << (c - 1)))))
-            continue;
-        int end = c;
-        while (end + 1 < 64 && (mask & (1UL << (end + 1))))
-            end++;
-        sbuf_printf(sb, first ? "%d" : ",%d", c);
-        if (end > c)
-            sbuf_printf(sb, "-%d", end);
-        first = false;
-    }
-}
-
 int procfs_pid_status(struct sbuf *sb, struct proc *p)
 {
     uint64_t vsize, rss, sig[4];
@@ -167,13 +151,13 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
                 (unsigned long)sig[3]);
     uint64_t mask = p->p_thread ? __atomic_load_n(&p->p_thread->affinity, __ATOMIC_RELAXED) : 0;
     sbuf_printf(sb, "Cpus_allowed:\t%lx\nCpus_allowed_list:\t", (unsigned long)mask);
-    cpu_list(sb, mask);
+    sbuf_list(sb, mask);
     /* The nodes memory may come from, as Linux prints a node mask (32-bit
      * words, commas between): libnuma sizes its node masks by it. */
     uint64_t mems = page_nodes_with_memory();
     sbuf_printf(sb, "\nMems_allowed:\t%08x,%08x\nMems_allowed_list:\t",
                 (unsigned)(mems >> 32), (unsigned)mems);
-    cpu_list(sb, mems);
+    sbuf_list(sb, mems);
     sbuf_printf(sb, "\n");
     return 0;
 }
@@ -366,7 +350,7 @@ static void policy_word(struct sbuf *sb, const struct mempolicy *pol)
     sbuf_printf(sb, " %s", pol->mode < MPOL_MAX ? names[pol->mode] : "?");
     if (pol->mode != MPOL_DEFAULT && pol->mode != MPOL_LOCAL) {
         sbuf_printf(sb, ":");
-        cpu_list(sb, pol->nodes);
+        sbuf_list(sb, pol->nodes);
     }
 }
 

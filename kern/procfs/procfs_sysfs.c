@@ -18,21 +18,10 @@
 #include <kern/arch/cpu.h>
 #include <kern/vm/page.h>
 
-/* mask as Linux prints a list: "0-1,4". */
+/* mask as Linux prints a list, and the line's end. */
 static void put_list(struct sbuf *sb, uint64_t mask)
 {
-    bool first = true;
-    for (int c = 0; c < 64; c++) {
-        if (!(mask & (1UL << c)) || (c > 0 && (mask & (1UL << (c - 1)))))
-            continue;
-        int end = c;
-        while (end + 1 < 64 && (mask & (1UL << (end + 1))))
-            end++;
-        sbuf_printf(sb, first ? "%d" : ",%d", c);
-        if (end > c)
-            sbuf_printf(sb, "-%d", end);
-        first = false;
-    }
+    sbuf_list(sb, mask);
     sbuf_printf(sb, "\n");
 }
 
