@@ -462,11 +462,28 @@ static void requeue_stranded(struct thread *t)
         sched_make_runnable(t);
 }
 
+/* A thread running on a CPU its new mask leaves out yields at its next
+ * return to user mode (posted here, and that CPU interrupted so one comes
+ * soon), and is queued by the mask then: as with Linux's, the new mask
+ * holds before the thread runs user code again, not from its next sleep
+ * (t_affinity: a child pinned while running, whose next call returned
+ * without sleeping, went on reporting its old CPU). */
+static void move_off_cpu(struct thread *t, uint64_t mask)
+{
+    int c = READ_ONCE(t->cpu);
+    if (!__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE) || (mask & (1UL << c)))
+        return;
+    thread_ast_post(t, THREAD_AST_PREEMPT);
+    if (c != cpu_id())
+        lapic_send_ipi(cpus[c].apic_id, VEC_WAKE);
+}
+
 void sched_set_affinity(struct thread *t, uint64_t mask)
 {
     __atomic_store_n(&t->affinity, mask, __ATOMIC_SEQ_CST);
     if (t != curthread()) {
         requeue_stranded(t);
+        move_off_cpu(t, mask);
         return;
     }
     if (!(mask & (1UL << cpu_id())))
