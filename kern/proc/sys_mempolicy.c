@@ -137,17 +137,6 @@ static int64_t node_at(uint64_t va)
     return pg ? pg->node : -EFAULT;
 }
 
-/* INTERLEAVE's next node (page_alloc_policy's choice), not taken. */
-static int interleave_peek(const struct mempolicy *pol)
-{
-    for (uint32_t i = 0; i < MAX_NODES; i++) {
-        uint32_t n = (pol->next + i) % MAX_NODES;
-        if (pol->nodes & (1UL << n))
-            return (int)n;
-    }
-    return 0;
-}
-
 /* What the mode word and the mask say, per Linux's do_get_mempolicy. */
 static int64_t policy_query(uint64_t addr, int flags, int *mode, uint64_t *nodes)
 {
@@ -174,7 +163,7 @@ static int64_t policy_query(uint64_t addr, int flags, int *mode, uint64_t *nodes
                 return n;
             *mode = (int)n;
         } else if (pol->mode == MPOL_INTERLEAVE) {
-            *mode = interleave_peek(pol);
+            *mode = mempolicy_interleave_node(pol);
         } else {
             return -EINVAL;
         }
@@ -227,13 +216,14 @@ static struct proc *target_of(int pid, int *err)
 
 /* One page of move_pages: its status (a node, or -errno), or ENODEV for
  * a target node that has no memory (which ends the call). */
-static int move_one(struct as *as, uint64_t va, const int *node, int *status)
+static int move_one(struct as *as, uint64_t va, const int *node, uint64_t with_memory,
+                    int *status)
 {
     if (!node) {
         *status = as_page_node(as, va);
         return 0;
     }
-    if (*node < 0 || *node >= numa_nnodes || !(page_nodes_with_memory() & (1UL << *node)))
+    if (*node < 0 || *node >= numa_nnodes || !(with_memory & (1UL << *node)))
         return -ENODEV;
     *status = as_migrate_page(as, va, *node);
     return 0;
@@ -252,6 +242,7 @@ SYSCALL_DECL(sys_move_pages)
     struct proc *p = target_of(pid, &err);
     if (!p)
         return err;
+    uint64_t with_memory = page_nodes_with_memory();
     for (uint64_t i = 0; i < count && !err; i++) {
         uint64_t va;
         int node, status;
@@ -260,7 +251,7 @@ SYSCALL_DECL(sys_move_pages)
             err = -EFAULT;
             break;
         }
-        err = move_one(p->p_as, va, unodes ? &node : NULL, &status);
+        err = move_one(p->p_as, va, unodes ? &node : NULL, with_memory, &status);
         if (!err && copyout(&status, (void *)(ustatus + i * 4), sizeof status))
             err = -EFAULT;
     }

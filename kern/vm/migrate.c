@@ -123,22 +123,29 @@ static int remap_node(int node, uint64_t from, uint64_t to)
     return node;
 }
 
+struct migrate_walk {
+    struct as *as;
+    struct seg *s;
+    uint64_t from, to, left;
+};
+
+/* for_each_pte's visit of one present page for as_migrate_nodes. */
+static void migrate_pte(uint64_t *pte, vaddr_t va, void *arg)
+{
+    struct migrate_walk *w = arg;
+    int node = pte_page(*pte)->node;
+    if (!(w->from & (1UL << node)) || (w->to & (1UL << node)))
+        return;                     /* not asked, or already where it may stay */
+    if (move_locked(w->as, va, pte, w->s, remap_node(node, w->from, w->to)) < 0)
+        w->left++;
+}
+
 uint64_t as_migrate_nodes(struct as *as, uint64_t from, uint64_t to)
 {
-    uint64_t left = 0;
+    struct migrate_walk w = { .as = as, .from = from, .to = to };
     rlock_acquire(&as->a_lock);
-    for (struct seg *s = as->a_segs; s; s = s->s_next) {
-        for (vaddr_t va = s->s_start; va < s->s_end; va += PAGE_SIZE) {
-            uint64_t *pte = pt_walk(as, va, false);
-            if (!pte || !(*pte & PTE_P))
-                continue;
-            int node = pte_page(*pte)->node;
-            if (!(from & (1UL << node)) || (to & (1UL << node)))
-                continue;           /* not asked, or already where it may stay */
-            if (move_locked(as, va, pte, s, remap_node(node, from, to)) < 0)
-                left++;
-        }
-    }
+    for (w.s = as->a_segs; w.s; w.s = w.s->s_next)
+        for_each_pte(as, w.s->s_start, w.s->s_end, migrate_pte, &w);
     rlock_release(&as->a_lock);
-    return left;
+    return w.left;
 }

@@ -284,17 +284,22 @@ static struct page *alloc_among(int node, uint64_t allowed)
     return NULL;
 }
 
-/* INTERLEAVE's node for the next page: the next of pol's nodes. */
-static int interleave_next(struct mempolicy *pol)
+int mempolicy_interleave_node(const struct mempolicy *pol)
 {
-    for (int i = 0; i < MAX_NODES; i++) {
-        uint32_t n = (pol->next + (uint32_t)i) % MAX_NODES;
-        if (pol->nodes & (1UL << n)) {
-            pol->next = n + 1;
+    for (uint32_t i = 0; i < MAX_NODES; i++) {
+        uint32_t n = (pol->next + i) % MAX_NODES;
+        if (pol->nodes & (1UL << n))
             return (int)n;
-        }
     }
     return this_cpu()->node;
+}
+
+/* INTERLEAVE's node for the next page, taken: the cursor moves past it. */
+static int interleave_next(struct mempolicy *pol)
+{
+    int n = mempolicy_interleave_node(pol);
+    pol->next = (uint32_t)n + 1;
+    return n;
 }
 
 struct page *page_alloc_policy(struct mempolicy *pol)

@@ -98,6 +98,8 @@ struct mempolicy {
 /* A user data page by the policy pol (not DEFAULT or LOCAL), counted as
  * page_alloc_data counts; NULL when its nodes have none free. */
 struct page *page_alloc_policy(struct mempolicy *pol);
+/* INTERLEAVE's node for the thread's next page (not taken). */
+int mempolicy_interleave_node(const struct mempolicy *pol);
 /* The nodes that have memory (a policy's nodes must be among them). */
 uint64_t page_nodes_with_memory(void);
 
