@@ -230,3 +230,43 @@ int fpu_frame_in(vaddr_t uaddr)
     fpu_load(area);
     return 0;
 }
+
+/* ---- a tracer's view (ptrace's FPU regsets) ---- */
+
+size_t fpu_regset_size(bool xstate)
+{
+    return !xstate ? FXSAVE_SIZE : use_xsave ? area_size : 0;
+}
+
+/* Linux's view of a stopped thread's area: FXSAVE's 512 bytes, or the
+ * whole XSAVE area with the enabled components (XCR0) where Linux's
+ * ptrace puts them, in the first word of the software-reserved bytes. */
+void fpu_regset_get(const struct lwp *l, uint8_t *out, bool xstate)
+{
+    memcpy(out, l->l_fpu, fpu_regset_size(xstate));
+    if (xstate) {
+        memset(out + SW_BYTES_OFF, 0, FXSAVE_SIZE - SW_BYTES_OFF);
+        memcpy(out + SW_BYTES_OFF, &xcr0, sizeof xcr0);
+    }
+}
+
+/* Replace a stopped thread's area with in (fpu_regset_size bytes), made
+ * valid as a signal frame's is: MXCSR's reserved bits off, and an XSAVE
+ * header naming only the enabled components (an x87/SSE regset keeps the
+ * AVX state it had). */
+void fpu_regset_set(struct lwp *l, const uint8_t *in, bool xstate)
+{
+    uint8_t area[FPU_AREA_MAX] __aligned(64);
+    memcpy(area, l->l_fpu, sizeof area);
+    memcpy(area, in, fpu_regset_size(xstate));
+    *(uint32_t *)(area + MXCSR_OFF) &= mxcsr_mask;
+    *(uint32_t *)(area + MXCSR_MASK_OFF) = mxcsr_mask;
+    if (use_xsave) {
+        uint64_t old_bv = *(uint64_t *)(l->l_fpu + FXSAVE_SIZE);
+        uint64_t bv = xstate ? *(uint64_t *)(area + FXSAVE_SIZE) & xcr0
+                             : old_bv | XFEATURE_X87 | XFEATURE_SSE;
+        memset(area + FXSAVE_SIZE, 0, XSAVE_HDR_SIZE);
+        *(uint64_t *)(area + FXSAVE_SIZE) = bv;
+    }
+    memcpy(l->l_fpu, area, sizeof area);
+}

@@ -220,6 +220,10 @@ void proc_stop_current(int sig)
     p->p_jobevent = W_STOPPED(sig);
     tell_parent_job(p, CLD_STOPPED, sig);
     mutex_exit(&proc_lock);
+    if (lwp_traced(curlwp())) {
+        ptrace_group_stop(sig);         /* the tracer decides when it runs again */
+        return;
+    }
     if (!sig_wait_continue(p))
         return;                     /* killed: the caller's path exits */
     mutex_enter(&proc_lock);

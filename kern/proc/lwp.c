@@ -247,6 +247,7 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
     }
     l->l_thread = nt;
     nt->mempolicy = t->mempolicy;       /* before lwp_start, which waits for proc_lock */
+    ptrace_child_locked(p, l, ca->ptrace_event);
     if (!p->p_thread)
         p->p_thread = nt;
     mutex_exit(&proc_lock);
@@ -298,7 +299,9 @@ void lwp_exit(int status)
     lwp_release_user(l, t->as);
     mutex_enter(&proc_lock);
     record_exit_status(p, status, false);
-    if (lwp_unlink_locked(p, l) == 0) {
+    int left = lwp_unlink_locked(p, l);
+    ptrace_lwp_exit_locked(p, l, status, left == 0);   /* its tracer is told */
+    if (left == 0) {
         /* The last thread: it ends the process, and its lwp goes with it. */
         spin_lock(&p->p_siglock);
         l->l_next = p->p_lwps;

@@ -450,6 +450,7 @@ void proc_exit_last(int status)
     p->p_as = NULL;
     release_as(p, as);
     mutex_enter(&proc_lock);
+    ptrace_tracer_exit_locked(p);       /* its tracees go free (kern/proc/ptrace.c) */
     orphan_check_locked(p);
     if (p == initproc)
         initproc = NULL;        /* orphans from now on have no heir */
@@ -623,6 +624,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     if (ct) {
         c->p_thread = l->l_thread = ct;
         ct->mempolicy = t->mempolicy;   /* before its first step, which waits for proc_lock */
+        ptrace_child_locked(c, l, ca ? ca->ptrace_event : PTRACE_EVENT_FORK);
     }
     mutex_exit(&proc_lock);
     if (!ct) {

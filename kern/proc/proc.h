@@ -36,9 +36,16 @@ struct thread;
 
 /* The largest user FPU area (kern/proc/fpu.c): XSAVE's x87, SSE and AVX. */
 #define FPU_AREA_MAX 1024
+/* A tracer's view of a stopped thread's FPU area (kern/proc/fpu.c):
+ * FXSAVE's (xstate false) or XSAVE's (true; size 0 without XSAVE). */
+struct lwp;
+size_t fpu_regset_size(bool xstate);
+void fpu_regset_get(const struct lwp *l, uint8_t *out, bool xstate);
+void fpu_regset_set(struct lwp *l, const uint8_t *in, bool xstate);
 struct trapframe;
 struct sleepq;
 struct execargs;
+struct ptrace_exit;
 
 
 /* Signal dispositions and sa_flags, as Linux's (kern/proc/signal.c). */
@@ -171,6 +178,20 @@ struct lwp {
     uint64_t l_fork_fsbase;     /* [c] the FS base to start with */
     uint64_t l_child_settid;    /* [c] clone's CLONE_CHILD_SETTID address, or 0 */
     struct lwp *l_reap_next;    /* [P] the reaper's list of exited threads */
+    /* ptrace (kern/proc/ptrace.c): the thread as a tracee.  Its tracer is
+     * a process; the stop it is in, what the tracer's wait is still to be
+     * told, and what the tracer resumes it with. */
+    struct proc *l_tracer;      /* [P] the tracing process, or NULL */
+    struct lwp *l_trace_next;   /* [P] the tracer's list (p_tracees) */
+    uint32_t l_ptopts;          /* [P] PTRACE_O_* */
+    uint32_t l_ptflags;         /* [P] PTF_* (kern/proc/ptrace.c) */
+    int l_ptstop;               /* [P] PTS_*: the ptrace-stop it is in, 0 while it runs */
+    int l_ptreport;             /* [P] the stop's wait status, until a wait reports it (0) */
+    int l_ptsig;                /* [P] the signal the tracer resumed it with */
+    uint64_t l_ptmsg;           /* [P] PTRACE_GETEVENTMSG's value */
+    struct ksiginfo l_ptsi;     /* [P] the stop's siginfo (GETSIGINFO, SETSIGINFO) */
+    volatile int l_pttrap;      /* [P] written, [a] read: a PTRACE_EVENT_STOP trap is due
+                                 * (PTRACE_INTERRUPT, a new seized child's first stop) */
     /* The user's x87/SSE registers while the thread is switched out
      * (FXSAVE area; the kernel itself never touches them). */
     /* The user's x87/SSE/AVX registers while the thread is switched out
@@ -266,6 +287,14 @@ struct proc {
      * wait4 has not reported yet: the wait status to report, or 0. */
     volatile int p_stopped;     /* [s] written, [a] read */
     int p_jobevent;             /* [P] */
+
+    /* ptrace (kern/proc/ptrace.c): the threads this process traces, the
+     * exits of tracees its wait has still to report, and how many of its
+     * own threads are traced (signals it ignores are then still queued,
+     * for the tracer to see). */
+    struct lwp *p_tracees;              /* [P] linked by l_trace_next */
+    struct ptrace_exit *p_trace_exits;  /* [P] */
+    int p_ntraced;                      /* [P] written, [a] read */
 
 
     struct mutex p_fdlock;
@@ -389,6 +418,7 @@ struct clone_req {
     uint64_t parent_settid;     /* a thread: where its tid is stored before it runs, or 0 */
     bool share_vm;              /* CLONE_VM: the child borrows the caller's address space */
     bool vfork;                 /* CLONE_VFORK: the caller will wait (proc_vfork_wait) */
+    int ptrace_event;           /* PTRACE_EVENT_FORK, _VFORK or _CLONE: what a tracer is told */
 };
 int proc_fork(struct trapframe *tf, const struct clone_req *ca);
 /* waitid and wait4 without the copyouts.  The request: which children
@@ -407,6 +437,57 @@ struct wait_info {
 /* The pid reported (reaped unless WNOWAIT), 0 (WNOHANG and nothing to
  * report yet), -ECHILD (no child matches) or -ERESTARTSYS. */
 int proc_wait(const struct wait_req *req, struct wait_info *info);
+
+/* ptrace (kern/proc/ptrace.c).  The hooks the rest of the process code
+ * calls; each does nothing for a thread nobody traces.
+ *   ptrace_syscall_entry   syscall_dispatch with the thread's
+ *                          ptrace_syscalls set: the entry stop; the number
+ *                          to run (orig_rax as the tracer left it), -1 to
+ *                          skip the call (rax is then its result)
+ *   ptrace_syscall_exit    the exit stop, tf->rax holding the result
+ *   ptrace_signal_stop     sig_deliver took sig: the signal to act on
+ *                          instead (0: none), si updated to match
+ *   ptrace_group_stop      a stop signal stops the process: the traced
+ *                          thread's group-stop, reported to its tracer
+ *   ptrace_trap_stop       a PTRACE_EVENT_STOP trap was due (l_pttrap)
+ *   ptrace_event           fork, vfork, clone, exec, exit: the event stop
+ *                          when the tracer asked for it (PTRACE_O_*)
+ *   ptrace_child_locked    fork or clone made child, whose first thread is
+ *                          cl: it is traced too when the options say so
+ *   ptrace_lwp_exit_locked thread l of p leaves (last: p's last): its
+ *                          tracer is told, and it leaves the tracer's list
+ *   ptrace_tracer_exit_locked  p ends: every thread it traces goes free
+ *   ptrace_wait_locked     proc_wait's look at the caller's tracees
+ */
+#define PTRACE_EVENT_FORK       1
+#define PTRACE_EVENT_VFORK      2
+#define PTRACE_EVENT_CLONE      3
+#define PTRACE_EVENT_EXEC       4
+#define PTRACE_EVENT_VFORK_DONE 5
+#define PTRACE_EVENT_EXIT       6
+uint64_t ptrace_syscall_entry(struct trapframe *tf);
+void ptrace_syscall_exit(struct trapframe *tf);
+int ptrace_signal_stop(int sig, struct ksiginfo *si);
+void ptrace_group_stop(int sig);
+void ptrace_trap_stop(void);
+void ptrace_event(int event, uint64_t msg);
+void ptrace_child_locked(struct proc *child, struct lwp *cl, int event);
+void ptrace_lwp_exit_locked(struct proc *p, struct lwp *l, int status, bool last);
+void ptrace_tracer_exit_locked(struct proc *p);
+int ptrace_wait_locked(struct proc *me, const struct wait_req *req, int pgid,
+                       struct wait_info *info, bool *any);
+/* Is any thread of c traced by tracer?  Under proc_lock. */
+bool ptrace_traced_by_locked(const struct proc *c, const struct proc *tracer);
+/* Is the calling thread traced?  [a] */
+static inline bool lwp_traced(const struct lwp *l)
+{
+    return l && __atomic_load_n(&l->l_tracer, __ATOMIC_ACQUIRE) != NULL;
+}
+/* exec may not give set-id privileges to a process a non-root user
+ * traces (Linux's rule without CAP_SYS_PTRACE). */
+bool ptrace_blocks_setid(struct proc *p);
+/* The tracer's pid of p's main thread, 0 for none (/proc's TracerPid). */
+int ptrace_tracer_pid(struct proc *p);
 
 /* The calling process's parent's pid (0: none). */
 int proc_getppid(void);
@@ -467,6 +548,11 @@ uint64_t sig_pending_mine(void);
 int sig_wait_for(uint64_t set);
 /* Wake every thread of p from its interruptible sleep (an exit, an exec). */
 void sig_wake_all(struct proc *p);
+/* Make thread l look at its signals now: its ast, and a wakeup of its
+ * interruptible sleep (ptrace's INTERRUPT and resume). */
+void sig_kick_lwp(struct lwp *l);
+/* Linux's 128-byte siginfo for sig with si, at out (ptrace GETSIGINFO). */
+void sig_siginfo_out(void *out, int sig, const struct ksiginfo *si);
 struct vnode;
 int64_t fsize_room(struct vnode *vp, uint64_t off, bool append, size_t n);
 /* A synchronous fault: delivered to a handler, or death when the signal

@@ -219,7 +219,8 @@ bool sig_work_pending(struct proc *p)
     struct lwp *l = curlwp();
     return pending_of(p, l) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
            __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE) ||
-           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE);
+           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->l_pttrap, __ATOMIC_ACQUIRE);
 }
 
 /* Make l look at its signals before its next return to user mode (its
@@ -238,7 +239,8 @@ bool sig_interrupting(struct proc *p)
     struct lwp *l = curlwp();
     return (pending_of(p, l) & wakers_of(l)) || __atomic_load_n(&p->p_killsig, __ATOMIC_ACQUIRE) ||
            __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE) ||
-           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE);
+           __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&l->l_pttrap, __ATOMIC_ACQUIRE);
 }
 
 /* Wake l if it sleeps interruptibly.  The fence orders the caller's
@@ -249,6 +251,12 @@ static void sig_wake_lwp(struct lwp *l)
     const void *chan = __atomic_load_n(&l->l_sleepchan, __ATOMIC_SEQ_CST);
     if (chan)
         wakeup(chan);
+}
+
+void sig_kick_lwp(struct lwp *l)
+{
+    sig_ast_lwp(l);
+    sig_wake_lwp(l);
 }
 
 void sig_wake_all(struct proc *p)
@@ -307,7 +315,8 @@ static bool sig_prepare(struct proc *p, struct lwp *l, int sig)
     spin_lock(&p->p_siglock);
     bool blocked = !(wakers_of(l ? l : p->p_lwps) & SIGBIT(sig));
     spin_unlock(&p->p_siglock);
-    return blocked || !sig_ignored(p, sig);
+    /* A traced process's tracer sees even the signals it ignores. */
+    return blocked || !sig_ignored(p, sig) || __atomic_load_n(&p->p_ntraced, __ATOMIC_ACQUIRE);
 }
 
 /* A process-directed signal is pending for every thread; each thread
@@ -375,9 +384,18 @@ void sig_fault(int sig, int code, uint64_t addr, const char *why)
 {
     struct proc *p = curproc();
     struct lwp *l = curlwp();
-    if (p->p_sigact[sig - 1].handler <= SIG_IGN || (mask_of(l) & SIGBIT(sig))) {
+    bool traced = lwp_traced(l);
+    if (!traced && (p->p_sigact[sig - 1].handler <= SIG_IGN || (mask_of(l) & SIGBIT(sig)))) {
         proc_kill_current(sig, why);
         return;
+    }
+    if (traced) {
+        /* The tracer sees the fault first (a breakpoint, a single step);
+         * if it lets the signal through, blocked or ignored, it kills,
+         * as Linux's force_sig_info makes it. */
+        __atomic_and_fetch(&l->l_sigmask, ~SIGBIT(sig), __ATOMIC_RELAXED);
+        if (p->p_sigact[sig - 1].handler == SIG_IGN)
+            p->p_sigact[sig - 1].handler = SIG_DFL;
     }
     struct ksiginfo si = { .si_signo = sig, .si_code = code, .si_addr = addr };
     spin_lock(&p->p_siglock);
@@ -416,15 +434,30 @@ int sig_sleep_locked(struct sleepq *sq, const void *chan)
 }
 
 /* Take sig off the pending sets [s]; one that stops p starts the stop. */
+static void stop_begin_locked(struct proc *p, int sig)
+{
+    __atomic_store_n(&p->p_stopped, sig, __ATOMIC_RELEASE);
+    for (struct lwp *o = p->p_lwps; o; o = o->l_next)
+        sig_ast_lwp(o);                 /* the others park at their return */
+}
+
+/* A traced thread's stop begins only once its tracer has let the stop
+ * signal through (sig_deliver). */
 static void sig_take_locked(struct proc *p, struct lwp *l, int sig)
 {
     __atomic_and_fetch(&l->l_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
     __atomic_and_fetch(&p->p_sigpending, ~SIGBIT(sig), __ATOMIC_RELEASE);
-    if (sig_stops(p, sig)) {
-        __atomic_store_n(&p->p_stopped, sig, __ATOMIC_RELEASE);
-        for (struct lwp *o = p->p_lwps; o; o = o->l_next)
-            sig_ast_lwp(o);             /* the others park at their return */
-    }
+    if (sig_stops(p, sig) && !lwp_traced(l))
+        stop_begin_locked(p, sig);
+}
+
+/* Requeue sig for thread l (a tracer's signal it blocks): taken when it
+ * unblocks it. */
+static void sig_requeue(struct proc *p, struct lwp *l, int sig, const struct ksiginfo *si)
+{
+    spin_lock(&p->p_siglock);
+    queue_locked(&l->l_sigpending, l->l_siginfo, sig, si, true);
+    spin_unlock(&p->p_siglock);
 }
 
 /* Take the calling thread's lowest unblocked pending signal, its own
@@ -455,6 +488,12 @@ static int sig_take_quiet(struct proc *p, struct lwp *l, bool *other)
     *other = false;
     spin_lock(&p->p_siglock);
     uint64_t ready = pending_of(p, l) & ~l->l_sigmask;
+    if (lwp_traced(l)) {
+        /* Every signal goes to the tracer first (sig_deliver). */
+        spin_unlock(&p->p_siglock);
+        *other = ready != 0 || __atomic_load_n(&l->l_pttrap, __ATOMIC_ACQUIRE);
+        return 0;
+    }
     for (uint64_t r = ready; r; r &= r - 1) {
         int sig = __builtin_ctzl(r) + 1;
         if (sig_ignored(p, sig)) {
@@ -481,6 +520,16 @@ static bool lwp_must_exit(struct proc *p, struct lwp *l)
            __atomic_load_n(&l->l_exit_now, __ATOMIC_ACQUIRE);
 }
 
+/* Another thread took a stop: wait for the continue, or, traced, report
+ * the group-stop to the tracer and wait for it. */
+static void park_for_stop(struct proc *p, struct lwp *l)
+{
+    if (lwp_traced(l))
+        ptrace_group_stop(__atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE));
+    else
+        sig_wait_continue(p);
+}
+
 bool sig_sleep_interrupted(struct proc *p)
 {
     struct lwp *l = curlwp();
@@ -488,7 +537,7 @@ bool sig_sleep_interrupted(struct proc *p)
         if (lwp_must_exit(p, l))
             return true;
         if (__atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE)) {
-            sig_wait_continue(p);       /* another thread took a stop */
+            park_for_stop(p, l);        /* another thread took a stop */
             continue;
         }
         bool other;
@@ -549,6 +598,14 @@ static void fill_siginfo(struct siginfo_k *info, int sig, const struct ksiginfo 
         else
             info->f.proc.status = si->si_status;
     }
+}
+
+void sig_siginfo_out(void *out, int sig, const struct ksiginfo *si)
+{
+    struct siginfo_k info;
+    memset(&info, 0, sizeof info);
+    fill_siginfo(&info, sig, si);
+    memcpy(out, &info, sizeof info);
 }
 
 /* ---- the alternate signal stack (sigaltstack, SA_ONSTACK) ---- */
@@ -719,24 +776,47 @@ static void run_handler(struct proc *p, struct lwp *l, struct trapframe *tf, int
     }
 }
 
+/* A traced thread took sig: its tracer decides.  The signal to act on
+ * (0: none); one the thread blocks waits until it unblocks it. */
+static int traced_signal(struct proc *p, struct lwp *l, int sig, struct ksiginfo *si)
+{
+    sig = ptrace_signal_stop(sig, si);
+    if (sig && (l->l_sigmask & SIGBIT(sig))) {
+        sig_requeue(p, l, sig, si);
+        return 0;
+    }
+    return sig;
+}
+
 void sig_deliver(struct trapframe *tf, bool restarting)
 {
     struct proc *p = curproc();
     struct lwp *l = curlwp();
     struct ksiginfo si;
     int sig;
+    if (__atomic_load_n(&l->l_pttrap, __ATOMIC_ACQUIRE))
+        ptrace_trap_stop();             /* PTRACE_INTERRUPT, a new child's first stop */
     while (!lwp_must_exit(p, l) && __atomic_load_n(&p->p_stopped, __ATOMIC_ACQUIRE))
-        sig_wait_continue(p);           /* another thread took a stop */
+        park_for_stop(p, l);            /* another thread took a stop */
     while (!lwp_must_exit(p, l) && (sig = sig_dequeue(p, l, &si))) {
+        bool traced = lwp_traced(l);
+        if (traced && !(sig = traced_signal(p, l, sig, &si)))
+            continue;
         uint64_t h = p->p_sigact[sig - 1].handler;
         if (h == SIG_IGN || (h == SIG_DFL && sig_default_ignores(sig)))
             continue;
         if (sig_stops(p, sig)) {
+            if (traced) {
+                spin_lock(&p->p_siglock);
+                stop_begin_locked(p, sig);
+                spin_unlock(&p->p_siglock);
+            }
             proc_stop_current(sig);     /* until SIGCONT or a kill */
             continue;
         }
         if (h == SIG_DFL) {
             intr_enable();
+            ptrace_event(PTRACE_EVENT_EXIT, W_SIGNALED(sig));
             proc_exit(W_SIGNALED(sig));
         }
         run_handler(p, l, tf, sig, &si, &restarting);

@@ -233,8 +233,8 @@ SYSCALL_DECL(sys_setgroups)
 bool proc_exec_setid(struct proc *p, struct vnode *vp)
 {
     struct vattr va;
-    if (VOP_GETATTR(vp, &va, p->p_cred))
-        return false;
+    if (VOP_GETATTR(vp, &va, p->p_cred) || ptrace_blocks_setid(p))
+        return false;           /* traced by a user: the program runs with the caller's ids */
     const struct cred *c = p->p_cred;
     uint32_t uid = (va.va_mode & S_ISUID) ? va.va_uid : c->cr_uid;
     bool sgid = (va.va_mode & S_ISGID) && (va.va_mode & S_IXGRP);

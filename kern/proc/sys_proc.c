@@ -36,7 +36,10 @@
 
 SYSCALL_DECL(sys_fork)
 {
-    return proc_fork(curtf(), NULL);
+    int pid = proc_fork(curtf(), NULL);
+    if (pid > 0)
+        ptrace_event(PTRACE_EVENT_FORK, (uint64_t)pid);
+    return pid;
 }
 
 #define CLONE_VM             0x00000100
@@ -68,6 +71,17 @@ static bool clone_flags_valid(uint64_t flags)
            !(flags & (CLONE_FS | CLONE_FILES | CLONE_SIGHAND));
 }
 
+/* What a tracer is told of a clone (Linux's rule): a vfork, a fork (a
+ * new process that signals SIGCHLD at its exit), or a clone. */
+static int clone_event(uint64_t flags)
+{
+    if (flags & CLONE_VFORK)
+        return PTRACE_EVENT_VFORK;
+    if (!(flags & CLONE_THREAD) && (flags & 0xff) == SIGCHLD)
+        return PTRACE_EVENT_FORK;
+    return PTRACE_EVENT_CLONE;
+}
+
 /* clone(flags, newsp, parent_tid, child_tid, tls).  CLONE_THREAD (with
  * CLONE_VM, CLONE_FS, CLONE_FILES and CLONE_SIGHAND: pthread_create's
  * set) is a new thread of the caller's process (kern/proc/lwp.c), the
@@ -90,12 +104,17 @@ SYSCALL_DECL(sys_clone)
         .parent_settid = (flags & CLONE_PARENT_SETTID) ? a2 : 0,
         .share_vm = (flags & CLONE_VM) != 0,
         .vfork = (flags & CLONE_VFORK) != 0,
+        .ptrace_event = clone_event(flags),
     };
     int pid = (flags & CLONE_THREAD) ? lwp_create(curtf(), &ca) : proc_fork(curtf(), &ca);
     if (pid > 0 && (flags & CLONE_PARENT_SETTID) && !(flags & CLONE_THREAD))
         copyout(&pid, (void *)a2, sizeof pid);      /* a thread's is stored before it runs */
-    if (pid > 0 && ca.vfork)
+    if (pid > 0)
+        ptrace_event(ca.ptrace_event, (uint64_t)pid);
+    if (pid > 0 && ca.vfork) {
         proc_vfork_wait(pid);
+        ptrace_event(PTRACE_EVENT_VFORK_DONE, (uint64_t)pid);
+    }
     return pid;
 }
 
@@ -185,6 +204,7 @@ static int64_t exec_with(const char *path, struct vnode *dir, struct vnode *self
         err = copy_strings(&ea, (const char *const *)uargv, &ea.argc);
     if (!err)
         err = copy_strings(&ea, (const char *const *)uenvp, &ea.envc);
+    int old_tid = curlwp()->l_tid;              /* a thread's exec takes the pid */
     if (!err && !(err = proc_exec_begin())) {   /* one thread execs at a time */
         err = proc_exec_at(path, dir, self, nofollow, &ea, curtf());
         if (err)
@@ -196,6 +216,8 @@ static int64_t exec_with(const char *path, struct vnode *dir, struct vnode *self
         __atomic_store_n(&curproc()->p_membarrier, 0, __ATOMIC_RELAXED);
     }
     execargs_free(&ea);
+    if (!err)
+        ptrace_event(PTRACE_EVENT_EXEC, (uint64_t)old_tid);
     return err;
 }
 
@@ -252,11 +274,13 @@ SYSCALL_DECL(sys_execveat)
 
 SYSCALL_DECL(sys_exit)
 {
+    ptrace_event(PTRACE_EVENT_EXIT, W_EXITCODE((int)a0));
     lwp_exit(W_EXITCODE((int)a0));
 }
 
 SYSCALL_DECL(sys_exit_group)
 {
+    ptrace_event(PTRACE_EVENT_EXIT, W_EXITCODE((int)a0));
     proc_exit(W_EXITCODE((int)a0));
 }
 

@@ -326,7 +326,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(132, sys_utime), S(40, sys_sendfile),
     S(275, sys_splice), S(276, sys_tee), S(278, sys_vmsplice), S(322, sys_execveat),
     S(437, sys_openat2), S(310, sys_process_vm_readv), S(311, sys_process_vm_writev),
-    S(324, sys_membarrier), S(219, sys_restart_syscall), S(238, sys_set_mempolicy),
+    S(324, sys_membarrier), S(101, sys_ptrace), S(219, sys_restart_syscall), S(238, sys_set_mempolicy),
     S(239, sys_get_mempolicy), S(279, sys_move_pages), S(256, sys_migrate_pages),
     S(73, sys_flock), S(25, sys_mremap),
     S(266, sys_symlinkat), S(221, sys_fadvise64),
@@ -402,15 +402,25 @@ void syscall_dispatch(struct trapframe *tf)
 {
     struct thread *t = curthread();
     uint64_t nr = tf->rax;
+    tf->error = nr;             /* orig_rax: the number, for ptrace */
+    if (unlikely(t->ptrace_syscalls))
+        nr = ptrace_syscall_entry(tf);  /* kern/proc/ptrace.c: -1 skips the call */
     syscall_fn fn = lookup(nr);
     int64_t r;
-    if (nr == 15) {
+    if (nr == (uint64_t)-1) {
+        r = (int64_t)tf->rax;   /* skipped by a tracer: rax as it left it */
+    } else if (nr == 15) {
         r = sig_return(tf);
     } else if (fn) {
         r = fn(tf->rdi, tf->rsi, tf->rdx, tf->r10, tf->r8, tf->r9);
     } else {
         __atomic_add_fetch(&unknown_calls[MIN(nr, (uint64_t)NSYSCALL - 1)], 1, __ATOMIC_RELAXED);
         r = -ENOSYS;
+    }
+    if (unlikely(t->ptrace_syscalls)) {
+        tf->rax = (uint64_t)r;
+        ptrace_syscall_exit(tf);
+        r = (int64_t)tf->rax;   /* a tracer may change the result */
     }
     /* rt_sigreturn's r is the restored rax, whatever its value. */
     bool restarting = nr != 15 && r == -ERESTARTSYS;

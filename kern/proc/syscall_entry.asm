@@ -74,6 +74,10 @@ syscall_entry:
     jae .iret
     cmp qword [rsp + 18*8], SEL_UCODE
     jne .iret
+    ; TF (a tracer's single step): SYSRET would trap at once, before the
+    ; first user instruction; IRET traps after it.
+    test qword [rsp + 19*8], 0x100
+    jnz .iret
     pop r15
     pop r14
     pop r13

@@ -26,6 +26,7 @@ SYSCALL_DECL(sys_pause);
 SYSCALL_DECL(sys_execve);
 SYSCALL_DECL(sys_execveat);
 SYSCALL_DECL(sys_process_vm_readv);
+SYSCALL_DECL(sys_ptrace);
 SYSCALL_DECL(sys_process_vm_writev);
 SYSCALL_DECL(sys_membarrier);
 SYSCALL_DECL(sys_set_mempolicy);

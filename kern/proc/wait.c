@@ -7,7 +7,10 @@
  * list).  Waiting (proc_wait: wait4 and waitid) scans the caller's
  * children that the request names and asks wait_event_of whether each
  * has something to report for the request's options: an exit (WEXITED),
- * or a stop or continue that job control left in p_jobevent.  The
+ * or a stop or continue that job control left in p_jobevent; then the
+ * caller's tracees, whose ptrace-stops and ends kern/proc/ptrace.c keeps
+ * for it (ptrace_wait_locked; a child it traces tells its stops only
+ * there).  The
  * parent's wait reaps the zombie: it joins the thread (thread_join waits
  * until it is fully off its CPU, then frees its stack), adds the child's
  * CPU times to its own children's times, and frees the struct proc.  A
@@ -57,10 +60,12 @@ enum wait_event {
  * consumes it unless WNOWAIT and leaves the child in place.  Under
  * proc_lock.
  */
-static enum wait_event wait_event_of(const struct proc *c, int options)
+static enum wait_event wait_event_of(const struct proc *me, const struct proc *c, int options)
 {
     if (c->p_state == PS_ZOMBIE)
         return (options & WEXITED) ? WE_EXITED : WE_NONE;
+    if (ptrace_traced_by_locked(c, me))
+        return WE_NONE;         /* its stops come as ptrace-stops (ptrace_wait_locked) */
     int ev = c->p_jobevent;
     if (ev == W_CONTINUED)
         return (options & WCONTINUED) ? WE_CONTINUED : WE_NONE;
@@ -121,7 +126,7 @@ int proc_wait(const struct wait_req *req, struct wait_info *info)
             if (c->p_state == PS_ZOMBIE && !(req->options & WEXITED))
                 continue;       /* as Linux: no child at all to such a wait */
             any = true;
-            enum wait_event ev = wait_event_of(c, req->options);
+            enum wait_event ev = wait_event_of(me, c, req->options);
             if (ev == WE_NONE)
                 continue;
             wait_report_event(c, ev, info);
@@ -133,6 +138,11 @@ int proc_wait(const struct wait_req *req, struct wait_info *info)
                 mutex_exit(&proc_lock);
             }
             return info->pid;
+        }
+        int traced = ptrace_wait_locked(me, req, pgid, info, &any);
+        if (traced) {
+            mutex_exit(&proc_lock);
+            return traced;
         }
         if (!any) {
             mutex_exit(&proc_lock);

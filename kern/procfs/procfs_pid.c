@@ -135,8 +135,8 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     comm[sizeof comm - 1] = 0;
     sbuf_printf(sb, "Name:\t%s\nUmask:\t%04o\nState:\t%s\n", comm, p->p_umask,
                 state_name(state_of(p)));
-    sbuf_printf(sb, "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n", p->p_pid,
-                p->p_pid, proc_ppid_of(p));
+    sbuf_printf(sb, "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t%d\n", p->p_pid,
+                p->p_pid, proc_ppid_of(p), ptrace_tracer_pid(p));
     sbuf_printf(sb, "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n", c->cr_ruid, c->cr_uid,
                 c->cr_uid, c->cr_uid, c->cr_rgid, c->cr_gid, c->cr_gid, c->cr_gid);
     sbuf_printf(sb, "FDSize:\t%d\nGroups:\t", NOFILE);

@@ -67,6 +67,10 @@ struct thread {
     struct lwp *lwp;                /* [o] its part of the process (kern/proc/lwp.c), or NULL */
     struct as *as;                  /* [o] NULL: the kernel's tables alone */
     uint64_t fs_base;               /* [o] */
+    /* ptrace: stop at each system call's entry and exit (PTRACE_SYSCALL);
+     * written by the tracer under proc_lock while the thread is stopped
+     * (kern/proc/ptrace.c), read by the thread itself. */
+    bool ptrace_syscalls;
     /* Work due before the thread returns to user mode (THREAD_AST_*): set
      * by anyone with thread_ast_post, taken by the thread itself on its
      * way out, so that the exit of a system call or trap tests one word

@@ -231,6 +231,11 @@ int as_user_word(struct as *as, vaddr_t va, int (*fn)(uint32_t *word, void *arg)
  * (a write to a copy-on-write page copies it): the bytes moved before
  * the first page that cannot be (process_vm_readv), or -EFAULT for none. */
 int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write);
+/* ptrace's write into as (Linux's FOLL_FORCE): as as_copy_remote's, but a
+ * private mapping is written whatever its protection, through a private
+ * copy of the page (a breakpoint in read-only text reaches neither the
+ * file nor a forked process); a shared one only when it is writable. */
+int64_t as_poke_remote(struct as *as, vaddr_t va, const char *kbuf, size_t len);
 
 /* Statistics: TLB shootdown IPIs sent in all. */
 uint64_t as_shootdown_ipis(void);

@@ -298,3 +298,79 @@ int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool w
     }
     return done ? (int64_t)done : (len ? -EFAULT : 0);
 }
+
+/* ---- ptrace's writes (FOLL_FORCE) ---- */
+
+/* Is pg this mapping's own: not the page cache's nor a replica, and
+ * mapped once? */
+static bool page_is_private(const struct page *pg)
+{
+    return !(pg->flags & (PG_CACHED | PG_REPLICA)) &&
+           __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* Make the page at va of private segment s the mapping's own, whatever
+ * the segment's protection (a breakpoint in read-only text): absent, it
+ * is faulted in as a write would; shared with the page cache or a forked
+ * process, it is copied.  The PTE keeps the segment's protection.  With
+ * a_lock held. */
+static int force_private_locked(struct as *as, struct seg *s, vaddr_t va)
+{
+    uint64_t *pte = pt_walk(as, va, true);
+    if (!pte)
+        return -ENOMEM;
+    if (!(*pte & PTE_P)) {
+        struct clp_pending pend = { 0 };
+        return fault_absent(as, s, va, pte, FA_WRITE, &pend);
+    }
+    struct page *old = pte_page(*pte);
+    if (page_is_private(old))
+        return 0;
+    struct page *pg = private_copy(old, PAGE_SIZE);
+    if (!pg)
+        return -ENOMEM;
+    *pte = page_to_phys(pg) | pte_flags(s, true);
+    page_rele(old);
+    tlb_flush(as, va, 1);
+    return 0;
+}
+
+/* One page's piece of as_poke_remote. */
+static int poke_piece(struct as *as, vaddr_t va, const char *kbuf, size_t n)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        rlock_acquire(&as->a_lock);
+        struct seg *s = seg_find(as, va);
+        if (!s || (s->s_flags & MAP_SHARED)) {
+            bool writable = s && (s->s_prot & PROT_WRITE);
+            rlock_release(&as->a_lock);
+            return writable ? copy_remote_piece(as, va, (char *)kbuf, n, true) : -EFAULT;
+        }
+        uint64_t *pte = pt_walk(as, va, false);
+        if (pte && (*pte & (PTE_P | PTE_U)) == (PTE_P | PTE_U) && page_is_private(pte_page(*pte))) {
+            memcpy((char *)page_to_virt(pte_page(*pte)) + (va & (PAGE_SIZE - 1)), kbuf, n);
+            rlock_release(&as->a_lock);
+            return 0;
+        }
+        int err = force_private_locked(as, s, va);
+        rlock_release(&as->a_lock);
+        if (err)
+            return -EFAULT;
+    }
+    return -EFAULT;
+}
+
+int64_t as_poke_remote(struct as *as, vaddr_t va, const char *kbuf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        vaddr_t at = va + done;
+        if (at < va || at >= USER_TOP)
+            break;
+        size_t n = MIN(len - done, PAGE_SIZE - (at & (PAGE_SIZE - 1)));
+        if (poke_piece(as, at, kbuf + done, n))
+            break;
+        done += n;
+    }
+    return done ? (int64_t)done : (len ? -EFAULT : 0);
+}
