@@ -35,6 +35,7 @@ needed the first time); the bundle is made anew each run.
 """
 
 import os
+import re
 import shutil
 import glob
 import subprocess
@@ -188,8 +189,89 @@ def native_script(names):
 
 def judge_native(out, results):
     native = out.split(NATIVE_END.encode())[0]
+    native, traced = split_strace(native)
     ok = native == WANT_NATIVE
     results.add("debian/ufs/native", ok, "" if ok else "stdout %r" % native[-400:])
+    judge_strace(traced, results)
+
+
+# ---- strace: Debian's, inside Tempest, against the host Linux's ----
+
+STRACE_BEGIN, STRACE_END = b"strace-begin\n", b"strace-end\n"
+STRACE_PIPELINE = "{bb} echo hello | {bb} tr a-z A-Z"     # run by busybox sh
+STRACE_CALL_RE = re.compile(r"^([a-z_0-9]+)\(")
+# Calls a signal's timing adds or repeats; they say nothing of the ABI.
+STRACE_TIMING = {"rt_sigreturn", "restart_syscall"}
+
+
+def split_strace(native):
+    """native.sh's output without its strace part, and that part."""
+    if STRACE_BEGIN not in native:
+        return native, b""
+    head, rest = native.split(STRACE_BEGIN, 1)
+    traced, _, tail = rest.partition(STRACE_END)
+    return head + tail, traced
+
+
+def call_sequence(trace):
+    """One process's strace -ff file as its calls' names, in order: signal
+    lines and the calls only timing makes (a wait interrupted and
+    restarted, a handler's return) left out, repeats of a call made one."""
+    names = []
+    for line in trace.splitlines():
+        m = STRACE_CALL_RE.match(line)
+        if not m or m.group(1) in STRACE_TIMING:
+            continue
+        if not names or names[-1] != m.group(1):
+            names.append(m.group(1))
+    return " ".join(names)
+
+
+def sequences(traces):
+    """The processes' call sequences, sorted (pids differ between runs)."""
+    return sorted(call_sequence(t) for t in traces)
+
+
+def host_strace_sequences():
+    """The host Linux's strace of the pipeline, on the Debian root's own
+    static busybox: (sequences, '') or (None, why not)."""
+    busybox = os.path.join(ROOT, "build", "debian", "tree", "bin", "busybox")
+    if not shutil.which("strace"):
+        return None, "the host has no strace (tools/install-deps.sh installs it)"
+    work = tempfile.mkdtemp(prefix="strace-host-", dir=os.path.join(ROOT, "build"))
+    try:
+        r = subprocess.run(["strace", "-ff", "-o", os.path.join(work, "tr"), busybox, "sh", "-c",
+                            STRACE_PIPELINE.format(bb=busybox)], capture_output=True, timeout=60)
+        files = sorted(glob.glob(os.path.join(work, "tr.*")))
+        if r.returncode != 0 or r.stdout != b"HELLO\n" or not files:
+            return None, "the host's strace failed: status %d, %r" % (r.returncode, r.stderr[-200:])
+        traces = []
+        for path in files:
+            with open(path, errors="replace") as f:
+                traces.append(f.read())
+        return sequences(traces), ""
+    except subprocess.TimeoutExpired:
+        return None, "the host's strace did not end in 60 s"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def judge_strace(traced, results):
+    """Debian's strace -ff inside Tempest saw, process by process, the
+    calls the host's strace sees on Linux for the same static busybox."""
+    text = traced.decode("utf-8", "replace")
+    head, _, body = text.partition("== trace\n")
+    if head != "HELLO\nstrace 0\n":
+        results.add("debian/ufs/strace", False, "strace in Tempest: %r" % head[-200:])
+        return
+    want, why = host_strace_sequences()
+    if want is None:
+        results.add("debian/ufs/strace", False, why)
+        return
+    got = sequences(body.split("== trace\n"))
+    diff = [g for g in got if g not in want] + [w for w in want if w not in got]
+    results.add("debian/ufs/strace", got == want,
+                "" if got == want else "calls differ from Linux's: %r" % diff[:2])
 
 
 def make_debian_ufs_job(small):

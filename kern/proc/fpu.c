@@ -25,8 +25,12 @@
  * and SSE part otherwise; either way the header and MXCSR are made valid
  * first, so no frame a program writes can make XRSTOR fault.
  *
- * Locks: none.  l_fpu is touched only by its own thread, or by the
- * context switch while that thread is off every CPU; xcr0 and the sizes
+ * A tracer reads and replaces a stopped tracee's area (ptrace's FPU
+ * regsets: fpu_regset_*), made valid as a signal frame's is.
+ *
+ * Locks: none.  l_fpu is touched only by its own thread, by the context
+ * switch while that thread is off every CPU, or by its tracer while it
+ * is stopped and off its CPU (kern/proc/sys_ptrace.c); xcr0 and the sizes
  * are set on the boot CPU before any user program runs ([c]).
  */
 #include <kern/proc/proc.h>

@@ -183,6 +183,10 @@ void lwp_enter_user(struct lwp *l, struct trapframe *tf)
 {
     struct proc *p = l->l_proc;
     struct thread *t = curthread();
+    /* The frame goes where every later entry puts it (thread.c leaves
+     * the room): a tracer reads it there. */
+    struct trapframe *top = curtf();
+    *top = *tf;
     l->l_acct_stamp = rdtsc();
     /* A signal sent before l_thread was set posted no ast: look once. */
     thread_ast_post(t, THREAD_AST_SIGNAL);
@@ -193,9 +197,19 @@ void lwp_enter_user(struct lwp *l, struct trapframe *tf)
         int tid = l->l_tid;     /* a new process's main thread: the pid */
         copyout(&tid, (void *)l->l_child_settid, sizeof tid);     /* CLONE_CHILD_SETTID */
     }
+    if (sig_interrupting(p)) {
+        /* Before the first user instruction, as on Linux: a tracer's
+         * first stop (a traced child's SIGSTOP or trap), a signal sent
+         * meanwhile.  The FPU registers are made this thread's first, as
+         * a stop switches it out, which saves them. */
+        intr_disable();
+        user_switch(this_cpu(), NULL, t);
+        intr_enable();
+        sig_deliver(top, false);
+    }
     intr_disable();
     user_switch(this_cpu(), NULL, t);
-    user_enter(tf);
+    user_enter(top);
 }
 
 /* A new thread of the calling process (clone with CLONE_THREAD): its tid,

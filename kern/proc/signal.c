@@ -90,6 +90,16 @@
  * handler may mprotect and return to retry); blocked, ignored or at its
  * default, the process dies by it, as on Linux.
  *
+ * Tracing (kern/proc/ptrace.c).  A traced thread shows its tracer every
+ * signal it takes, before anything is done with it (a signal-delivery-
+ * stop in sig_deliver): the tracer says which signal to act on, if any,
+ * so a traced process keeps even the signals it ignores queued
+ * (sig_prepare), takes none quietly in a sleep (sig_take_quiet), and
+ * begins a stop only once the tracer let the stop signal through.  Its
+ * stops are group-stops reported to the tracer (ptrace_group_stop); a
+ * fault's signal goes to the tracer even when blocked or ignored (a
+ * breakpoint, a single step), and kills if the tracer passes it on.
+ *
  * Locks: p_siglock (spin, class "signal") guards p_sigpending,
  * p_siginfo, p_stopped, every thread's l_sigpending and l_siginfo, and
  * (with proc_lock) the thread list; it may be taken under proc_lock and

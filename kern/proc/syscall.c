@@ -50,6 +50,13 @@
  * call nothing for it (kern/proc/acct.c says why: exact totals, a
  * tick-sampled split).
  *
+ * The number stays in the frame's error slot (unused by SYSCALL frames):
+ * Linux's orig_rax, which ptrace shows and a tracer may change.  A thread
+ * its tracer resumed with PTRACE_SYSCALL (thread->ptrace_syscalls) stops
+ * before the call and after it (kern/proc/ptrace.c).  A frame with TF set
+ * (a tracer's single step) leaves through IRET: SYSRET would trap before
+ * the first user instruction.
+ *
  * Unknown system calls return -ENOSYS and are counted per number
  * (unknown_calls[], atomic; read with syscall_unknown_count in the kernel
  * and TEMPEST_SYS_ENOSYS_COUNTS from user mode).
@@ -403,12 +410,15 @@ void syscall_dispatch(struct trapframe *tf)
     struct thread *t = curthread();
     uint64_t nr = tf->rax;
     tf->error = nr;             /* orig_rax: the number, for ptrace */
-    if (unlikely(t->ptrace_syscalls))
-        nr = ptrace_syscall_entry(tf);  /* kern/proc/ptrace.c: -1 skips the call */
+    bool skip = false;
+    if (unlikely(t->ptrace_syscalls)) {
+        nr = ptrace_syscall_entry(tf);  /* kern/proc/ptrace.c */
+        skip = nr == (uint64_t)-1;
+    }
     syscall_fn fn = lookup(nr);
     int64_t r;
-    if (nr == (uint64_t)-1) {
-        r = (int64_t)tf->rax;   /* skipped by a tracer: rax as it left it */
+    if (skip) {
+        r = (int64_t)tf->rax;   /* a tracer made it -1: rax as it left it */
     } else if (nr == 15) {
         r = sig_return(tf);
     } else if (fn) {

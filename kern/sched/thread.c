@@ -86,11 +86,16 @@ static void init_thread(struct thread *t, const char *name, uint64_t affinity)
     list_add(t);
 }
 
+/* Room left at the top of every kernel stack for the user trap frame,
+ * which a user thread's first entry into user mode puts there as its
+ * later entries do (kern/proc/lwp.c: a tracer reads it there). */
+#define TOP_FRAME_ROOM 176
+
 /* Lay out the first switch frame: six callee-saved registers (r15 first,
  * as swtch pops them) and the return address. */
 static void build_frame(struct thread *t, void (*fn)(void *), void *arg)
 {
-    uint64_t *sp = (uint64_t *)((char *)t->kstack + KSTACK_SIZE);
+    uint64_t *sp = (uint64_t *)((char *)t->kstack + KSTACK_SIZE - TOP_FRAME_ROOM);
     *--sp = 0;                          /* alignment: entry sees rsp % 16 == 8 */
     *--sp = (uint64_t)thread_trampoline;
     *--sp = 0;                          /* rbp */

@@ -13,6 +13,11 @@
  *     in place in a shared segment, or in a private one when this is its
  *     only mapping; otherwise (after fork, or the page cache's page) it is
  *     copied: copy-on-write.
+ * ptrace's writes (as_poke_remote) go where the program could not: into
+ * a private mapping whatever its protection (a breakpoint in read-only
+ * text), always through a page of the mapping's own, copied from the page
+ * cache's or a forked sibling's, so neither the file nor another process
+ * sees it; the PTE keeps the segment's protection.
  * A file page wholly past the end of the file is -ENXIO from the page
  * cache (SIGBUS for the process); no memory is -ENOMEM (the caller kills
  * the process), but only after the pageout daemons found no file page

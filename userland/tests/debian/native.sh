@@ -48,4 +48,13 @@ python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_out
 # as /sys gives them, and a policy --membind sets, kept across exec.
 numactl --hardware | grep -v -e size -e free
 numactl --membind=1 --cpunodebind=0 numactl --show | grep -e '^policy' -e '^membind' -e '^cpubind'
+# Debian's strace (issue 31): a busybox pipeline traced, one file per
+# process; tests/debian_check.py compares each process's calls with the
+# host Linux's strace of the same static busybox.
+echo strace-begin
+mkdir st && cd st
+strace -ff -o tr busybox sh -c 'busybox echo hello | busybox tr a-z A-Z'
+echo "strace $?"
+for f in tr.*; do echo "== trace"; cat "$f"; done
+echo strace-end
 cd / && rm -rf $W
