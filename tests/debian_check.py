@@ -20,9 +20,13 @@
               not ELF (ELIBBAD) and one whose library is missing (ld.so's
               own message, status 127), and Debian's python3 passes "hi"
               over a socketpair and reads a child's output through a
-              pipe, and Debian's numactl shows the preset's nodes, CPUs
-              and distances and runs a program under --membind; each line
-              is checked.  Then the
+              pipe, Debian's numactl shows the preset's nodes, CPUs
+              and distances and runs a program under --membind, and
+              Debian's gdb breaks in a program Debian's gcc built there,
+              backtraces, steps, prints and finishes; each line is
+              checked; Debian's strace -ff of a busybox pipeline lists,
+              process by process, the calls the host Linux's strace
+              lists for the same static busybox (debian/ufs/strace).  Then the
               user tests (userland/tests/t_*.c) built with Debian's gcc
               against glibc, dynamic, run on the host and inside Tempest:
               each must pass in both (a representative set; all of them
@@ -123,7 +127,20 @@ node 0 cpus: 0 1
 node 1 cpus: 2 3
 node distances:
 node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
-cpubind: 0 \nmembind: 1 \n"""
+cpubind: 0 \nmembind: 1 \nBreakpoint 1 at ADDR: file debugee.c, line 8.
+Breakpoint 1, square (x=7) at debugee.c:8
+8\t    int y = x * x;
+#0  square (x=7) at debugee.c:8
+#1  ADDR in main () at debugee.c:15
+$1 = 7
+9\t    return y;
+$2 = 49
+15\t    int s = square(n);
+Value returned is $3 = 49
+s=49
+[Inferior 1 (process N) exited normally]
+gdb 0
+"""
 NATIVE_END = "usertest: native done"
 # User tests that cannot pass as dynamic glibc programs, with the reason;
 # they are not built.

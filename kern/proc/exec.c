@@ -399,6 +399,7 @@ static size_t put_auxv(uint64_t *v, struct image *im, struct image *ip,
         { AUX_MINSIGSTKSZ, sig_frame_min_size() },
     };
     _Static_assert(2 * (ARRAY_SIZE(aux) + 1) <= AUX_WORDS, "AUX_WORDS");
+    _Static_assert(AUX_WORDS <= PROC_AUXV_WORDS, "PROC_AUXV_WORDS");
     size_t w = 0;
     for (size_t i = 0; i < ARRAY_SIZE(aux); i++) {
         v[w++] = aux[i][0];
@@ -409,9 +410,12 @@ static size_t put_auxv(uint64_t *v, struct image *im, struct image *ip,
     return w;
 }
 
-/* Lay out the stack in the loaded address space; 0 or -EFAULT/-ENOMEM. */
+/* Lay out the stack in the loaded address space, the auxiliary vector
+ * kept in auxv too (AUX_WORDS words; *auxwords of them used); 0 or
+ * -EFAULT/-ENOMEM. */
 static int build_stack(struct image *im, struct image *ip, struct execargs *ea,
-                       const char *path, vaddr_t *spp, struct cred *cr)
+                       const char *path, vaddr_t *spp, struct cred *cr, uint64_t *auxv,
+                       size_t *auxwords)
 {
     struct stack_strings ss;
     int err = put_strings(ea, path, &ss);
@@ -434,7 +438,9 @@ static int build_stack(struct image *im, struct image *ip, struct execargs *ea,
         off += strlen(ea->buf + off) + 1;
     }
     v[w++] = 0;
-    w += put_auxv(v + w, im, ip, &ss, cr);
+    *auxwords = put_auxv(v + w, im, ip, &ss, cr);
+    memcpy(auxv, v + w, *auxwords * sizeof *v);
+    w += *auxwords;
     vaddr_t sp = ALIGN_DOWN(ss.strs - w * 8, 16);
     err = copyout(v, (void *)sp, w * 8);
     kfree(v);
@@ -628,20 +634,25 @@ int proc_exec_at(const char *path, struct vnode *dir, struct vnode *self, bool n
     proc_exec_commit(p, old);
     im->secure = proc_exec_setid(p, im->vp);    /* kern/proc/sys_admin.c */
     vaddr_t sp = 0;
-    err = build_stack(im, ip, ea, path, &sp, p->p_cred);
+    uint64_t auxv[AUX_WORDS];
+    size_t auxwords = 0;
+    err = build_stack(im, ip, ea, path, &sp, p->p_cred, auxv, &auxwords);
     if (err) {
         proc_kill_current(SIGKILL, "exec: no memory for the stack");
         err = 0;
     }
     fd_close_on_exec(p);
     set_comm(p, path);
-    proc_set_image(p, file, ea);
+    proc_set_image(p, file, ea, auxv, auxwords);
     t->fs_base = 0;
     wrmsr(MSR_FS_BASE, 0);
     fpu_reset_current();
     t->lwp->l_gs_base = 0;
     wrmsr(MSR_KGS_BASE, 0);
+    uint64_t nr = tf->error;        /* the call's number (orig_rax) stays */
     memset(tf, 0, sizeof *tf);
+    tf->vector = VEC_SYSCALL_IRET;
+    tf->error = nr;
     tf->rip = ip ? ip->eh.e_entry + ip->bias : im->eh.e_entry + im->bias;
     tf->rsp = sp;
     tf->cs = SEL_UCODE;

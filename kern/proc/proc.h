@@ -322,10 +322,13 @@ int proc_set_ids(int which, uint32_t real, uint32_t eff, uint32_t saved);
 bool proc_exec_setid(struct proc *p, struct vnode *vp);
 /* The program a process runs, as /proc shows it: shared by fork, new at
  * each exec, freed with its last process. */
+#define PROC_AUXV_WORDS 48
 struct proc_image {
     int refs;                   /* [a] */
     char *exe;                  /* the absolute path of the program file */
     size_t cmdlen;              /* bytes of cmdline: the arguments, each NUL-terminated */
+    size_t auxwords;            /* words of auxv: the auxiliary vector exec gave the program */
+    uint64_t auxv[PROC_AUXV_WORDS];     /* (/proc/PID/auxv, which gdb reads) */
     char cmdline[];
 };
 
@@ -353,7 +356,8 @@ struct vnode *proc_fd_hold(struct proc *p, int fd, int *flags);
 struct proc_image *proc_image_hold(struct proc *p);
 void proc_image_rele(struct proc_image *im);
 /* exec: the new program's path and arguments (ea). */
-void proc_set_image(struct proc *p, const char *path, const struct execargs *ea);
+void proc_set_image(struct proc *p, const char *path, const struct execargs *ea,
+                    const uint64_t *auxv, size_t auxwords);
 /* fork: the child shares the parent's image. */
 void proc_share_image(struct proc *child, struct proc *parent);
 /* The path of directory dir (kern/proc/sys_fs.c, getcwd's walk): its
@@ -770,6 +774,11 @@ uint64_t syscall_unknown_count(unsigned nr);
 void syscall_dispatch(struct trapframe *tf);
 /* The user frame of the calling thread (top of its kernel stack). */
 struct trapframe *curtf(void);
+/* The vector of a system call's frame (kern/proc/syscall_entry.asm), and
+ * of one that must leave through IRET, every register back (rt_sigreturn,
+ * exec, a tracer's SETREGS). */
+#define VEC_SYSCALL      0x100
+#define VEC_SYSCALL_IRET 0x101
 
 /* Boot, before the scheduler starts: registers user mode's hooks with the
  * layers below, which name no process: the trap path's (trap_set_user_hooks:

@@ -219,7 +219,8 @@ static char *resolved_path(struct proc *p, const char *path)
 /* The image's arguments: the first argc strings of ea, at most a page. */
 #define CMDLINE_MAX 4096
 
-void proc_set_image(struct proc *p, const char *path, const struct execargs *ea)
+void proc_set_image(struct proc *p, const char *path, const struct execargs *ea,
+                    const uint64_t *auxv, size_t auxwords)
 {
     size_t len = 0;
     for (int i = 0; i < ea->argc && len < ea->len; i++)
@@ -231,6 +232,8 @@ void proc_set_image(struct proc *p, const char *path, const struct execargs *ea)
     im->refs = 1;
     im->exe = resolved_path(p, path);
     im->cmdlen = len;
+    im->auxwords = MIN(auxwords, (size_t)PROC_AUXV_WORDS);
+    memcpy(im->auxv, auxv, im->auxwords * sizeof *auxv);
     memcpy(im->cmdline, ea->buf, len);
     if (len)
         im->cmdline[len - 1] = 0;

@@ -32,8 +32,6 @@
 #define RFLAGS_TF       (1UL << 8)
 /* rflags bits a tracer may set: CF PF AF ZF SF TF DF OF AC (as rt_sigreturn). */
 #define RFLAGS_USER     0x40dd5UL
-#define VEC_SYSCALL     0x100   /* kern/proc/syscall_entry.asm: a system call's frame */
-#define VEC_SYSCALL_IRET 0x101  /* and one to leave through IRET (every register back) */
 #define AUDIT_ARCH_X86_64 0xc000003eU
 
 /* l_ptstop: the kinds of ptrace-stop (ptrace.c's theory). */

@@ -129,7 +129,6 @@ LOCK_CLASS(signal_lock_class, "signal", LK_SPIN);
 /* rflags bits a signal frame may set: CF PF AF ZF SF TF DF OF AC. */
 #define RFLAGS_USER   0x40dd5UL
 #define RFLAGS_TF_DF  ((1UL << 8) | (1UL << 10))
-#define VEC_SYSCALL_IRET 0x101  /* kern/proc/syscall_entry.asm: leave through IRET */
 
 /* Linux's struct sigcontext (x86-64), the uc_mcontext of a ucontext. */
 struct sigcontext_k {

@@ -184,6 +184,12 @@ static int64_t poke(int tid, uint64_t addr, uint64_t data)
 
 /* ---- registers ---- */
 
+/* The selectors Linux's 64-bit programs run with, which a tracer reads
+ * to know them from 32-bit ones (gdb takes 0x23, Tempest's own user code
+ * selector, for Linux's 32-bit one): shown in place of Tempest's. */
+#define LINUX_USER_CS 0x33
+#define LINUX_USER_DS 0x2b
+
 static bool syscall_frame(const struct trapframe *tf)
 {
     return tf->vector == VEC_SYSCALL || tf->vector == VEC_SYSCALL_IRET;
@@ -201,12 +207,13 @@ static void regs_get(struct lwp *l, struct user_regs *r)
         .r9 = tf->r9, .r8 = tf->r8, .rax = tf->rax, .rcx = tf->rcx,
         .rdx = tf->rdx, .rsi = tf->rsi, .rdi = tf->rdi,
         .orig_rax = syscall_frame(tf) ? tf->error : (uint64_t)-1,
-        .rip = tf->rip, .cs = tf->cs, .eflags = flags, .rsp = tf->rsp, .ss = tf->ss,
+        .rip = tf->rip, .cs = LINUX_USER_CS, .eflags = flags, .rsp = tf->rsp,
+        .ss = LINUX_USER_DS,
         .fs_base = l->l_thread->fs_base, .gs_base = l->l_gs_base,
     };
 }
 
-/* Load r into l's frame.  The selectors stay the user's own, rflags
+/* Load r into l's frame.  The selectors stay Tempest's user ones, rflags
  * takes only the bits a program may set, and a return address, stack or
  * base outside user space is refused (Linux: EIO, EPERM for a base). */
 static int regs_set(struct lwp *l, const struct user_regs *r)

@@ -187,11 +187,13 @@ static void user_fault(struct trapframe *tf, vaddr_t addr)
 }
 
 /* The si_code of an exception's signal (Linux's: FPE_INTDIV, ILL_ILLOPN,
- * TRAP_BRKPT, BUS_ADRALN, or SI_KERNEL for a general protection fault). */
+ * BUS_ADRALN, TRAP_TRACE for a single step, or SI_KERNEL for int3 and a
+ * general protection fault: gdb tells its breakpoints by SI_KERNEL). */
 static int code_of(uint64_t vector)
 {
     switch (vector) {
-    case T_DIVIDE: case T_INVALIDOP: case T_BREAKPOINT: case T_ALIGN: return vector == T_INVALIDOP ? 2 : 1;
+    case T_DIVIDE: case T_ALIGN: return 1;
+    case T_INVALIDOP: case T_DEBUG: return 2;
     case T_FPU: case T_SIMD: return 0;
     default: return 0x80;
     }

@@ -136,6 +136,7 @@ static const struct pfs_entry pid_entries[] = {
     { "fd", PFS_FDDIR, 0500, NULL, NULL, NULL },
     { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
     { "numa_maps", PFS_PIDFILE, 0444, NULL, procfs_pid_numa_maps, NULL },
+    { "auxv", PFS_PIDFILE, 0400, NULL, procfs_pid_auxv, NULL },
 };
 
 static const struct pfs_entry tid_entries[] = {
@@ -213,6 +214,7 @@ static int sys_child_dir(int which, int i)
 }
 #define PID_CWD 5                   /* pid_entries' links */
 #define PID_EXE 6
+#define PID_AUXV 11                 /* private too: the program's addresses */
 #define PID_TASK 8
 #define PID_BASE 0x10000            /* readdir offsets of the PID entries in the root */
 
@@ -398,7 +400,7 @@ static int node_text(struct pfs_node *pn, struct sbuf *sb, struct cred *cr)
         return -ESRCH;
     int err;
     bool private = pn->kind == PFS_FDLINK || (pn->kind == PFS_PIDFILE &&
-                   (pn->index == PID_CWD || pn->index == PID_EXE));
+                   (pn->index == PID_CWD || pn->index == PID_EXE || pn->index == PID_AUXV));
     if (private && !may_inspect(p, cr))
         err = -EACCES;
     else if (pn->kind == PFS_FDLINK)

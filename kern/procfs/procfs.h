@@ -53,6 +53,7 @@ int procfs_pid_cmdline(struct sbuf *sb, struct proc *p);
 int procfs_pid_comm(struct sbuf *sb, struct proc *p);
 int procfs_pid_maps(struct sbuf *sb, struct proc *p);
 int procfs_pid_numa_maps(struct sbuf *sb, struct proc *p);
+int procfs_pid_auxv(struct sbuf *sb, struct proc *p);
 /* Its links' text: cwd, exe, and descriptor fd. */
 int procfs_pid_cwd(struct sbuf *sb, struct proc *p);
 int procfs_pid_exe(struct sbuf *sb, struct proc *p);

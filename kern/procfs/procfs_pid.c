@@ -171,6 +171,16 @@ int procfs_pid_cmdline(struct sbuf *sb, struct proc *p)
     return 0;
 }
 
+/* The auxiliary vector exec gave the program: Linux's binary pairs. */
+int procfs_pid_auxv(struct sbuf *sb, struct proc *p)
+{
+    struct proc_image *im = proc_image_hold(p);
+    if (im && p->p_state != PS_ZOMBIE)
+        sbuf_add(sb, (const char *)im->auxv, im->auxwords * sizeof im->auxv[0]);
+    proc_image_rele(im);
+    return 0;
+}
+
 int procfs_pid_comm(struct sbuf *sb, struct proc *p)
 {
     char comm[sizeof p->p_comm];

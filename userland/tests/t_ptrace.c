@@ -11,8 +11,8 @@
  * tracer suppresses, one it injects, one the tracee ignores still shown
  * to the tracer); SEIZE with INTERRUPT and KILL; TRACEFORK (the event's
  * message, the grandchild's first stop, its exit told to the tracer); an
- * exec's event and TracerPid in /proc; the errors (ESRCH, EPERM, EIO,
- * EINVAL).
+ * exec's event and TracerPid in /proc; /proc/self/auxv; the errors
+ * (ESRCH, EPERM, EIO, EINVAL).
  */
 #include "ut.h"
 
@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <elf.h>
+#include <sys/auxv.h>
 
 #ifndef PTRACE_GET_SYSCALL_INFO
 #define PTRACE_GET_SYSCALL_INFO 0x420e
@@ -366,6 +367,26 @@ static void test_exec(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3);
 }
 
+/* ---- /proc/PID/auxv, which gdb reads to find a program ---- */
+
+static void test_auxv(void)
+{
+	unsigned long v[128];
+	long n = ut_read_file("/proc/self/auxv", v, sizeof v);
+	CHECK(n > 0 && n % 16 == 0);
+	unsigned long entry = 0, pagesz = 0, last = 1;
+	for (long i = 0; i + 1 < n / 8; i += 2) {
+		if (v[i] == AT_ENTRY)
+			entry = v[i + 1];
+		if (v[i] == AT_PAGESZ)
+			pagesz = v[i + 1];
+		last = v[i];
+	}
+	CHECK_EQ(entry, getauxval(AT_ENTRY));
+	CHECK_EQ(pagesz, 4096);
+	CHECK_EQ(last, AT_NULL);
+}
+
 /* ---- errors ---- */
 
 static void test_errors(void)
@@ -399,6 +420,7 @@ int main(int argc, char **argv)
 	test_seize();
 	test_tracefork();
 	test_exec();
+	test_auxv();
 	test_errors();
 	return ut_done();
 }

@@ -48,6 +48,16 @@ python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_out
 # as /sys gives them, and a policy --membind sets, kept across exec.
 numactl --hardware | grep -v -e size -e free
 numactl --membind=1 --cpunodebind=0 numactl --show | grep -e '^policy' -e '^membind' -e '^cpubind'
+# Debian's gdb (issue 31) on a program Debian's gcc built here: a break,
+# a backtrace, variables, a step, a finish, the run to the end; addresses
+# and the pid made constant.
+cp "$D/debugee.c" .
+gcc -g -O0 -o debugee debugee.c
+gdb -batch -nx -ex 'break square' -ex run -ex bt -ex 'print x' -ex next -ex 'print y' \
+    -ex finish -ex continue ./debugee 2>&1 |
+    sed -e 's/process [0-9]*/process N/' -e 's/0x[0-9a-f]*/ADDR/g' |
+    grep -E '^(Breakpoint|#|[$]|Value|s=|\[Inferior|[0-9]+\s)'
+echo "gdb $?"
 # Debian's strace (issue 31): a busybox pipeline traced, one file per
 # process; tests/debian_check.py compares each process's calls with the
 # host Linux's strace of the same static busybox.
