@@ -27,7 +27,8 @@
  *                     to see (PTRACE_EVENT_*, the value in l_ptmsg);
  *   PTS_GROUP         a stop signal stopped the process (group-stop; for
  *                     a seized tracee the report carries PTRACE_EVENT_STOP
- *                     and PTRACE_LISTEN leaves it stopped until SIGCONT);
+ *                     and PTRACE_LISTEN leaves it stopped until SIGCONT,
+ *                     after which it traps, PTS_TRAP, to say so);
  *   PTS_TRAP          PTRACE_INTERRUPT, or a seized child's first stop.
  * Entering one, the tracee records the wait status to report (l_ptreport),
  * tells the tracer (SIGCHLD with CLD_TRAPPED, and the wakeup its wait
@@ -136,11 +137,15 @@ static void sleep_in_stop(struct proc *p, struct lwp *l)
     }
 }
 
+/* ptrace_stop's answer for a listening tracee that SIGCONT continued. */
+#define STOP_CONTINUED (-2)
+
 /*
  * Stop the calling thread for its tracer with this kind, wait status,
- * event message and siginfo (NULL: a SIGTRAP's), until it is resumed.
- * Returns the signal it was resumed with (0: none), *si updated from a
- * PTRACE_SETSIGINFO; -1 when it is not traced or is to die.
+ * event message and siginfo (NULL: the stop's own, as Linux makes it),
+ * until it is resumed.  Returns the signal it was resumed with (0: none),
+ * *si updated from a PTRACE_SETSIGINFO; STOP_CONTINUED when it listened
+ * and SIGCONT ended the group-stop; -1 when it is not traced or is to die.
  */
 static int ptrace_stop(int kind, int status, uint64_t msg, struct ksiginfo *si)
 {
@@ -158,12 +163,14 @@ static int ptrace_stop(int kind, int status, uint64_t msg, struct ksiginfo *si)
     l->l_ptflags &= ~PTF_LISTEN;
     if (si)
         l->l_ptsi = *si;
-    else
-        l->l_ptsi = (struct ksiginfo){ .si_signo = SIGTRAP, .si_code = (status >> 8) & 0xffff };
+    else        /* Linux's: the stop's signal, and the status's upper half as the code */
+        l->l_ptsi = (struct ksiginfo){ .si_signo = (status >> 8) & 0x7f,
+                                       .si_code = (status >> 8) & 0xffff };
     tell_tracer_locked(l, status);
     sleep_in_stop(p, l);
     bool resumed = l->l_ptstop == PTS_NONE;
-    int sig = resumed ? l->l_ptsig : -1;
+    bool continued = !resumed && (l->l_ptflags & PTF_LISTEN) && l->l_tracer && !must_exit(p, l);
+    int sig = resumed ? l->l_ptsig : continued ? STOP_CONTINUED : -1;
     if (resumed && si)
         *si = l->l_ptsi;
     l->l_ptstop = PTS_NONE;
@@ -241,7 +248,8 @@ void ptrace_group_stop(int sig)
     int status = W_STOPPED(sig);
     if (l->l_ptflags & PTF_SEIZED)
         status |= PTRACE_EVENT_STOP << 16;
-    ptrace_stop(PTS_GROUP, status, 0, NULL);
+    if (ptrace_stop(PTS_GROUP, status, 0, NULL) == STOP_CONTINUED)
+        ptrace_trap_stop();     /* the tracer hears that the group-stop ended */
 }
 
 void ptrace_trap_stop(void)

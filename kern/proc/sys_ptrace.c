@@ -384,15 +384,21 @@ static int64_t regset(int tid, uint64_t type, uint64_t data, bool set)
 
 /* ---- what the stop says ---- */
 
-/* GETSIGINFO: the stop's siginfo; a group-stop has none (EINVAL: how
- * a tracer tells it from a signal-delivery-stop). */
+/* A group-stop of a tracee not seized has no siginfo (EINVAL: how its
+ * tracer tells it from a signal-delivery-stop); a seized one's is its
+ * PTRACE_EVENT_STOP. */
+static bool has_siginfo(const struct lwp *l)
+{
+    return l->l_ptstop != PTS_GROUP || (l->l_ptflags & PTF_SEIZED);
+}
+
 static int64_t getsiginfo(int tid, uint64_t data)
 {
     uint8_t info[128];
     struct lwp *l = tracee_stopped(tid);
     if (!l)
         return -ESRCH;
-    int err = l->l_ptstop == PTS_GROUP ? -EINVAL : 0;
+    int err = has_siginfo(l) ? 0 : -EINVAL;
     if (!err)
         sig_siginfo_out(info, l->l_ptsi.si_signo, &l->l_ptsi);
     mutex_exit(&proc_lock);
@@ -418,7 +424,7 @@ static int64_t setsiginfo(int tid, uint64_t data)
     struct lwp *l = tracee_stopped(tid);
     if (!l)
         return -ESRCH;
-    int err = l->l_ptstop == PTS_GROUP ? -EINVAL : 0;
+    int err = has_siginfo(l) ? 0 : -EINVAL;
     if (!err)
         l->l_ptsi = si;
     mutex_exit(&proc_lock);

@@ -9,7 +9,8 @@
  * GETREGSET, PEEKUSER, an xmm register read and written through
  * GETFPREGS and SETFPREGS, a single step moving rip); signals (one the
  * tracer suppresses, one it injects, one the tracee ignores still shown
- * to the tracer); SEIZE with INTERRUPT and KILL; TRACEFORK (the event's
+ * to the tracer); SEIZE with INTERRUPT and KILL; a seized group-stop
+ * and PTRACE_LISTEN until SIGCONT; TRACEFORK (the event's
  * message, the grandchild's first stop, its exit told to the tracer); an
  * exec's event and TracerPid in /proc; /proc/self/auxv; the errors
  * (ESRCH, EPERM, EIO, EINVAL).
@@ -312,6 +313,43 @@ static void test_seize(void)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 }
 
+/* A seized tracee's group-stop: reported as PTRACE_EVENT_STOP with the
+ * stop signal, no siginfo; PTRACE_LISTEN leaves it stopped until
+ * SIGCONT, which traps it again (EVENT_STOP, SIGTRAP) before the
+ * SIGCONT's own signal-delivery-stop. */
+static void test_listen(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	CHECK_EQ(pt(PTRACE_SEIZE, pid, 0, 0), 0);
+	kill(pid, SIGSTOP);
+	int st;
+	CHECK_EQ(waitpid(pid, &st, __WALL), pid);
+	CHECK(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP && (st >> 16) == 0);
+	CHECK_EQ(pt(PTRACE_CONT, pid, 0, SIGSTOP), 0);     /* let the stop happen */
+	CHECK_EQ(waitpid(pid, &st, __WALL), pid);
+	CHECK(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP && (st >> 16) == PTRACE_EVENT_STOP);
+	siginfo_t si;
+	CHECK_EQ(pt(PTRACE_GETSIGINFO, pid, 0, (unsigned long)&si), 0);
+	CHECK_EQ(si.si_signo, SIGSTOP);         /* seized: the stop's own info */
+	CHECK_EQ(si.si_code, SIGSTOP | (PTRACE_EVENT_STOP << 8));
+	CHECK_EQ(pt(PTRACE_LISTEN, pid, 0, 0), 0);
+	CHECK_EQ(waitpid(pid, &st, __WALL | WNOHANG), 0);  /* stopped on, nothing new */
+	kill(pid, SIGCONT);
+	CHECK_EQ(waitpid(pid, &st, __WALL), pid);
+	CHECK(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && (st >> 16) == PTRACE_EVENT_STOP);
+	CHECK_EQ(pt(PTRACE_CONT, pid, 0, 0), 0);
+	CHECK_EQ(waitpid(pid, &st, __WALL), pid);
+	CHECK(WIFSTOPPED(st) && WSTOPSIG(st) == SIGCONT && (st >> 16) == 0);
+	CHECK_EQ(pt(PTRACE_CONT, pid, 0, 0), 0);
+	kill(pid, SIGKILL);
+	CHECK_EQ(waitpid(pid, &st, __WALL), pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
 static int forker(void)
 {
 	pid_t g = fork();
@@ -418,6 +456,7 @@ int main(int argc, char **argv)
 	test_registers();
 	test_signals();
 	test_seize();
+	test_listen();
 	test_tracefork();
 	test_exec();
 	test_auxv();
