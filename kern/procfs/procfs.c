@@ -54,6 +54,7 @@
 #include <kern/proc/proc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/as.h>
 #include <kern/lock/lock.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
@@ -137,12 +138,14 @@ static const struct pfs_entry pid_entries[] = {
     { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
     { "numa_maps", PFS_PIDFILE, 0444, NULL, procfs_pid_numa_maps, NULL },
     { "auxv", PFS_PIDFILE, 0400, NULL, procfs_pid_auxv, NULL },
+    { "mem", PFS_PIDFILE, 0600, NULL, NULL, NULL },     /* procfs_mem_rw */
 };
 
 static const struct pfs_entry tid_entries[] = {
     { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat, NULL },
     { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status, NULL },
     { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm, NULL },
+    { "mem", PFS_TIDFILE, 0600, NULL, NULL, NULL },     /* the process's (gdb opens this one) */
 };
 
 /* sysfs's fixed directories (PFS_SYSDIR's index) and their tables. */
@@ -214,7 +217,9 @@ static int sys_child_dir(int which, int i)
 }
 #define PID_CWD 5                   /* pid_entries' links */
 #define PID_EXE 6
-#define PID_AUXV 11                 /* private too: the program's addresses */
+#define PID_AUXV 10                 /* private too: the program's addresses */
+#define PID_MEM 11                  /* the process's memory (procfs_mem_rw) */
+#define TID_MEM 3                   /* a thread's view of it (tid_entries, at most 4) */
 #define PID_TASK 8
 #define PID_BASE 0x10000            /* readdir offsets of the PID entries in the root */
 
@@ -415,12 +420,50 @@ static int node_text(struct pfs_node *pn, struct sbuf *sb, struct cred *cr)
 
 /* ---- vnode operations ---- */
 
+static bool is_mem(const struct pfs_node *pn)
+{
+    return (pn->kind == PFS_PIDFILE && pn->index == PID_MEM) ||
+           (pn->kind == PFS_TIDFILE && (pn->index & 3) == TID_MEM);
+}
+
+/* /proc/PID/mem: the process's memory at the file offset, read or written
+ * as a tracer's PEEK and POKE would (kern/vm/fault.c: a write reaches
+ * read-only text through a private copy), for a caller with ptrace's
+ * permission.  An address with nothing mapped is EIO; a process with no
+ * memory left reads as empty. */
+static int procfs_mem_rw(struct pfs_node *pn, struct uio *uio, bool write)
+{
+    struct proc *p = proc_hold(pn->pid);
+    if (!p)
+        return -ESRCH;
+    int err = 0;
+    struct as *as = p->p_state == PS_ZOMBIE ? NULL : p->p_as;
+    if (!proc_may_inspect(curproc(), p)) {
+        err = -EACCES;
+    } else if (as && uio->uio_resid) {
+        int64_t n = write ? as_poke_remote(as, uio->uio_offset, uio->uio_base, uio->uio_resid)
+                          : as_copy_remote(as, uio->uio_offset, uio->uio_base, uio->uio_resid,
+                                           false);
+        if (n < 0) {
+            err = -EIO;
+        } else {
+            uio->uio_base = (char *)uio->uio_base + n;
+            uio->uio_resid -= (size_t)n;
+            uio->uio_offset += (uint64_t)n;
+        }
+    }
+    proc_rele(p);
+    return err;
+}
+
 static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     if (vp->v_type == VDIR)
         return -EISDIR;
     if (uio->uio_user)
         return -EFAULT;
+    if (is_mem(VTOP(vp)))
+        return procfs_mem_rw(VTOP(vp), uio, false);
     struct sbuf sb = { 0 };
     int err = node_text(VTOP(vp), &sb, cr);
     if (!err && uio->uio_offset < sb.len) {
@@ -436,7 +479,9 @@ static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cre
 
 static int procfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
-    return vp->v_type == VDIR ? -EISDIR : -EINVAL;     /* no file here takes writes */
+    if (vp->v_type != VDIR && is_mem(VTOP(vp)) && !uio->uio_user)
+        return procfs_mem_rw(VTOP(vp), uio, true);
+    return vp->v_type == VDIR ? -EISDIR : -EINVAL;     /* no other file takes writes */
 }
 
 /* The owner of a node: a process's effective ids for its own nodes

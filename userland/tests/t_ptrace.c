@@ -5,7 +5,7 @@
  * entry and its result at its exit, GET_SYSCALL_INFO at both, the exit
  * event and its message, the child's own exit status); memory (PEEKDATA,
  * POKEDATA, and POKETEXT into a read-only mapping: the child sees the
- * new word, the parent's copy stays); registers (GETREGS against
+ * new word, the parent's copy stays; /proc/PID/mem the same); registers (GETREGS against
  * GETREGSET, PEEKUSER, an xmm register read and written through
  * GETFPREGS and SETFPREGS, a single step moving rip); signals (one the
  * tracer suppresses, one it injects, one the tracee ignores still shown
@@ -30,6 +30,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <elf.h>
 #include <sys/auxv.h>
 
@@ -169,6 +170,16 @@ static void test_memory(void)
 	CHECK_EQ(pt(PTRACE_PEEKTEXT, pid, (unsigned long)&const_word, (unsigned long)&word), 0);
 	CHECK_EQ(word, 4444);
 	CHECK_EQ(*(volatile const long *)&const_word, 2222);      /* ours is not theirs */
+	/* /proc/PID/mem reads and writes the same way (gdb's first choice). */
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", pid);
+	int fd = CHECK_OK(open(path, O_RDWR));
+	CHECK_EQ(pread(fd, &word, sizeof word, (off_t)(uintptr_t)&child_word), sizeof word);
+	CHECK_EQ(word, 3333);
+	word = 4444;
+	CHECK_EQ(pwrite(fd, &word, sizeof word, (off_t)(uintptr_t)&const_word), sizeof word);
+	CHECK_ERR(pread(fd, &word, sizeof word, 8), EIO);
+	close(fd);
 	CHECK_ERR(pt(PTRACE_PEEKDATA, pid, 8, (unsigned long)&word), EIO);
 	CHECK_ERR(pt(PTRACE_POKEDATA, pid, 8, 1), EIO);
 	int st = step(pid, PTRACE_CONT, 0);      /* its own SIGSTOP */
