@@ -29,7 +29,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS = {
     "issue18": ("null_syscall", "fstat", "fork", "exec", "pipe", "pagefault"),
-    "abi": ("unix_lat", "unix_bw", "epoll1", "epoll100", "epoll1000"),
+    "abi": ("unix_lat", "unix_bw", "epoll1", "epoll100", "epoll1000", "null_syscall",
+            "strace_cost"),
 }
 BENCHES = SETS["issue18"]
 LINE = re.compile(r"^bench (\S+) .*?us_per_op=([0-9.]+)", re.M)
