@@ -57,6 +57,7 @@
 #include <kern/proc/proc.h>
 #include <kern/procfs/procfs.h>
 #include <drivers/tty/tty.h>
+#include <drivers/tty/pty.h>
 
 /* ---- the application processors ---- */
 
@@ -353,6 +354,7 @@ void kmain(uint32_t magic, uint32_t info)
     pcache_reclaim_start();
     vfs_init();
     procfs_init();
+    pty_init();
     vfs_mountroot(opts.root);
     proc_init();
 

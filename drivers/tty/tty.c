@@ -1,6 +1,9 @@
 /*
- * The console terminal: COM1 input through a line discipline, and the
- * terminal's side of job control.
+ * Terminals: the line discipline each terminal has (struct tty), the
+ * console's (COM1), and the terminal's side of job control.  The
+ * pseudo-terminals (drivers/tty/pty.c) are terminals of the same kind:
+ * this line discipline with their master side as the keyboard and the
+ * screen.
  *
  * Theory.  The UART interrupts on each received byte (IRQ 4); the handler
  * feeds the bytes to the line discipline, which in canonical mode (ICANON,
@@ -42,8 +45,8 @@
  * back).  When the session leader exits the terminal is free again, and
  * its foreground group gets SIGHUP (as Linux does at exit).  Without a controlling
  * session (no TIOCSCTTY, as under `make run RUN=`) nobody is held back.
- * There is one terminal, so "the terminal" of a process is implicit: every
- * process of the session has it.
+ * A session has at most one controlling terminal, and a terminal one
+ * session: tty_of_session finds it on the list of every terminal.
  *
  * Layers.  Sessions, process groups and signals belong to the process
  * layer above this driver, so the rules above that need them live there,
@@ -55,14 +58,16 @@
  * (in-kernel tests before any process) reads are never held back and the
  * wait is an ordinary sleep.
  *
- * Locks.  tty_lock, a spin lock (interrupts off while held), guards the
- * edit line and the queue; the interrupt handler takes it.  Readers wait
- * on &nlines: the reader checks nlines with its sleep-queue bucket locked,
- * and the handler bumps nlines before it calls wakeup, which takes that
- * bucket lock -- so no wakeup is lost, and tty_lock is never held together
- * with a sleep-queue lock.  The signal thread waits on &kbd_sigs the same
- * way.  The foreground group, the session and the flags are single words
- * read and written atomically.  Echo goes through console_write, a leaf.
+ * Locks.  Each terminal's t_lock, a spin lock (interrupts off while
+ * held), guards its edit line and queue; the console's interrupt handler
+ * takes it.  Readers wait on &t_nlines: the reader checks t_nlines with
+ * its sleep-queue bucket locked, and the input path bumps it before it
+ * calls wakeup, which takes that bucket lock -- so no wakeup is lost, and
+ * t_lock is never held together with a sleep-queue lock.  The signal
+ * thread waits on &kbd_sigs the same way.  The foreground group, the
+ * session and the flags are single words read and written atomically.
+ * Echo is a leaf (console_write, or the pty's output buffer).  The list of
+ * terminals has its own spin lock (class "ttylist"), taken alone.
  */
 #include <drivers/tty/tty.h>
 #include <kern/lib/signum.h>
@@ -78,9 +83,6 @@
 #include <drivers/platform/ioapic.h>
 
 #define TTY_IRQ     4               /* COM1 */
-#define QUEUE_SIZE  4096            /* bytes of finished lines */
-#define MAX_LINES   128
-#define LINE_MAX    255             /* the edit line */
 
 #define CH_INTR   0x03              /* ^C */
 #define CH_EOF    0x04              /* ^D */
@@ -91,22 +93,12 @@
 #define CH_ERASE2 0x7F              /* DEL */
 
 LOCK_CLASS(tty_class, "tty", LK_SPIN);
+LOCK_CLASS(ttylist_class, "ttylist", LK_SPIN);
 
-static spinlock_t tty_lock;
-static char edit[LINE_MAX];                 /* [t] the line being typed */
-static int elen;                            /* [t] */
-static char queue[QUEUE_SIZE];              /* [t] finished lines, back to back */
-static size_t qhead, qcount;                /* [t] */
-static uint16_t linelen[MAX_LINES];         /* [t] length of each finished line */
-static int lhead;                           /* [t] */
-static volatile int nlines;                 /* [t] written, [a] read by waiters */
-static size_t partial;                      /* [t] bytes of the head line already read */
-static bool tail_raw;                       /* [t] the last line is raw bytes that may grow */
-static volatile uint32_t lflag = TTY_DEFAULT_LFLAG;  /* [a] termios c_lflag */
-static volatile int fg_pgrp;                /* [a] foreground process group, 0: none */
-static volatile int tty_sid;                /* [a] the controlling session, 0: none */
+struct tty console_tty;
+static spinlock_t list_lock;
+static struct tty *ttys;                    /* [list_lock] every terminal */
 static volatile uint32_t kbd_sigs;          /* [a] typed signals not yet sent, bit (1 << sig) */
-static bool ready;                          /* [c] after tty_init */
 static struct tty_hooks hooks;              /* [c] set once at boot (tty_set_hooks) */
 
 void tty_set_hooks(const struct tty_hooks *h)
@@ -114,25 +106,31 @@ void tty_set_hooks(const struct tty_hooks *h)
     hooks = *h;
 }
 
+struct tty *tty_of_caller(void)
+{
+    int sid = hooks.caller_sid ? hooks.caller_sid() : 0;
+    return sid ? tty_of_session(sid) : NULL;
+}
+
 bool tty_is_controlling(void)
 {
     int sid = hooks.caller_sid ? hooks.caller_sid() : 0;
-    return sid == 0 || sid == tty_session();
+    return sid == 0 || sid == tty_session(&console_tty);
 }
 
-static void echo(const char *s, size_t n)
+static void echo(struct tty *t, const char *s, size_t n)
 {
-    console_write(s, n);
+    t->t_echo(t, s, n);
 }
 
 /* Echo a byte as the terminal shows it: a control character as ^X. */
-static void echo_char(char c)
+static void echo_char(struct tty *t, char c)
 {
     if ((uint8_t)c < 0x20 && c != '\t' && c != '\n') {
         char ctl[2] = { '^', (char)(c + '@') };
-        echo(ctl, 2);
+        echo(t, ctl, 2);
     } else {
-        echo(&c, 1);
+        echo(t, &c, 1);
     }
 }
 
@@ -148,111 +146,133 @@ static int isig_signal(char c)
 }
 
 /* Move the edit line to the queue [t]; false when the queue is full. */
-static bool finish_line(void)
+static bool finish_line(struct tty *t)
 {
-    if (nlines >= MAX_LINES || qcount + (size_t)elen > QUEUE_SIZE)
+    if (t->t_nlines >= TTY_MAX_LINES || t->t_qcount + (size_t)t->t_elen > TTY_QUEUE_SIZE)
         return false;
-    for (int i = 0; i < elen; i++)
-        queue[(qhead + qcount + (size_t)i) % QUEUE_SIZE] = edit[i];
-    qcount += (size_t)elen;
-    linelen[(lhead + nlines) % MAX_LINES] = (uint16_t)elen;
-    __atomic_store_n(&nlines, nlines + 1, __ATOMIC_RELEASE);
-    elen = 0;
-    tail_raw = false;
+    for (int i = 0; i < t->t_elen; i++)
+        t->t_queue[(t->t_qhead + t->t_qcount + (size_t)i) % TTY_QUEUE_SIZE] = t->t_edit[i];
+    t->t_qcount += (size_t)t->t_elen;
+    t->t_linelen[(t->t_lhead + t->t_nlines) % TTY_MAX_LINES] = (uint16_t)t->t_elen;
+    __atomic_store_n(&t->t_nlines, t->t_nlines + 1, __ATOMIC_RELEASE);
+    t->t_elen = 0;
+    t->t_tail_raw = false;
     return true;
 }
 
 /* A byte in non-canonical mode [t]: available at once.  Bytes that
- * arrive before a reader takes them gather in one queued piece (tail_raw),
- * so a fast typist or a paste fills the byte queue, not the line slots. */
-static bool input_raw(char c)
+ * arrive before a reader takes them gather in one queued piece
+ * (t_tail_raw), so a fast typist or a paste fills the byte queue, not the
+ * line slots. */
+static bool input_raw(struct tty *t, char c)
 {
-    if (lflag & TTY_ECHO)
-        echo(&c, 1);
-    if (nlines > 0 && tail_raw) {
-        int tail = (lhead + nlines - 1) % MAX_LINES;
-        if (qcount >= QUEUE_SIZE || linelen[tail] == UINT16_MAX)
+    if (t->t_lflag & TTY_ECHO)
+        echo(t, &c, 1);
+    if (t->t_nlines > 0 && t->t_tail_raw) {
+        int tail = (t->t_lhead + t->t_nlines - 1) % TTY_MAX_LINES;
+        if (t->t_qcount >= TTY_QUEUE_SIZE || t->t_linelen[tail] == UINT16_MAX)
             return false;
-        queue[(qhead + qcount) % QUEUE_SIZE] = c;
-        qcount++;
-        linelen[tail]++;
+        t->t_queue[(t->t_qhead + t->t_qcount) % TTY_QUEUE_SIZE] = c;
+        t->t_qcount++;
+        t->t_linelen[tail]++;
         return true;
     }
-    edit[0] = c;
-    elen = 1;
-    tail_raw = finish_line();
-    return tail_raw;
+    t->t_edit[0] = c;
+    t->t_elen = 1;
+    t->t_tail_raw = finish_line(t);
+    return t->t_tail_raw;
 }
 
 /* Take back the last character of the edit line [t], on the screen too. */
-static void erase_one(bool echo_on)
+static void erase_one(struct tty *t, bool echo_on)
 {
-    char c = edit[--elen];
+    char c = t->t_edit[--t->t_elen];
     if (echo_on)
-        echo("\b \b\b \b", (uint8_t)c < 0x20 && c != '\t' ? 6 : 3);
+        echo(t, "\b \b\b \b", (uint8_t)c < 0x20 && c != '\t' ? 6 : 3);
 }
 
 /* One input byte [t]; returns true when a line was finished.  *sig: the
  * signal it sends the foreground group, if any. */
-static bool input_locked(char c, int *sig)
+static bool input_locked(struct tty *t, char c, int *sig)
 {
+    uint32_t lflag = t->t_lflag;
+    if (c == '\r' && (t->t_iflag & TTY_ICRNL))
+        c = '\n';
     if ((lflag & TTY_ISIG) && (*sig = isig_signal(c))) {
-        elen = 0;
+        t->t_elen = 0;
         if (lflag & TTY_ECHO)
-            echo_char(c);           /* ^C: the shell starts the new line */
+            echo_char(t, c);        /* ^C: the shell starts the new line */
         return false;
     }
     if (!(lflag & TTY_ICANON))
-        return input_raw(c);
+        return input_raw(t, c);
     bool echo_on = lflag & TTY_ECHO;
     switch (c) {
     case '\r':
     case '\n':
-        if (elen < LINE_MAX)
-            edit[elen++] = '\n';
+        if (t->t_elen < TTY_LINE_MAX)
+            t->t_edit[t->t_elen++] = '\n';
         if (echo_on)
-            echo("\n", 1);
-        return finish_line();
+            echo(t, "\n", 1);
+        return finish_line(t);
     case CH_EOF:
-        return finish_line();               /* empty: end of file */
+        return finish_line(t);              /* empty: end of file */
     case CH_ERASE1:
     case CH_ERASE2:
-        if (elen > 0)
-            erase_one(echo_on);
+        if (t->t_elen > 0)
+            erase_one(t, echo_on);
         return false;
     case CH_KILL:
-        while (elen > 0)
-            erase_one(echo_on);
+        while (t->t_elen > 0)
+            erase_one(t, echo_on);
         return false;
     default:
-        if (elen < LINE_MAX - 1 && c != 0) {
-            edit[elen++] = c;
+        if (t->t_elen < TTY_LINE_MAX - 1 && c != 0) {
+            t->t_edit[t->t_elen++] = c;
             if (echo_on)
-                echo_char(c);
+                echo_char(t, c);
         }
         return false;
     }
 }
 
-void tty_input(char c)
+/* t has a new line (or raw bytes) for its readers. */
+static void became_readable(struct tty *t)
+{
+    wakeup((const void *)&t->t_nlines);
+    if (t->t_readable)
+        t->t_readable(t);
+}
+
+int tty_input(struct tty *t, char c)
 {
     int sig = 0;
-    spin_lock(&tty_lock);
-    bool done = input_locked(c, &sig);
-    spin_unlock(&tty_lock);
-    if (done) {
-        wakeup((const void *)&nlines);
-        if (hooks.readable)
-            hooks.readable();   /* poll and select (kern/proc/sys_poll.c) */
-    }
+    spin_lock(&t->t_lock);
+    bool done = input_locked(t, c, &sig);
+    spin_unlock(&t->t_lock);
+    if (done)
+        became_readable(t);
+    return sig;
+}
+
+void tty_signal_fg(struct tty *t, int sig)
+{
+    int pg = __atomic_load_n(&t->t_fg_pgrp, __ATOMIC_ACQUIRE);
+    if (sig && pg > 0 && hooks.signal_pgrp)
+        hooks.signal_pgrp(pg, sig);
+}
+
+void console_input(char c)
+{
+    int sig = tty_input(&console_tty, c);
     if (sig) {
         __atomic_or_fetch(&kbd_sigs, 1u << sig, __ATOMIC_RELEASE);
         wakeup((const void *)&kbd_sigs);
     }
 }
 
-/* The thread "tty_signal": sends the typed signals to the foreground
- * group from thread context (see the theory). */
+/* The thread "tty_signal": sends the console's typed signals to its
+ * foreground group from thread context (see the theory). */
 static void tty_signaller(void *arg)
 {
     const void *chan = (const void *)&kbd_sigs;
@@ -264,9 +284,8 @@ static void tty_signaller(void *arg)
             continue;
         }
         sleepq_unlock(sq);
-        int pg = __atomic_load_n(&fg_pgrp, __ATOMIC_ACQUIRE);
-        for (; sigs && pg > 0 && hooks.signal_pgrp; sigs &= sigs - 1)
-            hooks.signal_pgrp(pg, __builtin_ctz(sigs));
+        for (; sigs; sigs &= sigs - 1)
+            tty_signal_fg(&console_tty, __builtin_ctz(sigs));
     }
 }
 
@@ -274,12 +293,69 @@ static void tty_intr(struct trapframe *tf, void *arg)
 {
     int c;
     while ((c = serial_getc_nowait()) >= 0)
-        tty_input((char)c);
+        console_input((char)c);
+}
+
+static void console_echo(struct tty *t, const char *s, size_t n)
+{
+    console_write(s, n);
+}
+
+static void console_readable(struct tty *t)
+{
+    if (hooks.readable)
+        hooks.readable();       /* poll and select (kern/proc/sys_poll.c) */
+}
+
+void tty_setup(struct tty *t, void (*echo_fn)(struct tty *, const char *, size_t),
+               void (*readable)(struct tty *), uint32_t rdev, void *owner)
+{
+    memset(t, 0, sizeof *t);
+    spin_init(&t->t_lock, &tty_class);
+    t->t_lflag = TTY_DEFAULT_LFLAG;
+    t->t_iflag = TTY_DEFAULT_IFLAG;
+    t->t_oflag = TTY_DEFAULT_OFLAG;
+    t->t_winsize[0] = 24;
+    t->t_winsize[1] = 80;
+    t->t_echo = echo_fn;
+    t->t_readable = readable;
+    t->t_rdev = rdev;
+    t->t_owner = owner;
+    t->t_input = true;
+    spin_lock(&list_lock);
+    t->t_next = ttys;
+    ttys = t;
+    spin_unlock(&list_lock);
+}
+
+void tty_remove(struct tty *t)
+{
+    spin_lock(&list_lock);
+    for (struct tty **pp = &ttys; *pp; pp = &(*pp)->t_next)
+        if (*pp == t) {
+            *pp = t->t_next;
+            break;
+        }
+    spin_unlock(&list_lock);
+    spin_destroy(&t->t_lock);       /* out of lockstat's instances */
+}
+
+struct tty *tty_of_session(int sid)
+{
+    struct tty *found = NULL;
+    spin_lock(&list_lock);
+    for (struct tty *t = ttys; t && sid > 0 && !found; t = t->t_next)
+        if (__atomic_load_n(&t->t_sid, __ATOMIC_ACQUIRE) == sid)
+            found = t;
+    spin_unlock(&list_lock);
+    return found;
 }
 
 void tty_init(void)
 {
-    spin_init(&tty_lock, &tty_class);
+    spin_init(&list_lock, &ttylist_class);
+    tty_setup(&console_tty, console_echo, console_readable, (5 << 8) | 1, NULL);
+    console_tty.t_input = false;            /* until the interrupt is routed */
     if (!thread_create("tty_signal", tty_signaller, NULL, AFFINITY_ALL))
         kprintf("tty: no memory for the signal thread; ^C, ^\\ and ^Z send nothing\n");
     trap_set_handler(IRQ_BASE + TTY_IRQ, tty_intr, NULL);
@@ -288,12 +364,12 @@ void tty_init(void)
         return;
     }
     serial_enable_rx_interrupt();
-    ready = true;
+    console_tty.t_input = true;
 }
 
-uint32_t tty_lflag(void)
+uint32_t tty_lflag(struct tty *t)
 {
-    return lflag;
+    return t->t_lflag;
 }
 
 /*
@@ -302,87 +378,138 @@ uint32_t tty_lflag(void)
  * switches to raw mode gets what was typed ahead (the next raw byte would
  * otherwise write over it).
  */
-void tty_set_lflag(uint32_t f)
+void tty_set_lflag(struct tty *t, uint32_t f)
 {
-    spin_lock(&tty_lock);
-    bool to_raw = (lflag & TTY_ICANON) && !(f & TTY_ICANON);
-    lflag = f;
-    bool queued = to_raw && elen > 0 && (tail_raw = finish_line());
-    spin_unlock(&tty_lock);
-    if (queued) {
-        wakeup((const void *)&nlines);
-        if (hooks.readable)
-            hooks.readable();
-    }
+    spin_lock(&t->t_lock);
+    bool to_raw = (t->t_lflag & TTY_ICANON) && !(f & TTY_ICANON);
+    t->t_lflag = f;
+    bool queued = to_raw && t->t_elen > 0 && (t->t_tail_raw = finish_line(t));
+    spin_unlock(&t->t_lock);
+    if (queued)
+        became_readable(t);
 }
 
-int tty_fg_pgrp(void)
+void tty_set_modes(struct tty *t, uint32_t iflag, uint32_t oflag)
 {
-    return fg_pgrp;
+    __atomic_store_n(&t->t_iflag, iflag, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->t_oflag, oflag, __ATOMIC_RELEASE);
 }
 
-void tty_set_fg_pgrp(int pgid)
+void tty_winsize(struct tty *t, uint16_t ws[4])
 {
-    __atomic_store_n(&fg_pgrp, pgid, __ATOMIC_RELEASE);
+    spin_lock(&t->t_lock);
+    memcpy(ws, t->t_winsize, sizeof t->t_winsize);
+    spin_unlock(&t->t_lock);
 }
 
-int tty_session(void)
+bool tty_set_winsize(struct tty *t, const uint16_t ws[4])
 {
-    return __atomic_load_n(&tty_sid, __ATOMIC_ACQUIRE);
+    spin_lock(&t->t_lock);
+    bool changed = memcmp(ws, t->t_winsize, sizeof t->t_winsize) != 0;
+    memcpy(t->t_winsize, ws, sizeof t->t_winsize);
+    spin_unlock(&t->t_lock);
+    return changed;
 }
 
-void tty_attach_session(int sid, int pgid)
+void tty_flush_input(struct tty *t)
 {
-    __atomic_store_n(&tty_sid, sid, __ATOMIC_RELEASE);
-    __atomic_store_n(&fg_pgrp, pgid, __ATOMIC_RELEASE);
+    spin_lock(&t->t_lock);
+    t->t_elen = 0;
+    t->t_qhead = t->t_qcount = 0;
+    t->t_lhead = 0;
+    t->t_partial = 0;
+    t->t_tail_raw = false;
+    __atomic_store_n(&t->t_nlines, 0, __ATOMIC_RELEASE);
+    spin_unlock(&t->t_lock);
 }
 
-int tty_detach_session(int sid)
+size_t tty_queued(struct tty *t)
+{
+    spin_lock(&t->t_lock);
+    size_t n = t->t_qcount;
+    spin_unlock(&t->t_lock);
+    return n;
+}
+
+void tty_hangup(struct tty *t)
+{
+    __atomic_store_n(&t->t_hungup, true, __ATOMIC_RELEASE);
+    became_readable(t);
+}
+
+int tty_fg_pgrp(struct tty *t)
+{
+    return __atomic_load_n(&t->t_fg_pgrp, __ATOMIC_ACQUIRE);
+}
+
+void tty_set_fg_pgrp(struct tty *t, int pgid)
+{
+    __atomic_store_n(&t->t_fg_pgrp, pgid, __ATOMIC_RELEASE);
+}
+
+int tty_session(struct tty *t)
+{
+    return __atomic_load_n(&t->t_sid, __ATOMIC_ACQUIRE);
+}
+
+void tty_attach_session(struct tty *t, int sid, int pgid)
+{
+    __atomic_store_n(&t->t_sid, sid, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->t_fg_pgrp, pgid, __ATOMIC_RELEASE);
+}
+
+int tty_detach_session(struct tty *t, int sid)
 {
     int none = 0, expect = sid;
-    if (!sid || !__atomic_compare_exchange_n(&tty_sid, &expect, none, false, __ATOMIC_ACQ_REL,
+    if (!sid || !__atomic_compare_exchange_n(&t->t_sid, &expect, none, false, __ATOMIC_ACQ_REL,
                                              __ATOMIC_ACQUIRE))
         return 0;
-    return __atomic_exchange_n(&fg_pgrp, 0, __ATOMIC_ACQ_REL);
+    return __atomic_exchange_n(&t->t_fg_pgrp, 0, __ATOMIC_ACQ_REL);
 }
 
 /* Copy up to n bytes of the head line [t]; a line read to its end goes. */
-static size_t take_line(char *buf, size_t n)
+static size_t take_line(struct tty *t, char *buf, size_t n)
 {
-    size_t len = linelen[lhead], left = len - partial, k = MIN(n, left);
+    size_t len = t->t_linelen[t->t_lhead], left = len - t->t_partial, k = MIN(n, left);
     for (size_t i = 0; i < k; i++)
-        buf[i] = queue[(qhead + i) % QUEUE_SIZE];
-    qhead = (qhead + k) % QUEUE_SIZE;
-    qcount -= k;
-    partial += k;
-    if (partial == len) {
-        partial = 0;
-        lhead = (lhead + 1) % MAX_LINES;
-        __atomic_store_n(&nlines, nlines - 1, __ATOMIC_RELEASE);
-        if (nlines == 0)
-            tail_raw = false;
+        buf[i] = t->t_queue[(t->t_qhead + i) % TTY_QUEUE_SIZE];
+    t->t_qhead = (t->t_qhead + k) % TTY_QUEUE_SIZE;
+    t->t_qcount -= k;
+    t->t_partial += k;
+    if (t->t_partial == len) {
+        t->t_partial = 0;
+        t->t_lhead = (t->t_lhead + 1) % TTY_MAX_LINES;
+        __atomic_store_n(&t->t_nlines, t->t_nlines - 1, __ATOMIC_RELEASE);
+        if (t->t_nlines == 0)
+            t->t_tail_raw = false;
     }
     return k;
 }
 
-bool tty_readable(void)
+/* Nothing more will come: no input at all, or the far side is gone. */
+static bool input_over(struct tty *t)
 {
-    return !ready || __atomic_load_n(&nlines, __ATOMIC_ACQUIRE) > 0;
+    return !t->t_input || __atomic_load_n(&t->t_hungup, __ATOMIC_ACQUIRE);
 }
 
-
-long tty_read(char *buf, size_t n, bool nonblock)
+bool tty_readable(struct tty *t)
 {
-    if (!ready)
+    return input_over(t) || __atomic_load_n(&t->t_nlines, __ATOMIC_ACQUIRE) > 0;
+}
+
+long tty_read(struct tty *t, char *buf, size_t n, bool nonblock)
+{
+    if (!t->t_input)
         return 0;                           /* no input: end of file */
-    int err = hooks.job_check ? hooks.job_check(SIGTTIN) : 0;
+    int err = hooks.job_check ? hooks.job_check(t, SIGTTIN) : 0;
     if (err)
         return err;
     if (n == 0)
         return 0;
+    const void *chan = (const void *)&t->t_nlines;
     for (;;) {
-        struct sleepq *sq = sleepq_lock((const void *)&nlines);
-        if (__atomic_load_n(&nlines, __ATOMIC_ACQUIRE) > 0) {
+        struct sleepq *sq = sleepq_lock(chan);
+        if (__atomic_load_n(&t->t_nlines, __ATOMIC_ACQUIRE) > 0 || input_over(t)) {
             sleepq_unlock(sq);
             break;
         }
@@ -392,12 +519,12 @@ long tty_read(char *buf, size_t n, bool nonblock)
         }
         /* A signal ends the wait: -ERESTARTSYS, a restart or EINTR. */
         if (!hooks.sleep_intr)
-            sleep_locked(sq, (const void *)&nlines);
-        else if ((err = hooks.sleep_intr(sq, (const void *)&nlines)))
+            sleep_locked(sq, chan);
+        else if ((err = hooks.sleep_intr(sq, chan)))
             return err;
     }
-    spin_lock(&tty_lock);
-    size_t k = nlines > 0 ? take_line(buf, n) : 0;
-    spin_unlock(&tty_lock);
+    spin_lock(&t->t_lock);
+    size_t k = t->t_nlines > 0 ? take_line(t, buf, n) : 0;
+    spin_unlock(&t->t_lock);
     return (long)k;
 }

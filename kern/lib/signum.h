@@ -26,6 +26,7 @@
 #define SIGXFSZ  25
 #define SIGVTALRM 26
 #define SIGPROF  27
+#define SIGWINCH 28
 #define NSIG     64
 
 #endif

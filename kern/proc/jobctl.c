@@ -234,42 +234,65 @@ void proc_stop_current(int sig)
 
 /* ---- the controlling terminal ---- */
 
-int ctty_set_fg_pgrp(int pgid)
+int ctty_set_fg_pgrp(struct tty *t, int pgid)
 {
     struct proc *p = curproc();
-    int sid = tty_session();
-    if (sid && p && p->p_sid != sid)
+    int sid = tty_session(t);
+    if ((sid || t->t_owner) && p && p->p_sid != sid)
         return -ENOTTY;             /* not the caller's controlling terminal */
-    tty_set_fg_pgrp(pgid);
+    tty_set_fg_pgrp(t, pgid);
     return 0;
 }
 
-int ctty_acquire(bool steal)
+int ctty_acquire(struct tty *t, bool steal)
 {
     struct proc *p = curproc();
     if (!p || p->p_pid != p->p_sid)
         return -EPERM;              /* only a session leader */
-    int sid = tty_session();
+    int sid = tty_session(t);
     if (sid == p->p_sid)
         return 0;
+    struct tty *mine = tty_of_session(p->p_sid);
+    if (mine && mine != t)
+        return -EPERM;              /* the session has a terminal already */
     if (sid && !(steal && p->p_cred->cr_uid == 0))
         return -EPERM;              /* another session's terminal */
-    tty_attach_session(p->p_sid, p->p_pgid);
+    if (sid)
+        ctty_session_exit(sid);     /* stolen: its session loses it */
+    tty_attach_session(t, p->p_sid, p->p_pgid);
     return 0;
 }
 
 void ctty_session_exit(int sid)
 {
-    int pg = tty_detach_session(sid);
+    struct tty *t = tty_of_session(sid);
+    int pg = t ? tty_detach_session(t, sid) : 0;
     if (pg > 0)
         proc_signal_pgrp(pg, SIGHUP);
 }
 
-int ctty_job_check(int sig)
+void ctty_open_acquire(struct tty *t)
 {
     struct proc *p = curproc();
-    int sid = tty_session();
-    int fg = tty_fg_pgrp();
+    if (p && p->p_pid == p->p_sid && !tty_session(t) && !tty_of_session(p->p_sid))
+        tty_attach_session(t, p->p_sid, p->p_pgid);
+}
+
+int ctty_release(struct tty *t)
+{
+    struct proc *p = curproc();
+    if (!p || tty_of_session(p->p_sid) != t)
+        return -ENOTTY;
+    if (p->p_pid == p->p_sid)
+        ctty_session_exit(p->p_sid);    /* the leader gives it up: SIGHUP to the foreground */
+    return 0;
+}
+
+int ctty_job_check(struct tty *t, int sig)
+{
+    struct proc *p = curproc();
+    int sid = tty_session(t);
+    int fg = tty_fg_pgrp(t);
     if (!p || !sid || p->p_sid != sid || !fg || p->p_pgid == fg)
         return 0;                   /* no control, or in the foreground */
     if (sig_ignored_or_blocked(p, sig))

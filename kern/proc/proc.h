@@ -614,12 +614,19 @@ bool proc_pgrp_orphaned(int pgid);
  * SIGHUP.  Job control for the calling process's use of the terminal: 0 to
  * go ahead, -ERESTARTSYS after sending sig (SIGTTIN for a read, SIGTTOU
  * for a change of settings) to its group when it is in the background, or
- * -EIO when it cannot be stopped.  jobctl_init (boot, from proc_init)
- * gives the terminal the hooks it calls these through. */
-int ctty_set_fg_pgrp(int pgid);
-int ctty_acquire(bool steal);
+ * -EIO when it cannot be stopped.  TIOCNOTTY: the caller's session lets
+ * its terminal go (0, or -ENOTTY when t is not its terminal).
+ * jobctl_init (boot, from proc_init) gives the terminals the hooks they
+ * call these through. */
+struct tty;
+int ctty_set_fg_pgrp(struct tty *t, int pgid);
+int ctty_acquire(struct tty *t, bool steal);
 void ctty_session_exit(int sid);
-int ctty_job_check(int sig);
+int ctty_job_check(struct tty *t, int sig);
+int ctty_release(struct tty *t);
+/* A terminal opened without O_NOCTTY: a session leader with none takes
+ * it, as on Linux. */
+void ctty_open_acquire(struct tty *t);
 void jobctl_init(void);
 /* The calling process stops by sig (a stop signal taken, p_stopped set):
  * tell the parent, sleep until SIGCONT or SIGKILL, tell the parent of
@@ -706,6 +713,11 @@ int proc_exec(const char *path, struct execargs *ea, struct trapframe *tf);
  * name). */
 int proc_exec_at(const char *path, struct vnode *dir, struct vnode *self, bool nofollow,
                  struct execargs *ea, struct trapframe *tf);
+
+/* The terminal ioctls (kern/proc/sys_tty.c): the terminal behind vp
+ * (*master: vp is a pty's master), or NULL; and command cmd on it. */
+struct tty *vn_tty(struct vnode *vp, bool *master);
+int64_t tty_ioctl(struct vnode *vp, struct tty *t, bool master, uint32_t cmd, uint64_t arg);
 
 /* Descriptors (kern/proc/fd.c). */
 struct file *file_alloc(struct vnode *vp, int flags);

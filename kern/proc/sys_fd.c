@@ -31,9 +31,6 @@
 #define F_OFD_GETLK 36
 #define F_OFD_SETLK 37
 #define F_OFD_SETLKW 38
-#define TCGETS     0x5401
-#define TIOCGPGRP  0x540F
-#define TIOCGWINSZ 0x5413
 #define FIONREAD   0x541B
 #define FIONBIO    0x5421
 #define FIONCLEX   0x5450
@@ -178,67 +175,14 @@ bool vn_is_console(const struct vnode *vp)
            (vp->v_rdev == vn_makedev(5, 1) || vp->v_rdev == vn_makedev(5, 0));
 }
 
-#define TCSETS     0x5402
-#define TCSETSW    0x5403
-#define TCSETSF    0x5404
-#define TIOCSCTTY  0x540E
-#define TIOCSPGRP  0x5410
-
-/* The console's terminal calls, on the line discipline (drivers/tty/tty.c). */
-static int64_t console_ioctl(uint64_t cmd, uint64_t arg)
-{
-    /* struct termios: iflag, oflag, cflag, lflag, then line and cc[19] */
-    uint32_t t[9] = { 0x500 /* ICRNL|IXON */, 0x5 /* OPOST|ONLCR */,
-                      0xbf /* CS8|CREAD|B38400 */, tty_lflag() };
-    uint8_t *cc = (uint8_t *)t + 17;
-    int pg, r;
-    switch (cmd) {
-    case TCGETS:
-        cc[0] = 0x03;           /* VINTR ^C */
-        cc[1] = 0x1c;           /* VQUIT ^\ */
-        cc[2] = 0x7f;           /* VERASE DEL */
-        cc[3] = 0x15;           /* VKILL ^U */
-        cc[4] = 0x04;           /* VEOF ^D */
-        cc[6] = 1;              /* VMIN */
-        cc[10] = 0x1a;          /* VSUSP ^Z */
-        return copyout(t, (void *)arg, 36);
-    case TCSETS:
-    case TCSETSW:
-    case TCSETSF:
-        if (copyin((void *)arg, t, 36))
-            return -EFAULT;
-        if ((r = ctty_job_check(SIGTTOU)))
-            return r;               /* from the background */
-        tty_set_lflag(t[3]);
-        return 0;
-    case TIOCGWINSZ: {
-        uint16_t ws[4] = { 24, 80, 0, 0 };
-        return copyout(ws, (void *)arg, sizeof ws);
-    }
-    case TIOCGPGRP:
-        pg = tty_fg_pgrp() ? tty_fg_pgrp() : curproc()->p_pgid;
-        return copyout(&pg, (void *)arg, sizeof pg);
-    case TIOCSPGRP:
-        if (copyin((void *)arg, &pg, sizeof pg))
-            return -EFAULT;
-        if (pg <= 0)
-            return -EINVAL;
-        if ((r = ctty_job_check(SIGTTOU)))
-            return r;
-        return ctty_set_fg_pgrp(pg);
-    case TIOCSCTTY:
-        return ctty_acquire(arg == 1);
-    default:
-        return -EINVAL;
-    }
-}
-
 SYSCALL_DECL(sys_ioctl)
 {
     struct file *fp = fd_get(curproc(), (int)a0);
     if (!fp)
         return -EBADF;
     int64_t r = -ENOTTY;
+    struct tty *t;
+    bool master;
     if (a1 == FIOCLEX || a1 == FIONCLEX) {
         struct proc *p = curproc();
         mutex_enter(&p->p_fdlock);
@@ -271,8 +215,8 @@ SYSCALL_DECL(sys_ioctl)
         r = VOP_IOCTL(fp->f_vp, FIONREAD, &n, cr());
         if (r == 0)
             r = copyout(&n, (void *)a2, sizeof n);
-    } else if (vn_is_console(fp->f_vp)) {
-        r = console_ioctl(a1, a2);
+    } else if ((t = vn_tty(fp->f_vp, &master))) {
+        r = tty_ioctl(fp->f_vp, t, master, (uint32_t)a1, a2);     /* kern/proc/sys_tty.c */
     } else if (fp->f_vp->v_type == VBLK) {
         /* a disk's size questions: 8 bytes for BLKGETSIZE64 and BLKGETSIZE
          * (a long), 4 for BLKSSZGET (an int).  The command is 32 bits, as

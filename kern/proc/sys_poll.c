@@ -98,7 +98,7 @@ static short ready(struct proc *p, const struct pollfd_u *pf, bool *console)
     short r = vn_poll(fp->f_vp, pf->events, fp->f_flags);
     if (vn_is_console(fp->f_vp)) {
         *console = true;
-        if (!tty_readable())
+        if (!tty_readable(&console_tty))
             r &= (short)~(POLLIN | POLLRDNORM);
     }
     file_rele(fp);

@@ -85,14 +85,14 @@ static void signals_of(struct proc *p, uint64_t m[4])
     }
 }
 
-/* The controlling terminal of p's session, as Linux's tty_nr (the
- * console, 5:1, is the only terminal), and its foreground group. */
+/* The controlling terminal of p's session, as Linux's tty_nr (its
+ * device number: the console 5:1, a pty 136:N), and its foreground
+ * group. */
 static void tty_of(struct proc *p, int *tty_nr, int *tpgid)
 {
-    int sid = tty_session();
-    bool ours = sid > 0 && sid == p->p_sid;
-    *tty_nr = ours ? (5 << 8) | 1 : 0;
-    *tpgid = ours ? tty_fg_pgrp() : -1;
+    struct tty *t = tty_of_session(p->p_sid);
+    *tty_nr = t ? (int)t->t_rdev : 0;
+    *tpgid = t ? tty_fg_pgrp(t) : -1;
 }
 
 int procfs_pid_stat(struct sbuf *sb, struct proc *p)

@@ -583,9 +583,9 @@ static int body_devfs(struct ns *ns)
     KT_ASSERT_EQ(done, sizeof msg - 1);
     /* A read returns one line from the terminal (drivers/tty/tty.c); fed here as
      * the UART would.  Without console input it is end of file. */
-    size_t want = tty_readable() ? 0 : 6;
+    size_t want = tty_readable(&console_tty) ? 0 : 6;
     for (const char *c = "typed\r"; *c; c++)
-        tty_input(*c);
+        console_input(*c);
     KT_ASSERT_EQ(vn_rdwr(vp, false, buf, 10, 0, 0, &done, kcred), 0);
     KT_ASSERT_EQ(done, want);
     KT_ASSERT(want == 0 || memcmp(buf, "typed\n", 6) == 0);
@@ -653,7 +653,7 @@ static int body_devfs(struct ns *ns)
     }
     vn_close(vp, 0, kcred);
     KT_ASSERT(eof);
-    KT_ASSERT_EQ(seen, 2 + 8 + 4 + blk_count());   /* devices, links, disks */
+    KT_ASSERT_EQ(seen, 2 + 9 + 1 + 4 + blk_count());   /* devices, pts, links, disks */
     KT_ASSERT_EQ(found, 3);
     KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), 0);
     return 0;

@@ -2,8 +2,11 @@
  * devfs: a small in-memory file system holding the devices, mounted on
  * the root's /dev at boot.  Its root directory lists the character
  * devices, with Linux's numbers so that programs built for Linux find what
- * they expect: console (5:1), tty (5:0, the console: the only terminal;
- * ENXIO for a process whose session does not have it, as Linux's),
+ * they expect: console (5:1), tty (5:0, the caller's controlling
+ * terminal, the console or a pty's slave; ENXIO for a process whose
+ * session has none, as Linux's), ptmx (5:2: each open a new
+ * pseudo-terminal, drivers/tty/pty.c), the directory pts (where the
+ * kernel mounts devpts),
  * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
  * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
  * stderr into /proc/self/fd; and every disk the block layer
@@ -46,6 +49,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/vfs_impl.h>
 #include <drivers/tty/tty.h>
+#include <drivers/tty/pty.h>
 #include <drivers/block/bio.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
@@ -65,6 +69,7 @@ struct devfs_dev {
     int (*read)(struct uio *uio);
     int (*write)(struct uio *uio);
     const char *link;               /* a symbolic link's text instead (fd, stdin...) */
+    bool dir;                       /* an empty directory instead (pts: devpts's mount point) */
 };
 
 struct devfs_node {
@@ -112,7 +117,7 @@ static int read_zeros(struct uio *uio)
  * a time from the terminal line discipline (drivers/tty/tty.c). */
 static int console_dev_read(struct uio *uio)
 {
-    long n = tty_read(uio->uio_base, uio->uio_resid, false);
+    long n = tty_read(&console_tty, uio->uio_base, uio->uio_resid, false);
     if (n < 0)
         return (int)n;
     uio_advance(uio, (size_t)n);
@@ -210,19 +215,21 @@ static int kmsg_dev_write(struct uio *uio)
 }
 
 static const struct devfs_dev devfs_devs[] = {
-    { "console", 5, 1, console_dev_read, console_dev_write, NULL },
-    { "tty", 5, 0, console_dev_read, console_dev_write, NULL },
-    { "null", 1, 3, read_eof, write_swallow, NULL },
-    { "zero", 1, 5, read_zeros, write_swallow, NULL },
-    { "full", 1, 7, read_zeros, write_full, NULL },
-    { "random", 1, 8, read_random, write_swallow, NULL },
-    { "urandom", 1, 9, read_random, write_swallow, NULL },
-    { "kmsg", 1, 11, kmsg_dev_read, kmsg_dev_write, NULL },
+    { "console", 5, 1, console_dev_read, console_dev_write, NULL, false },
+    { "tty", 5, 0, console_dev_read, console_dev_write, NULL, false },
+    { "ptmx", 5, 2, read_eof, write_swallow, NULL, false },     /* opens a new pty (pty_open_master) */
+    { "pts", 0, 0, NULL, NULL, NULL, true },
+    { "null", 1, 3, read_eof, write_swallow, NULL, false },
+    { "zero", 1, 5, read_zeros, write_swallow, NULL, false },
+    { "full", 1, 7, read_zeros, write_full, NULL, false },
+    { "random", 1, 8, read_random, write_swallow, NULL, false },
+    { "urandom", 1, 9, read_random, write_swallow, NULL, false },
+    { "kmsg", 1, 11, kmsg_dev_read, kmsg_dev_write, NULL, false },
     /* Linux's links into /proc: a process's own descriptors */
-    { "fd", 0, 0, NULL, NULL, "/proc/self/fd" },
-    { "stdin", 0, 0, NULL, NULL, "/proc/self/fd/0" },
-    { "stdout", 0, 0, NULL, NULL, "/proc/self/fd/1" },
-    { "stderr", 0, 0, NULL, NULL, "/proc/self/fd/2" },
+    { "fd", 0, 0, NULL, NULL, "/proc/self/fd", false },
+    { "stdin", 0, 0, NULL, NULL, "/proc/self/fd/0", false },
+    { "stdout", 0, 0, NULL, NULL, "/proc/self/fd/1", false },
+    { "stderr", 0, 0, NULL, NULL, "/proc/self/fd/2", false },
 };
 #define NDEVS (sizeof devfs_devs / sizeof devfs_devs[0])
 
@@ -293,13 +300,30 @@ static const struct vnodeops devfs_vnodeops;
 
 /* ---- vnode operations ---- */
 
+/* /dev/tty: the caller's controlling terminal, the console or a pty's
+ * slave (*vpp replaced), or ENXIO for a process without one, as Linux's. */
+static int open_dev_tty(struct vnode **vpp)
+{
+    if (tty_is_controlling())
+        return 0;                   /* the console (or a kernel thread) */
+    struct tty *t = tty_of_caller();
+    struct vnode *slave = t ? pty_slave_of_tty(t) : NULL;
+    if (!slave)
+        return -ENXIO;
+    VN_RELE(*vpp);                  /* a devfs node: never inactive while mounted */
+    *vpp = slave;
+    return 0;
+}
+
 /* O_EXCL on a disk asks for it alone, as Linux's: EBUSY while a file
  * system is mounted from it (what mkfs checks before formatting). */
 static int devfs_open(struct vnode **vpp, int flags, struct cred *cr)
 {
     struct devfs_node *dn = VTODN(*vpp);
-    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 0) && !tty_is_controlling())
-        return -ENXIO;              /* /dev/tty with no controlling terminal */
+    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 0))
+        return open_dev_tty(vpp);
+    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 2))
+        return pty_open_master(vpp, flags, cr);     /* drivers/tty/pty.c */
     struct blkdev *d = dn->blk;
     return d && (flags & O_EXCL) && blk_claimed(d) ? -EBUSY : 0;
 }
@@ -316,7 +340,7 @@ static int devfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred
         return -EFAULT;
     if (dn->blk)
         return disk_rw(dn->blk, uio, false);
-    if (!dn->dev)
+    if (!dn->dev || dn->dev->dir)
         return -EISDIR;
     if (dn->dev->link)
         return -EINVAL;
@@ -330,7 +354,7 @@ static int devfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cre
         return -EFAULT;
     if (dn->blk)
         return disk_rw(dn->blk, uio, true);
-    if (!dn->dev)
+    if (!dn->dev || dn->dev->dir)
         return -EISDIR;
     if (dn->dev->link)
         return -EINVAL;
@@ -355,7 +379,8 @@ static int devfs_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cr
 
 static uint32_t node_type_bits(const struct devfs_node *dn)
 {
-    return dn->blk ? S_IFBLK : !dn->dev ? S_IFDIR : dn->dev->link ? S_IFLNK : S_IFCHR;
+    return dn->blk ? S_IFBLK : !dn->dev || dn->dev->dir ? S_IFDIR :
+           dn->dev->link ? S_IFLNK : S_IFCHR;
 }
 
 static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
@@ -413,9 +438,11 @@ static int devfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
         return err;
     struct devfs_mount *dm = dvp->v_vfsp->vfs_data;
     struct vnode *vp = NULL;
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    if (strcmp(name, ".") == 0 && VTODN(dvp) != &dm->root)
+        vp = dvp;                   /* pts, not covered by devpts */
+    else if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         vp = &dm->root.vn;
-    for (int i = 0; i < dm->nnodes && !vp; i++)
+    for (int i = 0; i < dm->nnodes && !vp && VTODN(dvp) == &dm->root; i++)
         if (strcmp(name, dm->node[i].name) == 0)
             vp = &dm->node[i].vn;
     if (!vp)
@@ -485,11 +512,12 @@ static int devfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, boo
     if (uio->uio_user)
         return -EFAULT;
     struct devfs_mount *dm = vp->v_vfsp->vfs_data;
-    uint64_t i = uio->uio_offset, end = 2 + (uint64_t)dm->nnodes;
+    uint64_t i = uio->uio_offset, end = VTODN(vp) == &dm->root ? 2 + (uint64_t)dm->nnodes : 2;
     for (; i < end; i++) {
         const struct devfs_node *dn = i < 2 ? &dm->root : &dm->node[i - 2];
         const char *name = i == 0 ? "." : i == 1 ? ".." : dn->name;
-        uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : dn->dev->link ? DT_LNK : DT_CHR;
+        uint8_t type = i < 2 ? DT_DIR : dn->blk ? DT_BLK : dn->dev->dir ? DT_DIR :
+                       dn->dev->link ? DT_LNK : DT_CHR;
         if (!vfs_put_dirent(uio, dn->ino, (int64_t)i + 1, type, name, strlen(name)))
             break;
     }
@@ -559,17 +587,17 @@ static const struct vnodeops devfs_vnodeops = {
 static void node_init(struct devfs_node *dn, struct vfs *vfsp, const struct devfs_dev *dev,
                       struct blkdev *blk, uint64_t ino)
 {
-    enum vtype type = blk ? VBLK : !dev ? VDIR : dev->link ? VLNK : VCHR;
+    enum vtype type = blk ? VBLK : !dev || dev->dir ? VDIR : dev->link ? VLNK : VCHR;
     vn_init(&dn->vn, &devfs_vnodeops, type, vfsp, dn);
     dn->dev = dev;
     dn->blk = blk;
     dn->ino = ino;
-    dn->mode = blk ? 0660 : !dev ? 0755 : dev->link ? 0777 : 0666;
+    dn->mode = blk ? 0660 : !dev || dev->dir ? 0755 : dev->link ? 0777 : 0666;
     if (dev && strcmp(dev->name, "kmsg") == 0)
         dn->mode = 0644;
     dn->uid = dn->gid = 0;
     snprintf(dn->name, sizeof dn->name, "%s", blk ? blk->name : dev ? dev->name : "");
-    if (dev && !dev->link)
+    if (dev && !dev->link && !dev->dir)
         dn->vn.v_rdev = vn_makedev(dev->major, dev->minor);
     if (blk)
         dn->vn.v_rdev = devfs_disk_rdev(blk);

@@ -489,10 +489,16 @@ static void mount_devfs_on_dev(void)
         return;
     }
     err = vfs_mount("devfs", NULL, "/dev", 0, kcred);
-    if (err)
+    if (err) {
         kprintf("vfs: cannot mount devfs on /dev (errno %d)\n", -err);
-    else
-        kprintf("vfs: devfs on /dev\n");
+        return;
+    }
+    kprintf("vfs: devfs on /dev\n");
+    /* The pseudo-terminals' slaves (drivers/tty/pty.c), as Linux's
+     * /dev/pts. */
+    err = vfs_mount("devpts", NULL, "/dev/pts", 0, kcred);
+    if (err)
+        kprintf("vfs: cannot mount devpts on /dev/pts (errno %d)\n", -err);
 }
 
 void vfs_mountroot(const char *dev)

@@ -42,6 +42,8 @@ enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 #define VROOT   0x1     /* the root of its file system */
 #define VNOSEEK 0x2     /* [c] no offset (eventfd, epoll ...): see vn_is_stream */
 #define VPOLLNOTIFY 0x4 /* [c] announces every readiness change (vn_poll_notify) */
+#define VDEVICE 0x8     /* [c] a device's own vnode (a pty end): opened as it is, not
+                           through the devfs node of its number */
 
 struct vnode {
     struct mutex v_lock;            /* the vnode lock; class "vnode" */

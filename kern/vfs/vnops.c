@@ -261,7 +261,8 @@ static int open_found(struct vnode *vp, int flags, int want, bool created, struc
         err = -ENXIO;                       /* a socket is not opened, it is connected to */
     if (!err)
         err = VOP_OPEN(&vp, flags, cr);     /* may replace vp (a cloning device) */
-    if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp))
+    if (!err && (vp->v_type == VCHR || vp->v_type == VBLK) && !vn_is_devfs(vp) &&
+        !(vp->v_flag & VDEVICE))
         err = devfs_open_rdev(&vp);         /* mknod's nodes open the device */
     if (!err && vp->v_type == VFIFO && vp->v_vfsp && fifo_open_hook)
         err = fifo_open_hook(&vp, flags);   /* a named pipe opens its pipe */
