@@ -48,6 +48,8 @@ python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_out
 # as /sys gives them, and a policy --membind sets, kept across exec.
 numactl --hardware | grep -v -e size -e free
 numactl --membind=1 --cpunodebind=0 numactl --show | grep -e '^policy' -e '^membind' -e '^cpubind'
+# Python's pty module (issue 31): a child on a pseudo-terminal.
+python3 "$D/pty_echo.py" | sed 's|/dev/pts/[0-9]*|/dev/pts/N|'
 # Debian's gdb (issue 31) on a program Debian's gcc built here: a break,
 # a backtrace, variables, a step, a finish, the run to the end; addresses
 # and the pid made constant.
