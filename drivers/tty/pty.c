@@ -30,6 +30,12 @@
  * (once the slave was open), as Linux's.  A pair is freed when neither
  * end has a vnode left; its number is then free again.
  *
+ * Layers.  Unlike the console's driver, this one is a file system too,
+ * and calls the three things of the process layer a file's driver needs:
+ * an interruptible sleep (sig_sleep_locked), the pollers' wakeup
+ * (vn_poll_notify) and a session taking its terminal at open
+ * (ctty_open_acquire).
+ *
  * Locks.  pty_lock (a sleep mutex, class "pty") guards the table of pairs
  * and each pair's open counts and vnodes ([P] below); the output buffer
  * and the packet and lock flags are under the slave's t_lock ([t], a spin
