@@ -13,11 +13,16 @@
  * EINVAL), then the mode's own rule (DEFAULT with nodes, LOCAL with
  * nodes, BIND or INTERLEAVE with none: EINVAL; PREFERRED with none is
  * LOCAL); nodes without memory are dropped, and none left is EINVAL.
- * get_mempolicy answers the thread's policy, the nodes memory may come
- * from (MPOL_F_MEMS_ALLOWED), the policy governing an address
- * (MPOL_F_ADDR: DEFAULT, as there are no per-mapping policies yet, mbind
- * being absent) or the node of the page there (MPOL_F_NODE|MPOL_F_ADDR,
- * faulting it in), or INTERLEAVE's next node (MPOL_F_NODE).
+ * mbind gives a range of mappings a policy of their own (struct seg's
+ * s_policy, split at the range's ends as mprotect splits), which the
+ * faults there follow before the thread's (user_page_alloc_for); INTERLEAVE
+ * there picks the node by the page's place in the mapping, so a page
+ * lands where its neighbours' pattern says, whoever faults it.  Forks
+ * copy it with the mappings.  get_mempolicy answers the thread's policy,
+ * the nodes memory may come from (MPOL_F_MEMS_ALLOWED), the policy
+ * governing an address (MPOL_F_ADDR: the mapping's own, or DEFAULT) or
+ * the node of the page there (MPOL_F_NODE|MPOL_F_ADDR, faulting it in),
+ * or INTERLEAVE's next node (MPOL_F_NODE).
  *
  * Simplifications, said plainly: file pages (the page cache) follow
  * alloc= and cluster=, not the policy; MPOL_F_RELATIVE_NODES is taken as
@@ -148,11 +153,11 @@ static int64_t policy_query(uint64_t addr, int flags, int *mode, uint64_t *nodes
         *nodes = page_nodes_with_memory();
         return 0;
     }
-    static struct mempolicy none = { .mode = MPOL_DEFAULT };
+    struct mempolicy at;
     if (flags & MPOL_F_ADDR) {
-        if (as_check_mapped(curproc()->p_as, addr, 1))
+        if (as_policy_at(curproc()->p_as, addr, &at, NULL))
             return -EFAULT;
-        pol = &none;                        /* no mapping has a policy of its own */
+        pol = &at;                          /* the mapping's own (mbind), or DEFAULT */
     } else if (addr) {
         return -EINVAL;
     }
@@ -192,10 +197,80 @@ SYSCALL_DECL(sys_get_mempolicy)
     return unodes ? nodes_out(unodes, maxnode, nodes) : 0;
 }
 
-/* ---- move_pages and migrate_pages (kern/vm/migrate.c moves the pages) ---- */
+/* ---- mbind, move_pages and migrate_pages (kern/vm/migrate.c moves the pages) ---- */
 
+#define MPOL_MF_STRICT    (1 << 0)
 #define MPOL_MF_MOVE      (1 << 1)
 #define MPOL_MF_MOVE_ALL  (1 << 2)
+
+/* mbind's MPOL_MF_MOVE: each page of [lo, hi) present on a node the
+ * policy leaves out goes where the policy puts it.  How many could not
+ * move (the page cache's, or memory ran out). */
+static uint64_t move_misplaced(struct as *as, uint64_t lo, uint64_t hi, uint64_t nodes)
+{
+    uint64_t stuck = 0;
+    for (uint64_t va = lo; va < hi; va += PAGE_SIZE) {
+        int n = as_page_node(as, va), target;
+        struct mempolicy pol;
+        if (n < 0 || (nodes & (1UL << n)) || as_policy_at(as, va, &pol, &target))
+            continue;
+        stuck += as_migrate_page(as, va, target) != target;
+    }
+    return stuck;
+}
+
+/* Pages of [lo, hi) present on a node outside nodes (MPOL_MF_STRICT). */
+static uint64_t count_misplaced(struct as *as, uint64_t lo, uint64_t hi, uint64_t nodes)
+{
+    uint64_t n = 0;
+    for (uint64_t va = lo; va < hi; va += PAGE_SIZE) {
+        int node = as_page_node(as, va);
+        n += node >= 0 && !(nodes & (1UL << node));
+    }
+    return n;
+}
+
+/* mbind(start, len, mode, nodemask, maxnode, flags): the policy of the
+ * mappings of [start, start + len), checked in Linux's order (the flags,
+ * MPOL_MF_MOVE_ALL for root alone, the alignment, the mode, the mask,
+ * the range's holes: EFAULT, with nothing changed).  MPOL_MF_MOVE moves
+ * the pages there already that the policy leaves out; with
+ * MPOL_MF_STRICT one that stays, or (without MOVE) one that is there, is
+ * EIO. */
+SYSCALL_DECL(sys_mbind)
+{
+    uint64_t start = a0, len = a1, unodes = a3, maxnode = a4;
+    unsigned flags = (unsigned)a5;
+    int mode = (int)a2 & ~MPOL_MODE_FLAGS, mflags = (int)a2 & MPOL_MODE_FLAGS;
+    if (flags & ~(unsigned)(MPOL_MF_STRICT | MPOL_MF_MOVE | MPOL_MF_MOVE_ALL))
+        return -EINVAL;
+    if ((flags & MPOL_MF_MOVE_ALL) && curproc()->p_cred->cr_uid != 0)
+        return -EPERM;
+    if (start & (PAGE_SIZE - 1))
+        return -EINVAL;
+    if ((int)a2 < 0 || mode >= MPOL_MAX || mflags == MPOL_MODE_FLAGS)
+        return -EINVAL;
+    len = (len + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+    if (start + len < start)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    uint64_t nodes;
+    struct mempolicy pol;
+    int err = nodes_in(unodes, maxnode, &nodes);
+    if (!err)
+        err = policy_make(mode, mflags, nodes, &pol);
+    struct as *as = curproc()->p_as;
+    if (!err)
+        err = as_set_policy(as, start, len, &pol);
+    if (err || !pol.nodes)
+        return err;
+    uint64_t left = (flags & (MPOL_MF_MOVE | MPOL_MF_MOVE_ALL))
+                        ? move_misplaced(as, start, start + len, pol.nodes)
+                        : (flags & MPOL_MF_STRICT) ? count_misplaced(as, start, start + len, pol.nodes)
+                                                   : 0;
+    return left && (flags & MPOL_MF_STRICT) ? -EIO : 0;
+}
 
 /* The process pid names (0: the caller), held, if the caller may move its
  * pages (Linux's PTRACE_MODE_READ_REALCREDS); NULL and *err otherwise. */

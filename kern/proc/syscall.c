@@ -335,7 +335,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(132, sys_utime), S(40, sys_sendfile),
     S(275, sys_splice), S(276, sys_tee), S(278, sys_vmsplice), S(322, sys_execveat),
     S(437, sys_openat2), S(310, sys_process_vm_readv), S(311, sys_process_vm_writev),
-    S(324, sys_membarrier), S(101, sys_ptrace), S(219, sys_restart_syscall), S(238, sys_set_mempolicy),
+    S(324, sys_membarrier), S(101, sys_ptrace), S(219, sys_restart_syscall), S(238, sys_set_mempolicy), S(237, sys_mbind),
     S(239, sys_get_mempolicy), S(279, sys_move_pages), S(256, sys_migrate_pages),
     S(73, sys_flock), S(25, sys_mremap),
     S(266, sys_symlinkat), S(221, sys_fadvise64),

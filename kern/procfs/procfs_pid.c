@@ -367,8 +367,9 @@ static void policy_word(struct sbuf *sb, const struct mempolicy *pol)
 static void numa_seg(struct sbuf *sb, struct as *as, struct seg *s, const char *name,
                      struct proc *p)
 {
-    struct mempolicy pol = p->p_thread ? p->p_thread->mempolicy
-                                       : (struct mempolicy){ .mode = MPOL_DEFAULT };
+    struct mempolicy pol = s->s_policy.mode != MPOL_DEFAULT ? s->s_policy
+                           : p->p_thread ? p->p_thread->mempolicy
+                                         : (struct mempolicy){ .mode = MPOL_DEFAULT };
     sbuf_printf(sb, "%08lx", (unsigned long)s->s_start);
     policy_word(sb, &pol);
     if (s->s_vp && name[0] == '/')

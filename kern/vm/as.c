@@ -719,6 +719,31 @@ int as_protect(struct as *as, vaddr_t va, size_t len, int prot)
     return err;
 }
 
+int as_set_policy(struct as *as, vaddr_t va, size_t len, const struct mempolicy *pol)
+{
+    vaddr_t hi = va + len;
+    rlock_acquire(&as->a_lock);
+    int err = range_mapped(as, va, hi) ? split_at(as, va, hi) : -EFAULT;
+    for (struct seg *s = as->a_segs; !err && s && s->s_start < hi; s = s->s_next)
+        if (s->s_start >= va)
+            s->s_policy = *pol;
+    rlock_release(&as->a_lock);
+    return err;
+}
+
+int as_policy_at(struct as *as, vaddr_t va, struct mempolicy *pol, int *node)
+{
+    rlock_acquire(&as->a_lock);
+    struct seg *s = seg_find(as, va);
+    if (s) {
+        *pol = s->s_policy;
+        if (node)
+            *node = mempolicy_node_for(pol, seg_page_index(s, va));
+    }
+    rlock_release(&as->a_lock);
+    return s ? 0 : -EFAULT;
+}
+
 /* The first shared file segment of [at, hi) from at: its file held, the
  * file's pages [*lo, *hi_idx) it maps there, and where it ends (*next). */
 static struct vnode *next_shared_file(struct as *as, vaddr_t at, vaddr_t hi, uint64_t *lo,

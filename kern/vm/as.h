@@ -16,6 +16,7 @@
 
 #include <kern/lib/types.h>
 #include <kern/lock/sleep.h>
+#include <kern/vm/page.h>
 
 struct vnode;
 struct page;
@@ -82,6 +83,8 @@ struct seg {
                                      * reads as zeros (an ELF segment's bss) */
     struct amap *s_amap;            /* [c] shared anonymous pages, or NULL */
     uint64_t s_amap_off;            /* [l] page index in s_amap of s_start */
+    struct mempolicy s_policy;      /* [l] mbind's NUMA policy for its pages; MPOL_DEFAULT:
+                                     * the faulting thread's (kern/proc/sys_mempolicy.c) */
     /* Reverse mappings (kern/vm/rmap.c): a vnode segment is on its
      * file's chain while it lives. */
     struct seg *s_rnext;            /* [rmap row lock] */
@@ -193,6 +196,17 @@ void as_numa_count(struct as *as, struct seg *s, struct as_numa_counts *c);
  * as_migrate_nodes: move every page on a node of from that no node of to
  * holds to the matching node of to; the number that could not move. */
 int as_page_node(struct as *as, vaddr_t va);
+/* mbind: give [va, va + len) the policy pol (MPOL_DEFAULT: none of its
+ * own), segments split at its ends; -EFAULT for a hole in it.  And the
+ * policy of the mapping at va (MPOL_DEFAULT when it has none) with, in
+ * *node when asked, the node it puts the page at va on first; -EFAULT
+ * when nothing is mapped there. */
+int as_set_policy(struct as *as, vaddr_t va, size_t len, const struct mempolicy *pol);
+int as_policy_at(struct as *as, vaddr_t va, struct mempolicy *pol, int *node);
+/* The node a page at va of a mapping with policy pol (not DEFAULT)
+ * comes from first: INTERLEAVE's by the page's place in the mapping
+ * (index: its page offset), the mask's lowest node otherwise. */
+int mempolicy_node_for(const struct mempolicy *pol, uint64_t index);
 int as_migrate_page(struct as *as, vaddr_t va, int node);
 uint64_t as_migrate_nodes(struct as *as, uint64_t from, uint64_t to);
 /* Is all of [va, va + len) (widened to pages) mapped?  0, or -ENOMEM

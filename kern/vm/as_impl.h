@@ -18,6 +18,15 @@ struct page;
 
 /* A fresh page from this CPU's node for a user mapping, count 1. */
 struct page *user_page_alloc(void);
+/* The same for a page at va of segment s: by the segment's own policy
+ * (mbind) when it has one. */
+struct page *user_page_alloc_for(const struct seg *s, vaddr_t va);
+/* The page offset of va in s's object (the file's, or the mapping's own
+ * for anonymous memory): INTERLEAVE's index. */
+static inline uint64_t seg_page_index(const struct seg *s, vaddr_t va)
+{
+    return s->s_off / PAGE_SIZE + (va - s->s_start) / PAGE_SIZE;
+}
 /* The page a present PTE maps. */
 struct page *pte_page(uint64_t pte);
 /* Replace the bits of a PTE outside keep with set, atomically: the CPU

@@ -56,6 +56,26 @@ uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
 
 /* ---- pages ---- */
 
+struct page *user_page_alloc_for(const struct seg *s, vaddr_t va)
+{
+    if (!s || s->s_policy.mode == MPOL_DEFAULT)
+        return user_page_alloc();
+    struct mempolicy pol = s->s_policy;
+    struct page *pg;
+    if (pol.mode == MPOL_LOCAL) {
+        pg = page_alloc_data();
+    } else {
+        /* INTERLEAVE by the page's place in the mapping, as Linux's
+         * interleave_nid: the same page always lands on the same node. */
+        if (pol.mode == MPOL_INTERLEAVE)
+            pol.next = (uint32_t)mempolicy_node_for(&pol, seg_page_index(s, va));
+        pg = page_alloc_policy(&pol);
+    }
+    if (pg)
+        pg->count = 1;
+    return pg;
+}
+
 struct page *user_page_alloc(void)
 {
     struct thread *t = curthread();

@@ -64,10 +64,11 @@ static bool access_allowed(const struct seg *s, int access)
     return s->s_prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
 }
 
-/* A new private page of zeros, or of the first n bytes of src and zeros. */
-static struct page *private_copy(struct page *src, size_t n)
+/* A new private page for va of s (placed by s's policy or the thread's),
+ * of zeros, or of the first n bytes of src and zeros. */
+static struct page *private_copy(const struct seg *s, vaddr_t va, struct page *src, size_t n)
 {
-    struct page *pg = user_page_alloc();
+    struct page *pg = user_page_alloc_for(s, va);
     if (!pg)
         return NULL;
     char *p = page_to_virt(pg);
@@ -90,7 +91,7 @@ static int private_file_page(struct seg *s, vaddr_t va, int access, struct page 
     uint64_t rel = va - s->s_start;
     *writable = true;
     if (rel >= s->s_flen) {
-        *pgp = private_copy(NULL, 0);
+        *pgp = private_copy(s, va, NULL, 0);
         return *pgp ? 0 : -ENOMEM;
     }
     struct page *cp;
@@ -106,7 +107,7 @@ static int private_file_page(struct seg *s, vaddr_t va, int access, struct page 
         *writable = false;
         return 0;
     }
-    *pgp = private_copy(cp, n);
+    *pgp = private_copy(s, va, cp, n);
     page_rele(cp);
     return *pgp ? 0 : -ENOMEM;
 }
@@ -118,7 +119,7 @@ static struct page *amap_page(struct seg *s, vaddr_t va)
     size_t idx = s->s_amap_off + (va - s->s_start) / PAGE_SIZE;
     mutex_enter(&am->am_lock);
     struct page *pg = am->am_pages[idx];
-    if (!pg && (pg = user_page_alloc())) {
+    if (!pg && (pg = user_page_alloc_for(s, va))) {
         memset(page_to_virt(pg), 0, PAGE_SIZE);
         am->am_pages[idx] = pg;
     }
@@ -146,7 +147,7 @@ static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
     } else if (s->s_vp) {
         err = private_file_page(s, va, access, &pg, &writable);
     } else {
-        pg = private_copy(NULL, 0);
+        pg = private_copy(s, va, NULL, 0);
     }
     if (!err && !pg)
         err = -ENOMEM;
@@ -170,7 +171,7 @@ static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
     if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
         pte_update(pte, ~0UL, PTE_W);
     } else {
-        struct page *pg = private_copy(old, PAGE_SIZE);
+        struct page *pg = private_copy(s, va, old, PAGE_SIZE);
         if (!pg)
             return -ENOMEM;
         *pte = page_to_phys(pg) | pte_flags(s, true);
@@ -331,7 +332,7 @@ static int force_private_locked(struct as *as, struct seg *s, vaddr_t va)
     struct page *old = pte_page(*pte);
     if (page_is_private(old))
         return 0;
-    struct page *pg = private_copy(old, PAGE_SIZE);
+    struct page *pg = private_copy(s, va, old, PAGE_SIZE);
     if (!pg)
         return -ENOMEM;
     *pte = page_to_phys(pg) | pte_flags(s, true);

@@ -294,6 +294,20 @@ int mempolicy_interleave_node(const struct mempolicy *pol)
     return this_cpu()->node;
 }
 
+int mempolicy_node_for(const struct mempolicy *pol, uint64_t index)
+{
+    int weight = 0;
+    for (uint64_t m = pol->nodes; m; m &= m - 1)
+        weight++;               /* the kernel has no popcount instruction to count on */
+    if (!weight)
+        return this_cpu()->node;
+    uint64_t nth = pol->mode == MPOL_INTERLEAVE ? index % (uint64_t)weight : 0;
+    uint64_t m = pol->nodes;
+    while (nth--)
+        m &= m - 1;
+    return __builtin_ctzl(m);
+}
+
 /* INTERLEAVE's node for the next page, taken: the cursor moves past it. */
 static int interleave_next(struct mempolicy *pol)
 {

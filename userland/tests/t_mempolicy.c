@@ -11,7 +11,8 @@
  * on its node; move_pages telling where pages are and moving them (their
  * bytes kept; a page never touched ENOENT, nothing mapped EFAULT, a page a
  * fork shares EACCES, a node without memory ENODEV) and migrate_pages
- * moving them back; a fork and an exec keeping the policy; and the errors (an unknown
+ * moving them back; mbind's policy of a mapping (check_mbind); a fork and
+ * an exec keeping the policy; and the errors (an unknown
  * mode, STATIC and RELATIVE together, BIND with no node or only a node
  * the machine has not, DEFAULT and LOCAL with nodes, a bad mask pointer,
  * unknown get flags, MEMS_ALLOWED with NODE, an address without ADDR,
@@ -210,6 +211,83 @@ static void check_move_pages(uint64_t allowed)
 	munmap(g, 6 * 4096);
 }
 
+static long mbindp(void *addr, unsigned long len, int mode, const uint64_t *mask,
+		   unsigned long maxnode, unsigned flags)
+{
+	return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
+}
+
+#define MF_STRICT 1
+#define MF_MOVE   2
+
+/* mbind: a mapping's own policy, read back at an address in it (and
+ * DEFAULT beside it), placing its pages whatever the thread's policy
+ * says; on two nodes, MPOL_MF_MOVE bringing pages already there onto the
+ * policy's node, STRICT without MOVE refusing them (EIO), INTERLEAVE
+ * spreading a mapping; a fork keeping it; and the errors. */
+static void check_mbind(uint64_t allowed)
+{
+	int first = __builtin_ctzll(allowed), last = 63 - __builtin_clzll(allowed);
+	uint64_t one = 1ULL << last, got = 0;
+	char *p = fresh_pages(8);
+	CHECK_OK(mbindp(p + 4096, 4 * 4096, BIND, &one, 65, 0));
+	int mode = -1;
+	CHECK_OK(getp(&mode, &got, 64, p + 2 * 4096, F_ADDR));
+	CHECK_EQ(mode, BIND);
+	CHECK_EQ(got, one);
+	CHECK_OK(getp(&mode, &got, 64, p, F_ADDR));
+	CHECK_EQ(mode, DEFAULT);                        /* outside the range */
+	CHECK_OK(getp(&mode, &got, 64, p + 5 * 4096, F_ADDR));
+	CHECK_EQ(mode, DEFAULT);
+	uint64_t f = 1ULL << first;
+	CHECK_OK(setp(BIND, &f, 65));                   /* the thread's says the other node */
+	CHECK_EQ(node_of(p + 3 * 4096), last);          /* the mapping's wins */
+	CHECK_OK(setp(DEFAULT, NULL, 0));
+	pid_t pid = fork();
+	if (pid == 0) {
+		int m2 = -1;
+		uint64_t g2 = 0;
+		_exit(getp(&m2, &g2, 64, p + 2 * 4096, F_ADDR) == 0 && m2 == BIND && g2 == one ? 0 : 1);
+	}
+	CHECK_EQ(ut_wait(pid), 0);
+	if (first != last) {
+		char *q = fresh_pages(4);
+		CHECK_OK(setp(BIND, &f, 65));           /* its pages on the first node */
+		for (int i = 0; i < 4; i++)
+			CHECK_EQ(node_of(q + i * 4096), first);
+		CHECK_OK(setp(DEFAULT, NULL, 0));
+		CHECK_ERR(mbindp(q, 4 * 4096, BIND, &one, 65, MF_STRICT), EIO);
+		CHECK_OK(mbindp(q, 4 * 4096, BIND, &one, 65, MF_MOVE | MF_STRICT));
+		for (int i = 0; i < 4; i++)
+			CHECK_EQ(node_of(q + i * 4096), last);
+		CHECK_EQ(q[0], 1);                      /* the bytes came along */
+		munmap(q, 4 * 4096);
+		char *r = fresh_pages(8);
+		CHECK_OK(mbindp(r, 8 * 4096, INTERLEAVE, &allowed, 65, 0));
+		uint64_t seen = 0;
+		for (int i = 0; i < 8; i++)
+			seen |= 1ULL << node_of(r + i * 4096);
+		int weight = __builtin_popcountll(allowed);
+		CHECK_EQ(seen & ~allowed, 0);
+		CHECK_EQ(__builtin_popcountll(seen), weight < 8 ? weight : 8);   /* page by page */
+		munmap(r, 8 * 4096);
+	}
+	CHECK_ERR(mbindp(p + 1, 4096, BIND, &one, 65, 0), EINVAL);          /* unaligned */
+	CHECK_ERR(mbindp(p, 4096, 99, &one, 65, 0), EINVAL);
+	CHECK_ERR(mbindp(p, 4096, BIND, &one, 65, 8), EINVAL);              /* unknown flag */
+	CHECK_ERR(mbindp(p, 4096, BIND, NULL, 0, 0), EINVAL);               /* no node */
+	CHECK_ERR(mbindp(p, 4096, DEFAULT, &one, 65, 0), EINVAL);
+	CHECK_OK(mbindp(p, 0, BIND, &one, 65, 0));                          /* nothing to do */
+	munmap(p + 6 * 4096, 2 * 4096);
+	CHECK_ERR(mbindp(p + 5 * 4096, 2 * 4096, BIND, &one, 65, 0), EFAULT);   /* a hole */
+	CHECK_OK(getp(&mode, &got, 64, p + 5 * 4096, F_ADDR));
+	CHECK_EQ(mode, DEFAULT);                        /* nothing changed */
+	CHECK_OK(mbindp(p + 4096, 4 * 4096, DEFAULT, NULL, 0, 0));          /* its own goes */
+	CHECK_OK(getp(&mode, &got, 64, p + 2 * 4096, F_ADDR));
+	CHECK_EQ(mode, DEFAULT);
+	munmap(p, 6 * 4096);
+}
+
 static void check_errors(uint64_t allowed)
 {
 	uint64_t one = allowed & -allowed, none = 0, far = 1ULL << 63;
@@ -304,6 +382,7 @@ int main(int argc, char **argv)
 	check_numa_maps(63 - __builtin_clzll(allowed), 5);
 	check_move_pages(allowed);
 	check_errors(allowed);
+	check_mbind(allowed);
 	check_inherited(allowed, self);
 	return ut_done();
 }

@@ -133,10 +133,10 @@ static const int allowed[] = {
 	307, 290, 232, 281, 441, 436, 135, 149, 150, 152, 325, 272, 308, 126,
 	285, 306,
 	/* vmsplice (splice and tee are above): tamed, SPLICE_F_NONBLOCK;
-	   membarrier, restart_syscall, set_mempolicy, get_mempolicy,
+	   membarrier, restart_syscall, set_mempolicy, get_mempolicy, mbind,
 	   move_pages and migrate_pages (a policy binds, and a move moves,
 	   only a fuzzing child's own pages, or a sibling's: same uid) */
-	278, 324, 219, 238, 239, 279, 256,
+	278, 324, 219, 238, 239, 237, 279, 256,
 	/* ptrace: tamed, never TRACEME, ATTACH or SEIZE (a sibling stopped
 	   for good, or the harness made a tracer), so every other request
 	   names nobody's tracee and tests the checks before ESRCH */
