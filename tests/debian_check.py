@@ -21,8 +21,10 @@
               own message, status 127), and Debian's python3 passes "hi"
               over a socketpair and reads a child's output through a
               pipe, Debian's numactl shows the preset's nodes, CPUs
-              and distances and runs a program under --membind,
-              Python's pty module runs a child on a pseudo-terminal, and
+              and distances and runs a program under --membind, its
+              --membind and --interleave place a program's pages and
+              migratepages moves them (numa_maps and /proc/vmstat's
+              pgmigrate_success say so), Python's pty module runs a child on a pseudo-terminal, and
               Debian's gdb breaks in a program Debian's gcc built there,
               backtraces, steps, prints and finishes; each line is
               checked; Debian's strace -ff of a busybox pipeline lists,
@@ -128,7 +130,12 @@ node 0 cpus: 0 1
 node 1 cpus: 2 3
 node distances:
 node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
-cpubind: 0 \nmembind: 1 \nb'world\\r\\nchild on /dev/pts/N\\r\\nname? hello world\\r\\n' 3
+cpubind: 0 \nmembind: 1 \nN1=64
+N0=32 N1=32
+N0=64
+N1=64
+pgmigrate 1
+b'world\\r\\nchild on /dev/pts/N\\r\\nname? hello world\\r\\n' 3
 Breakpoint 1 at ADDR: file debugee.c, line 8.
 Breakpoint 1, square (x=7) at debugee.c:8
 8\t    int y = x * x;

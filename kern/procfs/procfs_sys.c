@@ -173,6 +173,10 @@ int procfs_vmstat(struct sbuf *sb)
     page_data_counts(&local, &other);
     sbuf_printf(sb, "numa_local %lu\nnuma_other %lu\n", (unsigned long)local,
                 (unsigned long)other);
+    uint64_t interleaved, migrated, failed;
+    page_numa_counts(&interleaved, &migrated, &failed);
+    sbuf_printf(sb, "numa_interleave %lu\npgmigrate_success %lu\npgmigrate_fail %lu\n",
+                (unsigned long)interleaved, (unsigned long)migrated, (unsigned long)failed);
     return 0;
 }
 

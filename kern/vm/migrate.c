@@ -76,9 +76,10 @@ static int move_locked(struct as *as, vaddr_t va, uint64_t *pte, struct seg *s, 
         return node;
     int err = unmovable(s, old);
     if (err)
-        return err;
+        return err;             /* not tried: Linux counts these nowhere either */
     struct mempolicy only = { .mode = MPOL_BIND, .nodes = 1UL << node };
     struct page *pg = page_alloc_policy(&only);
+    page_count_migration(pg != NULL);       /* /proc/vmstat's pgmigrate_* */
     if (!pg)
         return -ENOMEM;
     pg->count = 1;

@@ -68,6 +68,8 @@ struct pcp {
     uint32_t rotor;             /* [own] alloc=interleave: the next node, mod nodes */
     uint64_t data_local;        /* [own] data pages from this CPU's node ... */
     uint64_t data_other;        /* [own] ... and from another (read racily) */
+    uint64_t interleaved;       /* [own] of them, placed by an INTERLEAVE policy */
+    uint64_t migrated[2];       /* [own] page moves that failed [0] and succeeded [1] */
 } __cacheline;
 
 static struct pcp pcps[MAX_CPUS];
@@ -252,6 +254,14 @@ int page_data_node(void)
 }
 
 /* A user data page is counted as local or other (/proc/vmstat). */
+/* Add one to the calling CPU's count of field (each CPU writes its own;
+ * readers add them up racily). */
+#define PCP_COUNT(field) do {                                   \
+        uint64_t f_ = intr_save();                              \
+        pcps[this_cpu()->id].field++;                           \
+        intr_restore(f_);                                       \
+    } while (0)
+
 static struct page *count_data_page(struct page *p)
 {
     if (!p)
@@ -327,6 +337,8 @@ struct page *page_alloc_policy(struct mempolicy *pol)
         break;
     case MPOL_INTERLEAVE:
         p = alloc_among(interleave_next(pol), all);
+        if (p)
+            PCP_COUNT(interleaved);
         break;
     case MPOL_PREFERRED:
         p = alloc_among(__builtin_ctzl(pol->nodes), all);   /* its one node */
@@ -356,6 +368,21 @@ void page_data_counts(uint64_t *local, uint64_t *other)
         *local += READ_ONCE(pcps[i].data_local);
         *other += READ_ONCE(pcps[i].data_other);
     }
+}
+
+void page_numa_counts(uint64_t *interleaved, uint64_t *migrated, uint64_t *migrate_failed)
+{
+    *interleaved = *migrated = *migrate_failed = 0;
+    for (int i = 0; i < ncpus; i++) {
+        *interleaved += READ_ONCE(pcps[i].interleaved);
+        *migrated += READ_ONCE(pcps[i].migrated[1]);
+        *migrate_failed += READ_ONCE(pcps[i].migrated[0]);
+    }
+}
+
+void page_count_migration(bool moved)
+{
+    PCP_COUNT(migrated[moved]);
 }
 
 void page_free(struct page *p, unsigned order)

@@ -71,6 +71,10 @@ int page_data_node(void);
  * and on another node (other), summed over the CPUs: /proc/vmstat's
  * numa_local and numa_other. */
 void page_data_counts(uint64_t *local, uint64_t *other);
+/* /proc/vmstat's NUMA counts: pages an INTERLEAVE policy placed, pages
+ * moved to another node and moves refused; and a move's count. */
+void page_numa_counts(uint64_t *interleaved, uint64_t *migrated, uint64_t *migrate_failed);
+void page_count_migration(bool moved);
 void page_free(struct page *p, unsigned order);
 
 /*

@@ -48,6 +48,21 @@ python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_out
 # as /sys gives them, and a policy --membind sets, kept across exec.
 numactl --hardware | grep -v -e size -e free
 numactl --membind=1 --cpunodebind=0 numactl --show | grep -e '^policy' -e '^membind' -e '^cpubind'
+# numactl's policies placing pages, and migratepages moving them, as
+# /proc/PID/numa_maps and /proc/vmstat tell.
+gcc -O2 -o pages "$D/pages.c"
+numactl --membind=1 ./pages
+numactl --interleave=0,1 ./pages
+before=$(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat)
+numactl --membind=0 ./pages wait > pages.out &
+pid=$!
+while ! grep -q ready pages.out; do sleep 0.1; done
+migratepages $pid 0 1
+kill -USR1 $pid
+wait $pid
+grep -v ready pages.out
+after=$(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat)
+echo "pgmigrate $((after - before >= 64))"
 # Python's pty module (issue 31): a child on a pseudo-terminal.
 python3 "$D/pty_echo.py" | sed 's|/dev/pts/[0-9]*|/dev/pts/N|'
 # Debian's gdb (issue 31) on a program Debian's gcc built here: a break,
