@@ -14,6 +14,11 @@ struct file;
 
 /* The last reference to fp is going: take it out of every epoll set. */
 void epoll_file_gone(struct file *fp);
+/* fcntl F_NOTIFY (kern/event/inotify.c): register fp's directory for the
+ * DN_* events in arg (none: end it); 0, -ENOTDIR or -ENOMEM.  And the
+ * end of fp's registrations at its last release. */
+int dnotify_set(struct file *fp, uint32_t arg);
+void dnotify_file_gone(struct file *fp);
 /* vp announced a change (vn_poll_notify, kern/proc/sys_poll.c): the epoll
  * items watching it are looked at on their sets' next wait.  Any context. */
 void epoll_notify(struct vnode *vp);

@@ -22,6 +22,14 @@
  * dentry-based reporting to the parent has no counterpart here), and
  * there is no IN_UNMOUNT.
  *
+ * dnotify (fcntl F_NOTIFY on a directory's descriptor) rides the same
+ * hook: a registration is a watch with no instance, for one open file
+ * and process, whose DN_* events become inotify's; an event sends the
+ * process SIGIO (si_code POLL_MSG; F_SETSIG is not offered), once
+ * unless DN_MULTISHOT.  A second F_NOTIFY adds to the events, as Linux's;
+ * one with no event ends it, and so does the file's last release
+ * (dnotify_file_gone).
+ *
  * Locks.  inotify_lock (class "inotify", a sleep mutex, global) guards
  * every vnode's v_inwatch list and the watches' lists; in_lock (class
  * "inotifyq", one per instance) guards its queue, and comes after
@@ -85,10 +93,14 @@ struct inotify {
 struct inwatch {
     struct inwatch *w_vnext;    /* [inotify_lock] its vnode's watches */
     struct inwatch *w_inext;    /* [inotify_lock] its instance's watches */
-    struct inotify *w_in;       /* [c] */
-    struct vnode *w_vp;         /* [c] held */
+    struct inotify *w_in;       /* [c] NULL: a dnotify registration (F_NOTIFY) */
+    struct vnode *w_vp;         /* [c] held (not by a dnotify one: its file holds it) */
     int w_wd;                   /* [c] */
     uint32_t w_mask;            /* [inotify_lock] */
+    /* dnotify: the open file it was made on (not held: the file's last
+     * release ends it, dnotify_file_gone) and the process to signal. */
+    struct file *w_file;        /* [c] */
+    int w_pid;                  /* [c] */
 };
 
 static const struct vnodeops inotify_vnodeops;
@@ -167,8 +179,103 @@ static void watch_end(struct inwatch *w)
     kfree(w);
 }
 
+/* ---- dnotify (fcntl F_NOTIFY): a directory's changes as a signal ---- */
+
+#define DN_ACCESS    0x01
+#define DN_MODIFY    0x02
+#define DN_CREATE    0x04
+#define DN_DELETE    0x08
+#define DN_RENAME    0x10
+#define DN_ATTRIB    0x20
+#define DN_MULTISHOT 0x80000000u
+#define SIGIO_SIG    29
+#define POLL_MSG     3          /* SIGIO's si_code for a directory's change */
+
+/* The inotify events a dnotify mask stands for. */
+static uint32_t dn_events(uint32_t dn)
+{
+    return ((dn & DN_ACCESS) ? IN_ACCESS : 0) | ((dn & DN_MODIFY) ? IN_MODIFY : 0) |
+           ((dn & DN_CREATE) ? IN_CREATE | IN_MOVED_TO : 0) |
+           ((dn & DN_DELETE) ? IN_DELETE | IN_MOVED_FROM : 0) |
+           ((dn & DN_RENAME) ? IN_MOVED_FROM | IN_MOVED_TO : 0) |
+           ((dn & DN_ATTRIB) ? IN_ATTRIB : 0);
+}
+
+static int post_sigio(struct proc *p, void *arg)
+{
+    struct ksiginfo si = { .si_signo = SIGIO_SIG, .si_code = POLL_MSG };
+    sig_post(p, SIGIO_SIG, &si);
+    return 0;
+}
+
+/* Take dnotify watch w off its vnode's list and free it (inotify_lock). */
+static void dn_end(struct inwatch *w)
+{
+    for (struct inwatch **pp = &w->w_vp->v_inwatch; *pp; pp = &(*pp)->w_vnext)
+        if (*pp == w) {
+            __atomic_store_n(pp, w->w_vnext, __ATOMIC_RELEASE);
+            break;
+        }
+    kfree(w);
+}
+
+/* The registration of fp by pid on vp, or NULL (inotify_lock). */
+static struct inwatch *dn_find(struct vnode *vp, struct file *fp, int pid)
+{
+    for (struct inwatch *w = vp->v_inwatch; w; w = w->w_vnext)
+        if (!w->w_in && w->w_file == fp && w->w_pid == pid)
+            return w;
+    return NULL;
+}
+
+int dnotify_set(struct file *fp, uint32_t arg)
+{
+    struct vnode *vp = fp->f_vp;
+    if (vp->v_type != VDIR)
+        return -ENOTDIR;
+    int pid = curproc()->p_pid;
+    mutex_enter(&inotify_lock);
+    struct inwatch *w = dn_find(vp, fp, pid);
+    int err = 0;
+    if (!(arg & ~DN_MULTISHOT)) {
+        if (w)
+            dn_end(w);              /* no events: the registration goes */
+    } else if (!w && !(w = kzalloc(sizeof *w))) {
+        err = -ENOMEM;
+    } else {
+        if (!w->w_vp) {
+            *w = (struct inwatch){ .w_vp = vp, .w_file = fp, .w_pid = pid,
+                                   .w_vnext = vp->v_inwatch, .w_mask = IN_ONESHOT };
+            __atomic_store_n(&vp->v_inwatch, w, __ATOMIC_RELEASE);
+        }
+        /* Linux's rule: a second F_NOTIFY adds its events (and
+         * DN_MULTISHOT) to the registration's. */
+        w->w_mask |= dn_events(arg);
+        if (arg & DN_MULTISHOT)
+            w->w_mask &= ~IN_ONESHOT;
+    }
+    mutex_exit(&inotify_lock);
+    return err;
+}
+
+void dnotify_file_gone(struct file *fp)
+{
+    struct vnode *vp = fp->f_vp;
+    if (!__atomic_load_n(&vp->v_inwatch, __ATOMIC_ACQUIRE))
+        return;
+    mutex_enter(&inotify_lock);
+    struct inwatch *next;
+    for (struct inwatch *w = vp->v_inwatch; w; w = next) {
+        next = w->w_vnext;
+        if (!w->w_in && w->w_file == fp)
+            dn_end(w);
+    }
+    mutex_exit(&inotify_lock);
+}
+
 /* The VFS's hook: an event of vp for every watch that asks for it (an
- * event of a directory itself says IN_ISDIR, as Linux's). */
+ * event of a directory itself says IN_ISDIR, as Linux's); a dnotify
+ * registration's process gets SIGIO. */
 static void inotify_event(struct vnode *vp, uint32_t mask, const char *name, uint32_t cookie)
 {
     if (!name && vp->v_type == VDIR)
@@ -179,14 +286,22 @@ static void inotify_event(struct vnode *vp, uint32_t mask, const char *name, uin
         next = w->w_vnext;
         if (!(w->w_mask & mask & IN_ALL_EVENTS))
             continue;
+        if (!w->w_in) {
+            proc_apply(w->w_pid, post_sigio, NULL);
+            if (w->w_mask & IN_ONESHOT)
+                dn_end(w);
+            continue;
+        }
         queue_event(w->w_in, w->w_wd, mask & (IN_ALL_EVENTS | IN_ISDIR), cookie, name);
         if ((w->w_mask & IN_ONESHOT) || (mask & IN_DELETE_SELF))
             watch_end(w);
     }
-    /* A deleted file's watches end even when they did not ask for it. */
+    /* A deleted file's watches end even when they did not ask for it
+     * (a dnotify one goes with its file). */
     for (struct inwatch *w = (mask & IN_DELETE_SELF) ? vp->v_inwatch : NULL; w; w = next) {
         next = w->w_vnext;
-        watch_end(w);
+        if (w->w_in)
+            watch_end(w);
     }
     mutex_exit(&inotify_lock);
 }

@@ -48,6 +48,7 @@ void file_rele(struct file *fp)
     struct proc *p = curproc();
     if (__atomic_load_n(&fp->f_ep, __ATOMIC_ACQUIRE))
         epoll_file_gone(fp);    /* out of the epoll sets (kern/event/epoll.c) */
+    dnotify_file_gone(fp);      /* its F_NOTIFY registrations (kern/event/inotify.c) */
     reclock_file_gone(fp);      /* its flock and OFD locks (kern/proc/reclock.c) */
     vn_close(fp->f_vp, fp->f_flags, p ? p->p_cred : kcred);
     mutex_destroy(&fp->f_lock);     /* unregisters it from the statistics */

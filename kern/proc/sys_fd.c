@@ -13,6 +13,7 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
 #include <kern/net/socket.h>
+#include <kern/event/event.h>
 #include <drivers/tty/tty.h>
 #include <kern/lib/errno.h>
 
@@ -24,6 +25,7 @@
 #define F_SETFL 4
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ 1031
+#define F_NOTIFY 1026
 #define F_GETPIPE_SZ 1032
 #define F_GETLK 5
 #define F_SETLK 6
@@ -149,6 +151,9 @@ SYSCALL_DECL(sys_fcntl)
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
         r = fcntl_lock(fp, (int)a1, a2);    /* kern/proc/reclock.c */
+        break;
+    case F_NOTIFY:
+        r = dnotify_set(fp, (uint32_t)a2);      /* an int: the upper half is not ours */
         break;
     case F_SETPIPE_SZ:
     case F_GETPIPE_SZ:

@@ -10,11 +10,14 @@
  * ends a watch after one event; inotify_rm_watch queues IN_IGNORED.
  * Reads give whole events (a buffer too small for the next is EINVAL,
  * none queued is EAGAIN), poll and epoll see the queue, and the errors
- * of inotify_add_watch are Linux's.
+ * of inotify_add_watch are Linux's.  dnotify (fcntl F_NOTIFY): SIGIO for
+ * a directory's changes asked for, once or (DN_MULTISHOT) each time, a
+ * second F_NOTIFY adding to the first's events.
  */
 #include "ut.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <poll.h>
 #include <stdint.h>
@@ -179,6 +182,44 @@ static void check_errors(int in)
 	CHECK_OK(unlink("h"));
 }
 
+static volatile sig_atomic_t sigios;
+
+static void on_sigio(int sig)
+{
+	(void)sig;
+	sigios++;
+}
+
+/* dnotify (fcntl F_NOTIFY): SIGIO for an entry made in a directory,
+ * once unless DN_MULTISHOT; none after F_NOTIFY 0 or for an event not
+ * asked for; ENOTDIR on a file. */
+static void check_dnotify(void)
+{
+	signal(SIGIO, on_sigio);
+	CHECK_EQ(mkdir("dn", 0755), 0);
+	int d = CHECK_OK(open("dn", O_RDONLY | O_DIRECTORY));
+	CHECK_EQ(fcntl(d, F_NOTIFY, DN_CREATE), 0);
+	close(CHECK_OK(open("dn/a", O_CREAT | O_WRONLY, 0644)));
+	CHECK_EQ(sigios, 1);
+	close(CHECK_OK(open("dn/b", O_CREAT | O_WRONLY, 0644)));
+	CHECK_EQ(sigios, 1);                    /* one shot */
+	CHECK_EQ(fcntl(d, F_NOTIFY, DN_CREATE | DN_DELETE | DN_MULTISHOT), 0);
+	close(CHECK_OK(open("dn/c", O_CREAT | O_WRONLY, 0644)));
+	CHECK_EQ(unlink("dn/a"), 0);
+	CHECK_EQ(sigios, 3);
+	CHECK_EQ(fcntl(d, F_NOTIFY, DN_ATTRIB | DN_MULTISHOT), 0);
+	close(CHECK_OK(open("dn/d", O_CREAT | O_WRONLY, 0644)));
+	CHECK_EQ(sigios, 4);                    /* added to, not replaced: creation still */
+	CHECK_EQ(fcntl(d, F_NOTIFY, 0), 0);
+	CHECK_EQ(unlink("dn/b"), 0);
+	CHECK_EQ(sigios, 4);                    /* ended */
+	int f = CHECK_OK(open("dn/c", O_RDONLY));
+	CHECK_ERR(fcntl(f, F_NOTIFY, DN_CREATE), ENOTDIR);
+	close(f);
+	close(d);
+	signal(SIGIO, SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -191,6 +232,7 @@ int main(int argc, char **argv)
 	check_file(in);
 	check_oneshot_and_reads(in);
 	check_errors(in);
+	check_dnotify();
 	close(in);
 	return ut_done();
 }
