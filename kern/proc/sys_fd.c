@@ -26,6 +26,8 @@
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ 1031
 #define F_NOTIFY 1026
+#define F_ADD_SEALS 1033
+#define F_GET_SEALS 1034
 #define F_GETPIPE_SZ 1032
 #define F_GETLK 5
 #define F_SETLK 6
@@ -151,6 +153,10 @@ SYSCALL_DECL(sys_fcntl)
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
         r = fcntl_lock(fp, (int)a1, a2);    /* kern/proc/reclock.c */
+        break;
+    case F_ADD_SEALS:
+    case F_GET_SEALS:
+        r = memfd_seals(fp->f_vp, a1 == F_ADD_SEALS, (uint32_t)a2);    /* kern/vfs/memfd.c */
         break;
     case F_NOTIFY:
         r = dnotify_set(fp, (uint32_t)a2);      /* an int: the upper half is not ours */

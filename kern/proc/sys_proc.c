@@ -703,6 +703,8 @@ SYSCALL_DECL(sys_mmap)
         r = -EACCES;
     else if (mode == O_WRONLY)
         r = -EACCES;
+    else if (vn_is_memfd(fp->f_vp))
+        r = memfd_mmap(fp->f_vp, addr, len, prot, flags, off);     /* kern/vfs/memfd.c */
     else if (fp->f_vp->v_type != VREG)
         r = -ENODEV;
     else if (fp->f_vp->v_vfsp && fp->f_vp->v_vfsp->vfs_sw->nommap)

@@ -31,6 +31,7 @@ SYSCALL_DECL(sys_process_vm_writev);
 SYSCALL_DECL(sys_membarrier);
 SYSCALL_DECL(sys_set_mempolicy);
 SYSCALL_DECL(sys_mbind);
+SYSCALL_DECL(sys_memfd_create);
 SYSCALL_DECL(sys_get_mempolicy);
 SYSCALL_DECL(sys_move_pages);
 SYSCALL_DECL(sys_migrate_pages);

@@ -271,6 +271,12 @@ void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags));
  * passes), or -ENXIO when there is no such device.  vn_open calls it. */
 int devfs_open_rdev(struct vnode **vpp);
 bool vn_is_devfs(const struct vnode *vp);
+/* memfd_create's files (kern/vfs/memfd.c): is vp one; its mmap (MAP_SHARED
+ * only: the address or -errno); F_ADD_SEALS (add) and F_GET_SEALS: the
+ * seals or 0, or -EINVAL (not a memfd), -EPERM, -EBUSY. */
+bool vn_is_memfd(const struct vnode *vp);
+int64_t memfd_mmap(struct vnode *vp, uint64_t addr, size_t len, int prot, int flags, uint64_t off);
+int memfd_seals(struct vnode *vp, bool add, uint32_t seals);
 /* Linux's device number of a disk (devfs's /dev node of it). */
 uint32_t devfs_disk_rdev(const struct blkdev *d);
 /* The disk a block-device vnode (devfs's or a mknod'd node) names, or NULL. */

@@ -374,6 +374,53 @@ static vaddr_t find_room(struct as *as, size_t len)
     return 0;
 }
 
+struct page *amap_page_at(struct amap *am, size_t idx, const struct seg *s, vaddr_t va,
+                          bool make)
+{
+    mutex_enter(&am->am_lock);
+    struct page *pg = idx < am->am_npages ? am->am_pages[idx] : NULL;
+    if (!pg && make && idx < am->am_npages && (pg = user_page_alloc_for(s, va))) {
+        memset(page_to_virt(pg), 0, PAGE_SIZE);
+        am->am_pages[idx] = pg;
+    }
+    if (pg)
+        page_hold(pg);
+    mutex_exit(&am->am_lock);
+    return pg;
+}
+
+int amap_grow(struct amap *am, size_t npages)
+{
+    if (npages <= __atomic_load_n(&am->am_npages, __ATOMIC_ACQUIRE))
+        return 0;
+    struct page **pages = kzalloc(npages * sizeof *pages);
+    if (!pages)
+        return -ENOMEM;
+    mutex_enter(&am->am_lock);
+    struct page **old = am->am_pages;
+    memcpy(pages, old, am->am_npages * sizeof *pages);
+    am->am_pages = pages;
+    __atomic_store_n(&am->am_npages, MAX(npages, am->am_npages), __ATOMIC_RELEASE);
+    mutex_exit(&am->am_lock);
+    kfree(old);
+    return 0;
+}
+
+void amap_zero_from(struct amap *am, size_t idx, bool free_pages)
+{
+    mutex_enter(&am->am_lock);
+    for (size_t i = idx; i < am->am_npages; i++) {
+        struct page *pg = am->am_pages[i];
+        if (pg && free_pages) {
+            am->am_pages[i] = NULL;
+            page_rele(pg);
+        } else if (pg) {
+            memset(page_to_virt(pg), 0, PAGE_SIZE);
+        }
+    }
+    mutex_exit(&am->am_lock);
+}
+
 struct amap *amap_alloc(size_t npages)
 {
     struct amap *am = kzalloc(sizeof *am);
@@ -458,7 +505,14 @@ int64_t as_map(struct as *as, vaddr_t va, size_t len, int prot, int flags, struc
 int64_t as_map_amap(struct as *as, vaddr_t va, size_t len, int prot, int flags,
                     struct amap *am)
 {
-    if (len == 0 || (va & (PAGE_SIZE - 1)) || ALIGN_UP(len, PAGE_SIZE) > am->am_npages * PAGE_SIZE)
+    return as_map_amap_at(as, va, len, prot, flags, am, 0);
+}
+
+int64_t as_map_amap_at(struct as *as, vaddr_t va, size_t len, int prot, int flags,
+                       struct amap *am, size_t first)
+{
+    if (len == 0 || (va & (PAGE_SIZE - 1)) ||
+        ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE + first > am->am_npages)
         return -EINVAL;
     len = ALIGN_UP(len, PAGE_SIZE);
     if (va == 0)
@@ -478,7 +532,7 @@ int64_t as_map_amap(struct as *as, vaddr_t va, size_t len, int prot, int flags,
     s->s_prot = prot;
     s->s_flags = MAP_SHARED | MAP_ANONYMOUS;
     s->s_amap = am;                 /* the caller's reference */
-    s->s_amap_off = 0;
+    s->s_amap_off = first;
     seg_insert(as, s);
     rlock_release(&as->a_lock);
     return r;

@@ -63,7 +63,7 @@ struct page;
 struct amap {
     int am_ref;                     /* [a] segments using it, and its owner */
     struct mutex am_lock;           /* am_pages */
-    size_t am_npages;               /* [c] */
+    size_t am_npages;               /* [am_lock] written (it grows: amap_grow), [a] read */
     struct page **am_pages;         /* [am_lock] NULL: not yet touched */
     /* An owned amap (amap_set_owner): told, by cookie, of each segment
      * that lets go of it. */
@@ -152,6 +152,17 @@ size_t amap_resident(struct amap *am);
  * caller holds, on success only.  The address, or a negative errno. */
 int64_t as_map_amap(struct as *as, vaddr_t va, size_t len, int prot, int flags,
                     struct amap *am);
+/* The same from the amap's page first on (a memfd mapped at an offset). */
+int64_t as_map_amap_at(struct as *as, vaddr_t va, size_t len, int prot, int flags,
+                       struct amap *am, size_t first);
+/* The amap's page idx, held (made, zeroed and placed by s's policy or the
+ * thread's, when make): NULL past its end or without memory.  Grow it to
+ * npages (0 or -ENOMEM).  Zero its pages from idx on, or free them when
+ * nothing maps it (a memfd made shorter). */
+struct page *amap_page_at(struct amap *am, size_t idx, const struct seg *s, vaddr_t va,
+                          bool make);
+int amap_grow(struct amap *am, size_t npages);
+void amap_zero_from(struct amap *am, size_t idx, bool free_pages);
 /* shmdt: unmap every segment of the owned amap mapped from its first page
  * at va, within its size from va.  0, or -EINVAL when no such mapping
  * starts at va. */

@@ -115,18 +115,7 @@ static int private_file_page(struct seg *s, vaddr_t va, int access, struct page 
 /* The shared amap page for va, made on first touch (held for the PTE). */
 static struct page *amap_page(struct seg *s, vaddr_t va)
 {
-    struct amap *am = s->s_amap;
-    size_t idx = s->s_amap_off + (va - s->s_start) / PAGE_SIZE;
-    mutex_enter(&am->am_lock);
-    struct page *pg = am->am_pages[idx];
-    if (!pg && (pg = user_page_alloc_for(s, va))) {
-        memset(page_to_virt(pg), 0, PAGE_SIZE);
-        am->am_pages[idx] = pg;
-    }
-    if (pg)
-        page_hold(pg);
-    mutex_exit(&am->am_lock);
-    return pg;
+    return amap_page_at(s->s_amap, s->s_amap_off + (va - s->s_start) / PAGE_SIZE, s, va, true);
 }
 
 static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte, int access,
