@@ -89,6 +89,10 @@ The jobs:
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
+  debian/pysuite     Python's own regression suite (a few tests; issue 31's
+                     list with --long): what passes with Debian's python3 on
+                     the host's Linux passes inside Tempest
+                     (tests/pysuite_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -143,6 +147,7 @@ import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
+import pysuite_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
@@ -204,7 +209,8 @@ def all_jobs():
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
              ("debian/s5", debian_check.job_debian_s5),
-             ("debian/ufs", debian_check.make_debian_ufs_job(small=True))]
+             ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
+             ("debian/pysuite", pysuite_check.make_job(long=False))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]
@@ -217,6 +223,7 @@ def all_jobs():
 def long_jobs():
     """The long variants, run with --long (make check-long)."""
     return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False)),
+            ("debian/pysuite/long", pysuite_check.make_job(long=True)),
             ("user/cluster/hector/long", user_check.make_user_job(
                 "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))]
 
