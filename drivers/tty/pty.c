@@ -695,7 +695,6 @@ static int devpts_sync(struct vfs *vfsp, struct cred *cr)
     return 0;
 }
 
-static int pty_notdir(void) { return -ENOTDIR; }
 static int pty_eperm(void) { return -EPERM; }
 static int pty_einval(void) { return -EINVAL; }
 static int pty_ok(void) { return 0; }
@@ -713,11 +712,7 @@ static int pty_create(struct vnode *dvp, const char *name, const struct vattr *v
 
 /* What a terminal end is not: a directory, a link, a file with a size. */
 #define PTY_FILE_NOTS \
-    .vop_lookup = (void *)pty_notdir, .vop_create = (void *)pty_notdir, \
-    .vop_remove = (void *)pty_notdir, .vop_link = (void *)pty_notdir, \
-    .vop_rename = (void *)pty_notdir, .vop_mkdir = (void *)pty_notdir, \
-    .vop_rmdir = (void *)pty_notdir, .vop_readdir = (void *)pty_notdir, \
-    .vop_symlink = (void *)pty_notdir, .vop_readlink = (void *)pty_einval, \
+    VNODEOPS_NOT_A_DIRECTORY, .vop_readlink = (void *)pty_einval, \
     .vop_fsync = (void *)pty_ok, .vop_truncate = (void *)pty_einval
 
 static const struct vnodeops master_ops = {

@@ -45,15 +45,7 @@ int anon_notdir(void);
     .vop_open = anon_open, \
     .vop_setattr = (void *)anon_einval, \
     .vop_access = anon_access, \
-    .vop_lookup = (void *)anon_notdir, \
-    .vop_create = (void *)anon_notdir, \
-    .vop_remove = (void *)anon_notdir, \
-    .vop_link = (void *)anon_notdir, \
-    .vop_rename = (void *)anon_notdir, \
-    .vop_mkdir = (void *)anon_notdir, \
-    .vop_rmdir = (void *)anon_notdir, \
-    .vop_readdir = (void *)anon_notdir, \
-    .vop_symlink = (void *)anon_notdir, \
+    VNODEOPS_NOT_A_DIRECTORY, \
     .vop_readlink = (void *)anon_notdir, \
     .vop_fsync = (void *)anon_einval, \
     .vop_truncate = (void *)anon_einval

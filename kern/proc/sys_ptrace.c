@@ -240,15 +240,22 @@ static int regs_set(struct lwp *l, const struct user_regs *r)
     return 0;
 }
 
-static int64_t getregs(int tid, uint64_t data)
+/* The stopped tracee tid's registers: 0, or -ESRCH. */
+static int regs_of(int tid, struct user_regs *r)
 {
-    struct user_regs r;
     struct lwp *l = tracee_stopped(tid);
     if (!l)
         return -ESRCH;
-    regs_get(l, &r);
+    regs_get(l, r);
     mutex_exit(&proc_lock);
-    return copyout(&r, (void *)data, sizeof r) ? -EFAULT : 0;
+    return 0;
+}
+
+static int64_t getregs(int tid, uint64_t data)
+{
+    struct user_regs r;
+    int err = regs_of(tid, &r);
+    return err ? err : copyout(&r, (void *)data, sizeof r) ? -EFAULT : 0;
 }
 
 static int64_t setregs(int tid, uint64_t data)
@@ -272,11 +279,9 @@ static int64_t peekuser(int tid, uint64_t off, uint64_t data)
     if ((off & 7) || off >= USER_SIZE)
         return -EIO;
     struct user_regs r;
-    struct lwp *l = tracee_stopped(tid);
-    if (!l)
-        return -ESRCH;
-    regs_get(l, &r);
-    mutex_exit(&proc_lock);
+    int err = regs_of(tid, &r);
+    if (err)
+        return err;
     uint64_t word = off < USER_REGS_SIZE ? ((uint64_t *)&r)[off / 8] : 0;
     return copyout(&word, (void *)data, sizeof word) ? -EFAULT : 0;
 }

@@ -14,6 +14,7 @@
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
+#include <kern/event/event.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vm/as.h>
 #include <kern/lib/errno.h>
@@ -143,15 +144,7 @@ static int64_t open_peer(struct vnode *master, uint64_t flags)
         VN_RELE(vp);
         return err;
     }
-    struct file *fp = file_alloc(vp, (int)flags);
-    if (!fp) {
-        vn_close(vp, (int)flags, curproc()->p_cred);
-        return -ENOMEM;
-    }
-    int fd = fd_install(curproc(), fp, 0, (flags & O_CLOEXEC) ? FD_CLOEXEC : 0);
-    if (fd < 0)
-        file_rele(fp);
-    return fd;
+    return anon_install(vp, (int)flags, flags & O_CLOEXEC);
 }
 
 static int64_t queued_out(struct vnode *vp, struct tty *t, bool master, uint32_t cmd, uint64_t arg)

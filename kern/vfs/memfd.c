@@ -35,6 +35,7 @@
 #include <kern/vm/kmem.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
+#include <kern/event/event.h>
 #include <kern/lock/mutex.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
@@ -49,7 +50,6 @@
 #define F_SEAL_WRITE        0x08
 #define F_SEAL_FUTURE_WRITE 0x10
 #define SEALS_ALL           0x1f
-#define O_CLOEXEC_FLAG      0x80000
 
 LOCK_CLASS(memfd_class, "memfd", LK_MUTEX_SLEEP);
 
@@ -328,21 +328,10 @@ SYSCALL_DECL(sys_memfd_create)
         return n == -ENAMETOOLONG ? -EINVAL : n;
     struct vnode *vp;
     int err = memfd_new(name, flags, &vp);
-    if (err)
-        return err;
-    struct file *fp = file_alloc(vp, O_RDWR);
-    if (!fp) {
-        VN_RELE(vp);
-        return -ENOMEM;
-    }
-    int fd = fd_install(curproc(), fp, 0, (flags & MFD_CLOEXEC) ? FD_CLOEXEC : 0);
-    if (fd < 0)
-        file_rele(fp);
-    return fd;
+    return err ? err : anon_install(vp, O_RDWR, flags & MFD_CLOEXEC);
 }
 
 static int memfd_ok(void) { return 0; }
-static int memfd_notdir(void) { return -ENOTDIR; }
 static int memfd_einval(void) { return -EINVAL; }
 
 static const struct vnodeops memfd_ops = {
@@ -354,15 +343,7 @@ static const struct vnodeops memfd_ops = {
     .vop_getattr = memfd_getattr,
     .vop_setattr = memfd_setattr,
     .vop_access = memfd_access,
-    .vop_lookup = (void *)memfd_notdir,
-    .vop_create = (void *)memfd_notdir,
-    .vop_remove = (void *)memfd_notdir,
-    .vop_link = (void *)memfd_notdir,
-    .vop_rename = (void *)memfd_notdir,
-    .vop_mkdir = (void *)memfd_notdir,
-    .vop_rmdir = (void *)memfd_notdir,
-    .vop_readdir = (void *)memfd_notdir,
-    .vop_symlink = (void *)memfd_notdir,
+    VNODEOPS_NOT_A_DIRECTORY,
     .vop_readlink = (void *)memfd_einval,
     .vop_fsync = (void *)memfd_ok,
     .vop_truncate = memfd_truncate,

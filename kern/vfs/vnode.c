@@ -218,3 +218,8 @@ bool vfs_put_dirent(struct uio *uio, uint64_t ino, int64_t next, uint8_t type,
     uio->uio_resid -= reclen;
     return true;
 }
+
+int vn_op_notdir(void)
+{
+    return -ENOTDIR;
+}

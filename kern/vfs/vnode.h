@@ -290,6 +290,16 @@ struct vnodeops {
     void (*vop_fdname)(struct vnode *vp, char *buf, size_t len);
 };
 
+/* The directory operations of a vnode that is no directory (an event
+ * object, a terminal's end, a memfd): ENOTDIR (kern/vfs/vnode.c). */
+int vn_op_notdir(void);
+#define VNODEOPS_NOT_A_DIRECTORY \
+    .vop_lookup = (void *)vn_op_notdir, .vop_create = (void *)vn_op_notdir, \
+    .vop_remove = (void *)vn_op_notdir, .vop_link = (void *)vn_op_notdir, \
+    .vop_rename = (void *)vn_op_notdir, .vop_mkdir = (void *)vn_op_notdir, \
+    .vop_rmdir = (void *)vn_op_notdir, .vop_readdir = (void *)vn_op_notdir, \
+    .vop_symlink = (void *)vn_op_notdir
+
 /* A pipe, a socket or an event object: no offset (lseek and pread are ESPIPE), and
  * O_NONBLOCK passed to VOP_READ and VOP_WRITE in ioflag. */
 static inline bool vn_is_stream(const struct vnode *vp)

@@ -147,6 +147,19 @@ static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
     return 0;
 }
 
+/* Map a private copy of old at va in place of it (its PTE at pte). */
+static int replace_with_copy(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
+                             struct page *old)
+{
+    struct page *pg = private_copy(s, va, old, PAGE_SIZE);
+    if (!pg)
+        return -ENOMEM;
+    *pte = page_to_phys(pg) | pte_flags(s, true);
+    page_rele(old);
+    tlb_flush(as, va, 1);
+    return 0;
+}
+
 /* A write to a present read-only page: a shared one becomes writable; a
  * private one is copied unless this is its only mapping. */
 static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
@@ -157,15 +170,9 @@ static int fault_cow(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
         cl_pcache_upgrade(old, s->s_vp, file_index(s, va), pend) : 0;
     if (err)
         return err;             /* CLP_RETRY: replicas to invalidate first */
-    if ((s->s_flags & MAP_SHARED) || __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) == 1) {
-        pte_update(pte, ~0UL, PTE_W);
-    } else {
-        struct page *pg = private_copy(s, va, old, PAGE_SIZE);
-        if (!pg)
-            return -ENOMEM;
-        *pte = page_to_phys(pg) | pte_flags(s, true);
-        page_rele(old);
-    }
+    if (!(s->s_flags & MAP_SHARED) && __atomic_load_n(&old->count, __ATOMIC_ACQUIRE) != 1)
+        return replace_with_copy(as, s, va, pte, old);
+    pte_update(pte, ~0UL, PTE_W);
     tlb_flush(as, va, 1);
     return 0;
 }
@@ -319,15 +326,7 @@ static int force_private_locked(struct as *as, struct seg *s, vaddr_t va)
         return fault_absent(as, s, va, pte, FA_WRITE, &pend);
     }
     struct page *old = pte_page(*pte);
-    if (page_is_private(old))
-        return 0;
-    struct page *pg = private_copy(s, va, old, PAGE_SIZE);
-    if (!pg)
-        return -ENOMEM;
-    *pte = page_to_phys(pg) | pte_flags(s, true);
-    page_rele(old);
-    tlb_flush(as, va, 1);
-    return 0;
+    return page_is_private(old) ? 0 : replace_with_copy(as, s, va, pte, old);
 }
 
 /* One page's piece of as_poke_remote. */
