@@ -286,7 +286,13 @@ static int copy_remote_piece(struct as *as, vaddr_t va, char *kbuf, size_t n, bo
     return -EFAULT;
 }
 
-int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write)
+/* How a remote copy moves one page's piece (0, or -EFAULT). */
+typedef int (*piece_fn)(struct as *as, vaddr_t va, char *kbuf, size_t n, bool write);
+
+/* Move len bytes at va of as, a page's piece at a time: the bytes moved
+ * before the first piece that cannot be, or -EFAULT for none. */
+static int64_t copy_pieces(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write,
+                           piece_fn piece)
 {
     size_t done = 0;
     while (done < len) {
@@ -294,11 +300,16 @@ int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool w
         if (at < va || at >= USER_TOP)
             break;
         size_t n = MIN(len - done, PAGE_SIZE - (at & (PAGE_SIZE - 1)));
-        if (copy_remote_piece(as, at, kbuf + done, n, write))
+        if (piece(as, at, kbuf + done, n, write))
             break;
         done += n;
     }
     return done ? (int64_t)done : (len ? -EFAULT : 0);
+}
+
+int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool write)
+{
+    return copy_pieces(as, va, kbuf, len, write, copy_remote_piece);
 }
 
 /* ---- ptrace's writes (FOLL_FORCE) ---- */
@@ -329,8 +340,8 @@ static int force_private_locked(struct as *as, struct seg *s, vaddr_t va)
     return page_is_private(old) ? 0 : replace_with_copy(as, s, va, pte, old);
 }
 
-/* One page's piece of as_poke_remote. */
-static int poke_piece(struct as *as, vaddr_t va, const char *kbuf, size_t n)
+/* One page's piece of as_poke_remote (write is always true). */
+static int poke_piece(struct as *as, vaddr_t va, char *kbuf, size_t n, bool write)
 {
     for (int tries = 0; tries < 4; tries++) {
         rlock_acquire(&as->a_lock);
@@ -338,7 +349,7 @@ static int poke_piece(struct as *as, vaddr_t va, const char *kbuf, size_t n)
         if (!s || (s->s_flags & MAP_SHARED)) {
             bool writable = s && (s->s_prot & PROT_WRITE);
             rlock_release(&as->a_lock);
-            return writable ? copy_remote_piece(as, va, (char *)kbuf, n, true) : -EFAULT;
+            return writable ? copy_remote_piece(as, va, kbuf, n, write) : -EFAULT;
         }
         uint64_t *pte = pt_walk(as, va, false);
         if (pte && (*pte & (PTE_P | PTE_U)) == (PTE_P | PTE_U) && page_is_private(pte_page(*pte))) {
@@ -356,15 +367,5 @@ static int poke_piece(struct as *as, vaddr_t va, const char *kbuf, size_t n)
 
 int64_t as_poke_remote(struct as *as, vaddr_t va, const char *kbuf, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        vaddr_t at = va + done;
-        if (at < va || at >= USER_TOP)
-            break;
-        size_t n = MIN(len - done, PAGE_SIZE - (at & (PAGE_SIZE - 1)));
-        if (poke_piece(as, at, kbuf + done, n))
-            break;
-        done += n;
-    }
-    return done ? (int64_t)done : (len ? -EFAULT : 0);
+    return copy_pieces(as, va, (char *)kbuf, len, true, poke_piece);
 }
