@@ -33,6 +33,9 @@ LONG = ("test_os", "test_posix", "test_signal", "test_socket", "test_select", "t
         "test_fcntl", "test_time", "test_resource", "test_tempfile", "test_shutil", "test_io",
         "test_fileio", "test_pty", "test_poll")
 RESULT = "== Tests result:"
+# Seconds a test may take before regrtest stops it (a failure), on both
+# sides: a test waiting for the network must not hold the job.
+TEST_TIMEOUT = 300
 HEADER = re.compile(r"^\d+ tests? (.*):$")
 
 
@@ -60,8 +63,8 @@ def statuses(text, names):
 
 def script(names):
     """What runs inside Tempest: the tests, then the summary alone."""
-    return ("cd /tmp && python3 -m test -j2 %s > /tmp/pysuite.log 2>&1; "
-            "sed -n '/%s/,$p' /tmp/pysuite.log" % (" ".join(names), RESULT))
+    return ("cd /tmp && python3 -m test -j2 --timeout %d %s > /tmp/pysuite.log 2>&1; "
+            "sed -n '/%s/,$p' /tmp/pysuite.log" % (TEST_TIMEOUT, " ".join(names), RESULT))
 
 
 def host_statuses(names, limit):
@@ -76,7 +79,8 @@ def host_statuses(names, limit):
     work = tempfile.mkdtemp(prefix="pysuite-host-", dir=os.path.join(ROOT, "build"))
     env = dict(os.environ, PYTHONHOME=os.path.join(TREE, "usr"), TMPDIR=work, LC_ALL="C")
     try:
-        r = subprocess.run([ld, "--library-path", libs, py, "-m", "test", "-j2"] + list(names),
+        r = subprocess.run([ld, "--library-path", libs, py, "-m", "test", "-j2",
+                            "--timeout", str(TEST_TIMEOUT)] + list(names),
                            cwd=work, env=env, capture_output=True, timeout=limit,
                            stdin=subprocess.DEVNULL, start_new_session=True)
         found = statuses(r.stdout.decode("utf-8", "replace"), names)
