@@ -57,7 +57,7 @@
 #include <kern/proc/proc.h>
 #include <kern/procfs/procfs.h>
 #include <drivers/tty/tty.h>
-#include <drivers/tty/pty.h>
+#include <kern/pty/pty.h>
 
 /* ---- the application processors ---- */
 

@@ -1,7 +1,7 @@
 /*
  * Terminals: the line discipline each terminal has (struct tty), the
  * console's (COM1), and the terminal's side of job control.  The
- * pseudo-terminals (drivers/tty/pty.c) are terminals of the same kind:
+ * pseudo-terminals (kern/pty/pty.c) are terminals of the same kind:
  * this line discipline with their master side as the keyboard and the
  * screen.
  *

@@ -19,6 +19,12 @@ void epoll_file_gone(struct file *fp);
  * end of fp's registrations at its last release. */
 int dnotify_set(struct file *fp, uint32_t arg);
 void dnotify_file_gone(struct file *fp);
+/* memfd_create's files (kern/event/memfd.c): is vp one; its mmap (MAP_SHARED
+ * only: the address or -errno); F_ADD_SEALS (add) and F_GET_SEALS: the
+ * seals or 0, or -EINVAL (not a memfd), -EPERM, -EBUSY. */
+bool vn_is_memfd(const struct vnode *vp);
+int64_t memfd_mmap(struct vnode *vp, uint64_t addr, size_t len, int prot, int flags, uint64_t off);
+int memfd_seals(struct vnode *vp, bool add, uint32_t seals);
 /* vp announced a change (vn_poll_notify, kern/proc/sys_poll.c): the epoll
  * items watching it are looked at on their sets' next wait.  Any context. */
 void epoll_notify(struct vnode *vp);

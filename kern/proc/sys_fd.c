@@ -156,7 +156,7 @@ SYSCALL_DECL(sys_fcntl)
         break;
     case F_ADD_SEALS:
     case F_GET_SEALS:
-        r = memfd_seals(fp->f_vp, a1 == F_ADD_SEALS, (uint32_t)a2);    /* kern/vfs/memfd.c */
+        r = memfd_seals(fp->f_vp, a1 == F_ADD_SEALS, (uint32_t)a2);    /* kern/event/memfd.c */
         break;
     case F_NOTIFY:
         r = dnotify_set(fp, (uint32_t)a2);      /* an int: the upper half is not ours */

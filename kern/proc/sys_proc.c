@@ -18,6 +18,7 @@
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
+#include <kern/event/event.h>
 #include <kern/vfs/cred.h>
 #include <kern/sched/thread.h>
 #include <kern/arch/trap.h>
@@ -704,7 +705,7 @@ SYSCALL_DECL(sys_mmap)
     else if (mode == O_WRONLY)
         r = -EACCES;
     else if (vn_is_memfd(fp->f_vp))
-        r = memfd_mmap(fp->f_vp, addr, len, prot, flags, off);     /* kern/vfs/memfd.c */
+        r = memfd_mmap(fp->f_vp, addr, len, prot, flags, off);     /* kern/event/memfd.c */
     else if (fp->f_vp->v_type != VREG)
         r = -ENODEV;
     else if (fp->f_vp->v_vfsp && fp->f_vp->v_vfsp->vfs_sw->nommap)

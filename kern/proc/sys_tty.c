@@ -20,7 +20,7 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/string.h>
 #include <drivers/tty/tty.h>
-#include <drivers/tty/pty.h>
+#include <kern/pty/pty.h>
 
 #define TCGETS      0x5401
 #define TCSETS      0x5402

@@ -5,7 +5,7 @@
  * they expect: console (5:1), tty (5:0, the caller's controlling
  * terminal, the console or a pty's slave; ENXIO for a process whose
  * session has none, as Linux's), ptmx (5:2: each open a new
- * pseudo-terminal, drivers/tty/pty.c), the directory pts (where the
+ * pseudo-terminal, kern/pty/pty.c), the directory pts (where the
  * kernel mounts devpts),
  * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
  * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
@@ -49,7 +49,6 @@
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/vfs_impl.h>
 #include <drivers/tty/tty.h>
-#include <drivers/tty/pty.h>
 #include <drivers/block/bio.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
@@ -300,6 +299,13 @@ static const struct vnodeops devfs_vnodeops;
 
 /* ---- vnode operations ---- */
 
+static struct devfs_pty_hooks pty_hooks;     /* [c] set once at boot */
+
+void devfs_set_pty_hooks(const struct devfs_pty_hooks *h)
+{
+    pty_hooks = *h;
+}
+
 /* /dev/tty: the caller's controlling terminal, the console or a pty's
  * slave (*vpp replaced), or ENXIO for a process without one, as Linux's. */
 static int open_dev_tty(struct vnode **vpp)
@@ -307,7 +313,7 @@ static int open_dev_tty(struct vnode **vpp)
     if (tty_is_controlling())
         return 0;                   /* the console (or a kernel thread) */
     struct tty *t = tty_of_caller();
-    struct vnode *slave = t ? pty_slave_of_tty(t) : NULL;
+    struct vnode *slave = t && pty_hooks.slave_of ? pty_hooks.slave_of(t) : NULL;
     if (!slave)
         return -ENXIO;
     VN_RELE(*vpp);                  /* a devfs node: never inactive while mounted */
@@ -322,8 +328,8 @@ static int devfs_open(struct vnode **vpp, int flags, struct cred *cr)
     struct devfs_node *dn = VTODN(*vpp);
     if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 0))
         return open_dev_tty(vpp);
-    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 2))
-        return pty_open_master(vpp, flags, cr);     /* drivers/tty/pty.c */
+    if (dn->dev && dn->vn.v_rdev == vn_makedev(5, 2))     /* a new pty (kern/pty/pty.c) */
+        return pty_hooks.open_master ? pty_hooks.open_master(vpp, flags, cr) : -ENODEV;
     struct blkdev *d = dn->blk;
     return d && (flags & O_EXCL) && blk_claimed(d) ? -EBUSY : 0;
 }

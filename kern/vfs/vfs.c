@@ -494,7 +494,7 @@ static void mount_devfs_on_dev(void)
         return;
     }
     kprintf("vfs: devfs on /dev\n");
-    /* The pseudo-terminals' slaves (drivers/tty/pty.c), as Linux's
+    /* The pseudo-terminals' slaves (kern/pty/pty.c), as Linux's
      * /dev/pts. */
     err = vfs_mount("devpts", NULL, "/dev/pts", 0, kcred);
     if (err)

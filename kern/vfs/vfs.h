@@ -271,12 +271,16 @@ void vfs_set_fifo_open(int (*fn)(struct vnode **vpp, int flags));
  * passes), or -ENXIO when there is no such device.  vn_open calls it. */
 int devfs_open_rdev(struct vnode **vpp);
 bool vn_is_devfs(const struct vnode *vp);
-/* memfd_create's files (kern/vfs/memfd.c): is vp one; its mmap (MAP_SHARED
- * only: the address or -errno); F_ADD_SEALS (add) and F_GET_SEALS: the
- * seals or 0, or -EINVAL (not a memfd), -EPERM, -EBUSY. */
-bool vn_is_memfd(const struct vnode *vp);
-int64_t memfd_mmap(struct vnode *vp, uint64_t addr, size_t len, int prot, int flags, uint64_t off);
-int memfd_seals(struct vnode *vp, bool add, uint32_t seals);
+/* The pseudo-terminals' part of devfs, which kern/pty/pty.c (a layer
+ * above) registers at boot: /dev/ptmx's open (*vpp replaced by a new
+ * master), and the slave's vnode (held) of a pty's terminal, for /dev/tty.
+ * Without them /dev/ptmx is ENODEV. */
+struct tty;
+struct devfs_pty_hooks {
+    int (*open_master)(struct vnode **vpp, int flags, struct cred *cr);
+    struct vnode *(*slave_of)(struct tty *t);
+};
+void devfs_set_pty_hooks(const struct devfs_pty_hooks *h);
 /* Linux's device number of a disk (devfs's /dev node of it). */
 uint32_t devfs_disk_rdev(const struct blkdev *d);
 /* The disk a block-device vnode (devfs's or a mknod'd node) names, or NULL. */

@@ -55,7 +55,7 @@ LAYERS = [
       "kern/cluster/cl_pcache"]),
     ("processes", "processes, signals, descriptors, exec, the system calls and their entry; "
      "sockets and the event objects, which are descriptors",
-     ["kern/proc", "kern/ipc", "kern/procfs", "kern/net", "kern/event"]),
+     ["kern/proc", "kern/ipc", "kern/procfs", "kern/net", "kern/event", "kern/pty"]),
     ("top", "boot sequence, in-kernel tests and benchmarks: may use everything",
      ["kern/main", "kern/tests"]),
 ]

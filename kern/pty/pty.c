@@ -30,11 +30,11 @@
  * (once the slave was open), as Linux's.  A pair is freed when neither
  * end has a vnode left; its number is then free again.
  *
- * Layers.  Unlike the console's driver, this one is a file system too,
- * and calls the three things of the process layer a file's driver needs:
- * an interruptible sleep (sig_sleep_locked), the pollers' wakeup
- * (vn_poll_notify) and a session taking its terminal at open
- * (ctty_open_acquire).
+ * Layers.  Unlike the console's driver (drivers/tty), this one is a file
+ * system too and calls the process layer (an interruptible sleep, the
+ * pollers' wakeup, a session taking its terminal at open), so it sits
+ * with it (docs/architecture.md); devfs, below, reaches /dev/ptmx's open
+ * through the hooks pty_init registers (devfs_set_pty_hooks).
  *
  * Locks.  pty_lock (a sleep mutex, class "pty") guards the table of pairs
  * and each pair's open counts and vnodes ([P] below); the output buffer
@@ -44,7 +44,7 @@
  * sleep-queue protocol tty.c uses.  Order: pty_lock, then t_lock.
  */
 #include <drivers/tty/tty.h>
-#include <drivers/tty/pty.h>
+#include <kern/pty/pty.h>
 #include <kern/proc/proc.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/vnode.h>
@@ -783,7 +783,12 @@ static const struct vfssw devpts_vfssw = { .name = "devpts", .ops = &devpts_vfso
 
 void pty_init(void)
 {
+    static const struct devfs_pty_hooks hooks = {
+        .open_master = pty_open_master,
+        .slave_of = pty_slave_of_tty,
+    };
     mutex_init(&pty_lock, &pty_class, 0, "pty");
+    devfs_set_pty_hooks(&hooks);
     if (vfs_register_type(&devpts_vfssw))
         kprintf("pty: cannot register devpts\n");
 }

@@ -1,6 +1,6 @@
-/* Pseudo-terminals and devpts (theory in drivers/tty/pty.c). */
-#ifndef DRIVERS_TTY_PTY_H
-#define DRIVERS_TTY_PTY_H
+/* Pseudo-terminals and devpts (theory in kern/pty/pty.c). */
+#ifndef KERN_PTY_PTY_H
+#define KERN_PTY_PTY_H
 
 #include <kern/lib/types.h>
 
