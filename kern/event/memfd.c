@@ -133,9 +133,11 @@ static int resize_locked(struct memfd *m, uint64_t size)
     if (err)
         return err;
     if (size < m->m_size) {
-        if (size % PAGE_SIZE) {
-            static const char zeros[PAGE_SIZE];
-            move_bytes(m, size, (char *)zeros, PAGE_SIZE - size % PAGE_SIZE, true);
+        struct page *last = size % PAGE_SIZE ? amap_page_at(m->m_am, size / PAGE_SIZE, NULL, 0,
+                                                             false) : NULL;
+        if (last) {                 /* the new end's page: zeros after it (a hole is) */
+            memset((char *)page_to_virt(last) + size % PAGE_SIZE, 0, PAGE_SIZE - size % PAGE_SIZE);
+            page_rele(last);
         }
         amap_zero_from(m->m_am, pages, __atomic_load_n(&m->m_am->am_ref, __ATOMIC_ACQUIRE) == 1);
     }
@@ -205,17 +207,7 @@ static int memfd_setattr(struct vnode *vp, const struct vattr *va, struct cred *
 {
     struct memfd *m = vtom(vp);
     mutex_enter(&m->m_lock);
-    int err = 0;
-    if ((va->va_mask & (AT_MODE | AT_UID | AT_GID)) && cr->cr_uid != 0 && cr->cr_uid != m->m_uid)
-        err = -EPERM;
-    if (!err && (va->va_mask & (AT_UID | AT_GID)) && cr->cr_uid != 0)
-        err = -EPERM;
-    if (!err && (va->va_mask & AT_MODE))
-        m->m_mode = va->va_mode & 07777;
-    if (!err && (va->va_mask & AT_UID))
-        m->m_uid = va->va_uid;
-    if (!err && (va->va_mask & AT_GID))
-        m->m_gid = va->va_gid;
+    int err = vn_set_owner_mode(va, cr, &m->m_mode, &m->m_uid, &m->m_gid);
     if (!err && (va->va_mask & AT_SIZE))
         err = resize_locked(m, va->va_size);
     mutex_exit(&m->m_lock);

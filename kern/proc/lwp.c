@@ -261,7 +261,7 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
     }
     l->l_thread = nt;
     nt->mempolicy = t->mempolicy;       /* before lwp_start, which waits for proc_lock */
-    ptrace_child_locked(p, l, ca->ptrace_event);
+    ptrace_child_locked(l, ca->ptrace_event);
     if (!p->p_thread)
         p->p_thread = nt;
     mutex_exit(&proc_lock);

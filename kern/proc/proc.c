@@ -624,7 +624,7 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     if (ct) {
         c->p_thread = l->l_thread = ct;
         ct->mempolicy = t->mempolicy;   /* before its first step, which waits for proc_lock */
-        ptrace_child_locked(c, l, ca ? ca->ptrace_event : PTRACE_EVENT_FORK);
+        ptrace_child_locked(l, ca ? ca->ptrace_event : PTRACE_EVENT_FORK);
     }
     mutex_exit(&proc_lock);
     if (!ct) {

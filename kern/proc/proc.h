@@ -448,7 +448,7 @@ int proc_wait(const struct wait_req *req, struct wait_info *info);
  *                          ptrace_syscalls set: the entry stop; the number
  *                          to run (orig_rax as the tracer left it), -1 to
  *                          skip the call (rax is then its result)
- *   ptrace_syscall_exit    the exit stop, tf->rax holding the result
+ *   ptrace_syscall_exit    the exit stop, the frame's rax holding the result
  *   ptrace_signal_stop     sig_deliver took sig: the signal to act on
  *                          instead (0: none), si updated to match
  *   ptrace_group_stop      a stop signal stops the process: the traced
@@ -456,8 +456,9 @@ int proc_wait(const struct wait_req *req, struct wait_info *info);
  *   ptrace_trap_stop       a PTRACE_EVENT_STOP trap was due (l_pttrap)
  *   ptrace_event           fork, vfork, clone, exec, exit: the event stop
  *                          when the tracer asked for it (PTRACE_O_*)
- *   ptrace_child_locked    fork or clone made child, whose first thread is
- *                          cl: it is traced too when the options say so
+ *   ptrace_child_locked    fork or clone made thread cl (a new process's
+ *                          first, or a new thread): traced too when the
+ *                          options say so
  *   ptrace_lwp_exit_locked thread l of p leaves (last: p's last): its
  *                          tracer is told, and it leaves the tracer's list
  *   ptrace_tracer_exit_locked  p ends: every thread it traces goes free
@@ -470,12 +471,12 @@ int proc_wait(const struct wait_req *req, struct wait_info *info);
 #define PTRACE_EVENT_VFORK_DONE 5
 #define PTRACE_EVENT_EXIT       6
 uint64_t ptrace_syscall_entry(struct trapframe *tf);
-void ptrace_syscall_exit(struct trapframe *tf);
+void ptrace_syscall_exit(void);
 int ptrace_signal_stop(int sig, struct ksiginfo *si);
 void ptrace_group_stop(int sig);
 void ptrace_trap_stop(void);
 void ptrace_event(int event, uint64_t msg);
-void ptrace_child_locked(struct proc *child, struct lwp *cl, int event);
+void ptrace_child_locked(struct lwp *cl, int event);
 void ptrace_lwp_exit_locked(struct proc *p, struct lwp *l, int status, bool last);
 void ptrace_tracer_exit_locked(struct proc *p);
 int ptrace_wait_locked(struct proc *me, const struct wait_req *req, int pgid,
@@ -786,6 +787,10 @@ uint64_t syscall_unknown_count(unsigned nr);
 void syscall_dispatch(struct trapframe *tf);
 /* The user frame of the calling thread (top of its kernel stack). */
 struct trapframe *curtf(void);
+/* Thread t's user frame: where every entry into the kernel from user
+ * mode puts it, at the top of t's kernel stack (ptrace reads a stopped
+ * tracee's there). */
+struct trapframe *thread_user_frame(struct thread *t);
 /* The vector of a system call's frame (kern/proc/syscall_entry.asm), and
  * of one that must leave through IRET, every register back (rt_sigreturn,
  * exec, a tracer's SETREGS). */

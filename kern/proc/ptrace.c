@@ -207,9 +207,8 @@ uint64_t ptrace_syscall_entry(struct trapframe *tf)
     return tf->error;                   /* orig_rax, as the tracer left it */
 }
 
-void ptrace_syscall_exit(struct trapframe *tf)
+void ptrace_syscall_exit(void)
 {
-    (void)tf;
     send_resume_signal(ptrace_stop(PTS_SYSCALL_EXIT, trap_status(curlwp()), 0, NULL));
 }
 
@@ -309,7 +308,7 @@ void attach_locked(struct proc *tracer, struct lwp *l, uint32_t opts, bool seize
 
 struct trapframe *frame_of(struct lwp *l)
 {
-    return (struct trapframe *)((char *)l->l_thread->kstack + KSTACK_SIZE) - 1;
+    return thread_user_frame(l->l_thread);
 }
 
 /* Take TF off l's frame if PTRACE_SINGLESTEP put it there. */
@@ -355,10 +354,9 @@ void detach_locked(struct lwp *l, int sig)
     }
 }
 
-void ptrace_child_locked(struct proc *child, struct lwp *cl, int event)
+void ptrace_child_locked(struct lwp *cl, int event)
 {
     struct lwp *me = curlwp();
-    (void)child;
     if (!me || !me->l_tracer || !(me->l_ptopts & option_of(event)))
         return;
     bool seized = me->l_ptflags & PTF_SEIZED;

@@ -69,7 +69,6 @@ struct syscall_info {
         struct { int64_t rval; uint8_t is_error; } exit;
     };
 };
-#define SYSCALL_INFO_NONE  0
 #define SYSCALL_INFO_ENTRY 1
 #define SYSCALL_INFO_EXIT  2
 

@@ -128,10 +128,14 @@ void user_cpu_init(void)
     write_cr4(cr4);
 }
 
+struct trapframe *thread_user_frame(struct thread *t)
+{
+    return (struct trapframe *)((char *)t->kstack + KSTACK_SIZE) - 1;
+}
+
 struct trapframe *curtf(void)
 {
-    struct thread *t = curthread();
-    return (struct trapframe *)((char *)t->kstack + KSTACK_SIZE) - 1;
+    return thread_user_frame(curthread());
 }
 
 void user_switch(struct cpu *c, struct thread *prev, struct thread *next)
@@ -432,7 +436,7 @@ void syscall_dispatch(struct trapframe *tf)
     }
     if (unlikely(t->ptrace_syscalls)) {
         tf->rax = (uint64_t)r;
-        ptrace_syscall_exit(tf);
+        ptrace_syscall_exit();
         r = (int64_t)tf->rax;   /* a tracer may change the result */
     }
     /* rt_sigreturn's r is the restored rax, whatever its value. */

@@ -11,9 +11,12 @@
  *   /proc/clusters                         cluster= counts (procfs_cluster.c)
  *   /proc/sysvipc/{shm,sem,msg}            System V IPC, as ipcs -a lists it
  *   /proc/self                             a link to the reader's pid
- *   /proc/PID/{stat,status,cmdline,comm,maps,numa_maps}, cwd, exe, fd/N
- *                                          a process (procfs_pid.c)
- *   /proc/PID/task/TID/{stat,status,comm}  each of its threads (the
+ *   /proc/PID/{stat,status,cmdline,comm,maps,numa_maps,auxv}, cwd, exe,
+ *   fd/N                                   a process (procfs_pid.c)
+ *   /proc/PID/mem                          its memory, read and written
+ *                                          as ptrace's PEEK and POKE
+ *                                          (procfs_mem_rw, below)
+ *   /proc/PID/task/TID/{stat,status,comm,mem}  each of its threads (the
  *                                          process's text, as the threads
  *                                          share what these files show)
  *
@@ -32,7 +35,8 @@
  * files ESRCH, as Linux's.  Reading a file makes its whole text into a kernel buffer
  * (struct sbuf) and copies the part asked for; st_size is 0, as Linux's.
  *
- * fd/N, cwd and exe are symbolic links whose text is for people; a
+ * cwd, exe, fd/N and auxv (and mem, by its check) are the process's
+ * user's and root's only.  fd/N, cwd and exe are symbolic links whose text is for people; a
  * lookup that follows them gets the file itself from VOP_FOLLOW (Linux's
  * "magic" links), so a pipe or an unlinked file opens through them.
  *
@@ -126,27 +130,36 @@ static const struct pfs_entry ipc_entries[] = {
     { "msg", PFS_IPCFILE, 0444, procfs_ipc_msg, NULL, NULL },
 };
 
+/* A process's entries, by index: the code names the ones it treats
+ * apart (links, private files, the memory) by these. */
+enum { PID_STAT, PID_STATUS, PID_CMDLINE, PID_COMM, PID_MAPS, PID_CWD, PID_EXE, PID_FD,
+       PID_TASK, PID_NUMA_MAPS, PID_AUXV, PID_MEM };
+
 static const struct pfs_entry pid_entries[] = {
-    { "stat", PFS_PIDFILE, 0444, NULL, procfs_pid_stat, NULL },
-    { "status", PFS_PIDFILE, 0444, NULL, procfs_pid_status, NULL },
-    { "cmdline", PFS_PIDFILE, 0444, NULL, procfs_pid_cmdline, NULL },
-    { "comm", PFS_PIDFILE, 0444, NULL, procfs_pid_comm, NULL },
-    { "maps", PFS_PIDFILE, 0444, NULL, procfs_pid_maps, NULL },
-    { "cwd", PFS_PIDFILE, 0777, NULL, procfs_pid_cwd, NULL },
-    { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe, NULL },
-    { "fd", PFS_FDDIR, 0500, NULL, NULL, NULL },
-    { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
-    { "numa_maps", PFS_PIDFILE, 0444, NULL, procfs_pid_numa_maps, NULL },
-    { "auxv", PFS_PIDFILE, 0400, NULL, procfs_pid_auxv, NULL },
-    { "mem", PFS_PIDFILE, 0600, NULL, NULL, NULL },     /* procfs_mem_rw */
+    [PID_STAT] = { "stat", PFS_PIDFILE, 0444, NULL, procfs_pid_stat, NULL },
+    [PID_STATUS] = { "status", PFS_PIDFILE, 0444, NULL, procfs_pid_status, NULL },
+    [PID_CMDLINE] = { "cmdline", PFS_PIDFILE, 0444, NULL, procfs_pid_cmdline, NULL },
+    [PID_COMM] = { "comm", PFS_PIDFILE, 0444, NULL, procfs_pid_comm, NULL },
+    [PID_MAPS] = { "maps", PFS_PIDFILE, 0444, NULL, procfs_pid_maps, NULL },
+    [PID_CWD] = { "cwd", PFS_PIDFILE, 0777, NULL, procfs_pid_cwd, NULL },
+    [PID_EXE] = { "exe", PFS_PIDFILE, 0777, NULL, procfs_pid_exe, NULL },
+    [PID_FD] = { "fd", PFS_FDDIR, 0500, NULL, NULL, NULL },
+    [PID_TASK] = { "task", PFS_TASKDIR, 0555, NULL, NULL, NULL },
+    [PID_NUMA_MAPS] = { "numa_maps", PFS_PIDFILE, 0444, NULL, procfs_pid_numa_maps, NULL },
+    [PID_AUXV] = { "auxv", PFS_PIDFILE, 0400, NULL, procfs_pid_auxv, NULL },  /* private */
+    [PID_MEM] = { "mem", PFS_PIDFILE, 0600, NULL, NULL, NULL },   /* procfs_mem_rw */
 };
 
+/* A thread's (at most four: a TIDFILE node keeps the entry in 2 bits). */
+enum { TID_STAT, TID_STATUS, TID_COMM, TID_MEM };
+
 static const struct pfs_entry tid_entries[] = {
-    { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat, NULL },
-    { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status, NULL },
-    { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm, NULL },
-    { "mem", PFS_TIDFILE, 0600, NULL, NULL, NULL },     /* the process's (gdb opens this one) */
+    [TID_STAT] = { "stat", PFS_TIDFILE, 0444, NULL, procfs_pid_stat, NULL },
+    [TID_STATUS] = { "status", PFS_TIDFILE, 0444, NULL, procfs_pid_status, NULL },
+    [TID_COMM] = { "comm", PFS_TIDFILE, 0444, NULL, procfs_pid_comm, NULL },
+    [TID_MEM] = { "mem", PFS_TIDFILE, 0600, NULL, NULL, NULL },   /* gdb opens this one */
 };
+_Static_assert(TID_MEM < 4, "a TIDFILE node keeps its entry in 2 bits");
 
 /* sysfs's fixed directories (PFS_SYSDIR's index) and their tables. */
 enum { SYS_ROOT, SYS_DEVICES, SYS_SYSTEM, SYS_NODE, SYS_CPU, SYS_NODEN, SYS_CPUN };
@@ -215,12 +228,6 @@ static int sys_child_dir(int which, int i)
     return which == SYS_ROOT ? SYS_DEVICES : which == SYS_DEVICES ? SYS_SYSTEM
          : i == 0 ? SYS_NODE : SYS_CPU;
 }
-#define PID_CWD 5                   /* pid_entries' links */
-#define PID_EXE 6
-#define PID_AUXV 10                 /* private too: the program's addresses */
-#define PID_MEM 11                  /* the process's memory (procfs_mem_rw) */
-#define TID_MEM 3                   /* a thread's view of it (tid_entries, at most 4) */
-#define PID_TASK 8
 #define PID_BASE 0x10000            /* readdir offsets of the PID entries in the root */
 
 static const struct vnodeops procfs_vnodeops;

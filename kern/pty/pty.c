@@ -212,14 +212,20 @@ static int master_open(struct vnode **vpp, int flags, struct cred *cr)
     return 0;
 }
 
+/* One open file of an end closed (*opens its count): was it the last? */
+static bool last_close(int *opens)
+{
+    mutex_enter(&pty_lock);
+    bool last = --*opens == 0;
+    mutex_exit(&pty_lock);
+    return last;
+}
+
 /* The master's last close hangs the slave up (see the theory). */
 static int master_close(struct vnode *vp, int flags, struct cred *cr)
 {
     struct pty *p = VTOPTY(vp);
-    mutex_enter(&pty_lock);
-    bool last = --p->p_master_opens == 0;
-    mutex_exit(&pty_lock);
-    if (last) {
+    if (last_close(&p->p_master_opens)) {
         int sid = tty_session(&p->p_tty);
         tty_hangup(&p->p_tty);
         wakeup(&p->p_ocount);       /* a slave writer waiting for room */
@@ -391,10 +397,7 @@ static int slave_open(struct vnode **vpp, int flags, struct cred *cr)
 static int slave_close(struct vnode *vp, int flags, struct cred *cr)
 {
     struct pty *p = VTOPTY(vp);
-    mutex_enter(&pty_lock);
-    bool last = --p->p_slave_opens == 0;
-    mutex_exit(&pty_lock);
-    if (last) {
+    if (last_close(&p->p_slave_opens)) {
         wakeup(&p->p_ocount);       /* a master reader: EIO now */
         vn_poll_notify(&p->p_master, POLL_BOTHSIDES);
     }
@@ -496,16 +499,8 @@ static int slave_setattr(struct vnode *vp, const struct vattr *va, struct cred *
     struct pty *p = VTOPTY(vp);
     if (va->va_mask & (AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME))
         return 0;
-    int err = 0;
     mutex_enter(&pty_lock);
-    if (cr->cr_uid != 0 && (cr->cr_uid != p->p_uid || (va->va_mask & (AT_UID | AT_GID))))
-        err = -EPERM;
-    if (!err && (va->va_mask & AT_MODE))
-        p->p_mode = va->va_mode & 07777;
-    if (!err && (va->va_mask & AT_UID))
-        p->p_uid = va->va_uid;
-    if (!err && (va->va_mask & AT_GID))
-        p->p_gid = va->va_gid;
+    int err = vn_set_owner_mode(va, cr, &p->p_mode, &p->p_uid, &p->p_gid);
     mutex_exit(&pty_lock);
     return err;
 }

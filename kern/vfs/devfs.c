@@ -415,17 +415,7 @@ static int devfs_setattr(struct vnode *vp, const struct vattr *va, struct cred *
     struct devfs_node *dn = VTODN(vp);
     if (va->va_mask & (AT_SIZE | AT_ATIME | AT_MTIME | AT_CTIME))
         return vp->v_type == VDIR ? -EISDIR : 0;
-    if (cr->cr_uid != 0 && cr->cr_uid != dn->uid)
-        return -EPERM;
-    if ((va->va_mask & (AT_UID | AT_GID)) && cr->cr_uid != 0)
-        return -EPERM;
-    if (va->va_mask & AT_MODE)
-        dn->mode = va->va_mode & 07777;
-    if (va->va_mask & AT_UID)
-        dn->uid = va->va_uid;
-    if (va->va_mask & AT_GID)
-        dn->gid = va->va_gid;
-    return 0;
+    return vn_set_owner_mode(va, cr, &dn->mode, &dn->uid, &dn->gid);
 }
 
 static int devfs_access(struct vnode *vp, int mode, struct cred *cr)

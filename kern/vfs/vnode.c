@@ -223,3 +223,20 @@ int vn_op_notdir(void)
 {
     return -ENOTDIR;
 }
+
+int vn_set_owner_mode(const struct vattr *va, const struct cred *cr, uint32_t *mode,
+                      uint32_t *uid, uint32_t *gid)
+{
+    uint32_t m = va->va_mask;
+    if (!(m & (AT_MODE | AT_UID | AT_GID)))
+        return 0;
+    if (cr->cr_uid != 0 && (cr->cr_uid != *uid || (m & (AT_UID | AT_GID))))
+        return -EPERM;
+    if (m & AT_MODE)
+        *mode = va->va_mode & 07777;
+    if (m & AT_UID)
+        *uid = va->va_uid;
+    if (m & AT_GID)
+        *gid = va->va_gid;
+    return 0;
+}

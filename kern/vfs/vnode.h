@@ -290,6 +290,13 @@ struct vnodeops {
     void (*vop_fdname)(struct vnode *vp, char *buf, size_t len);
 };
 
+/* chmod and chown on an object that keeps its mode and owner in memory
+ * (devfs, a pty's slave, a memfd): the owner or root may change the
+ * mode, root alone the owner; va's AT_MODE, AT_UID and AT_GID applied to
+ * *mode, *uid, *gid.  0 or -EPERM (kern/vfs/vnode.c). */
+int vn_set_owner_mode(const struct vattr *va, const struct cred *cr, uint32_t *mode,
+                      uint32_t *uid, uint32_t *gid);
+
 /* The directory operations of a vnode that is no directory (an event
  * object, a terminal's end, a memfd): ENOTDIR (kern/vfs/vnode.c). */
 int vn_op_notdir(void);
