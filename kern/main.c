@@ -76,7 +76,7 @@ static __noreturn void ap_main(struct cpu *c)
     lapic_init(0);
     thread_init_ap();
     smp_mark_online(c);
-    lapic_timer_start(TICK_HZ);
+    smp_timer_start();
     thread_idle_loop();
 }
 
@@ -335,13 +335,12 @@ void kmain(uint32_t magic, uint32_t info)
     smp_set_tick_hook(ktest_watchdog_tick);
     pvspin_init();
     callout_init();
-    if (!smp_add_tick_hook(callout_tick))
-        panic("smp: no room for the callouts' tick hook");
+    smp_set_timer_event_hook(callout_expire);
     kprof_init();               /* kprof=on: the profiler's tick hook */
     int online = start_aps();
     kprintf("smp: %d cpus online\n", online);
     numa_print();
-    lapic_timer_start(TICK_HZ);
+    smp_timer_start();
     intr_enable();
     /* The disks come first: the root file system is mounted from one of
      * them.  After the APs, so disk interrupts can go to every CPU and

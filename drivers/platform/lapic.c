@@ -6,8 +6,10 @@
  * otherwise xAPIC through the direct map of its MMIO page.  The choice is
  * made on the boot CPU and every CPU follows it.
  *
- * The timer runs periodic at the tick rate on every CPU; its count per
- * tick is calibrated once on the boot CPU against the reference clock.
+ * The timer runs one-shot on every CPU: the clock (kern/arch/smp.c) arms
+ * each expiry, the next tick or an earlier callout, so a timed sleep ends
+ * when it is due rather than at the next tick.  Its rate is calibrated
+ * once on the boot CPU against the reference clock.
  */
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/timer.h>
@@ -162,9 +164,19 @@ void lapic_timer_calibrate(void)
     kprintf("lapic: %s, timer %u ticks/ms\n", use_x2apic ? "x2apic" : "xapic", timer_ticks_per_ms);
 }
 
-void lapic_timer_start(int hz)
+void lapic_timer_oneshot(void)
 {
-    lapic_write(REG_TIMER_DIV, 0x3);
-    lapic_write(REG_LVT_TIMER, VEC_TIMER | (1 << 17)); /* periodic */
-    lapic_write(REG_TIMER_INIT, timer_ticks_per_ms * 1000 / (uint32_t)hz);
+    lapic_write(REG_TIMER_DIV, 0x3);                    /* divide by 16 */
+    lapic_write(REG_LVT_TIMER, VEC_TIMER);              /* one-shot, unmasked */
+}
+
+void lapic_timer_arm(uint64_t ns)
+{
+    /* Rounded up, so the interrupt never comes before ns have passed. */
+    uint64_t count = (ns * timer_ticks_per_ms + 999999) / 1000000;
+    if (count == 0)
+        count = 1;
+    if (count > 0xFFFFFFFFu)
+        count = 0xFFFFFFFFu;
+    lapic_write(REG_TIMER_INIT, (uint32_t)count);
 }

@@ -16,9 +16,12 @@ void lapic_send_nmi(uint32_t apic_id);
 void lapic_send_init(uint32_t apic_id);
 void lapic_send_sipi(uint32_t apic_id, int page);
 
-/* Calibrate the timer against the reference clock (boot CPU, once), then
- * start it periodic at hz on the calling CPU. */
+/* Calibrate the timer against the reference clock (boot CPU, once). */
 void lapic_timer_calibrate(void);
-void lapic_timer_start(int hz);
+/* Put the calling CPU's timer in one-shot mode (VEC_TIMER), not yet armed. */
+void lapic_timer_oneshot(void);
+/* Interrupt the calling CPU once, ns nanoseconds from now (not sooner);
+ * a new arming replaces the one pending. */
+void lapic_timer_arm(uint64_t ns);
 
 #endif

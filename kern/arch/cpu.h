@@ -74,7 +74,11 @@ struct cpu {
     struct thread *switch_from; /* [own] thread being switched out (sched.c) */
     struct thread *handoff;     /* [own] thread the idle thread must run next */
     struct held_locks *held;    /* [own] the running thread's held-lock stack */
-    uint64_t ticks;             /* [own] timer interrupts taken */
+    uint64_t ticks;             /* [own] clock ticks taken (TICK_HZ) */
+    uint64_t timer_events;      /* [own] timer interrupts between ticks (callouts due) */
+    uint64_t next_tick_ns;      /* [own] uptime_ns of the next tick (kern/arch/smp.c) */
+    uint64_t timer_due_ns;      /* [own] when the LAPIC timer is armed to fire; 0 before it starts */
+    bool ticked;                /* [own] the last timer interrupt was a tick */
     uint64_t intr_depth;        /* [own] nesting of interrupt handlers */
     const struct trapframe *stopped_tf; /* [own] where the panic stopped this CPU */
 

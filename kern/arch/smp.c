@@ -33,7 +33,9 @@
  *
  * The clock tick (VEC_TIMER) counts ticks and calls the tick hook
  * registered at boot (the ktest watchdog's, smp_set_tick_hook), then the
- * hooks added with smp_add_tick_hook (the callouts', the statistics').
+ * hooks added with smp_add_tick_hook (the statistics', the profiler's);
+ * between ticks the same one-shot timer brings the callouts that are due
+ * (the event hook; "the clock" below).
  */
 #include <kern/arch/smp.h>
 #include <kern/arch/cpu.h>
@@ -100,14 +102,75 @@ bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf))
     return false;
 }
 
-static void timer_handler(struct trapframe *tf, void *unused)
+/* ---- the clock: ticks and timer events ----
+ *
+ * Each CPU's LAPIC timer is one-shot (drivers/platform/lapic.c), armed
+ * for the earlier of the CPU's next tick and its first pending timer
+ * event (a callout, told by the event hook).  So the tick keeps its rate
+ * (TICK_HZ: CPU time's samples, preemption, the statistics) and a timed
+ * sleep ends when it is due, not at the next tick: high-resolution
+ * one-shot timers on a periodic tick, as Solaris's cyclics and Linux's
+ * hrtimers give.  The fields are the CPU's own ([own] in struct cpu),
+ * touched with interrupts off. */
+#define TICK_NS (1000000000UL / TICK_HZ)
+/* An expiry this close before the tick is due takes the tick with it
+ * (the LAPIC and the TSC are calibrated apart and drift a little). */
+#define TICK_EARLY_NS 20000UL
+
+/* Written once at boot, before the timers start; read without a lock. */
+static uint64_t (*event_hook)(uint64_t now);
+
+void smp_set_timer_event_hook(uint64_t (*hook)(uint64_t now))
+{
+    event_hook = hook;
+}
+
+static void timer_program(struct cpu *c, uint64_t due)
+{
+    if (c->next_tick_ns < due)
+        due = c->next_tick_ns;
+    c->timer_due_ns = due;
+    uint64_t now = uptime_ns();
+    lapic_timer_arm(due > now ? due - now : 0);
+}
+
+void smp_timer_event_armed(uint64_t when)
 {
     struct cpu *c = this_cpu();
+    if (c->timer_due_ns && when < c->timer_due_ns)
+        timer_program(c, when);
+}
+
+static void run_tick(struct cpu *c, struct trapframe *tf, uint64_t now)
+{
     c->ticks++;
     if (tick_hook)
         tick_hook(tf);
     for (int i = 0; i < SMP_TICK_HOOKS && added_tick_hooks[i]; i++)
         added_tick_hooks[i](tf);
+    c->next_tick_ns += TICK_NS;
+    if (c->next_tick_ns <= now)         /* ticks were missed: no burst to catch up */
+        c->next_tick_ns = now + TICK_NS;
+}
+
+static void timer_handler(struct trapframe *tf, void *unused)
+{
+    struct cpu *c = this_cpu();
+    uint64_t now = uptime_ns();
+    c->ticked = now + TICK_EARLY_NS >= c->next_tick_ns;
+    if (c->ticked)
+        run_tick(c, tf, now);
+    else
+        c->timer_events++;
+    timer_program(c, event_hook ? event_hook(uptime_ns()) : UINT64_MAX);
+}
+
+void smp_timer_start(void)
+{
+    struct cpu *c = this_cpu();
+    lapic_timer_oneshot();
+    c->next_tick_ns = uptime_ns() + TICK_NS;
+    timer_program(c, UINT64_MAX);
 }
 
 #ifdef TEMPEST_UP

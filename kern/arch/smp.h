@@ -34,11 +34,23 @@ void smp_mark_online(struct cpu *c);
  * registered at boot before the tick starts: the ktest watchdog's. */
 void smp_set_tick_hook(void (*hook)(const struct trapframe *tf));
 /* More tick hooks (every CPU, every tick, interrupts off, after the hook
- * above): the callouts' (kern/sched/callout.c) and the statistics'.  At
+ * above): the statistics' and the profiler's.  At
  * most SMP_TICK_HOOKS, added at boot before the tick starts, called in
  * the order added; false when the table is full. */
 #define SMP_TICK_HOOKS 6
 bool smp_add_tick_hook(void (*hook)(const struct trapframe *tf));
+
+/* The timer events' hook (kern/sched/callout.c): on every timer interrupt
+ * of every CPU, after the tick's hooks when it is a tick, it runs what is
+ * due at now and returns when its next event is due (UINT64_MAX: none).
+ * Set once at boot before the timers start. */
+void smp_set_timer_event_hook(uint64_t (*hook)(uint64_t now));
+/* A timer event of this CPU is now due at `when` (uptime_ns): bring the
+ * timer interrupt forward if it is earlier than the one armed.  With
+ * interrupts off. */
+void smp_timer_event_armed(uint64_t when);
+/* Start the calling CPU's clock: its tick, then its timer events. */
+void smp_timer_start(void);
 
 /* Run fn(arg) on every online CPU (the caller included) and wait for all.
  * On other CPUs fn runs from the VEC_CALL interrupt with interrupts off. */

@@ -10,9 +10,9 @@
  * sets it to 0, waiting while it is 0 (-EAGAIN with O_NONBLOCK).  Times
  * are kept on the uptime clock; an absolute CLOCK_REALTIME time is
  * turned into one when it is set (a later settimeofday does not move it,
- * and TFD_TIMER_CANCEL_ON_SET is accepted but never cancels).  The tick
- * decides the resolution, as for every timed sleep here: an expiry is
- * seen within one tick after it is due, never before.
+ * and TFD_TIMER_CANCEL_ON_SET is accepted but never cancels).  An expiry
+ * is seen when it is due (the callout brings the CPU's one-shot timer
+ * forward), never before.
  *
  * Locks.  tf_lock (class "timerfd", a spin lock: the callout runs in the
  * tick) guards the expiry, the interval and the count; the callout's own

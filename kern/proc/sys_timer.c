@@ -6,11 +6,12 @@
  * Theory.  A sleeping process waits on a sleep queue like any other
  * sleeper (kern/sched/sleep.c), so it is off every run queue and no CPU
  * time is charged to it; a callout (kern/sched/callout.c) armed for the
- * deadline wakes its channel from the clock tick.  sig_sleep_until
+ * deadline wakes its channel from the timer interrupt.  sig_sleep_until
  * publishes the channel for signals (l_sleepchan, kern/proc/signal.c), so
- * a signal ends the sleep as it ends any interruptible one.  The tick
- * decides the resolution: a timed sleep ends within one tick (10 ms)
- * after its deadline, never before it.
+ * a signal ends the sleep as it ends any interruptible one.  The CPU's
+ * one-shot timer is armed for the callout (kern/arch/smp.c, "the
+ * clock"), so a timed sleep ends at its deadline, give or take the
+ * interrupt's latency, never before it: not rounded to the 10 ms tick.
  *
  * ITIMER_REAL is a callout in the process (p_itimer): when it fires it
  * posts SIGALRM and, for a periodic timer, arms itself again one interval

@@ -278,7 +278,7 @@ void user_trap_return(struct trapframe *tf)
     struct thread *t = curthread();
     if (!t->proc)
         return;
-    if (tf->vector == VEC_TIMER)
+    if (tf->vector == VEC_TIMER && this_cpu()->ticked)
         itimer_cpu_tick(t->proc);   /* ITIMER_VIRTUAL, ITIMER_PROF (kern/proc/sys_timer.c) */
     if (unlikely(__atomic_load_n(&t->ast, __ATOMIC_RELAXED)))
         user_ast(t, tf, false);

@@ -9,11 +9,14 @@
  * pending callouts, sorted by due time, under its own spin lock
  * (Tornado's per-processor data: a sleeper arms its callout on the CPU it
  * runs on, and the tick of that CPU runs it, so the common case touches
- * no other CPU's line).  The tick (TICK_HZ, kern/arch/smp.h) looks at the
- * head of its list and runs what is due, so a callout runs at most one
- * tick late; that is the resolution of every timed sleep.
+ * no other CPU's line).  The CPU's one-shot timer (kern/arch/smp.c, "the
+ * clock") is armed for the head of its list or the next tick, whichever
+ * is first, and its interrupt runs what is due: a callout runs when it is
+ * due (give or take the interrupt's latency), not at the next tick, and
+ * never before.  callout_arm brings the timer forward when the new
+ * callout is the earliest.
  *
- * A callout's function runs in the tick's interrupt, with interrupts
+ * A callout's function runs in the timer's interrupt, with interrupts
  * disabled and no lock held: it may take spin locks (wakeup, posting a
  * signal) but never sleep.  While it runs, its list records it as
  * running, and callout_stop waits for it to finish: so once stop returns
@@ -29,6 +32,7 @@
 #include <kern/sched/callout.h>
 #include <kern/lock/spinlock.h>
 #include <kern/arch/cpu.h>
+#include <kern/arch/smp.h>
 #include <kern/arch/arch.h>
 #include <drivers/platform/timer.h>
 
@@ -119,6 +123,8 @@ void callout_arm(struct callout *c, uint64_t when, void (*fn)(void *), void *arg
     c->c_arg = arg;
     list_insert(l, c);
     __atomic_store_n(&c->c_cpu, cpu, __ATOMIC_RELEASE);
+    if (l->head == c)
+        smp_timer_event_armed(when);    /* interrupts are off under the lock */
     spin_unlock(&l->lock);
 }
 
@@ -141,20 +147,18 @@ static void run_one(struct callout_list *l, struct callout *c, int cpu)
     l->running = NULL;
 }
 
-void callout_tick(const struct trapframe *tf)
+uint64_t callout_expire(uint64_t now)
 {
-    (void)tf;
-    int cpu = cpu_id();
-    struct callout_list *l = &lists[cpu];
-    /* A peek without the lock: most ticks find nothing due. */
-    struct callout *first = __atomic_load_n(&l->head, __ATOMIC_RELAXED);
-    uint64_t now = uptime_ns();
-    if (!first)
-        return;
+    struct callout_list *l = &lists[cpu_id()];
+    /* A peek without the lock: most interrupts (the ticks) find nothing. */
+    if (!__atomic_load_n(&l->head, __ATOMIC_RELAXED))
+        return UINT64_MAX;
     spin_lock(&l->lock);
     while (l->head && l->head->c_when <= now)
-        run_one(l, l->head, cpu);
+        run_one(l, l->head, cpu_id());
+    uint64_t next = l->head ? l->head->c_when : UINT64_MAX;
     spin_unlock(&l->lock);
+    return next;
 }
 
 uint64_t callout_fired(void)

@@ -20,15 +20,15 @@ struct callout {
 
 /* Boot: the per-CPU lists (before the tick starts). */
 void callout_init(void);
-/* The clock tick of the calling CPU (the tick hook, kern/arch/smp.c):
- * run its callouts that are due. */
-struct trapframe;
-void callout_tick(const struct trapframe *tf);
+/* A timer interrupt of the calling CPU (the clock's event hook,
+ * kern/arch/smp.c): run its callouts due at now; returns when the next
+ * one is due (UINT64_MAX: none pending). */
+uint64_t callout_expire(uint64_t now);
 
 /* A callout that is idle (never armed). */
 void callout_setup(struct callout *c);
-/* Run fn(arg) once uptime_ns() >= when, from the tick of the calling
- * CPU.  An armed callout is stopped first.  fn may arm its own callout
+/* Run fn(arg) once uptime_ns() >= when, from the timer interrupt of the
+ * calling CPU.  An armed callout is stopped first.  fn may arm its own callout
  * again (an interval timer). */
 void callout_arm(struct callout *c, uint64_t when, void (*fn)(void *), void *arg);
 /* Make sure fn is neither pending nor running: waits when another CPU is

@@ -1,7 +1,8 @@
 /*
  * t_time: clocks and accounting.
  *
- * clock_gettime, gettimeofday, nanosleep, times, getrusage (ourselves,
+ * clock_gettime, gettimeofday, nanosleep (and sleeps finer than the
+ * tick, by every timed wait), times, getrusage (ourselves,
  * reaped children and grandchildren), wait4's rusage, the CPU-time clocks,
  * sched_yield.  Nothing here depends on how fast the machine is: sleeps
  * are checked only for lasting at least as long as asked, and CPU time is
@@ -12,7 +13,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/times.h>
@@ -88,6 +92,63 @@ static void test_nanosleep(void)
 	req.tv_sec = 0;
 	req.tv_nsec = 1000;
 	CHECK_OK(syscall(SYS_nanosleep, &req, NULL));
+}
+
+/* Sleeps finer than the clock tick: a 1 ms sleep taken right after
+ * another (so in phase with any tick) lasts about 1 ms, not the 10 ms a
+ * tick-driven timer gives; and never less than asked.  Medians of 9, so
+ * one late wakeup on a busy host does not decide it. */
+enum { FINE_REPS = 9, FINE_NS = 1000000, FINE_MEDIAN_MAX_NS = 5000000 };
+
+static int by_value(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void sleep_1ms(int how)
+{
+	struct timespec req = { 0, FINE_NS }, abs;
+	struct timeval tv = { 0, FINE_NS / 1000 };
+	switch (how) {
+	case 0:
+		nanosleep(&req, NULL);
+		break;
+	case 1:
+		clock_gettime(CLOCK_MONOTONIC, &abs);
+		abs.tv_nsec += FINE_NS;
+		if (abs.tv_nsec >= 1000000000) {
+			abs.tv_sec++;
+			abs.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
+		break;
+	case 2:
+		ppoll(NULL, 0, &req, NULL);
+		break;
+	default:
+		select(0, NULL, NULL, NULL, &tv);
+	}
+}
+
+static void test_fine_sleeps(void)
+{
+	static const char *const names[] = { "nanosleep", "clock_nanosleep", "ppoll", "select" };
+	for (int how = 0; how < 4; how++) {
+		int64_t took[FINE_REPS];
+		sleep_1ms(how);
+		for (int i = 0; i < FINE_REPS; i++) {
+			int64_t t0 = mono_ns();
+			sleep_1ms(how);
+			took[i] = mono_ns() - t0;
+		}
+		qsort(took, FINE_REPS, sizeof took[0], by_value);
+		ut_check(took[0] >= FINE_NS, __FILE__, __LINE__, "%s: a 1 ms sleep ended after %lld ns",
+			  names[how], (long long)took[0]);
+		ut_check(took[FINE_REPS / 2] < FINE_MEDIAN_MAX_NS, __FILE__, __LINE__,
+			  "%s: 1 ms sleeps took %lld ns (median): rounded to a tick?",
+			  names[how], (long long)took[FINE_REPS / 2]);
+	}
 }
 
 static volatile uint64_t sink;
@@ -300,6 +361,7 @@ int main(int argc, char **argv)
 	test_cpu_clock_ids();
 	test_clocks();
 	test_nanosleep();
+	test_fine_sleeps();
 	test_rusage();
 	test_wait_rusage();
 	test_cpu_clocks();
