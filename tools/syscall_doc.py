@@ -43,11 +43,6 @@ POLICY = {
     "readahead": "checks and returns",
     "fadvise64": "advice only: checks and returns",
     "madvise": "advice only",
-    "sched_setscheduler": "one class: OTHER, BATCH, IDLE kept and scheduled alike; FIFO, RR EPERM",
-    "sched_setparam": "as sched_setscheduler",
-    "sched_getscheduler": "the policy kept",
-    "sched_getparam": "priority 0 (no real-time class)",
-    "sched_rr_get_interval": "the tick's 10 ms quantum",
 }
 
 ROW = re.compile(r"^\| (\d+) \| `(\w+)` \| (yes|policy|ENOSYS) \|")

@@ -52,6 +52,7 @@
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/proc_impl.h>
+#include <kern/sched/sched.h>
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
 #include <kern/vm/kmem.h>
@@ -260,6 +261,7 @@ int lwp_create(struct trapframe *tf, const struct clone_req *ca)
         return -ENOMEM;
     }
     l->l_thread = nt;
+    sched_inherit(nt, t);
     nt->mempolicy = t->mempolicy;       /* before lwp_start, which waits for proc_lock */
     ptrace_child_locked(l, ca->ptrace_event);
     if (!p->p_thread)

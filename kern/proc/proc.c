@@ -68,7 +68,7 @@
 #include <kern/vm/as.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/cred.h>
-#include <kern/sched/thread.h>
+#include <kern/sched/sched.h>
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
@@ -176,6 +176,9 @@ static struct proc *proc_alloc(struct proc *parent, struct cred *cr, bool init, 
     else {
         p->p_rlim[RLIMIT_NOFILE][0] = p->p_rlim[RLIMIT_NOFILE][1] = NOFILE;
         p->p_rlim[RLIMIT_STACK][0] = USER_STACK_SIZE;
+        /* Linux's defaults: no real-time priority, no nice below 0 for users. */
+        p->p_rlim[RLIMIT_NICE][0] = p->p_rlim[RLIMIT_NICE][1] = 0;
+        p->p_rlim[RLIMIT_RTPRIO][0] = p->p_rlim[RLIMIT_RTPRIO][1] = 0;
     }
     uint64_t nproc_limit = parent ? parent->p_rlim[RLIMIT_NPROC][0] : RLIM_INFINITY;
     mutex_enter(&proc_lock);
@@ -624,6 +627,8 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
     if (ct) {
         c->p_thread = l->l_thread = ct;
         ct->mempolicy = t->mempolicy;   /* before its first step, which waits for proc_lock */
+        sched_inherit(ct, t);
+        c->p_nice = ct->sp.nice;        /* SCHED_RESET_ON_FORK may have raised it */
         ptrace_child_locked(l, ca ? ca->ptrace_event : PTRACE_EVENT_FORK);
     }
     mutex_exit(&proc_lock);

@@ -119,6 +119,10 @@ struct ksiginfo {
 #define RLIMIT_NPROC   6
 #define RLIMIT_NOFILE  7
 #define RLIMIT_MEMLOCK 8
+#define RLIMIT_NICE    13
+#define NICE_MIN       (-20)
+#define NICE_MAX       19
+#define RLIMIT_RTPRIO  14
 #define RLIM_NLIMITS   16
 #define RLIM_INFINITY  (~0UL)
 #define FD_CLOEXEC 1
@@ -232,9 +236,8 @@ struct proc {
     struct as *p_as;            /* [o] (exec replaces it) */
     struct vnode *p_cwd;        /* [o] held */
     struct vnode *p_root;       /* [o] held: the chroot directory, NULL for rootdir */
-    int p_nice;                 /* [P] -20..19 (getpriority, setpriority) */
+    int p_nice;                 /* [P] NICE_MIN..NICE_MAX (setpriority); its threads' too */
     uint32_t p_personality;     /* [o] personality(2): kept, inherited, not acted on */
-    int p_schedpolicy;          /* [P] sched_setscheduler's policy (kern/proc/sys_sched.c) */
     uint32_t p_umask;           /* [o] */
     uint64_t p_rlim[RLIM_NLIMITS][2];   /* [o] soft and hard limits (inherited at fork) */
     char p_comm[16];            /* [o] */

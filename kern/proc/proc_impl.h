@@ -16,6 +16,9 @@ extern struct proc *allproc;        /* [P] every process, linked by p_next */
 /* A free id for a process or thread; is tid some live thread's?  The
  * thread tid (not of a zombie), or NULL.  Under proc_lock. */
 int alloc_pid(void);
+/* Set p's nice value and its threads' (kern/proc/sys_schedpolicy.c);
+ * proc_lock held. */
+void proc_set_nice_locked(struct proc *p, int nice);
 bool tid_in_use_locked(int tid);
 struct lwp *lwp_find_locked(int tid);
 /* p's thread tid, or NULL.  Under proc_lock. */

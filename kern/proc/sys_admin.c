@@ -32,8 +32,9 @@
  *     changes it, so its lookups read it without a lock.  As on Linux,
  *     chroot leaves the working directory where it was.
  *   - Nice.  p_nice (-20..19) is kept per process under proc_lock and
- *     inherited at fork.  The dispatcher does not weigh it yet: it is
- *     recorded and reported (getpriority, and /proc where it shows).
+ *     inherited at fork; every thread of the process is weighed by it
+ *     (proc_set_nice_locked copies it into their scheduling parameters,
+ *     kern/sched/class.c).
  *     Lowering a nice value needs root (Linux's RLIMIT_NICE is 0 by
  *     default); changing another user's process needs its real or
  *     effective uid to be the caller's effective uid.
@@ -66,8 +67,6 @@
 #define PRIO_PROCESS        0
 #define PRIO_PGRP           1
 #define PRIO_USER           2
-#define NICE_MIN            (-20)
-#define NICE_MAX            19
 #define S_IXGRP             00010
 
 static struct cred *cr(void) { return curproc()->p_cred; }
@@ -95,7 +94,6 @@ void proc_inherit_admin(struct proc *child, struct proc *parent)
     mutex_enter(&proc_lock);
     child->p_nice = parent->p_nice;
     child->p_personality = parent->p_personality;
-    child->p_schedpolicy = (parent->p_schedpolicy & 0x40000000) ? 0 : parent->p_schedpolicy;
     mutex_exit(&proc_lock);
 }
 
@@ -324,7 +322,7 @@ static int set_one_nice(struct proc *p, int nice, int result)
         return -EPERM;
     if (nice < p->p_nice && me->cr_uid != 0)
         return -EACCES;
-    p->p_nice = nice;
+    proc_set_nice_locked(p, nice);
     return result == -ESRCH ? 0 : result;
 }
 

@@ -22,8 +22,9 @@
  * ast (struct thread, THREAD_AST_*), so the exit of a system call or trap
  * loads one word and branches (issue 18); only a set word leads to
  * user_ast, which takes the word (exchanging it with 0) and then looks at
- * the signal state itself.  Who sets it: the clock tick (user_tick,
- * THREAD_AST_PREEMPT), and everyone who makes a signal, a kill, an exit or
+ * the signal state itself.  Who sets it: the dispatcher
+ * (THREAD_AST_PREEMPT: the clock tick of the scheduling classes, a
+ * higher-priority thread made runnable), and everyone who makes a signal, a kill, an exit or
  * a stop pending for a thread (kern/proc/signal.c, sig_ast_lwp; after the
  * change, so the thread that clears the word sees it).  user_ast sets
  * THREAD_AST_SIGNAL again while anything is pending, even blocked
@@ -236,14 +237,11 @@ bool user_trap(struct trapframe *tf)
     return true;
 }
 
-/* The clock tick (a tick hook): CPU time's sample (kern/proc/acct.c), and
- * a user thread's preemption at its next return to user mode. */
+/* The clock tick (a tick hook): CPU time's sample (kern/proc/acct.c).  The
+ * scheduling classes' tick (kern/sched/class.c) posts preemption. */
 static void user_tick(const struct trapframe *tf)
 {
     acct_tick(tf);
-    struct thread *t = curthread();
-    if (t->proc)
-        thread_ast_post(t, THREAD_AST_PREEMPT);
 }
 
 /* The work the calling thread's ast word announced, on its way to user
@@ -372,6 +370,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(142, sys_sched_setparam), S(143, sys_sched_getparam), S(144, sys_sched_setscheduler),
     S(145, sys_sched_getscheduler), S(146, sys_sched_get_priority_max),
     S(147, sys_sched_get_priority_min), S(148, sys_sched_rr_get_interval),
+    S(314, sys_sched_setattr), S(315, sys_sched_getattr),
 };
 
 uint64_t syscall_unknown_count(unsigned nr)

@@ -291,6 +291,8 @@ SYSCALL_DECL(sys_sched_getscheduler);
 SYSCALL_DECL(sys_sched_get_priority_max);
 SYSCALL_DECL(sys_sched_get_priority_min);
 SYSCALL_DECL(sys_sched_rr_get_interval);
+SYSCALL_DECL(sys_sched_setattr);
+SYSCALL_DECL(sys_sched_getattr);
 
 /* files and signals, the rest of issue 31's first part */
 SYSCALL_DECL(sys_statx);

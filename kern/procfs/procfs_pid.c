@@ -110,15 +110,20 @@ int procfs_pid_stat(struct sbuf *sb, struct proc *p)
                 proc_ppid_of(p), p->p_pgid, p->p_sid, tty_nr, tpgid, 0x400000u);
     uint64_t ucyc, scyc;
     proc_cycles(p, &ucyc, &scyc);
-    sbuf_printf(sb, "%lu %lu %lu %lu 20 0 %d 0 %lu %lu %lu ",
+    /* Linux's priority field: 20 + nice for time sharing, -1 - the
+     * real-time priority for SCHED_FIFO and SCHED_RR. */
+    struct sched_params sp = t ? t->sp : (struct sched_params){ 0 };
+    int prio = sched_policy_rt(sp.policy) ? -1 - sp.rt_prio : 20 + p->p_nice;
+    sbuf_printf(sb, "%lu %lu %lu %lu %d %d %d 0 %lu %lu %lu ",
                 (unsigned long)ticks_of(&ucyc), (unsigned long)ticks_of(&scyc),
                 (unsigned long)ticks_of(&p->p_cutime), (unsigned long)ticks_of(&p->p_cstime),
-                __atomic_load_n(&p->p_nlwps, __ATOMIC_RELAXED),
+                prio, p->p_nice, __atomic_load_n(&p->p_nlwps, __ATOMIC_RELAXED),
                 (unsigned long)(p->p_start_ns / NS_PER_TICK), (unsigned long)vsize,
                 (unsigned long)rss);
-    sbuf_printf(sb, "%lu 0 0 0 0 0 %lu %lu %lu %lu 0 0 0 17 %d 0 0 0 0 0 0 0 0 0 0 0 0 %d\n",
+    sbuf_printf(sb, "%lu 0 0 0 0 0 %lu %lu %lu %lu 0 0 0 17 %d %u %u 0 0 0 0 0 0 0 0 0 0 %d\n",
                 (unsigned long)~0UL, (unsigned long)sig[0], (unsigned long)sig[1],
                 (unsigned long)sig[2], (unsigned long)sig[3], t ? t->cpu : 0,
+                (unsigned)sp.rt_prio, (unsigned)sp.policy,
                 p->p_state == PS_ZOMBIE ? p->p_status : 0);
     return 0;
 }

@@ -20,6 +20,16 @@
  *            new).  An idle CPU looks in its own queue, then its cluster's,
  *            then the global queue, and only then in other clusters.
  *
+ * Priorities.  Each queue keeps a FIFO list per dispatch priority and a
+ * bitmap of the lists that are not empty; a CPU takes the first thread it
+ * may run from the highest list (kern/sched/class.c gives the classes and
+ * their priorities).  The cluster model looks first at the local queue
+ * (its CPU's, its cluster's or the global one) whose best thread is the
+ * highest, then in the order above.  A thread made runnable at a
+ * real-time priority above what every CPU it may use is running, with
+ * none idle, asks the CPU running the lowest to reschedule (VEC_WAKE with
+ * its resched flag set), which it does at its next return to user mode.
+ *
  * Switching.  A thread's registers live on its stack while it is switched
  * out (kern/sched/switch.asm).  A thread can be made runnable by another CPU
  * while it is still finishing its switch-out (a wakeup right after it put
@@ -54,11 +64,16 @@
 #include <kern/arch/panic.h>
 #include <drivers/platform/lapic.h>
 
+#define PRI_WORDS ((NPRI + 63) / 64)
+
 struct runq {
     spinlock_t lock;
-    struct thread *head, *tail;     /* [lock] FIFO of runnable threads */
-    volatile int n;                 /* [lock] length; read racily when choosing */
+    volatile int n;                 /* [lock] threads queued; read racily when choosing */
     volatile int pinned;            /* [lock] of them bound to this CPU alone; read racily */
+    volatile uint64_t busy[PRI_WORDS];  /* [lock] bit p: level[p] is not empty; read racily */
+    struct {
+        struct thread *head, *tail; /* [lock] FIFO of runnable threads at this priority */
+    } level[NPRI];
 } __cacheline;
 
 LOCK_CLASS(sched_global_class, "sched_global", LK_SPIN);
@@ -73,6 +88,10 @@ static uint64_t cluster_cpus[MAX_CPUS];     /* [boot] */
 static int nclusters;                       /* [boot] */
 static volatile uint64_t idle_mask;         /* [a] */
 static volatile uint64_t steal_count;       /* [a] */
+/* The priority of the thread each CPU runs (-1: idle), and whether it has
+ * been asked to reschedule for a higher one (see "Priorities"). */
+static volatile int running_pri[MAX_CPUS];  /* [own] written; read racily */
+static volatile bool resched[MAX_CPUS];     /* [a] */
 
 extern void swtch(uint64_t *save_rsp, uint64_t new_rsp);
 
@@ -105,9 +124,16 @@ static void build_clusters(void)
     }
 }
 
+/* VEC_WAKE: returning from the interrupt ends an idle halt; a CPU asked
+ * to reschedule has its thread yield on its way back to user mode. */
 static void wake_handler(struct trapframe *tf, void *arg)
 {
-    /* Nothing to do: returning from the interrupt ends the idle halt. */
+    struct cpu *c = this_cpu();
+    if (resched[c->id]) {
+        resched[c->id] = false;
+        if (!c->thread->idle)
+            thread_ast_post(c->thread, THREAD_AST_PREEMPT);
+    }
 }
 
 /* Written once at boot, before the first switch; read without a lock. */
@@ -126,8 +152,11 @@ void sched_init(void)
         spin_init(&cluster_rq[i].lock, &runq_cluster_class);
     }
     build_clusters();
+    for (int i = 0; i < MAX_CPUS; i++)
+        running_pri[i] = -1;
     trap_set_handler(VEC_WAKE, wake_handler, NULL);
     schedstat_init();
+    sched_class_init();
     static const char *const names[] = { "global", "percpu", "cluster" };
     kprintf("sched: %s run queues, %d cluster%s\n", names[opts.sched], nclusters,
             nclusters == 1 ? "" : "s");
@@ -146,38 +175,43 @@ static bool bound_to_queue(const struct runq *rq, const struct thread *t)
 
 static void rq_push(struct runq *rq, struct thread *t)
 {
+    int p = t->pri;
     t->rq_next = NULL;
     t->rq = rq;
-    if (rq->tail)
-        rq->tail->rq_next = t;
+    if (rq->level[p].tail)
+        rq->level[p].tail->rq_next = t;
     else
-        rq->head = t;
-    rq->tail = t;
+        rq->level[p].head = t;
+    rq->level[p].tail = t;
+    rq->busy[p / 64] |= 1UL << (p % 64);
     rq->n++;
     t->rq_pinned = bound_to_queue(rq, t);
     rq->pinned += t->rq_pinned;
 }
 
-/* Unlink t, which follows prev (NULL: t is the head), from rq. */
+/* Unlink t, which follows prev (NULL: t is the head) on its level of rq. */
 static void rq_remove_after(struct runq *rq, struct thread *prev, struct thread *t)
 {
+    int p = t->pri;
     if (prev)
         prev->rq_next = t->rq_next;
     else
-        rq->head = t->rq_next;
-    if (rq->tail == t)
-        rq->tail = prev;
+        rq->level[p].head = t->rq_next;
+    if (rq->level[p].tail == t)
+        rq->level[p].tail = prev;
+    if (!rq->level[p].head)
+        rq->busy[p / 64] &= ~(1UL << (p % 64));
     rq->n--;
     rq->pinned -= t->rq_pinned;
     t->rq_next = NULL;
     t->rq = NULL;
 }
 
-/* Remove and return the first thread allowed on cpu, or NULL. */
-static struct thread *rq_take(struct runq *rq, int cpu)
+/* Remove and return the first thread allowed on cpu at priority p, or NULL. */
+static struct thread *level_take(struct runq *rq, int p, int cpu)
 {
     struct thread *prev = NULL;
-    for (struct thread *t = rq->head; t; prev = t, t = t->rq_next) {
+    for (struct thread *t = rq->level[p].head; t; prev = t, t = t->rq_next) {
         if (t->affinity & (1UL << cpu)) {
             rq_remove_after(rq, prev, t);
             return t;
@@ -186,11 +220,38 @@ static struct thread *rq_take(struct runq *rq, int cpu)
     return NULL;
 }
 
+/* Remove and return the highest-priority thread allowed on cpu, or NULL. */
+static struct thread *rq_take(struct runq *rq, int cpu)
+{
+    for (int w = PRI_WORDS - 1; w >= 0; w--) {
+        uint64_t bits = rq->busy[w];
+        while (bits) {
+            int bit = 63 - __builtin_clzl(bits);
+            struct thread *t = level_take(rq, w * 64 + bit, cpu);
+            if (t)
+                return t;
+            bits &= ~(1UL << bit);
+        }
+    }
+    return NULL;
+}
+
+/* The highest priority queued on rq (-1: none), read without the lock. */
+static int rq_top(const struct runq *rq)
+{
+    for (int w = PRI_WORDS - 1; w >= 0; w--) {
+        uint64_t bits = READ_ONCE(rq->busy[w]);
+        if (bits)
+            return w * 64 + 63 - __builtin_clzl(bits);
+    }
+    return -1;
+}
+
 /* Unlink t from rq if it is there; true when it was. */
 static bool rq_unlink(struct runq *rq, struct thread *t)
 {
     struct thread *prev = NULL;
-    for (struct thread *q = rq->head; q; prev = q, q = q->rq_next) {
+    for (struct thread *q = rq->level[t->pri].head; q; prev = q, q = q->rq_next) {
         if (q == t) {
             rq_remove_after(rq, prev, t);
             return true;
@@ -270,26 +331,50 @@ static struct runq *choose_queue(struct thread *t, uint64_t *kick)
     }
 }
 
-/* Wake one idle CPU among `mask` (not this one). */
-static void kick_idle(uint64_t mask)
+/* Wake one idle CPU among `mask` (not this one); false when none is idle. */
+static bool kick_idle(uint64_t mask)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     uint64_t idle = READ_ONCE(idle_mask) & mask & ~(1UL << cpu_id());
     if (!idle)
-        return;
+        return false;
     int c = __builtin_ctzl(idle);
     lapic_send_ipi(cpus[c].apic_id, VEC_WAKE);
+    return true;
+}
+
+/* A thread at priority pri is waiting for one of the CPUs in mask, none
+ * of them idle: ask the one running the lowest priority, if it is lower,
+ * to reschedule at its next return to user mode. */
+static void preempt_lowest(uint64_t mask, int pri)
+{
+    int victim = -1;
+    for (int c = 0; c < ncpus; c++)
+        if ((mask & (1UL << c)) && cpus[c].online &&
+            (victim < 0 || running_pri[c] < running_pri[victim]))
+            victim = c;
+    if (victim < 0 || running_pri[victim] >= pri)
+        return;
+    if (victim == cpu_id()) {
+        thread_ast_post(curthread(), THREAD_AST_PREEMPT);
+        return;
+    }
+    resched[victim] = true;
+    lapic_send_ipi(cpus[victim].apic_id, VEC_WAKE);
 }
 
 void sched_make_runnable(struct thread *t)
 {
     uint64_t kick = 0;
     struct runq *rq = choose_queue(t, &kick);
+    int pri = sched_priority(t);
     spin_lock(&rq->lock);
     t->state = TS_RUNNABLE;
+    t->pri = pri;
     rq_push(rq, t);
     spin_unlock(&rq->lock);
-    kick_idle(kick);
+    if (!kick_idle(kick) && pri > PRI_RT_BASE && t != curthread())
+        preempt_lowest(kick, pri);
 }
 
 /* ---- choosing the next thread on this CPU ---- */
@@ -326,10 +411,30 @@ static struct thread *steal_busiest(int cpu, uint64_t among)
     return NULL;
 }
 
+/* The local queue (cpu's, its cluster's, the global one) whose best
+ * thread is the highest, or NULL when all three are empty. */
+static struct runq *best_local(int cpu)
+{
+    struct runq *order[3] = { &cpu_rq[cpu], &cluster_rq[cpu_cluster[cpu]], &global_rq };
+    struct runq *best = NULL;
+    int best_pri = -1;
+    for (int i = 0; i < 3; i++) {
+        int top = rq_top(order[i]);
+        if (top > best_pri) {
+            best = order[i];
+            best_pri = top;
+        }
+    }
+    return best;
+}
+
 static struct thread *pick_cluster(int cpu)
 {
     int cl = cpu_cluster[cpu];
     struct thread *t;
+    struct runq *best = best_local(cpu);
+    if (best && (t = rq_take_locked(best, cpu)))
+        return t;
     if ((t = rq_take_locked(&cpu_rq[cpu], cpu)))
         return t;
     if ((t = rq_take_locked(&cluster_rq[cl], cpu)))
@@ -380,6 +485,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     next->state = TS_RUNNING;
     next->cpu = c->id;
     next->switches++;
+    running_pri[c->id] = next->idle ? -1 : next->pri;
     __atomic_or_fetch(&next->last_ran_mask, 1UL << c->id, __ATOMIC_RELAXED);
     c->thread = next;
     c->held = &next->held;
@@ -447,7 +553,8 @@ uint64_t sched_online_mask(void)
 /*
  * A thread waiting on a queue chosen before its affinity changed may sit
  * where no CPU it is now allowed on looks first (the queue of a CPU it
- * has left): take it off and queue it again by the new mask.  A thread
+ * has left): take it off and queue it again by the new mask (and at its
+ * new priority when its parameters changed).  A thread
  * that is running or asleep is queued by the new mask when it next is.
  */
 static void requeue_stranded(struct thread *t)
@@ -462,6 +569,17 @@ static void requeue_stranded(struct thread *t)
         sched_make_runnable(t);
 }
 
+/* Ask t, running on another CPU, to yield at its next return to user mode. */
+static void yield_remote(struct thread *t)
+{
+    int c = READ_ONCE(t->cpu);
+    if (!__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+        return;
+    thread_ast_post(t, THREAD_AST_PREEMPT);
+    if (c != cpu_id())
+        lapic_send_ipi(cpus[c].apic_id, VEC_WAKE);
+}
+
 /* A thread running on a CPU its new mask leaves out yields at its next
  * return to user mode (posted here, and that CPU interrupted so one comes
  * soon), and is queued by the mask then: as with Linux's, the new mask
@@ -470,12 +588,8 @@ static void requeue_stranded(struct thread *t)
  * without sleeping, went on reporting its old CPU). */
 static void move_off_cpu(struct thread *t, uint64_t mask)
 {
-    int c = READ_ONCE(t->cpu);
-    if (!__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE) || (mask & (1UL << c)))
-        return;
-    thread_ast_post(t, THREAD_AST_PREEMPT);
-    if (c != cpu_id())
-        lapic_send_ipi(cpus[c].apic_id, VEC_WAKE);
+    if (!(mask & (1UL << READ_ONCE(t->cpu))))
+        yield_remote(t);
 }
 
 void sched_set_affinity(struct thread *t, uint64_t mask)
@@ -488,6 +602,18 @@ void sched_set_affinity(struct thread *t, uint64_t mask)
     }
     if (!(mask & (1UL << cpu_id())))
         thread_yield();     /* queued by the new mask: another CPU runs us */
+}
+
+void sched_set_params(struct thread *t, const struct sched_params *sp)
+{
+    t->rr_left = RR_TICKS;
+    WRITE_ONCE(t->sp, *sp);
+    if (t == curthread()) {
+        thread_ast_post(t, THREAD_AST_PREEMPT);     /* weighed again on its way out */
+        return;
+    }
+    requeue_stranded(t);        /* queued again at its new priority */
+    yield_remote(t);
 }
 
 void thread_yield(void)

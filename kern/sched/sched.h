@@ -13,6 +13,18 @@ void sched_init(void);
 struct cpu;
 void sched_set_switch_hook(void (*hook)(struct cpu *c, struct thread *prev, struct thread *next));
 
+/* Scheduling classes (kern/sched/class.c).  Boot: the classes' tick. */
+void sched_class_init(void);
+/* t's dispatch priority now (its time-sharing usage decayed first). */
+int sched_priority(struct thread *t);
+/* A new thread's class and usage, from the thread that made it (fork's
+ * child or a new thread of the process): SCHED_RESET_ON_FORK applied. */
+void sched_inherit(struct thread *child, const struct thread *parent);
+/* Give t new scheduling parameters (the caller holds proc_lock and t stays
+ * valid): a queued t is queued again at its new priority, and a running
+ * one is asked to yield so the dispatcher weighs it again. */
+void sched_set_params(struct thread *t, const struct sched_params *sp);
+
 /* Put a thread that is not on any queue onto one and wake a CPU for it. */
 void sched_make_runnable(struct thread *t);
 

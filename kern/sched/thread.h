@@ -9,6 +9,8 @@
  *   [s] the sleep-queue bucket lock of the thread's wait channel
  *   [a] atomic operations
  *   [T] thread_list_lock (kern/sched/thread.c)
+ *   [p] written by the process layer under its proc_lock (kern/proc);
+ *       read without a lock
  */
 #ifndef KERN_SCHED_THREAD_H
 #define KERN_SCHED_THREAD_H
@@ -27,6 +29,33 @@ enum thread_state {
 
 #define THREAD_NAME_MAX 24
 
+/* Scheduling policies, Linux's numbers (kern/sched/class.c). */
+#define SCHED_OTHER     0
+#define SCHED_FIFO      1
+#define SCHED_RR        2
+#define SCHED_BATCH     3
+#define SCHED_IDLE      5
+
+/* Dispatch priorities, higher first (kern/sched/class.c): time sharing
+ * 0..PRI_TS_MAX, real time PRI_RT_BASE + 1..99. */
+#define PRI_TS_MAX      63
+#define PRI_RT_BASE     64
+#define NPRI            (PRI_RT_BASE + 100)
+#define RR_TICKS        10      /* SCHED_RR's quantum: 100 ms, as Linux's */
+
+static inline bool sched_policy_rt(int policy)
+{
+    return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* A thread's scheduling class and parameters (sched_setscheduler, nice). */
+struct sched_params {
+    uint8_t policy;             /* SCHED_OTHER ... SCHED_IDLE */
+    uint8_t rt_prio;            /* 1..99 for SCHED_FIFO and SCHED_RR, else 0 */
+    int8_t nice;                /* -20..19 */
+    bool reset_on_fork;         /* SCHED_RESET_ON_FORK */
+};
+
 struct runq;
 struct sleepq;
 struct lwp;
@@ -43,6 +72,14 @@ struct thread {
     bool idle;                      /* [c] a CPU's idle thread */
     struct mempolicy mempolicy;     /* [o] where its user pages come from (set_mempolicy;
                                        new threads and forks copy it, exec keeps it) */
+
+    /* Scheduling (kern/sched/class.c): the class and its parameters, the
+     * priority it was queued at (or runs at), and what decides the next. */
+    struct sched_params sp;         /* [p] */
+    int pri;                        /* [q] written when queued; read racily */
+    int rr_left;                    /* [o] SCHED_RR: ticks left of its quantum */
+    uint32_t ts_usage;              /* [o] time sharing: recent ticks run, halved each second */
+    uint32_t ts_second;             /* [o] the uptime second ts_usage was last halved at */
 
     struct thread *rq_next;         /* [q] run queue link */
     struct runq *rq;                /* [q] queue it is on, or NULL */

@@ -5,9 +5,7 @@
  * (kept and inherited), the mlock family (ranges, flags,
  * RLIMIT_MEMLOCK), unshare and setns (what needs no namespace, what an
  * unprivileged user is refused), fallocate's checks, syncfs,
- * sync_file_range and readahead, and the scheduling policies (the ranges,
- * SCHED_BATCH kept across fork, the real-time classes refused to a
- * user).
+ * sync_file_range and readahead.  The scheduling policies are t_schedclass's.
  */
 #include "ut.h"
 
@@ -117,44 +115,6 @@ static void unshare_unprivileged(void *arg)
 	CHECK_ERR(unshare(CLONE_NEWNS), EPERM);
 }
 
-static void check_sched(void)
-{
-	CHECK_EQ(sched_get_priority_min(SCHED_FIFO), 1);
-	CHECK_EQ(sched_get_priority_max(SCHED_FIFO), 99);
-	CHECK_EQ(sched_get_priority_max(SCHED_RR), 99);
-	CHECK_EQ(sched_get_priority_min(SCHED_OTHER), 0);
-	CHECK_EQ(sched_get_priority_max(SCHED_OTHER), 0);
-	CHECK_ERR(sched_get_priority_max(42), EINVAL);
-	CHECK_EQ(syscall(SYS_sched_getscheduler, 0), SCHED_OTHER);
-	struct sched_param sp = { .sched_priority = 0 };
-	CHECK_OK(syscall(SYS_sched_getparam, 0, &sp));
-	CHECK_EQ(sp.sched_priority, 0);
-	CHECK_OK(syscall(SYS_sched_setscheduler, 0, SCHED_BATCH, &sp));
-	CHECK_EQ(syscall(SYS_sched_getscheduler, 0), SCHED_BATCH);
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(syscall(SYS_sched_getscheduler, 0) == SCHED_BATCH ? 0 : 1);
-	CHECK_EQ(ut_wait(pid), 0);                      /* fork keeps it */
-	CHECK_OK(syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &sp));
-	sp.sched_priority = 5;
-	CHECK_ERR(syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &sp), EINVAL);
-	CHECK_ERR(syscall(SYS_sched_setscheduler, 0, 42, &sp), EINVAL);
-	CHECK_ERR(syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, NULL), EINVAL);
-	CHECK_ERR(syscall(SYS_sched_getscheduler, -1), EINVAL);
-	CHECK_ERR(syscall(SYS_sched_getscheduler, 999999), ESRCH);
-	struct timespec ts = { -1, -1 };
-	CHECK_OK(syscall(SYS_sched_rr_get_interval, 0, &ts));
-	CHECK(ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
-}
-
-static void sched_unprivileged(void *arg)
-{
-	(void)arg;
-	struct sched_param sp = { .sched_priority = 10 };
-	CHECK_ERR(syscall(SYS_sched_setscheduler, 0, SCHED_FIFO, &sp), EPERM);
-	CHECK_ERR(syscall(SYS_sched_setscheduler, 0, SCHED_RR, &sp), EPERM);
-}
-
 static void check_files(void)
 {
 	int fd = CHECK_OK(open("f", O_RDWR | O_CREAT, 0644));
@@ -194,8 +154,6 @@ int main(int argc, char **argv)
 	ut_unprivileged("mlock", mlock_unprivileged, NULL);
 	check_unshare();
 	ut_unprivileged("unshare", unshare_unprivileged, NULL);
-	check_sched();
-	ut_unprivileged("sched", sched_unprivileged, NULL);
 	check_files();
 	/* restart_syscall with no interrupted call to restart: EINTR. */
 	CHECK_ERR(syscall(SYS_restart_syscall), EINTR);

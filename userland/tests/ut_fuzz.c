@@ -141,6 +141,11 @@ static const int allowed[] = {
 	   for good, or the harness made a tracer), so every other request
 	   names nobody's tracee and tests the checks before ESRCH */
 	101,
+	/* sched_setparam, sched_setscheduler, sched_setattr: tamed, never
+	   SCHED_IDLE (a child that runs only when its CPU has nothing else
+	   would look hung); a user gets no real-time class (RLIMIT_RTPRIO
+	   is 0) */
+	142, 144, 314,
 	/* Tempest's own (kern/abi/tempest_abi.h; ENOSYS on Linux): the
 	   statistics reset and snapshots, the ENOSYS counts */
 	1000, 1001, 1002, 1003,
@@ -433,6 +438,30 @@ static long tame(long nr, long a[6])
 		if (a[0] == 0 || a[0] == 16 || a[0] == 0x4206)
 			a[0] = 3; /* PTRACE_PEEKUSER */
 		break;
+	case SYS_sched_setscheduler:
+		if ((a[1] & ~0x40000000L) == SCHED_IDLE)
+			a[1] = SCHED_BATCH;
+		break;
+	case SYS_sched_setattr: {
+		/* Random bytes with a policy that is never SCHED_IDLE, and
+		   now and then a size and policy that pass the first checks;
+		   or a pointer that is not ours. */
+		static uint32_t attr[16];
+		if (next() % 4 == 0) {
+			a[1] = not_ours();
+			break;
+		}
+		for (int i = 0; i < 16; i++)
+			attr[i] = (uint32_t)next();
+		if (next() % 2) {
+			attr[0] = 48 + (uint32_t)(next() % 2) * 8;
+			attr[1] = (uint32_t)(next() % 4);
+		}
+		if (attr[1] == SCHED_IDLE)
+			attr[1] = SCHED_BATCH;
+		a[1] = (long)attr;
+		break;
+	}
 	case SYS_msgsnd:
 		a[3] |= IPC_NOWAIT;
 		break;
