@@ -162,6 +162,26 @@ static int getmap_release(struct vnode *vp, uint64_t idx)
 
 #define LRU_FILE_PAGES 65536     /* a sparse 256 MiB: holes cost no blocks */
 
+/* After four pages of one list were mapped in turn, the oldest (idx[0])
+ * is touched again, so idx[1] becomes the least recently used: a fifth
+ * page evicts it, the others stay hits, and idx[1] comes back a miss. */
+#define LRU_STEPS 6
+static const int lru_order[LRU_STEPS] = { 0, 4, 0, 2, 3, 1 };
+static const int lru_expect[LRU_STEPS] = { 1, 0, 1, 1, 1, 0 };   /* 1: a hit */
+
+/* The sequence, each getmap's hit (1) or miss (0) in hit. */
+static int lru_sequence(struct vnode *vp, const uint64_t idx[5], int hit[LRU_STEPS])
+{
+    for (int i = 0; i < LRU_STEPS; i++) {
+        uint64_t hits = stats().hits;
+        int err = getmap_release(vp, idx[lru_order[i]]);
+        if (err)
+            return err;
+        hit[i] = stats().hits != hits;
+    }
+    return 0;
+}
+
 static int lru_body(struct s5t *t)
 {
     int nwin, nrows, nlists, per;
@@ -178,21 +198,26 @@ static int lru_body(struct s5t *t)
     KT_ASSERT_EQ(VOP_TRUNCATE(vp, (uint64_t)LRU_FILE_PAGES * PAGE_SIZE, kcred), 0);
     unsigned list = segmap_test_list_of(vp, 0);
     KT_ASSERT_EQ(pages_of_list(vp, list, LRU_FILE_PAGES, idx, 5), 5);
-    for (int i = 0; i < 4; i++)
-        KT_ASSERT_EQ(getmap_release(vp, idx[i]), 0);
-    /* Touch the oldest again: now idx[1] is the least recently used. */
     struct segmap_stats s0 = stats();
-    KT_ASSERT_EQ(getmap_release(vp, idx[0]), 0);
-    KT_ASSERT_EQ(stats().hits, s0.hits + 1);
-    KT_ASSERT_EQ(getmap_release(vp, idx[4]), 0);         /* evicts idx[1] */
-    KT_ASSERT_EQ(stats().misses, s0.misses + 1);
-    KT_ASSERT_EQ(getmap_release(vp, idx[0]), 0);
-    KT_ASSERT_EQ(getmap_release(vp, idx[2]), 0);
-    KT_ASSERT_EQ(getmap_release(vp, idx[3]), 0);
-    KT_ASSERT_EQ(stats().hits, s0.hits + 4);
-    KT_ASSERT_EQ(getmap_release(vp, idx[1]), 0);
-    KT_ASSERT_EQ(stats().misses, s0.misses + 2);
+    int err = 0;
+    for (int i = 0; i < 4 && !err; i++)
+        err = getmap_release(vp, idx[i]);
+    int hit[LRU_STEPS];
+    if (!err)
+        err = lru_sequence(vp, idx, hit);
+    struct segmap_stats s1 = stats();
     VN_RELE(vp);
+    KT_ASSERT_EQ(err, 0);
+    /* Windows are shared by the whole machine: another getmap into this
+     * list (a pageout daemon's write-back on a loaded 16-CPU run), or a
+     * purge, changes which window is oldest.  Then the order proves
+     * nothing either way. */
+    uint64_t others = (s1.hits + s1.misses) - (s0.hits + s0.misses) - 4 - LRU_STEPS +
+                      (s1.purged - s0.purged);
+    if (others)
+        KT_SKIP("%lu getmaps or purges from elsewhere during the sequence", others);
+    for (int i = 0; i < LRU_STEPS; i++)
+        KT_ASSERT_EQ(hit[i], lru_expect[i]);
     return 0;
 }
 
