@@ -198,9 +198,12 @@ bench: $(DEPS_OK) $(if $(SWEEPING),all tools userland upkernel)
 # The uniprocessor kernel a sweep's kernel tempest-up boots.
 upkernel: $(DEPS_OK)
 	@$(MAKE) -s --no-print-directory UP=1 build/up/kernel.elf
+# USERLAND=debian: chrooted in the Debian root, made an ext4 image for it.
+PEER_ROOT := $(if $(filter debian,$(USERLAND)),$(HOSTBUILD)/debian.ext4)
 linux-run: export LINUX_RUN = $(value RUN)
 linux-run: bench
-	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"
+	$(if $(PEER_ROOT),$(PYTHON) tools/debian_root.py image $(PEER_ROOT) --format ext4 $(if $(ADD),--add $(ADD)))
+	$(PYTHON) tools/linux_peer.py run --machine $(MACHINE) --accel $(ACCEL) --timeout $(TIMEOUT) --append "$(LINUX_APPEND)" $(if $(PEER_ROOT),--root $(PEER_ROOT)) $(foreach d,$(DISK),--disk $(d)) --run "$$LINUX_RUN"
 
 # make fuzz: the random-syscall campaign inside Tempest (tools/fuzz.py):
 # one boot per preset and seed, CALLS calls by each of one fuzzing child

@@ -3,12 +3,16 @@ tests/check.py (issue 31).
 
   debian/pysuite       Debian's python3 with its libpython3.11-testsuite,
                        unmodified, runs `python3 -m test` on a few tests
-                       inside Tempest (make run USERLAND=debian) and the
-                       same binaries run them on the host's Linux (with
-                       their own loader and libraries, the Debian root's
-                       tree as PYTHONHOME); each test's pass, fail or skip
-                       is compared, and a test that passes on Linux but
-                       not in Tempest fails the job (debian/pysuite/NAME)
+                       inside Tempest (make run USERLAND=debian) and on
+                       the Linux peer, Debian's kernel on the same preset
+                       chrooted in the same tree on ext4
+                       (tools/linux_peer.py --root); each test's pass,
+                       fail or skip is compared, and a test that passes
+                       on the peer but not in Tempest fails the job
+                       (debian/pysuite/NAME).  The host's Linux runs them
+                       too (the same binaries with their own loader, the
+                       tree as PYTHONHOME), as a second judge
+                       (debian/pysuite/host/NAME).
   debian/pysuite/long  the same for issue 31's whole list (make check-long)
 
 Tests that need AF_INET sockets (test_socket, test_epoll's set-up, parts
@@ -16,14 +20,22 @@ of test_os and test_signal) cannot pass before the networking issue; the
 long job lists them as differences, as they are.
 """
 
+import argparse
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from checklib import T_USER, budget_gone
 import run_check
+import tempest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tools"))
+import debian_root  # noqa: E402  (the peer's ext4 image of the same tree)
+import linux_peer   # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TREE = os.path.join(ROOT, "build", "debian", "tree")
@@ -92,12 +104,33 @@ def host_statuses(names, limit):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def judge(name, names, tempest, host, results):
-    """One result per test: Linux passes it, so must Tempest."""
+def peer_statuses(names, limit):
+    """The same tests on the Linux peer (default preset), chrooted in an
+    ext4 image of the Debian root: (statuses, '') or (None, why not)."""
+    work = tempfile.mkdtemp(prefix="pysuite-peer-", dir=os.path.join(ROOT, "build"))
+    img = os.path.join(work, "debian.ext4")
+    try:
+        args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
+                                  free="64M", run=None, format="ext4")
+        debian_root.image(args, quiet=True)
+        r = linux_peer.run("default", linux_peer.in_root(script(names)), timeout=limit,
+                           disks=[img])
+        found = statuses(r.output, names)
+        return (found, "") if found else (None, "no summary from the peer's run: %s"
+                                          % (r.reason or "exit %s" % r.status))
+    except (debian_root.Failure, linux_peer.PeerError, tempest.MachineError, OSError) as e:
+        return None, "the peer's run: %s" % e
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def judge(name, names, tempest_found, linux, where, results):
+    """One result per test: Linux (the peer, or the host) passes it, so
+    must Tempest."""
     for n in names:
-        ok = host[n] != "pass" or tempest[n] == "pass"
+        ok = linux[n] != "pass" or tempest_found[n] == "pass"
         results.add("%s/%s" % (name, n), ok,
-                    "" if ok else "passes on Linux, %s in Tempest" % tempest[n])
+                    "" if ok else "passes on %s, %s in Tempest" % (where, tempest_found[n]))
 
 
 def make_job(long):
@@ -110,14 +143,19 @@ def make_job(long):
             return budget_gone(ctx, [name])
         status, out, err = run_check.userrun(["--userland", "debian", "--free", "64M"], limit,
                                              run=script(names))
-        tempest = statuses(out.decode("utf-8", "replace"), names)
-        if tempest is None:
+        found = statuses(out.decode("utf-8", "replace"), names)
+        if found is None:
             ctx.results.add(name, False, "no summary from Tempest's run: exit %s (%s)"
                             % (status, err.strip().splitlines()[-1:]))
             return
+        peer, why = peer_statuses(names, int(limit))
+        if peer is None:
+            ctx.results.add(name, False, why)
+        else:
+            judge(name, names, found, peer, "the Linux peer", ctx.results)
         host, why = host_statuses(names, int(limit))
         if host is None:
-            ctx.results.add(name, False, why)
-            return
-        judge(name, names, tempest, host, ctx.results)
+            ctx.results.add(name + "/host", False, why)
+        else:
+            judge(name + "/host", names, found, host, "the host's Linux", ctx.results)
     return job

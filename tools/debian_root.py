@@ -3,7 +3,7 @@
 
     debian_root.py fetch [--list FILE]
     debian_root.py image IMAGE [--run 'command' | --slot] [--add DIR] [--free 64M]
-                           [--list FILE]
+                           [--list FILE] [--format ufs|ext4]
 
 fetch resolves the packages named in tools/debian/packages (one a line;
 "-NAME" leaves one out) with everything they depend on (apt-cache depends:
@@ -32,7 +32,9 @@ Tempest's boot needs on top of it:
     /proc /dev /tmp /mnt     empty
 
 and without Debian's documentation and translations (usr/share/doc, man,
-info, locale).
+info, locale).  --format ext4 makes the same tree an ext4 image (Debian's
+mkfs.ext4 -d) for the Linux peer (tools/linux_peer.py run --root), so the
+judges run the same programs on both kernels.
 
 Every failure is one line on standard error and exit status 1.
 """
@@ -58,6 +60,7 @@ TREE = os.path.join(CACHE, "tree")
 STAMP = ".tempest-packages"            # in TREE: the list the tree was made from
 LIST = os.path.join(ROOT, "tools", "debian", "packages")
 MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
+MKE2FS = "mkfs.ext4"                    # the Linux peer's root (--format ext4)
 INIT = os.path.join(BUILD, "userland", "init")
 LOCKSTAT = os.path.join(BUILD, "userland", "lockstat")
 TESTS = os.path.join(BUILD, "userland", "tests")
@@ -275,15 +278,26 @@ def image(args, extra=None, quiet=False):
     """The root image args.image (see stage for extra); quiet: no line
     saying its size."""
     tree = fetch(args.list)
-    if not os.path.exists(MKFS):
+    fmt = getattr(args, "format", "ufs")
+    if fmt == "ext4" and not shutil.which(MKE2FS):
+        raise Failure("%s is missing (Debian's e2fsprogs)" % MKE2FS)
+    if fmt != "ext4" and not os.path.exists(MKFS):
         raise Failure("%s is missing (run 'make tools')" % MKFS)
     free = mkroot.parse_kib(args.free)
     with tempfile.TemporaryDirectory(prefix="debian-root-", dir=BUILD) as tmp:
         top = stage(tmp, tree, args, extra)
-        kib = tree_kib(top) * 5 // 4 + free
-        run([MKFS, "-d", top, args.image, "%dK" % kib])
+        if fmt == "ext4":
+            # ext4's inode tables and journal take more than UFS's.
+            kib = tree_kib(top) * 3 // 2 + free + 64 * 1024
+            if os.path.exists(args.image):
+                os.remove(args.image)
+            run([MKE2FS, "-q", "-t", "ext4", "-d", top, "-L", "debian", args.image, "%dK" % kib])
+        else:
+            kib = tree_kib(top) * 5 // 4 + free
+            run([MKFS, "-d", top, args.image, "%dK" % kib])
     if not quiet:
-        print("debian_root: %s: %d MiB UFS root" % (args.image, kib // 1024), file=sys.stderr)
+        print("debian_root: %s: %d MiB %s root" % (args.image, kib // 1024, fmt.upper()),
+              file=sys.stderr)
 
 
 def main():
@@ -299,6 +313,9 @@ def main():
                    help="make /etc/rc.run an empty command slot (tools/cmdslot.py; ROOT=)")
     i.add_argument("--add", help="host directory copied to /add")
     i.add_argument("--free", default="64M", help="free space beyond the contents (default 64M)")
+    i.add_argument("--format", default="ufs", choices=("ufs", "ext4"),
+                   help="ufs (Tempest's root, default) or ext4 (the Linux peer's: "
+                   "tools/linux_peer.py run --root)")
     args = p.parse_args()
     try:
         if args.cmd == "fetch":

@@ -41,11 +41,15 @@ VMLINUX = os.path.join(LINUX_DIR, "vmlinux")
 VMLINUX_VERSION = os.path.join(LINUX_DIR, "vmlinux.version")
 MODULES_DIR = os.path.join(LINUX_DIR, "modules")
 MODULES_DEP = os.path.join(MODULES_DIR, "modules.dep")
+WANTED_FILE = "wanted"                  # in MODULES_DIR: the WANTED_MODULES it was kept for
 
 # Modules kept from the kernel package for the file-system checks
 # (tests/test_fs_peer.py): the S5 and UFS drivers and the virtio disk.
 # Their dependencies come along; those built into the kernel are skipped.
-WANTED_MODULES = ("sysv", "ufs", "virtio_pci", "virtio_blk")
+# crc32c_generic before ext4: ext4 and jbd2 ask the crypto layer for
+# "crc32c" by name (a soft dependency, not in "depends="), and the peer's
+# initramfs has no modprobe to load it on demand.
+WANTED_MODULES = ("sysv", "ufs", "virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
 
 META_PACKAGE = "linux-image-amd64"
 
@@ -194,6 +198,8 @@ def keep_modules(tree, version):
             f.write(data[name])
     with open(os.path.join(tmp, "modules.dep"), "w") as f:
         f.write("".join(n + "\n" for n in order))
+    with open(os.path.join(tmp, WANTED_FILE), "w") as f:
+        f.write(" ".join(WANTED_MODULES) + "\n")
     old = MODULES_DIR + ".old-%d" % os.getpid()
     try:
         os.rename(MODULES_DIR, old)
@@ -207,10 +213,19 @@ def keep_modules(tree, version):
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _kept_for():
+    try:
+        with open(os.path.join(MODULES_DIR, WANTED_FILE)) as f:
+            return f.read().split()
+    except OSError:
+        return []
+
+
 def fetch_modules():
     """{name: path} of the kept modules, in load order, fetching the kernel
-    package again if build/linux/ was filled before modules were kept."""
-    if not os.path.exists(MODULES_DEP):
+    package again if build/linux/ was filled before these modules were
+    wanted."""
+    if not os.path.exists(MODULES_DEP) or _kept_for() != list(WANTED_MODULES):
         fetch_kernel(refresh=True)
     with open(MODULES_DEP) as f:
         names = [l.strip() for l in f if l.strip()]

@@ -7,13 +7,19 @@ that the benchmarks in bench/ can be compared between the two kernels
     linux_peer.py run --machine default --accel tcg --run 'CMD'
     linux_peer.py run --machine up                     (an interactive shell)
     linux_peer.py fetch [--refresh]    (just fetch and unpack the kernel)
+    linux_peer.py run --root debian.ext4 --run 'CMD'   (chrooted in a Debian root)
     linux_peer.py cmdline --machine hector             (the QEMU command line)
 
 `make linux-run MACHINE=NAME RUN='CMD' [ACCEL=...]` calls the first.
 
 The kernel.  Debian's linux-image-amd64 package, fetched and unpacked into
 build/linux/ and made an ELF vmlinux, with the modules the file-system
-checks use: tools/linux_kernel.py.
+checks and the Debian root use: tools/linux_kernel.py.
+
+The Debian root.  --root IMAGE attaches an ext4 image of the Debian root
+(tools/debian_root.py image --format ext4: the same tree Tempest boots
+from UFS) as vda, and the command runs chrooted in it (in_root), so the
+judges of issue 31 run Debian's programs on both kernels alike.
 
 The initramfs.  A newc cpio archive written here: /bin/busybox from Debian's
 busybox-static with a link for each applet, /dev/console and /dev/null,
@@ -310,7 +316,7 @@ def disk_args(images):
     """QEMU arguments attaching raw images as virtio disks (vda, vdb...)."""
     out = []
     for i, path in enumerate(images):
-        out += ["-drive", "file=%s,format=raw,if=none,id=peerdisk%d" % (path, i),
+        out += ["-drive", "file=%s,format=raw,if=none,id=peerdisk%d" % (os.path.abspath(path), i),
                 "-device", "virtio-blk-pci,drive=peerdisk%d" % i]
     return out
 
@@ -414,6 +420,26 @@ def _failure(console, rc, timed_out, timeout):
     if START_MARK not in console:
         return "the command never started (QEMU exited with %s)" % rc
     return "no exit marker (QEMU exited with %s)" % rc
+
+
+def in_root(command):
+    """command wrapped to run chrooted in the ext4 root file system on
+    vda (a Debian root: tools/debian_root.py image --format ext4), with
+    /proc, /sys, /dev, /dev/pts and a fresh /tmp mounted in it; its exit
+    status is the command's."""
+    inner = "cd /tmp && " + command
+    return "\n".join([
+        "/modules/load >/dev/null || exit 125",
+        "mkdir -p /newroot && mount -t ext4 /dev/vda /newroot || exit 125",
+        "mount -t proc proc /newroot/proc && mount -t sysfs sysfs /newroot/sys &&",
+        "mount -o bind /dev /newroot/dev && mount -t devpts devpts /newroot/dev/pts &&",
+        "mount -t tmpfs tmpfs /newroot/tmp || exit 125",
+        "chroot /newroot /bin/sh -c %s" % shlex.quote(inner),
+        "status=$?",
+        "umount /newroot/tmp /newroot/dev/pts /newroot/dev /newroot/sys /newroot/proc",
+        "umount /newroot",
+        "exit $status",
+    ])
 
 
 def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, **kw):
@@ -523,10 +549,17 @@ def cmd_run(args):
         sys.stdout.write(line)
         sys.stdout.flush()
 
+    disks = args.disk
+    if args.root:
+        if not os.path.isfile(args.root):
+            log("--root %s: no such image" % args.root)
+            return EXIT_FAILED
+        disks = [os.path.abspath(args.root)] + disks
+        command = in_root(command)
     r = run(m, command, args.accel, timeout, append=args.append,
             echo=None if args.verbose else echo,
             echo_all=sys.stdout.buffer if args.verbose else None, keep=args.keep,
-            disks=args.disk)
+            disks=disks)
     if r.status is None:
         # The output so far was streamed; a boot that never reached the
         # command gets the end of its console instead.
@@ -576,6 +609,9 @@ def main(argv=None):
     sp.add_argument("--disk", action="append", default=[],
                     help="a raw image attached as a virtio disk (vda, vdb...); the "
                     "modules to use it are loaded by /modules/load")
+    sp.add_argument("--root",
+                    help="an ext4 root image (tools/debian_root.py image --format ext4) "
+                    "attached as vda; the command runs chrooted in it")
     sp.add_argument("-v", "--verbose", action="store_true",
                     help="print the whole console, kernel messages included")
     sp.add_argument("command", nargs="*", help="the command (instead of --run)")
