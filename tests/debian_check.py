@@ -28,8 +28,10 @@
               Debian's gdb breaks in a program Debian's gcc built there,
               backtraces, steps, prints and finishes; each line is
               checked; Debian's strace -ff of a busybox pipeline lists,
-              process by process, the calls the host Linux's strace
-              lists for the same static busybox (debian/ufs/strace).  Then the
+              process by process, the calls Debian's strace lists on
+              the Linux peer (the same tree, chrooted on ext4) and the
+              host Linux's strace for the same static busybox
+              (debian/ufs/strace, debian/ufs/strace/host).  Then the
               user tests (userland/tests/t_*.c) built with Debian's gcc
               against glibc, dynamic, run on the host and inside Tempest:
               each must pass in both (a representative set; all of them
@@ -41,6 +43,7 @@ The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
 """
 
+import argparse
 import os
 import re
 import shutil
@@ -55,6 +58,8 @@ import user_check
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import cmdslot  # noqa: E402
+import debian_root  # noqa: E402  (the peer's ext4 image of the same tree)
+import linux_peer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUNDLE = os.path.join(ROOT, "tools", "debian_s5_bundle.py")
@@ -213,15 +218,15 @@ def native_script(names):
         "sh /add/native.sh; echo '%s'\n%s" % (NATIVE_END, user_check.run_script(cmds))
 
 
-def judge_native(out, results):
+def judge_native(out, results, limit):
     native = out.split(NATIVE_END.encode())[0]
     native, traced = split_strace(native)
     ok = native == WANT_NATIVE
     results.add("debian/ufs/native", ok, "" if ok else "stdout %r" % native[-400:])
-    judge_strace(traced, results)
+    judge_strace(traced, results, limit)
 
 
-# ---- strace: Debian's, inside Tempest, against the host Linux's ----
+# ---- strace: Debian's, inside Tempest, against the Linux peer's and the host's ----
 
 STRACE_BEGIN, STRACE_END = b"strace-begin\n", b"strace-end\n"
 STRACE_PIPELINE = "{bb} echo hello | {bb} tr a-z A-Z"     # run by busybox sh
@@ -282,22 +287,54 @@ def host_strace_sequences():
         shutil.rmtree(work, ignore_errors=True)
 
 
-def judge_strace(traced, results):
-    """Debian's strace -ff inside Tempest saw, process by process, the
-    calls the host's strace sees on Linux for the same static busybox."""
+def traced_sequences(traced):
+    """strace.sh's part of an output: (sequences, '') or (None, why not)."""
     text = traced.decode("utf-8", "replace")
     head, _, body = text.partition("== trace\n")
     if head != "HELLO\nstrace 0\n":
-        results.add("debian/ufs/strace", False, "strace in Tempest: %r" % head[-200:])
+        return None, "strace printed %r" % head[-200:]
+    return sequences(body.split("== trace\n")), ""
+
+
+def peer_strace_sequences(limit):
+    """The Linux peer's (default preset) run of strace.sh, chrooted in an
+    ext4 image of the same Debian root: (sequences, '') or (None, why)."""
+    work = tempfile.mkdtemp(prefix="strace-peer-", dir=os.path.join(ROOT, "build"))
+    img = os.path.join(work, "debian.ext4")
+    try:
+        args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
+                                  free="16M", run=None, format="ext4")
+        debian_root.image(args, quiet=True)
+        with open(os.path.join(PROJECT, "strace.sh")) as f:
+            r = linux_peer.run("default", linux_peer.in_root(f.read()), timeout=limit,
+                               disks=[img])
+        if r.status != 0:
+            return None, "the peer's run: %s" % (r.reason or "exit %s" % r.status)
+        _, traced = split_strace(r.output.encode())
+        return traced_sequences(traced)
+    except (debian_root.Failure, linux_peer.PeerError, OSError) as e:
+        return None, "the peer's run: %s" % e
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def judge_strace(traced, results, limit):
+    """Debian's strace -ff inside Tempest saw, process by process, the
+    calls Debian's strace sees on the Linux peer (debian/ufs/strace), and
+    the host's strace on the host's Linux (debian/ufs/strace/host), for
+    the same static busybox."""
+    got, why = traced_sequences(traced)
+    if got is None:
+        results.add("debian/ufs/strace", False, "in Tempest: " + why)
         return
-    want, why = host_strace_sequences()
-    if want is None:
-        results.add("debian/ufs/strace", False, why)
-        return
-    got = sequences(body.split("== trace\n"))
-    diff = [g for g in got if g not in want] + [w for w in want if w not in got]
-    results.add("debian/ufs/strace", got == want,
-                "" if got == want else "calls differ from Linux's: %r" % diff[:2])
+    for name, (want, why) in (("debian/ufs/strace", peer_strace_sequences(limit)),
+                              ("debian/ufs/strace/host", host_strace_sequences())):
+        if want is None:
+            results.add(name, False, why)
+            continue
+        diff = [g for g in got if g not in want] + [w for w in want if w not in got]
+        results.add(name, got == want,
+                    "" if got == want else "calls differ from Linux's: %r" % diff[:2])
 
 
 def make_debian_ufs_job(small):
@@ -334,7 +371,7 @@ def run_debian_ufs(ctx, tmp, name, small):
     if status is None or not out:
         ctx.results.add(name + "/native", False, "exit %s (%s)" % (status, err.strip().splitlines()[-1:]))
         return
-    judge_native(out, ctx.results)
+    judge_native(out, ctx.results, int(limit))
     text = out.decode("utf-8", "replace")
     for n, ok, why in user_check.judge(text, [(n, "") for n in names]):
         h_ok, h_why = host[n]
