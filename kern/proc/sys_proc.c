@@ -91,25 +91,25 @@ static int clone_event(uint64_t flags)
  * any) while the caller sleeps until the child execs or exits
  * (kern/proc/proc.c); CLONE_VFORK alone makes the caller wait the same
  * way for a copy. */
-SYSCALL_DECL(sys_clone)
+static int64_t do_clone(uint64_t flags, uint64_t newsp, uint64_t parent_tid,
+                        uint64_t child_tid, uint64_t tls)
 {
-    uint64_t flags = a0;
     if (!clone_flags_valid(flags))
         return -EINVAL;
     struct clone_req ca = {
-        .newsp = a1,
+        .newsp = newsp,
         .settls = (flags & CLONE_SETTLS) != 0,
-        .tls = a4,
-        .child_settid = (flags & CLONE_CHILD_SETTID) ? a3 : 0,
-        .child_cleartid = (flags & CLONE_CHILD_CLEARTID) ? a3 : 0,
-        .parent_settid = (flags & CLONE_PARENT_SETTID) ? a2 : 0,
+        .tls = tls,
+        .child_settid = (flags & CLONE_CHILD_SETTID) ? child_tid : 0,
+        .child_cleartid = (flags & CLONE_CHILD_CLEARTID) ? child_tid : 0,
+        .parent_settid = (flags & CLONE_PARENT_SETTID) ? parent_tid : 0,
         .share_vm = (flags & CLONE_VM) != 0,
         .vfork = (flags & CLONE_VFORK) != 0,
         .ptrace_event = clone_event(flags),
     };
     int pid = (flags & CLONE_THREAD) ? lwp_create(curtf(), &ca) : proc_fork(curtf(), &ca);
     if (pid > 0 && (flags & CLONE_PARENT_SETTID) && !(flags & CLONE_THREAD))
-        copyout(&pid, (void *)a2, sizeof pid);      /* a thread's is stored before it runs */
+        copyout(&pid, (void *)parent_tid, sizeof pid);  /* a thread's is stored before it runs */
     if (pid > 0)
         ptrace_event(ca.ptrace_event, (uint64_t)pid);
     if (pid > 0 && ca.vfork) {
@@ -117,6 +117,64 @@ SYSCALL_DECL(sys_clone)
         ptrace_event(PTRACE_EVENT_VFORK_DONE, (uint64_t)pid);
     }
     return pid;
+}
+
+SYSCALL_DECL(sys_clone)
+{
+    return do_clone(a0, a1, a2, a3, a4);
+}
+
+/* clone3's struct clone_args (CLONE_ARGS_SIZE_VER2: 88 bytes). */
+struct clone_args_u {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    uint64_t set_tid, set_tid_size, cgroup;
+};
+#define CLONE_ARGS_SIZE_VER0    64
+#define CLONE_PIDFD             0x00001000
+#define CSIGNAL                 0xff
+
+/* Read clone3's arguments of the size the caller names: 0 or -errno.
+ * Bytes past what Tempest knows must be zero (E2BIG), as Linux's
+ * copy_struct_from_user. */
+static int clone_args_copyin(uint64_t uaddr, uint64_t size, struct clone_args_u *ca)
+{
+    if (size < CLONE_ARGS_SIZE_VER0)
+        return -EINVAL;
+    if (size > PAGE_SIZE)
+        return -E2BIG;
+    memset(ca, 0, sizeof *ca);
+    if (copyin((void *)uaddr, ca, size < sizeof *ca ? size : sizeof *ca))
+        return -EFAULT;
+    for (uint64_t off = sizeof *ca; off < size; off++) {
+        uint8_t b;
+        if (copyin((char *)uaddr + off, &b, 1))
+            return -EFAULT;
+        if (b)
+            return -E2BIG;
+    }
+    return 0;
+}
+
+/* clone3(args, size): clone with its arguments in a structure, and the
+ * stack given as its lowest address and size.  What Tempest lacks is
+ * refused as a Linux without it refuses: CLONE_PIDFD, CLONE_INTO_CGROUP
+ * and CLONE_CLEAR_SIGHAND (any flag above the low 32 bits) EINVAL; a
+ * chosen tid (set_tid) EPERM for a user, EINVAL for root. */
+SYSCALL_DECL(sys_clone3)
+{
+    struct clone_args_u ca;
+    int err = clone_args_copyin(a0, a1, &ca);
+    if (err)
+        return err;
+    if ((ca.flags >> 32) || (ca.flags & (CSIGNAL | CLONE_PIDFD)) || ca.exit_signal > NSIG ||
+        (ca.exit_signal && (ca.flags & CLONE_THREAD)))
+        return -EINVAL;
+    if ((ca.stack == 0) != (ca.stack_size == 0))
+        return -EINVAL;
+    if (ca.set_tid || ca.set_tid_size)
+        return ca.set_tid_size > 32 ? -EINVAL : curproc()->p_cred->cr_uid != 0 ? -EPERM : -EINVAL;
+    uint64_t newsp = ca.stack ? ca.stack + ca.stack_size : 0;
+    return do_clone(ca.flags | ca.exit_signal, newsp, ca.parent_tid, ca.child_tid, ca.tls);
 }
 
 SYSCALL_DECL(sys_vfork)

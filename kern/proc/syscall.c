@@ -320,7 +320,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(202, sys_futex), S(128, sys_rt_sigtimedwait),
     S(165, sys_mount), S(166, sys_umount2), S(137, sys_statfs), S(138, sys_fstatfs),
     S(133, sys_mknod), S(259, sys_mknodat), S(99, sys_sysinfo), S(103, sys_syslog),
-    S(56, sys_clone), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
+    S(56, sys_clone), S(435, sys_clone3), S(169, sys_reboot), S(34, sys_pause), S(247, sys_waitid),
     S(260, sys_fchownat), S(268, sys_fchmodat), S(302, sys_prlimit64), S(318, sys_getrandom),
     S(203, sys_sched_setaffinity), S(204, sys_sched_getaffinity), S(309, sys_getcpu),
     S(29, sys_shmget), S(30, sys_shmat), S(31, sys_shmctl), S(67, sys_shmdt),

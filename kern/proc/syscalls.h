@@ -20,6 +20,7 @@
 /* processes and memory: sys_proc.c */
 SYSCALL_DECL(sys_fork);
 SYSCALL_DECL(sys_clone);
+SYSCALL_DECL(sys_clone3);
 SYSCALL_DECL(sys_vfork);
 SYSCALL_DECL(sys_reboot);
 SYSCALL_DECL(sys_pause);

@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -236,6 +237,77 @@ static void test_fork_wait(void)
 	}
 	CHECK_EQ(found, (1 << N) - 1);
 	CHECK_ERR(wait4(-1, &st, WNOHANG, NULL), ECHILD);
+}
+
+/* ---- clone3 ---- */
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+struct clone_args_u {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+
+static long clone3_(struct clone_args_u *ca, size_t size)
+{
+	return syscall(SYS_clone3, ca, size);
+}
+
+static void clone3_unprivileged(void *arg)
+{
+	(void)arg;
+	pid_t want = 30000;
+	struct clone_args_u ca = { .exit_signal = SIGCHLD, .set_tid = (uint64_t)(uintptr_t)&want,
+				   .set_tid_size = 1 };
+	CHECK_ERR(clone3_(&ca, sizeof ca), EPERM);      /* choosing a pid is privileged */
+}
+
+static void test_clone3(void)
+{
+	/* A fork: the exit signal in its own field, the pid in parent_tid. */
+	pid_t ptid = 0;
+	struct clone_args_u ca = { .flags = CLONE_PARENT_SETTID, .exit_signal = SIGCHLD,
+				   .parent_tid = (uint64_t)(uintptr_t)&ptid };
+	long pid = clone3_(&ca, sizeof ca);
+	if (pid == 0)
+		syscall(SYS_exit_group, 23);
+	CHECK(pid > 0);
+	CHECK_EQ(ptid, pid);
+	CHECK_EQ(exit_status(ut_wait(pid)), 23);
+	/* The first version's size (64 bytes) is enough. */
+	struct clone_args_u v0 = { .exit_signal = SIGCHLD };
+	pid = clone3_(&v0, 64);
+	if (pid == 0)
+		syscall(SYS_exit_group, 24);
+	CHECK(pid > 0);
+	CHECK_EQ(exit_status(ut_wait(pid)), 24);
+
+	/* Refusals, in Linux's words. */
+	struct clone_args_u bad = { .exit_signal = SIGCHLD };
+	CHECK_ERR(clone3_(&bad, 8), EINVAL);
+	CHECK_ERR(clone3_(&bad, 8192), E2BIG);
+	CHECK_ERR(syscall(SYS_clone3, UT_BADPTR, sizeof bad), EFAULT);
+	struct { struct clone_args_u a; uint64_t more; } big = { { .exit_signal = SIGCHLD }, 1 };
+	CHECK_ERR(clone3_(&big.a, sizeof big), E2BIG);  /* a field we do not know, set */
+	bad.flags = SIGCHLD;                            /* the signal goes in exit_signal */
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	bad.flags = 1ULL << 40;
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	bad.flags = 0;
+	bad.exit_signal = 65;
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	bad.exit_signal = SIGCHLD;
+	bad.stack_size = 4096;                          /* a size without a stack */
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	bad.stack_size = 0;
+	bad.flags = CLONE_THREAD | CLONE_VM;            /* a thread shares the handlers */
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	bad.flags = 0;
+	bad.set_tid_size = 33;
+	CHECK_ERR(clone3_(&bad, sizeof bad), EINVAL);
+	ut_unprivileged("clone3", clone3_unprivileged, NULL);
 }
 
 static void test_clone_vfork(void)
@@ -792,6 +864,7 @@ int main(int argc, char **argv)
 	ut_scratch();
 	test_fork_wait();
 	test_clone_vfork();
+	test_clone3();
 	test_waitid();
 	test_nocldwait();
 	test_execve();

@@ -91,8 +91,8 @@
 /* x86-64 Linux numbers of harmless calls; see the comment above.  Left
    out on purpose, among others: 22 pipe (cannot be made non-blocking;
    293 pipe2 is in), 23 select (blocks for ever with no descriptors), 12
-   brk (would shrink our own heap), 56 clone and 58 vfork (a child that
-   shares our memory), 62 kill, 200 tkill and 234 tgkill (could kill the
+   brk (would shrink our own heap), 56 clone, 435 clone3 and 58 vfork (a
+   child that shares our memory), 62 kill, 200 tkill and 234 tgkill (could kill the
    harness or ourselves: kill(-1, SIGKILL)), 37 alarm and 38 setitimer (a
    timer's signal kills), 169 reboot (root only, but never worth the
    risk), 203 sched_setaffinity (would move the child off its CPU, or
