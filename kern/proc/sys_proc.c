@@ -14,6 +14,7 @@
  * address space's a_lock (kern/vm/as.c).
  */
 #include <kern/lock/pvspin.h>
+#include <kern/lock/spinlock.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
@@ -706,20 +707,60 @@ SYSCALL_DECL(sys_sched_yield)
     return 0;
 }
 
+#define UTS_LEN 64
+
 struct utsname {
-    char sysname[65], nodename[65], release[65], version[65], machine[65], domainname[65];
+    char sysname[UTS_LEN + 1], nodename[UTS_LEN + 1], release[UTS_LEN + 1];
+    char version[UTS_LEN + 1], machine[UTS_LEN + 1], domainname[UTS_LEN + 1];
 };
+
+/* The host and domain names (sethostname, setdomainname): one for the
+ * machine, as Linux's outside any UTS namespace; Linux's defaults. */
+LOCK_CLASS(uts_class, "uts", LK_SPIN);
+static spinlock_t uts_lock = SPINLOCK_INIT(&uts_class);
+static char uts_nodename[UTS_LEN + 1] = "tempest";      /* [uts_lock] */
+static char uts_domainname[UTS_LEN + 1] = "(none)";     /* [uts_lock] */
 
 SYSCALL_DECL(sys_uname)
 {
     struct utsname u;
     memset(&u, 0, sizeof u);
     strlcpy(u.sysname, "Tempest", sizeof u.sysname);
-    strlcpy(u.nodename, "tempest", sizeof u.nodename);
     strlcpy(u.release, "0.1", sizeof u.release);
     strlcpy(u.version, "SVR4 MP style", sizeof u.version);
     strlcpy(u.machine, "x86_64", sizeof u.machine);
+    spin_lock(&uts_lock);
+    memcpy(u.nodename, uts_nodename, sizeof u.nodename);
+    memcpy(u.domainname, uts_domainname, sizeof u.domainname);
+    spin_unlock(&uts_lock);
     return copyout(&u, (void *)a0, sizeof u);
+}
+
+/* sethostname and setdomainname: root only (EPERM), at most UTS_LEN
+ * bytes (EINVAL; a negative length too), taken as given (no NUL needed). */
+static int64_t set_uts_name(char *dst, uint64_t uaddr, int64_t len)
+{
+    if (curproc()->p_cred->cr_uid != 0)
+        return -EPERM;
+    if (len < 0 || len > UTS_LEN)
+        return -EINVAL;
+    char name[UTS_LEN + 1] = { 0 };
+    if (copyin((void *)uaddr, name, (size_t)len))
+        return -EFAULT;
+    spin_lock(&uts_lock);
+    memcpy(dst, name, sizeof name);
+    spin_unlock(&uts_lock);
+    return 0;
+}
+
+SYSCALL_DECL(sys_sethostname)
+{
+    return set_uts_name(uts_nodename, a0, (int)a1);
+}
+
+SYSCALL_DECL(sys_setdomainname)
+{
+    return set_uts_name(uts_domainname, a0, (int)a1);
 }
 
 /* ---- memory ---- */

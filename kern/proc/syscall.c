@@ -298,7 +298,7 @@ static const syscall_fn syscall_table[NSYSCALL] = {
     S(17, sys_pread64), S(18, sys_pwrite64), S(19, sys_readv), S(20, sys_writev),
     S(21, sys_access), S(24, sys_sched_yield), S(32, sys_dup), S(33, sys_dup2),
     S(39, sys_getpid), S(57, sys_fork), S(58, sys_vfork), S(59, sys_execve),
-    S(60, sys_exit), S(61, sys_wait4), S(63, sys_uname), S(72, sys_fcntl),
+    S(60, sys_exit), S(61, sys_wait4), S(63, sys_uname), S(170, sys_sethostname), S(171, sys_setdomainname), S(72, sys_fcntl),
     S(74, sys_fsync), S(75, sys_fsync), S(77, sys_ftruncate),
     S(79, sys_getcwd), S(80, sys_chdir), S(81, sys_fchdir), S(82, sys_rename),
     S(83, sys_mkdir), S(84, sys_rmdir), S(85, sys_creat), S(86, sys_link),

@@ -21,6 +21,8 @@
 SYSCALL_DECL(sys_fork);
 SYSCALL_DECL(sys_clone);
 SYSCALL_DECL(sys_clone3);
+SYSCALL_DECL(sys_sethostname);
+SYSCALL_DECL(sys_setdomainname);
 SYSCALL_DECL(sys_vfork);
 SYSCALL_DECL(sys_reboot);
 SYSCALL_DECL(sys_pause);

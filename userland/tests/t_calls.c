@@ -8,10 +8,10 @@
  * memory read as zeros again); utimensat, utimes, futimesat and utime
  * (explicit times, UTIME_NOW and UTIME_OMIT, a descriptor's file, another
  * user's EPERM and EACCES, the errors); sendfile (with and without an
- * offset, into a pipe, the errors); rseq's bad size (EINVAL on both);
- * clone3, which Tempest does not have, answers ENOSYS there (on Linux
- * only its bad arguments are checked); clone with CLONE_VM|CLONE_VFORK and a child
- * stack, and posix_spawn, which uses it.
+ * offset, into a pipe, the errors); rseq's and clone3's bad sizes;
+ * sethostname and setdomainname (in a UTS namespace of the test's own on
+ * Linux, root only, 64 bytes at most); clone with CLONE_VM|CLONE_VFORK
+ * and a child stack, and posix_spawn, which uses it.
  */
 #include "ut.h"
 
@@ -21,6 +21,7 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
@@ -387,15 +388,60 @@ static int on_tempest(void)
 	return uname(&u) == 0 && strcmp(u.sysname, "Tempest") == 0;
 }
 
-static void test_absent_calls(void)
+static void test_bad_sizes(void)
 {
-	/* glibc tries clone3 first and falls back on ENOSYS; rseq exists
-	 * on both (t_rseq tests it). */
+	/* rseq and clone3 exist on both (t_rseq and t_proc test them). */
 	CHECK_ERR(syscall(334, NULL, 1, 0, 0), EINVAL);           /* rseq: a bad size */
-	if (on_tempest())
-		CHECK_ERR(syscall(435, NULL, 0), ENOSYS);         /* clone3 */
-	else
-		CHECK_ERR(syscall(435, NULL, 0), EINVAL);         /* clone3: too small */
+	CHECK_ERR(syscall(435, NULL, 0), EINVAL);                 /* clone3: too small */
+}
+
+/* In a child, in a UTS namespace of its own where there are namespaces
+ * (Linux: the host keeps its name whatever happens here), on the
+ * machine where there are none (Tempest: a throwaway boot). */
+static void uts_names_child(void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWUTS) != 0 && !on_tempest()) {
+		ut_note("skipped the name changes: no UTS namespace for us");
+		return;
+	}
+	struct utsname u;
+	CHECK_OK(sethostname("box-7", 5));
+	CHECK_OK(uname(&u));
+	CHECK_EQ(strcmp(u.nodename, "box-7"), 0);
+	char name[64];
+	CHECK_OK(gethostname(name, sizeof name));
+	CHECK_EQ(strcmp(name, "box-7"), 0);
+	CHECK_OK(setdomainname("example", 7));
+	CHECK_OK(uname(&u));
+	CHECK_EQ(strcmp(u.domainname, "example"), 0);
+	char longname[66];
+	memset(longname, 'x', sizeof longname);
+	CHECK_OK(sethostname(longname, 64));                      /* 64 bytes fit */
+	CHECK_OK(uname(&u));
+	CHECK_EQ(strlen(u.nodename), 64);
+	CHECK_ERR(sethostname(longname, 65), EINVAL);
+	CHECK_ERR(syscall(SYS_sethostname, "x", -1), EINVAL);
+	CHECK_ERR(syscall(SYS_sethostname, UT_BADPTR, 4), EFAULT);
+	CHECK_ERR(syscall(SYS_setdomainname, longname, 65), EINVAL);
+	CHECK_OK(sethostname("tempest", 7));
+}
+
+static void uts_unprivileged(void *arg)
+{
+	(void)arg;
+	CHECK_ERR(sethostname("nope", 4), EPERM);
+	CHECK_ERR(setdomainname("nope", 4), EPERM);
+}
+
+static void test_uts_names(void)
+{
+	if (!ut_is_root()) {
+		ut_note("skipped sethostname: needs root");
+		return;
+	}
+	ut_child("uts", uts_names_child, NULL, 0);
+	ut_unprivileged("uts", uts_unprivileged, NULL);
 }
 
 int main(int argc, char **argv)
@@ -409,7 +455,8 @@ int main(int argc, char **argv)
 	test_madvise();
 	test_file_times();
 	test_sendfile();
-	test_absent_calls();
+	test_bad_sizes();
+	test_uts_names();
 	test_spawn();
 	return ut_done();
 }

@@ -118,9 +118,9 @@ static const int allowed[] = {
 	/* setpriority, chroot, settimeofday, clock_settime: the child is
 	   not root, so at most its own (and its siblings') nice value rises */
 	141, 161, 164, 227,
-	/* syslog (reads and refusals: the children are not root), mount and
-	   umount2 (EPERM for them, after their arguments) */
-	103, 165, 166,
+	/* syslog (reads and refusals: the children are not root), mount,
+	   umount2, sethostname and setdomainname (EPERM for them) */
+	103, 165, 166, 170, 171,
 	/* sockets (AF_UNIX; tamed: every socket non-blocking, every send
 	   and receive MSG_DONTWAIT), eventfd2 (non-blocking), the epoll
 	   waits (never waiting), close_range (never the trace descriptor),
