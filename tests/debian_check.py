@@ -21,7 +21,10 @@
               own message, status 127), and Debian's python3 passes "hi"
               over a socketpair and reads a child's output through a
               pipe, Debian's numactl shows the preset's nodes, CPUs
-              and distances and runs a program under --membind, its
+              and distances as numactl does on the Linux peer
+              (debian/ufs/numactl; and as the preset says:
+              debian/ufs/numactl/preset) and runs a program under
+              --membind, its
               --membind and --interleave place a program's pages and
               migratepages moves them (numa_maps and /proc/vmstat's
               pgmigrate_success say so), Python's pty module runs a child on a pseudo-terminal, and
@@ -130,12 +133,7 @@ no-lib 127
 ./needs-lib: error while loading shared libraries: libsquare.so: cannot open shared object file: No such file or directory
 b'hi'
 b'sub\\n'
-available: 2 nodes (0-1)
-node 0 cpus: 0 1
-node 1 cpus: 2 3
-node distances:
-node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
-cpubind: 0 \nmembind: 1 \nN1=64
+N1=64
 N0=32 N1=32
 N0=64
 N1=64
@@ -218,12 +216,43 @@ def native_script(names):
         "sh /add/native.sh; echo '%s'\n%s" % (NATIVE_END, user_check.run_script(cmds))
 
 
+# numa.sh's block on the default preset (2 nodes of 2 CPUs, distances 10/20).
+WANT_NUMACTL = b"""available: 2 nodes (0-1)
+node 0 cpus: 0 1
+node 1 cpus: 2 3
+node distances:
+node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
+cpubind: 0 \nmembind: 1 \n"""
+NUMACTL_BEGIN, NUMACTL_END = b"numactl-begin\n", b"numactl-end\n"
+
+
+def split_block(text, begin, end):
+    """text without the block between the markers begin and end, and the
+    block (b'' when there is none)."""
+    if begin not in text:
+        return text, b""
+    head, rest = text.split(begin, 1)
+    block, _, tail = rest.partition(end)
+    return head + tail, block
+
+
 def judge_native(out, results, limit):
     native = out.split(NATIVE_END.encode())[0]
-    native, traced = split_strace(native)
+    native, traced = split_block(native, STRACE_BEGIN, STRACE_END)
+    native, numa = split_block(native, NUMACTL_BEGIN, NUMACTL_END)
     ok = native == WANT_NATIVE
     results.add("debian/ufs/native", ok, "" if ok else "stdout %r" % native[-400:])
-    judge_strace(traced, results, limit)
+    ok = numa == WANT_NUMACTL
+    results.add("debian/ufs/numactl/preset", ok, "" if ok else "numactl printed %r" % numa)
+    peer, why = peer_blocks(limit)
+    if peer is None:
+        results.add("debian/ufs/numactl", False, why)
+        results.add("debian/ufs/strace", False, why)
+    else:
+        ok = numa == peer[0]
+        results.add("debian/ufs/numactl", ok,
+                    "" if ok else "Tempest %r, the Linux peer %r" % (numa, peer[0]))
+    judge_strace(traced, peer[1] if peer else None, results)
 
 
 # ---- strace: Debian's, inside Tempest, against the Linux peer's and the host's ----
@@ -233,15 +262,6 @@ STRACE_PIPELINE = "{bb} echo hello | {bb} tr a-z A-Z"     # run by busybox sh
 STRACE_CALL_RE = re.compile(r"^([a-z_0-9]+)\(")
 # Calls a signal's timing adds or repeats; they say nothing of the ABI.
 STRACE_TIMING = {"rt_sigreturn", "restart_syscall"}
-
-
-def split_strace(native):
-    """native.sh's output without its strace part, and that part."""
-    if STRACE_BEGIN not in native:
-        return native, b""
-    head, rest = native.split(STRACE_BEGIN, 1)
-    traced, _, tail = rest.partition(STRACE_END)
-    return head + tail, traced
 
 
 def call_sequence(trace):
@@ -296,39 +316,49 @@ def traced_sequences(traced):
     return sequences(body.split("== trace\n")), ""
 
 
-def peer_strace_sequences(limit):
-    """The Linux peer's (default preset) run of strace.sh, chrooted in an
-    ext4 image of the same Debian root: (sequences, '') or (None, why)."""
-    work = tempfile.mkdtemp(prefix="strace-peer-", dir=os.path.join(ROOT, "build"))
+PEER_SCRIPTS = ("numa.sh", "strace.sh")      # in PROJECT: what the peer runs too
+
+
+def peer_blocks(limit):
+    """The Linux peer's (default preset) run of PEER_SCRIPTS, chrooted in an
+    ext4 image of the same Debian root: ((numactl block, strace block), '')
+    or (None, why not)."""
+    work = tempfile.mkdtemp(prefix="debian-peer-", dir=os.path.join(ROOT, "build"))
     img = os.path.join(work, "debian.ext4")
     try:
         args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
                                   free="16M", run=None, format="ext4")
         debian_root.image(args, quiet=True)
-        with open(os.path.join(PROJECT, "strace.sh")) as f:
-            r = linux_peer.run("default", linux_peer.in_root(f.read()), timeout=limit,
-                               disks=[img])
+        script = ""
+        for name in PEER_SCRIPTS:
+            with open(os.path.join(PROJECT, name)) as f:
+                script += f.read() + "\n"
+        r = linux_peer.run("default", linux_peer.in_root(script), timeout=limit, disks=[img])
         if r.status != 0:
             return None, "the peer's run: %s" % (r.reason or "exit %s" % r.status)
-        _, traced = split_strace(r.output.encode())
-        return traced_sequences(traced)
+        out = r.output.encode()
+        _, numa = split_block(out, NUMACTL_BEGIN, NUMACTL_END)
+        _, traced = split_block(out, STRACE_BEGIN, STRACE_END)
+        return (numa, traced), ""
     except (debian_root.Failure, linux_peer.PeerError, OSError) as e:
         return None, "the peer's run: %s" % e
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def judge_strace(traced, results, limit):
+def judge_strace(traced, peer_traced, results):
     """Debian's strace -ff inside Tempest saw, process by process, the
-    calls Debian's strace sees on the Linux peer (debian/ufs/strace), and
-    the host's strace on the host's Linux (debian/ufs/strace/host), for
-    the same static busybox."""
+    calls Debian's strace sees on the Linux peer (debian/ufs/strace, when
+    the peer ran: peer_traced not None), and the host's strace on the
+    host's Linux (debian/ufs/strace/host), for the same static busybox."""
     got, why = traced_sequences(traced)
     if got is None:
         results.add("debian/ufs/strace", False, "in Tempest: " + why)
         return
-    for name, (want, why) in (("debian/ufs/strace", peer_strace_sequences(limit)),
-                              ("debian/ufs/strace/host", host_strace_sequences())):
+    judges = [("debian/ufs/strace/host", host_strace_sequences())]
+    if peer_traced is not None:
+        judges.insert(0, ("debian/ufs/strace", traced_sequences(peer_traced)))
+    for name, (want, why) in judges:
         if want is None:
             results.add(name, False, why)
             continue

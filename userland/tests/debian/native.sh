@@ -44,10 +44,8 @@ sed "s|$W|W|" lib.err
 # (issue 31: README's first real program).
 python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"hi"); print(b.recv(2))'
 python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_output=True).stdout)'
-# Debian's numactl (issue 31): the preset's nodes, CPUs and SLIT distances
-# as /sys gives them, and a policy --membind sets, kept across exec.
-numactl --hardware | grep -v -e size -e free
-numactl --membind=1 --cpunodebind=0 numactl --show | grep -e '^policy' -e '^membind' -e '^cpubind'
+# Debian's numactl (issue 31): numa.sh, which the Linux peer runs too.
+sh "$D/numa.sh"
 # numactl's policies placing pages, and migratepages moving them, as
 # /proc/PID/numa_maps and /proc/vmstat tell.
 gcc -O2 -o pages "$D/pages.c"
