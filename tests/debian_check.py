@@ -46,7 +46,6 @@ The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -61,7 +60,6 @@ import user_check
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import cmdslot  # noqa: E402
-import debian_root  # noqa: E402  (the peer's ext4 image of the same tree)
 import linux_peer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -323,27 +321,20 @@ def peer_blocks(limit):
     """The Linux peer's (default preset) run of PEER_SCRIPTS, chrooted in an
     ext4 image of the same Debian root: ((numactl block, strace block), '')
     or (None, why not)."""
-    work = tempfile.mkdtemp(prefix="debian-peer-", dir=os.path.join(ROOT, "build"))
-    img = os.path.join(work, "debian.ext4")
+    script = ""
+    for name in PEER_SCRIPTS:
+        with open(os.path.join(PROJECT, name)) as f:
+            script += f.read() + "\n"
     try:
-        args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
-                                  free="16M", run=None, format="ext4")
-        debian_root.image(args, quiet=True)
-        script = ""
-        for name in PEER_SCRIPTS:
-            with open(os.path.join(PROJECT, name)) as f:
-                script += f.read() + "\n"
-        r = linux_peer.run("default", linux_peer.in_root(script), timeout=limit, disks=[img])
-        if r.status != 0:
-            return None, "the peer's run: %s" % (r.reason or "exit %s" % r.status)
-        out = r.output.encode()
-        _, numa = split_block(out, NUMACTL_BEGIN, NUMACTL_END)
-        _, traced = split_block(out, STRACE_BEGIN, STRACE_END)
-        return (numa, traced), ""
-    except (debian_root.Failure, linux_peer.PeerError, OSError) as e:
+        r = linux_peer.run_in_debian_root("default", script, timeout=limit, free="16M")
+    except (linux_peer.PeerError, OSError) as e:
         return None, "the peer's run: %s" % e
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    if r.status != 0:
+        return None, "the peer's run: %s" % (r.reason or "exit %s" % r.status)
+    out = r.output.encode()
+    _, numa = split_block(out, NUMACTL_BEGIN, NUMACTL_END)
+    _, traced = split_block(out, STRACE_BEGIN, STRACE_END)
+    return (numa, traced), ""
 
 
 def judge_strace(traced, peer_traced, results):

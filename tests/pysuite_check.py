@@ -20,7 +20,6 @@ of test_os and test_signal) cannot pass before the networking issue; the
 long job lists them as differences, as they are.
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -34,7 +33,6 @@ import tempest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tools"))
-import debian_root  # noqa: E402  (the peer's ext4 image of the same tree)
 import linux_peer   # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -107,21 +105,13 @@ def host_statuses(names, limit):
 def peer_statuses(names, limit):
     """The same tests on the Linux peer (default preset), chrooted in an
     ext4 image of the Debian root: (statuses, '') or (None, why not)."""
-    work = tempfile.mkdtemp(prefix="pysuite-peer-", dir=os.path.join(ROOT, "build"))
-    img = os.path.join(work, "debian.ext4")
     try:
-        args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
-                                  free="64M", run=None, format="ext4")
-        debian_root.image(args, quiet=True)
-        r = linux_peer.run("default", linux_peer.in_root(script(names)), timeout=limit,
-                           disks=[img])
-        found = statuses(r.output, names)
-        return (found, "") if found else (None, "no summary from the peer's run: %s"
-                                          % (r.reason or "exit %s" % r.status))
-    except (debian_root.Failure, linux_peer.PeerError, tempest.MachineError, OSError) as e:
+        r = linux_peer.run_in_debian_root("default", script(names), timeout=limit)
+    except (linux_peer.PeerError, tempest.MachineError, OSError) as e:
         return None, "the peer's run: %s" % e
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    found = statuses(r.output, names)
+    return (found, "") if found else (None, "no summary from the peer's run: %s"
+                                      % (r.reason or "exit %s" % r.status))
 
 
 def judge(name, names, tempest_found, linux, where, results):

@@ -442,6 +442,26 @@ def in_root(command):
     ])
 
 
+def run_in_debian_root(machine_spec, command, timeout=DEFAULT_TIMEOUT, free="64M"):
+    """run command chrooted in a fresh ext4 image of the Debian root
+    (tools/debian_root.py, the tree Tempest boots from UFS), with free
+    space to spare; the image goes when the run ends.  PeerError when the
+    image cannot be made."""
+    import debian_root      # tools/: only this needs it (and its package cache)
+    work = tempfile.mkdtemp(prefix="peer-root-", dir=BUILD)
+    img = os.path.join(work, "debian.ext4")
+    try:
+        args = argparse.Namespace(image=img, list=debian_root.LIST, slot=False, add=None,
+                                  free=free, run=None, format="ext4")
+        try:
+            debian_root.image(args, quiet=True)
+        except debian_root.Failure as e:
+            raise PeerError("the Debian root: %s" % e)
+        return run(machine_spec, in_root(command), timeout=timeout, disks=[img])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, **kw):
     """_run once the boot holds its host cores (tests/hostcores.py: under
     make check a boot waits for the cores its virtual CPUs can use, and its

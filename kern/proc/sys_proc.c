@@ -134,26 +134,14 @@ struct clone_args_u {
 #define CLONE_PIDFD             0x00001000
 #define CSIGNAL                 0xff
 
-/* Read clone3's arguments of the size the caller names: 0 or -errno.
- * Bytes past what Tempest knows must be zero (E2BIG), as Linux's
- * copy_struct_from_user. */
+/* Read clone3's arguments of the size the caller names: 0 or -errno. */
 static int clone_args_copyin(uint64_t uaddr, uint64_t size, struct clone_args_u *ca)
 {
     if (size < CLONE_ARGS_SIZE_VER0)
         return -EINVAL;
     if (size > PAGE_SIZE)
         return -E2BIG;
-    memset(ca, 0, sizeof *ca);
-    if (copyin((void *)uaddr, ca, size < sizeof *ca ? size : sizeof *ca))
-        return -EFAULT;
-    for (uint64_t off = sizeof *ca; off < size; off++) {
-        uint8_t b;
-        if (copyin((char *)uaddr + off, &b, 1))
-            return -EFAULT;
-        if (b)
-            return -E2BIG;
-    }
-    return 0;
+    return copyin_struct(ca, sizeof *ca, (const void *)uaddr, size);
 }
 
 /* clone3(args, size): clone with its arguments in a structure, and the

@@ -240,21 +240,13 @@ static int attr_copyin(uint64_t uaddr, struct sched_attr_u *a)
         uint32_t ours = sizeof *a;
         return copyout(&ours, (void *)uaddr, sizeof ours) ? -EFAULT : -E2BIG;
     }
-    memset(a, 0, sizeof *a);
-    if (copyin((void *)uaddr, a, size < sizeof *a ? size : sizeof *a))
-        return -EFAULT;
-    /* Bytes past what Tempest knows must be zero (Linux's check). */
-    for (uint32_t off = sizeof *a; off < size; off++) {
-        uint8_t b;
-        if (copyin((char *)uaddr + off, &b, 1))
-            return -EFAULT;
-        if (b) {
-            uint32_t ours = sizeof *a;
-            return copyout(&ours, (void *)uaddr, sizeof ours) ? -EFAULT : -E2BIG;
-        }
+    int err = copyin_struct(a, sizeof *a, (const void *)uaddr, size);
+    if (err == -E2BIG) {        /* a field Tempest does not know is set */
+        uint32_t ours = sizeof *a;
+        return copyout(&ours, (void *)uaddr, sizeof ours) ? -EFAULT : -E2BIG;
     }
     a->size = size;
-    return 0;
+    return err;
 }
 
 SYSCALL_DECL(sys_sched_setattr)

@@ -274,6 +274,11 @@ int copyout(const void *kaddr, void *uaddr, size_t len);
 /* Copy a NUL-terminated string of at most max bytes (NUL included):
  * length without the NUL, -EFAULT, or -ENAMETOOLONG when too long. */
 long copyinstr(const char *uaddr, char *kaddr, size_t max);
+/* Copy an extensible structure (clone3's, sched_setattr's): usize bytes
+ * from the user into ksize bytes, zero-filling what the user's is short
+ * of; bytes the user gives beyond ksize must be zero.  0, -EFAULT, or
+ * -E2BIG for a nonzero byte past ksize (Linux's copy_struct_from_user). */
+int copyin_struct(void *kaddr, size_t ksize, const void *uaddr, size_t usize);
 
 struct trapframe;
 /* The page-fault handler for faults in kernel mode: resolves demand faults

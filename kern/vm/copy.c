@@ -1,6 +1,6 @@
 /*
- * copyin, copyout and copyinstr: the only ways the kernel touches user
- * memory.
+ * copyin, copyout and copyinstr (and copyin_struct, built on copyin):
+ * the only ways the kernel touches user memory.
  *
  * Theory.  A user range is first checked against the user limit: a
  * kernel address or a range that wraps is -EFAULT without any access.
@@ -21,6 +21,7 @@
 #include <kern/arch/trap.h>
 #include <kern/arch/arch.h>
 #include <kern/lib/errno.h>
+#include <kern/lib/string.h>
 
 extern int user_copy(void *dst, const void *src, size_t n);
 extern long user_strncpy(char *dst, const char *src, size_t max);
@@ -92,4 +93,19 @@ bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp)
     if (err)
         tf->rip = (uint64_t)user_copy_fault;
     return true;
+}
+
+int copyin_struct(void *kaddr, size_t ksize, const void *uaddr, size_t usize)
+{
+    memset(kaddr, 0, ksize);
+    if (copyin(uaddr, kaddr, usize < ksize ? usize : ksize))
+        return -EFAULT;
+    for (size_t off = ksize; off < usize; off++) {
+        uint8_t b;
+        if (copyin((const char *)uaddr + off, &b, 1))
+            return -EFAULT;
+        if (b)
+            return -E2BIG;
+    }
+    return 0;
 }
