@@ -52,6 +52,23 @@ static int may_modify_dir(struct vnode *dvp, struct cred *cr)
     return VOP_ACCESS(dvp, VWRITE | VEXEC, cr);
 }
 
+/* May cr make a new entry named name in dvp (mkdir, link, symlink)?  A
+ * name already taken is -EEXIST before the directory's write permission
+ * or a read-only mount is asked about, as Linux's filename_create answers
+ * (`mkdir -p` and PostgreSQL's pg_mkdir_p call mkdir on each existing
+ * ancestor and go on at EEXIST, where /home is not theirs to write).  The
+ * look-up holds no lock across the VOP that makes the entry: the file
+ * system finds a name that appeared in between under its own lock. */
+static int may_add_name(struct vnode *dvp, const char *name, struct cred *cr)
+{
+    struct vnode *vp;
+    if (VOP_LOOKUP(dvp, name, &vp, cr) == 0) {
+        VN_RELE(vp);
+        return -EEXIST;
+    }
+    return may_modify_dir(dvp, cr);
+}
+
 /* The sticky-bit rule for removing or renaming vp out of dvp. */
 static int sticky_check(struct vnode *dvp, struct vnode *vp, struct cred *cr)
 {
@@ -491,7 +508,7 @@ int vn_link(const char *from, const char *to, struct vnode *cwd, struct cred *cr
         else if (tdvp->v_vfsp != svp->v_vfsp)
             err = -EXDEV;
         else
-            err = may_modify_dir(tdvp, cr);
+            err = may_add_name(tdvp, nd.name, cr);
         if (!err)
             err = VOP_LINK(tdvp, svp, nd.name, cr);
         if (!err) {
@@ -514,7 +531,7 @@ int vn_mkdir(const char *path, struct vnode *cwd, uint32_t mode, struct cred *cr
     if (nd.name[0] == 0)
         err = -EEXIST;
     if (!err)
-        err = may_modify_dir(dvp, cr);
+        err = may_add_name(dvp, nd.name, cr);
     if (!err) {
         struct vattr va = { .va_type = VDIR, .va_mode = S_IFDIR | (mode & 01777) };
         err = VOP_MKDIR(dvp, nd.name, &va, &vp, cr);
@@ -578,7 +595,7 @@ int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct c
     if (nd.name[0] == 0)
         err = -EEXIST;
     if (!err)
-        err = may_modify_dir(dvp, cr);
+        err = may_add_name(dvp, nd.name, cr);
     if (!err) {
         struct vattr va = { .va_type = VLNK, .va_mode = S_IFLNK | 0777 };
         err = VOP_SYMLINK(dvp, nd.name, &va, target, cr);

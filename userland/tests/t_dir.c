@@ -412,6 +412,13 @@ static void unprivileged(void *arg)
 	CHECK_ERR(rename("ro/file", "pub/file3"), EACCES);
 	CHECK_ERR(chdir("closed"), EACCES);
 	CHECK_ERR(mkdir("closed/x", 0755), EACCES);
+	/* A name that exists is EEXIST before the directory's write
+	   permission is asked (Linux's order; `mkdir -p` and PostgreSQL's
+	   initdb go on at EEXIST for each ancestor). */
+	CHECK_ERR(mkdir("ro/sub", 0755), EEXIST);
+	CHECK_ERR(mkdir("ro/file", 0755), EEXIST);
+	CHECK_ERR(symlink("x", "ro/file"), EEXIST);
+	CHECK_ERR(link("pub/mine", "ro/file"), EEXIST);
 	/* Sticky /tmp rule: another user's file in a sticky directory. */
 	CHECK_ERR(unlink("sticky/rootfile"), EPERM);
 	CHECK_ERR(rename("sticky/rootfile", "sticky/mine"), EPERM);
