@@ -243,7 +243,9 @@ def stage(tmp, tree, args, extra=None):
         if os.path.lexists(path):
             os.remove(path)             # a link into the cache: written anew
     mkroot.write(os.path.join(top, "etc", "motd"), mkroot.MOTD)
-    mkroot.user_files(top)
+    owners = mkroot.user_files(top)
+    with open(os.path.join(tmp, "owners"), "w") as f:
+        f.write("\n".join(owners) + "\n")
     rc_run = os.path.join(top, "etc", "rc.run")
     if args.slot:
         with open(rc_run, "wb") as f:
@@ -262,6 +264,20 @@ def stage(tmp, tree, args, extra=None):
     if extra:
         extra(top)
     return top
+
+
+def chown_listed(top, owners):
+    """Give the staged paths the owners listed ("path uid gid" a line, the
+    file mkfs.ufs -o reads); they are made by stage, never links into the
+    cache."""
+    with open(owners) as f:
+        for line in f:
+            if line.strip():
+                path, uid, gid = line.split()
+                try:
+                    os.chown(os.path.join(top, path), int(uid), int(gid))
+                except PermissionError:
+                    raise Failure("cannot give %s its owner: run as root for --format ext4" % path)
 
 
 def tree_kib(top):
@@ -286,15 +302,18 @@ def image(args, extra=None, quiet=False):
     free = mkroot.parse_kib(args.free)
     with tempfile.TemporaryDirectory(prefix="debian-root-", dir=BUILD) as tmp:
         top = stage(tmp, tree, args, extra)
+        owners = os.path.join(tmp, "owners")
         if fmt == "ext4":
-            # ext4's inode tables and journal take more than UFS's.
+            # ext4's inode tables and journal take more than UFS's; mkfs.ext4
+            # keeps the staged files' owners, so the homes are given theirs.
+            chown_listed(top, owners)
             kib = tree_kib(top) * 3 // 2 + free + 64 * 1024
             if os.path.exists(args.image):
                 os.remove(args.image)
             run([MKE2FS, "-q", "-t", "ext4", "-d", top, "-L", "debian", args.image, "%dK" % kib])
         else:
             kib = tree_kib(top) * 5 // 4 + free
-            run([MKFS, "-d", top, args.image, "%dK" % kib])
+            run([MKFS, "-d", top, "-o", owners, args.image, "%dK" % kib])
     if not quiet:
         print("debian_root: %s: %d MiB %s root" % (args.image, kib // 1024, fmt.upper()),
               file=sys.stderr)
