@@ -30,7 +30,8 @@ struct file *file_alloc(struct vnode *vp, int flags)
     if (!fp)
         return NULL;
     fp->f_count = 1;
-    fp->f_flags = (flags & O_PATH) ? O_PATH : flags & (O_ACCMODE | O_APPEND | O_NONBLOCK);
+    fp->f_flags = (flags & O_PATH) ? O_PATH
+                                   : flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_SYNC);
     fp->f_vp = vp;
     mutex_init(&fp->f_lock, &file_lock_class, 0, "file");
     return fp;

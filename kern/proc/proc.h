@@ -135,7 +135,8 @@ struct ksiginfo {
 
 struct file {
     int f_count;                /* [a] descriptors and users */
-    int f_flags;                /* [f] O_* of the open (access mode, O_APPEND, O_NONBLOCK) */
+    int f_flags;                /* [f] O_* of the open (access mode, O_APPEND, O_NONBLOCK,
+                                 * O_DSYNC/O_SYNC) */
     struct mutex f_lock;
     uint64_t f_offset;          /* [f] */
     struct vnode *f_vp;         /* [c] held */

@@ -143,7 +143,8 @@ SYSCALL_DECL(sys_fcntl)
         break;
     case F_SETFL:
         mutex_enter(&fp->f_lock);
-        fp->f_flags = (fp->f_flags & O_ACCMODE) | (a2 & (O_APPEND | O_NONBLOCK));
+        /* As Linux's: O_DSYNC and O_SYNC stay as open set them. */
+        fp->f_flags = (fp->f_flags & (O_ACCMODE | O_SYNC)) | (a2 & (O_APPEND | O_NONBLOCK));
         mutex_exit(&fp->f_lock);
         break;
     case F_GETLK:

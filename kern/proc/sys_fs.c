@@ -154,6 +154,11 @@ static int64_t rw_user(struct file *fp, bool write, uint64_t ubuf, size_t len, u
             if ((err = copyin((void *)(ubuf + done), kbuf, n)))
                 break;
             int io = (fp->f_flags & O_APPEND) ? IO_APPEND : 0;
+            /* O_DSYNC (and O_SYNC, which includes it): the data, the block
+             * map and the inode are on the disk when the write returns
+             * (the file system's IO_SYNC; PostgreSQL's open_datasync). */
+            if ((fp->f_flags & O_DSYNC) && vp->v_type == VREG)
+                io |= IO_SYNC;
             if (vn_is_stream(vp))
                 io = fp->f_flags & O_NONBLOCK;      /* pipes (pipe.c) take O_NONBLOCK */
             err = VOP_WRITE(vp, &uio, io, cr());

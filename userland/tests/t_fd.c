@@ -4,16 +4,22 @@
  * dup, dup2, dup3, pipe, pipe2, fcntl, ioctl (TCGETS on a non-terminal is
  * ENOTTY), prlimit64 with RLIMIT_NOFILE (EMFILE at the limit), with their
  * error cases; a pipe's buffer size (F_GETPIPE_SZ, F_SETPIPE_SZ: rounded
- * to pages, what it holds kept, EBUSY below that, EBADF on a file).
+ * to pages, what it holds kept, EBUSY below that, EBADF on a file);
+ * O_DSYNC and O_SYNC kept by the open file (F_GETFL shows them, F_SETFL
+ * neither sets nor clears them) and, inside Tempest, a write through such
+ * a descriptor on the disk before it returns (/proc/diskstats).
  * Where musl checks arguments itself the raw call is used.
  */
 #include "ut.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -188,6 +194,59 @@ static void test_fcntl(void)
 #define F_GETPIPE_SZ 1032
 #endif
 
+static int on_tempest(void)
+{
+	struct utsname u;
+	return uname(&u) == 0 && strcmp(u.sysname, "Tempest") == 0;
+}
+
+/* Writes completed on every disk (/proc/diskstats), or -1. */
+static long disk_writes(void)
+{
+	FILE *f = fopen("/proc/diskstats", "r");
+	if (!f)
+		return -1;
+	long total = 0, w;
+	char line[256];
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%*u %*u %*s %*u %*u %*u %*u %ld", &w) == 1)
+			total += w;
+	fclose(f);
+	return total;
+}
+
+static void test_osync(void)
+{
+	CHECK_OK(ut_write_file("sy", "0123456789", 10, 0644));
+	int d = CHECK_OK(open("sy", O_WRONLY | O_DSYNC));
+	CHECK_EQ(fcntl(d, F_GETFL) & O_SYNC, O_DSYNC);
+	CHECK_OK(fcntl(d, F_SETFL, O_NONBLOCK)); /* F_SETFL does not clear it */
+	CHECK_EQ(fcntl(d, F_GETFL) & O_SYNC, O_DSYNC);
+	int s = CHECK_OK(open("sy", O_WRONLY | O_SYNC));
+	CHECK_EQ(fcntl(s, F_GETFL) & O_SYNC, O_SYNC);
+	int plain = CHECK_OK(open("sy", O_WRONLY));
+	CHECK_OK(fcntl(plain, F_SETFL, O_SYNC)); /* nor set it */
+	CHECK_EQ(fcntl(plain, F_GETFL) & O_SYNC, 0);
+	/* In Tempest nothing else writes to the disk within the call (the
+	   host's disks have other writers).  The file is clean first. */
+	int mine = on_tempest();
+	CHECK_OK(fsync(plain));
+	long before = disk_writes();
+	CHECK_EQ(pwrite(d, "abc", 3, 0), 3);
+	if (mine)
+		CHECK(before >= 0 && disk_writes() > before);
+	before = disk_writes();
+	CHECK_EQ(pwrite(s, "def", 3, 3), 3);
+	if (mine)
+		CHECK(disk_writes() > before);
+	char buf[10];
+	CHECK_EQ(ut_read_file("sy", buf, sizeof buf), 10);
+	CHECK(memcmp(buf, "abcdef6789", 10) == 0);
+	close(d);
+	close(s);
+	close(plain);
+}
+
 static void test_pipe_size(void)
 {
 	int p[2];
@@ -332,6 +391,7 @@ int main(int argc, char **argv)
 	test_dup();
 	test_pipe();
 	test_fcntl();
+	test_osync();
 	test_pipe_size();
 	test_ioctl();
 	test_nofile();
