@@ -91,8 +91,12 @@ The jobs:
                      (all of them with --long, make check-long: debian/ufs/long)
   debian/pysuite     Python's own regression suite (a few tests; issue 31's
                      list with --long): what passes with Debian's python3 on
-                     the host's Linux passes inside Tempest
-                     (tests/pysuite_check.py)
+                     the Linux peer (and the host's Linux) passes inside
+                     Tempest (tests/pysuite_check.py)
+  debian/postgres    Debian's PostgreSQL 15: initdb, a server on a Unix
+                     socket, psql queries with known answers, pgbench -i
+                     and a pgbench run, inside Tempest and on the Linux
+                     peer (tests/postgres_check.py; -s 4, -T 30 with --long)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -148,6 +152,7 @@ import tty_check  # noqa: E402
 import run_check  # noqa: E402
 import debian_check  # noqa: E402
 import pysuite_check  # noqa: E402
+import postgres_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
@@ -210,7 +215,8 @@ def all_jobs():
              ("run/default", run_check.job_userrun),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
-             ("debian/pysuite", pysuite_check.make_job(long=False))]
+             ("debian/pysuite", pysuite_check.make_job(long=False)),
+             ("debian/postgres", postgres_check.make_job(long=False))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock)]
@@ -224,6 +230,7 @@ def long_jobs():
     """The long variants, run with --long (make check-long)."""
     return [("debian/ufs/long", debian_check.make_debian_ufs_job(small=False)),
             ("debian/pysuite/long", pysuite_check.make_job(long=True)),
+            ("debian/postgres/long", postgres_check.make_job(long=True)),
             ("user/cluster/hector/long", user_check.make_user_job(
                 "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))]
 
