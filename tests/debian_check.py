@@ -23,14 +23,15 @@
               pipe, Debian's numactl shows the preset's nodes, CPUs
               and distances as numactl does on the Linux peer
               (debian/ufs/numactl; and as the preset says:
-              debian/ufs/numactl/preset) and runs a program under
+              debian/ufs/numactl/known) and runs a program under
               --membind, its
               --membind and --interleave place a program's pages and
               migratepages moves them (numa_maps and /proc/vmstat's
               pgmigrate_success say so), Python's pty module runs a child on a pseudo-terminal, and
               Debian's gdb breaks in a program Debian's gcc built there,
-              backtraces, steps, prints and finishes; each line is
-              checked; Debian's strace -ff of a busybox pipeline lists,
+              backtraces, steps, prints and finishes, each line as
+              the known one (debian/ufs/gdb/known) and as on the peer
+              (debian/ufs/gdb); Debian's strace -ff of a busybox pipeline lists,
               process by process, the calls Debian's strace lists on
               the Linux peer (the same tree, chrooted on ext4) and the
               host Linux's strace for the same static busybox
@@ -137,19 +138,6 @@ N0=64
 N1=64
 pgmigrate 1
 b'world\\r\\nchild on /dev/pts/N\\r\\nname? hello world\\r\\n' 3
-Breakpoint 1 at ADDR: file debugee.c, line 8.
-Breakpoint 1, square (x=7) at debugee.c:8
-8\t    int y = x * x;
-#0  square (x=7) at debugee.c:8
-#1  ADDR in main () at debugee.c:15
-$1 = 7
-9\t    return y;
-$2 = 49
-15\t    int s = square(n);
-Value returned is $3 = 49
-s=49
-[Inferior 1 (process N) exited normally]
-gdb 0
 """
 NATIVE_END = "usertest: native done"
 # User tests that cannot pass as dynamic glibc programs, with the reason;
@@ -222,6 +210,26 @@ node distances:
 node   0   1 \n  0:  10  20 \n  1:  20  10 \npolicy: bind
 cpubind: 0 \nmembind: 1 \n"""
 NUMACTL_BEGIN, NUMACTL_END = b"numactl-begin\n", b"numactl-end\n"
+# gdb.sh's block (the program's line numbers are debugee's, in gdb.sh).
+WANT_GDB = b"""Breakpoint 1 at ADDR: file debugee.c, line 8.
+Breakpoint 1, square (x=7) at debugee.c:8
+8\t    int y = x * x;
+#0  square (x=7) at debugee.c:8
+#1  ADDR in main () at debugee.c:15
+$1 = 7
+9\t    return y;
+$2 = 49
+15\t    int s = square(n);
+Value returned is $3 = 49
+s=49
+[Inferior 1 (process N) exited normally]
+gdb 0
+"""
+GDB_BEGIN, GDB_END = b"gdb-begin\n", b"gdb-end\n"
+# What the peer runs too (in PROJECT), and the block each prints.
+PEER_BLOCKS = (("numactl", "numa.sh", NUMACTL_BEGIN, NUMACTL_END),
+               ("gdb", "gdb.sh", GDB_BEGIN, GDB_END),
+               ("strace", "strace.sh", None, None))     # its markers: below
 
 
 def split_block(text, begin, end):
@@ -238,19 +246,23 @@ def judge_native(out, results, limit):
     native = out.split(NATIVE_END.encode())[0]
     native, traced = split_block(native, STRACE_BEGIN, STRACE_END)
     native, numa = split_block(native, NUMACTL_BEGIN, NUMACTL_END)
+    native, gdb = split_block(native, GDB_BEGIN, GDB_END)
     ok = native == WANT_NATIVE
     results.add("debian/ufs/native", ok, "" if ok else "stdout %r" % native[-400:])
-    ok = numa == WANT_NUMACTL
-    results.add("debian/ufs/numactl/preset", ok, "" if ok else "numactl printed %r" % numa)
+    for name, got, known in (("numactl", numa, WANT_NUMACTL), ("gdb", gdb, WANT_GDB)):
+        ok = got == known
+        results.add("debian/ufs/%s/known" % name, ok, "" if ok else "printed %r" % got)
     peer, why = peer_blocks(limit)
+    for name, got in (("numactl", numa), ("gdb", gdb)):
+        if peer is None:
+            results.add("debian/ufs/" + name, False, why)
+            continue
+        ok = got == peer[name]
+        results.add("debian/ufs/" + name, ok,
+                    "" if ok else "Tempest %r, the Linux peer %r" % (got, peer[name]))
     if peer is None:
-        results.add("debian/ufs/numactl", False, why)
         results.add("debian/ufs/strace", False, why)
-    else:
-        ok = numa == peer[0]
-        results.add("debian/ufs/numactl", ok,
-                    "" if ok else "Tempest %r, the Linux peer %r" % (numa, peer[0]))
-    judge_strace(traced, peer[1] if peer else None, results)
+    judge_strace(traced, peer["strace"] if peer else None, results)
 
 
 # ---- strace: Debian's, inside Tempest, against the Linux peer's and the host's ----
@@ -314,15 +326,12 @@ def traced_sequences(traced):
     return sequences(body.split("== trace\n")), ""
 
 
-PEER_SCRIPTS = ("numa.sh", "strace.sh")      # in PROJECT: what the peer runs too
-
-
 def peer_blocks(limit):
-    """The Linux peer's (default preset) run of PEER_SCRIPTS, chrooted in an
-    ext4 image of the same Debian root: ((numactl block, strace block), '')
-    or (None, why not)."""
+    """The Linux peer's (default preset) run of PEER_BLOCKS' scripts,
+    chrooted in an ext4 image of the same Debian root: ({name: block},
+    '') or (None, why not)."""
     script = ""
-    for name in PEER_SCRIPTS:
+    for _, name, _, _ in PEER_BLOCKS:
         with open(os.path.join(PROJECT, name)) as f:
             script += f.read() + "\n"
     try:
@@ -332,9 +341,10 @@ def peer_blocks(limit):
     if r.status != 0:
         return None, "the peer's run: %s" % (r.reason or "exit %s" % r.status)
     out = r.output.encode()
-    _, numa = split_block(out, NUMACTL_BEGIN, NUMACTL_END)
-    _, traced = split_block(out, STRACE_BEGIN, STRACE_END)
-    return (numa, traced), ""
+    blocks = {}
+    for name, _, begin, end in PEER_BLOCKS:
+        _, blocks[name] = split_block(out, begin or STRACE_BEGIN, end or STRACE_END)
+    return blocks, ""
 
 
 def judge_strace(traced, peer_traced, results):
