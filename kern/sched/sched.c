@@ -90,8 +90,10 @@ static volatile uint64_t idle_mask;         /* [a] */
 static volatile uint64_t steal_count;       /* [a] */
 /* The priority of the thread each CPU runs (-1: idle), and whether it has
  * been asked to reschedule for a higher one (see "Priorities"). */
-static volatile int running_pri[MAX_CPUS];  /* [own] written; read racily */
-static volatile bool resched[MAX_CPUS];     /* [a] */
+static struct {
+    volatile int pri;           /* [own] written at each switch; read racily */
+    volatile bool resched;      /* [a] */
+} __cacheline cpu_run[MAX_CPUS];    /* a line each: written at every switch */
 
 extern void swtch(uint64_t *save_rsp, uint64_t new_rsp);
 
@@ -129,8 +131,8 @@ static void build_clusters(void)
 static void wake_handler(struct trapframe *tf, void *arg)
 {
     struct cpu *c = this_cpu();
-    if (resched[c->id]) {
-        resched[c->id] = false;
+    if (cpu_run[c->id].resched) {
+        cpu_run[c->id].resched = false;
         if (!c->thread->idle)
             thread_ast_post(c->thread, THREAD_AST_PREEMPT);
     }
@@ -153,7 +155,7 @@ void sched_init(void)
     }
     build_clusters();
     for (int i = 0; i < MAX_CPUS; i++)
-        running_pri[i] = -1;
+        cpu_run[i].pri = -1;
     trap_set_handler(VEC_WAKE, wake_handler, NULL);
     schedstat_init();
     sched_class_init();
@@ -351,15 +353,15 @@ static void preempt_lowest(uint64_t mask, int pri)
     int victim = -1;
     for (int c = 0; c < ncpus; c++)
         if ((mask & (1UL << c)) && cpus[c].online &&
-            (victim < 0 || running_pri[c] < running_pri[victim]))
+            (victim < 0 || cpu_run[c].pri < cpu_run[victim].pri))
             victim = c;
-    if (victim < 0 || running_pri[victim] >= pri)
+    if (victim < 0 || cpu_run[victim].pri >= pri)
         return;
     if (victim == cpu_id()) {
         thread_ast_post(curthread(), THREAD_AST_PREEMPT);
         return;
     }
-    resched[victim] = true;
+    cpu_run[victim].resched = true;
     lapic_send_ipi(cpus[victim].apic_id, VEC_WAKE);
 }
 
@@ -485,7 +487,7 @@ static void switch_to(struct thread *prev, struct thread *next)
     next->state = TS_RUNNING;
     next->cpu = c->id;
     next->switches++;
-    running_pri[c->id] = next->idle ? -1 : next->pri;
+    cpu_run[c->id].pri = next->idle ? -1 : next->pri;
     __atomic_or_fetch(&next->last_ran_mask, 1UL << c->id, __ATOMIC_RELAXED);
     c->thread = next;
     c->held = &next->held;
