@@ -137,7 +137,7 @@ N0=32 N1=32
 N0=64
 N1=64
 pgmigrate 1
-b'world\\r\\nchild on /dev/pts/N\\r\\nname? hello world\\r\\n' 3
+b'child on /dev/pts/N\\r\\nname? world\\r\\nhello world\\r\\n' 3
 """
 NATIVE_END = "usertest: native done"
 # User tests that cannot pass as dynamic glibc programs, with the reason;
