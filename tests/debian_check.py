@@ -226,10 +226,11 @@ s=49
 gdb 0
 """
 GDB_BEGIN, GDB_END = b"gdb-begin\n", b"gdb-end\n"
+STRACE_BEGIN, STRACE_END = b"strace-begin\n", b"strace-end\n"
 # What the peer runs too (in PROJECT), and the block each prints.
 PEER_BLOCKS = (("numactl", "numa.sh", NUMACTL_BEGIN, NUMACTL_END),
                ("gdb", "gdb.sh", GDB_BEGIN, GDB_END),
-               ("strace", "strace.sh", None, None))     # its markers: below
+               ("strace", "strace.sh", STRACE_BEGIN, STRACE_END))
 
 
 def split_block(text, begin, end):
@@ -267,7 +268,6 @@ def judge_native(out, results, limit):
 
 # ---- strace: Debian's, inside Tempest, against the Linux peer's and the host's ----
 
-STRACE_BEGIN, STRACE_END = b"strace-begin\n", b"strace-end\n"
 STRACE_PIPELINE = "{bb} echo hello | {bb} tr a-z A-Z"     # run by busybox sh
 STRACE_CALL_RE = re.compile(r"^([a-z_0-9]+)\(")
 # Calls a signal's timing adds or repeats; they say nothing of the ABI.
@@ -343,7 +343,7 @@ def peer_blocks(limit):
     out = r.output.encode()
     blocks = {}
     for name, _, begin, end in PEER_BLOCKS:
-        _, blocks[name] = split_block(out, begin or STRACE_BEGIN, end or STRACE_END)
+        _, blocks[name] = split_block(out, begin, end)
     return blocks, ""
 
 

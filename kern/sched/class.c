@@ -71,13 +71,12 @@ static void decay_usage(struct thread *t)
     t->ts_usage = passed >= 32 ? 0 : t->ts_usage >> passed;
 }
 
-static int ts_priority(struct thread *t)
+static int ts_priority(struct thread *t, const struct sched_params *sp)
 {
-    const struct sched_params sp = t->sp;
-    if (sp.policy == SCHED_IDLE)
+    if (sp->policy == SCHED_IDLE)
         return 0;
     decay_usage(t);
-    int pri = PRI_TS_MAX - (int)(t->ts_usage >> USAGE_SHIFT) - (sp.nice + 20);
+    int pri = PRI_TS_MAX - (int)(t->ts_usage >> USAGE_SHIFT) - (sp->nice + 20);
     return pri < 0 ? 0 : pri;
 }
 
@@ -86,7 +85,7 @@ int sched_priority(struct thread *t)
     const struct sched_params sp = t->sp;
     if (sched_policy_rt(sp.policy))
         return PRI_RT_BASE + sp.rt_prio;
-    return ts_priority(t);
+    return ts_priority(t, &sp);
 }
 
 /* The tick (a tick hook, every CPU): charge the running thread, and ask it
