@@ -62,6 +62,8 @@
 #define EAFNOSUPPORT    97
 #define EADDRINUSE      98
 #define EADDRNOTAVAIL   99
+#define ENETUNREACH     101
+#define ECONNABORTED    103
 #define ENOBUFS         105
 #define EISCONN         106
 #define ENOTCONN        107

@@ -8,9 +8,9 @@
  * socket's address family through struct sockops (kern/net/socket.h);
  * the socket system calls (kern/net/sys_socket.c) call the family
  * directly.  The family keeps its state in so_pcb: AF_UNIX today
- * (kern/net/unix.c); AF_INET and AF_INET6 are the seam left for the
- * network stack, each a struct sockops registered in sys_socket.c's
- * family table.
+ * (kern/net/unix.c) and AF_INET (kern/net/inet/, theory in its
+ * inet.c); AF_INET6 is the seam left for the rest of the network
+ * stack, a struct sockops registered in sys_socket.c's family table.
  *
  * Lifetime.  A socket has one open file (opening /proc/PID/fd/N of one
  * is ENXIO, as on Linux), so the file's last close is the socket's
@@ -275,4 +275,5 @@ struct socket *file_socket(struct file *fp)
 void net_init(void)
 {
     unix_init();
+    inet_init();
 }

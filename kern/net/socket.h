@@ -1,6 +1,6 @@
 /*
  * Sockets: the layer between the socket system calls and the address
- * families (today AF_UNIX, kern/net/unix.c).  Theory in kern/net/socket.c.
+ * families (AF_UNIX, kern/net/unix.c; AF_INET, kern/net/inet/).  Theory in kern/net/socket.c.
  *
  * Lock key for struct socket:
  *   [c]  constant after the socket is made
@@ -104,6 +104,10 @@ int sockxfer_out(struct sockxfer *sx, const void *src, size_t n);
  */
 struct sockops {
     int family;
+    /* socket(): the protocol a socket of *type gets (protocol 0 picks
+     * the family's default), *type changed if the family maps it, or
+     * -EPROTONOSUPPORT, -ESOCKTNOSUPPORT ... */
+    int (*protocol)(int *type, int protocol);
     /* Make the family's part of a new socket (so_pcb). */
     int (*attach)(struct socket *so);
     /* The last close: disconnect, drop what is queued, free the name. */
@@ -116,7 +120,8 @@ struct sockops {
      * reference), or -EAGAIN when nonblock and none. */
     int (*accept)(struct socket *so, bool nonblock, struct socket **newp);
     int (*connect)(struct socket *so, const void *addr, size_t len, bool nonblock);
-    /* Connect two new sockets to each other (socketpair). */
+    /* Connect two new sockets to each other (socketpair): 0, or
+     * -EOPNOTSUPP for a family that cannot. */
     int (*connect2)(struct socket *a, struct socket *b);
     int64_t (*send)(struct socket *so, struct sockxfer *sx);
     int64_t (*recv)(struct socket *so, struct sockxfer *sx);
@@ -178,11 +183,13 @@ void socket_notify(struct socket *so, short events);
 /* The caller writes to a socket that cannot take data: SIGPIPE to the
  * thread unless MSG_NOSIGNAL, and -EPIPE. */
 int socket_epipe(int flags);
-/* The families: AF_UNIX's operations. */
+/* The families: AF_UNIX's operations, AF_INET's (kern/net/inet/). */
 extern const struct sockops unix_sockops;
+extern const struct sockops inet_sockops;
 /* Boot: the families' tables and lock classes. */
 void net_init(void);
 void unix_init(void);
+void inet_init(void);
 
 /* For the file layer (kern/proc/sys_fs.c): read or write a socket's
  * open file through the family's receive and send (a datagram stays

@@ -14,9 +14,9 @@
  * sizes, the timeouts, SO_PASSCRED ...) are kept here; the family
  * answers its own (SO_PEERCRED).
  *
- * The families: AF_UNIX (kern/net/unix.c).  AF_INET and AF_INET6 answer
- * EAFNOSUPPORT until the network stack registers its sockops in
- * family_ops, the seam it plugs into.
+ * The families: AF_UNIX (kern/net/unix.c) and AF_INET (kern/net/inet/).
+ * AF_INET6 answers EAFNOSUPPORT until the network stack registers its
+ * sockops in family_ops, the seam it plugs into.
  *
  * Locks: none of its own.
  */
@@ -75,7 +75,9 @@ static bool user_buffer(uint64_t base, size_t len)
 
 static const struct sockops *family_ops(int family)
 {
-    return family == AF_UNIX ? &unix_sockops : NULL;
+    if (family == AF_UNIX)
+        return &unix_sockops;
+    return family == AF_INET ? &inet_sockops : NULL;
 }
 
 /* The socket behind descriptor fd, with its file held: 0, -EBADF or
@@ -136,13 +138,8 @@ static int sock_new(int family, int type, int protocol, struct socket **sop)
     const struct sockops *ops = family_ops(family);
     if (!ops)
         return -EAFNOSUPPORT;
-    if (kind == SOCK_RAW)
-        kind = SOCK_DGRAM;              /* AF_UNIX takes SOCK_RAW as SOCK_DGRAM, as Linux */
-    if (kind != SOCK_STREAM && kind != SOCK_DGRAM && kind != SOCK_SEQPACKET)
-        return -ESOCKTNOSUPPORT;
-    if (protocol && protocol != family)
-        return -EPROTONOSUPPORT;
-    return socket_create(ops, kind, 0, sop);
+    int proto = ops->protocol(&kind, protocol);
+    return proto < 0 ? proto : socket_create(ops, kind, proto, sop);
 }
 
 SYSCALL_DECL(sys_socket)
@@ -169,7 +166,13 @@ SYSCALL_DECL(sys_socketpair)
         socket_rele(a);
         return err;
     }
-    a->so_ops->connect2(a, b);
+    if ((err = a->so_ops->connect2(a, b))) {
+        a->so_ops->release(a);
+        socket_rele(a);
+        b->so_ops->release(b);
+        socket_rele(b);
+        return err;
+    }
     int fds[2] = { sock_install(a, type), sock_install(b, type) };
     if (fds[0] < 0 || fds[1] < 0 || copyout(fds, (void *)a3, sizeof fds)) {
         err = fds[0] < 0 ? fds[0] : fds[1] < 0 ? fds[1] : -EFAULT;

@@ -684,8 +684,20 @@ static int unix_setopt(struct socket *so, int level, int name, const void *val, 
     return level != SOL_SOCKET ? -EOPNOTSUPP : -ENOPROTOOPT;
 }
 
+/* socket(): SOCK_RAW is taken as SOCK_DGRAM, as Linux does; the only
+ * protocol is 0 (or PF_UNIX itself). */
+static int unix_protocol(int *type, int protocol)
+{
+    if (*type == SOCK_RAW)
+        *type = SOCK_DGRAM;
+    if (*type != SOCK_STREAM && *type != SOCK_DGRAM && *type != SOCK_SEQPACKET)
+        return -ESOCKTNOSUPPORT;
+    return protocol && protocol != AF_UNIX ? -EPROTONOSUPPORT : 0;
+}
+
 const struct sockops unix_sockops = {
     .family = AF_UNIX,
+    .protocol = unix_protocol,
     .attach = unix_attach,
     .release = unix_release,
     .destroy = unix_destroy,

@@ -1,0 +1,233 @@
+/*
+ * The Internet protocols' shared structures: packets, interfaces, the
+ * protocol control blocks (one per AF_INET socket) and the entry points
+ * of IPv4, UDP and TCP.  Theory in kern/net/inet/inet.c.
+ *
+ * Lock key (besides struct socket's, kern/net/socket.h):
+ *   [s]  the socket's so_lock
+ *   [t]  inpcb_lock (class "inpcb"): the table of bound and connected
+ *        control blocks
+ *   [q]  the interface's input queue lock (class "netq", a spin lock)
+ *   [w]  net_work_lock (class "network", a spin lock): the timer work list
+ *   [a]  atomic operations only
+ *   [c]  constant once set
+ */
+#ifndef KERN_NET_INET_INET_H
+#define KERN_NET_INET_INET_H
+
+#include <kern/net/socket.h>
+#include <kern/lock/spinlock.h>
+#include <kern/sched/callout.h>
+
+#define IPPROTO_IP      0
+#define IPPROTO_ICMP    1
+#define IPPROTO_TCP     6
+#define IPPROTO_UDP     17
+#define SOL_IP          0
+#define SOL_TCP         6
+
+/* Addresses and ports are kept in network byte order, as they travel. */
+typedef uint32_t in_addr_t;
+#define INADDR_ANY          0u
+#define INADDR_LOOPBACK_H   0x7f000001u     /* 127.0.0.1, host order */
+#define INADDR_BROADCAST    0xffffffffu
+
+static inline uint16_t ntohs(uint16_t x) { return __builtin_bswap16(x); }
+static inline uint16_t htons(uint16_t x) { return __builtin_bswap16(x); }
+static inline uint32_t ntohl(uint32_t x) { return __builtin_bswap32(x); }
+static inline uint32_t htonl(uint32_t x) { return __builtin_bswap32(x); }
+
+/* struct sockaddr_in, as the caller gives it. */
+struct sockaddr_in_k {
+    uint16_t sin_family;
+    uint16_t sin_port;
+    in_addr_t sin_addr;
+    uint8_t sin_zero[8];
+};
+
+/* ---- packets ---- */
+
+#define PKT_HEADROOM    64          /* room for the IP and transport headers */
+
+/* One packet: a single buffer, its current header at p_data. */
+struct pkt {
+    struct pkt *p_next;             /* [q] the input queue, or its owner's list */
+    struct netif *p_if;             /* the interface it came in by */
+    uint8_t *p_data;                /* the first byte of what is left */
+    uint32_t p_len;                 /* bytes from p_data on */
+    uint32_t p_size;                /* bytes of p_buf */
+    uint8_t p_buf[];
+};
+
+/* A packet with room for len bytes after PKT_HEADROOM; p_data at the
+ * room's start, p_len len.  NULL when memory is short (the packet is
+ * dropped, never the kernel). */
+struct pkt *pkt_alloc(size_t len);
+void pkt_free(struct pkt *p);
+/* Make room for n bytes of header before p_data: the new start. */
+void *pkt_push(struct pkt *p, size_t n);
+/* Strip n bytes of header from the front. */
+void pkt_pull(struct pkt *p, size_t n);
+
+/* The Internet checksum (RFC 1071) of len bytes, folded, not complemented,
+ * starting from sum. */
+uint32_t in_cksum_add(uint32_t sum, const void *data, size_t len);
+uint16_t in_cksum_fold(uint32_t sum);
+/* The pseudo-header's part of a TCP or UDP checksum. */
+uint32_t in_pseudo(in_addr_t src, in_addr_t dst, int proto, size_t len);
+
+/* ---- interfaces ---- */
+
+#define NETIF_NAME_MAX  16
+#define IFF_UP          0x1
+#define IFF_LOOPBACK    0x8
+#define IFF_RUNNING     0x40
+
+struct netif_stats {
+    uint64_t rx_packets, rx_bytes, rx_dropped;
+    uint64_t tx_packets, tx_bytes, tx_dropped;
+};
+
+struct netif {
+    struct netif *if_next;          /* [c] the list of interfaces */
+    char if_name[NETIF_NAME_MAX];   /* [c] */
+    int if_index;                   /* [c] */
+    uint32_t if_mtu;                /* [c] */
+    uint32_t if_flags;              /* [c] IFF_* */
+    in_addr_t if_addr, if_mask;     /* [c] its IPv4 address and netmask */
+    /* Hand p to the device (which frees it). */
+    void (*if_output)(struct netif *ifp, struct pkt *p);
+    struct netif_stats if_stats;    /* [a] */
+};
+
+extern struct netif *netifs;        /* [c] after boot */
+/* A packet that came in by ifp: queued for the network thread. */
+void netif_input(struct netif *ifp, struct pkt *p);
+/* Does addr name this machine (an interface's address, or loopback)? */
+bool inet_local_addr(in_addr_t addr);
+/* The interface a packet to dst leaves by and the source address it
+ * carries, or NULL (-ENETUNREACH). */
+struct netif *inet_route(in_addr_t dst, in_addr_t *src);
+
+/* ---- the network thread's timer work ---- */
+
+/* A protocol's timed work: fn(arg) runs in the network thread, where it
+ * may sleep and take socket locks.  Armed like a callout; the owner calls
+ * net_timer_stop before the memory goes. */
+struct net_timer {
+    struct callout nt_callout;      /* [c] */
+    struct net_timer *nt_next;      /* [w] the work list */
+    bool nt_queued;                 /* [w] */
+    void (*nt_fn)(void *arg);       /* [c] */
+    void *nt_arg;                   /* [c] */
+};
+
+void net_timer_init(struct net_timer *nt, void (*fn)(void *), void *arg);
+/* Run nt's function in the network thread at uptime_ns() >= when. */
+void net_timer_arm(struct net_timer *nt, uint64_t when);
+/* Neither pending nor queued once it returns (not from nt's function). */
+void net_timer_stop(struct net_timer *nt);
+
+/* ---- protocol control blocks ---- */
+
+/* AF_INET's part of a socket (so_pcb): the addresses, and the protocol's
+ * own state behind inp_ppcb. */
+struct inpcb {
+    struct inpcb *inp_next;         /* [t] the table (while inp_intable) */
+    struct socket *inp_so;          /* [c] */
+    int inp_proto;                  /* [c] IPPROTO_TCP or IPPROTO_UDP */
+    in_addr_t inp_laddr;            /* [s,t] both to change; either to read */
+    in_addr_t inp_faddr;            /* [s,t] */
+    uint16_t inp_lport, inp_fport;  /* [s,t] network byte order */
+    bool inp_intable;               /* [s,t] */
+    bool inp_bound;                 /* [s] bind (or an implicit bind) chose its port */
+    bool inp_timewait;              /* [s] a TCP connection in TIME_WAIT: its port
+                                     * gives way to SO_REUSEADDR (read under [t]) */
+    uint8_t inp_ttl, inp_tos;       /* [s] IP_TTL, IP_TOS */
+    void *inp_ppcb;                 /* [c] struct tcpcb or struct udpcb */
+};
+
+static inline struct inpcb *sotoinp(struct socket *so) { return so->so_pcb; }
+
+void inpcb_init(void);
+/* Give inp the local address and port (0: an ephemeral one), as bind
+ * does, and enter it in the table: 0, -EADDRINUSE, -EADDRNOTAVAIL.
+ * Called with so_lock held. */
+int inpcb_bind(struct inpcb *inp, in_addr_t laddr, uint16_t lport);
+/* Set the foreign address of a bound inp (an unbound one is bound to an
+ * ephemeral port first), choosing the local address by route: 0 or
+ * -errno.  Called with so_lock held. */
+int inpcb_connect(struct inpcb *inp, in_addr_t faddr, uint16_t fport);
+/* Enter inp, whose ends are set, in the table as it is (a connection a
+ * listener accepted shares the listener's port). */
+void inpcb_insert(struct inpcb *inp);
+/* Leave the table (the socket's reference the table held is the
+ * caller's to drop).  Called with so_lock held. */
+void inpcb_remove(struct inpcb *inp);
+/* The socket a packet belongs to, held: an exact match of both ends, or
+ * else one listening (bound) on the local end.  NULL when none. */
+struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_t faddr,
+                            uint16_t fport);
+
+/* ---- IPv4 ---- */
+
+#define IP_HDR_LEN      20
+#define IP_DEFAULT_TTL  64
+#define IP_MAXPACKET    65535
+
+void ip_init(void);
+/* Send p (its transport header at p_data) from src to dst; the packet is
+ * freed in every case: 0, or -ENETUNREACH, -EMSGSIZE. */
+int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos);
+/* The network thread: an IPv4 packet that came in. */
+void ip_input(struct pkt *p);
+
+/* ---- the transports ---- */
+
+extern const struct sockops inet_sockops;
+void inet_init(void);
+/* The family's socket() check: the protocol for *type (0 picks TCP or
+ * UDP), or -EPROTONOSUPPORT, -ESOCKTNOSUPPORT. */
+int inet_protocol(int *type, int protocol);
+/* A struct sockaddr_in of len bytes: its address and port, or -EINVAL
+ * (short), -EAFNOSUPPORT (another family). */
+int inet_sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port);
+/* A struct sockaddr_in into addr, its length into *len. */
+void inet_sin_out(void *addr, size_t *len, in_addr_t a, uint16_t port);
+
+/* UDP (kern/net/inet/udp.c) */
+int udp_attach(struct socket *so);
+void udp_release(struct socket *so);
+void udp_destroy(struct socket *so);
+int udp_connect(struct socket *so, in_addr_t faddr, uint16_t fport);
+int64_t udp_send(struct socket *so, struct sockxfer *sx);
+int64_t udp_recv(struct socket *so, struct sockxfer *sx);
+short udp_poll(struct socket *so, short events);
+int udp_nread(struct socket *so);
+/* A datagram came in (copied if queued; the caller frees p): false when
+ * no socket is bound to its port (ICMP port unreachable goes back). */
+bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
+/* An ICMP error came back for a datagram so sent: a connected socket
+ * reports it (SO_ERROR). */
+void udp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport);
+
+/* TCP (kern/net/inet/tcp_*.c) */
+void tcp_init(void);
+int tcp_attach(struct socket *so);
+void tcp_release(struct socket *so);
+void tcp_destroy(struct socket *so);
+int tcp_listen(struct socket *so, int backlog);
+int tcp_accept(struct socket *so, bool nonblock, struct socket **newp);
+int tcp_connect(struct socket *so, in_addr_t faddr, uint16_t fport, bool nonblock);
+int64_t tcp_send(struct socket *so, struct sockxfer *sx);
+int64_t tcp_recv(struct socket *so, struct sockxfer *sx);
+int tcp_shutdown(struct socket *so, int how);
+short tcp_poll(struct socket *so, short events);
+int tcp_nread(struct socket *so);
+bool tcp_connected(struct socket *so);
+int tcp_getopt(struct socket *so, int name, void *val, size_t *len);
+int tcp_setopt(struct socket *so, int name, const void *val, size_t len);
+/* A segment came in (what is kept is copied; the caller frees p). */
+void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * IPv4 (RFC 791) and the part of ICMP (RFC 792) that the transports
+ * need: echo replies and "port unreachable".
+ *
+ * The transports never keep an input packet: they copy what they queue,
+ * and ip_input frees it.
+ *
+ * Output puts the 20-byte header in front of a transport's packet and
+ * hands it to the interface the route names.  Input checks what RFC 1122
+ * says a host must (version, header length and checksum, total length,
+ * a destination that is ours), strips the header and calls the protocol.
+ * A packet is never fragmented: loopback's MTU is the largest datagram.
+ * Fragments that come in are dropped and counted; reassembly comes with
+ * a device that can deliver them.
+ *
+ * Locks: none of its own; counters are atomic.
+ */
+#include <kern/net/inet/inet.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+
+#define IP_MF           0x2000
+#define IP_OFFMASK      0x1fff
+#define ICMP_ECHOREPLY  0
+#define ICMP_UNREACH    3
+#define ICMP_UNREACH_PROTO 2
+#define ICMP_UNREACH_PORT 3
+#define ICMP_ECHO       8
+#define ICMP_HDR_LEN    8
+
+struct iphdr {
+    uint8_t ihl_version;
+    uint8_t tos;
+    uint16_t len;
+    uint16_t id;
+    uint16_t frag;
+    uint8_t ttl;
+    uint8_t proto;
+    uint16_t cksum;
+    in_addr_t src, dst;
+};
+
+struct icmphdr {
+    uint8_t type, code;
+    uint16_t cksum;
+    uint32_t rest;
+};
+
+/* What IPv4 counted, as Linux's /proc/net/snmp names it. */
+static struct {
+    uint64_t in_receives, in_hdr_errors, in_addr_errors, in_unknown_protos;
+    uint64_t in_delivers, reasm_fails, out_requests, out_no_routes;
+} ipstat;
+
+static uint16_t ip_next_id;     /* [a] */
+
+#define COUNT(f) __atomic_add_fetch(&ipstat.f, 1, __ATOMIC_RELAXED)
+
+void ip_init(void) {}
+
+int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos)
+{
+    in_addr_t rsrc;
+    struct netif *ifp = inet_route(dst, &rsrc);
+    COUNT(out_requests);
+    if (!ifp) {
+        COUNT(out_no_routes);
+        pkt_free(p);
+        return -ENETUNREACH;
+    }
+    if (p->p_len + IP_HDR_LEN > MIN((uint32_t)IP_MAXPACKET, ifp->if_mtu)) {
+        pkt_free(p);
+        return -EMSGSIZE;
+    }
+    struct iphdr *ip = pkt_push(p, IP_HDR_LEN);
+    ip->ihl_version = 0x45;
+    ip->tos = tos;
+    ip->len = htons((uint16_t)p->p_len);
+    ip->id = htons(__atomic_add_fetch(&ip_next_id, 1, __ATOMIC_RELAXED));
+    ip->frag = 0;
+    ip->ttl = ttl;
+    ip->proto = (uint8_t)proto;
+    ip->cksum = 0;
+    ip->src = src ? src : rsrc;
+    ip->dst = dst;
+    ip->cksum = in_cksum_fold(in_cksum_add(0, ip, IP_HDR_LEN));
+    ifp->if_output(ifp, p);
+    return 0;
+}
+
+/* An ICMP message of type and code about the IP packet of len bytes at
+ * ip: its header and 8 bytes of its data go back to its sender. */
+static void icmp_error(const struct iphdr *ip, size_t len, int type, int code)
+{
+    size_t quote = MIN(len, (size_t)((ip->ihl_version & 0xf) * 4 + 8));
+    struct pkt *r = pkt_alloc(ICMP_HDR_LEN + quote);
+    if (!r)
+        return;
+    struct icmphdr *ic = (struct icmphdr *)r->p_data;
+    ic->type = (uint8_t)type;
+    ic->code = (uint8_t)code;
+    ic->cksum = 0;
+    ic->rest = 0;
+    memcpy(r->p_data + ICMP_HDR_LEN, ip, quote);
+    ic->cksum = in_cksum_fold(in_cksum_add(0, r->p_data, r->p_len));
+    ip_output(r, ip->dst, ip->src, IPPROTO_ICMP, IP_DEFAULT_TTL, 0);
+}
+
+static void icmp_echo(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    struct pkt *r = pkt_alloc(p->p_len);
+    if (!r)
+        return;
+    memcpy(r->p_data, p->p_data, p->p_len);
+    struct icmphdr *ic = (struct icmphdr *)r->p_data;
+    ic->type = ICMP_ECHOREPLY;
+    ic->cksum = 0;
+    ic->cksum = in_cksum_fold(in_cksum_add(0, r->p_data, r->p_len));
+    ip_output(r, dst, src, IPPROTO_ICMP, IP_DEFAULT_TTL, 0);
+}
+
+/* An ICMP error about a datagram this machine sent: the quoted header
+ * says which socket. */
+static void icmp_unreach(struct pkt *p)
+{
+    if (p->p_len < ICMP_HDR_LEN + IP_HDR_LEN + 8)
+        return;
+    const struct iphdr *q = (const struct iphdr *)(p->p_data + ICMP_HDR_LEN);
+    const uint16_t *ports = (const uint16_t *)((const uint8_t *)q + (q->ihl_version & 0xf) * 4);
+    if ((q->ihl_version & 0xf) < 5 || p->p_len < ICMP_HDR_LEN + (q->ihl_version & 0xf) * 4u + 4)
+        return;
+    if (q->proto == IPPROTO_UDP)
+        udp_ctlinput(ECONNREFUSED, q->src, ports[0], q->dst, ports[1]);
+}
+
+static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    if (p->p_len < ICMP_HDR_LEN || in_cksum_fold(in_cksum_add(0, p->p_data, p->p_len)) != 0)
+        return;
+    const struct icmphdr *ic = (const struct icmphdr *)p->p_data;
+    if (ic->type == ICMP_ECHO)
+        icmp_echo(p, src, dst);
+    else if (ic->type == ICMP_UNREACH && ic->code == ICMP_UNREACH_PORT)
+        icmp_unreach(p);
+}
+
+/* The header checks RFC 1122 asks of a host: the header's length, or 0
+ * when the packet is to be dropped. */
+static size_t ip_header_ok(const struct pkt *p)
+{
+    const struct iphdr *ip = (const struct iphdr *)p->p_data;
+    if (p->p_len < IP_HDR_LEN || (ip->ihl_version >> 4) != 4)
+        return 0;
+    size_t hlen = (size_t)(ip->ihl_version & 0xf) * 4;
+    if (hlen < IP_HDR_LEN || hlen > p->p_len || ntohs(ip->len) < hlen || ntohs(ip->len) > p->p_len)
+        return 0;
+    if (in_cksum_fold(in_cksum_add(0, ip, hlen)) != 0)
+        return 0;
+    return hlen;
+}
+
+void ip_input(struct pkt *p)
+{
+    COUNT(in_receives);
+    size_t hlen = ip_header_ok(p);
+    if (!hlen) {
+        COUNT(in_hdr_errors);
+        pkt_free(p);
+        return;
+    }
+    const struct iphdr *ip = (const struct iphdr *)p->p_data;
+    in_addr_t src = ip->src, dst = ip->dst;
+    if (!inet_local_addr(dst)) {
+        COUNT(in_addr_errors);
+        pkt_free(p);
+        return;
+    }
+    if (ntohs(ip->frag) & (IP_MF | IP_OFFMASK)) {
+        COUNT(reasm_fails);
+        pkt_free(p);
+        return;
+    }
+    int proto = ip->proto;
+    uint32_t total = ntohs(ip->len);
+    p->p_len = total;               /* drop what a device padded after the packet */
+    pkt_pull(p, hlen);
+    COUNT(in_delivers);
+    if (proto == IPPROTO_TCP)
+        tcp_input(p, src, dst);
+    else if (proto == IPPROTO_UDP && !udp_input(p, src, dst))
+        icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
+    else if (proto == IPPROTO_ICMP)
+        icmp_input(p, src, dst);
+    else if (proto != IPPROTO_UDP) {
+        COUNT(in_unknown_protos);
+        icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
+    }
+    pkt_free(p);
+}

@@ -1,0 +1,273 @@
+/*
+ * Packets, interfaces and the network thread.
+ *
+ * A packet is one buffer with headroom for the headers the layers below
+ * push in front of the data.  An interface hands a packet that came in
+ * to netif_input, which queues it (a spin lock, as a device's interrupt
+ * would need) and wakes the network thread, "netisr" after BSD's network
+ * interrupt service routine; that thread runs IPv4's input and what it
+ * calls (UDP, TCP), so a protocol's input may sleep on a socket lock and
+ * never runs inside the sender's call: a TCP segment that answers another
+ * is sent from the thread, not nested in the first one's send.
+ *
+ * The loopback interface "lo" (127.0.0.1/8, MTU 65536 as Linux's) turns
+ * every packet it is given straight into input.
+ *
+ * The protocols' timers (retransmission, TIME_WAIT) are callouts whose
+ * function only puts the timer on the thread's work list: a callout runs
+ * in the clock's interrupt, where no socket lock may be taken.
+ *
+ * Locks: netq (a spin lock, the input queue) and network (a spin lock,
+ * the timer work list) are leaves.
+ */
+#include <kern/net/inet/inet.h>
+#include <kern/sched/thread.h>
+#include <kern/lock/sleep.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/arch/panic.h>
+
+#define LO_MTU          65536
+
+LOCK_CLASS(netq_lock_class, "netq", LK_SPIN);
+LOCK_CLASS(net_work_lock_class, "network", LK_SPIN);
+
+static spinlock_t netq_lock;
+static struct pkt *netq_head, **netq_tail = &netq_head;     /* [q] */
+static spinlock_t net_work_lock;
+static struct net_timer *net_work;                          /* [w] */
+static struct net_timer *net_running;   /* [w] the timer whose function runs now */
+static struct thread *netisr_thread;    /* [c] */
+static int net_chan;            /* the thread sleeps here */
+
+struct netif *netifs;
+
+/* ---- packets ---- */
+
+struct pkt *pkt_alloc(size_t len)
+{
+    size_t size = PKT_HEADROOM + len;
+    struct pkt *p = kmalloc(sizeof *p + size);
+    if (!p)
+        return NULL;
+    p->p_next = NULL;
+    p->p_if = NULL;
+    p->p_size = (uint32_t)size;
+    p->p_data = p->p_buf + PKT_HEADROOM;
+    p->p_len = (uint32_t)len;
+    return p;
+}
+
+void pkt_free(struct pkt *p) { kfree(p); }
+
+void *pkt_push(struct pkt *p, size_t n)
+{
+    if ((size_t)(p->p_data - p->p_buf) < n)
+        panic("pkt_push: %zu bytes of header, no room", n);
+    p->p_data -= n;
+    p->p_len += (uint32_t)n;
+    return p->p_data;
+}
+
+void pkt_pull(struct pkt *p, size_t n)
+{
+    p->p_data += n;
+    p->p_len -= (uint32_t)n;
+}
+
+/* ---- the Internet checksum ---- */
+
+uint32_t in_cksum_add(uint32_t sum, const void *data, size_t len)
+{
+    const uint8_t *b = data;
+    uint64_t s = sum;
+    for (; len >= 2; b += 2, len -= 2)
+        s += (uint32_t)(b[0] << 8 | b[1]);
+    if (len)
+        s += (uint32_t)b[0] << 8;
+    while (s >> 32)
+        s = (s & 0xffffffff) + (s >> 32);
+    return (uint32_t)((s & 0xffff) + (s >> 16));
+}
+
+uint16_t in_cksum_fold(uint32_t sum)
+{
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return htons((uint16_t)~sum);
+}
+
+uint32_t in_pseudo(in_addr_t src, in_addr_t dst, int proto, size_t len)
+{
+    uint32_t s = in_cksum_add(0, &src, 4);
+    s = in_cksum_add(s, &dst, 4);
+    return s + (uint32_t)proto + (uint32_t)len;
+}
+
+/* ---- interfaces ---- */
+
+static void lo_output(struct netif *ifp, struct pkt *p)
+{
+    __atomic_add_fetch(&ifp->if_stats.tx_packets, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ifp->if_stats.tx_bytes, p->p_len, __ATOMIC_RELAXED);
+    netif_input(ifp, p);
+}
+
+static struct netif lo = {
+    .if_name = "lo",
+    .if_index = 1,
+    .if_mtu = LO_MTU,
+    .if_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING,
+    .if_output = lo_output,
+};
+
+void netif_input(struct netif *ifp, struct pkt *p)
+{
+    p->p_if = ifp;
+    p->p_next = NULL;
+    __atomic_add_fetch(&ifp->if_stats.rx_packets, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&ifp->if_stats.rx_bytes, p->p_len, __ATOMIC_RELAXED);
+    spin_lock(&netq_lock);
+    *netq_tail = p;
+    netq_tail = &p->p_next;
+    spin_unlock(&netq_lock);
+    wakeup(&net_chan);
+}
+
+bool inet_local_addr(in_addr_t addr)
+{
+    if ((ntohl(addr) >> 24) == 127)
+        return true;
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
+        if (ifp->if_addr == addr)
+            return true;
+    return false;
+}
+
+struct netif *inet_route(in_addr_t dst, in_addr_t *src)
+{
+    if (!inet_local_addr(dst))
+        return NULL;            /* only this machine's addresses until a device comes */
+    *src = (ntohl(dst) >> 24) == 127 ? dst : lo.if_addr;
+    return &lo;
+}
+
+/* ---- the network thread ---- */
+
+void net_timer_init(struct net_timer *nt, void (*fn)(void *), void *arg)
+{
+    callout_setup(&nt->nt_callout);
+    nt->nt_next = NULL;
+    nt->nt_queued = false;
+    nt->nt_fn = fn;
+    nt->nt_arg = arg;
+}
+
+static void net_timer_fire(void *arg)
+{
+    struct net_timer *nt = arg;
+    spin_lock(&net_work_lock);
+    if (!nt->nt_queued) {
+        nt->nt_queued = true;
+        nt->nt_next = net_work;
+        net_work = nt;
+    }
+    spin_unlock(&net_work_lock);
+    wakeup(&net_chan);
+}
+
+void net_timer_arm(struct net_timer *nt, uint64_t when)
+{
+    callout_arm(&nt->nt_callout, when, net_timer_fire, nt);
+}
+
+void net_timer_stop(struct net_timer *nt)
+{
+    callout_stop(&nt->nt_callout);
+    spin_lock(&net_work_lock);
+    while (net_running == nt && curthread() != netisr_thread) {
+        spin_unlock(&net_work_lock);
+        thread_yield();
+        spin_lock(&net_work_lock);
+    }
+    if (nt->nt_queued) {
+        struct net_timer **pp = &net_work;
+        while (*pp != nt)
+            pp = &(*pp)->nt_next;
+        *pp = nt->nt_next;
+        nt->nt_queued = false;
+    }
+    spin_unlock(&net_work_lock);
+}
+
+static struct pkt *take_input(void)
+{
+    spin_lock(&netq_lock);
+    struct pkt *p = netq_head;
+    netq_head = NULL;
+    netq_tail = &netq_head;
+    spin_unlock(&netq_lock);
+    return p;
+}
+
+/* One timer off the work list, its function and argument copied under
+ * the lock; net_running marks it until its function returns, and
+ * net_timer_stop waits for that. */
+static bool take_work(void (**fn)(void *), void **arg)
+{
+    spin_lock(&net_work_lock);
+    struct net_timer *nt = net_work;
+    if (nt) {
+        net_work = nt->nt_next;
+        nt->nt_queued = false;
+        net_running = nt;
+        *fn = nt->nt_fn;
+        *arg = nt->nt_arg;
+    }
+    spin_unlock(&net_work_lock);
+    return nt != NULL;
+}
+
+static bool idle(void)
+{
+    return !__atomic_load_n(&netq_head, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&net_work, __ATOMIC_ACQUIRE);
+}
+
+static void netisr_main(void *unused)
+{
+    for (;;) {
+        for (struct pkt *p = take_input(), *next; p; p = next) {
+            next = p->p_next;
+            ip_input(p);
+        }
+        void (*fn)(void *);
+        void *arg;
+        while (take_work(&fn, &arg)) {
+            fn(arg);
+            spin_lock(&net_work_lock);
+            net_running = NULL;
+            spin_unlock(&net_work_lock);
+        }
+        struct sleepq *sq = sleepq_lock(&net_chan);
+        if (idle())
+            sleep_locked(sq, &net_chan);
+        else
+            sleepq_unlock(sq);
+    }
+}
+
+void inet_init(void)
+{
+    spin_init(&netq_lock, &netq_lock_class);
+    spin_init(&net_work_lock, &net_work_lock_class);
+    lo.if_addr = htonl(INADDR_LOOPBACK_H);
+    lo.if_mask = htonl(0xff000000u);
+    netifs = &lo;
+    inpcb_init();
+    ip_init();
+    tcp_init();
+    if (!(netisr_thread = thread_create("netisr", netisr_main, NULL, AFFINITY_ALL)))
+        panic("inet: no memory for the network thread");
+}

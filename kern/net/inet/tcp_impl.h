@@ -1,0 +1,140 @@
+/*
+ * TCP's own structures, shared by kern/net/inet/tcp_usr.c (the socket
+ * calls), tcp_input.c (segments that arrive), tcp_output.c (segments
+ * sent, timers) and tcp_subr.c (the buffers, the life of a connection).
+ * Theory in tcp_input.c.
+ *
+ * Lock key: [s] the socket's so_lock; [L] the listener's so_lock (its
+ * queues); [c] constant once set.
+ */
+#ifndef KERN_NET_INET_TCP_IMPL_H
+#define KERN_NET_INET_TCP_IMPL_H
+
+#include <kern/net/inet/inet.h>
+
+/* The states of RFC 9293, section 3.3.2. */
+enum tcp_state {
+    TCPS_CLOSED, TCPS_LISTEN, TCPS_SYN_SENT, TCPS_SYN_RECEIVED, TCPS_ESTABLISHED,
+    TCPS_CLOSE_WAIT, TCPS_FIN_WAIT_1, TCPS_CLOSING, TCPS_LAST_ACK, TCPS_FIN_WAIT_2,
+    TCPS_TIME_WAIT,
+};
+
+/* What the socket layer sees, as Linux's sock->state: a connect's
+ * progress, apart from the protocol's state. */
+enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
+
+#define TH_FIN  0x01
+#define TH_SYN  0x02
+#define TH_RST  0x04
+#define TH_PUSH 0x08
+#define TH_ACK  0x10
+#define TH_URG  0x20
+
+#define TCP_HDR_LEN     20
+#define TCP_MSS_MAX     (IP_MAXPACKET - IP_HDR_LEN - TCP_HDR_LEN)  /* 65495 */
+#define TCP_MSS_DEFAULT 536                 /* RFC 9293: when the peer names none */
+#define TCP_WSCALE      7                   /* the window scale we offer (Linux's usual) */
+#define TCP_SNDBUF      16384               /* Linux's tcp_wmem[1] */
+#define TCP_RCVBUF      131072              /* Linux's tcp_rmem[1] */
+#define TCP_RING_MIN    65536               /* the least a connection buffers each way */
+
+#define SEQ_LT(a, b)    ((int32_t)((a) - (b)) < 0)
+#define SEQ_LEQ(a, b)   ((int32_t)((a) - (b)) <= 0)
+#define SEQ_GT(a, b)    ((int32_t)((a) - (b)) > 0)
+#define SEQ_GEQ(a, b)   ((int32_t)((a) - (b)) >= 0)
+
+struct tcphdr {
+    uint16_t sport, dport;
+    uint32_t seq, ack;
+    uint8_t off;                    /* data offset in words, high nibble */
+    uint8_t flags;
+    uint16_t win, cksum, urp;
+};
+
+/* A byte ring: a connection's send buffer (from snd_una on) or its
+ * receive buffer (bytes not yet read). */
+struct tcp_ring {
+    char *r_buf;
+    size_t r_size, r_head, r_len;
+};
+
+struct tcpcb {
+    struct socket *t_so;            /* [c] */
+    enum tcp_state t_state;         /* [s] */
+    enum tcp_sostate t_sostate;     /* [s] */
+    /* send sequence space (RFC 9293 3.3.1) */
+    uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;   /* [s] */
+    uint32_t max_sndwnd;            /* [s] the largest window the peer offered */
+    /* receive sequence space */
+    uint32_t irs, rcv_nxt, rcv_adv; /* [s] rcv_adv: the right edge last advertised */
+    uint32_t t_maxseg;              /* [s] the most data a segment carries */
+    uint8_t snd_wscale, rcv_wscale; /* [s] window scale (RFC 7323), both 0 unless agreed */
+    bool t_wscale_ok;               /* [s] the peer's SYN offered window scaling */
+    /* congestion control: NewReno (RFC 6582) */
+    uint32_t cwnd, ssthresh, recover;   /* [s] */
+    int dupacks;                    /* [s] */
+    bool in_recovery;               /* [s] */
+    /* round-trip time (RFC 6298), in nanoseconds */
+    uint64_t srtt, rttvar, rto;     /* [s] */
+    bool rtt_timing;                /* [s] a segment is being timed */
+    uint32_t rtt_seq;               /* [s] */
+    uint64_t rtt_start;             /* [s] */
+    int rxtshift;                   /* [s] retransmissions in a row */
+    /* the buffers */
+    struct tcp_ring snd, rcv;       /* [s] */
+    bool fin_queued;                /* [s] the FIN follows the data in snd */
+    bool fin_acked;                 /* [s] */
+    bool ack_now;                   /* [s] an ACK is owed */
+    bool nodelay, cork;             /* [s] TCP_NODELAY, TCP_CORK */
+    int keepidle, keepintvl, keepcnt;   /* [s] kept for getsockopt */
+    bool orphan;                    /* [s] its file is closed */
+    /* timers: one net_timer for the earliest of these (0: not armed) */
+    struct net_timer t_timer;       /* [c] */
+    uint64_t rexmt_at;              /* [s] retransmission or persist */
+    bool persisting;                /* [s] rexmt_at is a zero-window probe */
+    uint64_t close_at;              /* [s] TIME_WAIT's end, or an orphan's FIN_WAIT_2 */
+    uint64_t timer_at;              /* [s] what t_timer is armed for */
+    /* a listener's queues, and a passive connection's link in them */
+    struct socket *t_listener;      /* [s] held until the connection is queued */
+    struct tcpcb *t_aq, **t_aqtail; /* [s] a listener's established, not accepted */
+    struct tcpcb *t_aqnext;         /* [L] */
+    int t_aqlen, t_backlog;         /* [s] queued, the limit */
+    int t_synlen;                   /* [a] half-open connections (SYN_RECEIVED) */
+};
+
+static inline struct tcpcb *sototcp(struct socket *so) { return sotoinp(so)->inp_ppcb; }
+
+/* tcp_subr.c */
+size_t ring_append(struct tcp_ring *r, const void *data, size_t n);
+void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n);
+void ring_drop(struct tcp_ring *r, size_t n);
+int tcp_rings_alloc(struct tcpcb *tp);
+uint32_t tcp_new_iss(void);
+/* The window to advertise now (unscaled bytes of free receive buffer). */
+uint32_t tcp_rcv_window(const struct tcpcb *tp);
+/* Enter state (waking whoever waits on a change). */
+void tcp_set_state(struct tcpcb *tp, enum tcp_state state);
+/* The connection ends (so_lock held): CLOSED, its buffers dropped, out of
+ * the table, err reported (0: none).  Returns true when the caller must
+ * drop the table's reference (socket_rele) after letting so_lock go. */
+bool tcp_close(struct tcpcb *tp, int err);
+/* The connection is torn down with a RST to the peer, as tcp_close. */
+bool tcp_drop(struct tcpcb *tp, int err);
+/* The timers: (re)arm t_timer for the earliest deadline. */
+void tcp_timers_update(struct tcpcb *tp);
+
+/* tcp_output.c */
+/* Send what the state, the windows and the buffers allow (so_lock held). */
+void tcp_output(struct tcpcb *tp);
+/* A bare segment from the given ends (a RST to a segment no socket owns). */
+void tcp_respond(in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport, uint32_t seq,
+                 uint32_t ack, int flags);
+void tcp_timer_fire(void *arg);
+/* Stop the retransmission timer, or start it for what is outstanding. */
+void tcp_rexmt_reset(struct tcpcb *tp);
+
+/* tcp_input.c: a passive connection became established (the listener's
+ * lock not held): put it in its listener's accept queue. */
+void tcp_queue_accepted(struct tcpcb *tp);
+
+#endif

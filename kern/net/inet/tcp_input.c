@@ -1,0 +1,596 @@
+/*
+ * TCP (RFC 9293): segments that arrive.
+ *
+ * Theory.  A connection is a struct tcpcb behind the socket's inpcb.  Its
+ * send buffer is a byte ring holding everything from snd_una on (sent and
+ * not yet acknowledged, then not yet sent); its receive buffer a ring of
+ * the bytes in order not yet read, whose free space is the window it
+ * offers.  Output (tcp_output.c) sends what the peer's window, the
+ * congestion window and Nagle's rule allow, and keeps one timer for
+ * retransmission (RFC 6298: smoothed RTT, 200 ms floor, backoff, 15
+ * tries), the zero-window probe and TIME_WAIT (60 s, Linux's).  Input,
+ * here, follows RFC 9293's "SEGMENT ARRIVES" (3.10.7) state by state:
+ * LISTEN makes a new connection per SYN (its own socket, in the
+ * listener's count of half-open ones, bounded by the backlog), which
+ * joins the accept queue when the handshake's ACK comes; SYN_SENT
+ * completes an active open or is refused by RST; the synchronized states
+ * check that a segment is in the window, take RST (exact sequence only,
+ * RFC 5961), acknowledge what the ACK covers, take data in order (an
+ * out-of-order segment is dropped and answered with a duplicate ACK; the
+ * peer resends it) and the FIN.  Congestion control is NewReno (RFC 5681
+ * slow start and congestion avoidance, RFC 6582 fast retransmit and
+ * recovery on three duplicate ACKs).  The window scale option (RFC 7323)
+ * is offered and used when both SYNs carry it; timestamps and SACK are
+ * not sent, and ignored when they come.  Every ACK is sent at once (no
+ * delayed ACK).
+ *
+ * A connection outlives its socket's file: the table of control blocks
+ * holds the socket until the connection reaches CLOSED (its FIN
+ * acknowledged, TIME_WAIT over, a RST, or its retransmissions given up),
+ * so close() returns at once while the FIN exchange goes on (an orphan).
+ * Closing with unread data resets the connection, as Linux does.
+ *
+ * Locks: a connection's state is under its socket's so_lock.  Input runs
+ * in the network thread: it finds the socket (the table's lock alone),
+ * then takes its so_lock.  A listener's lock comes before its
+ * connections'; a connection whose handshake completes lets its own lock
+ * go before it takes its listener's to join the accept queue.
+ */
+#include <kern/net/inet/tcp_impl.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+#include <drivers/platform/timer.h>
+
+#define TIME_WAIT_NS    60000000000ULL      /* Linux's TCP_TIMEWAIT_LEN */
+#define FIN_TIMEOUT_NS  60000000000ULL      /* Linux's tcp_fin_timeout */
+#define RTO_MIN_NS      200000000ULL
+#define SYN_QUEUE_MAX   256                 /* half-open connections per listener */
+#define OPT_EOL         0
+#define OPT_NOP         1
+#define OPT_MSS         2
+#define OPT_WSCALE      3
+
+/* A segment as input sees it, in host order. */
+struct seg {
+    uint32_t seq, ack, wnd;
+    int flags;
+    const uint8_t *data;
+    uint32_t len;                   /* bytes of data */
+    uint16_t mss;                   /* the MSS option (0: none) */
+    int wscale;                     /* the window scale option (-1: none) */
+    in_addr_t src, dst;
+    uint16_t sport, dport;          /* network order */
+};
+
+/* ---- parsing ---- */
+
+static void parse_options(const uint8_t *o, size_t n, struct seg *s)
+{
+    size_t i = 0;
+    while (i < n && o[i] != OPT_EOL) {
+        if (o[i] == OPT_NOP) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= n || o[i + 1] < 2 || i + o[i + 1] > n)
+            return;
+        if (o[i] == OPT_MSS && o[i + 1] == 4)
+            s->mss = (uint16_t)(o[i + 2] << 8 | o[i + 3]);
+        else if (o[i] == OPT_WSCALE && o[i + 1] == 3)
+            s->wscale = MIN(o[i + 2], 14);
+        i += o[i + 1];
+    }
+}
+
+/* The segment in p, checked: false when it is to be dropped. */
+static bool parse(const struct pkt *p, in_addr_t src, in_addr_t dst, struct seg *s)
+{
+    if (p->p_len < TCP_HDR_LEN)
+        return false;
+    const struct tcphdr *th = (const struct tcphdr *)p->p_data;
+    size_t hlen = (size_t)(th->off >> 4) * 4;
+    if (hlen < TCP_HDR_LEN || hlen > p->p_len)
+        return false;
+    if (in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_TCP, p->p_len), p->p_data,
+                                   p->p_len)) != 0)
+        return false;
+    memset(s, 0, sizeof *s);
+    s->seq = ntohl(th->seq);
+    s->ack = ntohl(th->ack);
+    s->wnd = ntohs(th->win);
+    s->flags = th->flags;
+    s->data = p->p_data + hlen;
+    s->len = p->p_len - (uint32_t)hlen;
+    s->wscale = -1;
+    s->src = src;
+    s->dst = dst;
+    s->sport = th->sport;
+    s->dport = th->dport;
+    if (s->flags & TH_SYN)
+        parse_options(p->p_data + TCP_HDR_LEN, hlen - TCP_HDR_LEN, s);
+    return true;
+}
+
+/* A RST for a segment nobody takes (RFC 9293 3.10.7.1). */
+static void reset_reply(const struct seg *s)
+{
+    if (s->flags & TH_RST)
+        return;
+    if (s->flags & TH_ACK)
+        tcp_respond(s->dst, s->dport, s->src, s->sport, s->ack, 0, TH_RST);
+    else
+        tcp_respond(s->dst, s->dport, s->src, s->sport, 0,
+                    s->seq + s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN),
+                    TH_RST | TH_ACK);
+}
+
+/* ---- the handshake ---- */
+
+/* The peer's SYN: its sequence space, MSS and window scale. */
+static void take_syn(struct tcpcb *tp, const struct seg *s)
+{
+    tp->irs = s->seq;
+    tp->rcv_nxt = s->seq + 1;
+    tp->rcv_adv = tp->rcv_nxt;
+    tp->t_maxseg = MIN((uint32_t)(s->mss ? s->mss : TCP_MSS_DEFAULT), (uint32_t)TCP_MSS_MAX);
+    tp->t_wscale_ok = s->wscale >= 0;
+    tp->snd_wscale = tp->t_wscale_ok ? (uint8_t)s->wscale : 0;
+    tp->rcv_wscale = tp->t_wscale_ok ? TCP_WSCALE : 0;
+    tp->snd_wnd = s->wnd;           /* a SYN's window is never scaled */
+    tp->max_sndwnd = tp->snd_wnd;
+    tp->snd_wl1 = s->seq;
+    tp->snd_wl2 = s->ack;
+    tp->cwnd = 10 * tp->t_maxseg;   /* RFC 6928's initial window */
+    tp->ssthresh = UINT32_MAX;
+}
+
+static void start_send_space(struct tcpcb *tp)
+{
+    tp->iss = tcp_new_iss();
+    tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
+}
+
+/* A SYN to listener l: a new connection in SYN_RECEIVED, its SYN-ACK
+ * sent (l's so_lock held). */
+static void passive_open(struct socket *l, const struct seg *s)
+{
+    struct tcpcb *lt = sototcp(l);
+    if (lt->t_aqlen > lt->t_backlog ||
+        __atomic_load_n(&lt->t_synlen, __ATOMIC_RELAXED) >= SYN_QUEUE_MAX)
+        return;                     /* a full queue (Linux's test): the SYN is dropped, the
+                                     * peer sends it again */
+    struct socket *so;
+    if (socket_create(&inet_sockops, SOCK_STREAM, IPPROTO_TCP, &so))
+        return;
+    so->so_uid = l->so_uid;
+    so->so_gid = l->so_gid;
+    so->so_bools = l->so_bools;
+    so->so_sndbuf = l->so_sndbuf;
+    so->so_rcvbuf = l->so_rcvbuf;
+    struct inpcb *inp = sotoinp(so);
+    struct tcpcb *tp = sototcp(so);
+    tp->nodelay = lt->nodelay;
+    inp->inp_laddr = s->dst;
+    inp->inp_lport = s->dport;
+    inp->inp_faddr = s->src;
+    inp->inp_fport = s->sport;
+    inp->inp_bound = true;
+    inp->inp_ttl = sotoinp(l)->inp_ttl;
+    if (tcp_rings_alloc(tp)) {
+        socket_rele(so);
+        return;
+    }
+    mutex_enter(&so->so_lock);
+    take_syn(tp, s);
+    start_send_space(tp);
+    tp->t_state = TCPS_SYN_RECEIVED;
+    tp->t_sostate = SS_CONNECTED;
+    socket_hold(l);
+    tp->t_listener = l;
+    __atomic_add_fetch(&lt->t_synlen, 1, __ATOMIC_RELAXED);
+    inpcb_insert(inp);
+    tcp_output(tp);
+    mutex_exit(&so->so_lock);
+    socket_rele(so);                /* the table's reference keeps it */
+}
+
+static void listen_input(struct socket *so, const struct seg *s)
+{
+    if (s->flags & TH_RST)
+        return;
+    if (s->flags & TH_ACK) {
+        reset_reply(s);
+        return;
+    }
+    if (s->flags & TH_SYN)
+        passive_open(so, s);
+}
+
+/* SYN_SENT (RFC 9293 3.10.7.3): true when the caller must drop the
+ * table's reference. */
+static bool syn_sent_input(struct tcpcb *tp, const struct seg *s)
+{
+    bool ack_ok = (s->flags & TH_ACK) && SEQ_GT(s->ack, tp->iss) && SEQ_LEQ(s->ack, tp->snd_max);
+    if ((s->flags & TH_ACK) && !ack_ok) {
+        reset_reply(s);
+        return false;
+    }
+    if (s->flags & TH_RST)
+        return ack_ok ? tcp_close(tp, ECONNREFUSED) : false;
+    if (!(s->flags & TH_SYN))
+        return false;
+    take_syn(tp, s);
+    if (!ack_ok) {
+        tcp_set_state(tp, TCPS_SYN_RECEIVED);      /* a simultaneous open */
+        tp->snd_nxt = tp->iss;                      /* the SYN goes again, with an ACK */
+        tcp_output(tp);
+        return false;
+    }
+    tp->snd_una = s->ack;
+    tp->rxtshift = 0;
+    tp->rexmt_at = 0;
+    tp->t_sostate = SS_CONNECTED;
+    tcp_set_state(tp, TCPS_ESTABLISHED);
+    tp->ack_now = true;
+    tcp_output(tp);
+    return false;
+}
+
+/* ---- the synchronized states ---- */
+
+/* RFC 9293's acceptability test (3.10.7.4, first check). */
+static bool in_window(const struct tcpcb *tp, const struct seg *s, uint32_t seglen)
+{
+    uint32_t wnd = tcp_rcv_window(tp);
+    if (SEQ_GT(tp->rcv_adv, tp->rcv_nxt + wnd))
+        wnd = tp->rcv_adv - tp->rcv_nxt;    /* never shrink what was offered */
+    if (seglen == 0)
+        return wnd == 0 ? s->seq == tp->rcv_nxt
+                        : SEQ_GEQ(s->seq, tp->rcv_nxt) && SEQ_LT(s->seq, tp->rcv_nxt + wnd);
+    if (wnd == 0)
+        return false;
+    return (SEQ_GEQ(s->seq, tp->rcv_nxt) && SEQ_LT(s->seq, tp->rcv_nxt + wnd)) ||
+           (SEQ_GEQ(s->seq + seglen - 1, tp->rcv_nxt) &&
+            SEQ_LT(s->seq + seglen - 1, tp->rcv_nxt + wnd));
+}
+
+/* Cut what was already received off the front (a SYN again, old bytes). */
+static void trim_front(struct tcpcb *tp, struct seg *s)
+{
+    if (s->flags & TH_SYN) {
+        s->flags &= ~TH_SYN;
+        s->seq++;
+    }
+    if (SEQ_LT(s->seq, tp->rcv_nxt)) {
+        uint32_t old = tp->rcv_nxt - s->seq;
+        if (old >= s->len) {
+            if (old > s->len)
+                s->flags &= ~TH_FIN;        /* the FIN was received already, too */
+            old = s->len;
+        }
+        s->data += old;
+        s->len -= old;
+        s->seq += old;
+    }
+}
+
+/* RST in a synchronized state: true to drop the table's reference. */
+static bool take_rst(struct tcpcb *tp, const struct seg *s)
+{
+    if (s->seq != tp->rcv_nxt) {
+        tp->ack_now = true;                 /* RFC 5961's challenge ACK */
+        tcp_output(tp);
+        return false;
+    }
+    switch (tp->t_state) {
+    case TCPS_SYN_RECEIVED:
+        return tcp_close(tp, tp->t_listener ? 0 : ECONNREFUSED);
+    case TCPS_CLOSE_WAIT:
+        return tcp_close(tp, EPIPE);
+    case TCPS_CLOSING: case TCPS_LAST_ACK: case TCPS_TIME_WAIT:
+        return tcp_close(tp, 0);
+    default:
+        return tcp_close(tp, ECONNRESET);
+    }
+}
+
+/* An RTT sample (RFC 6298 2.2-2.3) in nanoseconds. */
+static void rtt_sample(struct tcpcb *tp, uint64_t r)
+{
+    if (!tp->srtt) {
+        tp->srtt = r;
+        tp->rttvar = r / 2;
+    } else {
+        uint64_t d = tp->srtt > r ? tp->srtt - r : r - tp->srtt;
+        tp->rttvar = (3 * tp->rttvar + d) / 4;
+        tp->srtt = (7 * tp->srtt + r) / 8;
+    }
+    tp->rto = MAX(tp->srtt + MAX(4 * tp->rttvar, 1000000ULL), RTO_MIN_NS);
+}
+
+/* NewReno on an ACK of acked new bytes (RFC 5681 3.1, RFC 6582 3.2). */
+static void cc_ack(struct tcpcb *tp, uint32_t acked, uint32_t ack)
+{
+    if (tp->in_recovery) {
+        if (SEQ_GEQ(ack, tp->recover)) {
+            tp->in_recovery = false;        /* a full ACK: recovery ends */
+            tp->cwnd = tp->ssthresh;
+        } else {
+            tp->snd_nxt = ack;              /* a partial ACK: resend the next hole */
+            tp->cwnd = tp->cwnd > acked ? tp->cwnd - acked + tp->t_maxseg : tp->t_maxseg;
+        }
+        return;
+    }
+    if (tp->cwnd < tp->ssthresh)
+        tp->cwnd += MIN(acked, tp->t_maxseg);
+    else
+        tp->cwnd += MAX(1u, tp->t_maxseg * tp->t_maxseg / tp->cwnd);
+}
+
+/* A duplicate ACK: the third starts fast retransmit. */
+static void cc_dupack(struct tcpcb *tp)
+{
+    if (tp->in_recovery) {
+        tp->cwnd += tp->t_maxseg;
+        return;
+    }
+    if (++tp->dupacks < 3)
+        return;
+    uint32_t flight = tp->snd_max - tp->snd_una;
+    tp->ssthresh = MAX(flight / 2, 2 * tp->t_maxseg);
+    tp->cwnd = tp->ssthresh + 3 * tp->t_maxseg;
+    tp->recover = tp->snd_max;
+    tp->in_recovery = true;
+    tp->rtt_timing = false;
+    uint32_t save = tp->snd_nxt;
+    tp->snd_nxt = tp->snd_una;              /* the lost segment again */
+    uint32_t cw = tp->cwnd;
+    tp->cwnd = tp->t_maxseg;
+    tcp_output(tp);
+    tp->cwnd = cw;
+    if (SEQ_GT(save, tp->snd_nxt))
+        tp->snd_nxt = save;
+}
+
+/* What the ACK field says (3.10.7.4, fifth check): false when the
+ * segment is to be dropped. */
+static bool take_ack(struct tcpcb *tp, const struct seg *s)
+{
+    if (tp->t_state == TCPS_SYN_RECEIVED) {
+        if (SEQ_LEQ(s->ack, tp->snd_una) || SEQ_GT(s->ack, tp->snd_max)) {
+            reset_reply(s);
+            return false;
+        }
+        tcp_set_state(tp, TCPS_ESTABLISHED);
+        tp->snd_wnd = s->wnd << tp->snd_wscale;
+        tp->snd_wl1 = s->seq;
+        tp->snd_wl2 = s->ack;
+    }
+    if (SEQ_GT(s->ack, tp->snd_max)) {
+        tp->ack_now = true;                 /* acknowledges what was never sent */
+        return false;
+    }
+    uint32_t wnd = s->wnd << tp->snd_wscale;
+    if (SEQ_LEQ(s->ack, tp->snd_una)) {
+        if (s->ack == tp->snd_una && s->len == 0 && wnd == tp->snd_wnd &&
+            tp->snd_max != tp->snd_una)
+            cc_dupack(tp);
+    } else {
+        uint32_t acked = s->ack - tp->snd_una;
+        if (tp->snd_una == tp->iss) {
+            acked--;                        /* our SYN */
+            tp->snd_una++;
+        }
+        size_t data = MIN((size_t)acked, tp->snd.r_len);
+        if (tp->fin_queued && acked > tp->snd.r_len) {
+            tp->fin_queued = false;         /* our FIN is acknowledged */
+            tp->fin_acked = true;
+        }
+        ring_drop(&tp->snd, data);
+        tp->snd_una = s->ack;
+        if (SEQ_LT(tp->snd_nxt, tp->snd_una))
+            tp->snd_nxt = tp->snd_una;
+        if (tp->rtt_timing && SEQ_GT(s->ack, tp->rtt_seq)) {
+            tp->rtt_timing = false;
+            rtt_sample(tp, uptime_ns() - tp->rtt_start);
+        }
+        tp->rxtshift = 0;
+        tp->dupacks = 0;
+        cc_ack(tp, acked, s->ack);
+        tcp_rexmt_reset(tp);
+        if (data)
+            socket_notify(tp->t_so, POLL_WRITESIDE);
+    }
+    if (SEQ_LT(tp->snd_wl1, s->seq) || (tp->snd_wl1 == s->seq && SEQ_LEQ(tp->snd_wl2, s->ack))) {
+        bool opened = wnd > tp->snd_wnd;
+        tp->snd_wnd = wnd;
+        tp->max_sndwnd = MAX(tp->max_sndwnd, wnd);
+        tp->snd_wl1 = s->seq;
+        tp->snd_wl2 = s->ack;
+        if (opened && tp->persisting) {
+            tp->persisting = false;
+            tp->rexmt_at = 0;
+        }
+    }
+    return true;
+}
+
+/* Our FIN was acknowledged: the states that waited for it move on.  True
+ * to drop the table's reference. */
+static bool fin_acked_moves(struct tcpcb *tp)
+{
+    if (!tp->fin_acked)
+        return false;
+    switch (tp->t_state) {
+    case TCPS_FIN_WAIT_1:
+        tcp_set_state(tp, TCPS_FIN_WAIT_2);
+        if (tp->orphan)
+            tp->close_at = uptime_ns() + FIN_TIMEOUT_NS;
+        return false;
+    case TCPS_CLOSING:
+        tcp_set_state(tp, TCPS_TIME_WAIT);
+        sotoinp(tp->t_so)->inp_timewait = true;
+        tp->close_at = uptime_ns() + TIME_WAIT_NS;
+        return false;
+    case TCPS_LAST_ACK:
+        return tcp_close(tp, 0);
+    default:
+        return false;
+    }
+}
+
+/* Data in order into the receive buffer (3.10.7.4, seventh check). */
+static void take_data(struct tcpcb *tp, struct seg *s)
+{
+    if (!s->len)
+        return;
+    if (tp->t_state != TCPS_ESTABLISHED && tp->t_state != TCPS_FIN_WAIT_1 &&
+        tp->t_state != TCPS_FIN_WAIT_2)
+        return;
+    tp->ack_now = true;
+    if (s->seq != tp->rcv_nxt) {
+        s->flags &= ~TH_FIN;                /* out of order: dropped, a duplicate ACK says so */
+        return;
+    }
+    size_t n = ring_append(&tp->rcv, s->data, s->len);
+    tp->rcv_nxt += (uint32_t)n;
+    if (n < s->len)
+        s->flags &= ~TH_FIN;                /* cut by the window: the FIN comes again */
+    socket_notify(tp->t_so, POLL_READSIDE);
+}
+
+/* The FIN (3.10.7.4, eighth check). */
+static void take_fin(struct tcpcb *tp, const struct seg *s)
+{
+    if (!(s->flags & TH_FIN) || s->seq + s->len != tp->rcv_nxt)
+        return;
+    tp->rcv_nxt++;
+    tp->ack_now = true;
+    tp->t_so->so_shut |= SO_RCV_SHUT;
+    switch (tp->t_state) {
+    case TCPS_SYN_RECEIVED: case TCPS_ESTABLISHED:
+        tcp_set_state(tp, TCPS_CLOSE_WAIT);
+        break;
+    case TCPS_FIN_WAIT_1:
+        tcp_set_state(tp, TCPS_CLOSING);
+        break;
+    case TCPS_FIN_WAIT_2: case TCPS_TIME_WAIT:
+        tcp_set_state(tp, TCPS_TIME_WAIT);
+        sotoinp(tp->t_so)->inp_timewait = true;
+        tp->close_at = uptime_ns() + TIME_WAIT_NS;
+        break;
+    default:
+        socket_notify(tp->t_so, POLL_READSIDE);
+        break;
+    }
+}
+
+/* A synchronized state's input: true to drop the table's reference. */
+static bool sync_input(struct tcpcb *tp, struct seg *s, bool *queue)
+{
+    uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+    if (!in_window(tp, s, seglen)) {
+        if (!(s->flags & TH_RST)) {
+            tp->ack_now = true;
+            tcp_output(tp);
+        }
+        return false;
+    }
+    if (s->flags & TH_RST)
+        return take_rst(tp, s);
+    trim_front(tp, s);
+    if (s->flags & TH_SYN) {
+        tp->ack_now = true;                 /* RFC 5961: a SYN in the window, challenged */
+        tcp_output(tp);
+        return false;
+    }
+    if (!(s->flags & TH_ACK))
+        return false;
+    bool was_syn_received = tp->t_state == TCPS_SYN_RECEIVED;
+    if (!take_ack(tp, s)) {
+        tcp_output(tp);
+        return false;
+    }
+    *queue = was_syn_received && tp->t_listener;
+    if (fin_acked_moves(tp))
+        return true;
+    if (tp->orphan && s->len && (tp->t_so->so_shut & SO_RCV_SHUT))
+        return tcp_drop(tp, 0);             /* data for a closed socket: reset, as Linux */
+    take_data(tp, s);
+    take_fin(tp, s);
+    tcp_output(tp);
+    return false;
+}
+
+/* ---- the accept queue ---- */
+
+void tcp_queue_accepted(struct tcpcb *tp)
+{
+    struct socket *so = tp->t_so, *l;
+    mutex_enter(&so->so_lock);
+    l = tp->t_listener;
+    tp->t_listener = NULL;
+    mutex_exit(&so->so_lock);
+    if (!l)
+        return;
+    struct tcpcb *lt = sototcp(l);
+    mutex_enter(&l->so_lock);
+    __atomic_sub_fetch(&lt->t_synlen, 1, __ATOMIC_RELAXED);
+    bool listening = lt->t_state == TCPS_LISTEN;
+    if (listening) {
+        socket_hold(so);                    /* the queue's reference, then accept's file's */
+        tp->t_aqnext = NULL;
+        *lt->t_aqtail = tp;
+        lt->t_aqtail = &tp->t_aqnext;
+        lt->t_aqlen++;
+        socket_notify(l, POLL_READSIDE);
+    }
+    mutex_exit(&l->so_lock);
+    if (!listening) {
+        mutex_enter(&so->so_lock);
+        bool rele = tcp_drop(tp, ECONNABORTED);
+        mutex_exit(&so->so_lock);
+        if (rele)
+            socket_rele(so);
+    }
+    socket_rele(l);
+}
+
+/* ---- the entry ---- */
+
+void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    struct seg s;
+    if (!parse(p, src, dst, &s))
+        return;
+    struct socket *so = inpcb_lookup(IPPROTO_TCP, dst, s.dport, src, s.sport);
+    if (!so) {
+        reset_reply(&s);
+        return;
+    }
+    struct tcpcb *tp = sototcp(so);
+    bool rele = false, queue = false;
+    mutex_enter(&so->so_lock);
+    switch (tp->t_state) {
+    case TCPS_CLOSED:
+        reset_reply(&s);
+        break;
+    case TCPS_LISTEN:
+        listen_input(so, &s);
+        break;
+    case TCPS_SYN_SENT:
+        rele = syn_sent_input(tp, &s);
+        break;
+    default:
+        rele = sync_input(tp, &s, &queue);
+        break;
+    }
+    tcp_timers_update(tp);
+    mutex_exit(&so->so_lock);
+    if (queue)
+        tcp_queue_accepted(tp);
+    if (rele)
+        socket_rele(so);
+    socket_rele(so);
+}

@@ -1,0 +1,262 @@
+/*
+ * TCP's output and its timers: which segment to send next, building it,
+ * retransmission (RFC 6298's timer, NewReno's fast retransmit is in
+ * tcp_input.c), the zero-window probe, TIME_WAIT's end.  Theory in
+ * kern/net/inet/tcp_input.c; locks in tcp_impl.h.
+ */
+#include <kern/net/inet/tcp_impl.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+#include <drivers/platform/timer.h>
+
+#define RTO_MIN         200000000ULL        /* Linux's TCP_RTO_MIN: 200 ms */
+#define RTO_MAX         120000000000ULL     /* 120 s */
+#define PERSIST_MIN     200000000ULL
+#define RETRIES_SYN     6                   /* Linux's tcp_syn_retries */
+#define RETRIES_DATA    15                  /* Linux's tcp_retries2 */
+#define OPT_MSS         2
+#define OPT_WSCALE      3
+#define OPT_NOP         1
+
+/* The SYN's options: MSS, and the window scale we offer. */
+static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
+{
+    size_t n = 0;
+    uint16_t mss = htons((uint16_t)TCP_MSS_MAX);
+    o[n++] = OPT_MSS;
+    o[n++] = 4;
+    memcpy(o + n, &mss, 2);
+    n += 2;
+    if (!synack || tp->t_wscale_ok) {
+        o[n++] = OPT_NOP;
+        o[n++] = OPT_WSCALE;
+        o[n++] = 3;
+        o[n++] = TCP_WSCALE;
+    }
+    return n;
+}
+
+static void checksum(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    struct tcphdr *th = (struct tcphdr *)p->p_data;
+    th->cksum = 0;
+    th->cksum = in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_TCP, p->p_len),
+                                           p->p_data, p->p_len));
+}
+
+void tcp_respond(in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport, uint32_t seq,
+                 uint32_t ack, int flags)
+{
+    struct pkt *p = pkt_alloc(TCP_HDR_LEN);
+    if (!p)
+        return;
+    struct tcphdr *th = (struct tcphdr *)p->p_data;
+    memset(th, 0, TCP_HDR_LEN);
+    th->sport = sport;
+    th->dport = dport;
+    th->seq = htonl(seq);
+    th->ack = htonl(ack);
+    th->off = (TCP_HDR_LEN / 4) << 4;
+    th->flags = (uint8_t)flags;
+    checksum(p, src, dst);
+    ip_output(p, src, dst, IPPROTO_TCP, IP_DEFAULT_TTL, 0);
+}
+
+/* The window field of a segment (scaled unless it carries SYN). */
+static uint16_t window_field(struct tcpcb *tp, bool syn)
+{
+    uint32_t w = tcp_rcv_window(tp);
+    if (!syn)
+        w >>= tp->rcv_wscale;
+    w = MIN(w, 65535u);
+    uint32_t edge = tp->rcv_nxt + (syn ? w : w << tp->rcv_wscale);
+    if (SEQ_GT(edge, tp->rcv_adv))
+        tp->rcv_adv = edge;
+    return htons((uint16_t)w);
+}
+
+/* Build and send one segment: len bytes of the send buffer from sequence
+ * seq, with flags. */
+static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
+{
+    struct inpcb *inp = sotoinp(tp->t_so);
+    uint8_t opts[8];
+    size_t olen = (flags & TH_SYN) ? syn_options(tp, opts, flags & TH_ACK) : 0;
+    size_t hlen = TCP_HDR_LEN + ((olen + 3) & ~(size_t)3);
+    struct pkt *p = pkt_alloc(hlen + len);
+    if (!p)
+        return;                     /* the retransmission timer sends it again */
+    struct tcphdr *th = (struct tcphdr *)p->p_data;
+    memset(th, 0, hlen);
+    th->sport = inp->inp_lport;
+    th->dport = inp->inp_fport;
+    th->seq = htonl(seq);
+    th->ack = (flags & TH_ACK) ? htonl(tp->rcv_nxt) : 0;
+    th->off = (uint8_t)((hlen / 4) << 4);
+    th->flags = (uint8_t)flags;
+    th->win = window_field(tp, flags & TH_SYN);
+    memcpy(p->p_data + TCP_HDR_LEN, opts, olen);
+    if (len)
+        ring_copy(&tp->snd, seq - tp->snd_una, p->p_data + hlen, len);
+    checksum(p, inp->inp_laddr, inp->inp_faddr);
+    if (flags & TH_ACK)
+        tp->ack_now = false;
+    ip_output(p, inp->inp_laddr, inp->inp_faddr, IPPROTO_TCP, inp->inp_ttl, inp->inp_tos);
+}
+
+static bool syn_state(const struct tcpcb *tp)
+{
+    return tp->t_state == TCPS_SYN_SENT || tp->t_state == TCPS_SYN_RECEIVED;
+}
+
+/* The sequence number of the FIN, when one is queued. */
+static uint32_t fin_seq(const struct tcpcb *tp) { return tp->snd_una + (uint32_t)tp->snd.r_len; }
+
+/* Nagle (RFC 896) with Linux's exceptions: a full segment goes; a small
+ * one goes when nothing is in flight, or with TCP_NODELAY, unless corked. */
+static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent)
+{
+    if (len >= tp->t_maxseg)
+        return true;
+    if (tp->cork)
+        return false;
+    if (len < unsent)
+        return false;               /* the window cut it: wait for a full one */
+    return tp->nodelay || tp->snd_nxt == tp->snd_una;
+}
+
+void tcp_rexmt_reset(struct tcpcb *tp)
+{
+    bool outstanding = tp->snd_max != tp->snd_una;
+    tp->persisting = false;
+    tp->rexmt_at = outstanding ? uptime_ns() + tp->rto : 0;
+}
+
+/* One pass of the decision: true when a segment was sent. */
+static bool output_once(struct tcpcb *tp)
+{
+    if (tp->t_state == TCPS_CLOSED || tp->t_state == TCPS_LISTEN)
+        return false;
+    if (syn_state(tp) && tp->snd_nxt == tp->iss) {
+        int flags = TH_SYN | (tp->t_state == TCPS_SYN_RECEIVED ? TH_ACK : 0);
+        send_segment(tp, tp->iss, 0, flags);
+        tp->snd_nxt = tp->iss + 1;
+        if (SEQ_GT(tp->snd_nxt, tp->snd_max))
+            tp->snd_max = tp->snd_nxt;
+        return true;
+    }
+    if (syn_state(tp)) {
+        if (tp->ack_now) {
+            send_segment(tp, tp->snd_nxt, 0, TH_ACK);
+            return true;
+        }
+        return false;
+    }
+    size_t off = tp->snd_nxt - tp->snd_una;
+    size_t unsent = off < tp->snd.r_len ? tp->snd.r_len - off : 0;
+    uint32_t flight = tp->snd_nxt - tp->snd_una;
+    uint32_t win = MIN(tp->snd_wnd, tp->cwnd);
+    size_t usable = win > flight ? win - flight : 0;
+    size_t len = MIN(MIN(unsent, usable), (size_t)tp->t_maxseg);
+    /* The FIN goes with the last of the data, or alone once all is sent;
+     * Nagle never holds back the data a FIN ends (Linux's rule). */
+    bool fin = tp->fin_queued && tp->snd_nxt + (uint32_t)len == fin_seq(tp);
+    bool data = len && (fin || nagle_allows(tp, len, unsent));
+    if (!data)
+        len = 0;
+    if (!len && !fin && !tp->ack_now)
+        return false;
+    int flags = TH_ACK | (fin ? TH_FIN : 0) | (len && len == unsent ? TH_PUSH : 0);
+    uint32_t seq = tp->snd_nxt;
+    send_segment(tp, seq, len, flags);
+    tp->snd_nxt += (uint32_t)len + (fin ? 1 : 0);
+    if (SEQ_GT(tp->snd_nxt, tp->snd_max))
+        tp->snd_max = tp->snd_nxt;
+    if ((len || fin) && !tp->rtt_timing) {
+        tp->rtt_timing = true;
+        tp->rtt_seq = seq;
+        tp->rtt_start = uptime_ns();
+    }
+    return len || fin;
+}
+
+void tcp_output(struct tcpcb *tp)
+{
+    while (output_once(tp))
+        ;
+    if (tp->snd_max != tp->snd_una) {
+        if (!tp->rexmt_at || tp->persisting)
+            tcp_rexmt_reset(tp);
+    } else if (tp->snd.r_len && tp->snd_wnd == 0 && !tp->rexmt_at) {
+        tp->persisting = true;          /* the peer's window is shut: probe it */
+        tp->rexmt_at = uptime_ns() + MAX(tp->rto, PERSIST_MIN);
+    }
+    tcp_timers_update(tp);
+}
+
+/* ---- timers ---- */
+
+/* The retransmission timer went off: back off and send again from
+ * snd_una (RFC 6298 5.4-5.7), or give up. */
+static bool rexmt_timeout(struct tcpcb *tp)
+{
+    int limit = syn_state(tp) ? RETRIES_SYN : RETRIES_DATA;
+    if (++tp->rxtshift > limit)
+        return tcp_drop(tp, ETIMEDOUT);
+    tp->rto = MIN(tp->rto * 2, RTO_MAX);
+    uint32_t flight = tp->snd_max - tp->snd_una;
+    tp->ssthresh = MAX(flight / 2, 2 * tp->t_maxseg);
+    tp->cwnd = tp->t_maxseg;
+    tp->in_recovery = false;
+    tp->dupacks = 0;
+    tp->rtt_timing = false;             /* Karn: no sample from a retransmitted segment */
+    tp->snd_nxt = tp->snd_una;
+    tp->rexmt_at = 0;
+    tcp_output(tp);
+    return false;
+}
+
+/* The window was shut: send a segment the peer finds old (sequence
+ * snd_una - 1, no data, as Linux's probe), which it answers with an ACK
+ * that carries its window. */
+static void persist_timeout(struct tcpcb *tp)
+{
+    tp->rexmt_at = 0;
+    tp->persisting = false;
+    if (!tp->snd.r_len || tp->snd_wnd) {
+        tcp_output(tp);
+        return;
+    }
+    send_segment(tp, tp->snd_una - 1, 0, TH_ACK);
+    tp->rto = MIN(tp->rto * 2, RTO_MAX);
+    tp->persisting = true;
+    tp->rexmt_at = uptime_ns() + MAX(tp->rto, PERSIST_MIN);
+}
+
+void tcp_timer_fire(void *arg)
+{
+    struct tcpcb *tp = arg;
+    struct socket *so = tp->t_so;
+    mutex_enter(&so->so_lock);
+    if (tp->t_state == TCPS_CLOSED) {
+        mutex_exit(&so->so_lock);
+        return;                         /* its table reference may be gone: touch nothing */
+    }
+    socket_hold(so);
+    uint64_t now = uptime_ns();
+    bool rele = false;
+    tp->timer_at = 0;
+    if (tp->close_at && now >= tp->close_at)
+        rele = tcp_close(tp, tp->t_state == TCPS_TIME_WAIT ? 0 : ETIMEDOUT);
+    else if (tp->rexmt_at && now >= tp->rexmt_at && tp->persisting)
+        persist_timeout(tp);
+    else if (tp->rexmt_at && now >= tp->rexmt_at)
+        rele = rexmt_timeout(tp);
+    tcp_timers_update(tp);
+    mutex_exit(&so->so_lock);
+    if (rele)
+        socket_rele(so);
+    socket_rele(so);
+}
+
+uint64_t tcp_rto_min(void) { return RTO_MIN; }

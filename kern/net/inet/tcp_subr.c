@@ -1,0 +1,171 @@
+/*
+ * TCP's common parts: a connection's buffers (byte rings), its initial
+ * sequence number, the window it offers, its states and its end.
+ * Theory in kern/net/inet/tcp_input.c; locks in tcp_impl.h.
+ */
+#include <kern/net/inet/tcp_impl.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+#include <kern/arch/arch.h>
+#include <drivers/platform/timer.h>
+
+#define RTO_INITIAL     1000000000ULL       /* RFC 6298: 1 s */
+
+static uint32_t iss_count;          /* [a] */
+
+/* ---- the rings ---- */
+
+size_t ring_append(struct tcp_ring *r, const void *data, size_t n)
+{
+    n = MIN(n, r->r_size - r->r_len);
+    size_t tail = (r->r_head + r->r_len) % r->r_size;
+    size_t first = MIN(n, r->r_size - tail);
+    memcpy(r->r_buf + tail, data, first);
+    memcpy(r->r_buf, (const char *)data + first, n - first);
+    r->r_len += n;
+    return n;
+}
+
+void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n)
+{
+    size_t at = (r->r_head + off) % r->r_size;
+    size_t first = MIN(n, r->r_size - at);
+    memcpy(dst, r->r_buf + at, first);
+    memcpy((char *)dst + first, r->r_buf, n - first);
+}
+
+void ring_drop(struct tcp_ring *r, size_t n)
+{
+    n = MIN(n, r->r_len);
+    r->r_head = (r->r_head + n) % r->r_size;
+    r->r_len -= n;
+}
+
+static int ring_alloc(struct tcp_ring *r, size_t size)
+{
+    if (r->r_buf)
+        return 0;
+    if (!(r->r_buf = kmalloc(size)))
+        return -ENOBUFS;
+    r->r_size = size;
+    r->r_head = r->r_len = 0;
+    return 0;
+}
+
+int tcp_rings_alloc(struct tcpcb *tp)
+{
+    struct socket *so = tp->t_so;
+    int err = ring_alloc(&tp->snd, MAX((size_t)so->so_sndbuf, (size_t)TCP_RING_MIN));
+    return err ? err : ring_alloc(&tp->rcv, MAX((size_t)so->so_rcvbuf, (size_t)TCP_RING_MIN));
+}
+
+static void rings_free(struct tcpcb *tp)
+{
+    kfree(tp->snd.r_buf);
+    kfree(tp->rcv.r_buf);
+    memset(&tp->snd, 0, sizeof tp->snd);
+    memset(&tp->rcv, 0, sizeof tp->rcv);
+}
+
+/* RFC 6528 asks for a keyed hash of the ends beside the clock; the clock
+ * and a counter are what this first stack has. */
+uint32_t tcp_new_iss(void)
+{
+    return (uint32_t)(rdtsc() >> 6) + __atomic_add_fetch(&iss_count, 64000, __ATOMIC_RELAXED);
+}
+
+uint32_t tcp_rcv_window(const struct tcpcb *tp)
+{
+    if (!tp->rcv.r_buf)
+        return 0;
+    return (uint32_t)(tp->rcv.r_size - tp->rcv.r_len);
+}
+
+void tcp_set_state(struct tcpcb *tp, enum tcp_state state)
+{
+    tp->t_state = state;
+    socket_notify(tp->t_so, POLL_BOTHSIDES);
+}
+
+/* ---- attach, end, destroy ---- */
+
+int tcp_attach(struct socket *so)
+{
+    struct tcpcb *tp = kzalloc(sizeof *tp);
+    if (!tp)
+        return -ENOMEM;
+    tp->t_so = so;
+    tp->t_state = TCPS_CLOSED;
+    tp->t_maxseg = TCP_MSS_DEFAULT;
+    tp->rto = RTO_INITIAL;
+    tp->t_aqtail = &tp->t_aq;
+    tp->keepidle = 7200;
+    tp->keepintvl = 75;
+    tp->keepcnt = 9;
+    net_timer_init(&tp->t_timer, tcp_timer_fire, tp);
+    so->so_sndbuf = TCP_SNDBUF;
+    so->so_rcvbuf = TCP_RCVBUF;
+    sotoinp(so)->inp_ppcb = tp;
+    return 0;
+}
+
+void tcp_destroy(struct socket *so)
+{
+    struct tcpcb *tp = sototcp(so);
+    net_timer_stop(&tp->t_timer);
+    rings_free(tp);
+    kfree(tp);
+}
+
+bool tcp_close(struct tcpcb *tp, int err)
+{
+    struct socket *so = tp->t_so;
+    struct inpcb *inp = sotoinp(so);
+    if (err)
+        so->so_error = err;
+    tp->rexmt_at = tp->close_at = 0;
+    tp->snd.r_len = 0;
+    tp->fin_queued = false;
+    so->so_shut |= SO_RCV_SHUT | SO_SEND_SHUT;
+    if (tp->t_sostate == SS_CONNECTING)
+        tp->t_sostate = SS_UNCONNECTED;
+    tcp_set_state(tp, TCPS_CLOSED);
+    bool was = inp->inp_intable;
+    inpcb_remove(inp);
+    inp->inp_timewait = false;
+    if (tp->t_listener) {
+        /* A half-open connection leaves its listener's count.  Dropping
+         * the listener here, under our lock, is safe: its destruction
+         * takes no connection's lock. */
+        __atomic_sub_fetch(&sototcp(tp->t_listener)->t_synlen, 1, __ATOMIC_RELAXED);
+        socket_rele(tp->t_listener);
+        tp->t_listener = NULL;
+    }
+    return was;
+}
+
+bool tcp_drop(struct tcpcb *tp, int err)
+{
+    struct inpcb *inp = sotoinp(tp->t_so);
+    if (tp->t_state != TCPS_CLOSED && tp->t_state != TCPS_LISTEN && tp->t_state != TCPS_SYN_SENT)
+        tcp_respond(inp->inp_laddr, inp->inp_lport, inp->inp_faddr, inp->inp_fport, tp->snd_nxt,
+                    0, TH_RST);
+    return tcp_close(tp, err);
+}
+
+/* ---- timers ---- */
+
+void tcp_timers_update(struct tcpcb *tp)
+{
+    uint64_t at = 0;
+    if (tp->rexmt_at)
+        at = tp->rexmt_at;
+    if (tp->close_at && (!at || tp->close_at < at))
+        at = tp->close_at;
+    if (at && at != tp->timer_at)
+        net_timer_arm(&tp->t_timer, at);
+    tp->timer_at = at;      /* a timer that fires with nothing due does nothing */
+}
+
+void tcp_init(void) {}

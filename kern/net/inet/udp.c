@@ -1,0 +1,321 @@
+/*
+ * UDP (RFC 768): datagrams, each sent as one IPv4 packet and queued
+ * whole at the receiving socket.
+ *
+ * A send copies the caller's bytes into a packet before any lock is
+ * taken, then, under the socket's lock, picks the destination (the
+ * given address, or the connected one) and an ephemeral port when the
+ * socket has none, and hands the packet to IPv4 after letting the lock
+ * go.  Input (the network thread) finds the socket by the table
+ * (inpcb.c), copies the datagram into its queue when the queue is below
+ * the receive buffer (else drops it and counts it, as Linux's
+ * RcvbufErrors) and wakes a reader.  A datagram to a port nobody has
+ * bound gets ICMP "port unreachable" back (ip.c), which a connected
+ * sender sees as ECONNREFUSED on its next call, as on Linux.
+ *
+ * Locks: the socket's so_lock guards struct udpcb; inpcb_lock is taken
+ * under it (binding an ephemeral port).
+ */
+#include <kern/net/inet/inet.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+
+#define UDP_HDR_LEN     8
+#define UDP_MAX_DATA    (IP_MAXPACKET - IP_HDR_LEN - UDP_HDR_LEN)   /* 65507 */
+#define DGRAM_OVERHEAD  256         /* what a queued datagram costs beyond its bytes */
+
+struct udphdr {
+    uint16_t sport, dport, len, cksum;
+};
+
+/* One datagram in a receive queue. */
+struct udp_dgram {
+    struct udp_dgram *d_next;       /* [s] */
+    in_addr_t d_addr;               /* [c] the sender's */
+    uint16_t d_port;                /* [c] */
+    size_t d_len;                   /* [c] */
+    char d_data[];
+};
+
+/* UDP's part of a socket (inp_ppcb). */
+struct udpcb {
+    struct udp_dgram *u_rq;         /* [s] the receive queue */
+    struct udp_dgram **u_rqtail;    /* [s] */
+    size_t u_rqbytes;               /* [s] what the queue counts against so_rcvbuf */
+};
+
+static uint64_t udp_rcvbuf_errors;  /* [a] datagrams dropped on a full queue */
+
+static struct udpcb *sotoudp(struct socket *so) { return sotoinp(so)->inp_ppcb; }
+
+int udp_attach(struct socket *so)
+{
+    struct udpcb *u = kzalloc(sizeof *u);
+    if (!u)
+        return -ENOMEM;
+    u->u_rqtail = &u->u_rq;
+    sotoinp(so)->inp_ppcb = u;
+    return 0;
+}
+
+static void drop_queue(struct udpcb *u)
+{
+    while (u->u_rq) {
+        struct udp_dgram *d = u->u_rq;
+        u->u_rq = d->d_next;
+        kfree(d);
+    }
+    u->u_rqtail = &u->u_rq;
+    u->u_rqbytes = 0;
+}
+
+void udp_release(struct socket *so)
+{
+    struct inpcb *inp = sotoinp(so);
+    mutex_enter(&so->so_lock);
+    bool was = inp->inp_intable;
+    inpcb_remove(inp);
+    drop_queue(sotoudp(so));
+    mutex_exit(&so->so_lock);
+    if (was)
+        socket_rele(so);
+}
+
+void udp_destroy(struct socket *so) { kfree(sotoudp(so)); }
+
+int udp_connect(struct socket *so, in_addr_t faddr, uint16_t fport)
+{
+    struct inpcb *inp = sotoinp(so);
+    mutex_enter(&so->so_lock);
+    int err = 0;
+    if (fport == 0 && faddr == INADDR_ANY) {
+        inp->inp_faddr = INADDR_ANY;        /* AF_UNSPEC: dissolve the association */
+        inp->inp_fport = 0;
+    } else {
+        err = inpcb_connect(inp, faddr, fport);
+    }
+    mutex_exit(&so->so_lock);
+    return err;
+}
+
+/* The destination of a send: the given address or the connected one. */
+static int destination(struct socket *so, const struct sockxfer *sx, in_addr_t *a, uint16_t *port)
+{
+    struct inpcb *inp = sotoinp(so);
+    if (sx->sx_name) {
+        if (sx->sx_namelen < sizeof(struct sockaddr_in_k))
+            return -EINVAL;
+        const struct sockaddr_in_k *sin = sx->sx_name;
+        if (sin->sin_family != AF_INET && sin->sin_family != AF_UNSPEC)
+            return -EAFNOSUPPORT;
+        if (!sin->sin_port)
+            return -EINVAL;
+        *a = sin->sin_addr == INADDR_ANY ? htonl(INADDR_LOOPBACK_H) : sin->sin_addr;
+        *port = sin->sin_port;
+        return 0;
+    }
+    if (inp->inp_faddr == INADDR_ANY)
+        return -EDESTADDRREQ;
+    *a = inp->inp_faddr;
+    *port = inp->inp_fport;
+    return 0;
+}
+
+int64_t udp_send(struct socket *so, struct sockxfer *sx)
+{
+    if (sx->sx_flags & MSG_OOB)
+        return -EOPNOTSUPP;
+    size_t n = sx->sx_resid;
+    if (n > UDP_MAX_DATA)
+        return -EMSGSIZE;
+    struct pkt *p = pkt_alloc(UDP_HDR_LEN + n);
+    if (!p)
+        return -ENOBUFS;
+    if (sockxfer_in(sx, p->p_data + UDP_HDR_LEN, n)) {
+        pkt_free(p);
+        return -EFAULT;
+    }
+    struct inpcb *inp = sotoinp(so);
+    in_addr_t dst, src;
+    uint16_t dport;
+    mutex_enter(&so->so_lock);
+    int err = so->so_error ? -so->so_error : destination(so, sx, &dst, &dport);
+    so->so_error = 0;
+    if (!err && !inp->inp_bound)
+        err = inpcb_bind(inp, INADDR_ANY, 0);
+    if (!err && !inet_route(dst, &src))
+        err = -ENETUNREACH;
+    if (!err && inp->inp_laddr != INADDR_ANY)
+        src = inp->inp_laddr;
+    uint16_t sport = inp->inp_lport;
+    uint8_t ttl = inp->inp_ttl, tos = inp->inp_tos;
+    mutex_exit(&so->so_lock);
+    if (err) {
+        pkt_free(p);
+        return err == -EPIPE ? socket_epipe(sx->sx_flags) : err;
+    }
+    struct udphdr *uh = (struct udphdr *)p->p_data;
+    uh->sport = sport;
+    uh->dport = dport;
+    uh->len = htons((uint16_t)p->p_len);
+    uh->cksum = 0;
+    uint16_t ck = in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_UDP, p->p_len),
+                                             p->p_data, p->p_len));
+    uh->cksum = ck ? ck : 0xffff;       /* 0 means "no checksum" */
+    err = ip_output(p, src, dst, IPPROTO_UDP, ttl, tos);
+    return err ? err : (int64_t)n;
+}
+
+bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    if (p->p_len < UDP_HDR_LEN)
+        return true;                /* malformed: dropped, no ICMP */
+    const struct udphdr *uh = (const struct udphdr *)p->p_data;
+    size_t len = ntohs(uh->len);
+    if (len < UDP_HDR_LEN || len > p->p_len)
+        return true;
+    if (uh->cksum && in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_UDP, len),
+                                                p->p_data, len)) != 0)
+        return true;
+    struct socket *so = inpcb_lookup(IPPROTO_UDP, dst, uh->dport, src, uh->sport);
+    if (!so)
+        return false;
+    size_t n = len - UDP_HDR_LEN;
+    struct udp_dgram *d = kmalloc(sizeof *d + n);
+    if (d) {
+        d->d_next = NULL;
+        d->d_addr = src;
+        d->d_port = uh->sport;
+        d->d_len = n;
+        memcpy(d->d_data, p->p_data + UDP_HDR_LEN, n);
+    }
+    struct udpcb *u = sotoudp(so);
+    mutex_enter(&so->so_lock);
+    if (d && u->u_rqbytes < (size_t)so->so_rcvbuf && !(so->so_shut & SO_RCV_SHUT)) {
+        *u->u_rqtail = d;
+        u->u_rqtail = &d->d_next;
+        u->u_rqbytes += n + DGRAM_OVERHEAD;
+        d = NULL;
+        socket_notify(so, POLL_READSIDE);
+    } else {
+        __atomic_add_fetch(&udp_rcvbuf_errors, 1, __ATOMIC_RELAXED);
+    }
+    mutex_exit(&so->so_lock);
+    kfree(d);
+    socket_rele(so);
+    return true;
+}
+
+void udp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport)
+{
+    struct socket *so = inpcb_lookup(IPPROTO_UDP, src, sport, dst, dport);
+    if (!so)
+        return;
+    struct inpcb *inp = sotoinp(so);
+    mutex_enter(&so->so_lock);
+    bool connected = inp->inp_faddr == dst && inp->inp_fport == dport;
+    if (connected)
+        so->so_error = err;         /* Linux reports it to connected sockets only */
+    mutex_exit(&so->so_lock);
+    if (connected)
+        socket_notify(so, POLLERR | POLL_READSIDE);
+    socket_rele(so);
+}
+
+/* Wait, holding so_lock, for a datagram: 0 (one is queued, or *eof), or
+ * an error. */
+static int wait_dgram(struct socket *so, struct sockxfer *sx, bool *eof)
+{
+    struct udpcb *u = sotoudp(so);
+    uint64_t deadline = socket_deadline(so->so_rcvtimeo);
+    while (!u->u_rq) {
+        if (so->so_error) {
+            int err = -so->so_error;
+            so->so_error = 0;
+            return err;
+        }
+        if (so->so_shut & SO_RCV_SHUT) {
+            *eof = true;
+            return 0;
+        }
+        if (sx->sx_nonblock)
+            return -EAGAIN;
+        int err = socket_sleep(&so->so_rchan, deadline);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+int64_t udp_recv(struct socket *so, struct sockxfer *sx)
+{
+    if (sx->sx_flags & MSG_OOB)
+        return -EOPNOTSUPP;
+    struct udpcb *u = sotoudp(so);
+    bool peek = sx->sx_flags & MSG_PEEK, eof = false;
+    mutex_enter(&so->so_lock);
+    int err = wait_dgram(so, sx, &eof);
+    struct udp_dgram *d = NULL;
+    if (!err && !eof) {
+        d = u->u_rq;
+        if (!peek) {
+            u->u_rq = d->d_next;
+            if (!u->u_rq)
+                u->u_rqtail = &u->u_rq;
+            u->u_rqbytes -= d->d_len + DGRAM_OVERHEAD;
+        }
+    }
+    /* A peeked datagram stays queued: copy it before letting the lock go. */
+    struct udp_dgram *copy = NULL;
+    if (d && peek && (copy = kmalloc(sizeof *d + d->d_len)))
+        memcpy(copy, d, sizeof *d + d->d_len);
+    mutex_exit(&so->so_lock);
+    if (err || eof)
+        return err;
+    if (peek) {
+        if (!copy)
+            return -ENOMEM;
+        d = copy;
+    }
+    size_t n = MIN(sx->sx_resid, d->d_len), len = d->d_len;
+    err = sockxfer_out(sx, d->d_data, n) ? -EFAULT : 0;
+    if (sx->sx_name) {
+        char a[sizeof(struct sockaddr_in_k)];
+        size_t al;
+        inet_sin_out(a, &al, d->d_addr, d->d_port);
+        memcpy(sx->sx_name, a, MIN(al, sx->sx_namelen));
+        sx->sx_nameout = al;
+    }
+    kfree(d);
+    if (err)
+        return err;
+    if (len > n)
+        sx->sx_oflags |= MSG_TRUNC;
+    return (int64_t)((sx->sx_flags & MSG_TRUNC) ? len : n);
+}
+
+short udp_poll(struct socket *so, short events)
+{
+    short r = POLLOUT | POLLWRNORM;
+    mutex_enter(&so->so_lock);
+    if (so->so_error)
+        r |= POLLERR;
+    if (so->so_shut == (SO_RCV_SHUT | SO_SEND_SHUT))
+        r |= POLLHUP;
+    if (so->so_shut & SO_RCV_SHUT)
+        r |= POLLRDHUP | POLLIN | POLLRDNORM;
+    if (sotoudp(so)->u_rq)
+        r |= POLLIN | POLLRDNORM;
+    mutex_exit(&so->so_lock);
+    return (short)(r & (events | POLLERR | POLLHUP));
+}
+
+int udp_nread(struct socket *so)
+{
+    mutex_enter(&so->so_lock);
+    struct udp_dgram *d = sotoudp(so)->u_rq;
+    int n = d ? (int)d->d_len : 0;
+    mutex_exit(&so->so_lock);
+    return n;
+}

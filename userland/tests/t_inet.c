@@ -1,0 +1,417 @@
+/*
+ * t_inet: AF_INET sockets over loopback, with Linux semantics.
+ *
+ * socket()'s protocol and type rules; bind (short and foreign addresses,
+ * ports chosen and in use, SO_REUSEADDR, a second bind); UDP (sendto and
+ * recvfrom with the sender's address, connected sockets, MSG_PEEK,
+ * MSG_TRUNC, EMSGSIZE, EDESTADDRREQ, ECONNREFUSED from a closed port,
+ * non-blocking receive, FIONREAD, poll); TCP (listen, connect, accept and
+ * both names, a megabyte each way checked byte for byte, MSG_PEEK and
+ * MSG_WAITALL, shutdown of one direction, end of file, ECONNREFUSED,
+ * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
+ * ENOTCONN, EPIPE with and without SIGPIPE, a reset by close with unread
+ * data, accept's EAGAIN and EINVAL, the listener's POLLIN, TCP_NODELAY,
+ * epoll) between two processes.
+ */
+#include "ut.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GUARD_MS 10000      /* a poll timeout that only stops a hang */
+#define BIG (1 << 20)
+
+static struct sockaddr_in loopback(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+static uint16_t port_of(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	if (getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+		return 0;
+	return ntohs(a.sin_port);
+}
+
+/* A socket of type bound to 127.0.0.1 and a port the kernel picks. */
+static int bound(int type)
+{
+	int fd = socket(AF_INET, type, 0);
+	struct sockaddr_in a = loopback(0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		return -1;
+	return fd;
+}
+
+static int listener(void)
+{
+	int fd = bound(SOCK_STREAM);
+	if (fd < 0 || listen(fd, 8) != 0)
+		return -1;
+	return fd;
+}
+
+static int connect_to(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = loopback(port);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
+		return -1;
+	return fd;
+}
+
+static int readable(int fd) { struct pollfd p = { fd, POLLIN, 0 }; return poll(&p, 1, GUARD_MS) == 1; }
+
+static uint8_t pattern(size_t i) { return (uint8_t)(i * 7 + (i >> 9)); }
+
+/* ---- socket() and bind() ---- */
+
+static void test_socket_rules(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	int v = 0;
+	socklen_t len = sizeof v;
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len));
+	CHECK_EQ(v, IPPROTO_TCP);
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &len));
+	CHECK_EQ(v, AF_INET);
+	close(fd);
+	fd = CHECK_OK(socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP));
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len));
+	CHECK_EQ(v, IPPROTO_UDP);
+	close(fd);
+	CHECK_ERR(socket(AF_INET, SOCK_STREAM, IPPROTO_UDP), EPROTONOSUPPORT);
+	CHECK_ERR(socket(AF_INET, SOCK_DGRAM, IPPROTO_TCP), EPROTONOSUPPORT);
+	CHECK_ERR(socket(AF_INET, SOCK_SEQPACKET, 0), ESOCKTNOSUPPORT);
+	CHECK_ERR(socket(AF_INET, SOCK_STREAM, -1), EINVAL);
+	int sv[2];
+	CHECK_ERR(socketpair(AF_INET, SOCK_STREAM, 0, sv), EOPNOTSUPP);
+}
+
+static void test_bind_rules(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_ERR(bind(fd, (struct sockaddr *)&a, sizeof a - 1), EINVAL);
+	a.sin_family = AF_UNIX;
+	CHECK_ERR(bind(fd, (struct sockaddr *)&a, sizeof a), EAFNOSUPPORT);
+	a = loopback(0);
+	a.sin_addr.s_addr = inet_addr("10.254.253.252");
+	CHECK_ERR(bind(fd, (struct sockaddr *)&a, sizeof a), EADDRNOTAVAIL);
+	a = loopback(0);
+	CHECK_OK(bind(fd, (struct sockaddr *)&a, sizeof a));
+	uint16_t port = port_of(fd);
+	CHECK(port >= 1024);
+	CHECK_ERR(bind(fd, (struct sockaddr *)&a, sizeof a), EINVAL);
+	int other = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	a.sin_port = htons(port);
+	CHECK_ERR(bind(other, (struct sockaddr *)&a, sizeof a), EADDRINUSE);
+	close(other);
+	close(fd);
+	/* Two sockets that both ask for SO_REUSEADDR share a UDP port. */
+	int one = 1, x = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0)), y = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	CHECK_OK(setsockopt(x, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one));
+	CHECK_OK(setsockopt(y, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one));
+	a = loopback(0);
+	CHECK_OK(bind(x, (struct sockaddr *)&a, sizeof a));
+	a.sin_port = htons(port_of(x));
+	CHECK_OK(bind(y, (struct sockaddr *)&a, sizeof a));
+	close(x);
+	close(y);
+}
+
+/* ---- UDP ---- */
+
+static void test_udp(void)
+{
+	int s = bound(SOCK_DGRAM), c = bound(SOCK_DGRAM);
+	CHECK(s >= 0 && c >= 0);
+	struct sockaddr_in to = loopback(port_of(s)), from;
+	socklen_t flen = sizeof from;
+	CHECK_EQ(sendto(c, "hello", 5, 0, (struct sockaddr *)&to, sizeof to), 5);
+	CHECK_EQ(sendto(c, "world!", 6, 0, (struct sockaddr *)&to, sizeof to), 6);
+	CHECK(readable(s));
+	int n = 0;
+	CHECK_OK(ioctl(s, FIONREAD, &n));
+	CHECK_EQ(n, 5);
+	char buf[64] = { 0 };
+	CHECK_EQ(recv(s, buf, sizeof buf, MSG_PEEK), 5);
+	CHECK_EQ(recvfrom(s, buf, 3, MSG_TRUNC, (struct sockaddr *)&from, &flen), 5);
+	CHECK(memcmp(buf, "hel", 3) == 0);
+	CHECK_EQ(flen, sizeof from);
+	CHECK_EQ(ntohs(from.sin_port), port_of(c));
+	CHECK_EQ(ntohl(from.sin_addr.s_addr), INADDR_LOOPBACK);
+	CHECK_EQ(recv(s, buf, sizeof buf, 0), 6);
+	CHECK(memcmp(buf, "world!", 6) == 0);
+	CHECK_ERR(recv(s, buf, sizeof buf, MSG_DONTWAIT), EAGAIN);
+	CHECK_ERR(send(c, "x", 1, 0), EDESTADDRREQ);
+	static char huge[65508];
+	CHECK_ERR(sendto(c, huge, sizeof huge, 0, (struct sockaddr *)&to, sizeof to), EMSGSIZE);
+	CHECK_EQ(sendto(c, huge, sizeof huge - 1, 0, (struct sockaddr *)&to, sizeof to), 65507);
+	CHECK(readable(s));
+	CHECK_EQ(recv(s, huge, sizeof huge, 0), 65507);
+	/* Connected: send needs no address, and the peer's close shows as
+	 * ECONNREFUSED (ICMP port unreachable) on the next call. */
+	CHECK_OK(connect(c, (struct sockaddr *)&to, sizeof to));
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof peer;
+	CHECK_OK(getpeername(c, (struct sockaddr *)&peer, &plen));
+	CHECK_EQ(ntohs(peer.sin_port), port_of(s));
+	CHECK_EQ(send(c, "abc", 3, 0), 3);
+	CHECK(readable(s));
+	CHECK_EQ(recv(s, buf, sizeof buf, 0), 3);
+	close(s);
+	CHECK_EQ(send(c, "abc", 3, 0), 3);
+	CHECK(readable(c));
+	CHECK_ERR(recv(c, buf, sizeof buf, 0), ECONNREFUSED);
+	close(c);
+}
+
+/* ---- TCP ---- */
+
+struct pair { int l, c, a; };
+
+static int tcp_pair(struct pair *p)
+{
+	p->l = listener();
+	p->c = p->l >= 0 ? connect_to(port_of(p->l)) : -1;
+	p->a = p->c >= 0 ? accept(p->l, NULL, NULL) : -1;
+	return p->a >= 0 ? 0 : -1;
+}
+
+static void pair_close(struct pair *p) { close(p->l); close(p->c); close(p->a); }
+
+static void test_tcp_names(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	struct sockaddr_in a, b;
+	socklen_t la = sizeof a, lb = sizeof b;
+	CHECK_OK(getsockname(p.c, (struct sockaddr *)&a, &la));
+	CHECK_OK(getpeername(p.a, (struct sockaddr *)&b, &lb));
+	CHECK_EQ(a.sin_port, b.sin_port);
+	CHECK_EQ(a.sin_addr.s_addr, b.sin_addr.s_addr);
+	CHECK_OK(getpeername(p.c, (struct sockaddr *)&a, &la));
+	CHECK_EQ(ntohs(a.sin_port), port_of(p.l));
+	CHECK_EQ(port_of(p.a), port_of(p.l));
+	CHECK_ERR(getpeername(p.l, (struct sockaddr *)&a, &la), ENOTCONN);
+	struct sockaddr_in again = loopback(port_of(p.l));
+	CHECK_ERR(connect(p.c, (struct sockaddr *)&again, sizeof again), EISCONN);
+	CHECK_ERR(connect(p.l, (struct sockaddr *)&again, sizeof again), EISCONN);
+	int v = 0;
+	socklen_t len = sizeof v;
+	CHECK_OK(getsockopt(p.c, IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	CHECK_EQ(v, 0);
+	v = 1;
+	CHECK_OK(setsockopt(p.c, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v));
+	CHECK_OK(getsockopt(p.c, IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	CHECK_EQ(v, 1);
+	CHECK_OK(getsockopt(p.l, SOL_SOCKET, SO_ACCEPTCONN, &v, &len));
+	CHECK_EQ(v, 1);
+	pair_close(&p);
+}
+
+/* A megabyte each way between two processes, every byte checked. */
+static void test_tcp_bulk(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p.a);
+		close(p.l);
+		static uint8_t out[BIG];
+		for (size_t i = 0; i < BIG; i++)
+			out[i] = pattern(i);
+		size_t done = 0;
+		while (done < BIG) {
+			ssize_t n = write(p.c, out + done, BIG - done);
+			if (n <= 0)
+				_exit(2);
+			done += (size_t)n;
+		}
+		shutdown(p.c, SHUT_WR);
+		char b[8];
+		size_t got = 0;
+		ssize_t r;
+		while ((r = read(p.c, b + got, sizeof b - got)) > 0)
+			got += (size_t)r;
+		/* what the other side sent after our FIN, then its end of file */
+		_exit(r == 0 && got == 5 && memcmp(b, "still", 5) == 0 ? 0 : 3);
+	}
+	close(p.c);
+	static uint8_t in[BIG];
+	size_t got = 0;
+	ssize_t n;
+	while (got < BIG && (n = read(p.a, in + got, BIG - got)) > 0)
+		got += (size_t)n;
+	CHECK_EQ(got, BIG);
+	size_t bad = 0;
+	for (size_t i = 0; i < got; i++)
+		bad += in[i] != pattern(i);
+	CHECK_EQ(bad, 0);
+	char b;
+	CHECK_EQ(read(p.a, &b, 1), 0);
+	CHECK_EQ(send(p.a, "still", 5, 0), 5);  /* the other direction stays open */
+	close(p.a);
+	CHECK_EQ(ut_wait(pid), 0);
+	close(p.l);
+}
+
+static void test_tcp_peek_waitall(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	CHECK_EQ(send(p.c, "abcdef", 6, 0), 6);
+	char buf[16] = { 0 };
+	CHECK(readable(p.a));
+	CHECK_EQ(recv(p.a, buf, 3, MSG_PEEK), 3);
+	CHECK(memcmp(buf, "abc", 3) == 0);
+	int n = 0;
+	CHECK_OK(ioctl(p.a, FIONREAD, &n));
+	CHECK_EQ(n, 6);
+	pid_t pid = fork();
+	if (pid == 0) {
+		usleep(100000);
+		_exit(send(p.c, "ghij", 4, 0) == 4 ? 0 : 1);
+	}
+	CHECK_EQ(recv(p.a, buf, 10, MSG_WAITALL), 10);
+	CHECK(memcmp(buf, "abcdefghij", 10) == 0);
+	CHECK_EQ(ut_wait(pid), 0);
+	CHECK_ERR(recv(p.a, buf, 1, MSG_DONTWAIT), EAGAIN);
+	pair_close(&p);
+}
+
+static void test_tcp_errors(void)
+{
+	/* A port nobody listens on refuses. */
+	int l = listener();
+	uint16_t port = port_of(l);
+	close(l);
+	int fd = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(port);
+	CHECK_ERR(connect(fd, (struct sockaddr *)&a, sizeof a), ECONNREFUSED);
+	char b[8];
+	CHECK_ERR(recv(fd, b, 1, MSG_DONTWAIT), ENOTCONN);
+	close(fd);
+	fd = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_ERR(recv(fd, b, 1, 0), ENOTCONN);
+	CHECK_ERR(send(fd, "x", 1, MSG_NOSIGNAL), EPIPE);
+	CHECK_ERR(accept(fd, NULL, NULL), EINVAL);
+	CHECK_ERR(shutdown(fd, SHUT_RDWR), ENOTCONN);
+	CHECK_ERR(shutdown(fd, 7), EINVAL);
+	close(fd);
+	/* Non-blocking accept and connect. */
+	l = listener();
+	CHECK_OK(fcntl(l, F_SETFL, O_NONBLOCK));
+	CHECK_ERR(accept(l, NULL, NULL), EAGAIN);
+	fd = CHECK_OK(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+	a = loopback(port_of(l));
+	int r = connect(fd, (struct sockaddr *)&a, sizeof a);
+	CHECK(r == 0 || errno == EINPROGRESS);
+	struct pollfd pf = { fd, POLLOUT, 0 };
+	CHECK_EQ(poll(&pf, 1, GUARD_MS), 1);
+	CHECK(pf.revents & POLLOUT);
+	int err = -1;
+	socklen_t len = sizeof err;
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	CHECK_EQ(err, 0);
+	struct pollfd lp = { l, POLLIN, 0 };
+	CHECK_EQ(poll(&lp, 1, GUARD_MS), 1);
+	int s = CHECK_OK(accept4(l, NULL, NULL, SOCK_CLOEXEC));
+	CHECK_EQ(fcntl(s, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	/* Unread data at close resets the connection. */
+	CHECK_EQ(send(fd, "lost", 4, 0), 4);
+	CHECK(readable(s));
+	close(s);
+	pf.events = POLLIN;
+	CHECK_EQ(poll(&pf, 1, GUARD_MS), 1);
+	CHECK_ERR(recv(fd, b, sizeof b, 0), ECONNRESET);
+	CHECK_EQ(recv(fd, b, sizeof b, 0), 0);
+	close(fd);
+	close(l);
+}
+
+static volatile sig_atomic_t got_sigpipe;
+static void on_sigpipe(int sig) { got_sigpipe = 1; }
+
+/* Writing to a connection whose other end is closed: the first write is
+ * answered by a reset, after which writes fail with EPIPE and SIGPIPE. */
+static void test_tcp_epipe(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	close(p.a);
+	char b;
+	CHECK(readable(p.c));
+	CHECK_EQ(read(p.c, &b, 1), 0);
+	CHECK_EQ(send(p.c, "x", 1, 0), 1);
+	/* The reset comes back when the network gets to it: wait up to 2 s. */
+	struct pollfd pf = { p.c, POLLIN, 0 };
+	for (int i = 0; i < 200 && !(pf.revents & (POLLERR | POLLHUP)); i++) {
+		pf.revents = 0;
+		if (poll(&pf, 1, 10) == 1 && !(pf.revents & (POLLERR | POLLHUP)))
+			usleep(10000);
+	}
+	CHECK(pf.revents & (POLLERR | POLLHUP));
+	signal(SIGPIPE, on_sigpipe);
+	CHECK_ERR(send(p.c, "y", 1, 0), EPIPE);
+	CHECK_EQ(got_sigpipe, 1);
+	got_sigpipe = 0;
+	CHECK_ERR(send(p.c, "y", 1, MSG_NOSIGNAL), EPIPE);
+	CHECK_EQ(got_sigpipe, 0);
+	signal(SIGPIPE, SIG_DFL);
+	close(p.c);
+	close(p.l);
+}
+
+static void test_tcp_epoll(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	int ep = CHECK_OK(epoll_create1(0));
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = p.a };
+	CHECK_OK(epoll_ctl(ep, EPOLL_CTL_ADD, p.a, &ev));
+	CHECK_EQ(epoll_wait(ep, &ev, 1, 0), 0);
+	CHECK_EQ(send(p.c, "ping", 4, 0), 4);
+	CHECK_EQ(epoll_wait(ep, &ev, 1, GUARD_MS), 1);
+	CHECK(ev.events & EPOLLIN);
+	shutdown(p.c, SHUT_WR);
+	CHECK_EQ(epoll_wait(ep, &ev, 1, GUARD_MS), 1);
+	CHECK(ev.events & EPOLLRDHUP || ev.events & EPOLLIN);
+	char b[8];
+	CHECK_EQ(read(p.a, b, sizeof b), 4);
+	CHECK_EQ(read(p.a, b, sizeof b), 0);
+	close(ep);
+	pair_close(&p);
+}
+
+int main(int argc, char **argv)
+{
+	ut_init(argc, argv);
+	test_socket_rules();
+	test_bind_rules();
+	test_udp();
+	test_tcp_names();
+	test_tcp_bulk();
+	test_tcp_peek_waitall();
+	test_tcp_errors();
+	test_tcp_epipe();
+	test_tcp_epoll();
+	return ut_done();
+}
