@@ -53,9 +53,14 @@ MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 DEBIAN_ROOT = os.path.join(ROOT, "tools", "debian_root.py")
 USERLAND = os.path.join(BUILD, "userland")
 TOOLS = os.path.join(BUILD, "tools")
-EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
+# init's last word on the command: its status, or the shutdown the command
+# asked for (poweroff, reboot or halt typed in it: status 0, the machine
+# went down as asked; userland/init/init.c).
+EXIT_RE = re.compile(r"init: (?:(exit status|killed by signal) (\d+)"
+                     r"|(poweroff|reboot|halt)(?: \(.*\))?)\s*$", re.M)
 STARTED_RE = re.compile(rb"^init: started \S+ as pid 1$")
-ENDED_RE = re.compile(rb"init: (exit status|killed by signal) \d+$")
+ENDED_RE = re.compile(rb"init: ((exit status|killed by signal) \d+"
+                      rb"|(poweroff|reboot|halt)( \(.*\))?)$")
 BOOT_FAILED = 125
 NO_COMMAND = "# tempest: no command\n"     # tools/mkroot.py, userland/init/init.c
 
@@ -228,7 +233,9 @@ def exit_status(output):
     found = EXIT_RE.findall(output)
     if not found:
         return None
-    kind, n = found[-1]
+    kind, n, shutdown = found[-1]
+    if shutdown:
+        return 0
     return int(n) if kind == "exit status" else 128 + int(n)
 
 
