@@ -342,6 +342,11 @@ def run_jobs(ctx, jobs, workers):
     try:
         for f in futures:
             f.result()
+    except KeyboardInterrupt:
+        # The running jobs' emulators are stopped before the pool waits
+        # for those jobs, so they end in seconds, not when they would have.
+        tempest.kill_all()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return job_times, state["last"]
@@ -409,13 +414,10 @@ def main(argv=None):
     if boots and os.path.exists(tempest.KERNEL) and not make_isos(results):
         jobs = [j for j in jobs if j[0] in HOST_ONLY]
 
-    def terminated(signum, frame):
-        # Once is enough: timeout(1) and terminals may signal a whole group.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, terminated)
-    signal.signal(signal.SIGINT, terminated)
+    # SIGTERM (make passes it on), SIGHUP (the terminal closed) and Ctrl-C
+    # stop every emulator at once; with its parent gone, check stops too.
+    tempest.die_with_parent()
+    tempest.stop_on_signals((signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
 
     try:
         job_times, last = run_jobs(ctx, jobs, args.jobs)

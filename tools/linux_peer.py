@@ -499,9 +499,10 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
         start = time.monotonic()
         timed_out = False
         with open(err, "wb") as errf:
-            proc = subprocess.Popen(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
-                                    stdout=errf, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = tempest.start_emulator(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
+                                          stdout=errf, stderr=subprocess.STDOUT)
+            if proc is None:
+                raise PeerError("interrupted")
             try:
                 while proc.poll() is None:
                     follower.poll()
@@ -510,7 +511,7 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
                         break
                     time.sleep(0.1)
             finally:
-                tempest._kill_group(proc)
+                tempest.stop_emulator(proc)
         follower.poll()
         elapsed = time.monotonic() - start
         console = tempest.clean_output(tempest._read(out))
@@ -543,7 +544,7 @@ def interactive(machine_spec, accel="tcg", append=""):
                            append=append)
         log("%s (%s), accel %s, an interactive shell; Ctrl-A X quits"
             % (m.name, m.describe(), accel))
-        return subprocess.call(cmd)
+        return tempest.call_child(tempest.emulator_command(cmd))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -640,6 +641,8 @@ def main(argv=None):
                     help="fetch again even if build/linux/vmlinux exists")
     common(sub.add_parser("cmdline", help="print the QEMU command line"))
     args = p.parse_args(argv)
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     try:
         return {"run": cmd_run, "fetch": cmd_fetch,
                 "cmdline": cmd_cmdline}[args.what](args)

@@ -159,6 +159,11 @@ def main(argv=None):
                          "a sweep named papers or papers-* has it anyway)")
     sub.add_parser("workloads", help="list the workloads")
     args = ap.parse_args(argv)
+    # SIGTERM (make passes it on) and SIGHUP stop the sweep as Ctrl-C
+    # does: its emulators are stopped, and the next run resumes it.
+    import tempest
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     if args.cmd in ("run", "report"):
         ensure_matplotlib()
     try:

@@ -262,7 +262,7 @@ def interactive(args, img):
            "--disk", img]
     for d in args.disk:
         cmd += ["--disk", d]
-    return subprocess.call(cmd)
+    return tempest.call_child(cmd)
 
 
 def main():
@@ -283,6 +283,8 @@ def main():
     p.add_argument("--fs", choices=("s5", "ufs"), default="s5",
                    help="the root image's file system (default s5)")
     args = p.parse_args()
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     run = args.run if args.run is not None else os.environ.get("TEMPEST_RUN") or None
     try:
         for d in args.disk:
@@ -307,7 +309,10 @@ def main():
         print("userrun: %s" % e, file=sys.stderr)
         return BOOT_FAILED
     except KeyboardInterrupt:
-        print("userrun: interrupted", file=sys.stderr)
+        try:
+            print("userrun: interrupted", file=sys.stderr, flush=True)
+        except OSError:         # the terminal is gone
+            pass
         return 130
     except (OSError, subprocess.SubprocessError, MachineError) as e:
         print("userrun: %s" % e, file=sys.stderr)
