@@ -1,25 +1,49 @@
 # Tempest build.
 #
-#   make            kernel ELF, boot ISO and compile_commands.json
-#   make run        boot a machine preset in QEMU to a shell (MACHINE=, OPTS=,
-#                   ACCEL=; RUN='cmd' runs cmd and powers off; ADD=DIR;
-#                   USERLAND=debian: Debian's own userland on a UFS root)
-#   make boot       boot the kernel alone, no root file system (OPTS=)
-#   make bochs      boot a preset in Bochs (MACHINE=, OPTS=)
-#   make debug      QEMU halted with its gdb stub, and gdb with the symbols
-#   make check      every test; ends with "N passed, N failed"
-#   make tools      host tools into build/tools/
-#   make bench      the user-space benchmarks into build/bench/; with
-#                   SWEEP=file (or POINTS='...') run a benchmark sweep and
-#                   write its records, plots and report (tools/sweep.py)
-#   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
-#                   (the peer the benchmarks are compared with)
-#   make fuzz       random system calls at scale (PRESETS=, SEED(S)=, CALLS=)
-#   make crash      crash consistency: QEMU killed mid-workload (STOPS=, FS=s5|ufs)
-#   make flip       byte-flipped images mounted and walked (IMAGES=, FS=s5|ufs)
-#   make soak       a multi-user load for DURATION= seconds, then leak checks
-#   make UP=1       the uniprocessor build of the same sources into build/up/
-#                   (make UP=1 boot|run boots it; see below)
+# This header is `make help`: the help target prints its "Targets:" and
+# "Variables:" lines and the entries under them (the lines that begin
+# with "#   "), so keep each entry to one line.  More in docs/building.md.
+#
+# Targets:
+#   make              the kernel ELF, the boot ISO and compile_commands.json
+#   make run          boot a machine preset in QEMU to a shell; type poweroff to leave
+#   make boot         boot the kernel alone, no root file system (OPTS=ktest=all ...)
+#   make bochs        boot a preset in Bochs
+#   make debug        QEMU halted at the reset vector with its gdb stub, and gdb
+#   make check        every test, in under 30 minutes; ends with "N passed, N failed"
+#   make check-long   the long variants only (the user tests against glibc on Debian)
+#   make tools        the host tools (mkfs, fsck, s5cat ...) into build/tools/
+#   make userland     init, lockstat and the user tests into build/userland/
+#   make bench        the benchmarks into build/bench/; with SWEEP= or POINTS= run a sweep
+#   make linux-run    Debian's Linux kernel, the peer, runs RUN='...' on the same preset
+#   make fuzz         random system calls at scale (PRESETS=, SEEDS=, CALLS=, FROM=)
+#   make crash        crash consistency: QEMU killed mid-workload, fsck (STOPS=, FS=)
+#   make flip         byte-flipped images mounted and walked (IMAGES=, FS=)
+#   make soak         a multi-user load for DURATION= seconds, then leak checks (USERS=)
+#   make clean        remove build/ (or build/up/ with UP=1)
+#   make help         this list
+#
+# Variables:
+#   MACHINE=NAME      the machine preset (default, svr4mp, hector ...; machines.conf)
+#   OPTS='k=v ...'    kernel options (lock=mcs, sched=..., lockstat=on; docs/options.md)
+#   ACCEL=tcg|kvm     QEMU's accelerator (default tcg)
+#   TIMEOUT=S         seconds before a boot is stopped (0: none)
+#   RUN='cmd'         make run / linux-run: run cmd under /bin/sh, print its output, power off
+#   ADD=DIR           make run: a host directory under /add in the guest
+#   DISK=IMAGE        make run / boot: a raw image as the next virtio disk (repeatable)
+#   SIZE=16M          make run: free space in the root image beyond its contents
+#   ROOT=PATH         make run: keep the root image at PATH between runs
+#   FS=s5|ufs         make run: the root's file system; crash, flip: the one tested
+#   USERLAND=debian   make run / linux-run: Debian's own programs on a UFS root
+#   UP=1              the uniprocessor build into build/up/ (make UP=1 boot|run too)
+#   SWEEP=FILE        make bench: run the sweep in FILE (bench/sweeps/) and report
+#   POINTS='...'      make bench: an ad hoc sweep on one line, lines separated by ';'
+#   OUT=DIR           make bench: the results directory (default build/sweeps/NAME)
+#   JOBS=N            make bench: emulators at once
+#   CLUSTER=ADDR      make bench: run the boots through Dask (tcp://host:8786 or local)
+#   CHECK_ARGS='...'  make check: options for tests/check.py (-k NAME, -j N, --list)
+#   LINUX_APPEND=...  make linux-run: more Linux kernel command line
+#   V=1               show the full build commands
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
@@ -65,7 +89,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(HOSTBUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak upkernel
+.PHONY: all deps run boot bochs debug check check-long tools clean bench linux-run userland fuzz crash flip soak upkernel help
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
 
 deps: $(DEPS_OK)
@@ -229,5 +253,9 @@ soak: all tools userland
 
 clean:
 	rm -rf $(BUILD)
+
+# The header of this file, its targets and variables, one line each.
+help:
+	@awk '/^[^#]/ { exit } /^# [A-Z][a-z]*:$$/ { sub(/^# /, ""); print; next } /^#   / { sub(/^# /, ""); print }' $(firstword $(MAKEFILE_LIST))
 
 -include $(KOBJS:.o=.d)
