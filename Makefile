@@ -208,7 +208,7 @@ LINUX_APPEND ?=
 
 # make bench SWEEP=bench/sweeps/NAME (or POINTS='workloads fork; machines
 # spur; cpus 1-5'): after building the benchmarks, the harness
-# (tools/sweep.py, README "Benchmark sweeps") runs every point not yet
+# (tools/sweep.py, docs/benchmarks.md "Benchmark sweeps") runs every point not yet
 # done, then writes the records, tables, plots and report under
 # build/sweeps/NAME/ (OUT= elsewhere) and prints where the report is.
 # CLUSTER=tcp://host:8786 (or local) runs the boots through Dask

@@ -12,7 +12,7 @@
   debian/ufs  the Debian root itself (make run USERLAND=debian: Debian's
               packages, unmodified, on a UFS root), one boot: with
               userland/tests/debian/ under /add (native.mk its Makefile),
-              README's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
+              docs/debian.md's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
               gcc (driver, cc1, as, collect2, ld) build a hello world,
               dynamic and -static, and the three-file project with
               `make -j4`, runs them, then execs a program whose
@@ -195,7 +195,7 @@ def host_results(dest, names):
 
 
 def native_script(names):
-    """README's command (its Makefile is native.mk), native.sh, then each
+    """docs/debian.md's command (its Makefile is native.mk), native.sh, then each
     glibc test from /tmp, bracketed as user_check's."""
     cmds = [(n, "/add/glibc/" + n) for n in names]
     return "(cd /src && make -j8 > /dev/null && ./prog); echo \"src $?\"\n" \
