@@ -80,7 +80,15 @@ The jobs:
                      processes and the shell survives (tests/tty_check.py)
   run/default        make run itself (tests/run_check.py): one-line
                      failures, the command's output alone and exact on
-                     stdout, ROOT= keeping an image between two boots
+                     stdout, ROOT= keeping an image between two boots;
+                     poweroff, reboot and halt in the command shut down
+  newcomer           README's tour typed word for word into an interactive
+                     make run on a pseudo-terminal, ending in poweroff:
+                     exit status 0, no process left; a closed terminal,
+                     SIGTERM to make and a killed userrun.py leave none
+                     either (tests/newcomer_check.py)
+  newcomer/docs      host only: README at most 300 lines, docs/ links and
+                     index, make help against the Makefile and README
   debian/s5          Debian's gcc, as, ld and make (tools/debian_s5_bundle.py)
                      on an S5 root build and run a hello world and a
                      three-file project with make -j4 (tests/debian_check.py)
@@ -150,6 +158,7 @@ import host_check  # noqa: E402
 import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
+import newcomer_check  # noqa: E402
 import debian_check  # noqa: E402
 import pysuite_check  # noqa: E402
 import postgres_check  # noqa: E402
@@ -178,6 +187,7 @@ def all_jobs():
                  for c in fs_check.CACHE_MODELS for l in fs_check.LOCK_ALGOS if (c, l) not in covered]
 
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools),
+            ("newcomer/docs", newcomer_check.job_docs),
             ("source", host_check.job_source_rules), ("checksched", host_check.job_check_sched),
             ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
@@ -213,6 +223,7 @@ def all_jobs():
                                        name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
+             ("newcomer", newcomer_check.job_newcomer),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
              ("debian/pysuite", pysuite_check.make_job(long=False)),
@@ -249,7 +260,7 @@ BUDGET_FACTOR = 2.5
 UNMEASURED = 600        # seconds assumed for a job the file does not list
 # Jobs that run on the host alone (no boot of their own, no build): they
 # may run while the kernel's ISOs are being made.
-HOST_ONLY = ("unit", "s5tools", "source", "checksched")
+HOST_ONLY = ("unit", "s5tools", "source", "checksched", "newcomer/docs")
 
 
 def load_times(path=TIMES_FILE):
