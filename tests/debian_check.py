@@ -41,7 +41,9 @@
               each must pass in both (a representative set; all of them
               with make check-long, job debian/ufs/long).  The image is
               kept (ROOT=), and a second boot with another command in its
-              slot finds the program built and up to date.
+              slot finds the program built and up to date; a third
+              types poweroff with a process in the background: exit
+              status 0 at once (debian/ufs/shutdown).
 
 The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
@@ -409,6 +411,7 @@ def run_debian_ufs(ctx, tmp, name, small):
         ctx.results.add("%s/glibc/%s" % (name, n), ok and h_ok, why or h_why)
     if small:
         check_kept(ctx, kept, name)
+        check_shutdown(ctx, kept, name)
         why = slot_refusals(tmp)
         ctx.results.add(name + "/slot", not why, why)
 
@@ -444,6 +447,20 @@ def slot_refusals(tmp):
             if f.read() != old:
                 return "a refused write changed %s" % os.path.basename(image)
     return ""
+
+
+def check_shutdown(ctx, kept, name):
+    """poweroff typed in the Debian root (busybox's, as Debian ships none
+    without systemd) shuts down at once, a background process and all:
+    exit status 0 and init's line, the command after it never run."""
+    limit = ctx.limit(120)
+    if limit < 30:
+        return budget_gone(ctx, [name + "/shutdown"])
+    status, out, err = run_check.userrun(["--userland", "debian", "--root", kept], limit,
+                                         run="sleep 100 & poweroff; sleep 30; echo not stopped")
+    ok = status == 0 and "init: poweroff" in err.splitlines() and b"not stopped" not in out
+    ctx.results.add(name + "/shutdown", ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-200:], err.strip().splitlines()[-1:]))
 
 
 def check_kept(ctx, kept, name):
