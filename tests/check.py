@@ -89,6 +89,9 @@ The jobs:
                      either (tests/newcomer_check.py)
   newcomer/docs      host only: README at most 300 lines, docs/ links and
                      index, make help against the Makefile and README
+  userland/deps      host only: the user programs follow the headers they
+                     include (kern/abi/tempest_abi.h made newer in a copy:
+                     lockstat and t_lockstat out of date, t_stat not)
   debian/s5          Debian's gcc, as, ld and make (tools/debian_s5_bundle.py)
                      on an S5 root build and run a hello world and a
                      three-file project with make -j4 (tests/debian_check.py)
@@ -188,6 +191,7 @@ def all_jobs():
 
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools),
             ("newcomer/docs", newcomer_check.job_docs),
+            ("userland/deps", host_check.job_userland_deps),
             ("source", host_check.job_source_rules), ("checksched", host_check.job_check_sched),
             ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
@@ -260,7 +264,7 @@ BUDGET_FACTOR = 2.5
 UNMEASURED = 600        # seconds assumed for a job the file does not list
 # Jobs that run on the host alone (no boot of their own, no build): they
 # may run while the kernel's ISOs are being made.
-HOST_ONLY = ("unit", "s5tools", "source", "checksched", "newcomer/docs")
+HOST_ONLY = ("unit", "s5tools", "source", "checksched", "newcomer/docs", "userland/deps")
 
 
 def load_times(path=TIMES_FILE):
