@@ -9,6 +9,11 @@
  *     them) and
  *     makes /etc/mtab a link to /proc/mounts, as mount, df and e2fsck
  *     expect.
+ *   - If /etc/rc.local exists, init runs it under /bin/sh as root and
+ *     waits for it, with one argument: "interactive" when a shell will
+ *     follow, "command" when /etc/rc.run will (make run GAEDE=1 mounts
+ *     its disks there, tools/userrun.py).  A status other than 0 is
+ *     reported ("init: /etc/rc.local: exit status N") and the boot goes on.
  *   - If /etc/rc.run exists (tools/mkroot.py --run writes it for
  *     `make run RUN='...'`) and is not an empty command slot (a kept
  *     image's rc.run whose first line is NO_COMMAND, see
@@ -47,6 +52,7 @@
 #include <unistd.h>
 
 #define RC_RUN "/etc/rc.run"
+#define RC_LOCAL "/etc/rc.local"
 #define NO_COMMAND "# tempest: no command\n"
 #define SHELL "/bin/sh"
 
@@ -224,14 +230,26 @@ static void mount_proc(void)
         say("init: cannot link /etc/mtab to /proc/mounts, errno %d\n", errno);
 }
 
+/* "init: WHAT exit status N" (or "killed by signal N"); the harness
+ * reads the command's line, whose WHAT is empty. */
+static void report_of(const char *what, int status)
+{
+    char line[96];
+    int len;
+    if (status < 0)
+        len = snprintf(line, sizeof line, "init: %sexit status %d\n", what, 255);
+    else if (WIFSIGNALED(status))
+        len = snprintf(line, sizeof line, "init: %skilled by signal %d\n", what,
+                       WTERMSIG(status));
+    else
+        len = snprintf(line, sizeof line, "init: %sexit status %d\n", what, WEXITSTATUS(status));
+    if (len > 0)
+        write(2, line, (size_t)len);
+}
+
 static void report(int status)
 {
-    if (status < 0)
-        say("init: exit status %d\n", 255);
-    else if (WIFSIGNALED(status))
-        say("init: killed by signal %d\n", WTERMSIG(status));
-    else
-        say("init: exit status %d\n", WEXITSTATUS(status));
+    report_of("", status);
 }
 
 /* Is there a command to run: rc.run exists and is not an empty slot? */
@@ -253,8 +271,17 @@ int main(void)
     chdir("/");
     catch_signals();
     mount_proc();
-    int status;
-    if (has_command()) {
+    int status = 0;
+    int command = has_command();
+    if (access(RC_LOCAL, R_OK) == 0) {
+        char *argv[] = { SHELL, RC_LOCAL, command ? "command" : "interactive", NULL };
+        status = run(argv, 0);
+        if (status != SHUTDOWN_ASKED && status != 0)
+            report_of(RC_LOCAL ": ", status);
+    }
+    if (status == SHUTDOWN_ASKED) {
+        /* poweroff in rc.local: straight to the shutdown. */
+    } else if (command) {
         char *argv[] = { SHELL, RC_RUN, NULL };
         status = run(argv, 0);
     } else {
