@@ -100,6 +100,8 @@ The jobs:
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
+  debian/gaede       make run USERLAND=debian GAEDE=1: /bench, GAEDE's home
+                     disk and pmake's sources there; two users run GAEDE
   debian/pysuite     Python's own regression suite (a few tests; issue 31's
                      list with --long): what passes with Debian's python3 on
                      the Linux peer (and the host's Linux) passes inside
@@ -230,6 +232,7 @@ def all_jobs():
              ("newcomer", newcomer_check.job_newcomer),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
+             ("debian/gaede", debian_check.job_debian_gaede),
              ("debian/pysuite", pysuite_check.make_job(long=False)),
              ("debian/postgres", postgres_check.make_job(long=False))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),

@@ -45,6 +45,10 @@
               types poweroff with a process in the background: exit
               status 0 at once (debian/ufs/shutdown).
 
+  debian/gaede  make run USERLAND=debian GAEDE=1: the benchmarks, GAEDE's
+              home disk and pmake's sources are there, and two GAEDE users
+              run their scripts for five seconds by hand, none failing.
+
 The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
 """
@@ -461,6 +465,28 @@ def check_shutdown(ctx, kept, name):
     ok = status == 0 and "init: poweroff" in err.splitlines() and b"not stopped" not in out
     ctx.results.add(name + "/shutdown", ok, "" if ok else "exit %s, stdout %r (%s)"
                     % (status, out[-200:], err.strip().splitlines()[-1:]))
+
+
+GAEDE_RE = re.compile(rb"^bench gaede users=2 scripts=(\d+) .*failed=0", re.M)
+
+
+def job_debian_gaede(ctx):
+    """make run USERLAND=debian GAEDE=1: /bench/gaede and /bench/pmake on
+    the root, pmake's sources mounted on /mnt/pmake, GAEDE's home disk on
+    /home/d0 with its scripts, and a short GAEDE run of two users by hand
+    finishing scripts with none failed."""
+    name = "debian/gaede"
+    limit = ctx.limit(300)
+    if limit < 60:
+        return budget_gone(ctx, [name])
+    status, out, err = run_check.userrun(
+        ["--userland", "debian", "--gaede"], limit,
+        run="ls /bench/gaede /bench/pmake /mnt/pmake/Makefile /home/d0/scripts/edit.sh "
+            "> /dev/null && /bench/gaede -u 2 -t 5 -s /home/d0/scripts")
+    m = GAEDE_RE.search(out)
+    ok = status == 0 and m is not None and int(m.group(1)) > 0
+    ctx.results.add(name, ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-300:], err.strip().splitlines()[-1:]))
 
 
 def check_kept(ctx, kept, name):
