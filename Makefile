@@ -20,6 +20,7 @@
 #   make crash        crash consistency: QEMU killed mid-workload, fsck (STOPS=, FS=)
 #   make flip         byte-flipped images mounted and walked (IMAGES=, FS=)
 #   make soak         a multi-user load for DURATION= seconds, then leak checks (USERS=)
+#   make bootbench    boot phases (firmware+loader, kernel, init, command) of Tempest and Linux
 #   make clean        remove build/ (or build/up/ with UP=1)
 #   make help         this list
 #
@@ -44,6 +45,7 @@
 #   CLUSTER=ADDR      make bench: run the boots through Dask (tcp://host:8786 or local)
 #   CHECK_ARGS='...'  make check: options for tests/check.py (-k NAME, -j N, --list)
 #   LINUX_APPEND=...  make linux-run: more Linux kernel command line
+#   REPEATS=N         make bootbench: counted boots of each kernel (default 3)
 #   V=1               show the full build commands
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
@@ -90,7 +92,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(HOSTBUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check check-long tools clean bench linux-run userland fuzz crash flip soak upkernel help
+.PHONY: all deps run boot bochs debug check check-long tools clean bench linux-run userland fuzz crash flip soak upkernel help bootbench
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
 
 deps: $(DEPS_OK)
@@ -251,6 +253,11 @@ flip: all tools userland
 	nice -n 5 $(PYTHON) tests/flip_check.py --fs $(or $(FS),s5) --images $(or $(IMAGES),1000) $(if $(SEED),--seed $(SEED))
 soak: all tools userland
 	nice -n 5 $(PYTHON) tools/soak.py --duration $(or $(DURATION),600) $(if $(USERS),--users $(USERS)) --opts "$(OPTS)"
+
+# make bootbench: how long a boot takes, phase by phase, on Tempest and
+# on the Linux peer (tools/boottime.py).
+bootbench: all tools userland bench
+	$(PYTHON) tools/boottime.py --machine $(MACHINE) --accel $(ACCEL) --repeats $(or $(REPEATS),3)
 
 clean:
 	rm -rf $(BUILD)

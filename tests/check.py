@@ -89,6 +89,8 @@ The jobs:
                      either (tests/newcomer_check.py)
   newcomer/docs      host only: README at most 300 lines, docs/ links and
                      index, make help against the Makefile and README
+  bootbench          tools/boottime.py's phases for both kernels, one boot
+                     each; the ISO's kernel has no debug information
   userland/deps      host only: the user programs follow the headers they
                      include (kern/abi/tempest_abi.h made newer in a copy:
                      lockstat and t_lockstat out of date, t_stat not)
@@ -237,7 +239,8 @@ def all_jobs():
              ("debian/postgres", postgres_check.make_job(long=False))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
-             ("panic/deadlock", boot_check.job_deadlock)]
+             ("panic/deadlock", boot_check.job_deadlock),
+             ("bootbench", boot_check.job_bootbench)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
     jobs += [("upbuild/ktest", papers_check.job_upbuild), ("alloc/default", papers_check.job_alloc)]

@@ -476,7 +476,7 @@ def _watch(proc, outfile, timeout, echo=None, hung_up=None):
         if timeout and now - start > timeout:
             _kill_group(proc)
             return True, False
-        time.sleep(0.2)
+        time.sleep(WATCH_INTERVAL)
 
 
 def _status(timed_out, timeout, output, stuck=False):
@@ -514,6 +514,14 @@ _live_lock = threading.Lock()
 _stopping = False
 
 
+# How often _watch reads the console file (seconds).  tools/boottime.py
+# makes it finer, to time the console's lines closely.
+WATCH_INTERVAL = 0.2
+# When start_emulator last started an emulator (time.monotonic()), for
+# tools/boottime.py's phases: a boot's own start, not its preparation's.
+last_emulator_start = None
+
+
 def start_emulator(cmd, **popen_args):
     """Popen cmd as an emulator in a session of its own, under
     emulator_command (it ends with the thread that starts it; timeout(1)
@@ -522,6 +530,8 @@ def start_emulator(cmd, **popen_args):
     with _live_lock:
         if _stopping:
             return None
+        global last_emulator_start
+        last_emulator_start = time.monotonic()
         proc = subprocess.Popen(emulator_command(cmd), start_new_session=True, **popen_args)
         _live.add(proc)
     return proc

@@ -88,6 +88,9 @@ BUSYBOX_PACKAGE = "busybox-static"
 
 APPEND = "console=ttyS0 quiet panic=-1 mitigations=off numa_balancing=disable"
 DEFAULT_TIMEOUT = 600
+# How often a boot's console is read (seconds); tools/boottime.py makes
+# it finer, to time the console's lines closely.
+POLL_INTERVAL = 0.1
 EXIT_TIMEOUT = 124
 EXIT_FAILED = 125
 
@@ -509,7 +512,7 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
                     if timeout and time.monotonic() - start > timeout:
                         timed_out = True
                         break
-                    time.sleep(0.1)
+                    time.sleep(POLL_INTERVAL)
             finally:
                 tempest.stop_emulator(proc)
         follower.poll()
