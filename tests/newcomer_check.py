@@ -16,6 +16,12 @@
                      must end make with exit status 0, the kernel's
                      unmount of the root and power-off on the console, and
                      no process of the run left
+  newcomer/commands  the tour's other commands that run something and
+                     power off (`make run ... RUN=...`, `make linux-run
+                     RUN=...`), word for word from its sh blocks: each
+                     exits 0 and prints a benchmark's `bench ` line (the
+                     sweep and the Debian root have jobs of their own:
+                     bench, debian/...)
   newcomer/hangup    another `make run`, its terminal closed at the
                      prompt (a window closed): make ends and leaves no
                      process
@@ -25,7 +31,7 @@
                      so it cleans nothing up): its emulator still ends (it
                      dies with its parent) and no process is left
 
-The boots are the default preset's, one at a time, about 25 s in all.
+The boots are one at a time, about 30 s in all.
 """
 
 import os
@@ -76,6 +82,36 @@ def tour(text):
             guest = [l[2:] for l in lines if l.startswith("# ")]
             return (host[0] if host else None), guest
     return None
+
+
+def tour_commands(text):
+    """The `make` lines of the sh blocks in README's tour section that
+    run a command and power off (RUN=), as typed."""
+    start = text.find("\n## A tour")
+    end = text.find("\n## ", start + 1)
+    section = text[start:end if end > 0 else len(text)] if start >= 0 else ""
+    return [l.split("  #")[0].strip() for info, lines in code_blocks(section) if info == "sh"
+            for l in lines if l.startswith("make ") and "RUN=" in l]
+
+
+def check_commands(ctx, limit):
+    with open(README) as f:
+        commands = tour_commands(f.read())
+    problems = [] if commands else ["README's tour has no `make ... RUN=` lines"]
+    env = child_env()
+    for k in ("MAKEFLAGS", "MAKELEVEL", "TEMPEST_RUN", "LINUX_RUN"):
+        env.pop(k, None)
+    for cmd in commands:
+        try:
+            p = subprocess.run(["sh", "-c", cmd], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               timeout=limit, start_new_session=True)
+            out, rc = p.stdout, p.returncode
+        except subprocess.TimeoutExpired:
+            out, rc = b"", "timeout"
+        if rc != 0 or not re.search(rb"^bench ", out, re.M):
+            problems.append("`%s`: exit %s, stdout %r" % (cmd, rc, out[-120:]))
+    ctx.results.add("newcomer/commands", not problems, "; ".join(problems[:3]))
 
 
 def make_help():
@@ -278,8 +314,10 @@ def job_docs(ctx):
 
 
 def job_newcomer(ctx):
-    names = ["newcomer/tour", "newcomer/hangup", "newcomer/sigterm", "newcomer/orphan"]
+    names = ["newcomer/tour", "newcomer/commands", "newcomer/hangup", "newcomer/sigterm",
+             "newcomer/orphan"]
     steps = (lambda limit: check_tour(ctx, limit),
+             lambda limit: check_commands(ctx, limit),
              lambda limit: check_hangup(ctx, limit),
              lambda limit: running_command(ctx, limit, "newcomer/sigterm", "make run",
                                            signal.SIGTERM),
