@@ -444,8 +444,11 @@ def main(argv=None):
         job_times, last = run_jobs(ctx, jobs, args.jobs)
     except KeyboardInterrupt:
         tempest.kill_all()
-        print("check: interrupted", flush=True)
-        print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
+        try:
+            print("check: interrupted", flush=True)
+            print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
+        except OSError:         # the terminal is gone
+            pass
         return 130
 
     elapsed = time.monotonic() - start

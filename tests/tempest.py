@@ -384,7 +384,10 @@ def die_with_parent(sig=signal.SIGTERM):
 def stop_on_signals(sigs=(signal.SIGTERM, signal.SIGHUP)):
     """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, once:
     later ones are ignored, so the cleanup they start is not cut short by
-    a second signal (timeout(1) and terminals may signal a whole group)."""
+    a second signal (timeout(1) and terminals may signal a whole group).
+    A terminal this program runs on that hangs up counts as SIGHUP: when
+    make is the session's leader it takes the SIGHUP itself and waits for
+    its recipe, which the kernel does not tell (a watcher thread looks)."""
     def stop(signum, frame):
         for s in sigs:
             signal.signal(s, signal.SIG_IGN)
@@ -392,6 +395,20 @@ def stop_on_signals(sigs=(signal.SIGTERM, signal.SIGHUP)):
         raise KeyboardInterrupt
     for s in sigs:
         signal.signal(s, stop)
+    ttys = [fd for fd in (0, 1, 2) if _isatty(fd)]
+    if ttys and signal.SIGHUP in sigs:
+        def watch():
+            while not any(terminal_hung_up(fd) for fd in ttys):
+                time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGHUP)
+        threading.Thread(target=watch, name="hangup-watch", daemon=True).start()
+
+
+def _isatty(fd):
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 def emulator_command(cmd):

@@ -99,8 +99,11 @@ def cmd_run(args):
                                         cluster=args.cluster, retry_failed=args.retry_failed,
                                         retry_busy=args.retry_busy)
     except KeyboardInterrupt:
-        print("\nbench: interrupted; run the same command again to resume", file=sys.stderr)
-        finish(outdir, s.name)
+        try:
+            print("\nbench: interrupted; run the same command again to resume", file=sys.stderr)
+            finish(outdir, s.name)
+        except OSError:         # the terminal is gone: the next run writes the report
+            pass
         return 130
     finish(outdir, s.name)
     from harness import records
