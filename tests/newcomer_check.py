@@ -25,6 +25,8 @@
   newcomer/hangup    another `make run`, its terminal closed at the
                      prompt (a window closed): make ends and leaves no
                      process
+  newcomer/quit      another `make run` left through QEMU's monitor
+                     (Ctrl-A C, then quit): make ends, no process left
   newcomer/sigterm   `make run RUN='sleep 100'` sent SIGTERM (as `kill`
                      does to make): no process left
   newcomer/orphan    the same run's userrun.py killed outright (SIGKILL,
@@ -281,6 +283,29 @@ def check_hangup(ctx, limit):
     ctx.results.add("newcomer/hangup", not why, why)
 
 
+def check_quit(ctx, limit):
+    term = start(["make", "run"])
+    why = ""
+    try:
+        term.expect(PROMPT, limit)
+        term.family()
+        term.type("\x01c")             # Ctrl-A C: QEMU's monitor
+        term.expect(rb"\(qemu\)", 30)
+        term.type("quit\n")
+        if term.wait(30) is None:
+            why = "make run still running 30 s after the monitor's quit"
+        else:
+            left = leftovers(term)
+            if left:
+                why = "left running after the monitor's quit: " + left
+    except TerminalTimeout as e:
+        why = str(e)
+    finally:
+        term.close()
+        keep_log("quit", term)
+    ctx.results.add("newcomer/quit", not why, why)
+
+
 def running_command(ctx, limit, name, victim, sig):
     """make run RUN='sleep 100' on a terminal; once its emulator runs,
     sig goes to the process whose command line starts with victim."""
@@ -314,11 +339,12 @@ def job_docs(ctx):
 
 
 def job_newcomer(ctx):
-    names = ["newcomer/tour", "newcomer/commands", "newcomer/hangup", "newcomer/sigterm",
-             "newcomer/orphan"]
+    names = ["newcomer/tour", "newcomer/commands", "newcomer/hangup", "newcomer/quit",
+             "newcomer/sigterm", "newcomer/orphan"]
     steps = (lambda limit: check_tour(ctx, limit),
              lambda limit: check_commands(ctx, limit),
              lambda limit: check_hangup(ctx, limit),
+             lambda limit: check_quit(ctx, limit),
              lambda limit: running_command(ctx, limit, "newcomer/sigterm", "make run",
                                            signal.SIGTERM),
              lambda limit: running_command(ctx, limit, "newcomer/orphan",

@@ -46,6 +46,40 @@ def _children():
     return kids
 
 
+def note_tree(root, seen):
+    """Add root and every process under it to seen ({pid: start time});
+    a process seen once stays, with its start time, so a pid used again
+    later by someone else is not mistaken for it."""
+    kids = _children()
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        st = _stat(pid)
+        if st and pid not in seen:
+            seen[pid] = st[1]
+        todo += kids.get(pid, [])
+    return seen
+
+
+def still_running(seen):
+    """The processes of seen still running (not zombies): [(pid, command line)]."""
+    alive = []
+    for pid, start in sorted(seen.items()):
+        st = _stat(pid)
+        if not st or st[1] != start:
+            continue
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    continue
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                line = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        alive.append((pid, line))
+    return alive
+
+
 class Terminal:
     """cmd in a new session with a pseudo-terminal as its controlling
     terminal; the output is kept (self.output, bytes) as it is read."""
@@ -67,37 +101,13 @@ class Terminal:
         self.family()
 
     def family(self):
-        """Note every process now under the command (it, its children, and
-        theirs); a process seen once stays noted, with its start time, so a
-        pid used again later by someone else is not mistaken for it."""
-        kids = _children()
-        todo = [self.pid]
-        while todo:
-            pid = todo.pop()
-            st = _stat(pid)
-            if st and pid not in self.seen:
-                self.seen[pid] = st[1]
-            todo += kids.get(pid, [])
-        return sorted(self.seen)
+        """Note every process now under the command (note_tree)."""
+        return sorted(note_tree(self.pid, self.seen))
 
     def left(self):
         """The noted processes still running (not zombies), as
         [(pid, command line)]."""
-        alive = []
-        for pid, start in sorted(self.seen.items()):
-            st = _stat(pid)
-            if not st or st[1] != start:
-                continue
-            try:
-                with open("/proc/%d/stat" % pid, "rb") as f:
-                    if f.read().rsplit(b")", 1)[1].split()[0] == b"Z":
-                        continue
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    line = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-            except OSError:
-                continue
-            alive.append((pid, line))
-        return alive
+        return still_running(self.seen)
 
     def _read(self, wait):
         if self.fd is None:
