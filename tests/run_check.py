@@ -1,7 +1,8 @@
 """`make run` itself (tools/userrun.py), for tests/check.py:
 
   run/failures   a missing ADD= directory, a missing DISK= image, an
-                 unknown machine, a bad SIZE= and an unusable ROOT= each
+                 unknown machine, a bad SIZE=, an unusable ROOT= and
+                 GAEDE=1 without USERLAND=debian each
                  give exit status 125, one line on standard error starting
                  "userrun:" and nothing on standard output (no boot)
   run/output     a command whose output has a bare LF, a CR LF of its own
@@ -77,7 +78,8 @@ def failures(ctx, tmp):
              ("DISK", ["--disk", os.path.join(tmp, "missing.img")]),
              ("MACHINE", ["--machine", "nosuchmachine"]),
              ("SIZE", ["--free", "12Q"]),
-             ("ROOT", ["--root", bad]))
+             ("ROOT", ["--root", bad]),
+             ("GAEDE", ["--gaede"]))
     problems = []
     for what, args in cases:
         status, out, err = userrun(args, 60, run="true")
