@@ -1,25 +1,52 @@
 # Tempest build.
 #
-#   make            kernel ELF, boot ISO and compile_commands.json
-#   make run        boot a machine preset in QEMU to a shell (MACHINE=, OPTS=,
-#                   ACCEL=; RUN='cmd' runs cmd and powers off; ADD=DIR;
-#                   USERLAND=debian: Debian's own userland on a UFS root)
-#   make boot       boot the kernel alone, no root file system (OPTS=)
-#   make bochs      boot a preset in Bochs (MACHINE=, OPTS=)
-#   make debug      QEMU halted with its gdb stub, and gdb with the symbols
-#   make check      every test; ends with "N passed, N failed"
-#   make tools      host tools into build/tools/
-#   make bench      the user-space benchmarks into build/bench/; with
-#                   SWEEP=file (or POINTS='...') run a benchmark sweep and
-#                   write its records, plots and report (tools/sweep.py)
-#   make linux-run  Debian's Linux kernel on the same preset runs RUN='...'
-#                   (the peer the benchmarks are compared with)
-#   make fuzz       random system calls at scale (PRESETS=, SEED(S)=, CALLS=)
-#   make crash      crash consistency: QEMU killed mid-workload (STOPS=, FS=s5|ufs)
-#   make flip       byte-flipped images mounted and walked (IMAGES=, FS=s5|ufs)
-#   make soak       a multi-user load for DURATION= seconds, then leak checks
-#   make UP=1       the uniprocessor build of the same sources into build/up/
-#                   (make UP=1 boot|run boots it; see below)
+# This header is `make help`: the help target prints its "Targets:" and
+# "Variables:" lines and the entries under them (the lines that begin
+# with "#   "), so keep each entry to one line.  More in docs/building.md.
+#
+# Targets:
+#   make              the kernel ELF, the boot ISO and compile_commands.json
+#   make run          boot a machine preset in QEMU to a shell; type poweroff to leave
+#   make boot         boot the kernel alone, no root file system (OPTS=ktest=all ...)
+#   make bochs        boot a preset in Bochs
+#   make debug        QEMU halted at the reset vector with its gdb stub, and gdb
+#   make check        every test, in under 30 minutes; ends with "N passed, N failed"
+#   make check-long   the long variants only (the user tests against glibc on Debian)
+#   make tools        the host tools (mkfs, fsck, s5cat ...) into build/tools/
+#   make userland     init, lockstat and the user tests into build/userland/
+#   make bench        the benchmarks into build/bench/; with SWEEP= or POINTS= run a sweep
+#   make linux-run    Debian's Linux kernel, the peer, runs RUN='...' on the same preset
+#   make fuzz         random system calls at scale (PRESETS=, SEEDS=, CALLS=, FROM=)
+#   make crash        crash consistency: QEMU killed mid-workload, fsck (STOPS=, FS=)
+#   make flip         byte-flipped images mounted and walked (IMAGES=, FS=)
+#   make soak         a multi-user load for DURATION= seconds, then leak checks (USERS=)
+#   make bootbench    boot phases (firmware+loader, kernel, init, command) of Tempest and Linux
+#   make clean        remove build/ (or build/up/ with UP=1)
+#   make help         this list
+#
+# Variables:
+#   MACHINE=NAME      the machine preset (default, svr4mp, hector ...; machines.conf)
+#   OPTS='k=v ...'    kernel options (lock=mcs, sched=..., lockstat=on; docs/options.md)
+#   ACCEL=tcg|kvm     QEMU's accelerator (default tcg)
+#   TIMEOUT=S         seconds before a boot is stopped (0: none)
+#   RUN='cmd'         make run / linux-run: run cmd under /bin/sh, print its output, power off
+#   ADD=DIR           make run: a host directory under /add in the guest
+#   DISK=IMAGE        make run / boot: a raw image as the next virtio disk (repeatable)
+#   SIZE=16M          make run: free space in the root image beyond its contents
+#   ROOT=PATH         make run: keep the root image at PATH between runs
+#   FS=s5|ufs         make run: the root's file system; crash, flip: the one tested
+#   USERLAND=debian   make run / linux-run: Debian's own programs on a UFS root
+#   GAEDE=1           make run USERLAND=debian: GAEDE's users and home disks, pmake's sources
+#   UP=1              the uniprocessor build into build/up/ (make UP=1 boot|run too)
+#   SWEEP=FILE        make bench: run the sweep in FILE (bench/sweeps/) and report
+#   POINTS='...'      make bench: an ad hoc sweep on one line, lines separated by ';'
+#   OUT=DIR           make bench: the results directory (default build/sweeps/NAME)
+#   JOBS=N            make bench: emulators at once
+#   CLUSTER=ADDR      make bench: run the boots through Dask (tcp://host:8786 or local)
+#   CHECK_ARGS='...'  make check: options for tests/check.py (-k NAME, -j N, --list)
+#   LINUX_APPEND=...  make linux-run: more Linux kernel command line
+#   REPEATS=N         make bootbench: counted boots of each kernel (default 3)
+#   V=1               show the full build commands
 #
 # Kernel sources are found by wildcard, so a new .c or .asm file under
 # boot/, kern/ or drivers/ is built without editing this file.
@@ -65,7 +92,7 @@ ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(HOSTBUILD)/.deps-ok
 
-.PHONY: all deps run boot bochs debug check check-long tools clean iso bench linux-run userland fuzz crash flip soak upkernel
+.PHONY: all deps run boot bochs debug check check-long tools clean bench linux-run userland fuzz crash flip soak upkernel help bootbench
 all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
 
 deps: $(DEPS_OK)
@@ -147,7 +174,7 @@ compile_commands.json: Makefile $(CSRCS)
 # kbench= ...).
 run: export TEMPEST_RUN = $(value RUN)
 run: all tools userland bench
-	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(FS),--fs $(FS)) $(if $(USERLAND),--userland $(USERLAND))
+	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(FS),--fs $(FS)) $(if $(USERLAND),--userland $(USERLAND)) $(if $(filter 1,$(GAEDE)),--gaede)
 
 boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))
@@ -184,7 +211,7 @@ LINUX_APPEND ?=
 
 # make bench SWEEP=bench/sweeps/NAME (or POINTS='workloads fork; machines
 # spur; cpus 1-5'): after building the benchmarks, the harness
-# (tools/sweep.py, README "Benchmark sweeps") runs every point not yet
+# (tools/sweep.py, docs/benchmarks.md "Benchmark sweeps") runs every point not yet
 # done, then writes the records, tables, plots and report under
 # build/sweeps/NAME/ (OUT= elsewhere) and prints where the report is.
 # CLUSTER=tcp://host:8786 (or local) runs the boots through Dask
@@ -227,7 +254,16 @@ flip: all tools userland
 soak: all tools userland
 	nice -n 5 $(PYTHON) tools/soak.py --duration $(or $(DURATION),600) $(if $(USERS),--users $(USERS)) --opts "$(OPTS)"
 
+# make bootbench: how long a boot takes, phase by phase, on Tempest and
+# on the Linux peer (tools/boottime.py).
+bootbench: all tools userland bench
+	$(PYTHON) tools/boottime.py --machine $(MACHINE) --accel $(ACCEL) --repeats $(or $(REPEATS),3)
+
 clean:
 	rm -rf $(BUILD)
+
+# The header of this file, its targets and variables, one line each.
+help:
+	@awk '/^[^#]/ { exit } /^# [A-Z][a-z]*:$$/ { sub(/^# /, ""); print; next } /^#   / { sub(/^# /, ""); print }' $(firstword $(MAKEFILE_LIST))
 
 -include $(KOBJS:.o=.d)

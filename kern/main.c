@@ -147,7 +147,7 @@ static void number_cpus(void)
         kprintf("smp: the MADT does not list the boot cpu (apic %u); using it as cpu 0\n", bsp);
         acpi.cpu[0].apic_id = bsp;
     }
-    ncpus = smp_cpus_to_use(MIN(acpi.ncpus, MAX_CPUS), smp_build_maxcpus(opts.maxcpus));
+    ncpus = smp_build_cpus(MIN(acpi.ncpus, MAX_CPUS), opts.maxcpus);
     for (int i = 0; i < ncpus; i++) {
         cpus[i].id = i;
         cpus[i].apic_id = acpi.cpu[i].apic_id;

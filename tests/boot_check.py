@@ -14,11 +14,19 @@
                      the default
   panic/pagefault    a PANIC line, a symbolized backtrace, a stop
   panic/deadlock     the hang watchdog's dump shows the cycle
+  bootbench/...      tools/boottime.py, one counted boot of each kernel:
+                     every phase timed for both (bootbench/phases); the
+                     boot ISO's kernel carries no debug information
+                     (bootbench/iso: GRUB loads a third of kernel.elf)
 """
 
 import calendar
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 
 import tempest
@@ -392,3 +400,46 @@ def job_deadlock(ctx):
     ctx.results.add(name, not p, "; ".join(p) + " [%s/]" % r.keep)
     with ctx.results.lock:          # a hang on purpose: not one to report
         ctx.results.dumps = [(j, d) for j, d in ctx.results.dumps if j != name]
+
+
+BOOTTIME = os.path.join(tempest.ROOT, "tools", "boottime.py")
+PHASE_ROW_RE = re.compile(r"^(tempest|linux)\s+((?:\d+\.\d+\s+){4})(\d+\.\d+)\s*$", re.M)
+
+
+def job_bootbench(ctx):
+    """tools/boottime.py prints a row of phases for each kernel, and the
+    ISO's copy of the kernel has no .debug sections."""
+    problems = []
+    iso = tempest.make_iso("poweroff")
+    tmp = tempfile.mkdtemp(prefix="tempest-iso-")
+    try:
+        elf = os.path.join(tmp, "tempest.elf")
+        subprocess.run(["xorriso", "-osirrox", "on", "-indev", iso, "-extract",
+                        "/boot/tempest.elf", elf], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=120)
+        if not os.path.exists(elf):
+            problems.append("no /boot/tempest.elf in %s" % os.path.basename(iso))
+        else:
+            r = subprocess.run(["readelf", "-S", "-W", elf], stdout=subprocess.PIPE,
+                               text=True, stdin=subprocess.DEVNULL, timeout=60)
+            debug = sorted(set(re.findall(r"\.debug_\w+", r.stdout)))
+            if debug or r.returncode != 0:
+                problems.append("the ISO's kernel has %s" % (", ".join(debug) or "no sections"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ctx.results.add("bootbench/iso", not problems, "; ".join(problems))
+    limit = ctx.limit(T_TOPOLOGY)
+    if limit < 60:
+        return budget_gone(ctx, ["bootbench/phases"])
+    # boottime.py holds each boot's host cores itself.
+    try:
+        p = subprocess.run([sys.executable, BOOTTIME, "--repeats", "1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+                           timeout=limit)
+        out, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired:
+        out, rc = "", "timeout"
+    rows = {k for k, _, _ in PHASE_ROW_RE.findall(out)}
+    ok = rc == 0 and rows == {"tempest", "linux"}
+    ctx.results.add("bootbench/phases", ok, "" if ok else "exit %s, rows %s: %s"
+                    % (rc, sorted(rows), out.strip()[-300:]))

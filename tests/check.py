@@ -80,7 +80,20 @@ The jobs:
                      processes and the shell survives (tests/tty_check.py)
   run/default        make run itself (tests/run_check.py): one-line
                      failures, the command's output alone and exact on
-                     stdout, ROOT= keeping an image between two boots
+                     stdout, ROOT= keeping an image between two boots;
+                     poweroff, reboot and halt in the command shut down
+  newcomer           README's tour typed word for word into an interactive
+                     make run on a pseudo-terminal, ending in poweroff:
+                     exit status 0, no process left; a closed terminal,
+                     SIGTERM to make and a killed userrun.py leave none
+                     either (tests/newcomer_check.py)
+  newcomer/docs      host only: README at most 300 lines, docs/ links and
+                     index, make help against the Makefile and README
+  bootbench          tools/boottime.py's phases for both kernels, one boot
+                     each; the ISO's kernel has no debug information
+  userland/deps      host only: the user programs follow the headers they
+                     include (kern/abi/tempest_abi.h made newer in a copy:
+                     lockstat and t_lockstat out of date, t_stat not)
   debian/s5          Debian's gcc, as, ld and make (tools/debian_s5_bundle.py)
                      on an S5 root build and run a hello world and a
                      three-file project with make -j4 (tests/debian_check.py)
@@ -89,6 +102,8 @@ The jobs:
                      -j4; bad interpreters and a missing library; user tests
                      built against glibc pass on the host and inside Tempest
                      (all of them with --long, make check-long: debian/ufs/long)
+  debian/gaede       make run USERLAND=debian GAEDE=1: /bench, GAEDE's home
+                     disk and pmake's sources there; two users run GAEDE
   debian/pysuite     Python's own regression suite (a few tests; issue 31's
                      list with --long): what passes with Debian's python3 on
                      the Linux peer (and the host's Linux) passes inside
@@ -150,6 +165,7 @@ import host_check  # noqa: E402
 import user_check  # noqa: E402
 import tty_check  # noqa: E402
 import run_check  # noqa: E402
+import newcomer_check  # noqa: E402
 import debian_check  # noqa: E402
 import pysuite_check  # noqa: E402
 import postgres_check  # noqa: E402
@@ -178,6 +194,8 @@ def all_jobs():
                  for c in fs_check.CACHE_MODELS for l in fs_check.LOCK_ALGOS if (c, l) not in covered]
 
     jobs = [("unit", host_check.job_unit), ("s5tools", host_check.job_s5tools),
+            ("newcomer/docs", newcomer_check.job_docs),
+            ("userland/deps", host_check.job_userland_deps),
             ("source", host_check.job_source_rules), ("checksched", host_check.job_check_sched),
             ("linux", host_check.job_linux_peer),
             ("user/host", host_check.job_user_host), ("bench", host_check.job_bench)]
@@ -213,13 +231,16 @@ def all_jobs():
                                        name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
+             ("newcomer", newcomer_check.job_newcomer),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
+             ("debian/gaede", debian_check.job_debian_gaede),
              ("debian/pysuite", pysuite_check.make_job(long=False)),
              ("debian/postgres", postgres_check.make_job(long=False))]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
-             ("panic/deadlock", boot_check.job_deadlock)]
+             ("panic/deadlock", boot_check.job_deadlock),
+             ("bootbench", boot_check.job_bootbench)]
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
     jobs += [("upbuild/ktest", papers_check.job_upbuild), ("alloc/default", papers_check.job_alloc)]
@@ -249,7 +270,7 @@ BUDGET_FACTOR = 2.5
 UNMEASURED = 600        # seconds assumed for a job the file does not list
 # Jobs that run on the host alone (no boot of their own, no build): they
 # may run while the kernel's ISOs are being made.
-HOST_ONLY = ("unit", "s5tools", "source", "checksched")
+HOST_ONLY = ("unit", "s5tools", "source", "checksched", "newcomer/docs", "userland/deps")
 
 
 def load_times(path=TIMES_FILE):
@@ -342,6 +363,11 @@ def run_jobs(ctx, jobs, workers):
     try:
         for f in futures:
             f.result()
+    except KeyboardInterrupt:
+        # The running jobs' emulators are stopped before the pool waits
+        # for those jobs, so they end in seconds, not when they would have.
+        tempest.kill_all()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return job_times, state["last"]
@@ -409,20 +435,20 @@ def main(argv=None):
     if boots and os.path.exists(tempest.KERNEL) and not make_isos(results):
         jobs = [j for j in jobs if j[0] in HOST_ONLY]
 
-    def terminated(signum, frame):
-        # Once is enough: timeout(1) and terminals may signal a whole group.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, terminated)
-    signal.signal(signal.SIGINT, terminated)
+    # SIGTERM (make passes it on), SIGHUP (the terminal closed) and Ctrl-C
+    # stop every emulator at once; with its parent gone, check stops too.
+    tempest.die_with_parent()
+    tempest.stop_on_signals((signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
 
     try:
         job_times, last = run_jobs(ctx, jobs, args.jobs)
     except KeyboardInterrupt:
         tempest.kill_all()
-        print("check: interrupted", flush=True)
-        print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
+        try:
+            print("check: interrupted", flush=True)
+            print("%d passed, %d failed" % (results.passed, results.failed + 1), flush=True)
+        except OSError:         # the terminal is gone
+            pass
         return 130
 
     elapsed = time.monotonic() - start

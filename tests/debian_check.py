@@ -12,7 +12,7 @@
   debian/ufs  the Debian root itself (make run USERLAND=debian: Debian's
               packages, unmodified, on a UFS root), one boot: with
               userland/tests/debian/ under /add (native.mk its Makefile),
-              README's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
+              docs/debian.md's `cd /src && make -j8 && ./prog`, then native.sh has Debian's
               gcc (driver, cc1, as, collect2, ld) build a hello world,
               dynamic and -static, and the three-file project with
               `make -j4`, runs them, then execs a program whose
@@ -41,7 +41,13 @@
               each must pass in both (a representative set; all of them
               with make check-long, job debian/ufs/long).  The image is
               kept (ROOT=), and a second boot with another command in its
-              slot finds the program built and up to date.
+              slot finds the program built and up to date; a third
+              types poweroff with a process in the background: exit
+              status 0 at once (debian/ufs/shutdown).
+
+  debian/gaede  make run USERLAND=debian GAEDE=1: the benchmarks, GAEDE's
+              home disk and pmake's sources are there, and two GAEDE users
+              run their scripts for five seconds by hand, none failing.
 
 The Debian packages are fetched once into build/debian/ (the network is
 needed the first time); the bundle is made anew each run.
@@ -195,7 +201,7 @@ def host_results(dest, names):
 
 
 def native_script(names):
-    """README's command (its Makefile is native.mk), native.sh, then each
+    """docs/debian.md's command (its Makefile is native.mk), native.sh, then each
     glibc test from /tmp, bracketed as user_check's."""
     cmds = [(n, "/add/glibc/" + n) for n in names]
     return "(cd /src && make -j8 > /dev/null && ./prog); echo \"src $?\"\n" \
@@ -409,6 +415,7 @@ def run_debian_ufs(ctx, tmp, name, small):
         ctx.results.add("%s/glibc/%s" % (name, n), ok and h_ok, why or h_why)
     if small:
         check_kept(ctx, kept, name)
+        check_shutdown(ctx, kept, name)
         why = slot_refusals(tmp)
         ctx.results.add(name + "/slot", not why, why)
 
@@ -444,6 +451,42 @@ def slot_refusals(tmp):
             if f.read() != old:
                 return "a refused write changed %s" % os.path.basename(image)
     return ""
+
+
+def check_shutdown(ctx, kept, name):
+    """poweroff typed in the Debian root (busybox's, as Debian ships none
+    without systemd) shuts down at once, a background process and all:
+    exit status 0 and init's line, the command after it never run."""
+    limit = ctx.limit(120)
+    if limit < 30:
+        return budget_gone(ctx, [name + "/shutdown"])
+    status, out, err = run_check.userrun(["--userland", "debian", "--root", kept], limit,
+                                         run="sleep 100 & poweroff; sleep 30; echo not stopped")
+    ok = status == 0 and "init: poweroff" in err.splitlines() and b"not stopped" not in out
+    ctx.results.add(name + "/shutdown", ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-200:], err.strip().splitlines()[-1:]))
+
+
+GAEDE_RE = re.compile(rb"^bench gaede users=2 scripts=(\d+) .*failed=0", re.M)
+
+
+def job_debian_gaede(ctx):
+    """make run USERLAND=debian GAEDE=1: /bench/gaede and /bench/pmake on
+    the root, pmake's sources mounted on /mnt/pmake, GAEDE's home disk on
+    /home/d0 with its scripts, and a short GAEDE run of two users by hand
+    finishing scripts with none failed."""
+    name = "debian/gaede"
+    limit = ctx.limit(300)
+    if limit < 60:
+        return budget_gone(ctx, [name])
+    status, out, err = run_check.userrun(
+        ["--userland", "debian", "--gaede"], limit,
+        run="ls /bench/gaede /bench/pmake /mnt/pmake/Makefile /home/d0/scripts/edit.sh "
+            "> /dev/null && /bench/gaede -u 2 -t 5 -s /home/d0/scripts")
+    m = GAEDE_RE.search(out)
+    ok = status == 0 and m is not None and int(m.group(1)) > 0
+    ctx.results.add(name, ok, "" if ok else "exit %s, stdout %r (%s)"
+                    % (status, out[-300:], err.strip().splitlines()[-1:]))
 
 
 def check_kept(ctx, kept, name):

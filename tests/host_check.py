@@ -7,6 +7,7 @@ and the Linux peer.  Each prints PASS/FAIL lines that count one by one.
 import os
 import re
 import subprocess
+import time
 
 import hostcores
 from checklib import LOGDIR, ROOT, T_UNIT, run_host_script
@@ -127,3 +128,51 @@ def job_bench_papers(ctx):
     written, bench/sweeps/papers accepted (tests/test_papers_report.py)."""
     run_host_script(ctx, "bench/papers", os.path.join(ROOT, "tests", "test_papers_report.py"),
                     T_UNIT)
+
+
+def job_userland_deps(ctx):
+    """The user programs follow the headers they include: in a private copy
+    of userland/ and kern/abi/ (the tree itself is left alone), lockstat
+    and t_lockstat are built, then kern/abi/tempest_abi.h is made newer:
+    `make -q` must find both out of date, and t_stat, which does not
+    include it, up to date.  (The Makefile once knew only each program's
+    own directory's headers, so a changed ABI header left stale tests.)"""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="tempest-deps-")
+    why = ""
+    try:
+        shutil.copytree(os.path.join(ROOT, "userland"), os.path.join(tmp, "userland"),
+                        ignore=shutil.ignore_patterns("*.o"))
+        shutil.copytree(os.path.join(ROOT, "kern", "abi"), os.path.join(tmp, "kern", "abi"))
+        build = os.path.join(tmp, "build")
+        env = dict(os.environ)
+        for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+            env.pop(k, None)
+        targets = {name: os.path.join(build, path) for name, path in
+                   (("lockstat", "lockstat"), ("t_lockstat", "tests/t_lockstat"),
+                    ("t_stat", "tests/t_stat"))}
+
+        def make(*args):
+            return subprocess.run(["make", "-s", "-C", os.path.join(tmp, "userland"),
+                                   "BUILD=" + build] + list(args),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, env=env, timeout=300)
+        with hostcores.hold(1):
+            p = make(*targets.values())
+        if p.returncode != 0:
+            why = "the build failed: %s" % p.stdout.decode(errors="replace").strip()[-200:]
+        else:
+            later = time.time() + 60
+            os.utime(os.path.join(tmp, "kern", "abi", "tempest_abi.h"), (later, later))
+            stale = {name: make("-q", path).returncode for name, path in targets.items()}
+            want = {"lockstat": 1, "t_lockstat": 1, "t_stat": 0}
+            wrong = ["%s %s" % (n, "up to date" if stale[n] == 0 else "out of date")
+                     for n in want if stale[n] != want[n]]
+            if wrong:
+                why = "after tempest_abi.h changed: " + ", ".join(wrong)
+    except (OSError, subprocess.SubprocessError) as e:
+        why = "%s: %s" % (type(e).__name__, e)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ctx.results.add("userland/deps", not why, why)

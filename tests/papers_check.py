@@ -59,8 +59,12 @@ def job_upbuild(ctx):
     ktest_results(ctx, name, r, individual=False)
     ctx.results.add(name + "/fsck", r.ok and not fsp, fail_reason(r, fsp))
     banner = bool(UP_BANNER.search(r.output))
-    ctx.results.add(name + "/banner", banner,
-                    "" if banner else "no 'smp: uniprocessor build (TEMPEST_UP)' line")
+    # No maxcpus= was given: a line naming it would be an untruth.
+    maxcpus = re.search(r"^smp: maxcpus=.*$", r.output, re.M)
+    ctx.results.add(name + "/banner", banner and not maxcpus,
+                    "no 'smp: uniprocessor build (TEMPEST_UP)' line" if not banner else
+                    "a maxcpus line with no maxcpus= asked for: %r" % maxcpus.group(0)
+                    if maxcpus else "")
     _boot_default(ctx)
 
 

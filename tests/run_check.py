@@ -1,7 +1,8 @@
 """`make run` itself (tools/userrun.py), for tests/check.py:
 
   run/failures   a missing ADD= directory, a missing DISK= image, an
-                 unknown machine, a bad SIZE= and an unusable ROOT= each
+                 unknown machine, a bad SIZE=, an unusable ROOT= and
+                 GAEDE=1 without USERLAND=debian each
                  give exit status 125, one line on standard error starting
                  "userrun:" and nothing on standard output (no boot)
   run/output     a command whose output has a bare LF, a CR LF of its own
@@ -11,8 +12,15 @@
   run/root       ROOT=path: the first run makes the image and leaves a
                  file in /root; the second run, on the same image, reads
                  it back; fsck.s5 finds the image clean after each
+  run/shutdown   poweroff, reboot and halt typed in the command (busybox
+                 signals init) each end the run at once with exit status
+                 0 and init's line for it, even with a process left in
+                 the background; `kill -9 1` and `kill -HUP 1` before
+                 them leave init standing (it has no handler for them);
+                 the root image is clean afterwards
 
-The two runs with a ROOT= share one image and are the only boots here.
+The two runs with a ROOT= share one image; run/shutdown boots three
+times more (about two seconds each).
 """
 
 import os
@@ -20,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import hostcores
 import tempest
@@ -69,7 +78,8 @@ def failures(ctx, tmp):
              ("DISK", ["--disk", os.path.join(tmp, "missing.img")]),
              ("MACHINE", ["--machine", "nosuchmachine"]),
              ("SIZE", ["--free", "12Q"]),
-             ("ROOT", ["--root", bad]))
+             ("ROOT", ["--root", bad]),
+             ("GAEDE", ["--gaede"]))
     problems = []
     for what, args in cases:
         status, out, err = userrun(args, 60, run="true")
@@ -116,10 +126,45 @@ def kept_root(ctx, tmp):
     ctx.results.add("run/root", not problems, "; ".join(problems))
 
 
+# Each shutdown command, the line init prints for it, and what runs
+# before it.  The `sleep 30` after it must never run out: init shuts down
+# as soon as it is signalled.
+SHUTDOWNS = (("poweroff", "init: poweroff", "sleep 100 & kill -9 1; kill -HUP 1; "),
+             ("reboot", "init: reboot (this machine powers off instead)", ""),
+             ("halt", "init: halt (this machine powers off instead)", ""))
+
+
+def shutdown(ctx, tmp):
+    image = os.path.join(tmp, "shutdown.img")
+    problems = []
+    for word, line, before in SHUTDOWNS:
+        limit = ctx.limit(T_TOPOLOGY)
+        if limit < 30:
+            return budget_gone(ctx, ["run/shutdown"])
+        start = time.monotonic()
+        status, out, err = userrun(["--root", image, "--free", "1M"], limit,
+                                   run="echo x > /root/f; %s%s; sleep 30; echo not stopped"
+                                   % (before, word))
+        took = time.monotonic() - start
+        if status != 0:
+            problems.append("%s: exit status %s, want 0 (%s)"
+                            % (word, status, err.strip().splitlines()[-1:]))
+        elif line not in err.splitlines():
+            problems.append("%s: no line %r from init" % (word, line))
+        elif b"not stopped" in out or took > 25:
+            problems.append("%s: the command went on after it (%.0f s)" % (word, took))
+        elif os.path.exists(image):
+            fine, last = clean(image)
+            if not fine:
+                problems.append("%s: image unclean afterwards: %s" % (word, last[0]))
+    ctx.results.add("run/shutdown", not problems, "; ".join(problems))
+
+
 def job_userrun(ctx):
     tmp = tempfile.mkdtemp(prefix="tempest-run-")
     try:
         failures(ctx, tmp)
         kept_root(ctx, tmp)
+        shutdown(ctx, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -47,6 +47,7 @@ import argparse
 import hashlib
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -343,12 +344,119 @@ def _kill_group(proc, grace=3.0):
         pass
 
 
-def _watch(proc, outfile, timeout, echo=None):
+# ---- No emulator outlives the program that started it ----
+#
+# Every entry point that starts emulators (make run, make bench's sweeps,
+# make check, the Linux peer) calls die_with_parent() and
+# stop_on_signals() first, and starts each emulator through
+# emulator_command():
+#
+#   - SIGTERM and SIGHUP become KeyboardInterrupt, as Ctrl-C is, so the
+#     same finally blocks that stop the emulators on Ctrl-C run for them
+#     (GNU make passes SIGTERM on to its recipe; a closed terminal sends
+#     SIGHUP);
+#   - the kernel sends SIGTERM to a program whose parent dies (Linux's
+#     PR_SET_PDEATHSIG), so a chain make, userrun.py, tempest.py, QEMU
+#     comes down link by link even when a link is killed outright;
+#   - each emulator runs under `setpriv --pdeathsig TERM`: QEMU ends (it
+#     takes SIGTERM as a quit) when the Python thread that started it is
+#     gone, whatever ended it, even SIGKILL.
+
+PR_SET_PDEATHSIG = 1
+_SETPRIV = shutil.which("setpriv")
+
+
+def die_with_parent(sig=signal.SIGTERM):
+    """Ask the kernel for sig when this process's parent dies (Linux only;
+    elsewhere nothing).  If the parent is already gone, sig comes now."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            return
+        if parent == 1 or os.getppid() != parent:
+            os.kill(os.getpid(), sig)
+    except (OSError, AttributeError):
+        pass
+
+
+def stop_on_signals(sigs=(signal.SIGTERM, signal.SIGHUP)):
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the main thread, once:
+    later ones are ignored, so the cleanup they start is not cut short by
+    a second signal (timeout(1) and terminals may signal a whole group).
+    A terminal this program runs on that hangs up counts as SIGHUP: when
+    make is the session's leader it takes the SIGHUP itself and waits for
+    its recipe, which the kernel does not tell (a watcher thread looks)."""
+    def stop(signum, frame):
+        for s in sigs:
+            signal.signal(s, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+    for s in sigs:
+        signal.signal(s, stop)
+    ttys = [fd for fd in (0, 1, 2) if _isatty(fd)]
+    if ttys and signal.SIGHUP in sigs:
+        def watch():
+            while not any(terminal_hung_up(fd) for fd in ttys):
+                time.sleep(0.5)
+            os.kill(os.getpid(), signal.SIGHUP)
+        threading.Thread(target=watch, name="hangup-watch", daemon=True).start()
+
+
+def _isatty(fd):
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def emulator_command(cmd):
+    """cmd so that it ends when the thread that starts it goes."""
+    if _SETPRIV and sys.platform.startswith("linux"):
+        return [_SETPRIV, "--pdeathsig", "TERM", "--"] + cmd
+    return cmd
+
+
+def call_child(cmd, grace=5.0):
+    """subprocess.call, but on KeyboardInterrupt (Ctrl-C, or SIGTERM or
+    SIGHUP under stop_on_signals) the child is sent SIGTERM and given grace
+    seconds to clean up before SIGKILL; then KeyboardInterrupt goes on."""
+    proc = subprocess.Popen(cmd)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
+def terminal_hung_up(fd=0):
+    """Has the terminal on fd been hung up (its window closed)?  A hung-up
+    terminal polls as POLLHUP; a live one does not.  A program that is not
+    the session's leader gets no SIGHUP when the terminal closes (its
+    leader does), so it looks.  Ask only about a file that was a terminal
+    at the start: a hung-up one no longer says it is one (isatty fails)."""
+    try:
+        p = select.poll()
+        p.register(fd, 0)
+        return any(ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                   for _, ev in p.poll(0))
+    except OSError:
+        return True
+
+
+def _watch(proc, outfile, timeout, echo=None, hung_up=None):
     """Wait for proc; returns (timed_out, panicked_and_stuck).
 
     Follows the console file: echoes new output to echo (a binary stream)
     if given, and stops the machine if it printed PANIC and has not stopped
-    PANIC_GRACE seconds later."""
+    PANIC_GRACE seconds later.  hung_up, a function, is asked every round
+    whether to stop (KeyboardInterrupt when it says yes)."""
     start = time.monotonic()
     offset = 0
     partial = b""
@@ -376,6 +484,8 @@ def _watch(proc, outfile, timeout, echo=None):
                 partial = b"."
         if done:
             return False, False
+        if hung_up is not None and hung_up():
+            raise KeyboardInterrupt
         now = time.monotonic()
         if panic_at is not None and now - panic_at > PANIC_GRACE:
             _kill_group(proc)
@@ -383,7 +493,7 @@ def _watch(proc, outfile, timeout, echo=None):
         if timeout and now - start > timeout:
             _kill_group(proc)
             return True, False
-        time.sleep(0.2)
+        time.sleep(WATCH_INTERVAL)
 
 
 def _status(timed_out, timeout, output, stuck=False):
@@ -419,6 +529,37 @@ def _bochs_status(logtext):
 _live = set()
 _live_lock = threading.Lock()
 _stopping = False
+
+
+# How often _watch reads the console file (seconds).  tools/boottime.py
+# makes it finer, to time the console's lines closely.
+WATCH_INTERVAL = 0.2
+# When start_emulator last started an emulator (time.monotonic()), for
+# tools/boottime.py's phases: a boot's own start, not its preparation's.
+last_emulator_start = None
+
+
+def start_emulator(cmd, **popen_args):
+    """Popen cmd as an emulator in a session of its own, under
+    emulator_command (it ends with the thread that starts it; timeout(1)
+    in front passes the SIGTERM on), counted among those kill_all stops.
+    None, and nothing started, once kill_all has run."""
+    with _live_lock:
+        if _stopping:
+            return None
+        global last_emulator_start
+        last_emulator_start = time.monotonic()
+        proc = subprocess.Popen(emulator_command(cmd), start_new_session=True, **popen_args)
+        _live.add(proc)
+    return proc
+
+
+def stop_emulator(proc):
+    """Stop what start_emulator started (its whole process group), if it
+    still runs, and stop counting it."""
+    _kill_group(proc)
+    with _live_lock:
+        _live.discard(proc)
 
 
 def kill_all():
@@ -604,24 +745,20 @@ def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
             wrapped = ["timeout", "-s", "KILL", str(int(timeout) + 60)] + cmd
         start = time.monotonic()
         with open(err, "wb") as errf, open(out, "ab") as outf:
-            with _live_lock:
-                if _stopping:
-                    return BootResult("interrupted", "", None, 0.0, cmd)
-                if typist is None:
-                    streams = dict(stdin=subprocess.DEVNULL, stdout=errf, stderr=subprocess.STDOUT)
-                else:
-                    streams = dict(stdin=subprocess.PIPE, stdout=outf, stderr=errf)
-                proc = subprocess.Popen(wrapped, cwd=cwd, start_new_session=True, **streams)
-                _live.add(proc)
+            if typist is None:
+                streams = dict(stdin=subprocess.DEVNULL, stdout=errf, stderr=subprocess.STDOUT)
+            else:
+                streams = dict(stdin=subprocess.PIPE, stdout=outf, stderr=errf)
+            proc = start_emulator(wrapped, cwd=cwd, **streams)
+            if proc is None:
+                return BootResult("interrupted", "", None, 0.0, cmd)
             try:
                 if typist is not None:
                     console = Console(out, proc.stdin.fileno(), lambda: proc.poll() is None)
                     typing = _start_typist(typist, console, proc, typed)
                 timed_out, stuck = _watch(proc, out, timeout, echo)
             finally:
-                _kill_group(proc)
-                with _live_lock:
-                    _live.discard(proc)
+                stop_emulator(proc)
             if typist is not None:
                 typing.join(timeout=5)
                 proc.stdin.close()
@@ -692,15 +829,20 @@ def cmd_run(args):
     sys.stderr.flush()
     try:
         # Same process group as the terminal: QEMU reads the console from it.
-        proc = subprocess.Popen(cmd)
+        on_terminal = os.isatty(0)
+        proc = subprocess.Popen(emulator_command(cmd))
     except FileNotFoundError:
         print("tempest: %s is not installed (run sh tools/install-deps.sh)"
               % QEMU, file=sys.stderr)
         return 2
+    # Ctrl-C, SIGTERM, SIGHUP (stop_on_signals) or the terminal closed:
+    # the emulator is stopped, and nothing is left.
+    interrupted = False
     try:
-        timed_out, stuck = _watch(proc, out, timeout)
+        timed_out, stuck = _watch(proc, out, timeout,
+                                  hung_up=terminal_hung_up if on_terminal else None)
     except KeyboardInterrupt:
-        timed_out, stuck = False, False
+        timed_out, stuck, interrupted = False, False, True
     finally:
         if proc.poll() is None:
             proc.terminate()
@@ -709,17 +851,31 @@ def cmd_run(args):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-    output = clean_output(_read(out))
-    status = _status(timed_out, timeout, output, stuck) or \
-        _qemu_status(proc.returncode, clean_output(_read(log)))
-    shutil.rmtree(tmp, ignore_errors=True)
-    return _report(status)
+    try:
+        if interrupted:
+            _say("\ntempest: interrupted; the emulator is stopped")
+            return 130
+        output = clean_output(_read(out))
+        status = _status(timed_out, timeout, output, stuck) or \
+            _qemu_status(proc.returncode, clean_output(_read(log)))
+        return _report(status)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _say(line):
+    """A line on standard error, unless the terminal is gone (a closed
+    window's terminal answers writes with EIO)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def _report(status):
     if status == "ok":
         return 0
-    print("\ntempest: FAILED: %s" % status, file=sys.stderr)
+    _say("\ntempest: FAILED: %s" % status)
     return 1
 
 
@@ -794,13 +950,13 @@ def _debug(m, cmd, port, script, serial_log, interactive):
               file=sys.stderr)
         sys.stderr.flush()
         try:
-            return subprocess.call(cmd)
+            return call_child(emulator_command(cmd))
         except KeyboardInterrupt:
             return 130
     print("tempest: the console goes to %s (tail -f it in another terminal)"
           % os.path.relpath(serial_log), file=sys.stderr)
     sys.stderr.flush()
-    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+    qemu = subprocess.Popen(emulator_command(cmd), stdin=subprocess.DEVNULL,
                             start_new_session=True)
     try:
         # gdb must not die of the Ctrl-C it uses to stop the guest.
@@ -870,6 +1026,8 @@ def main(argv=None):
     common(sub.add_parser("cmdline", help="print the QEMU command line"),
            timeout=False)
     args = p.parse_args(argv)
+    die_with_parent()
+    stop_on_signals()
     try:
         return {"run": cmd_run, "bochs": cmd_bochs, "debug": cmd_debug,
                 "machines": cmd_machines, "cmdline": cmd_cmdline}[args.command](args)

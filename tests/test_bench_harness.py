@@ -34,6 +34,11 @@ With emulators (about a minute on two cores):
   quiet/...      two timing points with the default settings (-j 2 on two
                  cores) boot one after the other, each holding all of the
                  host's cores
+  stopped/...    a sweep of Tempest and Linux points sent SIGTERM (as make
+                 passes it on) while an emulator runs, after a point is
+                 recorded: it ends within seconds, leaving no process
+                 behind; run again, it resumes: only the points not yet
+                 recorded run, and every point ends ok
   busy/...       a point booted while another emulator (a stand-in named
                  qemu-system-x86_64) runs is marked busy with the reason,
                  the sweep warns of it at the start, the report greys it
@@ -399,6 +404,59 @@ def test_failed(res, tmp):
             in open(os.path.join(out, "report.html")).read(), "no report")
 
 
+def test_stopped(res, tmp):
+    import signal
+    import time
+    from ptyrun import note_tree, still_running
+    out = os.path.join(tmp, "stopped")
+    text = ("name stopped;workloads fork cswitch;machines default;cpus 1 2;kernels tempest linux;"
+            "seconds 0.3;timeout 120")
+    proc = subprocess.Popen([PYTHON, SWEEP, "run", "--points", text, "--out", out, "-j", "1"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    seen, why = {}, ""
+    deadline = time.monotonic() + T_SWEEP
+    try:
+        # Wait for a record, then for the next emulator to be running.
+        while time.monotonic() < deadline and proc.poll() is None:
+            note_tree(proc.pid, seen)
+            done = len(_records(out)) if os.path.isdir(os.path.join(out, "runs")) else 0
+            if done and any("qemu" in line for _, line in still_running(seen)):
+                break
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            why = "the sweep ended before it could be stopped"
+        else:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                why = "still running 20 s after SIGTERM"
+            time.sleep(1)
+            left = still_running(seen)
+            if left and not why:
+                why = "left running: %s" % ", ".join("%d %s" % (p, l[:50]) for p, l in left)
+    finally:
+        for pid, _ in still_running(seen):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    res.add("stopped/nothing-left", not why, why)
+    before = set(_records(out)) if os.path.isdir(os.path.join(out, "runs")) else set()
+    rc, printed = sweep_cmd(["run", "--points", text, "--out", out, "-j", "1"])
+    recs = _records(out) if os.path.isdir(os.path.join(out, "runs")) else {}
+    resumed = re.search(r"(\d+) of (\d+) already done", printed)
+    ok = rc == 0 and len(recs) == 8 and all(r["status"] == "ok" for r in recs.values()) \
+        and resumed is not None and int(resumed.group(1)) == len(before) > 0
+    res.add("stopped/resumed", ok, "exit %d, %d records before, %d after (%s): %s"
+            % (rc, len(before), len(recs), resumed.group(0) if resumed else "no resume line",
+               printed.strip()[-200:]))
+
+
 def quiet_env(tmp):
     """The environment of a sweep with host-core slots of its own (make
     check runs this script with the slots off: it holds them all)."""
@@ -491,6 +549,7 @@ def main(argv=None):
                 test_resume_dask(res, args.out, recs)
                 test_failed(res, tmp)
                 test_quiet(res, tmp)
+                test_stopped(res, tmp)
                 test_busy(res, tmp)
     print("%d passed, %d failed" % (res.passed, res.failed))
     return 1 if res.failed else 0

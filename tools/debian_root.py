@@ -29,6 +29,7 @@ Tempest's boot needs on top of it:
                              (tools/cmdslot.py)
     /add, /tests             with --add: a host directory (/src links to
                              it); the user tests
+    /bench                   the benchmarks (build/bench: gaede, pmake ...)
     /proc /dev /tmp /mnt     empty
 
 and without Debian's documentation and translations (usr/share/doc, man,
@@ -63,6 +64,7 @@ MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
 MKE2FS = "mkfs.ext4"                    # the Linux peer's root (--format ext4)
 INIT = os.path.join(BUILD, "userland", "init")
 LOCKSTAT = os.path.join(BUILD, "userland", "lockstat")
+BENCH = os.path.join(BUILD, "bench")
 TESTS = os.path.join(BUILD, "userland", "tests")
 # Not copied to the image: documentation and translations (about 55 MiB).
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale")
@@ -261,6 +263,8 @@ def stage(tmp, tree, args, extra=None):
             os.symlink("add", os.path.join(top, "src"))
     if os.path.isdir(TESTS):
         shutil.copytree(TESTS, os.path.join(top, "tests"), symlinks=True)
+    if os.path.isdir(BENCH):
+        shutil.copytree(BENCH, os.path.join(top, "bench"), symlinks=True)
     if extra:
         extra(top)
     return top

@@ -88,6 +88,9 @@ BUSYBOX_PACKAGE = "busybox-static"
 
 APPEND = "console=ttyS0 quiet panic=-1 mitigations=off numa_balancing=disable"
 DEFAULT_TIMEOUT = 600
+# How often a boot's console is read (seconds); tools/boottime.py makes
+# it finer, to time the console's lines closely.
+POLL_INTERVAL = 0.1
 EXIT_TIMEOUT = 124
 EXIT_FAILED = 125
 
@@ -499,18 +502,19 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
         start = time.monotonic()
         timed_out = False
         with open(err, "wb") as errf:
-            proc = subprocess.Popen(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
-                                    stdout=errf, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = tempest.start_emulator(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
+                                          stdout=errf, stderr=subprocess.STDOUT)
+            if proc is None:
+                raise PeerError("interrupted")
             try:
                 while proc.poll() is None:
                     follower.poll()
                     if timeout and time.monotonic() - start > timeout:
                         timed_out = True
                         break
-                    time.sleep(0.1)
+                    time.sleep(POLL_INTERVAL)
             finally:
-                tempest._kill_group(proc)
+                tempest.stop_emulator(proc)
         follower.poll()
         elapsed = time.monotonic() - start
         console = tempest.clean_output(tempest._read(out))
@@ -543,7 +547,7 @@ def interactive(machine_spec, accel="tcg", append=""):
                            append=append)
         log("%s (%s), accel %s, an interactive shell; Ctrl-A X quits"
             % (m.name, m.describe(), accel))
-        return subprocess.call(cmd)
+        return tempest.call_child(tempest.emulator_command(cmd))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -640,6 +644,8 @@ def main(argv=None):
                     help="fetch again even if build/linux/vmlinux exists")
     common(sub.add_parser("cmdline", help="print the QEMU command line"))
     args = p.parse_args(argv)
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     try:
         return {"run": cmd_run, "fetch": cmd_fetch,
                 "cmdline": cmd_cmdline}[args.what](args)

@@ -99,8 +99,11 @@ def cmd_run(args):
                                         cluster=args.cluster, retry_failed=args.retry_failed,
                                         retry_busy=args.retry_busy)
     except KeyboardInterrupt:
-        print("\nbench: interrupted; run the same command again to resume", file=sys.stderr)
-        finish(outdir, s.name)
+        try:
+            print("\nbench: interrupted; run the same command again to resume", file=sys.stderr)
+            finish(outdir, s.name)
+        except OSError:         # the terminal is gone: the next run writes the report
+            pass
         return 130
     finish(outdir, s.name)
     from harness import records
@@ -159,6 +162,11 @@ def main(argv=None):
                          "a sweep named papers or papers-* has it anyway)")
     sub.add_parser("workloads", help="list the workloads")
     args = ap.parse_args(argv)
+    # SIGTERM (make passes it on) and SIGHUP stop the sweep as Ctrl-C
+    # does: its emulators are stopped, and the next run resumes it.
+    import tempest
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     if args.cmd in ("run", "report"):
         ensure_matplotlib()
     try:

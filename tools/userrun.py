@@ -37,6 +37,7 @@ on standard error, starting "userrun:".
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -53,9 +54,14 @@ MKROOT = os.path.join(ROOT, "tools", "mkroot.py")
 DEBIAN_ROOT = os.path.join(ROOT, "tools", "debian_root.py")
 USERLAND = os.path.join(BUILD, "userland")
 TOOLS = os.path.join(BUILD, "tools")
-EXIT_RE = re.compile(r"init: (exit status|killed by signal) (\d+)\s*$", re.M)
+# init's last word on the command: its status, or the shutdown the command
+# asked for (poweroff, reboot or halt typed in it: status 0, the machine
+# went down as asked; userland/init/init.c).
+EXIT_RE = re.compile(r"init: (?:(exit status|killed by signal) (\d+)"
+                     r"|(poweroff|reboot|halt)(?: \(.*\))?)\s*$", re.M)
 STARTED_RE = re.compile(rb"^init: started \S+ as pid 1$")
-ENDED_RE = re.compile(rb"init: (exit status|killed by signal) \d+$")
+ENDED_RE = re.compile(rb"init: ((exit status|killed by signal) \d+"
+                      rb"|(poweroff|reboot|halt)( \(.*\))?)$")
 BOOT_FAILED = 125
 NO_COMMAND = "# tempest: no command\n"     # tools/mkroot.py, userland/init/init.c
 
@@ -101,14 +107,73 @@ def content_args(add, slot, run):
     return args
 
 
-def debian_root(img, run, add, free, slot=False):
-    """Build a Debian root image at img (tools/debian_root.py)."""
+def debian_root(img, run, add, free, slot=False, extra=None):
+    """Build a Debian root image at img (tools/debian_root.py); extra(top),
+    if given, adds to its tree last (GAEDE=1)."""
+    if extra is not None:
+        import argparse
+        import debian_root as dr
+        content_args(add, slot, run)            # ADD= checked as for the command
+        args = argparse.Namespace(image=img, list=dr.LIST, slot=slot, add=add, free=free,
+                                  run=None if slot else run)
+        try:
+            dr.image(args, extra, quiet=True)
+        except dr.Failure as e:
+            raise Failure(str(e))
+        return
     cmd = [sys.executable, DEBIAN_ROOT, "image", img, "--free", free]
     cmd += content_args(add, slot, run)
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         lines = r.stderr.strip().splitlines()
         raise Failure(lines[-1] if lines else "debian_root failed")
+
+
+def gaede_setup(tmp, machine):
+    """GAEDE=1: GAEDE's users (u01.., two per CPU) with their S5 home disks
+    on /home/d0.., its script mix on /home/d0/scripts, and pmake's disk
+    (Tempest's kernel sources) on /mnt/pmake, made as the harness makes a
+    point's (tools/harness/macro_gaede.py, macro_pmake.py).  Returns the
+    disk images, to attach after the root in order (vdb ...), and the
+    Debian root's extra: the users, the mount points, and /etc/rc.local,
+    which init runs at boot to mount the disks (and, before a shell, to
+    say what to type)."""
+    from harness import macro, macro_gaede, macro_pmake
+    m = tempest.machine(machine)
+    point = {"workload": "gaede", "machine": machine, "cpus": m.cpus, "users": "2n",
+             "seconds": 60}
+    try:
+        os.makedirs(os.path.join(tmp, "gaede"))
+        os.makedirs(os.path.join(tmp, "pmake"))
+        gaede = macro_gaede.prepare(os.path.join(tmp, "gaede"), point)
+        pmake = macro_pmake.prepare_pmake(os.path.join(tmp, "pmake"),
+                                          {"workload": "pmake", "cpus": m.cpus, "files": 0})
+    except Exception as e:      # a prepare's failure, in one line
+        raise Failure("GAEDE=1: %s" % e)
+    disks = gaede["disks"] + pmake["disks"]
+    users = gaede["users"]
+    lines = ["# GAEDE=1 (tools/userrun.py): GAEDE's home disks and pmake's sources."]
+    for i, d in enumerate(disks):
+        dev = "/dev/vd" + chr(ord("b") + i)
+        lines.append("mount -t %s %s %s || echo 'rc.local: cannot mount %s on %s'"
+                     % (d["fs"], dev, d["mount"], dev, d["mount"]))
+    ndisks = len(gaede["disks"])
+    hint = ("GAEDE: %d users (u01..u%02d) on %d home disk%s; pmake: the kernel's sources "
+            "on /mnt/pmake. For instance:" % (len(users), len(users), ndisks,
+                                               "" if ndisks == 1 else "s"))
+    lines += ['[ "$1" = interactive ] || exit 0', "echo " + shlex.quote(hint),
+              "echo " + shlex.quote("  lockstat -i 1 " + gaede["command"]),
+              "echo " + shlex.quote("  lockstat -i 1 " + pmake["command"])]
+
+    def extra(top):
+        for d in disks:
+            os.makedirs(top + d["mount"], exist_ok=True)
+        macro._add_users(top, users)
+        path = os.path.join(top, "etc", "rc.local")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.chmod(path, 0o755)
+    return [d["image"] for d in disks], extra
 
 
 def root_image(tmp, run, add, free="16M"):
@@ -228,7 +293,9 @@ def exit_status(output):
     found = EXIT_RE.findall(output)
     if not found:
         return None
-    kind, n = found[-1]
+    kind, n, shutdown = found[-1]
+    if shutdown:
+        return 0
     return int(n) if kind == "exit status" else 128 + int(n)
 
 
@@ -255,7 +322,7 @@ def interactive(args, img):
            "--disk", img]
     for d in args.disk:
         cmd += ["--disk", d]
-    return subprocess.call(cmd)
+    return tempest.call_child(cmd)
 
 
 def main():
@@ -275,7 +342,12 @@ def main():
                    help="the root's programs: busybox (S5), or Debian's packages (UFS)")
     p.add_argument("--fs", choices=("s5", "ufs"), default="s5",
                    help="the root image's file system (default s5)")
+    p.add_argument("--gaede", action="store_true",
+                   help="with --userland debian: GAEDE's users and home disks, pmake's "
+                   "sources, mounted at boot (make run USERLAND=debian GAEDE=1)")
     args = p.parse_args()
+    tempest.die_with_parent()
+    tempest.stop_on_signals()
     run = args.run if args.run is not None else os.environ.get("TEMPEST_RUN") or None
     try:
         for d in args.disk:
@@ -284,7 +356,16 @@ def main():
         with tempfile.TemporaryDirectory(prefix="userrun-") as tmp:
             if args.root and args.fs != "s5" and args.userland != "debian":
                 raise Failure("ROOT= keeps S5 images only (FS=%s)" % args.fs)
-            if args.userland == "debian":
+            if args.gaede and args.userland != "debian":
+                raise Failure("GAEDE=1 needs USERLAND=debian (GAEDE runs Debian's programs)")
+            if args.gaede and args.root:
+                raise Failure("GAEDE=1 makes its root and disks anew each run; ROOT= cannot keep them")
+            if args.gaede:
+                disks, extra = gaede_setup(tmp, args.machine)
+                args.disk = disks + args.disk
+                img = os.path.join(tmp, "root.img")
+                debian_root(img, run, args.add, args.free, extra=extra)
+            elif args.userland == "debian":
                 if args.root:
                     img = kept_debian_image(args.root, run, args.add, args.free)
                 else:
@@ -300,7 +381,10 @@ def main():
         print("userrun: %s" % e, file=sys.stderr)
         return BOOT_FAILED
     except KeyboardInterrupt:
-        print("userrun: interrupted", file=sys.stderr)
+        try:
+            print("userrun: interrupted", file=sys.stderr, flush=True)
+        except OSError:         # the terminal is gone
+            pass
         return 130
     except (OSError, subprocess.SubprocessError, MachineError) as e:
         print("userrun: %s" % e, file=sys.stderr)

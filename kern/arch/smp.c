@@ -26,7 +26,7 @@
  * distances intact (the benchmark harness, tools/harness/).
  *
  * The uniprocessor build (make UP=1, TEMPEST_UP) starts no AP: the
- * machine's CPU count is 1 from the start (smp_build_maxcpus), and a
+ * machine's CPU count is 1 from the start (smp_build_cpus), and a
  * cross-CPU call is a local call, as the multiprocessor calls make it
  * for the caller's own CPU (TLB shootdowns included: tlb_flush calls
  * smp_call_one only for CPUs other than this one, and there are none).
@@ -274,13 +274,15 @@ int smp_cpus_to_use(int found, int max)
     return max;
 }
 
-int smp_build_maxcpus(int maxcpus)
+int smp_build_cpus(int found, int maxcpus)
 {
 #ifdef TEMPEST_UP
-    kprintf("smp: uniprocessor build (TEMPEST_UP): cpu 0 alone\n");
+    /* Its own line only: no maxcpus= was asked for, so none is named. */
+    kprintf("smp: uniprocessor build (TEMPEST_UP): cpu 0 alone of the %d found%s\n", found,
+            maxcpus > 0 ? " (maxcpus= has no effect)" : "");
     return 1;
 #else
-    return maxcpus;
+    return smp_cpus_to_use(found, maxcpus);
 #endif
 }
 

@@ -22,9 +22,10 @@ struct ap_boot {
  * rest are never started: the caller makes the result the machine's CPU
  * count before anything sizes per-CPU state by it. */
 int smp_cpus_to_use(int found, int max);
-/* maxcpus= as the build allows it: the uniprocessor build (make UP=1,
- * TEMPEST_UP) uses the boot CPU alone, whatever the machine has. */
-int smp_build_maxcpus(int maxcpus);
+/* How many processors this build uses: smp_cpus_to_use's answer, but the
+ * uniprocessor build (make UP=1, TEMPEST_UP) uses the boot CPU alone,
+ * whatever the machine has, and says so in a line of its own. */
+int smp_build_cpus(int found, int maxcpus);
 /* Start every processor the MADT lists; returns how many are online. */
 int smp_start_aps(const struct ap_boot *boot);
 /* An AP's entry: this CPU is online. */

@@ -430,6 +430,8 @@ static int post_to(int tgid, int tid, int sig, struct ksiginfo *si, bool to_proc
         err = -EINVAL;
     else if (!proc_may_signal(me, l->l_proc))
         err = -EPERM;
+    else if (proc_init_spares(l->l_proc, sig))
+        ;                       /* init: dropped, and the send succeeds */
     else if (sig && to_proc)
         sig_post(l->l_proc, sig, si);
     else if (sig)

@@ -480,6 +480,20 @@ int proc_apply(int pid, int (*fn)(struct proc *p, void *arg), void *arg)
     return err;
 }
 
+/* Does init (pid 1) let a signal another process sends it go by?  As on
+ * Linux, init takes from kill and its kin only the signals it has a
+ * handler for: at the default action (SIGKILL and SIGSTOP included) a
+ * stray `kill 1` would end init, and with it every shell, and leave the
+ * machine idling.  The signal is dropped, the send still succeeds.  A
+ * fault of init's own is not sent this way and still kills it.  The
+ * caller holds proc_lock (initproc is [P]); p_sigact is read unlocked, as
+ * sig_ignored reads it: a disposition changed at that moment may be seen
+ * either way. */
+bool proc_init_spares(const struct proc *p, int sig)
+{
+    return sig > 0 && p == initproc && p->p_sigact[sig - 1].handler == SIG_DFL;
+}
+
 bool proc_may_signal(const struct proc *from, const struct proc *to)
 {
     const struct cred *a = from->p_cred, *b = to->p_cred;
@@ -531,7 +545,7 @@ int proc_signal(int pid, int sig, bool fatal)
         if (!proc_may_signal(me, p))
             continue;
         allowed++;
-        if (sig && p->p_state != PS_ZOMBIE)
+        if (sig && p->p_state != PS_ZOMBIE && !proc_init_spares(p, sig))
             sig_post(p, sig, &si);
     }
     mutex_exit(&proc_lock);

@@ -532,6 +532,9 @@ void proc_children_cputime(uint64_t *user_ns, uint64_t *sys_ns);
  * die by sig when fatal is set; 0, -ESRCH (none) or -EPERM (none the
  * caller may signal). */
 int proc_signal(int pid, int sig, bool fatal);
+/* True when sig, sent to p by another process, is to be dropped: p is
+ * init and has no handler for sig (kill(2) and the thread kills). */
+bool proc_init_spares(const struct proc *p, int sig);
 
 /* Signals (kern/proc/signal.c). */
 void sig_init_proc(struct proc *p, struct proc *parent);

@@ -44,6 +44,7 @@
  * sleep-queue protocol tty.c uses.  Order: pty_lock, then t_lock.
  */
 #include <drivers/tty/tty.h>
+#include <drivers/platform/rtc.h>
 #include <kern/pty/pty.h>
 #include <kern/proc/proc.h>
 #include <kern/vfs/vfs.h>
@@ -67,6 +68,8 @@ LOCK_CLASS(pty_class, "pty", LK_MUTEX_SLEEP);
 
 struct pty {
     int p_index;                    /* [c] N of /dev/pts/N */
+    int64_t p_made;                 /* [c] the wall clock at the ptmx open, seconds:
+                                     * both ends' times, as on Linux */
     struct tty p_tty;               /* the slave's terminal */
     struct vnode p_master;          /* [c] the master's vnode (made at the ptmx open) */
     struct vnode *p_slave;          /* [P] the slave's vnode, made at its first lookup */
@@ -85,7 +88,14 @@ static struct mutex pty_lock;
 static struct pty *ptys[PTY_MAX];   /* [P] by number */
 static struct vfs *devpts_vfs;      /* [P] the devpts mount (one at a time) */
 static struct vnode devpts_root;    /* [c] its root directory */
+static int64_t devpts_mounted;      /* [P] the wall clock at its mount: the root's times */
 static const struct vnodeops master_ops, slave_ops, devpts_root_ops;
+
+/* File times come from the wall clock (drivers/platform/rtc.c). */
+static int64_t wall_seconds(void)
+{
+    return (int64_t)(realtime_ns() / 1000000000ull);
+}
 
 static struct pty *VTOPTY(struct vnode *vp)
 {
@@ -163,6 +173,7 @@ static struct pty *pty_alloc(struct vfs *vfsp, struct cred *cr)
         return NULL;
     }
     p->p_index = n;
+    p->p_made = wall_seconds();
     p->p_uid = cr->cr_ruid;
     p->p_gid = TTY_GID;
     p->p_mode = 0620;
@@ -357,6 +368,7 @@ static int master_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp ? vp->v_vfsp->vfs_fsid : 0;
     va->va_ino = 2;                 /* /dev/ptmx's, as Linux shows every master */
+    va->va_atime = va->va_mtime = va->va_ctime = VTOPTY(vp)->p_made;
     return 0;
 }
 
@@ -490,6 +502,7 @@ static int slave_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp->vfs_fsid;
     va->va_ino = (uint64_t)p->p_index + 3;
+    va->va_atime = va->va_mtime = va->va_ctime = p->p_made;
     return 0;
 }
 
@@ -632,6 +645,9 @@ static int devpts_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_ino = 1;
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp ? vp->v_vfsp->vfs_fsid : 0;
+    mutex_enter(&pty_lock);
+    va->va_atime = va->va_mtime = va->va_ctime = devpts_mounted;
+    mutex_exit(&pty_lock);
     return 0;
 }
 
@@ -646,6 +662,7 @@ static int devpts_mount(struct vfs *vfsp, struct cred *cr)
     int err = devpts_vfs ? -EBUSY : 0;      /* one instance, as Linux's default */
     if (!err) {
         devpts_vfs = vfsp;
+        devpts_mounted = wall_seconds();
         vn_init(&devpts_root, &devpts_root_ops, VDIR, vfsp, NULL);
         vfsp->vfs_bsize = 1024;
     }

@@ -50,6 +50,7 @@
 #include <kern/vfs/vfs_impl.h>
 #include <drivers/tty/tty.h>
 #include <drivers/block/bio.h>
+#include <drivers/platform/rtc.h>
 #include <kern/vfs/cred.h>
 #include <kern/vm/kmem.h>
 #include <kern/arch/arch.h>
@@ -281,9 +282,13 @@ static int disk_rw(struct blkdev *d, struct uio *uio, bool write)
     return err;
 }
 
-/* One mount: the root and one node per device, then per disk. */
+/* One mount: the root and one node per device, then per disk.  The
+ * nodes are made with the mount and carry its time as their access,
+ * modification and change times, as devtmpfs's nodes carry their
+ * creation time (not 1970). */
 struct devfs_mount {
     int nnodes;                     /* [c] */
+    int64_t made;                   /* [c] the wall clock at mount, seconds */
     struct devfs_node root;
     struct devfs_node node[];
 };
@@ -406,6 +411,8 @@ static int devfs_getattr(struct vnode *vp, struct vattr *va, struct cred *cr)
     va->va_blksize = 1024;
     va->va_fsid = vp->v_vfsp->vfs_fsid;
     va->va_rdev = vp->v_rdev;
+    const struct devfs_mount *dm = vp->v_vfsp->vfs_data;
+    va->va_atime = va->va_mtime = va->va_ctime = dm->made;
     return 0;
 }
 
@@ -607,6 +614,7 @@ static int devfs_mount(struct vfs *vfsp, struct cred *cr)
     if (!dm)
         return -ENOMEM;
     dm->nnodes = n;
+    dm->made = (int64_t)(realtime_ns() / 1000000000ull);
     node_init(&dm->root, vfsp, NULL, NULL, 1);
     dm->root.vn.v_flag |= VROOT;
     for (size_t i = 0; i < NDEVS; i++)

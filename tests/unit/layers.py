@@ -9,8 +9,8 @@ registers at boot (docs/architecture.md lists them).  Two checks:
 
   includes   every #include <kern/...> or <drivers/...> in boot/, kern/
              and drivers/ names a header of the same or a lower layer
-  documented every folder holding kernel sources is named in README.md's
-             tree map and in docs/architecture.md
+  documented every folder holding kernel sources is named in the tree
+             map (docs/tree.md) and in docs/architecture.md
   calls      every undefined symbol of every kernel object file in build/
              is defined by an object of the same or a lower layer
              (needs a built kernel: make)
@@ -119,12 +119,12 @@ def source_folders():
 
 
 def undocumented_folders():
-    """Folders of kernel sources that README's map or the architecture
-    page does not name (as `folder/`, or, for kern/ itself, each of its
+    """Folders of kernel sources that the tree map (docs/tree.md) or the
+    architecture page does not name (as `folder/`, or, for kern/ itself, each of its
     loose files, `kern/main.c`)."""
     loose = {d: [p for p in source_files() if os.path.dirname(p) == d] for d in source_folders()}
     bad = []
-    for doc in ("README.md", os.path.join("docs", "architecture.md")):
+    for doc in (os.path.join("docs", "tree.md"), os.path.join("docs", "architecture.md")):
         with open(os.path.join(ROOT, doc)) as f:
             text = f.read()
         for d in source_folders():

@@ -240,8 +240,8 @@ def root_extra(prepared, kernel):
     def extra(top):
         if not os.path.isdir(BENCH):
             raise MacroError("%s is missing (run 'make bench')" % BENCH)
-        bench = os.path.join(top, "bench")
-        shutil.copytree(BENCH, bench, symlinks=True)
+        bench = os.path.join(top, "bench")      # debian_root copies it too
+        shutil.copytree(BENCH, bench, symlinks=True, dirs_exist_ok=True)
         os.makedirs(os.path.join(bench, "points"))
         users = []
         for p, prep in prepared:

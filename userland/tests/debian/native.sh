@@ -41,7 +41,7 @@ rm libsquare.so
 echo "no-lib $?"
 sed "s|$W|W|" lib.err
 # Debian's Python over an AF_UNIX socketpair, and a child through a pipe
-# (issue 31: README's first real program).
+# (issue 31: docs/debian.md's first real program).
 python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"hi"); print(b.recv(2))'
 python3 -c 'import subprocess; print(subprocess.run(["echo", "sub"], capture_output=True).stdout)'
 # Debian's numactl (issue 31): numa.sh, which the Linux peer runs too.
