@@ -104,6 +104,43 @@ int socket_sleep(const void *chan, uint64_t deadline)
     return deadline == UINT64_MAX ? sig_sleep(chan) : sig_sleep_until(chan, deadline);
 }
 
+int socket_wait_readable(struct socket *so, bool nonblock, int (*ready)(struct socket *so),
+                         bool *eof)
+{
+    uint64_t deadline = socket_deadline(so->so_rcvtimeo);
+    for (;;) {
+        int r = ready(so);
+        if (r)
+            return r < 0 ? r : 0;
+        if (so->so_error) {
+            int err = -so->so_error;
+            so->so_error = 0;
+            return err;
+        }
+        if (so->so_shut & SO_RCV_SHUT) {
+            *eof = true;
+            return 0;
+        }
+        if (nonblock)
+            return -EAGAIN;
+        int err = socket_sleep(&so->so_rchan, deadline);
+        if (err)
+            return err;
+    }
+}
+
+short socket_poll_shut(const struct socket *so)
+{
+    short r = 0;
+    if (so->so_error)
+        r |= POLLERR;
+    if (so->so_shut == (SO_RCV_SHUT | SO_SEND_SHUT))
+        r |= POLLHUP;
+    if (so->so_shut & SO_RCV_SHUT)
+        r |= POLLRDHUP | POLLIN | POLLRDNORM;
+    return r;
+}
+
 void socket_notify(struct socket *so, short events)
 {
     wakeup(&so->so_rchan);

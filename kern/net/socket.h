@@ -176,6 +176,15 @@ uint64_t socket_deadline(uint64_t timeo_ns);
 /* Sleep on chan (the caller holds so_lock, released while asleep) until
  * woken, deadline passes (-EAGAIN) or a signal comes (-ERESTARTSYS). */
 int socket_sleep(const void *chan, uint64_t deadline);
+/* Wait, holding so_lock, until ready(so) says there is something to
+ * read (> 0) or why not (< 0, an errno), a pending error comes (taken),
+ * the reading side is shut (*eof set), or, when nonblock, at once
+ * (-EAGAIN); the wait ends at SO_RCVTIMEO or a signal.  0 or -errno. */
+int socket_wait_readable(struct socket *so, bool nonblock, int (*ready)(struct socket *so),
+                         bool *eof);
+/* poll's bits every family shares: POLLERR for a pending error, POLLHUP
+ * with both sides shut, the reading side's end of file (so_lock held). */
+short socket_poll_shut(const struct socket *so);
 /* Something changed that a waiter, a poller or an epoll set may want:
  * events says which side (POLL_READSIDE: data, a connection, end of file;
  * POLL_WRITESIDE: room; both for a change of state). */

@@ -603,12 +603,7 @@ static short unix_poll(struct socket *so, short events)
     short r = 0;
     mutex_enter(&so->so_lock);
     bool stream = so->so_type != SOCK_DGRAM;
-    if (so->so_error)
-        r |= POLLERR;
-    if (so->so_shut == (SO_RCV_SHUT | SO_SEND_SHUT))
-        r |= POLLHUP;
-    if (so->so_shut & SO_RCV_SHUT)
-        r |= POLLRDHUP | POLLIN | POLLRDNORM;
+    r |= socket_poll_shut(so);
     if (u->u_rq || u->u_aq)
         r |= POLLIN | POLLRDNORM;
     if (stream && !u->u_connected && !so->so_listening)

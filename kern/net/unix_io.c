@@ -468,29 +468,13 @@ static void put_name(struct sockxfer *sx, struct unix_msg *m)
     sx->sx_nameout = m->m_addrlen;
 }
 
+static int has_message(struct socket *so) { return sotounp(so)->u_rq != NULL; }
+
 /* Wait, holding so_lock, for a message: 0, or 0 with *eof set, or an
  * error. */
 static int wait_data(struct socket *so, struct sockxfer *sx, bool *eof)
 {
-    struct unpcb *u = sotounp(so);
-    uint64_t deadline = socket_deadline(so->so_rcvtimeo);
-    while (!u->u_rq) {
-        if (so->so_error) {
-            int err = -so->so_error;
-            so->so_error = 0;
-            return err;
-        }
-        if (so->so_shut & SO_RCV_SHUT) {
-            *eof = true;
-            return 0;
-        }
-        if (sx->sx_nonblock)
-            return -EAGAIN;
-        int err = socket_sleep(&so->so_rchan, deadline);
-        if (err)
-            return err;
-    }
-    return 0;
+    return socket_wait_readable(so, sx->sx_nonblock, has_message, eof);
 }
 
 static struct unix_msg *dequeue(struct socket *so)

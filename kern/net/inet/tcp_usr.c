@@ -283,33 +283,16 @@ static void window_update(struct tcpcb *tp)
     }
 }
 
-/* Wait, holding so_lock, for bytes: 0 with some there, 0 with *eof, or an
- * error. */
-static int wait_data(struct socket *so, struct tcpcb *tp, struct sockxfer *sx, bool *eof)
+/* Bytes to read (1), none yet (0), or a connection that never was
+ * (-ENOTCONN); one that was and is over has its reading side shut. */
+static int has_bytes(struct socket *so)
 {
-    uint64_t deadline = socket_deadline(so->so_rcvtimeo);
-    while (!tp->rcv.r_len) {
-        if (so->so_error) {
-            int err = -so->so_error;
-            so->so_error = 0;
-            return err;
-        }
-        if (so->so_shut & SO_RCV_SHUT) {
-            *eof = true;
-            return 0;
-        }
-        if (tp->t_state == TCPS_CLOSED && tp->t_sostate == SS_CONNECTED) {
-            *eof = true;            /* the connection is over */
-            return 0;
-        }
-        if (tp->t_state == TCPS_CLOSED)
-            return -ENOTCONN;
-        if (sx->sx_nonblock)
-            return -EAGAIN;
-        int err = socket_sleep(&so->so_rchan, deadline);
-        if (err)
-            return err;
-    }
+    struct tcpcb *tp = sototcp(so);
+    if (tp->rcv.r_len)
+        return 1;
+    if (tp->t_state == TCPS_LISTEN ||
+        (tp->t_state == TCPS_CLOSED && tp->t_sostate != SS_CONNECTED && !so->so_error))
+        return -ENOTCONN;
     return 0;
 }
 
@@ -328,10 +311,7 @@ int64_t tcp_recv(struct socket *so, struct sockxfer *sx)
     do {
         bool eof = false;
         mutex_enter(&so->so_lock);
-        if (tp->t_state == TCPS_LISTEN)
-            err = -ENOTCONN;
-        else
-            err = wait_data(so, tp, sx, &eof);
+        err = socket_wait_readable(so, sx->sx_nonblock, has_bytes, &eof);
         size_t n = err || eof ? 0 : MIN(MIN(sx->sx_resid, chunk), tp->rcv.r_len);
         if (n) {
             ring_copy(&tp->rcv, 0, kbuf, n);
@@ -458,16 +438,14 @@ short tcp_poll(struct socket *so, short events)
     short r = 0;
     mutex_enter(&so->so_lock);
     enum tcp_state s = tp->t_state;
-    if (so->so_error)
-        r |= POLLERR;
+    r |= socket_poll_shut(so) & POLLERR;
     if (s == TCPS_LISTEN) {
         if (tp->t_aq)
             r |= POLLIN | POLLRDNORM;
     } else {
-        if (so->so_shut == (SO_RCV_SHUT | SO_SEND_SHUT) || s == TCPS_CLOSED)
+        r |= socket_poll_shut(so);
+        if (s == TCPS_CLOSED)
             r |= POLLHUP;
-        if (so->so_shut & SO_RCV_SHUT)
-            r |= POLLIN | POLLRDNORM | POLLRDHUP;
         if (!connecting(s) && tp->rcv.r_len)
             r |= POLLIN | POLLRDNORM;
         bool room = !tp->snd.r_buf || tp->snd.r_size - tp->snd.r_len >= tp->snd.r_len / 2;

@@ -223,30 +223,7 @@ void udp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_
     socket_rele(so);
 }
 
-/* Wait, holding so_lock, for a datagram: 0 (one is queued, or *eof), or
- * an error. */
-static int wait_dgram(struct socket *so, struct sockxfer *sx, bool *eof)
-{
-    struct udpcb *u = sotoudp(so);
-    uint64_t deadline = socket_deadline(so->so_rcvtimeo);
-    while (!u->u_rq) {
-        if (so->so_error) {
-            int err = -so->so_error;
-            so->so_error = 0;
-            return err;
-        }
-        if (so->so_shut & SO_RCV_SHUT) {
-            *eof = true;
-            return 0;
-        }
-        if (sx->sx_nonblock)
-            return -EAGAIN;
-        int err = socket_sleep(&so->so_rchan, deadline);
-        if (err)
-            return err;
-    }
-    return 0;
-}
+static int has_dgram(struct socket *so) { return sotoudp(so)->u_rq != NULL; }
 
 int64_t udp_recv(struct socket *so, struct sockxfer *sx)
 {
@@ -255,7 +232,7 @@ int64_t udp_recv(struct socket *so, struct sockxfer *sx)
     struct udpcb *u = sotoudp(so);
     bool peek = sx->sx_flags & MSG_PEEK, eof = false;
     mutex_enter(&so->so_lock);
-    int err = wait_dgram(so, sx, &eof);
+    int err = socket_wait_readable(so, sx->sx_nonblock, has_dgram, &eof);
     struct udp_dgram *d = NULL;
     if (!err && !eof) {
         d = u->u_rq;
@@ -299,12 +276,7 @@ short udp_poll(struct socket *so, short events)
 {
     short r = POLLOUT | POLLWRNORM;
     mutex_enter(&so->so_lock);
-    if (so->so_error)
-        r |= POLLERR;
-    if (so->so_shut == (SO_RCV_SHUT | SO_SEND_SHUT))
-        r |= POLLHUP;
-    if (so->so_shut & SO_RCV_SHUT)
-        r |= POLLRDHUP | POLLIN | POLLRDNORM;
+    r |= socket_poll_shut(so);
     if (sotoudp(so)->u_rq)
         r |= POLLIN | POLLRDNORM;
     mutex_exit(&so->so_lock);
