@@ -15,9 +15,10 @@ tests/check.py (issue 31).
                        (debian/pysuite/host/NAME).
   debian/pysuite/long  the same for issue 31's whole list (make check-long)
 
-Tests that need AF_INET sockets (test_socket, test_epoll's set-up, parts
-of test_os and test_signal) cannot pass before the networking issue; the
-long job lists them as differences, as they are.
+AF_INET runs over loopback (kern/net/inet/), so test_os, test_signal and
+test_epoll's set-up pass; what still differs (parts of test_socket that
+need IPv6, raw sockets or a network device) the long job lists as
+differences, as they are.
 """
 
 import os

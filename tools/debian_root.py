@@ -23,6 +23,7 @@ Tempest's boot needs on top of it:
                              link is made by its install script, not
                              shipped)
     /etc/passwd ...          the users of tools/mkroot.py
+    /etc/hosts, nsswitch.conf  localhost's addresses, files before DNS
     /etc/rc.run              with --run: the command init runs, then
                              powers off; with --slot an empty command
                              slot a kept image's runs fill
@@ -222,6 +223,21 @@ def add_busybox(top):
             os.symlink("/bin/busybox", os.path.join(top, d, name))
 
 
+# What a Debian installer writes and no package ships: the loopback names
+# (glibc's getaddrinfo("localhost") reads them) and the name-service order.
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+NSSWITCH = ("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+            "networks: files\nprotocols: files\nservices: files\n")
+
+
+def write_net_files(top):
+    """/etc/hosts and /etc/nsswitch.conf, unless a package gave them."""
+    for name, text in (("hosts", HOSTS), ("nsswitch.conf", NSSWITCH)):
+        path = os.path.join(top, "etc", name)
+        if not os.path.lexists(path):
+            mkroot.write(path, text)
+
+
 def stage(tmp, tree, args, extra=None):
     """The image's tree under tmp; extra(top), if given, adds to it last
     (the macro benchmarks' /bench and mount points: tools/harness/macro.py)."""
@@ -245,6 +261,7 @@ def stage(tmp, tree, args, extra=None):
         if os.path.lexists(path):
             os.remove(path)             # a link into the cache: written anew
     mkroot.write(os.path.join(top, "etc", "motd"), mkroot.MOTD)
+    write_net_files(top)
     owners = mkroot.user_files(top)
     with open(os.path.join(tmp, "owners"), "w") as f:
         f.write("\n".join(owners) + "\n")

@@ -5,7 +5,7 @@
  * ports chosen and in use, SO_REUSEADDR, a second bind); UDP (sendto and
  * recvfrom with the sender's address, connected sockets, MSG_PEEK,
  * MSG_TRUNC, EMSGSIZE, EDESTADDRREQ, ECONNREFUSED from a closed port,
- * non-blocking receive, FIONREAD, poll); TCP (listen, connect, accept and
+ * non-blocking receive, FIONREAD, poll); UDP-Lite's coverage; TCP (listen, connect, accept and
  * both names, a megabyte each way checked byte for byte, MSG_PEEK and
  * MSG_WAITALL, shutdown of one direction, end of file, ECONNREFUSED,
  * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
@@ -180,6 +180,29 @@ static void test_udp(void)
 	CHECK(readable(c));
 	CHECK_ERR(recv(c, buf, sizeof buf, 0), ECONNREFUSED);
 	close(c);
+}
+
+/* UDP-Lite: its own protocol, a checksum coverage set and read back. */
+static void test_udplite(void)
+{
+	int s = CHECK_OK(socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE));
+	int v = 20, got = 0;
+	socklen_t len = sizeof got;
+	CHECK_OK(setsockopt(s, IPPROTO_UDPLITE, 10 /* UDPLITE_SEND_CSCOV */, &v, sizeof v));
+	CHECK_OK(getsockopt(s, IPPROTO_UDPLITE, 10, &got, &len));
+	CHECK_EQ(got, 20);
+	CHECK_OK(getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &got, &len));
+	CHECK_EQ(got, IPPROTO_UDPLITE);
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(s, (struct sockaddr *)&a, sizeof a));
+	a.sin_port = htons(port_of(s));
+	char msg[40], buf[64];
+	memset(msg, 'u', sizeof msg);
+	CHECK_EQ(sendto(s, msg, sizeof msg, 0, (struct sockaddr *)&a, sizeof a), 40);
+	CHECK(readable(s));
+	CHECK_EQ(recv(s, buf, sizeof buf, 0), 40);
+	CHECK(memcmp(buf, msg, 40) == 0);
+	close(s);
 }
 
 /* ---- TCP ---- */
@@ -407,6 +430,7 @@ int main(int argc, char **argv)
 	test_socket_rules();
 	test_bind_rules();
 	test_udp();
+	test_udplite();
 	test_tcp_names();
 	test_tcp_bulk();
 	test_tcp_peek_waitall();

@@ -53,6 +53,8 @@ int inet_protocol(int *typep, int protocol)
     if (type == SOCK_DGRAM) {
         if (protocol == IPPROTO_ICMP)
             return -EACCES;     /* ping sockets: Linux's ping_group_range "1 0" */
+        if (protocol == IPPROTO_UDPLITE)
+            return IPPROTO_UDPLITE;
         return protocol == 0 || protocol == IPPROTO_UDP ? IPPROTO_UDP : -EPROTONOSUPPORT;
     }
     if (type == SOCK_RAW_TYPE)
@@ -276,6 +278,8 @@ static int inet_getopt(struct socket *so, int level, int name, void *val, size_t
         return ip_getopt(so, name, val, len);
     if (level == SOL_TCP && is_tcp(so))
         return tcp_getopt(so, name, val, len);
+    if (level == IPPROTO_UDPLITE && so->so_protocol == IPPROTO_UDPLITE)
+        return udp_getopt(so, name, val, len);
     return level == SOL_SOCKET ? -ENOPROTOOPT : -EOPNOTSUPP;
 }
 
@@ -285,6 +289,8 @@ static int inet_setopt(struct socket *so, int level, int name, const void *val, 
         return ip_setopt(so, name, val, len);
     if (level == SOL_TCP && is_tcp(so))
         return tcp_setopt(so, name, val, len);
+    if (level == IPPROTO_UDPLITE && so->so_protocol == IPPROTO_UDPLITE)
+        return udp_setopt(so, name, val, len);
     return level == SOL_SOCKET ? -ENOPROTOOPT : -EOPNOTSUPP;
 }
 

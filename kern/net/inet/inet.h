@@ -23,6 +23,7 @@
 #define IPPROTO_ICMP    1
 #define IPPROTO_TCP     6
 #define IPPROTO_UDP     17
+#define IPPROTO_UDPLITE 136
 #define SOL_IP          0
 #define SOL_TCP         6
 
@@ -206,10 +207,14 @@ short udp_poll(struct socket *so, short events);
 int udp_nread(struct socket *so);
 /* A datagram came in (copied if queued; the caller frees p): false when
  * no socket is bound to its port (ICMP port unreachable goes back). */
-bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
+bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto);
 /* An ICMP error came back for a datagram so sent: a connected socket
  * reports it (SO_ERROR). */
-void udp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport);
+void udp_ctlinput(int proto, int err, in_addr_t src, uint16_t sport, in_addr_t dst,
+                  uint16_t dport);
+/* UDP-Lite's options (SOL_UDPLITE): the checksum coverage. */
+int udp_getopt(struct socket *so, int name, void *val, size_t *len);
+int udp_setopt(struct socket *so, int name, const void *val, size_t len);
 
 /* TCP (kern/net/inet/tcp_*.c) */
 void tcp_init(void);

@@ -129,8 +129,8 @@ static void icmp_unreach(struct pkt *p)
     const uint16_t *ports = (const uint16_t *)((const uint8_t *)q + (q->ihl_version & 0xf) * 4);
     if ((q->ihl_version & 0xf) < 5 || p->p_len < ICMP_HDR_LEN + (q->ihl_version & 0xf) * 4u + 4)
         return;
-    if (q->proto == IPPROTO_UDP)
-        udp_ctlinput(ECONNREFUSED, q->src, ports[0], q->dst, ports[1]);
+    if (q->proto == IPPROTO_UDP || q->proto == IPPROTO_UDPLITE)
+        udp_ctlinput(q->proto, ECONNREFUSED, q->src, ports[0], q->dst, ports[1]);
 }
 
 static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
@@ -187,11 +187,11 @@ void ip_input(struct pkt *p)
     COUNT(in_delivers);
     if (proto == IPPROTO_TCP)
         tcp_input(p, src, dst);
-    else if (proto == IPPROTO_UDP && !udp_input(p, src, dst))
+    else if ((proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE) && !udp_input(p, src, dst, proto))
         icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
     else if (proto == IPPROTO_ICMP)
         icmp_input(p, src, dst);
-    else if (proto != IPPROTO_UDP) {
+    else if (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE) {
         COUNT(in_unknown_protos);
         icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
     }

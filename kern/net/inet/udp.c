@@ -13,6 +13,10 @@
  * bound gets ICMP "port unreachable" back (ip.c), which a connected
  * sender sees as ECONNREFUSED on its next call, as on Linux.
  *
+ * UDP-Lite (RFC 3828, IPPROTO_UDPLITE) is the same with its own ports and
+ * a checksum that covers the first "coverage" bytes (the length field
+ * carries it; 0 is the whole datagram) and is never left out.
+ *
  * Locks: the socket's so_lock guards struct udpcb; inpcb_lock is taken
  * under it (binding an ephemeral port).
  */
@@ -43,7 +47,11 @@ struct udpcb {
     struct udp_dgram *u_rq;         /* [s] the receive queue */
     struct udp_dgram **u_rqtail;    /* [s] */
     size_t u_rqbytes;               /* [s] what the queue counts against so_rcvbuf */
+    int u_send_cscov, u_recv_cscov; /* [s] UDP-Lite's coverages (0: all) */
 };
+
+#define UDPLITE_SEND_CSCOV 10
+#define UDPLITE_RECV_CSCOV 11
 
 static uint64_t udp_rcvbuf_errors;  /* [a] datagrams dropped on a full queue */
 
@@ -155,30 +163,50 @@ int64_t udp_send(struct socket *so, struct sockxfer *sx)
         pkt_free(p);
         return err == -EPIPE ? socket_epipe(sx->sx_flags) : err;
     }
+    int proto = inp->inp_proto;
+    size_t cover = p->p_len;
     struct udphdr *uh = (struct udphdr *)p->p_data;
     uh->sport = sport;
     uh->dport = dport;
     uh->len = htons((uint16_t)p->p_len);
+    if (proto == IPPROTO_UDPLITE) {
+        cover = sotoudp(so)->u_send_cscov;
+        cover = cover && cover < p->p_len ? cover : p->p_len;
+        uh->len = htons(cover == p->p_len ? 0 : (uint16_t)cover);
+    }
     uh->cksum = 0;
-    uint16_t ck = in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_UDP, p->p_len),
-                                             p->p_data, p->p_len));
+    uint16_t ck = in_cksum_fold(in_cksum_add(in_pseudo(src, dst, proto, p->p_len),
+                                             p->p_data, cover));
     uh->cksum = ck ? ck : 0xffff;       /* 0 means "no checksum" */
-    err = ip_output(p, src, dst, IPPROTO_UDP, ttl, tos);
+    err = ip_output(p, src, dst, proto, ttl, tos);
     return err ? err : (int64_t)n;
 }
 
-bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
+/* A datagram's length and the bytes its checksum covers, or false when
+ * it is to be dropped (RFC 768; RFC 3828 for UDP-Lite). */
+static bool udp_lengths(const struct pkt *p, int proto, size_t *len, size_t *cover)
 {
-    if (p->p_len < UDP_HDR_LEN)
+    const struct udphdr *uh = (const struct udphdr *)p->p_data;
+    size_t field = ntohs(uh->len);
+    if (proto == IPPROTO_UDPLITE) {
+        *len = p->p_len;
+        *cover = field ? field : p->p_len;
+        return (field == 0 || field >= UDP_HDR_LEN) && *cover <= p->p_len && uh->cksum;
+    }
+    *len = *cover = field;
+    return field >= UDP_HDR_LEN && field <= p->p_len;
+}
+
+bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto)
+{
+    size_t len, cover;
+    if (p->p_len < UDP_HDR_LEN || !udp_lengths(p, proto, &len, &cover))
         return true;                /* malformed: dropped, no ICMP */
     const struct udphdr *uh = (const struct udphdr *)p->p_data;
-    size_t len = ntohs(uh->len);
-    if (len < UDP_HDR_LEN || len > p->p_len)
+    if (uh->cksum && in_cksum_fold(in_cksum_add(in_pseudo(src, dst, proto, len),
+                                                p->p_data, cover)) != 0)
         return true;
-    if (uh->cksum && in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_UDP, len),
-                                                p->p_data, len)) != 0)
-        return true;
-    struct socket *so = inpcb_lookup(IPPROTO_UDP, dst, uh->dport, src, uh->sport);
+    struct socket *so = inpcb_lookup(proto, dst, uh->dport, src, uh->sport);
     if (!so)
         return false;
     size_t n = len - UDP_HDR_LEN;
@@ -207,9 +235,10 @@ bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
     return true;
 }
 
-void udp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport)
+void udp_ctlinput(int proto, int err, in_addr_t src, uint16_t sport, in_addr_t dst,
+                  uint16_t dport)
 {
-    struct socket *so = inpcb_lookup(IPPROTO_UDP, src, sport, dst, dport);
+    struct socket *so = inpcb_lookup(proto, src, sport, dst, dport);
     if (!so)
         return;
     struct inpcb *inp = sotoinp(so);
@@ -290,4 +319,39 @@ int udp_nread(struct socket *so)
     int n = d ? (int)d->d_len : 0;
     mutex_exit(&so->so_lock);
     return n;
+}
+
+int udp_getopt(struct socket *so, int name, void *val, size_t *len)
+{
+    if (name != UDPLITE_SEND_CSCOV && name != UDPLITE_RECV_CSCOV)
+        return -ENOPROTOOPT;
+    mutex_enter(&so->so_lock);
+    struct udpcb *u = sotoudp(so);
+    int v = name == UDPLITE_SEND_CSCOV ? u->u_send_cscov : u->u_recv_cscov;
+    mutex_exit(&so->so_lock);
+    memcpy(val, &v, sizeof v);
+    *len = sizeof v;
+    return 0;
+}
+
+/* Linux's rule: a coverage below the header's 8 bytes (but not 0) is 8. */
+int udp_setopt(struct socket *so, int name, const void *val, size_t len)
+{
+    if (name != UDPLITE_SEND_CSCOV && name != UDPLITE_RECV_CSCOV)
+        return -ENOPROTOOPT;
+    if (len < sizeof(int))
+        return -EINVAL;
+    int v;
+    memcpy(&v, val, sizeof v);
+    if (v != 0 && v < UDP_HDR_LEN)
+        v = UDP_HDR_LEN;
+    v = MIN(v, 0xffff);
+    mutex_enter(&so->so_lock);
+    struct udpcb *u = sotoudp(so);
+    if (name == UDPLITE_SEND_CSCOV)
+        u->u_send_cscov = v;
+    else
+        u->u_recv_cscov = v;
+    mutex_exit(&so->so_lock);
+    return 0;
 }
