@@ -254,6 +254,8 @@ static short socket_poll(struct vnode *vp, short events, int fflags)
 static int socket_ioctl(struct vnode *vp, unsigned long cmd, void *arg, struct cred *cr)
 {
     struct socket *so = vtosock(vp);
+    if (socket_ifreq_cmd((uint32_t)cmd))
+        return netif_ioctl((uint32_t)cmd, arg);
     if (cmd != FIONREAD)
         return -ENOTTY;
     *(int *)arg = so->so_ops->nread(so);

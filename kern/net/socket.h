@@ -195,6 +195,8 @@ int socket_epipe(int flags);
 /* The families: AF_UNIX's operations, AF_INET's (kern/net/inet/). */
 extern const struct sockops unix_sockops;
 extern const struct sockops inet_sockops;
+/* AF_NETLINK's route dumps (kern/net/netlink.c). */
+extern const struct sockops netlink_sockops;
 /* Boot: the families' tables and lock classes. */
 void net_init(void);
 void unix_init(void);
@@ -204,6 +206,15 @@ void inet_init(void);
  * open file through the family's receive and send (a datagram stays
  * whole, and O_NONBLOCK applies). */
 int64_t socket_rw(struct file *fp, bool write, struct kiovec *iov, int iovcnt);
+
+/* The interface ioctls any socket answers (SIOCGIFNAME, SIOCGIFINDEX,
+ * SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFMTU), each a struct
+ * ifreq of IFREQ_SIZE bytes in and out. */
+#define IFREQ_SIZE 40
+bool socket_ifreq_cmd(uint32_t cmd);
+/* Answer one of them for the interface ifr names (kern/net/inet/netif.c):
+ * 0 or -ENODEV. */
+int netif_ioctl(uint32_t cmd, void *ifr);
 
 /* Passing descriptors (SCM_RIGHTS) counts, per socket, how many of its
  * files are in flight in queues; kern/net/unix_gc.c collects the

@@ -30,6 +30,7 @@
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
 
+#define AF_NETLINK      16
 #define NPROTO          46          /* Linux's AF_MAX: a family past it is EAFNOSUPPORT */
 #define SOCK_MAX        11          /* types at or past it are EINVAL */
 #define IOV_MAX         1024
@@ -77,6 +78,8 @@ static const struct sockops *family_ops(int family)
 {
     if (family == AF_UNIX)
         return &unix_sockops;
+    if (family == AF_NETLINK)
+        return &netlink_sockops;
     return family == AF_INET ? &inet_sockops : NULL;
 }
 

@@ -222,6 +222,15 @@ SYSCALL_DECL(sys_ioctl)
             fp->f_flags = on ? fp->f_flags | O_NONBLOCK : fp->f_flags & ~O_NONBLOCK;
             mutex_exit(&fp->f_lock);
         }
+    } else if (vn_is_socket(fp->f_vp) && socket_ifreq_cmd((uint32_t)a1)) {
+        /* an interface's name, index, flags, address, mask or MTU: a
+         * struct ifreq in and out (kern/net/inet/netif.c) */
+        char ifr[IFREQ_SIZE];
+        r = copyin((void *)a2, ifr, sizeof ifr) ? -EFAULT : 0;
+        if (!r)
+            r = VOP_IOCTL(fp->f_vp, (uint32_t)a1, ifr, cr());
+        if (!r && copyout(ifr, (void *)a2, sizeof ifr))
+            r = -EFAULT;
     } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {
         int n = 0;
         r = VOP_IOCTL(fp->f_vp, FIONREAD, &n, cr());

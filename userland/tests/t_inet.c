@@ -5,7 +5,8 @@
  * ports chosen and in use, SO_REUSEADDR, a second bind); UDP (sendto and
  * recvfrom with the sender's address, connected sockets, MSG_PEEK,
  * MSG_TRUNC, EMSGSIZE, EDESTADDRREQ, ECONNREFUSED from a closed port,
- * non-blocking receive, FIONREAD, poll); UDP-Lite's coverage; TCP (listen, connect, accept and
+ * non-blocking receive, FIONREAD, poll); UDP-Lite's coverage; the
+ * interface list through AF_NETLINK (if_nameindex, getifaddrs); TCP (listen, connect, accept and
  * both names, a megabyte each way checked byte for byte, MSG_PEEK and
  * MSG_WAITALL, shutdown of one direction, end of file, ECONNREFUSED,
  * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
@@ -17,6 +18,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -203,6 +206,34 @@ static void test_udplite(void)
 	CHECK_EQ(recv(s, buf, sizeof buf, 0), 40);
 	CHECK(memcmp(buf, msg, 40) == 0);
 	close(s);
+}
+
+/* The interface list as the C library reads it (AF_NETLINK's dumps):
+ * if_nameindex, if_nametoindex and getifaddrs find lo and 127.0.0.1. */
+static void test_interfaces(void)
+{
+	struct if_nameindex *ni = if_nameindex();
+	CHECK(ni != NULL);
+	unsigned lo = 0;
+	for (struct if_nameindex *i = ni; i && i->if_index; i++)
+		if (strcmp(i->if_name, "lo") == 0)
+			lo = i->if_index;
+	if (ni)
+		if_freenameindex(ni);
+	CHECK(lo != 0);
+	CHECK_EQ(if_nametoindex("lo"), lo);
+	char name[IF_NAMESIZE];
+	CHECK(if_indextoname(lo, name) && strcmp(name, "lo") == 0);
+	struct ifaddrs *ifa = NULL;
+	CHECK_OK(getifaddrs(&ifa));
+	int found = 0;
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+			found = strcmp(i->ifa_name, "lo") == 0;
+	CHECK(found);
+	freeifaddrs(ifa);
+	CHECK_ERR(socket(AF_NETLINK, SOCK_RAW, 12345), EPROTONOSUPPORT);
 }
 
 /* ---- TCP ---- */
@@ -431,6 +462,7 @@ int main(int argc, char **argv)
 	test_bind_rules();
 	test_udp();
 	test_udplite();
+	test_interfaces();
 	test_tcp_names();
 	test_tcp_bulk();
 	test_tcp_peek_waitall();

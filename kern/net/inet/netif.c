@@ -25,6 +25,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
+#include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
 
@@ -151,6 +152,68 @@ struct netif *inet_route(in_addr_t dst, in_addr_t *src)
         return NULL;            /* only this machine's addresses until a device comes */
     *src = (ntohl(dst) >> 24) == 127 ? dst : lo.if_addr;
     return &lo;
+}
+
+/* ---- the interface ioctls ---- */
+
+#define SIOCGIFNAME     0x8910
+#define SIOCGIFFLAGS    0x8913
+#define SIOCGIFADDR     0x8915
+#define SIOCGIFNETMASK  0x891b
+#define SIOCGIFMTU      0x8921
+#define SIOCGIFINDEX    0x8933
+
+/* struct ifreq: a name, then one of an address, flags or an int. */
+struct ifreq_k {
+    char name[NETIF_NAME_MAX];
+    union {
+        struct sockaddr_in_k addr;
+        int16_t flags;
+        int32_t ival;
+    };
+    uint8_t pad[IFREQ_SIZE - NETIF_NAME_MAX - sizeof(struct sockaddr_in_k)];
+};
+
+bool socket_ifreq_cmd(uint32_t cmd)
+{
+    return cmd == SIOCGIFNAME || cmd == SIOCGIFFLAGS || cmd == SIOCGIFADDR ||
+           cmd == SIOCGIFNETMASK || cmd == SIOCGIFMTU || cmd == SIOCGIFINDEX;
+}
+
+static struct netif *netif_named(const char *name)
+{
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
+        if (strncmp(ifp->if_name, name, NETIF_NAME_MAX) == 0)
+            return ifp;
+    return NULL;
+}
+
+int netif_ioctl(uint32_t cmd, void *arg)
+{
+    struct ifreq_k *ifr = arg;
+    struct netif *ifp = NULL;
+    if (cmd == SIOCGIFNAME) {
+        for (ifp = netifs; ifp && ifp->if_index != ifr->ival; ifp = ifp->if_next)
+            ;
+        if (ifp)
+            memcpy(ifr->name, ifp->if_name, NETIF_NAME_MAX);
+        return ifp ? 0 : -ENODEV;
+    }
+    ifr->name[NETIF_NAME_MAX - 1] = 0;
+    if (!(ifp = netif_named(ifr->name)))
+        return -ENODEV;
+    in_addr_t a = cmd == SIOCGIFNETMASK ? ifp->if_mask : ifp->if_addr;
+    switch (cmd) {
+    case SIOCGIFINDEX: ifr->ival = ifp->if_index; break;
+    case SIOCGIFFLAGS: ifr->flags = (int16_t)ifp->if_flags; break;
+    case SIOCGIFMTU: ifr->ival = (int32_t)ifp->if_mtu; break;
+    default:
+        memset(&ifr->addr, 0, sizeof ifr->addr);
+        ifr->addr.sin_family = AF_INET;
+        ifr->addr.sin_addr = a;
+        break;
+    }
+    return 0;
 }
 
 /* ---- the network thread ---- */

@@ -1,0 +1,366 @@
+/*
+ * AF_NETLINK: the part of NETLINK_ROUTE that C libraries ask at start-up,
+ * the interface list (RTM_GETLINK) and the addresses (RTM_GETADDR), as
+ * dumps.  glibc's if_nameindex and getaddrinfo's AI_ADDRCONFIG read them;
+ * so does busybox's ip.
+ *
+ * Theory.  A request is a datagram of netlink messages (RFC 3549's
+ * format, Linux's constants); each dump request is answered at once by
+ * queueing one reply datagram per interface or address and an
+ * NLMSG_DONE, which the caller then receives as datagrams.  A request of
+ * another type gets NLMSG_ERROR with EOPNOTSUPP.  There is no multicast
+ * (groups are refused) and nothing to change: the interfaces are the
+ * network stack's (kern/net/inet/netif.c).
+ *
+ * Locks: the socket's so_lock guards its reply queue; nothing else.
+ */
+#include <kern/net/inet/inet.h>
+#include <kern/proc/proc.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/errno.h>
+
+#define AF_NETLINK      16
+#define NETLINK_ROUTE   0
+#define NLMSG_ERROR     2
+#define NLMSG_DONE      3
+#define NLM_F_MULTI     0x2
+#define NLM_F_DUMP      0x300
+#define RTM_NEWLINK     16
+#define RTM_GETLINK     18
+#define RTM_NEWADDR     20
+#define RTM_GETADDR     22
+#define IFLA_ADDRESS    1
+#define IFLA_IFNAME     3
+#define IFLA_MTU        4
+#define IFA_ADDRESS     1
+#define IFA_LOCAL       2
+#define IFA_LABEL       3
+#define ARPHRD_LOOPBACK 772
+#define RT_SCOPE_HOST   254
+#define REQUEST_MAX     65536
+#define NL_ALIGN(n)     (((n) + 3) & ~(size_t)3)
+
+struct nlmsghdr_k { uint32_t len; uint16_t type, flags; uint32_t seq, pid; };
+struct sockaddr_nl_k { uint16_t family, pad; uint32_t pid, groups; };
+struct ifinfomsg_k { uint8_t family, pad; uint16_t type; int32_t index; uint32_t flags, change; };
+struct ifaddrmsg_k { uint8_t family, prefixlen, flags, scope; uint32_t index; };
+struct rtattr_k { uint16_t len, type; };
+
+/* One reply datagram. */
+struct nl_reply {
+    struct nl_reply *r_next;        /* [s] */
+    size_t r_len;                   /* [c] */
+    char r_data[];
+};
+
+struct nlpcb {
+    struct nl_reply *n_rq, **n_rqtail;  /* [s] replies not yet read */
+    uint32_t n_portid;              /* [s] */
+};
+
+static struct nlpcb *sotonl(struct socket *so) { return so->so_pcb; }
+
+static int nl_protocol(int *type, int protocol)
+{
+    if (*type != SOCK_RAW && *type != SOCK_DGRAM)
+        return -ESOCKTNOSUPPORT;
+    return protocol == NETLINK_ROUTE ? NETLINK_ROUTE : -EPROTONOSUPPORT;
+}
+
+static int nl_attach(struct socket *so)
+{
+    struct nlpcb *n = kzalloc(sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    n->n_rqtail = &n->n_rq;
+    so->so_pcb = n;
+    return 0;
+}
+
+static void drop_replies(struct nlpcb *n)
+{
+    while (n->n_rq) {
+        struct nl_reply *r = n->n_rq;
+        n->n_rq = r->r_next;
+        kfree(r);
+    }
+    n->n_rqtail = &n->n_rq;
+}
+
+static void nl_release(struct socket *so)
+{
+    mutex_enter(&so->so_lock);
+    drop_replies(sotonl(so));
+    mutex_exit(&so->so_lock);
+}
+
+static void nl_destroy(struct socket *so) { kfree(so->so_pcb); }
+
+static int nl_bind(struct socket *so, const void *addr, size_t len)
+{
+    struct sockaddr_nl_k a;
+    if (len < sizeof a)
+        return -EINVAL;
+    memcpy(&a, addr, sizeof a);
+    if (a.family != AF_NETLINK)
+        return -EINVAL;
+    if (a.groups)
+        return -EPERM;              /* no multicast groups here */
+    mutex_enter(&so->so_lock);
+    sotonl(so)->n_portid = a.pid ? a.pid : (uint32_t)curproc()->p_pid;
+    mutex_exit(&so->so_lock);
+    return 0;
+}
+
+static int nl_connect(struct socket *so, const void *addr, size_t len, bool nonblock)
+{
+    return len < sizeof(uint16_t) ? -EINVAL : 0;    /* the kernel is the only peer */
+}
+
+/* ---- building replies ---- */
+
+/* A reply being built: its bytes grow by put(). */
+struct builder {
+    char buf[256];
+    size_t len;
+};
+
+static void put(struct builder *b, const void *data, size_t n)
+{
+    memcpy(b->buf + b->len, data, n);
+    b->len = NL_ALIGN(b->len + n);
+}
+
+static void put_attr(struct builder *b, uint16_t type, const void *data, size_t n)
+{
+    struct rtattr_k a = { (uint16_t)(sizeof a + n), type };
+    memcpy(b->buf + b->len, &a, sizeof a);
+    memcpy(b->buf + b->len + sizeof a, data, n);
+    b->len = NL_ALIGN(b->len + sizeof a + n);
+}
+
+static void begin(struct builder *b, const struct nlmsghdr_k *req, uint16_t type, uint16_t flags)
+{
+    struct nlmsghdr_k h = { 0, type, flags, req->seq, req->pid };
+    b->len = 0;
+    put(b, &h, sizeof h);
+}
+
+/* Finish the message in b and queue it as one datagram. */
+static void queue(struct socket *so, struct builder *b)
+{
+    ((struct nlmsghdr_k *)b->buf)->len = (uint32_t)b->len;
+    struct nl_reply *r = kmalloc(sizeof *r + b->len);
+    if (!r)
+        return;
+    r->r_next = NULL;
+    r->r_len = b->len;
+    memcpy(r->r_data, b->buf, b->len);
+    struct nlpcb *n = sotonl(so);
+    *n->n_rqtail = r;
+    n->n_rqtail = &r->r_next;
+}
+
+static void dump_links(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
+{
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        begin(b, req, RTM_NEWLINK, NLM_F_MULTI);
+        struct ifinfomsg_k ii = { .family = AF_UNSPEC, .type = ARPHRD_LOOPBACK,
+                                  .index = ifp->if_index, .flags = ifp->if_flags };
+        put(b, &ii, sizeof ii);
+        put_attr(b, IFLA_IFNAME, ifp->if_name, strlen(ifp->if_name) + 1);
+        put_attr(b, IFLA_MTU, &ifp->if_mtu, sizeof ifp->if_mtu);
+        uint8_t mac[6] = { 0 };
+        put_attr(b, IFLA_ADDRESS, mac, sizeof mac);
+        queue(so, b);
+    }
+}
+
+/* The number of one bits of a netmask. */
+static uint8_t prefix_len(in_addr_t mask)
+{
+    uint8_t n = 0;
+    for (uint32_t m = ntohl(mask); m & 0x80000000u; m <<= 1)
+        n++;
+    return n;
+}
+
+static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
+{
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        begin(b, req, RTM_NEWADDR, NLM_F_MULTI);
+        struct ifaddrmsg_k ia = { .family = AF_INET,
+                                  .prefixlen = prefix_len(ifp->if_mask),
+                                  .scope = RT_SCOPE_HOST, .index = (uint32_t)ifp->if_index };
+        put(b, &ia, sizeof ia);
+        put_attr(b, IFA_ADDRESS, &ifp->if_addr, 4);
+        put_attr(b, IFA_LOCAL, &ifp->if_addr, 4);
+        put_attr(b, IFA_LABEL, ifp->if_name, strlen(ifp->if_name) + 1);
+        queue(so, b);
+    }
+}
+
+/* Answer one request message (so_lock held). */
+static void answer(struct socket *so, const struct nlmsghdr_k *req)
+{
+    struct builder b;
+    bool dump = (req->flags & NLM_F_DUMP) == NLM_F_DUMP;
+    if (dump && (req->type == RTM_GETLINK || req->type == RTM_GETADDR)) {
+        if (req->type == RTM_GETLINK)
+            dump_links(so, req, &b);
+        else
+            dump_addrs(so, req, &b);
+        begin(&b, req, NLMSG_DONE, NLM_F_MULTI);
+        int zero = 0;
+        put(&b, &zero, sizeof zero);
+    } else {
+        begin(&b, req, NLMSG_ERROR, 0);
+        int err = -EOPNOTSUPP;
+        put(&b, &err, sizeof err);
+        put(&b, req, sizeof *req);
+    }
+    queue(so, &b);
+}
+
+static int64_t nl_send(struct socket *so, struct sockxfer *sx)
+{
+    size_t n = sx->sx_resid;
+    if (n > REQUEST_MAX)
+        return -EMSGSIZE;
+    char *req = kmalloc(n ? n : 1);
+    if (!req)
+        return -ENOBUFS;
+    if (sockxfer_in(sx, req, n)) {
+        kfree(req);
+        return -EFAULT;
+    }
+    mutex_enter(&so->so_lock);
+    for (size_t off = 0; off + sizeof(struct nlmsghdr_k) <= n;) {
+        struct nlmsghdr_k h;
+        memcpy(&h, req + off, sizeof h);
+        if (h.len < sizeof h || h.len > n - off)
+            break;                  /* Linux ignores a malformed tail */
+        answer(so, &h);
+        off += NL_ALIGN(h.len);
+    }
+    socket_notify(so, POLL_READSIDE);
+    mutex_exit(&so->so_lock);
+    kfree(req);
+    return (int64_t)n;
+}
+
+static int has_reply(struct socket *so) { return sotonl(so)->n_rq != NULL; }
+
+static int64_t nl_recv(struct socket *so, struct sockxfer *sx)
+{
+    struct nlpcb *n = sotonl(so);
+    bool peek = sx->sx_flags & MSG_PEEK, eof = false;
+    mutex_enter(&so->so_lock);
+    int err = socket_wait_readable(so, sx->sx_nonblock, has_reply, &eof);
+    struct nl_reply *r = err || eof ? NULL : n->n_rq;
+    struct nl_reply *copy = NULL;
+    if (r && peek && (copy = kmalloc(sizeof *r + r->r_len)))
+        memcpy(copy, r, sizeof *r + r->r_len);
+    else if (r && !peek) {
+        n->n_rq = r->r_next;
+        if (!n->n_rq)
+            n->n_rqtail = &n->n_rq;
+    }
+    mutex_exit(&so->so_lock);
+    if (!r)
+        return err;
+    if (peek && !(r = copy))
+        return -ENOMEM;
+    size_t k = MIN(sx->sx_resid, r->r_len), len = r->r_len;
+    err = sockxfer_out(sx, r->r_data, k) ? -EFAULT : 0;
+    if (sx->sx_name) {
+        struct sockaddr_nl_k a = { .family = AF_NETLINK };
+        memcpy(sx->sx_name, &a, MIN(sizeof a, sx->sx_namelen));
+        sx->sx_nameout = sizeof a;
+    }
+    kfree(r);
+    if (err)
+        return err;
+    if (len > k)
+        sx->sx_oflags |= MSG_TRUNC;
+    return (int64_t)((sx->sx_flags & MSG_TRUNC) ? len : k);
+}
+
+static int nl_getname(struct socket *so, void *addr, size_t *len, bool peer)
+{
+    struct sockaddr_nl_k a = { .family = AF_NETLINK };
+    if (!peer) {
+        mutex_enter(&so->so_lock);
+        a.pid = sotonl(so)->n_portid;
+        mutex_exit(&so->so_lock);
+    }
+    memcpy(addr, &a, sizeof a);
+    *len = sizeof a;
+    return 0;
+}
+
+static short nl_poll(struct socket *so, short events)
+{
+    mutex_enter(&so->so_lock);
+    short r = (short)(POLLOUT | POLLWRNORM | socket_poll_shut(so) |
+                      (has_reply(so) ? POLLIN | POLLRDNORM : 0));
+    mutex_exit(&so->so_lock);
+    return (short)(r & (events | POLLERR | POLLHUP));
+}
+
+static int nl_nread(struct socket *so)
+{
+    mutex_enter(&so->so_lock);
+    int n = has_reply(so) ? (int)sotonl(so)->n_rq->r_len : 0;
+    mutex_exit(&so->so_lock);
+    return n;
+}
+
+static int nl_eopnotsupp(void) { return -EOPNOTSUPP; }
+
+static int nl_shutdown(struct socket *so, int how)
+{
+    if (how < SHUT_RD || how > SHUT_RDWR)
+        return -EINVAL;
+    mutex_enter(&so->so_lock);
+    so->so_shut |= (uint32_t)how + 1;
+    mutex_exit(&so->so_lock);
+    socket_notify(so, POLL_BOTHSIDES);
+    return 0;
+}
+
+#define SOL_NETLINK     270
+
+static int nl_getopt(struct socket *so, int level, int name, void *val, size_t *len)
+{
+    return -ENOPROTOOPT;
+}
+
+/* SOL_NETLINK's options (extended acks, strict checking ...) are taken
+ * and have no effect: a dump's answer is the same either way. */
+static int nl_setopt(struct socket *so, int level, int name, const void *val, size_t len)
+{
+    return level == SOL_NETLINK ? 0 : -ENOPROTOOPT;
+}
+
+const struct sockops netlink_sockops = {
+    .family = AF_NETLINK,
+    .protocol = nl_protocol,
+    .attach = nl_attach,
+    .release = nl_release,
+    .destroy = nl_destroy,
+    .bind = nl_bind,
+    .listen = (void *)nl_eopnotsupp,
+    .accept = (void *)nl_eopnotsupp,
+    .connect = nl_connect,
+    .connect2 = (void *)nl_eopnotsupp,
+    .send = nl_send,
+    .recv = nl_recv,
+    .shutdown = nl_shutdown,
+    .getname = nl_getname,
+    .getopt = nl_getopt,
+    .setopt = nl_setopt,
+    .poll = nl_poll,
+    .nread = nl_nread,
+};
