@@ -360,22 +360,35 @@ def _kill_group(proc, grace=3.0):
 #     comes down link by link even when a link is killed outright;
 #   - each emulator runs under `setpriv --pdeathsig TERM`: QEMU ends (it
 #     takes SIGTERM as a quit) when the Python thread that started it is
-#     gone, whatever ended it, even SIGKILL.
+#     gone, whatever ended it, even SIGKILL;
+#   - a program started under nohup (SIGHUP ignored) is left to live on:
+#     neither a hang-up nor its parent's end stops it, and one started
+#     already detached (its parent init) has no parent to follow.
 
 PR_SET_PDEATHSIG = 1
 _SETPRIV = shutil.which("setpriv")
 
 
+def under_nohup():
+    """Was this program started with SIGHUP ignored (nohup, or a parent that
+    asked the same)?  Then neither a hang-up nor its parent's end stops it."""
+    return signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+
+
 def die_with_parent(sig=signal.SIGTERM):
     """Ask the kernel for sig when this process's parent dies (Linux only;
     elsewhere nothing).  If the parent is already gone, sig comes now."""
+    if under_nohup():
+        return                  # meant to outlive its terminal, and so its parent
     try:
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         parent = os.getppid()
+        if parent == 1:
+            return              # started detached (or by a container's init): none to follow
         if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
             return
-        if parent == 1 or os.getppid() != parent:
+        if os.getppid() != parent:
             os.kill(os.getpid(), sig)
     except (OSError, AttributeError):
         pass
@@ -388,6 +401,8 @@ def stop_on_signals(sigs=(signal.SIGTERM, signal.SIGHUP)):
     A terminal this program runs on that hangs up counts as SIGHUP: when
     make is the session's leader it takes the SIGHUP itself and waits for
     its recipe, which the kernel does not tell (a watcher thread looks)."""
+    if under_nohup():
+        sigs = tuple(s for s in sigs if s != signal.SIGHUP)
     def stop(signum, frame):
         for s in sigs:
             signal.signal(s, signal.SIG_IGN)
