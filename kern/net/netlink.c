@@ -272,19 +272,10 @@ static int64_t nl_recv(struct socket *so, struct sockxfer *sx)
         return err;
     if (peek && !(r = copy))
         return -ENOMEM;
-    size_t k = MIN(sx->sx_resid, r->r_len), len = r->r_len;
-    err = sockxfer_out(sx, r->r_data, k) ? -EFAULT : 0;
-    if (sx->sx_name) {
-        struct sockaddr_nl_k a = { .family = AF_NETLINK };
-        memcpy(sx->sx_name, &a, MIN(sizeof a, sx->sx_namelen));
-        sx->sx_nameout = sizeof a;
-    }
+    struct sockaddr_nl_k a = { .family = AF_NETLINK };
+    int64_t got = socket_dgram_out(sx, r->r_data, r->r_len, &a, sizeof a);
     kfree(r);
-    if (err)
-        return err;
-    if (len > k)
-        sx->sx_oflags |= MSG_TRUNC;
-    return (int64_t)((sx->sx_flags & MSG_TRUNC) ? len : k);
+    return got;
 }
 
 static int nl_getname(struct socket *so, void *addr, size_t *len, bool peer)

@@ -129,6 +129,21 @@ int socket_wait_readable(struct socket *so, bool nonblock, int (*ready)(struct s
     }
 }
 
+int64_t socket_dgram_out(struct sockxfer *sx, const void *data, size_t len, const void *name,
+                         size_t namelen)
+{
+    size_t n = MIN(sx->sx_resid, len);
+    if (sockxfer_out(sx, data, n))
+        return -EFAULT;
+    if (sx->sx_name) {
+        memcpy(sx->sx_name, name, MIN(namelen, sx->sx_namelen));
+        sx->sx_nameout = namelen;
+    }
+    if (len > n)
+        sx->sx_oflags |= MSG_TRUNC;
+    return (int64_t)((sx->sx_flags & MSG_TRUNC) ? len : n);
+}
+
 short socket_poll_shut(const struct socket *so)
 {
     short r = 0;

@@ -182,6 +182,12 @@ int socket_sleep(const void *chan, uint64_t deadline);
  * (-EAGAIN); the wait ends at SO_RCVTIMEO or a signal.  0 or -errno. */
 int socket_wait_readable(struct socket *so, bool nonblock, int (*ready)(struct socket *so),
                          bool *eof);
+/* A received datagram of len bytes out to the caller: as much as fits
+ * (the rest cut off, MSG_TRUNC), the sender's address when the caller
+ * asked for it; the count recv returns (the whole length under
+ * MSG_TRUNC), or -EFAULT. */
+int64_t socket_dgram_out(struct sockxfer *sx, const void *data, size_t len, const void *name,
+                         size_t namelen);
 /* poll's bits every family shares: POLLERR for a pending error, POLLHUP
  * with both sides shut, the reading side's end of file (so_lock held). */
 short socket_poll_shut(const struct socket *so);

@@ -98,9 +98,7 @@ static void inet_destroy(struct socket *so)
     kfree(so->so_pcb);
 }
 
-/* A struct sockaddr_in as bind, connect and sendto take it: its address
- * and port, or -EINVAL (short), -EAFNOSUPPORT (another family). */
-static int sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port)
+int inet_sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port)
 {
     struct sockaddr_in_k sin;
     if (len < sizeof sin)
@@ -111,11 +109,6 @@ static int sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port)
     *a = sin.sin_addr;
     *port = sin.sin_port;
     return 0;
-}
-
-int inet_sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port)
-{
-    return sin_in(addr, len, a, port);
 }
 
 void inet_sin_out(void *addr, size_t *len, in_addr_t a, uint16_t port)
@@ -135,7 +128,7 @@ static int inet_bind(struct socket *so, const void *addr, size_t len)
     if (sin->sin_family == AF_UNSPEC && sin->sin_addr == INADDR_ANY)
         a = INADDR_ANY, port = sin->sin_port;       /* Linux accepts this, for old programs */
     else {
-        int err = sin_in(addr, len, &a, &port);
+        int err = inet_sin_in(addr, len, &a, &port);
         if (err)
             return err;
     }
@@ -158,7 +151,7 @@ static int inet_connect(struct socket *so, const void *addr, size_t len, bool no
                           : udp_connect(so, INADDR_ANY, 0);
     in_addr_t a;
     uint16_t port;
-    int err = sin_in(addr, len, &a, &port);
+    int err = inet_sin_in(addr, len, &a, &port);
     if (err)
         return err;
     return is_tcp(so) ? tcp_connect(so, a, port, nonblock) : udp_connect(so, a, port);

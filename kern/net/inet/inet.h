@@ -176,7 +176,6 @@ struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_
 #define IP_DEFAULT_TTL  64
 #define IP_MAXPACKET    65535
 
-void ip_init(void);
 /* Send p (its transport header at p_data) from src to dst; the packet is
  * freed in every case: 0, or -ENETUNREACH, -EMSGSIZE. */
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos);
@@ -217,7 +216,6 @@ int udp_getopt(struct socket *so, int name, void *val, size_t *len);
 int udp_setopt(struct socket *so, int name, const void *val, size_t len);
 
 /* TCP (kern/net/inet/tcp_*.c) */
-void tcp_init(void);
 int tcp_attach(struct socket *so);
 void tcp_release(struct socket *so);
 void tcp_destroy(struct socket *so);

@@ -78,7 +78,7 @@ static bool port_free(const struct inpcb *inp, in_addr_t laddr, uint16_t lport)
 }
 
 /* An ephemeral port for inp (in network order), or 0 when all are taken. */
-static uint16_t pick_ephemeral(const struct inpcb *inp, in_addr_t laddr)
+static uint16_t pick_ephemeral(const struct inpcb *inp)
 {
     uint32_t span = PORT_LAST - PORT_FIRST + 1;
     for (uint32_t i = 0; i < span; i++) {
@@ -119,7 +119,7 @@ int inpcb_bind(struct inpcb *inp, in_addr_t laddr, uint16_t lport)
         return -EACCES;
     mutex_enter(&inpcb_lock);
     int err = 0;
-    if (!lport && !(lport = pick_ephemeral(inp, laddr)))
+    if (!lport && !(lport = pick_ephemeral(inp)))
         err = -EADDRINUSE;
     else if (!port_free(inp, laddr, lport))
         err = -EADDRINUSE;

@@ -56,8 +56,6 @@ static uint16_t ip_next_id;     /* [a] */
 
 #define COUNT(f) __atomic_add_fetch(&ipstat.f, 1, __ATOMIC_RELAXED)
 
-void ip_init(void) {}
-
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos)
 {
     in_addr_t rsrc;

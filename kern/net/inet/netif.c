@@ -329,8 +329,6 @@ void inet_init(void)
     lo.if_mask = htonl(0xff000000u);
     netifs = &lo;
     inpcb_init();
-    ip_init();
-    tcp_init();
     if (!(netisr_thread = thread_create("netisr", netisr_main, NULL, AFFINITY_ALL)))
         panic("inet: no memory for the network thread");
 }

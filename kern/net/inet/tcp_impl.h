@@ -37,6 +37,9 @@ enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
 #define TCP_SNDBUF      16384               /* Linux's tcp_wmem[1] */
 #define TCP_RCVBUF      131072              /* Linux's tcp_rmem[1] */
 #define TCP_RING_MIN    65536               /* the least a connection buffers each way */
+#define TCP_RTO_MIN     200000000ULL        /* Linux's TCP_RTO_MIN: 200 ms */
+#define TCP_TIME_WAIT   60000000000ULL      /* Linux's TCP_TIMEWAIT_LEN: 60 s */
+#define TCP_FIN_TIMEOUT 60000000000ULL      /* Linux's tcp_fin_timeout: an orphan's FIN_WAIT_2 */
 
 #define SEQ_LT(a, b)    ((int32_t)((a) - (b)) < 0)
 #define SEQ_LEQ(a, b)   ((int32_t)((a) - (b)) <= 0)
@@ -64,7 +67,6 @@ struct tcpcb {
     enum tcp_sostate t_sostate;     /* [s] */
     /* send sequence space (RFC 9293 3.3.1) */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;   /* [s] */
-    uint32_t max_sndwnd;            /* [s] the largest window the peer offered */
     /* receive sequence space */
     uint32_t irs, rcv_nxt, rcv_adv; /* [s] rcv_adv: the right edge last advertised */
     uint32_t t_maxseg;              /* [s] the most data a segment carries */
@@ -120,6 +122,9 @@ void tcp_set_state(struct tcpcb *tp, enum tcp_state state);
 bool tcp_close(struct tcpcb *tp, int err);
 /* The connection is torn down with a RST to the peer, as tcp_close. */
 bool tcp_drop(struct tcpcb *tp, int err);
+/* Enter TIME_WAIT: the port gives way to SO_REUSEADDR, and the
+ * connection ends when its 60 s are over. */
+void tcp_enter_time_wait(struct tcpcb *tp);
 /* The timers: (re)arm t_timer for the earliest deadline. */
 void tcp_timers_update(struct tcpcb *tp);
 

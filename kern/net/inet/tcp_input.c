@@ -42,9 +42,6 @@
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
 
-#define TIME_WAIT_NS    60000000000ULL      /* Linux's TCP_TIMEWAIT_LEN */
-#define FIN_TIMEOUT_NS  60000000000ULL      /* Linux's tcp_fin_timeout */
-#define RTO_MIN_NS      200000000ULL
 #define SYN_QUEUE_MAX   256                 /* half-open connections per listener */
 #define OPT_EOL         0
 #define OPT_NOP         1
@@ -138,7 +135,6 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
     tp->snd_wscale = tp->t_wscale_ok ? (uint8_t)s->wscale : 0;
     tp->rcv_wscale = tp->t_wscale_ok ? TCP_WSCALE : 0;
     tp->snd_wnd = s->wnd;           /* a SYN's window is never scaled */
-    tp->max_sndwnd = tp->snd_wnd;
     tp->snd_wl1 = s->seq;
     tp->snd_wl2 = s->ack;
     tp->cwnd = 10 * tp->t_maxseg;   /* RFC 6928's initial window */
@@ -306,7 +302,7 @@ static void rtt_sample(struct tcpcb *tp, uint64_t r)
         tp->rttvar = (3 * tp->rttvar + d) / 4;
         tp->srtt = (7 * tp->srtt + r) / 8;
     }
-    tp->rto = MAX(tp->srtt + MAX(4 * tp->rttvar, 1000000ULL), RTO_MIN_NS);
+    tp->rto = MAX(tp->srtt + MAX(4 * tp->rttvar, 1000000ULL), TCP_RTO_MIN);
 }
 
 /* NewReno on an ACK of acked new bytes (RFC 5681 3.1, RFC 6582 3.2). */
@@ -405,7 +401,6 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
     if (SEQ_LT(tp->snd_wl1, s->seq) || (tp->snd_wl1 == s->seq && SEQ_LEQ(tp->snd_wl2, s->ack))) {
         bool opened = wnd > tp->snd_wnd;
         tp->snd_wnd = wnd;
-        tp->max_sndwnd = MAX(tp->max_sndwnd, wnd);
         tp->snd_wl1 = s->seq;
         tp->snd_wl2 = s->ack;
         if (opened && tp->persisting) {
@@ -426,12 +421,10 @@ static bool fin_acked_moves(struct tcpcb *tp)
     case TCPS_FIN_WAIT_1:
         tcp_set_state(tp, TCPS_FIN_WAIT_2);
         if (tp->orphan)
-            tp->close_at = uptime_ns() + FIN_TIMEOUT_NS;
+            tp->close_at = uptime_ns() + TCP_FIN_TIMEOUT;
         return false;
     case TCPS_CLOSING:
-        tcp_set_state(tp, TCPS_TIME_WAIT);
-        sotoinp(tp->t_so)->inp_timewait = true;
-        tp->close_at = uptime_ns() + TIME_WAIT_NS;
+        tcp_enter_time_wait(tp);
         return false;
     case TCPS_LAST_ACK:
         return tcp_close(tp, 0);
@@ -476,9 +469,7 @@ static void take_fin(struct tcpcb *tp, const struct seg *s)
         tcp_set_state(tp, TCPS_CLOSING);
         break;
     case TCPS_FIN_WAIT_2: case TCPS_TIME_WAIT:
-        tcp_set_state(tp, TCPS_TIME_WAIT);
-        sotoinp(tp->t_so)->inp_timewait = true;
-        tp->close_at = uptime_ns() + TIME_WAIT_NS;
+        tcp_enter_time_wait(tp);        /* a FIN again restarts the wait */
         break;
     default:
         socket_notify(tp->t_so, POLL_READSIDE);

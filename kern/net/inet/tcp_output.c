@@ -9,9 +9,7 @@
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
 
-#define RTO_MIN         200000000ULL        /* Linux's TCP_RTO_MIN: 200 ms */
 #define RTO_MAX         120000000000ULL     /* 120 s */
-#define PERSIST_MIN     200000000ULL
 #define RETRIES_SYN     6                   /* Linux's tcp_syn_retries */
 #define RETRIES_DATA    15                  /* Linux's tcp_retries2 */
 #define OPT_MSS         2
@@ -189,7 +187,7 @@ void tcp_output(struct tcpcb *tp)
             tcp_rexmt_reset(tp);
     } else if (tp->snd.r_len && tp->snd_wnd == 0 && !tp->rexmt_at) {
         tp->persisting = true;          /* the peer's window is shut: probe it */
-        tp->rexmt_at = uptime_ns() + MAX(tp->rto, PERSIST_MIN);
+        tp->rexmt_at = uptime_ns() + MAX(tp->rto, TCP_RTO_MIN);
     }
     tcp_timers_update(tp);
 }
@@ -230,7 +228,7 @@ static void persist_timeout(struct tcpcb *tp)
     send_segment(tp, tp->snd_una - 1, 0, TH_ACK);
     tp->rto = MIN(tp->rto * 2, RTO_MAX);
     tp->persisting = true;
-    tp->rexmt_at = uptime_ns() + MAX(tp->rto, PERSIST_MIN);
+    tp->rexmt_at = uptime_ns() + MAX(tp->rto, TCP_RTO_MIN);
 }
 
 void tcp_timer_fire(void *arg)
@@ -258,5 +256,3 @@ void tcp_timer_fire(void *arg)
         socket_rele(so);
     socket_rele(so);
 }
-
-uint64_t tcp_rto_min(void) { return RTO_MIN; }

@@ -154,6 +154,13 @@ bool tcp_drop(struct tcpcb *tp, int err)
     return tcp_close(tp, err);
 }
 
+void tcp_enter_time_wait(struct tcpcb *tp)
+{
+    tcp_set_state(tp, TCPS_TIME_WAIT);
+    sotoinp(tp->t_so)->inp_timewait = true;
+    tp->close_at = uptime_ns() + TCP_TIME_WAIT;
+}
+
 /* ---- timers ---- */
 
 void tcp_timers_update(struct tcpcb *tp)
@@ -167,5 +174,3 @@ void tcp_timers_update(struct tcpcb *tp)
         net_timer_arm(&tp->t_timer, at);
     tp->timer_at = at;      /* a timer that fires with nothing due does nothing */
 }
-
-void tcp_init(void) {}

@@ -421,7 +421,7 @@ void tcp_release(struct socket *so)
     } else {
         send_fin(tp);
         if (tp->t_state == TCPS_FIN_WAIT_2)
-            tp->close_at = uptime_ns() + 60000000000ULL;
+            tp->close_at = uptime_ns() + TCP_FIN_TIMEOUT;
     }
     tcp_timers_update(tp);
     mutex_exit(&so->so_lock);

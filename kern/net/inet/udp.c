@@ -284,21 +284,12 @@ int64_t udp_recv(struct socket *so, struct sockxfer *sx)
             return -ENOMEM;
         d = copy;
     }
-    size_t n = MIN(sx->sx_resid, d->d_len), len = d->d_len;
-    err = sockxfer_out(sx, d->d_data, n) ? -EFAULT : 0;
-    if (sx->sx_name) {
-        char a[sizeof(struct sockaddr_in_k)];
-        size_t al;
-        inet_sin_out(a, &al, d->d_addr, d->d_port);
-        memcpy(sx->sx_name, a, MIN(al, sx->sx_namelen));
-        sx->sx_nameout = al;
-    }
+    char a[sizeof(struct sockaddr_in_k)];
+    size_t al;
+    inet_sin_out(a, &al, d->d_addr, d->d_port);
+    int64_t r = socket_dgram_out(sx, d->d_data, d->d_len, a, al);
     kfree(d);
-    if (err)
-        return err;
-    if (len > n)
-        sx->sx_oflags |= MSG_TRUNC;
-    return (int64_t)((sx->sx_flags & MSG_TRUNC) ? len : n);
+    return r;
 }
 
 short udp_poll(struct socket *so, short events)
