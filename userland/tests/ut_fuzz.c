@@ -121,14 +121,15 @@ static const int allowed[] = {
 	/* syslog (reads and refusals: the children are not root), mount,
 	   umount2, sethostname and setdomainname (EPERM for them) */
 	103, 165, 166, 170, 171,
-	/* sockets (AF_UNIX; tamed: every socket non-blocking, every send
-	   and receive MSG_DONTWAIT), eventfd2 (non-blocking), the epoll
-	   waits (never waiting), close_range (never the trace descriptor),
-	   personality (asking only), mlock, munlock, mlock2 and munlockall
-	   (not mlockall: MCL_FUTURE would make the child's own later
-	   mappings fail on Linux), unshare (no user namespace, which Linux
-	   gives an unprivileged user and which would change the child's
-	   ids), setns, capset, fallocate (at most 1 MiB), syncfs */
+	/* sockets (never AF_INET, AF_INET6 or AF_PACKET; tamed: every
+	   socket non-blocking, every send and receive MSG_DONTWAIT),
+	   eventfd2 (non-blocking), the epoll waits (never waiting),
+	   close_range (never the trace descriptor), personality (asking
+	   only), mlock, munlock, mlock2 and munlockall (not mlockall:
+	   MCL_FUTURE would make the child's own later mappings fail on
+	   Linux), unshare (no user namespace, which Linux gives an
+	   unprivileged user and which would change the child's ids),
+	   setns, capset, fallocate (at most 1 MiB), syncfs */
 	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 288, 299,
 	307, 290, 232, 281, 441, 436, 135, 149, 150, 152, 325, 272, 308, 126,
 	285, 306,
@@ -343,6 +344,12 @@ static long tame(long nr, long a[6])
 	case SYS_socket:
 	case SYS_socketpair:
 		a[1] |= SOCK_NONBLOCK; /* nothing waits for a peer */
+		/* No family that reaches beyond the machine: on the host, an
+		   AF_INET socket's random sendto would go to a random address.
+		   Other families (AF_UNIX, AF_NETLINK, unknown ones) stay. */
+		if ((int)a[0] == AF_INET || (int)a[0] == AF_INET6 ||
+		    (int)a[0] == AF_PACKET)
+			a[0] = AF_UNIX;
 		break;
 	case SYS_accept:
 		a[3] = SOCK_NONBLOCK; /* as accept, but non-blocking */
