@@ -47,15 +47,8 @@ struct ifinfomsg_k { uint8_t family, pad; uint16_t type; int32_t index; uint32_t
 struct ifaddrmsg_k { uint8_t family, prefixlen, flags, scope; uint32_t index; };
 struct rtattr_k { uint16_t len, type; };
 
-/* One reply datagram. */
-struct nl_reply {
-    struct nl_reply *r_next;        /* [s] */
-    size_t r_len;                   /* [c] */
-    char r_data[];
-};
-
+/* Netlink's part of a socket; its replies wait on so_dgq (dgram.c). */
 struct nlpcb {
-    struct nl_reply *n_rq, **n_rqtail;  /* [s] replies not yet read */
     uint32_t n_portid;              /* [s] */
 };
 
@@ -73,25 +66,14 @@ static int nl_attach(struct socket *so)
     struct nlpcb *n = kzalloc(sizeof *n);
     if (!n)
         return -ENOMEM;
-    n->n_rqtail = &n->n_rq;
     so->so_pcb = n;
     return 0;
-}
-
-static void drop_replies(struct nlpcb *n)
-{
-    while (n->n_rq) {
-        struct nl_reply *r = n->n_rq;
-        n->n_rq = r->r_next;
-        kfree(r);
-    }
-    n->n_rqtail = &n->n_rq;
 }
 
 static void nl_release(struct socket *so)
 {
     mutex_enter(&so->so_lock);
-    drop_replies(sotonl(so));
+    dgram_flush(so);
     mutex_exit(&so->so_lock);
 }
 
@@ -124,6 +106,7 @@ static int nl_connect(struct socket *so, const void *addr, size_t len, bool nonb
 struct builder {
     char buf[256];
     size_t len;
+    uint32_t portid;                /* the asking socket's, which every reply names */
 };
 
 static void put(struct builder *b, const void *data, size_t n)
@@ -142,7 +125,7 @@ static void put_attr(struct builder *b, uint16_t type, const void *data, size_t 
 
 static void begin(struct builder *b, const struct nlmsghdr_k *req, uint16_t type, uint16_t flags)
 {
-    struct nlmsghdr_k h = { 0, type, flags, req->seq, req->pid };
+    struct nlmsghdr_k h = { 0, type, flags, req->seq, b->portid };
     b->len = 0;
     put(b, &h, sizeof h);
 }
@@ -151,15 +134,13 @@ static void begin(struct builder *b, const struct nlmsghdr_k *req, uint16_t type
 static void queue(struct socket *so, struct builder *b)
 {
     ((struct nlmsghdr_k *)b->buf)->len = (uint32_t)b->len;
-    struct nl_reply *r = kmalloc(sizeof *r + b->len);
-    if (!r)
+    struct sockaddr_nl_k a = { .family = AF_NETLINK };
+    struct dgram *d = dgram_alloc(b->len, &a, sizeof a);
+    if (!d)
         return;
-    r->r_next = NULL;
-    r->r_len = b->len;
-    memcpy(r->r_data, b->buf, b->len);
-    struct nlpcb *n = sotonl(so);
-    *n->n_rqtail = r;
-    n->n_rqtail = &r->r_next;
+    memcpy(d->d_data, b->buf, b->len);
+    if (!dgram_enqueue(so, d, false))
+        kfree(d);
 }
 
 static void dump_links(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
@@ -204,7 +185,7 @@ static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct b
 /* Answer one request message (so_lock held). */
 static void answer(struct socket *so, const struct nlmsghdr_k *req)
 {
-    struct builder b;
+    struct builder b = { .portid = sotonl(so)->n_portid };
     bool dump = (req->flags & NLM_F_DUMP) == NLM_F_DUMP;
     if (dump && (req->type == RTM_GETLINK || req->type == RTM_GETADDR)) {
         if (req->type == RTM_GETLINK)
@@ -236,6 +217,8 @@ static int64_t nl_send(struct socket *so, struct sockxfer *sx)
         return -EFAULT;
     }
     mutex_enter(&so->so_lock);
+    if (!sotonl(so)->n_portid)
+        sotonl(so)->n_portid = (uint32_t)curproc()->p_pid;     /* Linux's autobind */
     for (size_t off = 0; off + sizeof(struct nlmsghdr_k) <= n;) {
         struct nlmsghdr_k h;
         memcpy(&h, req + off, sizeof h);
@@ -250,34 +233,6 @@ static int64_t nl_send(struct socket *so, struct sockxfer *sx)
     return (int64_t)n;
 }
 
-static int has_reply(struct socket *so) { return sotonl(so)->n_rq != NULL; }
-
-static int64_t nl_recv(struct socket *so, struct sockxfer *sx)
-{
-    struct nlpcb *n = sotonl(so);
-    bool peek = sx->sx_flags & MSG_PEEK, eof = false;
-    mutex_enter(&so->so_lock);
-    int err = socket_wait_readable(so, sx->sx_nonblock, has_reply, &eof);
-    struct nl_reply *r = err || eof ? NULL : n->n_rq;
-    struct nl_reply *copy = NULL;
-    if (r && peek && (copy = kmalloc(sizeof *r + r->r_len)))
-        memcpy(copy, r, sizeof *r + r->r_len);
-    else if (r && !peek) {
-        n->n_rq = r->r_next;
-        if (!n->n_rq)
-            n->n_rqtail = &n->n_rq;
-    }
-    mutex_exit(&so->so_lock);
-    if (!r)
-        return err;
-    if (peek && !(r = copy))
-        return -ENOMEM;
-    struct sockaddr_nl_k a = { .family = AF_NETLINK };
-    int64_t got = socket_dgram_out(sx, r->r_data, r->r_len, &a, sizeof a);
-    kfree(r);
-    return got;
-}
-
 static int nl_getname(struct socket *so, void *addr, size_t *len, bool peer)
 {
     struct sockaddr_nl_k a = { .family = AF_NETLINK };
@@ -289,23 +244,6 @@ static int nl_getname(struct socket *so, void *addr, size_t *len, bool peer)
     memcpy(addr, &a, sizeof a);
     *len = sizeof a;
     return 0;
-}
-
-static short nl_poll(struct socket *so, short events)
-{
-    mutex_enter(&so->so_lock);
-    short r = (short)(POLLOUT | POLLWRNORM | socket_poll_shut(so) |
-                      (has_reply(so) ? POLLIN | POLLRDNORM : 0));
-    mutex_exit(&so->so_lock);
-    return (short)(r & (events | POLLERR | POLLHUP));
-}
-
-static int nl_nread(struct socket *so)
-{
-    mutex_enter(&so->so_lock);
-    int n = has_reply(so) ? (int)sotonl(so)->n_rq->r_len : 0;
-    mutex_exit(&so->so_lock);
-    return n;
 }
 
 static int nl_eopnotsupp(void) { return -EOPNOTSUPP; }
@@ -347,11 +285,11 @@ const struct sockops netlink_sockops = {
     .connect = nl_connect,
     .connect2 = (void *)nl_eopnotsupp,
     .send = nl_send,
-    .recv = nl_recv,
+    .recv = dgram_recv,
     .shutdown = nl_shutdown,
     .getname = nl_getname,
     .getopt = nl_getopt,
     .setopt = nl_setopt,
-    .poll = nl_poll,
-    .nread = nl_nread,
+    .poll = dgram_poll,
+    .nread = dgram_nread,
 };

@@ -139,6 +139,23 @@ struct sockops {
     int (*nread)(struct socket *so);
 };
 
+/* One received datagram (kern/net/dgram.c): the sender's address and
+ * the bytes. */
+#define DGRAM_NAME_MAX  16          /* a struct sockaddr_in or sockaddr_nl */
+struct dgram {
+    struct dgram *d_next;           /* [s] */
+    size_t d_len;                   /* [c] */
+    uint32_t d_namelen;             /* [c] */
+    uint8_t d_name[DGRAM_NAME_MAX]; /* [c] */
+    char d_data[];
+};
+
+/* The receive queue of a datagram family's socket. */
+struct dgram_queue {
+    struct dgram *q_head, *q_last;  /* [s] q_last: the tail while q_head is set */
+    size_t q_bytes;                 /* [s] what counts against so_rcvbuf */
+};
+
 struct socket {
     struct vnode so_vn;             /* type VSOCK, no file system */
     struct mutex so_lock;           /* class "socket" */
@@ -158,6 +175,7 @@ struct socket {
     int so_rchan, so_wchan;         /* wait channels: readers, writers */
     uint64_t so_wgen;               /* [a] bumped when buffer space comes back */
     void *so_pcb;                   /* [c] the family's part */
+    struct dgram_queue so_dgq;      /* [s] received datagrams (UDP, raw, netlink) */
     struct file *so_file;           /* [c] its one open file, once made (not held) */
 };
 
@@ -198,6 +216,19 @@ void socket_notify(struct socket *so, short events);
 /* The caller writes to a socket that cannot take data: SIGPIPE to the
  * thread unless MSG_NOSIGNAL, and -EPIPE. */
 int socket_epipe(int flags);
+/* A datagram of len bytes (the caller fills d_data) from the sender
+ * name; NULL when memory is short. */
+struct dgram *dgram_alloc(size_t len, const void *name, size_t namelen);
+/* Queue d on so (so_lock held) and wake a reader: false, and nothing
+ * queued (d is still the caller's), when the reading side is shut or,
+ * if bounded, the queue has reached so_rcvbuf. */
+bool dgram_enqueue(struct socket *so, struct dgram *d, bool bounded);
+/* Free what is queued (so_lock held). */
+void dgram_flush(struct socket *so);
+/* A datagram family's recv, poll and FIONREAD on so_dgq. */
+int64_t dgram_recv(struct socket *so, struct sockxfer *sx);
+short dgram_poll(struct socket *so, short events);
+int dgram_nread(struct socket *so);
 /* The families: AF_UNIX's operations, AF_INET's (kern/net/inet/). */
 extern const struct sockops unix_sockops;
 extern const struct sockops inet_sockops;

@@ -27,26 +27,14 @@
 
 #define UDP_HDR_LEN     8
 #define UDP_MAX_DATA    (IP_MAXPACKET - IP_HDR_LEN - UDP_HDR_LEN)   /* 65507 */
-#define DGRAM_OVERHEAD  256         /* what a queued datagram costs beyond its bytes */
 
 struct udphdr {
     uint16_t sport, dport, len, cksum;
 };
 
-/* One datagram in a receive queue. */
-struct udp_dgram {
-    struct udp_dgram *d_next;       /* [s] */
-    in_addr_t d_addr;               /* [c] the sender's */
-    uint16_t d_port;                /* [c] */
-    size_t d_len;                   /* [c] */
-    char d_data[];
-};
-
-/* UDP's part of a socket (inp_ppcb). */
+/* UDP's part of a socket (inp_ppcb); the datagrams received wait on
+ * the socket's so_dgq (kern/net/dgram.c). */
 struct udpcb {
-    struct udp_dgram *u_rq;         /* [s] the receive queue */
-    struct udp_dgram **u_rqtail;    /* [s] */
-    size_t u_rqbytes;               /* [s] what the queue counts against so_rcvbuf */
     int u_send_cscov, u_recv_cscov; /* [s] UDP-Lite's coverages (0: all) */
 };
 
@@ -62,20 +50,8 @@ int udp_attach(struct socket *so)
     struct udpcb *u = kzalloc(sizeof *u);
     if (!u)
         return -ENOMEM;
-    u->u_rqtail = &u->u_rq;
     sotoinp(so)->inp_ppcb = u;
     return 0;
-}
-
-static void drop_queue(struct udpcb *u)
-{
-    while (u->u_rq) {
-        struct udp_dgram *d = u->u_rq;
-        u->u_rq = d->d_next;
-        kfree(d);
-    }
-    u->u_rqtail = &u->u_rq;
-    u->u_rqbytes = 0;
 }
 
 void udp_release(struct socket *so)
@@ -84,7 +60,7 @@ void udp_release(struct socket *so)
     mutex_enter(&so->so_lock);
     bool was = inp->inp_intable;
     inpcb_remove(inp);
-    drop_queue(sotoudp(so));
+    dgram_flush(so);
     mutex_exit(&so->so_lock);
     if (was)
         socket_rele(so);
@@ -210,25 +186,17 @@ bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto)
     if (!so)
         return false;
     size_t n = len - UDP_HDR_LEN;
-    struct udp_dgram *d = kmalloc(sizeof *d + n);
-    if (d) {
-        d->d_next = NULL;
-        d->d_addr = src;
-        d->d_port = uh->sport;
-        d->d_len = n;
+    char a[sizeof(struct sockaddr_in_k)];
+    size_t al;
+    inet_sin_out(a, &al, src, uh->sport);
+    struct dgram *d = dgram_alloc(n, a, al);
+    if (d)
         memcpy(d->d_data, p->p_data + UDP_HDR_LEN, n);
-    }
-    struct udpcb *u = sotoudp(so);
     mutex_enter(&so->so_lock);
-    if (d && u->u_rqbytes < (size_t)so->so_rcvbuf && !(so->so_shut & SO_RCV_SHUT)) {
-        *u->u_rqtail = d;
-        u->u_rqtail = &d->d_next;
-        u->u_rqbytes += n + DGRAM_OVERHEAD;
+    if (d && dgram_enqueue(so, d, true))
         d = NULL;
-        socket_notify(so, POLL_READSIDE);
-    } else {
+    else
         __atomic_add_fetch(&udp_rcvbuf_errors, 1, __ATOMIC_RELAXED);
-    }
     mutex_exit(&so->so_lock);
     kfree(d);
     socket_rele(so);
@@ -250,66 +218,6 @@ void udp_ctlinput(int proto, int err, in_addr_t src, uint16_t sport, in_addr_t d
     if (connected)
         socket_notify(so, POLLERR | POLL_READSIDE);
     socket_rele(so);
-}
-
-static int has_dgram(struct socket *so) { return sotoudp(so)->u_rq != NULL; }
-
-int64_t udp_recv(struct socket *so, struct sockxfer *sx)
-{
-    if (sx->sx_flags & MSG_OOB)
-        return -EOPNOTSUPP;
-    struct udpcb *u = sotoudp(so);
-    bool peek = sx->sx_flags & MSG_PEEK, eof = false;
-    mutex_enter(&so->so_lock);
-    int err = socket_wait_readable(so, sx->sx_nonblock, has_dgram, &eof);
-    struct udp_dgram *d = NULL;
-    if (!err && !eof) {
-        d = u->u_rq;
-        if (!peek) {
-            u->u_rq = d->d_next;
-            if (!u->u_rq)
-                u->u_rqtail = &u->u_rq;
-            u->u_rqbytes -= d->d_len + DGRAM_OVERHEAD;
-        }
-    }
-    /* A peeked datagram stays queued: copy it before letting the lock go. */
-    struct udp_dgram *copy = NULL;
-    if (d && peek && (copy = kmalloc(sizeof *d + d->d_len)))
-        memcpy(copy, d, sizeof *d + d->d_len);
-    mutex_exit(&so->so_lock);
-    if (err || eof)
-        return err;
-    if (peek) {
-        if (!copy)
-            return -ENOMEM;
-        d = copy;
-    }
-    char a[sizeof(struct sockaddr_in_k)];
-    size_t al;
-    inet_sin_out(a, &al, d->d_addr, d->d_port);
-    int64_t r = socket_dgram_out(sx, d->d_data, d->d_len, a, al);
-    kfree(d);
-    return r;
-}
-
-short udp_poll(struct socket *so, short events)
-{
-    short r = POLLOUT | POLLWRNORM;
-    mutex_enter(&so->so_lock);
-    r |= socket_poll_shut(so);
-    if (sotoudp(so)->u_rq)
-        r |= POLLIN | POLLRDNORM;
-    mutex_exit(&so->so_lock);
-    return (short)(r & (events | POLLERR | POLLHUP));
-}
-
-int udp_nread(struct socket *so)
-{
-    mutex_enter(&so->so_lock);
-    struct udp_dgram *d = sotoudp(so)->u_rq;
-    int n = d ? (int)d->d_len : 0;
-    mutex_exit(&so->so_lock);
-    return n;
 }
 
 int udp_getopt(struct socket *so, int name, void *val, size_t *len)
