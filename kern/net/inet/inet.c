@@ -16,8 +16,9 @@
  *
  * What is here: 127.0.0.0/8 on "lo", TCP with its whole state machine
  * (tcp_input.c), retransmission and TIME_WAIT (tcp_output.c), UDP with
- * ICMP "port unreachable" reported to connected sockets.  What is not
- * yet: a network device, IPv6, raw sockets, fragment reassembly.
+ * ICMP "port unreachable" reported to connected sockets, raw sockets
+ * (SOCK_RAW, raw.c: ping's).  What is not yet: a network device, IPv6,
+ * fragment reassembly.
  *
  * Locks, in order: a socket's so_lock (class "socket"), then inpcb_lock
  * (class "inpcb", the table), then the interface queue's netq (a spin
@@ -34,10 +35,11 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define SOCK_RAW_TYPE   3
-#define IPPROTO_MAX     256
+#define IPPROTO_MAX     263         /* Linux's, since IPPROTO_MPTCP (262) */
 #define IP_TOS          1
 #define IP_TTL          2
+#define IP_HDRINCL      3
+#define SOL_RAW         255
 #define IP_RECVERR      11
 #define IP_MTU_DISCOVER 10
 #define IP_MULTICAST_TTL 33
@@ -57,12 +59,16 @@ int inet_protocol(int *typep, int protocol)
             return IPPROTO_UDPLITE;
         return protocol == 0 || protocol == IPPROTO_UDP ? IPPROTO_UDP : -EPROTONOSUPPORT;
     }
-    if (type == SOCK_RAW_TYPE)
-        return curproc()->p_cred->cr_uid != 0 ? -EPERM : -EPROTONOSUPPORT;
+    if (type == SOCK_RAW) {
+        if (protocol == 0)
+            return -EPROTONOSUPPORT;
+        return curproc()->p_cred->cr_uid != 0 ? -EPERM : protocol;
+    }
     return -ESOCKTNOSUPPORT;
 }
 
 static bool is_tcp(const struct socket *so) { return so->so_type == SOCK_STREAM; }
+static bool is_raw(const struct socket *so) { return so->so_type == SOCK_RAW; }
 
 static int inet_attach(struct socket *so)
 {
@@ -73,7 +79,7 @@ static int inet_attach(struct socket *so)
     inp->inp_proto = so->so_protocol;
     inp->inp_ttl = IP_DEFAULT_TTL;
     so->so_pcb = inp;
-    int err = is_tcp(so) ? tcp_attach(so) : udp_attach(so);
+    int err = is_tcp(so) ? tcp_attach(so) : is_raw(so) ? raw_attach(so) : udp_attach(so);
     if (err) {
         kfree(inp);
         so->so_pcb = NULL;
@@ -85,6 +91,8 @@ static void inet_release(struct socket *so)
 {
     if (is_tcp(so))
         tcp_release(so);
+    else if (is_raw(so))
+        raw_release(so);
     else
         udp_release(so);
 }
@@ -93,6 +101,8 @@ static void inet_destroy(struct socket *so)
 {
     if (is_tcp(so))
         tcp_destroy(so);
+    else if (is_raw(so))
+        raw_destroy(so);
     else
         udp_destroy(so);
     kfree(so->so_pcb);
@@ -132,6 +142,8 @@ static int inet_bind(struct socket *so, const void *addr, size_t len)
         if (err)
             return err;
     }
+    if (is_raw(so))
+        return raw_bind(so, a);     /* the port is ignored */
     if (a != INADDR_ANY && a != INADDR_BROADCAST && !inet_local_addr(a))
         return -EADDRNOTAVAIL;
     struct inpcb *inp = sotoinp(so);
@@ -148,12 +160,15 @@ static int inet_connect(struct socket *so, const void *addr, size_t len, bool no
         return -EINVAL;
     if (*(const uint16_t *)addr == AF_UNSPEC)
         return is_tcp(so) ? tcp_connect(so, INADDR_ANY, 0, nonblock)
+             : is_raw(so) ? raw_connect(so, INADDR_ANY, 0)
                           : udp_connect(so, INADDR_ANY, 0);
     in_addr_t a;
     uint16_t port;
     int err = inet_sin_in(addr, len, &a, &port);
     if (err)
         return err;
+    if (is_raw(so))
+        return raw_connect(so, a, port);
     return is_tcp(so) ? tcp_connect(so, a, port, nonblock) : udp_connect(so, a, port);
 }
 
@@ -171,12 +186,12 @@ static int inet_connect2(struct socket *a, struct socket *b) { return -EOPNOTSUP
 
 static int64_t inet_send(struct socket *so, struct sockxfer *sx)
 {
-    return is_tcp(so) ? tcp_send(so, sx) : udp_send(so, sx);
+    return is_tcp(so) ? tcp_send(so, sx) : is_raw(so) ? raw_send(so, sx) : udp_send(so, sx);
 }
 
 static int64_t inet_recv(struct socket *so, struct sockxfer *sx)
 {
-    return is_tcp(so) ? tcp_recv(so, sx) : udp_recv(so, sx);
+    return is_tcp(so) ? tcp_recv(so, sx) : dgram_recv(so, sx);
 }
 
 static int inet_shutdown(struct socket *so, int how)
@@ -238,6 +253,12 @@ static int ip_setopt(struct socket *so, int name, const void *val, size_t len)
     case IP_TOS:
         inp->inp_tos = (uint8_t)v;
         break;
+    case IP_HDRINCL:
+        if (is_raw(so))
+            raw_set_hdrincl(so, v != 0);
+        else
+            err = -ENOPROTOOPT;
+        break;
     case IP_RECVERR: case IP_MTU_DISCOVER: case IP_MULTICAST_TTL: case IP_MULTICAST_LOOP:
         break;                  /* accepted; loopback has nothing for them to change */
     default:
@@ -255,6 +276,7 @@ static int ip_getopt(struct socket *so, int name, void *val, size_t *len)
     switch (name) {
     case IP_TTL: v = inp->inp_ttl; break;
     case IP_TOS: v = inp->inp_tos; break;
+    case IP_HDRINCL: v = is_raw(so) && raw_hdrincl(so); break;
     default:
         mutex_exit(&so->so_lock);
         return -ENOPROTOOPT;
@@ -273,6 +295,8 @@ static int inet_getopt(struct socket *so, int level, int name, void *val, size_t
         return tcp_getopt(so, name, val, len);
     if (level == IPPROTO_UDPLITE && so->so_protocol == IPPROTO_UDPLITE)
         return udp_getopt(so, name, val, len);
+    if (level == SOL_RAW && is_raw(so))
+        return raw_getopt(so, level, name, val, len);
     return level == SOL_SOCKET ? -ENOPROTOOPT : -EOPNOTSUPP;
 }
 
@@ -284,17 +308,19 @@ static int inet_setopt(struct socket *so, int level, int name, const void *val, 
         return tcp_setopt(so, name, val, len);
     if (level == IPPROTO_UDPLITE && so->so_protocol == IPPROTO_UDPLITE)
         return udp_setopt(so, name, val, len);
+    if (level == SOL_RAW && is_raw(so))
+        return raw_setopt(so, level, name, val, len);
     return level == SOL_SOCKET ? -ENOPROTOOPT : -EOPNOTSUPP;
 }
 
 static short inet_poll(struct socket *so, short events)
 {
-    return is_tcp(so) ? tcp_poll(so, events) : udp_poll(so, events);
+    return is_tcp(so) ? tcp_poll(so, events) : dgram_poll(so, events);
 }
 
 static int inet_nread(struct socket *so)
 {
-    return is_tcp(so) ? tcp_nread(so) : udp_nread(so);
+    return is_tcp(so) ? tcp_nread(so) : dgram_nread(so);
 }
 
 const struct sockops inet_sockops = {

@@ -136,7 +136,7 @@ void net_timer_stop(struct net_timer *nt);
 struct inpcb {
     struct inpcb *inp_next;         /* [t] the table (while inp_intable) */
     struct socket *inp_so;          /* [c] */
-    int inp_proto;                  /* [c] IPPROTO_TCP or IPPROTO_UDP */
+    int inp_proto;                  /* [c] IPPROTO_TCP, IPPROTO_UDP, or a raw socket's */
     in_addr_t inp_laddr;            /* [s,t] both to change; either to read */
     in_addr_t inp_faddr;            /* [s,t] */
     uint16_t inp_lport, inp_fport;  /* [s,t] network byte order */
@@ -145,7 +145,7 @@ struct inpcb {
     bool inp_timewait;              /* [s] a TCP connection in TIME_WAIT: its port
                                      * gives way to SO_REUSEADDR (read under [t]) */
     uint8_t inp_ttl, inp_tos;       /* [s] IP_TTL, IP_TOS */
-    void *inp_ppcb;                 /* [c] struct tcpcb or struct udpcb */
+    void *inp_ppcb;                 /* [c] struct tcpcb, struct udpcb or struct rawcb */
 };
 
 static inline struct inpcb *sotoinp(struct socket *so) { return so->so_pcb; }
@@ -176,9 +176,28 @@ struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_
 #define IP_DEFAULT_TTL  64
 #define IP_MAXPACKET    65535
 
+/* The IPv4 header (RFC 791), as it travels. */
+struct iphdr {
+    uint8_t ihl_version;
+    uint8_t tos;
+    uint16_t len;
+    uint16_t id;
+    uint16_t frag;
+    uint8_t ttl;
+    uint8_t proto;
+    uint16_t cksum;
+    in_addr_t src, dst;
+};
+
 /* Send p (its transport header at p_data) from src to dst; the packet is
  * freed in every case: 0, or -ENETUNREACH, -EMSGSIZE. */
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos);
+/* Send p, a whole IPv4 datagram with its header (a raw socket's
+ * IP_HDRINCL), by the route to dst; freed in every case: 0, or
+ * -ENETUNREACH, -EMSGSIZE. */
+int ip_output_raw(struct pkt *p, in_addr_t dst);
+/* A new identification field, network byte order. */
+uint16_t ip_new_id(void);
 /* The network thread: an IPv4 packet that came in. */
 void ip_input(struct pkt *p);
 
@@ -201,9 +220,6 @@ void udp_release(struct socket *so);
 void udp_destroy(struct socket *so);
 int udp_connect(struct socket *so, in_addr_t faddr, uint16_t fport);
 int64_t udp_send(struct socket *so, struct sockxfer *sx);
-int64_t udp_recv(struct socket *so, struct sockxfer *sx);
-short udp_poll(struct socket *so, short events);
-int udp_nread(struct socket *so);
 /* A datagram came in (copied if queued; the caller frees p): false when
  * no socket is bound to its port (ICMP port unreachable goes back). */
 bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto);
@@ -214,6 +230,24 @@ void udp_ctlinput(int proto, int err, in_addr_t src, uint16_t sport, in_addr_t d
 /* UDP-Lite's options (SOL_UDPLITE): the checksum coverage. */
 int udp_getopt(struct socket *so, int name, void *val, size_t *len);
 int udp_setopt(struct socket *so, int name, const void *val, size_t len);
+
+/* Raw sockets (kern/net/inet/raw.c) */
+void raw_init(void);
+int raw_attach(struct socket *so);
+void raw_release(struct socket *so);
+void raw_destroy(struct socket *so);
+int raw_bind(struct socket *so, in_addr_t a);
+/* Connect to a (INADDR_ANY: dissolve the association). */
+int raw_connect(struct socket *so, in_addr_t a, uint16_t port);
+int64_t raw_send(struct socket *so, struct sockxfer *sx);
+/* An IPv4 datagram for this machine, its header of hlen bytes at p_data:
+ * a copy to each raw socket that wants it; true when one did. */
+bool raw_input(const struct pkt *p, size_t hlen);
+int raw_getopt(struct socket *so, int level, int name, void *val, size_t *len);
+int raw_setopt(struct socket *so, int level, int name, const void *val, size_t len);
+/* IP_HDRINCL, read and set with so_lock held. */
+bool raw_hdrincl(struct socket *so);
+void raw_set_hdrincl(struct socket *so, bool on);
 
 /* TCP (kern/net/inet/tcp_*.c) */
 int tcp_attach(struct socket *so);

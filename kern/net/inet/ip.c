@@ -13,6 +13,10 @@
  * Fragments that come in are dropped and counted; reassembly comes with
  * a device that can deliver them.
  *
+ * Every datagram for this machine is offered to the raw sockets of its
+ * protocol (raw.c) before its own protocol takes it; a protocol the
+ * kernel does not know is "unreachable" only when no raw socket took it.
+ *
  * Locks: none of its own; counters are atomic.
  */
 #include <kern/net/inet/inet.h>
@@ -27,18 +31,6 @@
 #define ICMP_UNREACH_PORT 3
 #define ICMP_ECHO       8
 #define ICMP_HDR_LEN    8
-
-struct iphdr {
-    uint8_t ihl_version;
-    uint8_t tos;
-    uint16_t len;
-    uint16_t id;
-    uint16_t frag;
-    uint8_t ttl;
-    uint8_t proto;
-    uint16_t cksum;
-    in_addr_t src, dst;
-};
 
 struct icmphdr {
     uint8_t type, code;
@@ -55,6 +47,29 @@ static struct {
 static uint16_t ip_next_id;     /* [a] */
 
 #define COUNT(f) __atomic_add_fetch(&ipstat.f, 1, __ATOMIC_RELAXED)
+
+uint16_t ip_new_id(void)
+{
+    return htons(__atomic_add_fetch(&ip_next_id, 1, __ATOMIC_RELAXED));
+}
+
+int ip_output_raw(struct pkt *p, in_addr_t dst)
+{
+    in_addr_t src;
+    struct netif *ifp = inet_route(dst, &src);
+    COUNT(out_requests);
+    if (!ifp) {
+        COUNT(out_no_routes);
+        pkt_free(p);
+        return -ENETUNREACH;
+    }
+    if (p->p_len > ifp->if_mtu) {
+        pkt_free(p);
+        return -EMSGSIZE;
+    }
+    ifp->if_output(ifp, p);
+    return 0;
+}
 
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos)
 {
@@ -74,7 +89,7 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     ip->ihl_version = 0x45;
     ip->tos = tos;
     ip->len = htons((uint16_t)p->p_len);
-    ip->id = htons(__atomic_add_fetch(&ip_next_id, 1, __ATOMIC_RELAXED));
+    ip->id = ip_new_id();
     ip->frag = 0;
     ip->ttl = ttl;
     ip->proto = (uint8_t)proto;
@@ -181,6 +196,7 @@ void ip_input(struct pkt *p)
     int proto = ip->proto;
     uint32_t total = ntohs(ip->len);
     p->p_len = total;               /* drop what a device padded after the packet */
+    bool raw = raw_input(p, hlen);
     pkt_pull(p, hlen);
     COUNT(in_delivers);
     if (proto == IPPROTO_TCP)
@@ -189,7 +205,7 @@ void ip_input(struct pkt *p)
         icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
     else if (proto == IPPROTO_ICMP)
         icmp_input(p, src, dst);
-    else if (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE) {
+    else if (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE && !raw) {
         COUNT(in_unknown_protos);
         icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
     }

@@ -329,6 +329,7 @@ void inet_init(void)
     lo.if_mask = htonl(0xff000000u);
     netifs = &lo;
     inpcb_init();
+    raw_init();
     if (!(netisr_thread = thread_create("netisr", netisr_main, NULL, AFFINITY_ALL)))
         panic("inet: no memory for the network thread");
 }

@@ -1,0 +1,353 @@
+/*
+ * t_raw: raw IPv4 sockets (SOCK_RAW) over loopback, with Linux semantics.
+ *
+ * socket()'s rules (root only, protocol 0, -1 and 263); the name (the
+ * protocol as the port); an ICMP echo request answered by the kernel and
+ * read back IP header and all, the request itself seen first; the
+ * ICMP_FILTER option; IP_HDRINCL (a caller-made header completed by the
+ * kernel; IPPROTO_RAW sockets have it on; other sockets refuse it); a
+ * copy of every UDP datagram for a raw UDP socket while UDP still gets
+ * it; no "protocol unreachable" for a protocol a raw socket takes, one
+ * for a protocol nobody takes; connect, send's and bind's errors, and a
+ * datagram cut short (MSG_TRUNC).  Needs root, as on Linux.
+ */
+#include "ut.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef ICMP_FILTER
+#define ICMP_FILTER 1
+#endif
+#ifndef SOL_RAW
+#define SOL_RAW 255
+#endif
+
+#define GUARD_MS 10000      /* a poll timeout that only stops a hang */
+#define QUIET_MS 300        /* how long "nothing comes" is watched for */
+#define PROTO_TAKEN 253     /* RFC 3692's experimental protocol numbers */
+#define PROTO_UNTAKEN 254
+#define ECHO_ID 0x5454
+
+static struct sockaddr_in loopback(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+static int readable(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	return poll(&p, 1, ms) == 1;
+}
+
+static uint16_t cksum(const void *data, size_t len)
+{
+	const uint8_t *b = data;
+	uint32_t s = 0;
+	for (; len >= 2; b += 2, len -= 2)
+		s += (uint32_t)(b[0] << 8 | b[1]);
+	if (len)
+		s += (uint32_t)b[0] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return htons((uint16_t)~s);
+}
+
+/* An ICMP echo request of 8 + n bytes into buf. */
+static size_t make_echo(uint8_t *buf, uint16_t seq, size_t n)
+{
+	struct icmphdr *ic = (struct icmphdr *)buf;
+	memset(ic, 0, sizeof *ic);
+	ic->type = ICMP_ECHO;
+	ic->un.echo.id = htons(ECHO_ID);
+	ic->un.echo.sequence = htons(seq);
+	for (size_t i = 0; i < n; i++)
+		buf[8 + i] = (uint8_t)(i * 13 + seq);
+	ic->checksum = cksum(buf, 8 + n);
+	return 8 + n;
+}
+
+/* Read datagrams from fd until one is an ICMP message of type with our
+ * id and seq: its length (IP header included), or -1. */
+static ssize_t await_icmp(int fd, uint8_t *buf, size_t room, int type, uint16_t seq)
+{
+	for (int i = 0; i < 8 && readable(fd, GUARD_MS); i++) {
+		ssize_t n = recv(fd, buf, room, 0);
+		if (n < 28)
+			return -1;
+		size_t hl = (size_t)(buf[0] & 0xf) * 4;
+		struct icmphdr *ic = (struct icmphdr *)(buf + hl);
+		if (ic->type == type && ntohs(ic->un.echo.id) == ECHO_ID &&
+		    ntohs(ic->un.echo.sequence) == seq)
+			return n;
+	}
+	return -1;
+}
+
+static void test_socket_rules(void)
+{
+	CHECK_ERR(socket(AF_INET, SOCK_RAW, 0), EPROTONOSUPPORT);
+	CHECK_ERR(socket(AF_INET, SOCK_RAW, 263), EINVAL);   /* Linux's IPPROTO_MAX */
+	CHECK_ERR(socket(AF_INET, SOCK_RAW, -1), EINVAL);
+	int fd = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	int v = 0;
+	socklen_t len = sizeof v;
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len));
+	CHECK_EQ(v, SOCK_RAW);
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &len));
+	CHECK_EQ(v, IPPROTO_ICMP);
+	struct sockaddr_in a;
+	len = sizeof a;
+	CHECK_OK(getsockname(fd, (struct sockaddr *)&a, &len));
+	CHECK_EQ(ntohs(a.sin_port), IPPROTO_ICMP);  /* the protocol, as the port */
+	CHECK_EQ(a.sin_addr.s_addr, htonl(INADDR_ANY));
+	len = sizeof a;
+	CHECK_ERR(getpeername(fd, (struct sockaddr *)&a, &len), ENOTCONN);
+	CHECK_ERR(listen(fd, 1), EOPNOTSUPP);
+	close(fd);
+}
+
+static void unprivileged_raw(void *arg)
+{
+	(void)arg;
+	CHECK_ERR(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP), EPERM);
+	CHECK_ERR(socket(AF_INET, SOCK_RAW, 0), EPROTONOSUPPORT);
+}
+
+static void test_echo(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	struct sockaddr_in to = loopback();
+	uint8_t out[64], in[256];
+	size_t n = make_echo(out, 1, 56);
+	CHECK_EQ(sendto(fd, out, n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n);
+	/* The request comes back in over loopback first, then the reply. */
+	ssize_t got = await_icmp(fd, in, sizeof in, ICMP_ECHO, 1);
+	CHECK_EQ(got, (ssize_t)(20 + n));
+	got = await_icmp(fd, in, sizeof in, ICMP_ECHOREPLY, 1);
+	CHECK_EQ(got, (ssize_t)(20 + n));
+	if (got == (ssize_t)(20 + n)) {
+		struct iphdr *ip = (struct iphdr *)in;
+		CHECK_EQ(ip->version, 4);
+		CHECK_EQ(ip->protocol, IPPROTO_ICMP);
+		CHECK_EQ(ntohs(ip->tot_len), 20 + n);
+		CHECK_EQ(ip->saddr, htonl(INADDR_LOOPBACK));
+		CHECK_EQ(cksum(in, 20), 0);
+		CHECK_EQ(cksum(in + 20, n), 0);
+		CHECK(memcmp(in + 28, out + 8, n - 8) == 0);
+	}
+	/* The sender's address comes with it; the port is 0. */
+	struct sockaddr_in from;
+	socklen_t flen = sizeof from;
+	n = make_echo(out, 2, 8);
+	CHECK_EQ(sendto(fd, out, n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n);
+	CHECK(readable(fd, GUARD_MS));
+	CHECK_EQ(recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen), (ssize_t)(20 + n));
+	CHECK_EQ(flen, sizeof from);
+	CHECK_EQ(from.sin_family, AF_INET);
+	CHECK_EQ(from.sin_port, 0);
+	CHECK_EQ(from.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	close(fd);
+}
+
+static void test_filter(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	uint32_t f = 1u << ICMP_ECHO, g = 0;
+	socklen_t len = sizeof g;
+	CHECK_OK(setsockopt(fd, SOL_RAW, ICMP_FILTER, &f, sizeof f));
+	CHECK_OK(getsockopt(fd, SOL_RAW, ICMP_FILTER, &g, &len));
+	CHECK_EQ(g, f);
+	CHECK_EQ(len, sizeof g);
+	CHECK_ERR(setsockopt(fd, SOL_RAW, 99, &f, sizeof f), ENOPROTOOPT);
+	struct sockaddr_in to = loopback();
+	uint8_t out[64], in[256];
+	size_t n = make_echo(out, 3, 16);
+	CHECK_EQ(sendto(fd, out, n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n);
+	/* The request is filtered out: the first datagram is the reply. */
+	CHECK(readable(fd, GUARD_MS));
+	ssize_t got = recv(fd, in, sizeof in, 0);
+	CHECK_EQ(got, (ssize_t)(20 + n));
+	CHECK_EQ(in[20], ICMP_ECHOREPLY);
+	close(fd);
+	int u = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_UDP));
+	CHECK_ERR(setsockopt(u, SOL_RAW, ICMP_FILTER, &f, sizeof f), EOPNOTSUPP);
+	close(u);
+}
+
+static void test_hdrincl(void)
+{
+	int icmp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	int rawp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_RAW));
+	int udp = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	int v = -1, one = 1;
+	socklen_t len = sizeof v;
+	CHECK_OK(getsockopt(icmp, IPPROTO_IP, IP_HDRINCL, &v, &len));
+	CHECK_EQ(v, 0);
+	CHECK_OK(getsockopt(rawp, IPPROTO_IP, IP_HDRINCL, &v, &len));
+	CHECK_EQ(v, 1);
+	CHECK_OK(getsockopt(udp, IPPROTO_IP, IP_HDRINCL, &v, &len));
+	CHECK_EQ(v, 0);
+	CHECK_ERR(setsockopt(udp, IPPROTO_IP, IP_HDRINCL, &one, sizeof one), ENOPROTOOPT);
+	uint32_t f = ~(1u << ICMP_ECHOREPLY);
+	CHECK_OK(setsockopt(icmp, SOL_RAW, ICMP_FILTER, &f, sizeof f));
+	/* Our own header, its length, checksum, id and source left 0. */
+	uint8_t pkt[20 + 40], in[256];
+	memset(pkt, 0, 20);
+	struct iphdr *ip = (struct iphdr *)pkt;
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_ICMP;
+	ip->daddr = htonl(INADDR_LOOPBACK);
+	size_t n = make_echo(pkt + 20, 4, 32);
+	struct sockaddr_in to = loopback();
+	CHECK_EQ(sendto(rawp, pkt, 20 + n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)(20 + n));
+	ssize_t got = await_icmp(icmp, in, sizeof in, ICMP_ECHOREPLY, 4);
+	CHECK_EQ(got, (ssize_t)(20 + n));
+	/* A header shorter than it says is refused. */
+	pkt[0] = 0x4f;
+	CHECK_ERR(sendto(rawp, pkt, 24, 0, (struct sockaddr *)&to, sizeof to), EINVAL);
+	/* IP_HDRINCL turned on for an ICMP socket. */
+	CHECK_OK(setsockopt(icmp, IPPROTO_IP, IP_HDRINCL, &one, sizeof one));
+	CHECK_OK(getsockopt(icmp, IPPROTO_IP, IP_HDRINCL, &v, &len));
+	CHECK_EQ(v, 1);
+	pkt[0] = 0x45;
+	n = make_echo(pkt + 20, 5, 8);
+	CHECK_EQ(sendto(icmp, pkt, 20 + n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)(20 + n));
+	CHECK_EQ(await_icmp(icmp, in, sizeof in, ICMP_ECHOREPLY, 5), (ssize_t)(20 + n));
+	close(icmp);
+	close(rawp);
+	close(udp);
+}
+
+static void test_udp_copy(void)
+{
+	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_UDP));
+	int a = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	int b = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in to = loopback();
+	socklen_t len = sizeof to;
+	CHECK_OK(bind(b, (struct sockaddr *)&to, sizeof to));
+	CHECK_OK(getsockname(b, (struct sockaddr *)&to, &len));
+	CHECK_EQ(sendto(a, "hello", 5, 0, (struct sockaddr *)&to, sizeof to), 5);
+	uint8_t in[256];
+	CHECK(readable(b, GUARD_MS));
+	CHECK_EQ(recv(b, in, sizeof in, 0), 5);
+	/* The raw socket's copy: IP header, UDP header, the bytes. */
+	int found = 0;
+	for (int i = 0; i < 8 && !found && readable(raw, GUARD_MS); i++) {
+		ssize_t n = recv(raw, in, sizeof in, 0);
+		found = n == 20 + 8 + 5 && memcmp(in + 22, &to.sin_port, 2) == 0 &&
+			memcmp(in + 28, "hello", 5) == 0;
+	}
+	CHECK(found);
+	close(raw);
+	close(a);
+	close(b);
+}
+
+/* A datagram of proto from a raw IPPROTO_RAW socket, by hand. */
+static void send_proto(int fd, int proto)
+{
+	uint8_t pkt[28] = { 0x45 };
+	struct iphdr *ip = (struct iphdr *)pkt;
+	ip->ttl = 64;
+	ip->protocol = (uint8_t)proto;
+	ip->daddr = htonl(INADDR_LOOPBACK);
+	memcpy(pkt + 20, "payload!", 8);
+	struct sockaddr_in to = loopback();
+	CHECK_EQ(sendto(fd, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)sizeof pkt);
+}
+
+static void test_unreachable(void)
+{
+	int icmp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	uint32_t f = ~(1u << ICMP_DEST_UNREACH);
+	CHECK_OK(setsockopt(icmp, SOL_RAW, ICMP_FILTER, &f, sizeof f));
+	int rawp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_RAW));
+	int taker = CHECK_OK(socket(AF_INET, SOCK_RAW, PROTO_TAKEN));
+	uint8_t in[256];
+	/* A protocol a raw socket takes: delivered, and no error back. */
+	send_proto(rawp, PROTO_TAKEN);
+	CHECK(readable(taker, GUARD_MS));
+	CHECK_EQ(recv(taker, in, sizeof in, 0), 28);
+	CHECK_EQ(in[9], PROTO_TAKEN);
+	CHECK(memcmp(in + 20, "payload!", 8) == 0);
+	CHECK(!readable(icmp, QUIET_MS));
+	/* One nobody takes: "protocol unreachable" quoting it. */
+	send_proto(rawp, PROTO_UNTAKEN);
+	CHECK(readable(icmp, GUARD_MS));
+	ssize_t n = recv(icmp, in, sizeof in, 0);
+	CHECK(n >= 20 + 8 + 20);
+	if (n >= 20 + 8 + 20) {
+		CHECK_EQ(in[20], ICMP_DEST_UNREACH);
+		CHECK_EQ(in[21], ICMP_PROT_UNREACH);
+		CHECK_EQ(in[20 + 8 + 9], PROTO_UNTAKEN);
+	}
+	close(icmp);
+	close(rawp);
+	close(taker);
+}
+
+static void test_errors(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	uint8_t out[64], in[16];
+	size_t n = make_echo(out, 6, 40);
+	CHECK_ERR(send(fd, out, n, 0), EDESTADDRREQ);
+	struct sockaddr_in to = loopback(), far = loopback();
+	far.sin_addr.s_addr = inet_addr("192.0.2.1");   /* TEST-NET-1: never routed */
+	CHECK_ERR(bind(fd, (struct sockaddr *)&far, sizeof far), EADDRNOTAVAIL);
+	CHECK_ERR(bind(fd, (struct sockaddr *)&to, 4), EINVAL);
+	CHECK_ERR(sendto(fd, out, n, 0, (struct sockaddr *)&to, 4), EINVAL);
+	static uint8_t huge[65536];
+	CHECK_ERR(sendto(fd, huge, sizeof huge, 0, (struct sockaddr *)&to, sizeof to), EMSGSIZE);
+	CHECK_ERR(send(fd, out, n, MSG_OOB), EOPNOTSUPP);
+	uint32_t f = ~(1u << ICMP_ECHOREPLY);
+	CHECK_OK(setsockopt(fd, SOL_RAW, ICMP_FILTER, &f, sizeof f));
+	/* Connected: send needs no address, getpeername names it (with the
+	   port given, which means nothing to a raw socket). */
+	to.sin_port = htons(99);
+	CHECK_OK(connect(fd, (struct sockaddr *)&to, sizeof to));
+	struct sockaddr_in peer;
+	socklen_t len = sizeof peer;
+	CHECK_OK(getpeername(fd, (struct sockaddr *)&peer, &len));
+	CHECK_EQ(peer.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	CHECK_EQ(peer.sin_port, htons(99));
+	CHECK_EQ(send(fd, out, n, 0), (ssize_t)n);
+	/* A buffer too small: the datagram is cut, MSG_TRUNC says so. */
+	CHECK(readable(fd, GUARD_MS));
+	struct iovec iov = { in, sizeof in };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	CHECK_EQ(recvmsg(fd, &m, 0), (ssize_t)sizeof in);
+	CHECK(m.msg_flags & MSG_TRUNC);
+	CHECK(!readable(fd, QUIET_MS));     /* the rest is gone, not left queued */
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	ut_init(argc, argv);
+	if (!ut_is_root()) {
+		ut_note("skipped: raw sockets need root");
+		return ut_done();
+	}
+	test_socket_rules();
+	ut_unprivileged("unprivileged_raw", unprivileged_raw, NULL);
+	test_echo();
+	test_filter();
+	test_hdrincl();
+	test_udp_copy();
+	test_unreachable();
+	test_errors();
+	return ut_done();
+}
