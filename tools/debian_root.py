@@ -225,14 +225,13 @@ def add_busybox(top):
 
 # What a Debian installer writes and no package ships: the loopback names
 # (glibc's getaddrinfo("localhost") reads them) and the name-service order.
-HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 NSSWITCH = ("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
             "networks: files\nprotocols: files\nservices: files\n")
 
 
 def write_net_files(top):
     """/etc/hosts and /etc/nsswitch.conf, unless a package gave them."""
-    for name, text in (("hosts", HOSTS), ("nsswitch.conf", NSSWITCH)):
+    for name, text in (("hosts", mkroot.HOSTS), ("nsswitch.conf", NSSWITCH)):
         path = os.path.join(top, "etc", name)
         if not os.path.lexists(path):
             mkroot.write(path, text)

@@ -21,7 +21,7 @@ The tree:
                             (names longer than S5's 14 bytes are left out)
     /sbin/init              Tempest's init (userland/init/init.c)
     /bin/PROG               with --bin PROG: more programs (e.g. lockstat)
-    /etc/motd, /etc/passwd, /etc/group, /etc/shadow, /etc/shells
+    /etc/motd, /etc/hosts, /etc/passwd, /etc/group, /etc/shadow, /etc/shells
                             the users: root, nobody, user (1000) and
                             user01..user64 (uids 1001..1064, each with its
                             own group and a 0700 home under /home; all in
@@ -65,6 +65,10 @@ USER_HASH = "$1$Tempest0$SqpNs8vKZa1BoMxUaxPQ61"
 NOBODY = 65534
 USERS_GID = 100
 MOTD = "Welcome to Tempest.\n"
+
+
+# /etc/hosts of both roots (the Debian one's too: tools/debian_root.py).
+HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 
 def accounts():
@@ -153,6 +157,7 @@ def stage(tmp, args):
         shutil.copy2(args.init, os.path.join(top, "sbin", "init"))
         os.chmod(os.path.join(top, "sbin", "init"), 0o755)
     write(os.path.join(top, "etc", "motd"), MOTD)
+    write(os.path.join(top, "etc", "hosts"), HOSTS)     # busybox's resolver reads it
     owners = user_files(top)
     su = os.path.join(top, "bin", "su")
     if os.path.lexists(su):
