@@ -324,11 +324,9 @@ int s5_symlink(struct vnode *dvp, const char *name, const struct vattr *va,
     int err = s5_check_new_name(name);
     if (err)
         return err;
-    size_t tlen = strnlen(target, PATH_MAX);
-    if (tlen == 0)
-        return -ENOENT;
-    if (tlen >= PATH_MAX)
-        return -ENAMETOOLONG;
+    size_t tlen;
+    if ((err = vn_symlink_check(target, &tlen)))
+        return err;
     struct s5_dirslot ds;
     ILOCK(dp);
     err = may_add_entry(dp, name, &ds, cr);

@@ -212,11 +212,9 @@ int ufs_symlink(struct vnode *dvp, const char *name, const struct vattr *va,
     int err = check_new_name(name);
     if (err)
         return err;
-    size_t tlen = strnlen(target, PATH_MAX);
-    if (tlen == 0)
-        return -ENOENT;
-    if (tlen >= PATH_MAX)
-        return -ENAMETOOLONG;
+    size_t tlen;
+    if ((err = vn_symlink_check(target, &tlen)))
+        return err;
     ILOCK(dp);
     err = may_add_entry(dp, name, cr);
     if (!err)

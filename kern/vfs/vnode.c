@@ -139,6 +139,17 @@ int vn_new_name_check(const char *name, size_t max)
     return dots ? -EINVAL : 0;
 }
 
+int vn_symlink_check(const char *target, size_t *lenp)
+{
+    size_t n = strnlen(target, PATH_MAX);
+    if (n == 0)
+        return -ENOENT;
+    if (n >= PATH_MAX)
+        return -ENAMETOOLONG;
+    *lenp = n;
+    return 0;
+}
+
 int vn_sticky_check(uint32_t dmode, uint32_t duid, uint32_t fuid, const struct cred *cr)
 {
     if (!(dmode & S_ISVTX) || cr->cr_uid == 0 || cr->cr_uid == fuid || cr->cr_uid == duid)

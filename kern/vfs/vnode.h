@@ -457,6 +457,9 @@ int vn_access_check(uint32_t mode, uint32_t uid, uint32_t gid, int want, const s
 /* A name to create, remove or rename to: vn_name_check, and not "." or
  * ".." (-EINVAL). */
 int vn_new_name_check(const char *name, size_t max);
+/* A symbolic link's text: its length in *lenp, or -ENOENT when empty and
+ * -ENAMETOOLONG at PATH_MAX bytes or more (Linux's errors for symlink). */
+int vn_symlink_check(const char *target, size_t *lenp);
 /* The sticky-directory rule: in a directory of mode dmode owned by duid,
  * only the owner of the file (fuid) or of the directory, or the superuser,
  * may remove or rename an entry; else -EPERM. */

@@ -582,13 +582,12 @@ int vn_rmdir(const char *path, struct vnode *cwd, struct cred *cr)
 
 int vn_symlink(const char *target, const char *path, struct vnode *cwd, struct cred *cr)
 {
-    size_t tlen = strnlen(target, PATH_MAX);
-    if (tlen == 0)
-        return -ENOENT;
-    if (tlen >= PATH_MAX)
-        return -ENAMETOOLONG;
+    size_t tlen;
+    int err = vn_symlink_check(target, &tlen);
+    if (err)
+        return err;
     struct nameidata nd;
-    int err = parent_of(path, cwd, 0, &nd, cr);
+    err = parent_of(path, cwd, 0, &nd, cr);
     if (err)
         return err;
     struct vnode *dvp = nd.dvp;
