@@ -44,6 +44,9 @@ enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 #define VPOLLNOTIFY 0x4 /* [c] announces every readiness change (vn_poll_notify) */
 #define VDEVICE 0x8     /* [c] a device's own vnode (a pty end): opened as it is, not
                            through the devfs node of its number */
+#define VMEMONLY 0x10   /* [c] the page cache holds the file's only copy (tmpfs): its
+                           dirty pages are never written back, so they stay dirty and
+                           the reclaim leaves them (kern/vm/pcache.c, "Dirty pages") */
 
 struct vnode {
     struct mutex v_lock;            /* the vnode lock; class "vnode" */

@@ -58,6 +58,15 @@
  * name drops the hold at once (pcache_discard_dirty): its blocks are
  * about to be freed, and its pages need no write-back.
  *
+ * A file whose pages are its only copy (VMEMONLY: tmpfs, kern/tmpfs/) has
+ * nowhere to write them: the flushes leave its pages alone, so a page once
+ * written stays dirty until the file is truncated below it or released
+ * for the last time, and the reclaim, which takes only clean pages, never
+ * takes it.  Its clean pages (holes read as zeros, never written) go back
+ * as any file's, and read as zeros again.  Such a file takes no dirty
+ * hold: there is no write-back to wait for, and the file system keeps a
+ * named file active itself.
+ *
  * read(2) and write(2) of a regular file go through segmap onto these
  * pages only (kern/vm/pcache_rw.c, called by the VOP_READ and VOP_WRITE
  * macros, kern/vfs/vnode.h): one copy of each file page, coherent with
@@ -463,8 +472,8 @@ void pcache_mark_dirty(struct page *pg)
         return;
     __atomic_or_fetch(&pg->flags, PG_DIRTY, __ATOMIC_SEQ_CST);
     struct vnode *vp = __atomic_load_n(&pg->p_vp, __ATOMIC_ACQUIRE);
-    if (vp)
-        dirty_hold(vp);
+    if (vp && !(vp->v_flag & VMEMONLY))
+        dirty_hold(vp);         /* (a tmpfs file's name holds it: no write-back to wait for) */
 }
 
 static int file_size(struct vnode *vp, uint64_t *size)
@@ -550,6 +559,8 @@ void pcache_discard_dirty(struct vnode *vp)
 
 int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
+    if (vp->v_flag & VMEMONLY)
+        return 0;               /* nowhere to write: the pages stay dirty (tmpfs) */
     if (!has_pages(vp) || !any_dirty(vp, lo, hi)) {
         dirty_drop(vp);         /* a truncation may have dropped the dirty pages */
         return 0;
@@ -564,6 +575,8 @@ int pcache_flush(struct vnode *vp, uint64_t lo, uint64_t hi)
 
 int pcache_flush_locked(struct vnode *vp, uint64_t lo, uint64_t hi)
 {
+    if (vp->v_flag & VMEMONLY)
+        return 0;
     uint64_t size;
     int first_err = file_size(vp, &size);
     struct page *batch[FLUSH_BATCH];

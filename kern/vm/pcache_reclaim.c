@@ -13,7 +13,8 @@
  *
  *   1. writes back the dirty pages of a few files found on the node's
  *      pages (a dirty page holds its vnode active: kern/vm/pcache.c,
- *      "Dirty pages", so the vnode can be held and flushed safely), and
+ *      "Dirty pages", so the vnode can be held and flushed safely; a
+ *      tmpfs file's are its only copy and stay: VMEMONLY), and
  *   2. frees clean pages that nothing but the cache holds (count 1: no
  *      mapping, no open segmap window), oldest first.
  *
@@ -334,8 +335,9 @@ static int find_dirty_files(int node, struct vnode **out, int max)
             continue;
         spin_lock(&row->lock);
         for (struct page *pg = row->head; pg && n < max; pg = pg->p_hnext) {
-            if (pg->node != node || !(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY))
-                continue;
+            if (pg->node != node || !(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_DIRTY) ||
+                (pg->p_vp->v_flag & VMEMONLY))
+                continue;               /* clean, or never written back (tmpfs) */
             bool seen = false;
             for (int k = 0; k < n && !seen; k++)
                 seen = out[k] == pg->p_vp;
