@@ -3,10 +3,12 @@
  * mknodat, sysinfo, and syslog (klogctl), with Linux's arguments, errors
  * and their order.
  *
- * mount takes a type the VFS knows ("s5", "devfs", "proc"; "sysv",
- * "devtmpfs" are accepted as Linux's names for the first two) and, for a
- * disk's file system, the path of a block device (a devfs node or a
- * mknod'd one).  MS_RDONLY mounts read-only; MS_REMOUNT of a mount point
+ * mount takes a type the VFS knows ("s5", "devfs", "proc", "tmpfs";
+ * "sysv", "devtmpfs" are accepted as Linux's names for the first two)
+ * and, for a disk's file system, the path of a block device (a devfs node
+ * or a mknod'd one).  The data argument is an option string (at most a
+ * page, as Linux copies) handed to the file system's mount, which reads
+ * the options it takes (tmpfs: size=, mode=...; kern/tmpfs/tmpfs.c).  MS_RDONLY mounts read-only; MS_REMOUNT of a mount point
  * that keeps its read-only state succeeds without change; binds and moves
  * are refused (EINVAL).  Only root mounts and unmounts (EPERM), checked
  * after the target is found, as Linux does.
@@ -130,14 +132,22 @@ SYSCALL_DECL(sys_mount)
     uint64_t flags = a3 & 0xffffffff;
     if ((flags & MS_MGC_MSK) == MS_MGC_VAL)
         flags &= ~MS_MGC_MSK;               /* the old magic number, as Linux drops it */
-    char *type = NULL, *source = NULL, *target = NULL;
-    /* the strings first, as Linux copies them: type, source, then the target */
+    char *type = NULL, *source = NULL, *target = NULL, *data = NULL;
+    /* the strings first, as Linux copies them: type, source, then the
+     * target; the options last (a string here: every type that takes
+     * options takes text) */
     int err = a2 ? get_string(a2, PATH_MAX, true, &type) : 0;
     if (!err && a0)
         err = get_string(a0, PATH_MAX, true, &source);
     if (!err)
         err = get_string(a1, PATH_MAX, false, &target);
+    if (!err && a4 && !(flags & MS_REMOUNT)) {
+        err = get_string(a4, PAGE_SIZE, true, &data);
+        if (err == -ENAMETOOLONG)
+            err = -EINVAL;                  /* options longer than a page */
+    }
     if (err) {
+        kfree(target);
         kfree(type);
         kfree(source);
         return err;
@@ -164,11 +174,12 @@ SYSCALL_DECL(sys_mount)
         if (!err && tvp->v_type != VDIR)
             err = -ENOTDIR;
         if (!err)
-            err = vfs_mount_at(sw, disk ? disk->name : NULL, target, cwd(),
-                               (flags & MS_RDONLY) ? VFS_RDONLY : 0, cr());
+            err = vfs_mount_opts(sw, disk ? disk->name : NULL, target, cwd(),
+                                 (flags & MS_RDONLY) ? VFS_RDONLY : 0, data, cr());
     }
     if (tvp)
         VN_RELE(tvp);
+    kfree(data);
     kfree(target);
     kfree(source);
     kfree(type);

@@ -198,14 +198,17 @@ static int find_mount_point(const char *path, struct vnode *cwd, struct cred *cr
 /* With the list lock held exclusive: mount vfsp and put it on the list.
  * covered (held; the reference passes to the vfs) is NULL for the root. */
 static int mount_locked(struct vfs *vfsp, const struct vfssw *sw, struct blkdev *dev,
-                        struct vnode *covered, uint32_t flags, struct cred *cr)
+                        struct vnode *covered, uint32_t flags, const char *mntopts,
+                        struct cred *cr)
 {
     vfsp->vfs_op = sw->ops;
     vfsp->vfs_sw = sw;
     vfsp->vfs_dev = dev;
     vfsp->vfs_flag = flags;
     vfsp->vfs_fsid = vfs_next_fsid++;
+    vfsp->vfs_mntopts = mntopts;
     int err = sw->ops->vfs_mount(vfsp, cr);
+    vfsp->vfs_mntopts = NULL;           /* the caller's string: not kept */
     if (err)
         return err;
     struct vnode *root;
@@ -238,6 +241,12 @@ static int mount_locked(struct vfs *vfsp, const struct vfssw *sw, struct blkdev 
 int vfs_mount_at(const struct vfssw *sw, const char *devname, const char *path,
                  struct vnode *cwd, uint32_t flags, struct cred *cr)
 {
+    return vfs_mount_opts(sw, devname, path, cwd, flags, NULL, cr);
+}
+
+int vfs_mount_opts(const struct vfssw *sw, const char *devname, const char *path,
+                   struct vnode *cwd, uint32_t flags, const char *mntopts, struct cred *cr)
+{
     if (!sw)
         return -ENODEV;
     if (cr->cr_uid != 0)
@@ -259,7 +268,7 @@ int vfs_mount_at(const struct vfssw *sw, const char *devname, const char *path,
     if (!err && dev && disk_in_use(dev))
         err = -EBUSY;
     if (!err)
-        err = mount_locked(vfsp, sw, dev, covered, flags, cr);
+        err = mount_locked(vfsp, sw, dev, covered, flags, mntopts, cr);
     rw_exit(&vfs_list_lock);
 
     if (err) {

@@ -43,6 +43,10 @@ struct vfs {
     uint32_t vfs_fsid;              /* [c] unique per mount */
     struct blkdev *vfs_dev;         /* [c] the disk, or NULL */
     void *vfs_data;                 /* [c] the file system's own (superblock) */
+    /* mount(2)'s data: the option string ("size=1m,mode=1777"), NULL for
+     * none.  Valid only during the vfs_mount call, which parses what it
+     * takes (tmpfs); the types that take no options ignore it. */
+    const char *vfs_mntopts;
     /* Kept by the VFS (kern/vfs/vfs.c): the root directory, held from
      * mount to unmount so a lookup crossing into the file system needs no
      * VFS_ROOT call, and its reference count just after mount (the
@@ -110,6 +114,10 @@ const struct vfssw *vfs_findtype(const char *name);
  * (a type need not be in the boot table: the ktests mount their own). */
 int vfs_mount_at(const struct vfssw *sw, const char *devname, const char *path,
                  struct vnode *cwd, uint32_t flags, struct cred *cr);
+/* vfs_mount_at with mount(2)'s option string (NULL for none), which the
+ * file system's mount reads (vfs_mntopts); a bad option is its -EINVAL. */
+int vfs_mount_opts(const struct vfssw *sw, const char *devname, const char *path,
+                   struct vnode *cwd, uint32_t flags, const char *mntopts, struct cred *cr);
 int vfs_unmount_at(const char *path, struct vnode *cwd, struct cred *cr);
 /* The file-system types: the i-th (NULL past the last), and a type of a
  * higher layer registered at boot (0, or -ENOSPC). */
