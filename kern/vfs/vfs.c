@@ -90,7 +90,8 @@ struct vfs *rootvfs;                /* [m] set once at boot */
 struct vnode *rootdir;              /* [m] set once at boot; held */
 
 /* The file-system types. */
-static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw, &ufs_vfssw };
+static const struct vfssw *const vfs_types[] = { &s5_vfssw, &devfs_vfssw, &ufs_vfssw,
+                                                  &tmpfs_vfssw };
 /* Types of higher layers (procfs), registered at boot before any mount. */
 #define VFS_MORE_TYPES 4
 static const struct vfssw *vfs_more_types[VFS_MORE_TYPES];    /* [c] after boot */

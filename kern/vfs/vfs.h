@@ -302,5 +302,6 @@ const char *devfs_name(struct vnode *vp);
 extern const struct vfssw s5_vfssw;     /* kern/s5/ */
 extern const struct vfssw devfs_vfssw;  /* kern/vfs/devfs.c */
 extern const struct vfssw ufs_vfssw;    /* kern/ufs/ */
+extern const struct vfssw tmpfs_vfssw;  /* kern/tmpfs/ */
 
 #endif

@@ -47,11 +47,11 @@ LAYERS = [
       "kern/lock/mutex_bench", "kern/cluster"]),
     ("devices", "the PCI bus, the block layer and its disk drivers, the terminal",
      ["drivers/pci", "drivers/block", "drivers/tty"]),
-    ("files+vm", "buffer cache, DNLC, VFS and vnodes, S5, UFS; address spaces, faults, "
+    ("files+vm", "buffer cache, DNLC, VFS and vnodes, S5, UFS, tmpfs; address spaces, faults, "
      "the file page cache, copyin/copyout (SVR4's VM and file systems call each other "
      "through the vnode's pages: VOP_READ goes through the page cache, faults read "
      "through VOPs)",
-     ["kern/vfs", "kern/s5", "kern/ufs", "kern/vm", "kern/cluster/cl_dnlc",
+     ["kern/vfs", "kern/s5", "kern/ufs", "kern/tmpfs", "kern/vm", "kern/cluster/cl_dnlc",
       "kern/cluster/cl_pcache"]),
     ("processes", "processes, signals, descriptors, exec, the system calls and their entry; "
      "sockets and the event objects, which are descriptors",
