@@ -12,6 +12,7 @@
 #include <kern/sched/sched.h>
 #include <kern/vfs/buf.h>
 #include <kern/vm/pcache.h>
+#include <kern/tmpfs/tmpfs.h>
 #include <kern/vm/segmap.h>
 #include <kern/vm/page.h>
 #include <kern/vm/kmem.h>
@@ -141,13 +142,16 @@ int procfs_meminfo(struct sbuf *sb)
     struct procfs_mem m;
     procfs_memory(&m);
     uint64_t kb = 1024;
+    /* tmpfs's pages are in Cached, as Linux counts them, and in Shmem,
+     * but not available: only giving up the files frees them. */
+    uint64_t shmem = MIN(tmpfs_pages_reserved() * PAGE_SIZE, m.cached);
     sbuf_printf(sb, "MemTotal:       %8lu kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\n",
                 (unsigned long)(m.total / kb), (unsigned long)(m.free / kb),
-                (unsigned long)((m.free + m.cached) / kb));
+                (unsigned long)((m.free + m.cached - shmem) / kb));
     sbuf_printf(sb, "Buffers:        %8lu kB\nCached:         %8lu kB\nSwapCached:     %8lu kB\n",
                 (unsigned long)(m.buffers / kb), (unsigned long)(m.cached / kb), 0UL);
     sbuf_printf(sb, "SwapTotal:      %8lu kB\nSwapFree:       %8lu kB\nShmem:          %8lu kB\n",
-                0UL, 0UL, 0UL);
+                0UL, 0UL, (unsigned long)(shmem / kb));
     /* Tempest's own: segmap (kern/vm/segmap.c), the windows read(2) and
      * write(2) copy through: the file memory open windows show, how many
      * windows there are, and the lookups that found the page in a window
