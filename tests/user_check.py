@@ -80,8 +80,11 @@ def test_names(small=False):
 
 
 def run_script(cmds):
-    """The shell script init runs: each program in /tmp, bracketed."""
-    lines = ["cd /tmp"]
+    """The shell script init runs: each program in /var/tmp, bracketed.
+    /tmp is tmpfs (init mounts it); the programs' scratch directories
+    (TMPDIR) stay on the root's disk, so the S5 and UFS jobs test those
+    file systems, and t_tmpfs tests tmpfs."""
+    lines = ["mkdir -p /var/tmp", "cd /var/tmp", "export TMPDIR=/var/tmp"]
     for name, cmd in cmds:
         lines.append("echo 'usertest: begin %s'" % name)
         lines.append("%s; echo \"usertest: end %s status $?\"" % (cmd, name))

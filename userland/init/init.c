@@ -8,7 +8,9 @@
  *   - It mounts /proc and /sys (making the directories if the root lacks
  *     them) and
  *     makes /etc/mtab a link to /proc/mounts, as mount, df and e2fsck
- *     expect.
+ *     expect; and mounts tmpfs on /tmp (mode 1777, Linux's default size:
+ *     half of memory), as systemd's tmp.mount does on current Debian, so
+ *     /tmp starts empty at each boot and costs the disk nothing.
  *   - If /etc/rc.local exists, init runs it under /bin/sh as root and
  *     waits for it, with one argument: "interactive" when a shell will
  *     follow, "command" when /etc/rc.run will (make run GAEDE=1 mounts
@@ -216,7 +218,7 @@ static void shut_down(int sig)
     say("init: power-off failed, errno %d\n", errno);
 }
 
-/* /proc, /sys, and /etc/mtab as a link to /proc/mounts. */
+/* /proc, /sys, /etc/mtab as a link to /proc/mounts, and /tmp. */
 static void mount_proc(void)
 {
     mkdir("/proc", 0555);
@@ -228,6 +230,9 @@ static void mount_proc(void)
     struct stat st;
     if (lstat("/etc/mtab", &st) < 0 && symlink("/proc/mounts", "/etc/mtab") < 0)
         say("init: cannot link /etc/mtab to /proc/mounts, errno %d\n", errno);
+    mkdir("/tmp", 01777);
+    if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0 && errno != EBUSY)
+        say("init: cannot mount tmpfs on /tmp, errno %d\n", errno);
 }
 
 /* "init: WHAT exit status N" (or "killed by signal N"); the harness
