@@ -319,3 +319,17 @@ long ut_read_file(const char *path, void *buf, size_t len)
 	close(fd);
 	return r;
 }
+
+long ut_proc_number(const char *path, const char *field)
+{
+	char buf[16384];
+	long n = ut_read_file(path, buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	size_t len = strlen(field);
+	for (char *l = buf; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+		if (strncmp(l, field, len) == 0)
+			return strtol(l + len, NULL, 10);
+	return -1;
+}

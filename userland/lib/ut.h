@@ -78,6 +78,10 @@ int ut_await(int fd);
 void ut_tell(int fd);
 int ut_write_file(const char *path, const void *data, size_t len, int mode);
 long ut_read_file(const char *path, void *buf, size_t len);
+/* The number after a line's leading field (such as "Threads:" in
+ * /proc/self/status or "Shmem:" in /proc/meminfo), or -1 when the file or
+ * the line is missing. */
+long ut_proc_number(const char *path, const char *field);
 
 /*
  * Addresses no system call may accept as a user pointer: an unmapped low

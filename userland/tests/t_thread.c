@@ -453,13 +453,7 @@ static void *wait_at_gate(void *arg)
 
 static int thread_count_in_status(void)
 {
-	char buf[4096];
-	long n = ut_read_file("/proc/self/status", buf, sizeof buf - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *t = strstr(buf, "Threads:");
-	return t ? atoi(t + 8) : -1;
+	return (int)ut_proc_number("/proc/self/status", "Threads:");
 }
 
 static void proc_task_dir(void)
