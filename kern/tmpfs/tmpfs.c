@@ -440,6 +440,7 @@ static int tmpfs_mount(struct vfs *vfsp, struct cred *cr)
     err = tmpnode_alloc(tm, S_IFDIR | a.mode, 0, NULL, cr, &root);
     if (err) {
         rlock_destroy(&tm->tm_rename);
+        spin_destroy(&tm->tm_lock);
         kfree(tm);
         return err;
     }
@@ -505,6 +506,7 @@ static int tmpfs_unmount(struct vfs *vfsp, struct cred *cr)
     if (tm->tm_nodelist)                /* cannot be: busy() said none was used */
         kprintf("tmpfs: unmount left %lu nodes behind\n", (unsigned long)tm->tm_nodes);
     rlock_destroy(&tm->tm_rename);
+    spin_destroy(&tm->tm_lock);         /* (its statistics leave lockstat's lists) */
     vfsp->vfs_data = NULL;
     kfree(tm);
     return 0;
