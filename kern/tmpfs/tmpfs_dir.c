@@ -205,15 +205,17 @@ struct rename_args {
 };
 
 /* Is directory anc dp itself or one of its ancestors?  (The rename lock
- * keeps every tn_parent still.) */
+ * keeps every tn_parent still; dp is not removed, so neither is any
+ * directory above it, and the walk ends at the root, its own parent.) */
 static bool is_ancestor(struct tmpnode *anc, struct tmpnode *dp)
 {
-    for (struct tmpnode *d = dp;; d = d->tn_parent) {
+    for (struct tmpnode *d = dp; d; d = d->tn_parent) {
         if (d == anc)
             return true;
         if (d->tn_parent == d)
-            return false;
+            break;
     }
+    return false;
 }
 
 /* Is directory tp, which the caller has not locked unless it is one of
