@@ -33,6 +33,11 @@
 #define IFLA_ADDRESS    1
 #define IFLA_IFNAME     3
 #define IFLA_MTU        4
+#define IFLA_BROADCAST  2
+#define IFLA_TXQLEN     13
+#define IFF_LOWER_UP    0x10000     /* the link is up (RFC 2863's operational state) */
+#define IFA_F_PERMANENT 0x80        /* configured, not learnt: no lifetime */
+#define LINK_TXQLEN     1000        /* Linux's default txqueuelen */
 #define IFA_ADDRESS     1
 #define IFA_LOCAL       2
 #define IFA_LABEL       3
@@ -148,12 +153,17 @@ static void dump_links(struct socket *so, const struct nlmsghdr_k *req, struct b
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
         begin(b, req, RTM_NEWLINK, NLM_F_MULTI);
         struct ifinfomsg_k ii = { .family = AF_UNSPEC, .type = ARPHRD_LOOPBACK,
-                                  .index = ifp->if_index, .flags = ifp->if_flags };
+                                  .index = ifp->if_index,
+                                  .flags = ifp->if_flags |
+                                           (ifp->if_flags & IFF_RUNNING ? IFF_LOWER_UP : 0) };
         put(b, &ii, sizeof ii);
         put_attr(b, IFLA_IFNAME, ifp->if_name, strlen(ifp->if_name) + 1);
         put_attr(b, IFLA_MTU, &ifp->if_mtu, sizeof ifp->if_mtu);
         uint8_t mac[6] = { 0 };
         put_attr(b, IFLA_ADDRESS, mac, sizeof mac);
+        put_attr(b, IFLA_BROADCAST, mac, sizeof mac);
+        uint32_t txqlen = LINK_TXQLEN;
+        put_attr(b, IFLA_TXQLEN, &txqlen, sizeof txqlen);
         queue(so, b);
     }
 }
@@ -171,7 +181,7 @@ static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct b
 {
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
         begin(b, req, RTM_NEWADDR, NLM_F_MULTI);
-        struct ifaddrmsg_k ia = { .family = AF_INET,
+        struct ifaddrmsg_k ia = { .family = AF_INET, .flags = IFA_F_PERMANENT,
                                   .prefixlen = prefix_len(ifp->if_mask),
                                   .scope = RT_SCOPE_HOST, .index = (uint32_t)ifp->if_index };
         put(b, &ia, sizeof ia);

@@ -252,6 +252,10 @@ bool socket_ifreq_cmd(uint32_t cmd);
 /* Answer one of them for the interface ifr names (kern/net/inet/netif.c):
  * 0 or -ENODEV. */
 int netif_ioctl(uint32_t cmd, void *ifr);
+/* SIOCGIFCONF: the interfaces with their IPv4 addresses into the caller's
+ * struct ifconf at uarg (user memory), or the room they need. */
+bool socket_ifconf_cmd(uint32_t cmd);
+int netif_ifconf(uint64_t uarg);
 
 /* Passing descriptors (SCM_RIGHTS) counts, per socket, how many of its
  * files are in flight in queues; kern/net/unix_gc.c collects the

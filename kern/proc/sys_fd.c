@@ -231,6 +231,8 @@ SYSCALL_DECL(sys_ioctl)
             r = VOP_IOCTL(fp->f_vp, (uint32_t)a1, ifr, cr());
         if (!r && copyout(ifr, (void *)a2, sizeof ifr))
             r = -EFAULT;
+    } else if (vn_is_socket(fp->f_vp) && socket_ifconf_cmd((uint32_t)a1)) {
+        r = netif_ifconf(a2);       /* the list of interfaces, in user memory */
     } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {
         int n = 0;
         r = VOP_IOCTL(fp->f_vp, FIONREAD, &n, cr());

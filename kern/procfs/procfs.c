@@ -68,7 +68,7 @@
 LOCK_CLASS(procfs_vnode_class, "procfs", LK_MUTEX_SLEEP);
 
 enum pfs_kind {
-    PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE,
+    PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE, PFS_NETDIR, PFS_NETFILE,
     PFS_PIDDIR, PFS_PIDFILE, PFS_FDDIR, PFS_FDLINK,
     PFS_TASKDIR, PFS_TIDDIR, PFS_TIDFILE,
     /* sysfs (its own mount, on /sys): the root, a fixed directory (index:
@@ -80,6 +80,12 @@ enum pfs_kind {
 static bool is_sys(int kind)
 {
     return kind >= PFS_SYSROOT;
+}
+
+/* A directory of fixed entries that belongs to no process. */
+static bool is_fixed_dir(int kind)
+{
+    return kind == PFS_ROOT || kind == PFS_IPCDIR || kind == PFS_NETDIR;
 }
 
 struct pfs_node {
@@ -122,12 +128,23 @@ static const struct pfs_entry root_entries[] = {
     { "kprof", PFS_FILE, 0444, procfs_kprof, NULL, NULL },
     { "self", PFS_SELF, 0777, NULL, NULL, NULL },
     { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL, NULL },
+    { "net", PFS_NETDIR, 0555, NULL, NULL, NULL },
 };
 
 static const struct pfs_entry ipc_entries[] = {
     { "shm", PFS_IPCFILE, 0444, procfs_ipc_shm, NULL, NULL },
     { "sem", PFS_IPCFILE, 0444, procfs_ipc_sem, NULL, NULL },
     { "msg", PFS_IPCFILE, 0444, procfs_ipc_msg, NULL, NULL },
+};
+
+/* /proc/net: the network's tables (kern/net/inet/net_proc.c). */
+static const struct pfs_entry net_entries[] = {
+    { "dev", PFS_NETFILE, 0444, procfs_net_dev, NULL, NULL },
+    { "route", PFS_NETFILE, 0444, procfs_net_route, NULL, NULL },
+    { "tcp", PFS_NETFILE, 0444, procfs_net_tcp, NULL, NULL },
+    { "udp", PFS_NETFILE, 0444, procfs_net_udp, NULL, NULL },
+    { "udplite", PFS_NETFILE, 0444, procfs_net_udplite, NULL, NULL },
+    { "raw", PFS_NETFILE, 0444, procfs_net_raw, NULL, NULL },
 };
 
 /* A process's entries, by index: the code names the ones it treats
@@ -243,6 +260,7 @@ static const struct pfs_entry *table_of(enum pfs_kind dir, int *n)
     switch (dir) {
     case PFS_ROOT:   *n = NELEM(root_entries); return root_entries;
     case PFS_IPCDIR: *n = NELEM(ipc_entries); return ipc_entries;
+    case PFS_NETDIR: *n = NELEM(net_entries); return net_entries;
     case PFS_PIDDIR: *n = NELEM(pid_entries); return pid_entries;
     case PFS_TIDDIR: *n = NELEM(tid_entries); return tid_entries;
     default:         *n = 0; return NULL;
@@ -261,8 +279,10 @@ static const struct pfs_entry *entry_of(const struct pfs_node *pn)
     int n;
     switch (pn->kind) {
     case PFS_SYSFILE:                              return &sys_table(pn->index >> 8, &n)[pn->index & 0xff];
-    case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: return &root_entries[pn->index];
+    case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: case PFS_NETDIR:
+        return &root_entries[pn->index];
     case PFS_IPCFILE:                              return &ipc_entries[pn->index];
+    case PFS_NETFILE:                              return &net_entries[pn->index];
     case PFS_PIDFILE: case PFS_FDDIR: case PFS_TASKDIR: return &pid_entries[pn->index];
     case PFS_TIDFILE:                              return &tid_entries[pn->index & 3];
     default:                                       return NULL;
@@ -272,7 +292,7 @@ static const struct pfs_entry *entry_of(const struct pfs_node *pn)
 static enum vtype type_of(const struct pfs_node *pn)
 {
     switch (pn->kind) {
-    case PFS_ROOT: case PFS_IPCDIR: case PFS_PIDDIR: case PFS_FDDIR:
+    case PFS_ROOT: case PFS_IPCDIR: case PFS_NETDIR: case PFS_PIDDIR: case PFS_FDDIR:
     case PFS_TASKDIR: case PFS_TIDDIR:
     case PFS_SYSROOT: case PFS_SYSDIR: case PFS_SYSNODE: case PFS_SYSCPU:
         return VDIR;
@@ -681,7 +701,7 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
     }
     if (is_sys(dn->kind))
         return sys_lookup(dvp, dn, name, vpp);
-    if (dn->kind != PFS_ROOT && !proc_exists(dn->pid) && dn->kind != PFS_IPCDIR)
+    if (!is_fixed_dir(dn->kind) && !proc_exists(dn->pid))
         return -ENOENT;
     int n;
     const struct pfs_entry *t = table_of(dn->kind, &n);
@@ -885,8 +905,7 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         return -EFAULT;
     int n;
     const struct pfs_entry *t = dir_table(dn, &n);
-    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && !is_sys(dn->kind) &&
-        !proc_exists(dn->pid))
+    if (!is_fixed_dir(dn->kind) && !is_sys(dn->kind) && !proc_exists(dn->pid))
         return -ENOENT;             /* reaped, as Linux says */
     bool all = true;
     while (all && uio->uio_offset < 2 + (uint64_t)n) {

@@ -43,6 +43,13 @@ int procfs_clusters(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);
 int procfs_kprof(struct sbuf *sb);
 int procfs_ipc_shm(struct sbuf *sb);
+/* /proc/net's files (kern/net/inet/net_proc.c). */
+int procfs_net_dev(struct sbuf *sb);
+int procfs_net_route(struct sbuf *sb);
+int procfs_net_tcp(struct sbuf *sb);
+int procfs_net_udp(struct sbuf *sb);
+int procfs_net_udplite(struct sbuf *sb);
+int procfs_net_raw(struct sbuf *sb);
 int procfs_ipc_sem(struct sbuf *sb);
 int procfs_ipc_msg(struct sbuf *sb);
 

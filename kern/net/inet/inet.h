@@ -170,6 +170,20 @@ void inpcb_remove(struct inpcb *inp);
 struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_t faddr,
                             uint16_t fport);
 
+/* A snapshot of the sockets of a table, each held, for /proc/net: filled
+ * under the table's lock by sockvec_take (which counts what does not fit),
+ * then sockvec_again says whether to walk again with a larger array.
+ * sv_n is -1 when memory ran short.  sockvec_free lets them go. */
+struct sockvec {
+    struct socket **sv_v;
+    int sv_n, sv_room;
+};
+void sockvec_take(struct sockvec *sv, struct socket *so);
+bool sockvec_again(struct sockvec *sv);
+void sockvec_free(struct sockvec *sv);
+/* Every socket of proto in the table, into sv (empty at the call). */
+void inpcb_snapshot(int proto, struct sockvec *sv);
+
 /* ---- IPv4 ---- */
 
 #define IP_HDR_LEN      20
@@ -245,6 +259,8 @@ int64_t raw_send(struct socket *so, struct sockxfer *sx);
 bool raw_input(const struct pkt *p, size_t hlen);
 int raw_getopt(struct socket *so, int level, int name, void *val, size_t *len);
 int raw_setopt(struct socket *so, int level, int name, const void *val, size_t len);
+/* Every raw socket, into sv (empty at the call). */
+void raw_snapshot(struct sockvec *sv);
 /* IP_HDRINCL, read and set with so_lock held. */
 bool raw_hdrincl(struct socket *so);
 void raw_set_hdrincl(struct socket *so, bool on);
@@ -264,6 +280,9 @@ int tcp_nread(struct socket *so);
 bool tcp_connected(struct socket *so);
 int tcp_getopt(struct socket *so, int name, void *val, size_t *len);
 int tcp_setopt(struct socket *so, int name, const void *val, size_t len);
+/* /proc/net/tcp's view of so (so_lock held): Linux's number for its
+ * state, and the bytes queued to send and to read. */
+int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq);
 /* A segment came in (what is kept is copied; the caller frees p). */
 void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
 

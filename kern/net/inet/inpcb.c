@@ -28,6 +28,7 @@
 #include <kern/proc/proc.h>
 #include <kern/vfs/cred.h>
 #include <kern/lib/errno.h>
+#include <kern/vm/kmem.h>
 #include <kern/arch/arch.h>
 
 #define INPCB_HASH      64
@@ -197,4 +198,16 @@ struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_
         socket_hold(so);
     mutex_exit(&inpcb_lock);
     return so;
+}
+
+void inpcb_snapshot(int proto, struct sockvec *sv)
+{
+    do {
+        mutex_enter(&inpcb_lock);
+        for (int h = 0; h < INPCB_HASH; h++)
+            for (struct inpcb *o = inpcb_hash[h]; o; o = o->inp_next)
+                if (o->inp_proto == proto)
+                    sockvec_take(sv, o->inp_so);
+        mutex_exit(&inpcb_lock);
+    } while (sockvec_again(sv));
 }

@@ -24,6 +24,7 @@
 #include <kern/sched/thread.h>
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/as.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
@@ -162,22 +163,41 @@ struct netif *inet_route(in_addr_t dst, in_addr_t *src)
 #define SIOCGIFNETMASK  0x891b
 #define SIOCGIFMTU      0x8921
 #define SIOCGIFINDEX    0x8933
+#define SIOCGIFCONF     0x8912
+#define SIOCGIFDSTADDR  0x8917
+#define SIOCGIFBRDADDR  0x8919
+#define SIOCGIFMETRIC   0x891d
+#define SIOCGIFHWADDR   0x8927
+#define SIOCGIFTXQLEN   0x8942
+#define SIOCGIFMAP      0x8970
+#define ARPHRD_ETHER    1
+#define ARPHRD_LOOPBACK 772
+#define IF_TXQLEN       1000        /* Linux's default txqueuelen */
 
-/* struct ifreq: a name, then one of an address, flags or an int. */
+/* struct ifreq: a name, then one of an address, flags, an int or a
+ * hardware address (a family and its bytes). */
 struct ifreq_k {
     char name[NETIF_NAME_MAX];
     union {
         struct sockaddr_in_k addr;
+        struct { uint16_t family; uint8_t data[14]; } hwaddr;
         int16_t flags;
         int32_t ival;
+        uint8_t map[24];            /* struct ifmap, the union's largest member */
     };
-    uint8_t pad[IFREQ_SIZE - NETIF_NAME_MAX - sizeof(struct sockaddr_in_k)];
 };
+_Static_assert(sizeof(struct ifreq_k) == IFREQ_SIZE, "struct ifreq is 40 bytes on x86-64");
 
 bool socket_ifreq_cmd(uint32_t cmd)
 {
-    return cmd == SIOCGIFNAME || cmd == SIOCGIFFLAGS || cmd == SIOCGIFADDR ||
-           cmd == SIOCGIFNETMASK || cmd == SIOCGIFMTU || cmd == SIOCGIFINDEX;
+    switch (cmd) {
+    case SIOCGIFNAME: case SIOCGIFFLAGS: case SIOCGIFADDR: case SIOCGIFNETMASK:
+    case SIOCGIFMTU: case SIOCGIFINDEX: case SIOCGIFDSTADDR: case SIOCGIFBRDADDR:
+    case SIOCGIFMETRIC: case SIOCGIFHWADDR: case SIOCGIFTXQLEN: case SIOCGIFMAP:
+        return true;
+    default:
+        return false;
+    }
 }
 
 static struct netif *netif_named(const char *name)
@@ -203,10 +223,19 @@ int netif_ioctl(uint32_t cmd, void *arg)
     if (!(ifp = netif_named(ifr->name)))
         return -ENODEV;
     in_addr_t a = cmd == SIOCGIFNETMASK ? ifp->if_mask : ifp->if_addr;
+    if (cmd == SIOCGIFBRDADDR)      /* loopback has none, as on Linux */
+        a = ifp->if_flags & IFF_LOOPBACK ? 0 : ifp->if_addr | ~ifp->if_mask;
     switch (cmd) {
     case SIOCGIFINDEX: ifr->ival = ifp->if_index; break;
     case SIOCGIFFLAGS: ifr->flags = (int16_t)ifp->if_flags; break;
     case SIOCGIFMTU: ifr->ival = (int32_t)ifp->if_mtu; break;
+    case SIOCGIFMETRIC: ifr->ival = 0; break;
+    case SIOCGIFTXQLEN: ifr->ival = IF_TXQLEN; break;
+    case SIOCGIFMAP: memset(ifr->map, 0, sizeof ifr->map); break;
+    case SIOCGIFHWADDR:
+        memset(&ifr->hwaddr, 0, sizeof ifr->hwaddr);
+        ifr->hwaddr.family = ifp->if_flags & IFF_LOOPBACK ? ARPHRD_LOOPBACK : ARPHRD_ETHER;
+        break;
     default:
         memset(&ifr->addr, 0, sizeof ifr->addr);
         ifr->addr.sin_family = AF_INET;
@@ -214,6 +243,41 @@ int netif_ioctl(uint32_t cmd, void *arg)
         break;
     }
     return 0;
+}
+
+/* struct ifconf as x86-64 lays it out: a length, then a pointer. */
+struct ifconf_k {
+    int32_t len;
+    uint32_t pad;
+    uint64_t buf;
+};
+
+bool socket_ifconf_cmd(uint32_t cmd) { return cmd == SIOCGIFCONF; }
+
+int netif_ifconf(uint64_t uarg)
+{
+    struct ifconf_k ifc;
+    if (copyin((void *)uarg, &ifc, sizeof ifc))
+        return -EFAULT;
+    int32_t used = 0;
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        if (!ifp->if_addr)
+            continue;               /* only interfaces with an IPv4 address */
+        if (ifc.buf) {
+            if (ifc.len - used < (int32_t)sizeof(struct ifreq_k))
+                break;
+            struct ifreq_k r;
+            memset(&r, 0, sizeof r);
+            memcpy(r.name, ifp->if_name, NETIF_NAME_MAX);
+            r.addr.sin_family = AF_INET;
+            r.addr.sin_addr = ifp->if_addr;
+            if (copyout(&r, (void *)(ifc.buf + (uint64_t)used), sizeof r))
+                return -EFAULT;
+        }
+        used += (int32_t)sizeof(struct ifreq_k);
+    }
+    ifc.len = used;                 /* with no buffer: the room all of them need */
+    return copyout(&ifc, (void *)uarg, sizeof ifc) ? -EFAULT : 0;
 }
 
 /* ---- the network thread ---- */

@@ -267,3 +267,13 @@ int raw_setopt(struct socket *so, int level, int name, const void *val, size_t l
 bool raw_hdrincl(struct socket *so) { return sotoraw(so)->r_hdrincl; }
 
 void raw_set_hdrincl(struct socket *so, bool on) { sotoraw(so)->r_hdrincl = on; }
+
+void raw_snapshot(struct sockvec *sv)
+{
+    do {
+        mutex_enter(&raw_lock);
+        for (struct rawcb *r = raw_list; r; r = r->r_next)
+            sockvec_take(sv, r->r_so);
+        mutex_exit(&raw_lock);
+    } while (sockvec_again(sv));
+}

@@ -535,3 +535,23 @@ int tcp_setopt(struct socket *so, int name, const void *val, size_t len)
     mutex_exit(&so->so_lock);
     return err;
 }
+
+/* Linux's numbers for the states (include/net/tcp_states.h). */
+static const uint8_t linux_state[] = {
+    [TCPS_CLOSED] = 7, [TCPS_LISTEN] = 10, [TCPS_SYN_SENT] = 2, [TCPS_SYN_RECEIVED] = 3,
+    [TCPS_ESTABLISHED] = 1, [TCPS_CLOSE_WAIT] = 8, [TCPS_FIN_WAIT_1] = 4, [TCPS_CLOSING] = 11,
+    [TCPS_LAST_ACK] = 9, [TCPS_FIN_WAIT_2] = 5, [TCPS_TIME_WAIT] = 6,
+};
+
+int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq)
+{
+    struct tcpcb *tp = sototcp(so);
+    if (tp->t_state == TCPS_LISTEN) {
+        *rxq = (size_t)tp->t_aqlen;         /* as Linux: the accept queue and its limit */
+        *txq = (size_t)tp->t_backlog;
+    } else {
+        *rxq = tp->rcv.r_len;
+        *txq = tp->snd.r_len;
+    }
+    return linux_state[tp->t_state];
+}

@@ -1,0 +1,179 @@
+/*
+ * /proc/net: the interfaces, routes and sockets in the formats Linux's
+ * /proc/net files use, which busybox's ifconfig, netstat and route and
+ * the ss of iproute2's era read.
+ *
+ * Each file is a snapshot: the sockets of a table are held under the
+ * table's lock (inpcb.c, raw.c), then each is read under its own so_lock,
+ * so the order socket -> table is kept.  A socket that changes between
+ * the two steps is shown as it is at the second.
+ *
+ * Locks: none of its own.
+ */
+#include <kern/net/inet/inet.h>
+#include <kern/procfs/procfs.h>
+#include <kern/vm/kmem.h>
+#include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/errno.h>
+
+#define LINUX_TCP_CLOSE 7
+#define LINUX_TCP_ESTABLISHED 1
+#define RTF_UP          0x0001
+#define ROUTE_LINE      127         /* Linux pads each line of route to this */
+#define TCP_LINE        149         /* and of tcp */
+#define IPPROTO_RAW_ALL (-1)        /* every raw socket, whatever its protocol */
+
+/* ---- snapshots ---- */
+
+void sockvec_take(struct sockvec *sv, struct socket *so)
+{
+    if (sv->sv_n < 0)
+        return;
+    if (sv->sv_n < sv->sv_room) {
+        socket_hold(so);
+        sv->sv_v[sv->sv_n] = so;
+    }
+    sv->sv_n++;
+}
+
+static void sockvec_drop(struct sockvec *sv)
+{
+    for (int i = 0; i < MIN(sv->sv_n, sv->sv_room); i++)
+        socket_rele(sv->sv_v[i]);
+}
+
+bool sockvec_again(struct sockvec *sv)
+{
+    if (sv->sv_n <= sv->sv_room)
+        return false;
+    sockvec_drop(sv);
+    kfree(sv->sv_v);
+    sv->sv_room = sv->sv_n + 8;
+    sv->sv_n = 0;
+    if (!(sv->sv_v = kmalloc((size_t)sv->sv_room * sizeof *sv->sv_v))) {
+        sv->sv_room = 0;
+        sv->sv_n = -1;
+        return false;
+    }
+    return true;
+}
+
+void sockvec_free(struct sockvec *sv)
+{
+    if (sv->sv_n > 0)
+        sockvec_drop(sv);
+    kfree(sv->sv_v);
+}
+
+/* ---- dev and route ---- */
+
+int procfs_net_dev(struct sbuf *sb)
+{
+    sbuf_printf(sb, "Inter-|   Receive                                                |"
+                "  Transmit\n"
+                " face |bytes    packets errs drop fifo frame compressed multicast|"
+                "bytes    packets errs drop fifo colls carrier compressed\n");
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        struct netif_stats st;
+        memcpy(&st, &ifp->if_stats, sizeof st);     /* counters move on; any moment will do */
+        sbuf_printf(sb, "%6s:%8lu %7lu %4u %4lu %4u %5u %10u %9u %8lu %7lu %4u %4lu %4u %5u "
+                    "%7u %10u\n", ifp->if_name, (unsigned long)st.rx_bytes,
+                    (unsigned long)st.rx_packets, 0, (unsigned long)st.rx_dropped, 0, 0, 0, 0,
+                    (unsigned long)st.tx_bytes, (unsigned long)st.tx_packets, 0,
+                    (unsigned long)st.tx_dropped, 0, 0, 0, 0);
+    }
+    return 0;
+}
+
+/* One line padded with spaces to width, as Linux's seq files do. */
+static void padded(struct sbuf *sb, int width, const char *line)
+{
+    sbuf_printf(sb, "%-*s\n", width, line);
+}
+
+int procfs_net_route(struct sbuf *sb)
+{
+    padded(sb, ROUTE_LINE, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
+           "\t\tMTU\tWindow\tIRTT");
+    /* The main table: each interface's own subnet (loopback's routes are
+     * in Linux's local table, which this file does not show). */
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        if ((ifp->if_flags & IFF_LOOPBACK) || !ifp->if_addr)
+            continue;
+        char line[ROUTE_LINE + 1];
+        snprintf(line, sizeof line, "%s\t%08X\t%08X\t%04X\t%d\t%u\t%d\t%08X\t%d\t%u\t%u",
+                 ifp->if_name, ifp->if_addr & ifp->if_mask, 0, RTF_UP, 0, 0, 0, ifp->if_mask,
+                 0, 0, 0);
+        padded(sb, ROUTE_LINE, line);
+    }
+    return 0;
+}
+
+/* ---- the sockets ---- */
+
+/* The columns every table shares: slot, both ends, state, queues. */
+static void sock_ends(char *line, size_t size, int slot, const struct inpcb *inp, uint16_t lport,
+                      int state, size_t txq, size_t rxq)
+{
+    snprintf(line, size, "%4d: %08X:%04X %08X:%04X %02X %08X:%08X", slot, inp->inp_laddr,
+             ntohs(lport), inp->inp_faddr, ntohs(inp->inp_fport), state, (unsigned)txq,
+             (unsigned)rxq);
+}
+
+int procfs_net_tcp(struct sbuf *sb)
+{
+    padded(sb, TCP_LINE, "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+           "retrnsmt   uid  timeout inode");
+    struct sockvec sv = { 0 };
+    inpcb_snapshot(IPPROTO_TCP, &sv);
+    for (int i = 0; i < sv.sv_n; i++) {
+        struct socket *so = sv.sv_v[i];
+        struct inpcb *inp = sotoinp(so);
+        char line[TCP_LINE + 1], ends[96];
+        size_t txq, rxq;
+        mutex_enter(&so->so_lock);
+        int state = tcp_proc_state(so, &txq, &rxq);
+        sock_ends(ends, sizeof ends, i, inp, inp->inp_lport, state, txq, rxq);
+        mutex_exit(&so->so_lock);
+        snprintf(line, sizeof line, "%s 00:00000000 00000000 %5u %8d %lu 1 0000000000000000",
+                 ends, so->so_uid, 0, (unsigned long)so->so_ino);
+        padded(sb, TCP_LINE, line);
+    }
+    sockvec_free(&sv);
+    return sv.sv_n < 0 ? -ENOMEM : 0;
+}
+
+/* udp, udplite and raw: Linux's udp4_format_sock columns. */
+static void dgram_lines(struct sbuf *sb, struct sockvec *sv, bool raw)
+{
+    sbuf_printf(sb, "%s  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+                "retrnsmt   uid  timeout inode ref pointer drops\n", raw ? "" : " ");
+    for (int i = 0; i < sv->sv_n; i++) {
+        struct socket *so = sv->sv_v[i];
+        struct inpcb *inp = sotoinp(so);
+        char ends[96];
+        mutex_enter(&so->so_lock);
+        int state = inp->inp_faddr != INADDR_ANY ? LINUX_TCP_ESTABLISHED : LINUX_TCP_CLOSE;
+        sock_ends(ends, sizeof ends, i, inp, inp->inp_lport, state, 0, so->so_dgq.q_bytes);
+        mutex_exit(&so->so_lock);
+        sbuf_printf(sb, "%s%s 00:00000000 00000000 %5u %8d %lu 2 0000000000000000 0\n",
+                    raw ? "" : " ", ends, so->so_uid, 0, (unsigned long)so->so_ino);
+    }
+}
+
+static int inet_dgram_file(struct sbuf *sb, int proto)
+{
+    struct sockvec sv = { 0 };
+    if (proto == IPPROTO_RAW_ALL)
+        raw_snapshot(&sv);
+    else
+        inpcb_snapshot(proto, &sv);
+    dgram_lines(sb, &sv, proto == IPPROTO_RAW_ALL);
+    sockvec_free(&sv);
+    return sv.sv_n < 0 ? -ENOMEM : 0;
+}
+
+int procfs_net_udp(struct sbuf *sb) { return inet_dgram_file(sb, IPPROTO_UDP); }
+int procfs_net_udplite(struct sbuf *sb) { return inet_dgram_file(sb, IPPROTO_UDPLITE); }
+int procfs_net_raw(struct sbuf *sb) { return inet_dgram_file(sb, IPPROTO_RAW_ALL); }

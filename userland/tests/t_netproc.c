@@ -1,0 +1,213 @@
+/*
+ * t_netproc: what programs read about the network, with Linux semantics:
+ * the interface ioctls busybox's ifconfig uses (SIOCGIFCONF with and
+ * without a buffer, SIOCGIFHWADDR, SIOCGIFTXQLEN, SIOCGIFMETRIC,
+ * SIOCGIFBRDADDR, an unknown interface), and /proc/net's tables: dev
+ * (loopback's counters move with its traffic), udp (a bound socket with
+ * its port, closed or connected state, its inode and the bytes waiting),
+ * tcp (a listener, and a connection's two ends established) and raw.
+ */
+#include "ut.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GUARD_MS 10000
+
+static struct sockaddr_in loopback(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+static uint16_t port_of(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	return getsockname(fd, (struct sockaddr *)&a, &len) == 0 ? ntohs(a.sin_port) : 0;
+}
+
+static unsigned long ino_of(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Field n (0 the slot) of a /proc/net socket line. */
+static void field(const char *line, int n, char *out, size_t room)
+{
+	char copy[256];
+	snprintf(copy, sizeof copy, "%s", line);
+	char *save, *t = strtok_r(copy, " \n", &save);
+	for (int i = 0; t && i < n; i++)
+		t = strtok_r(NULL, " \n", &save);
+	snprintf(out, room, "%s", t ? t : "");
+}
+
+/* The line of /proc/net/NAME whose local end is 0100007F:port (or, with
+ * any, 00000000:port), into line; 1 when found. */
+static int proc_line(const char *name, uint16_t port, int any, char *line, size_t room)
+{
+	char path[64], want[32], local[64];
+	snprintf(path, sizeof path, "/proc/net/%s", name);
+	snprintf(want, sizeof want, "%s:%04X", any ? "00000000" : "0100007F", port);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	while (!found && fgets(line, (int)room, f)) {
+		field(line, 1, local, sizeof local);
+		found = strcmp(local, want) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_ifconf(void)
+{
+	int fd = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct ifconf ifc = { .ifc_len = 0, .ifc_buf = NULL };
+	CHECK_OK(ioctl(fd, SIOCGIFCONF, &ifc));
+	CHECK(ifc.ifc_len > 0 && ifc.ifc_len % (int)sizeof(struct ifreq) == 0);
+	struct ifreq reqs[16];
+	ifc.ifc_len = sizeof reqs;
+	ifc.ifc_req = reqs;
+	CHECK_OK(ioctl(fd, SIOCGIFCONF, &ifc));
+	int n = ifc.ifc_len / (int)sizeof(struct ifreq), lo = -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(reqs[i].ifr_name, "lo") == 0)
+			lo = i;
+	CHECK(lo >= 0);
+	if (lo >= 0) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&reqs[lo].ifr_addr;
+		CHECK_EQ(a->sin_family, AF_INET);
+		CHECK_EQ(a->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	}
+	/* Room for none: nothing written, length 0. */
+	ifc.ifc_len = (int)sizeof(struct ifreq) - 1;
+	CHECK_OK(ioctl(fd, SIOCGIFCONF, &ifc));
+	CHECK_EQ(ifc.ifc_len, 0);
+	CHECK_ERR(ioctl(fd, SIOCGIFCONF, (void *)8), EFAULT);
+
+	struct ifreq r;
+	memset(&r, 0, sizeof r);
+	strcpy(r.ifr_name, "lo");
+	CHECK_OK(ioctl(fd, SIOCGIFHWADDR, &r));
+	CHECK_EQ(r.ifr_hwaddr.sa_family, 772);     /* ARPHRD_LOOPBACK */
+	CHECK_OK(ioctl(fd, SIOCGIFTXQLEN, &r));
+	CHECK_EQ(r.ifr_qlen, 1000);
+	CHECK_OK(ioctl(fd, SIOCGIFMETRIC, &r));
+	CHECK_EQ(r.ifr_metric, 0);
+	strcpy(r.ifr_name, "nosuch0");
+	CHECK_ERR(ioctl(fd, SIOCGIFHWADDR, &r), ENODEV);
+	CHECK_ERR(ioctl(fd, SIOCGIFTXQLEN, &r), ENODEV);
+	close(fd);
+}
+
+static unsigned long lo_rx_packets(void)
+{
+	FILE *f = fopen("/proc/net/dev", "r");
+	char line[256];
+	unsigned long bytes = 0, packets = 0;
+	int found = 0;
+	while (f && !found && fgets(line, sizeof line, f))
+		found = sscanf(line, " lo: %lu %lu", &bytes, &packets) == 2;
+	if (f)
+		fclose(f);
+	return found ? packets : 0;
+}
+
+static void test_dev_and_udp(void)
+{
+	char line[256], f[64];
+	unsigned long before = lo_rx_packets();
+	int a = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	int b = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in to = loopback(0);
+	CHECK_OK(bind(b, (struct sockaddr *)&to, sizeof to));
+	uint16_t port = port_of(b);
+	CHECK(proc_line("udp", port, 0, line, sizeof line));
+	field(line, 3, f, sizeof f);
+	CHECK_EQ(strcmp(f, "07"), 0);              /* not connected: TCP_CLOSE */
+	field(line, 9, f, sizeof f);
+	CHECK_EQ(strtoul(f, NULL, 10), ino_of(b));
+	to = loopback(port);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(sendto(a, "0123456789", 10, 0, (struct sockaddr *)&to, sizeof to), 10);
+	struct pollfd p = { b, POLLIN, 0 };
+	CHECK_EQ(poll(&p, 1, GUARD_MS), 1);
+	CHECK(proc_line("udp", port, 0, line, sizeof line));
+	field(line, 4, f, sizeof f);                /* tx_queue:rx_queue */
+	CHECK(strtoul(strchr(f, ':') ? strchr(f, ':') + 1 : "0", NULL, 16) > 0);
+	CHECK(lo_rx_packets() >= before + 3);
+	CHECK_OK(connect(b, (struct sockaddr *)&to, sizeof to));
+	CHECK(proc_line("udp", port, 0, line, sizeof line));
+	field(line, 3, f, sizeof f);
+	CHECK_EQ(strcmp(f, "01"), 0);              /* connected: TCP_ESTABLISHED */
+	close(b);
+	CHECK(!proc_line("udp", port, 0, line, sizeof line));
+	close(a);
+}
+
+static void test_tcp(void)
+{
+	char line[256], f[64];
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 4));
+	uint16_t port = port_of(l);
+	CHECK(proc_line("tcp", port, 0, line, sizeof line));
+	field(line, 3, f, sizeof f);
+	CHECK_EQ(strcmp(f, "0A"), 0);              /* TCP_LISTEN */
+	field(line, 9, f, sizeof f);
+	CHECK_EQ(strtoul(f, NULL, 10), ino_of(l));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(port);
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK(proc_line("tcp", port_of(c), 0, line, sizeof line));
+	field(line, 3, f, sizeof f);
+	CHECK_EQ(strcmp(f, "01"), 0);              /* the client's end: established */
+	field(line, 2, f, sizeof f);
+	char want[32];
+	snprintf(want, sizeof want, "0100007F:%04X", port);
+	CHECK_EQ(strcmp(f, want), 0);
+	close(s);
+	close(c);
+	close(l);
+}
+
+static void test_raw(void)
+{
+	if (!ut_is_root()) {
+		ut_note("skipped /proc/net/raw: raw sockets need root");
+		return;
+	}
+	char line[256], f[64];
+	int r = CHECK_OK(socket(AF_INET, SOCK_RAW, 253));
+	CHECK(proc_line("raw", 253, 1, line, sizeof line));   /* the protocol as the port */
+	field(line, 9, f, sizeof f);
+	CHECK_EQ(strtoul(f, NULL, 10), ino_of(r));
+	close(r);
+	CHECK(!proc_line("raw", 253, 1, line, sizeof line));
+}
+
+int main(int argc, char **argv)
+{
+	ut_init(argc, argv);
+	test_ifconf();
+	test_dev_and_udp();
+	test_tcp();
+	test_raw();
+	return ut_done();
+}
