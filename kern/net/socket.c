@@ -161,6 +161,7 @@ void socket_notify(struct socket *so, short events)
     wakeup(&so->so_rchan);
     wakeup(&so->so_wchan);
     vn_poll_notify(&so->so_vn, events);
+    sigio_post(&so->so_sigio, &so->so_vn, events);
 }
 
 int socket_epipe(int flags)

@@ -15,6 +15,7 @@
 #include <kern/lib/types.h>
 #include <kern/lock/mutex.h>
 #include <kern/vfs/vnode.h>
+#include <kern/proc/sigio.h>
 
 struct file;
 struct cred;
@@ -176,6 +177,7 @@ struct socket {
     uint64_t so_wgen;               /* [a] bumped when buffer space comes back */
     void *so_pcb;                   /* [c] the family's part */
     struct dgram_queue so_dgq;      /* [s] received datagrams (UDP, raw, netlink) */
+    struct sigio so_sigio;          /* O_ASYNC and the owner (kern/proc/sigio.c) */
     struct file *so_file;           /* [c] its one open file, once made (not held) */
 };
 

@@ -61,6 +61,7 @@
  * lock is held.
  */
 #include <kern/proc/proc.h>
+#include <kern/proc/sigio.h>
 #include <kern/ipc/ipc.h>
 #include <kern/net/socket.h>
 #include <kern/event/event.h>
@@ -118,6 +119,7 @@ void proc_init(void)
     admin_init();
     futex_init();
     ptimer_init();
+    sigio_init();
     if (!thread_create("reaper", reaper_main, NULL, AFFINITY_ALL))
         panic("proc: no memory for the reaper thread");
 }

@@ -136,12 +136,14 @@ struct ksiginfo {
 struct file {
     int f_count;                /* [a] descriptors and users */
     int f_flags;                /* [f] O_* of the open (access mode, O_APPEND, O_NONBLOCK,
-                                 * O_DSYNC/O_SYNC) */
+                                 * O_ASYNC, O_DSYNC/O_SYNC) */
     struct mutex f_lock;
     uint64_t f_offset;          /* [f] */
     struct vnode *f_vp;         /* [c] held */
     struct epitem *f_ep;        /* [epoll_lock] the epoll sets watching it (kern/event/epoll.c) */
+    int f_owner;                /* [a] F_SETOWN's process (or -group), 0 for none */
 };
+
 
 enum proc_state { PS_RUN, PS_ZOMBIE };
 

@@ -35,6 +35,13 @@
 #define F_OFD_GETLK 36
 #define F_OFD_SETLK 37
 #define F_OFD_SETLKW 38
+#define F_SETOWN 8
+#define F_GETOWN 9
+#define FIOASYNC   0x5452
+#define FIOSETOWN  0x8901
+#define SIOCSPGRP  0x8902
+#define FIOGETOWN  0x8903
+#define SIOCGPGRP  0x8904
 #define FIONREAD   0x541B
 #define FIONBIO    0x5421
 #define FIONCLEX   0x5450
@@ -102,6 +109,38 @@ SYSCALL_DECL(sys_dup3)
     return do_dup3((int)a0, (int)a1, (int)a2);
 }
 
+/* ---- signal-driven I/O: O_ASYNC and the owner ---- */
+
+/* The struct sigio of what fp opens, or NULL: sockets send SIGIO (their
+ * socket_notify), other files keep the settings and send nothing yet. */
+static struct sigio *sigio_of(struct file *fp)
+{
+    return vn_is_socket(fp->f_vp) ? &vtosock(fp->f_vp)->so_sigio : NULL;
+}
+
+/* O_ASYNC of fp on or off (f_lock held). */
+static void set_async_locked(struct file *fp, bool on)
+{
+    fp->f_flags = on ? fp->f_flags | O_ASYNC : fp->f_flags & ~O_ASYNC;
+    struct sigio *sg = sigio_of(fp);
+    if (sg)
+        __atomic_store_n(&sg->sg_async, on, __ATOMIC_RELAXED);
+}
+
+static int exists(struct proc *p, void *arg) { return 0; }
+
+/* F_SETOWN: a process (> 0), a process group (< 0), or none (0). */
+static int set_owner(struct file *fp, int owner)
+{
+    if (owner > 0 && proc_apply(owner, exists, NULL) != 0)
+        return -ESRCH;
+    __atomic_store_n(&fp->f_owner, owner, __ATOMIC_RELAXED);
+    struct sigio *sg = sigio_of(fp);
+    if (sg)
+        __atomic_store_n(&sg->sg_owner, owner, __ATOMIC_RELAXED);
+    return 0;
+}
+
 SYSCALL_DECL(sys_fcntl)
 {
     struct proc *p = curproc();
@@ -145,7 +184,14 @@ SYSCALL_DECL(sys_fcntl)
         mutex_enter(&fp->f_lock);
         /* As Linux's: O_DSYNC and O_SYNC stay as open set them. */
         fp->f_flags = (fp->f_flags & (O_ACCMODE | O_SYNC)) | (a2 & (O_APPEND | O_NONBLOCK));
+        set_async_locked(fp, a2 & O_ASYNC);
         mutex_exit(&fp->f_lock);
+        break;
+    case F_SETOWN:
+        r = set_owner(fp, (int)a2);
+        break;
+    case F_GETOWN:
+        r = __atomic_load_n(&fp->f_owner, __ATOMIC_RELAXED);
         break;
     case F_GETLK:
     case F_SETLK:
@@ -231,6 +277,20 @@ SYSCALL_DECL(sys_ioctl)
             r = VOP_IOCTL(fp->f_vp, (uint32_t)a1, ifr, cr());
         if (!r && copyout(ifr, (void *)a2, sizeof ifr))
             r = -EFAULT;
+    } else if (a1 == FIOASYNC) {
+        int on;
+        r = copyin((void *)a2, &on, sizeof on) ? -EFAULT : 0;
+        if (!r) {
+            mutex_enter(&fp->f_lock);
+            set_async_locked(fp, on != 0);
+            mutex_exit(&fp->f_lock);
+        }
+    } else if ((a1 == FIOSETOWN || a1 == SIOCSPGRP) && vn_is_socket(fp->f_vp)) {
+        int owner;
+        r = copyin((void *)a2, &owner, sizeof owner) ? -EFAULT : set_owner(fp, owner);
+    } else if ((a1 == FIOGETOWN || a1 == SIOCGPGRP) && vn_is_socket(fp->f_vp)) {
+        int owner = __atomic_load_n(&fp->f_owner, __ATOMIC_RELAXED);
+        r = copyout(&owner, (void *)a2, sizeof owner) ? -EFAULT : 0;
     } else if (vn_is_socket(fp->f_vp) && socket_ifconf_cmd((uint32_t)a1)) {
         r = netif_ifconf(a2);       /* the list of interfaces, in user memory */
     } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {

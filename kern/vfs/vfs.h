@@ -198,6 +198,7 @@ int lookup_parent(const char *path, struct vnode *cwd, struct vnode **dvpp, char
 #define O_TRUNC     0x0200
 #define O_APPEND    0x0400
 #define O_NONBLOCK  0x0800
+#define O_ASYNC     0x2000      /* SIGIO to the owner at each change (kern/proc/sigio.c) */
 #define O_DSYNC     0x1000      /* each write's data on the disk before it returns */
 #define O_SYNC      0x101000    /* O_DSYNC and Linux's __O_SYNC: the inode too */
 #define O_DIRECTORY 0x10000
