@@ -421,6 +421,7 @@ static int build_stack(struct image *im, struct image *ip, struct execargs *ea,
     int err = put_strings(ea, path, &ss);
     if (err)
         return err;
+    ea->args_at = ss.strs;
     int nvec = ea->argc + 1 + ea->envc + 1;
     size_t words = 1 + nvec + AUX_WORDS;
     uint64_t *v = kmalloc(words * 8);

@@ -333,6 +333,9 @@ struct proc_image {
     int refs;                   /* [a] */
     char *exe;                  /* the absolute path of the program file */
     size_t cmdlen;              /* bytes of cmdline: the arguments, each NUL-terminated */
+    uint64_t args_at;           /* where they are in the program's memory, which
+                                 * /proc/PID/cmdline reads (a program may retitle
+                                 * itself there, as nginx's workers do); 0 unknown */
     size_t auxwords;            /* words of auxv: the auxiliary vector exec gave the program */
     uint64_t auxv[PROC_AUXV_WORDS];     /* (/proc/PID/auxv, which gdb reads) */
     char cmdline[];
@@ -710,6 +713,7 @@ struct execargs {
     char *buf;
     size_t len, cap;
     int argc, envc;
+    uint64_t args_at;           /* where exec put the argument strings (user address) */
 };
 int execargs_init(struct execargs *ea);
 void execargs_free(struct execargs *ea);

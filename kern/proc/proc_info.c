@@ -232,6 +232,7 @@ void proc_set_image(struct proc *p, const char *path, const struct execargs *ea,
     im->refs = 1;
     im->exe = resolved_path(p, path);
     im->cmdlen = len;
+    im->args_at = ea->args_at;
     im->auxwords = MIN(auxwords, (size_t)PROC_AUXV_WORDS);
     memcpy(im->auxv, auxv, im->auxwords * sizeof *auxv);
     memcpy(im->cmdline, ea->buf, len);

@@ -167,11 +167,37 @@ int procfs_pid_status(struct sbuf *sb, struct proc *p)
     return 0;
 }
 
+/* How far a retitled command line may run past the arguments (into the
+ * environment's strings, which a program that sets its title moves
+ * elsewhere first), as Linux reads it: to the first NUL, within a page. */
+#define CMDLINE_SPILL 4096
+
+/* The arguments as they are now in the process's memory, as Linux reads
+ * them: a program may write a new title over them (nginx's "nginx:
+ * worker process"), and when the title runs past their end (their last
+ * byte no longer NUL) it is read on to its NUL.  The copy exec kept
+ * serves when that memory cannot be read. */
 int procfs_pid_cmdline(struct sbuf *sb, struct proc *p)
 {
     struct proc_image *im = proc_image_hold(p);
-    if (im && p->p_state != PS_ZOMBIE)
+    if (!im || p->p_state == PS_ZOMBIE) {
+        proc_image_rele(im);
+        return 0;
+    }
+    size_t n = im->cmdlen, room = n + CMDLINE_SPILL;
+    char *live = im->args_at && n ? kmalloc(room) : NULL;
+    int64_t got = live ? as_copy_remote(p->p_as, im->args_at, live, room, false) : -1;
+    if (got >= (int64_t)n) {
+        if (live[n - 1] != 0) {         /* retitled past the end: on to the NUL */
+            while (n < (size_t)got && live[n] != 0)
+                n++;
+            n += n < (size_t)got;       /* the NUL itself, as Linux gives it */
+        }
+        sbuf_add(sb, live, n);
+    } else {
         sbuf_add(sb, im->cmdline, im->cmdlen);
+    }
+    kfree(live);
     proc_image_rele(im);
     return 0;
 }

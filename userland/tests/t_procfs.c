@@ -3,6 +3,7 @@
  * calls say of the same things.
  *
  * /proc/self and /proc/PID/{stat,status,cmdline,comm,cwd,exe,fd/,maps}
+ * (cmdline also after the program retitles itself, as nginx does)
  * for this program and for a child it stops, lets go and reaps (a
  * directory held open across the reaping: ENOENT, ESRCH); readdir's inode
  * numbers; fd/N, cwd and exe leading to the file itself (a pipe reopened
@@ -576,6 +577,39 @@ static void test_tempest_files(void)
 	CHECK(l && sscanf(l, "proc %15s %lu", kind, &hits) == 2 && hits > 0 && strcmp(kind, "mutex") == 0);
 }
 
+/* A program that writes a new title over its arguments (nginx, sendmail,
+ * postgres) shows it in cmdline: the memory is read, not a copy; a title
+ * that runs past the arguments into the environment is read to its NUL. */
+struct args { int argc; char **argv; };
+
+static void retitle(void *arg)
+{
+	struct args *a = arg;
+	char *start = a->argv[0];
+	char *end = a->argv[a->argc - 1] + strlen(a->argv[a->argc - 1]) + 1;
+	size_t n = (size_t)(end - start);
+	memset(start, 'x', n - 1);          /* same length: one long argument */
+	long len = slurp("/proc/self/cmdline");
+	CHECK_EQ(len, (long)n);
+	CHECK(len > 0 && text[0] == 'x' && text[n - 2] == 'x');
+	extern char **environ;
+	char *env_end = end;
+	for (char **e = environ; *e; e++)
+		if (*e >= end && *e + strlen(*e) + 1 > env_end)
+			env_end = *e + strlen(*e) + 1;
+	size_t room = (size_t)(env_end - start);
+	if (room < n + 8) {
+		ut_note("no environment after the arguments to retitle into");
+		return;
+	}
+	size_t title = n + (room - n) / 2;  /* past the arguments' end */
+	memset(start, 't', title);
+	start[title] = 0;
+	len = slurp("/proc/self/cmdline");
+	CHECK_EQ(len, (long)title + 1);     /* to the NUL, which is included */
+	CHECK(len > 0 && text[title - 1] == 't');
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -589,6 +623,8 @@ int main(int argc, char **argv)
 	int me = getpid();
 	ut_unprivileged("other user", other_user, &me);
 	test_system_files();
+	struct args a = { argc, argv };
+	ut_child("retitle", retitle, &a, 0);
 	test_sysvipc();
 	test_tempest_files();
 	return ut_done();
