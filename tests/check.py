@@ -112,6 +112,9 @@ The jobs:
                      socket, psql queries with known answers, pgbench -i
                      and a pgbench run, inside Tempest and on the Linux
                      peer (tests/postgres_check.py; -s 4, -T 30 with --long)
+  debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
+                     over loopback, inside Tempest and on the Linux peer
+                     (tests/netprogs_check.py)
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -168,6 +171,7 @@ import run_check  # noqa: E402
 import newcomer_check  # noqa: E402
 import debian_check  # noqa: E402
 import pysuite_check  # noqa: E402
+import netprogs_check  # noqa: E402
 import postgres_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
@@ -236,7 +240,8 @@ def all_jobs():
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
              ("debian/gaede", debian_check.job_debian_gaede),
              ("debian/pysuite", pysuite_check.make_job(long=False)),
-             ("debian/postgres", postgres_check.make_job(long=False))]
+             ("debian/postgres", postgres_check.make_job(long=False)),
+             ("debian/netprogs", netprogs_check.job)]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock),
