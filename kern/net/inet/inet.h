@@ -65,6 +65,9 @@ struct pkt {
  * dropped, never the kernel). */
 struct pkt *pkt_alloc(size_t len);
 void pkt_free(struct pkt *p);
+/* A packet of the caller's bytes (all that is left of sx) after hdr bytes
+ * of room for a header: 0, -ENOBUFS or -EFAULT. */
+int pkt_from_caller(struct sockxfer *sx, size_t hdr, struct pkt **pp);
 /* Make room for n bytes of header before p_data: the new start. */
 void *pkt_push(struct pkt *p, size_t n);
 /* Strip n bytes of header from the front. */

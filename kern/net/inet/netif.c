@@ -63,6 +63,19 @@ struct pkt *pkt_alloc(size_t len)
 
 void pkt_free(struct pkt *p) { kfree(p); }
 
+int pkt_from_caller(struct sockxfer *sx, size_t hdr, struct pkt **pp)
+{
+    struct pkt *p = pkt_alloc(hdr + sx->sx_resid);
+    if (!p)
+        return -ENOBUFS;
+    if (sockxfer_in(sx, p->p_data + hdr, sx->sx_resid)) {
+        pkt_free(p);
+        return -EFAULT;
+    }
+    *pp = p;
+    return 0;
+}
+
 void *pkt_push(struct pkt *p, size_t n)
 {
     if ((size_t)(p->p_data - p->p_buf) < n)

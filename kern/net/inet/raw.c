@@ -171,13 +171,10 @@ int64_t raw_send(struct socket *so, struct sockxfer *sx)
         return err;
     if (!hdrincl && n > IP_MAXPACKET - IP_HDR_LEN)
         return -EMSGSIZE;
-    struct pkt *p = pkt_alloc(n);
-    if (!p)
-        return -ENOBUFS;
-    if (sockxfer_in(sx, p->p_data, n)) {
-        pkt_free(p);
-        return -EFAULT;
-    }
+    struct pkt *p;
+    err = pkt_from_caller(sx, 0, &p);
+    if (err)
+        return err;
     if (hdrincl) {
         err = raw_fill_header(p, dst);
         if (err) {

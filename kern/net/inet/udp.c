@@ -113,18 +113,15 @@ int64_t udp_send(struct socket *so, struct sockxfer *sx)
     size_t n = sx->sx_resid;
     if (n > UDP_MAX_DATA)
         return -EMSGSIZE;
-    struct pkt *p = pkt_alloc(UDP_HDR_LEN + n);
-    if (!p)
-        return -ENOBUFS;
-    if (sockxfer_in(sx, p->p_data + UDP_HDR_LEN, n)) {
-        pkt_free(p);
-        return -EFAULT;
-    }
+    struct pkt *p;
+    int err = pkt_from_caller(sx, UDP_HDR_LEN, &p);
+    if (err)
+        return err;
     struct inpcb *inp = sotoinp(so);
     in_addr_t dst, src;
     uint16_t dport;
     mutex_enter(&so->so_lock);
-    int err = so->so_error ? -so->so_error : destination(so, sx, &dst, &dport);
+    err = so->so_error ? -so->so_error : destination(so, sx, &dst, &dport);
     so->so_error = 0;
     if (!err && !inp->inp_bound)
         err = inpcb_bind(inp, INADDR_ANY, 0);
