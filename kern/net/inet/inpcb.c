@@ -17,7 +17,7 @@
  * wildcard, when both set SO_REUSEPORT, or when both set SO_REUSEADDR and
  * neither listens; a TCP connection in TIME_WAIT gives way to a socket
  * that set SO_REUSEADDR.  Ephemeral ports are 32768-60999
- * (net.ipv4.ip_local_port_range).
+ * (net.ipv4.ip_local_port_range), each one drawn at random (RFC 6056).
  *
  * Locks: inpcb_lock (class "inpcb", a sleep mutex) guards the table; it
  * is taken under a socket's so_lock (bind, connect) or alone (input's
@@ -41,12 +41,10 @@
 LOCK_CLASS(inpcb_lock_class, "inpcb", LK_MUTEX_SLEEP);
 static struct mutex inpcb_lock;
 static struct inpcb *inpcb_hash[INPCB_HASH];    /* [t] */
-static uint32_t next_ephemeral;                 /* [t] */
 
 void inpcb_init(void)
 {
     mutex_init(&inpcb_lock, &inpcb_lock_class, 0, "inpcb");
-    next_ephemeral = PORT_FIRST + (uint32_t)(rdtsc() % (PORT_LAST - PORT_FIRST + 1));
 }
 
 static struct inpcb **chain(uint16_t lport) { return &inpcb_hash[ntohs(lport) % INPCB_HASH]; }
@@ -82,16 +80,22 @@ static bool port_free(const struct inpcb *inp, in_addr_t laddr, uint16_t lport)
 static uint16_t pick_ephemeral(const struct inpcb *inp)
 {
     uint32_t span = PORT_LAST - PORT_FIRST + 1;
+    /* RFC 6056's first algorithm: a random start, then the next free one,
+     * so a port is not guessable from the last (the clock counter mixed
+     * as a hash does: this kernel has no better source of randomness). */
+    uint64_t x = rdtsc();
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdUL;
+    x ^= x >> 33;
+    uint32_t start = (uint32_t)(x % span);
     for (uint32_t i = 0; i < span; i++) {
-        uint32_t port = PORT_FIRST + (next_ephemeral - PORT_FIRST + i) % span;
+        uint32_t port = PORT_FIRST + (start + i) % span;
         uint16_t p = htons((uint16_t)port);
         bool used = false;
         for (struct inpcb *o = *chain(p); o && !used; o = o->inp_next)
             used = o->inp_lport == p && o->inp_proto == inp->inp_proto;
-        if (!used) {
-            next_ephemeral = port + 1;
+        if (!used)
             return p;
-        }
     }
     return 0;
 }
