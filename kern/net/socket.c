@@ -75,6 +75,7 @@ int socket_create(const struct sockops *ops, int type, int protocol, struct sock
     so->so_uid = c->cr_uid;
     so->so_gid = c->cr_gid;
     so->so_sndbuf = so->so_rcvbuf = SOCK_DEFAULT_BUF;
+    so->so_linger = -1;
     mutex_init(&so->so_lock, &socket_lock_class, 0, "socket");
     vn_init(&so->so_vn, &socket_vnodeops, VSOCK, NULL, so);
     so->so_vn.v_flag |= VPOLLNOTIFY;     /* announces its changes (epoll's ready list) */

@@ -172,6 +172,7 @@ struct socket {
     bool so_passcred;               /* [s] SO_PASSCRED */
     uint32_t so_bools;              /* [s] 1 << SO_* of the on/off options kept for getsockopt */
     int so_priority, so_rcvlowat;   /* [s] SO_PRIORITY, SO_RCVLOWAT (kept, not used) */
+    int so_linger;                  /* [s] SO_LINGER's seconds, -1 when off (TCP's close) */
     bool so_listening;              /* [s] */
     int so_rchan, so_wchan;         /* wait channels: readers, writers */
     uint64_t so_wgen;               /* [a] bumped when buffer space comes back */

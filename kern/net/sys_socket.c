@@ -590,8 +590,14 @@ static int generic_setopt(struct socket *so, int opt, const void *val, size_t le
     case SO_RCVLOWAT:
         so->so_rcvlowat = v < 1 ? 1 : v;
         return 0;
-    case SO_LINGER:
-        return len < 8 ? -EINVAL : 0;
+    case SO_LINGER: {
+        int linger[2];              /* struct linger: l_onoff, l_linger (seconds) */
+        if (len < sizeof linger)
+            return -EINVAL;
+        memcpy(linger, val, sizeof linger);
+        so->so_linger = linger[0] ? (linger[1] < 0 ? INT32_MAX : linger[1]) : -1;
+        return 0;
+    }
     default:
         return 1;
     }
@@ -643,10 +649,12 @@ static int generic_getopt(struct socket *so, int opt, void *val, size_t *len)
     case SO_KEEPALIVE: case SO_OOBINLINE: case SO_REUSEPORT:
         v = (so->so_bools >> opt) & 1;
         break;
-    case SO_LINGER:
-        memset(val, 0, 8);
-        *len = 8;
+    case SO_LINGER: {
+        int linger[2] = { so->so_linger >= 0, so->so_linger >= 0 ? so->so_linger : 0 };
+        memcpy(val, linger, sizeof linger);
+        *len = sizeof linger;
         return 0;
+    }
     case SO_RCVTIMEO_OLD: case SO_SNDTIMEO_OLD: case SO_RCVTIMEO_NEW: case SO_SNDTIMEO_NEW: {
         uint64_t ns = (opt == SO_RCVTIMEO_OLD || opt == SO_RCVTIMEO_NEW) ? so->so_rcvtimeo
                                                                           : so->so_sndtimeo;

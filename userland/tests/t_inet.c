@@ -11,7 +11,7 @@
  * MSG_WAITALL, shutdown of one direction, end of file, ECONNREFUSED,
  * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
  * ENOTCONN, EPIPE with and without SIGPIPE, a reset by close with unread
- * data, accept's EAGAIN and EINVAL, the listener's POLLIN, TCP_NODELAY,
+ * data, SO_LINGER (a close that waits, and one that resets), accept's EAGAIN and EINVAL, the listener's POLLIN, TCP_NODELAY,
  * epoll) between two processes.
  */
 #include "ut.h"
@@ -455,6 +455,74 @@ static void test_tcp_epoll(void)
 	pair_close(&p);
 }
 
+/* SO_LINGER: kept and read back; 0 resets the connection at close (the
+ * peer reads ECONNRESET, and no TIME_WAIT keeps the port: it binds
+ * again at once); some seconds make close wait for the data to be
+ * taken, which the peer then reads whole. */
+static void test_tcp_linger(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	struct linger l = { 0, 0 };
+	socklen_t len = sizeof l;
+	CHECK_OK(getsockopt(p.c, SOL_SOCKET, SO_LINGER, &l, &len));
+	CHECK_EQ(l.l_onoff, 0);
+	CHECK_EQ(len, sizeof l);
+	l.l_onoff = 1;
+	l.l_linger = 5;
+	CHECK_OK(setsockopt(p.c, SOL_SOCKET, SO_LINGER, &l, sizeof l));
+	memset(&l, 0, sizeof l);
+	CHECK_OK(getsockopt(p.c, SOL_SOCKET, SO_LINGER, &l, &len));
+	CHECK(l.l_onoff != 0);
+	CHECK_EQ(l.l_linger, 5);
+	CHECK_ERR(setsockopt(p.c, SOL_SOCKET, SO_LINGER, &l, 4), EINVAL);
+	/* Some seconds: close returns once the data is taken; all arrives. */
+	static uint8_t out[65536], in[65536];
+	for (size_t i = 0; i < sizeof out; i++)
+		out[i] = pattern(i);
+	CHECK_EQ(write(p.c, out, sizeof out), (ssize_t)sizeof out);
+	CHECK_OK(close(p.c));
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof in && readable(p.a) && (n = read(p.a, in + got, sizeof in - got)) > 0)
+		got += (size_t)n;
+	CHECK_EQ(got, sizeof in);
+	CHECK(memcmp(in, out, sizeof in) == 0);
+	CHECK(readable(p.a));
+	CHECK_EQ(read(p.a, in, 1), 0);
+	close(p.a);
+	close(p.l);
+
+	/* 0: a reset, and the port free at once. */
+	CHECK_OK(tcp_pair(&p));
+	uint16_t port = port_of(p.c);
+	l.l_onoff = 1;
+	l.l_linger = 0;
+	CHECK_OK(setsockopt(p.c, SOL_SOCKET, SO_LINGER, &l, sizeof l));
+	CHECK_OK(close(p.c));
+	CHECK(readable(p.a));
+	CHECK_ERR(read(p.a, in, 1), ECONNRESET);
+	int again = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(port);
+	CHECK_OK(bind(again, (struct sockaddr *)&a, sizeof a));
+	close(again);
+	close(p.a);
+	close(p.l);
+
+	/* Without it the closing end keeps its port in TIME_WAIT. */
+	CHECK_OK(tcp_pair(&p));
+	port = port_of(p.c);
+	CHECK_OK(close(p.c));
+	CHECK(readable(p.a));
+	CHECK_EQ(read(p.a, in, 1), 0);
+	CHECK_OK(close(p.a));
+	again = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(port);
+	CHECK_ERR(bind(again, (struct sockaddr *)&a, sizeof a), EADDRINUSE);
+	close(again);
+	close(p.l);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -469,5 +537,6 @@ int main(int argc, char **argv)
 	test_tcp_errors();
 	test_tcp_epipe();
 	test_tcp_epoll();
+	test_tcp_linger();
 	return ut_done();
 }

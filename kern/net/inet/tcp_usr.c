@@ -403,6 +403,18 @@ int tcp_shutdown(struct socket *so, int how)
     return err;
 }
 
+/* SO_LINGER of some seconds: the close waits (so_lock held, let go while
+ * asleep) until everything sent and the FIN are acknowledged, the
+ * connection is gone, the time is up or a signal comes; the connection
+ * goes on as an orphan if it is not done. */
+static void linger_wait(struct socket *so, struct tcpcb *tp)
+{
+    uint64_t deadline = uptime_ns() + (uint64_t)so->so_linger * 1000000000ULL;
+    while (!tp->fin_acked && tp->t_state != TCPS_CLOSED && tp->t_state != TCPS_TIME_WAIT)
+        if (socket_sleep(&so->so_wchan, deadline) != 0)
+            break;
+}
+
 void tcp_release(struct socket *so)
 {
     struct tcpcb *tp = sototcp(so);
@@ -416,14 +428,16 @@ void tcp_release(struct socket *so)
         rele = tcp_close(tp, 0);
     } else if (tp->t_state == TCPS_CLOSED || tp->t_state == TCPS_SYN_SENT) {
         rele = tcp_close(tp, 0);
-    } else if (tp->rcv.r_len) {
-        rele = tcp_drop(tp, 0);     /* unread data: reset, as Linux */
+    } else if (tp->rcv.r_len || so->so_linger == 0) {
+        rele = tcp_drop(tp, 0);     /* unread data, or SO_LINGER of 0: reset, as Linux */
     } else {
         send_fin(tp);
         if (tp->t_state == TCPS_FIN_WAIT_2)
             tp->close_at = uptime_ns() + TCP_FIN_TIMEOUT;
     }
     tcp_timers_update(tp);
+    if (!rele && so->so_linger > 0)
+        linger_wait(so, tp);
     mutex_exit(&so->so_lock);
     drop_queued(queued);
     if (rele)
