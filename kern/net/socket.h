@@ -33,6 +33,7 @@ struct socket;
 #define SOCK_NONBLOCK   0x800
 #define SOCK_CLOEXEC    0x80000
 #define SOL_SOCKET      1
+#define SO_KEEPALIVE    9           /* its bit in so_bools too */
 #define SHUT_RD         0
 #define SHUT_WR         1
 #define SHUT_RDWR       2

@@ -50,7 +50,6 @@
 #define SO_BROADCAST    6
 #define SO_SNDBUF       7
 #define SO_RCVBUF       8
-#define SO_KEEPALIVE    9
 #define SO_OOBINLINE    10
 #define SO_PRIORITY     12
 #define SO_LINGER       13
@@ -623,6 +622,8 @@ SYSCALL_DECL(sys_setsockopt)
         mutex_exit(&so->so_lock);
         if (err == 1)
             err = so->so_ops->setopt(so, level, opt, val, n);
+        else if (!err && level == SOL_SOCKET && opt == SO_KEEPALIVE)
+            so->so_ops->setopt(so, level, opt, val, n);    /* TCP arms its timer; others ignore it */
     }
     file_rele(fp);
     return err;

@@ -9,7 +9,8 @@
  * copy of every UDP datagram for a raw UDP socket while UDP still gets
  * it; no "protocol unreachable" for a protocol a raw socket takes, one
  * for a protocol nobody takes; connect, send's and bind's errors, and a
- * datagram cut short (MSG_TRUNC).  Needs root, as on Linux.
+ * datagram cut short (MSG_TRUNC); TCP's keepalive probes, seen by a raw
+ * TCP socket.  Needs root, as on Linux.
  */
 #include "ut.h"
 
@@ -17,9 +18,11 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef ICMP_FILTER
@@ -268,6 +271,24 @@ static void send_proto(int fd, int proto)
 	CHECK_EQ(sendto(fd, pkt, sizeof pkt, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)sizeof pkt);
 }
 
+/* The "unreachable" messages that come to icmp within ms, looking only at
+ * those quoting a datagram of proto (other programs on the machine make
+ * their own): how many, and the last one's code. */
+static int unreach_quoting(int icmp, int proto, int ms, int *code)
+{
+	uint8_t in[256];
+	int n = 0;
+	while (readable(icmp, ms)) {
+		ssize_t got = recv(icmp, in, sizeof in, 0);
+		if (got >= 20 + 8 + 20 && in[20] == ICMP_DEST_UNREACH && in[20 + 8 + 9] == proto) {
+			*code = in[21];
+			n++;
+			ms = QUIET_MS;      /* the one sought came: a short look for more */
+		}
+	}
+	return n;
+}
+
 static void test_unreachable(void)
 {
 	int icmp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
@@ -282,17 +303,12 @@ static void test_unreachable(void)
 	CHECK_EQ(recv(taker, in, sizeof in, 0), 28);
 	CHECK_EQ(in[9], PROTO_TAKEN);
 	CHECK(memcmp(in + 20, "payload!", 8) == 0);
-	CHECK(!readable(icmp, QUIET_MS));
+	int code = -1;
+	CHECK_EQ(unreach_quoting(icmp, PROTO_TAKEN, QUIET_MS, &code), 0);
 	/* One nobody takes: "protocol unreachable" quoting it. */
 	send_proto(rawp, PROTO_UNTAKEN);
-	CHECK(readable(icmp, GUARD_MS));
-	ssize_t n = recv(icmp, in, sizeof in, 0);
-	CHECK(n >= 20 + 8 + 20);
-	if (n >= 20 + 8 + 20) {
-		CHECK_EQ(in[20], ICMP_DEST_UNREACH);
-		CHECK_EQ(in[21], ICMP_PROT_UNREACH);
-		CHECK_EQ(in[20 + 8 + 9], PROTO_UNTAKEN);
-	}
+	CHECK_EQ(unreach_quoting(icmp, PROTO_UNTAKEN, GUARD_MS, &code), 1);
+	CHECK_EQ(code, ICMP_PROT_UNREACH);
 	close(icmp);
 	close(rawp);
 	close(taker);
@@ -334,9 +350,81 @@ static void test_errors(void)
 	close(fd);
 }
 
+/* TCP keepalive, seen through a raw TCP socket: with SO_KEEPALIVE and a
+ * one-second TCP_KEEPIDLE, an idle connection's end sends probes (no data,
+ * sequence one below what the peer has acknowledged), which the peer
+ * answers, so the connection stays up; without SO_KEEPALIVE none go. */
+static long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The segments with no data from from_port (to to_port) that raw sees in
+ * the next ms milliseconds (the machine's other TCP traffic ignored). */
+static int probes_seen(int raw, uint16_t from_port, uint16_t to_port, int ms)
+{
+	uint8_t in[256];
+	int n = 0;
+	for (long end = now_ms() + ms, left; (left = end - now_ms()) > 0;) {
+		if (!readable(raw, (int)left))
+			break;
+		ssize_t got = recv(raw, in, sizeof in, 0);
+		if (got < 40)
+			continue;
+		size_t hl = (size_t)(in[0] & 0xf) * 4;
+		uint16_t sport = (uint16_t)(in[hl] << 8 | in[hl + 1]);
+		uint16_t dport = (uint16_t)(in[hl + 2] << 8 | in[hl + 3]);
+		size_t thl = (size_t)(in[hl + 12] >> 4) * 4;
+		if (sport == from_port && dport == to_port && (size_t)got == hl + thl)
+			n++;
+	}
+	return n;
+}
+
+static void test_keepalive(void)
+{
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback();
+	socklen_t len = sizeof a;
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 1));
+	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	struct sockaddr_in me;
+	len = sizeof me;
+	CHECK_OK(getsockname(c, (struct sockaddr *)&me, &len));
+	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
+	/* Idle without SO_KEEPALIVE: nothing goes. */
+	CHECK_EQ(probes_seen(raw, ntohs(me.sin_port), ntohs(a.sin_port), 1500), 0);
+	int one = 1, v = 0;
+	CHECK_OK(setsockopt(c, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof one));
+	CHECK_OK(setsockopt(c, IPPROTO_TCP, TCP_KEEPINTVL, &one, sizeof one));
+	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one));
+	len = sizeof v;
+	CHECK_OK(getsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &v, &len));
+	CHECK_EQ(v, 1);
+	/* About two probes in 2.5 s (each answered, so each idle second
+	 * starts over), and the connection still carries data. */
+	int n = probes_seen(raw, ntohs(me.sin_port), ntohs(a.sin_port), 2500);
+	CHECK(n >= 1 && n <= 4);
+	CHECK_EQ(write(c, "k", 1), 1);
+	char b;
+	CHECK(readable(s, 10000));
+	CHECK_EQ(read(s, &b, 1), 1);
+	close(raw);
+	close(c);
+	close(s);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
+	ut_alarm(60);           /* the keepalive checks watch for seconds */
 	if (!ut_is_root()) {
 		ut_note("skipped: raw sockets need root");
 		return ut_done();
@@ -349,5 +437,6 @@ int main(int argc, char **argv)
 	test_udp_copy();
 	test_unreachable();
 	test_errors();
+	test_keepalive();
 	return ut_done();
 }

@@ -310,6 +310,8 @@ static int inet_setopt(struct socket *so, int level, int name, const void *val, 
         return udp_setopt(so, name, val, len);
     if (level == SOL_RAW && is_raw(so))
         return raw_setopt(so, level, name, val, len);
+    if (level == SOL_SOCKET && name == SO_KEEPALIVE && is_tcp(so))
+        return tcp_keepalive_changed(so);
     return level == SOL_SOCKET ? -ENOPROTOOPT : -EOPNOTSUPP;
 }
 

@@ -283,6 +283,8 @@ int tcp_nread(struct socket *so);
 bool tcp_connected(struct socket *so);
 int tcp_getopt(struct socket *so, int name, void *val, size_t *len);
 int tcp_setopt(struct socket *so, int name, const void *val, size_t len);
+/* SO_KEEPALIVE was set or cleared: the timer follows (always 0). */
+int tcp_keepalive_changed(struct socket *so);
 /* /proc/net/tcp's view of so (so_lock held): Linux's number for its
  * state, and the bytes queued to send and to read. */
 int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq);

@@ -88,13 +88,18 @@ struct tcpcb {
     bool fin_acked;                 /* [s] */
     bool ack_now;                   /* [s] an ACK is owed */
     bool nodelay, cork;             /* [s] TCP_NODELAY, TCP_CORK */
-    int keepidle, keepintvl, keepcnt;   /* [s] kept for getsockopt */
+    int keepidle, keepintvl, keepcnt;   /* [s] TCP_KEEPIDLE, TCP_KEEPINTVL (s), TCP_KEEPCNT */
+    /* keepalive (SO_KEEPALIVE; RFC 1122 4.2.3.6) */
+    uint64_t t_rcvtime;             /* [s] when the last segment came in */
+    uint64_t keep_sent;             /* [s] when the last probe went */
+    int keep_probes;                /* [s] probes sent since that segment */
     bool orphan;                    /* [s] its file is closed */
     /* timers: one net_timer for the earliest of these (0: not armed) */
     struct net_timer t_timer;       /* [c] */
     uint64_t rexmt_at;              /* [s] retransmission or persist */
     bool persisting;                /* [s] rexmt_at is a zero-window probe */
     uint64_t close_at;              /* [s] TIME_WAIT's end, or an orphan's FIN_WAIT_2 */
+    uint64_t keep_at;               /* [s] keepalive's next probe or verdict, 0 for none */
     uint64_t timer_at;              /* [s] what t_timer is armed for */
     /* a listener's queues, and a passive connection's link in them */
     struct socket *t_listener;      /* [s] held until the connection is queued */
@@ -122,6 +127,8 @@ void tcp_set_state(struct tcpcb *tp, enum tcp_state state);
 bool tcp_close(struct tcpcb *tp, int err);
 /* The connection is torn down with a RST to the peer, as tcp_close. */
 bool tcp_drop(struct tcpcb *tp, int err);
+/* A segment came in on a synchronized connection: keepalive starts over. */
+void tcp_keep_heard(struct tcpcb *tp);
 /* Enter TIME_WAIT: the port gives way to SO_REUSEADDR, and the
  * connection ends when its 60 s are over. */
 void tcp_enter_time_wait(struct tcpcb *tp);

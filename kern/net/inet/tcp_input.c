@@ -571,9 +571,11 @@ void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
         listen_input(so, &s);
         break;
     case TCPS_SYN_SENT:
+        tcp_keep_heard(tp);
         rele = syn_sent_input(tp, &s);
         break;
     default:
+        tcp_keep_heard(tp);
         rele = sync_input(tp, &s, &queue);
         break;
     }

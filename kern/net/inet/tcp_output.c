@@ -231,6 +231,20 @@ static void persist_timeout(struct tcpcb *tp)
     tp->rexmt_at = uptime_ns() + MAX(tp->rto, TCP_RTO_MIN);
 }
 
+/* Keepalive's time came (RFC 1122 4.2.3.6): after keepcnt unanswered
+ * probes the connection is dropped (ETIMEDOUT); else one more probe, a
+ * segment the peer finds old (sequence snd_una - 1, no data, as
+ * Linux's), which it answers with an ACK. */
+static bool keep_timeout(struct tcpcb *tp)
+{
+    if (tp->keep_probes >= tp->keepcnt)
+        return tcp_drop(tp, ETIMEDOUT);
+    send_segment(tp, tp->snd_una - 1, 0, TH_ACK);
+    tp->keep_probes++;
+    tp->keep_sent = uptime_ns();
+    return false;
+}
+
 void tcp_timer_fire(void *arg)
 {
     struct tcpcb *tp = arg;
@@ -250,6 +264,8 @@ void tcp_timer_fire(void *arg)
         persist_timeout(tp);
     else if (tp->rexmt_at && now >= tp->rexmt_at)
         rele = rexmt_timeout(tp);
+    else if (tp->keep_at && now >= tp->keep_at)
+        rele = keep_timeout(tp);
     tcp_timers_update(tp);
     mutex_exit(&so->so_lock);
     if (rele)

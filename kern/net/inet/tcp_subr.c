@@ -163,11 +163,36 @@ void tcp_enter_time_wait(struct tcpcb *tp)
 
 /* ---- timers ---- */
 
+#define NSEC_PER_S      1000000000ULL
+
+void tcp_keep_heard(struct tcpcb *tp)
+{
+    tp->t_rcvtime = uptime_ns();
+    tp->keep_probes = 0;
+}
+
+/* When keepalive next acts on tp: an idle connection (nothing in flight)
+ * whose socket set SO_KEEPALIVE is probed keepidle seconds after the last
+ * segment came in, then every keepintvl seconds; 0 when it is not due. */
+static uint64_t keep_deadline(const struct tcpcb *tp)
+{
+    bool on = (tp->t_so->so_bools >> SO_KEEPALIVE) & 1;
+    bool synced = tp->t_state == TCPS_ESTABLISHED || tp->t_state == TCPS_CLOSE_WAIT ||
+                  tp->t_state == TCPS_FIN_WAIT_2;
+    if (!on || !synced || tp->snd_max != tp->snd_una)
+        return 0;
+    return tp->keep_probes ? tp->keep_sent + (uint64_t)tp->keepintvl * NSEC_PER_S
+                           : tp->t_rcvtime + (uint64_t)tp->keepidle * NSEC_PER_S;
+}
+
 void tcp_timers_update(struct tcpcb *tp)
 {
     uint64_t at = 0;
+    tp->keep_at = keep_deadline(tp);
     if (tp->rexmt_at)
         at = tp->rexmt_at;
+    if (tp->keep_at && (!at || tp->keep_at < at))
+        at = tp->keep_at;
     if (tp->close_at && (!at || tp->close_at < at))
         at = tp->close_at;
     if (at && at != tp->timer_at)

@@ -521,6 +521,14 @@ int tcp_getopt(struct socket *so, int name, void *val, size_t *len)
     return 0;
 }
 
+int tcp_keepalive_changed(struct socket *so)
+{
+    mutex_enter(&so->so_lock);
+    tcp_timers_update(sototcp(so));
+    mutex_exit(&so->so_lock);
+    return 0;
+}
+
 int tcp_setopt(struct socket *so, int name, const void *val, size_t len)
 {
     struct tcpcb *tp = sototcp(so);
