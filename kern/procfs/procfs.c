@@ -68,7 +68,7 @@
 LOCK_CLASS(procfs_vnode_class, "procfs", LK_MUTEX_SLEEP);
 
 enum pfs_kind {
-    PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE,
+    PFS_ROOT, PFS_FILE, PFS_SELF, PFS_IPCDIR, PFS_IPCFILE, PFS_NETDIR, PFS_NETFILE,
     PFS_PIDDIR, PFS_PIDFILE, PFS_FDDIR, PFS_FDLINK,
     PFS_TASKDIR, PFS_TIDDIR, PFS_TIDFILE,
     /* sysfs (its own mount, on /sys): the root, a fixed directory (index:
@@ -122,6 +122,12 @@ static const struct pfs_entry root_entries[] = {
     { "kprof", PFS_FILE, 0444, procfs_kprof, NULL, NULL },
     { "self", PFS_SELF, 0777, NULL, NULL, NULL },
     { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL, NULL },
+    { "net", PFS_NETDIR, 0555, NULL, NULL, NULL },
+};
+
+static const struct pfs_entry net_entries[] = {
+    { "dev", PFS_NETFILE, 0444, procfs_net_dev, NULL, NULL },
+    { "arp", PFS_NETFILE, 0444, procfs_net_arp, NULL, NULL },
 };
 
 static const struct pfs_entry ipc_entries[] = {
@@ -243,6 +249,7 @@ static const struct pfs_entry *table_of(enum pfs_kind dir, int *n)
     switch (dir) {
     case PFS_ROOT:   *n = NELEM(root_entries); return root_entries;
     case PFS_IPCDIR: *n = NELEM(ipc_entries); return ipc_entries;
+    case PFS_NETDIR: *n = NELEM(net_entries); return net_entries;
     case PFS_PIDDIR: *n = NELEM(pid_entries); return pid_entries;
     case PFS_TIDDIR: *n = NELEM(tid_entries); return tid_entries;
     default:         *n = 0; return NULL;
@@ -261,8 +268,9 @@ static const struct pfs_entry *entry_of(const struct pfs_node *pn)
     int n;
     switch (pn->kind) {
     case PFS_SYSFILE:                              return &sys_table(pn->index >> 8, &n)[pn->index & 0xff];
-    case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: return &root_entries[pn->index];
+    case PFS_FILE: case PFS_SELF: case PFS_IPCDIR: case PFS_NETDIR: return &root_entries[pn->index];
     case PFS_IPCFILE:                              return &ipc_entries[pn->index];
+    case PFS_NETFILE:                              return &net_entries[pn->index];
     case PFS_PIDFILE: case PFS_FDDIR: case PFS_TASKDIR: return &pid_entries[pn->index];
     case PFS_TIDFILE:                              return &tid_entries[pn->index & 3];
     default:                                       return NULL;
@@ -272,7 +280,7 @@ static const struct pfs_entry *entry_of(const struct pfs_node *pn)
 static enum vtype type_of(const struct pfs_node *pn)
 {
     switch (pn->kind) {
-    case PFS_ROOT: case PFS_IPCDIR: case PFS_PIDDIR: case PFS_FDDIR:
+    case PFS_ROOT: case PFS_IPCDIR: case PFS_NETDIR: case PFS_PIDDIR: case PFS_FDDIR:
     case PFS_TASKDIR: case PFS_TIDDIR:
     case PFS_SYSROOT: case PFS_SYSDIR: case PFS_SYSNODE: case PFS_SYSCPU:
         return VDIR;
@@ -681,7 +689,8 @@ static int procfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp
     }
     if (is_sys(dn->kind))
         return sys_lookup(dvp, dn, name, vpp);
-    if (dn->kind != PFS_ROOT && !proc_exists(dn->pid) && dn->kind != PFS_IPCDIR)
+    if (dn->kind != PFS_ROOT && !proc_exists(dn->pid) && dn->kind != PFS_IPCDIR &&
+        dn->kind != PFS_NETDIR)
         return -ENOENT;
     int n;
     const struct pfs_entry *t = table_of(dn->kind, &n);
@@ -885,7 +894,8 @@ static int procfs_readdir(struct vnode *vp, struct uio *uio, struct cred *cr, bo
         return -EFAULT;
     int n;
     const struct pfs_entry *t = dir_table(dn, &n);
-    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && !is_sys(dn->kind) &&
+    if (dn->kind != PFS_ROOT && dn->kind != PFS_IPCDIR && dn->kind != PFS_NETDIR &&
+        !is_sys(dn->kind) &&
         !proc_exists(dn->pid))
         return -ENOENT;             /* reaped, as Linux says */
     bool all = true;

@@ -43,6 +43,9 @@ int procfs_clusters(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);
 int procfs_kprof(struct sbuf *sb);
 int procfs_ipc_shm(struct sbuf *sb);
+/* /proc/net: the interfaces' counters as Linux prints them, the ARP cache. */
+int procfs_net_dev(struct sbuf *sb);
+int procfs_net_arp(struct sbuf *sb);
 int procfs_ipc_sem(struct sbuf *sb);
 int procfs_ipc_msg(struct sbuf *sb);
 

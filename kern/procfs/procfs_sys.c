@@ -9,6 +9,7 @@
 #include <kern/procfs/procfs.h>
 #include <kern/proc/proc.h>
 #include <kern/ipc/ipc.h>
+#include <kern/net/inet/inet.h>
 #include <kern/sched/sched.h>
 #include <kern/vfs/buf.h>
 #include <kern/vm/pcache.h>
@@ -400,5 +401,31 @@ int procfs_ipc_msg(struct sbuf *sb)
     sbuf_printf(sb, "       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid"
                 "      stime      rtime      ctime\n");
     msg_proc_lines(add_line, sb);
+    return 0;
+}
+
+int procfs_net_dev(struct sbuf *sb)
+{
+    sbuf_printf(sb, "Inter-|   Receive                                                |  Transmit\n"
+                " face |bytes    packets errs drop fifo frame compressed multicast|"
+                "bytes    packets errs drop fifo colls carrier compressed\n");
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        const struct netif_stats *st = &ifp->if_stats;
+        sbuf_printf(sb, "%6s: %7lu %7lu %4lu %4lu    0     0          0         0 "
+                    "%8lu %7lu %4lu %4lu    0     0       0          0\n", ifp->if_name,
+                    st->rx_bytes, st->rx_packets, st->rx_errors, st->rx_dropped,
+                    st->tx_bytes, st->tx_packets, st->tx_errors, st->tx_dropped);
+    }
+    return 0;
+}
+
+int procfs_net_arp(struct sbuf *sb)
+{
+    char *buf = kmalloc(4096);
+    if (!buf)
+        return -ENOMEM;
+    size_t n = arp_format(buf, 4096);
+    sbuf_add(sb, buf, n);
+    kfree(buf);
     return 0;
 }

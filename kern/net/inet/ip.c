@@ -58,8 +58,8 @@ static uint16_t ip_next_id;     /* [a] */
 
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos)
 {
-    in_addr_t rsrc;
-    struct netif *ifp = inet_route(dst, &rsrc);
+    in_addr_t rsrc, nexthop;
+    struct netif *ifp = inet_route_nh(dst, &rsrc, &nexthop);
     COUNT(out_requests);
     if (!ifp) {
         COUNT(out_no_routes);
@@ -82,7 +82,7 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     ip->src = src ? src : rsrc;
     ip->dst = dst;
     ip->cksum = in_cksum_fold(in_cksum_add(0, ip, IP_HDR_LEN));
-    ifp->if_output(ifp, p);
+    ifp->if_output(ifp, p, nexthop);
     return 0;
 }
 
