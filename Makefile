@@ -37,6 +37,9 @@
 #   FS=s5|ufs         make run: the root's file system; crash, flip: the one tested
 #   USERLAND=debian   make run / linux-run: Debian's own programs on a UFS root
 #   GAEDE=1           make run USERLAND=debian: GAEDE's users and home disks, pmake's sources
+#   NET=user          make run: a virtio-net eth0 on QEMU's restricted user network,
+#                     10.0.2.15/24, gateway 10.0.2.2 (docs/running.md)
+#   FWD='H:G ...'     make run NET=user: TCP forwards from host 127.0.0.1:H to guest port G
 #   UP=1              the uniprocessor build into build/up/ (make UP=1 boot|run too)
 #   SWEEP=FILE        make bench: run the sweep in FILE (bench/sweeps/) and report
 #   POINTS='...'      make bench: an ad hoc sweep on one line, lines separated by ';'
@@ -174,7 +177,7 @@ compile_commands.json: Makefile $(CSRCS)
 # kbench= ...).
 run: export TEMPEST_RUN = $(value RUN)
 run: all tools userland bench
-	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(FS),--fs $(FS)) $(if $(USERLAND),--userland $(USERLAND)) $(if $(filter 1,$(GAEDE)),--gaede)
+	@$(PYTHON) tools/userrun.py --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(if $(ADD),--add $(ADD)) $(foreach d,$(DISK),--disk $(d)) $(if $(SIZE),--free $(SIZE)) $(if $(ROOT),--root $(ROOT)) $(if $(FS),--fs $(FS)) $(if $(USERLAND),--userland $(USERLAND)) $(if $(filter 1,$(GAEDE)),--gaede) $(if $(NET),--net $(NET)) $(foreach f,$(FWD),--hostfwd $(f))
 
 boot: all
 	$(PYTHON) tests/tempest.py run --machine $(MACHINE) --accel $(ACCEL) --opts "$(OPTS)" --timeout $(TIMEOUT) $(foreach d,$(DISK),--disk $(d))

@@ -43,6 +43,7 @@
 #include <kern/sched/callout.h>
 #include <kern/lock/mutex.h>
 #include <drivers/block/bio.h>
+#include <drivers/net/netdev.h>
 #include <kern/vm/pmap.h>
 #include <kern/vm/pcache.h>
 #include <kern/vm/segmap.h>
@@ -347,6 +348,7 @@ void kmain(uint32_t magic, uint32_t info)
      * each disk's service thread can run anywhere. */
     kprintf("pci: %d functions\n", pci_scan());
     blk_init();
+    netdev_init();              /* the network devices; kern/net/inet takes them up */
     tty_init();
     pcache_init();
     segmap_init();

@@ -223,6 +223,37 @@ def qemu_cmd(m, iso, accel="tcg", serial=None, extra=()):
     return cmd
 
 
+# The network (NET=user): QEMU's user-mode network, restricted so the
+# guest reaches no host but through the forwards named here, each from
+# 127.0.0.1 only.  The guest is slirp's 10.0.2.15/24 and its gateway
+# 10.0.2.2 (slirp's, which maps it to the host's loopback); the kernel
+# is told so by ip= (kern/net/inet/ether.c).  The driver is legacy-only
+# (drivers/net/virtio_net.c), hence disable-modern=on.
+NET_GUEST_IP = "ip=10.0.2.15/24,10.0.2.2"
+
+
+def net_args(hostfwd=()):
+    """QEMU arguments for the user network; hostfwd: (host port, guest
+    port) pairs of TCP forwards from 127.0.0.1."""
+    nd = "user,id=n0,restrict=on"
+    for host, guest in hostfwd:
+        nd += ",hostfwd=tcp:127.0.0.1:%d-:%d" % (int(host), int(guest))
+    return ["-netdev", nd, "-device", "virtio-net-pci,netdev=n0,disable-modern=on"]
+
+
+def net_opts(opts, net):
+    """opts with the guest's address added when there is a network."""
+    if net is None or any(w.startswith("ip=") for w in opts.split()):
+        return opts
+    return (opts + " " + NET_GUEST_IP).strip()
+
+
+def parse_hostfwd(spec):
+    """"HOST:GUEST" or "PORT" (the same on both sides) as a pair of ints."""
+    host, _, guest = spec.partition(":")
+    return int(host), int(guest or host)
+
+
 def bochsrc(m, iso, com1, log, magic_break=False, ata=()):
     """A bochsrc for Debian's Bochs 2.7 (x86-64, SMP, headless).
 
@@ -683,18 +714,18 @@ def pvspin_opts(machine_spec, opts, accel="tcg", emulator="qemu", ratio=1):
 
 def boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
          emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
-         ata_disks=(), disk_images=(), typist=None):
+         ata_disks=(), disk_images=(), typist=None, net=None):
     """Boot a machine (see _boot) once it holds its host cores: under make
     check (TEMPEST_CORES_DIR set) a boot waits until the host has the cores
     its virtual CPUs can use free, and its time limit starts then."""
     with hostcores.hold(cores_for(machine_spec, accel, emulator)):
         return _boot(machine_spec, opts, accel, timeout, emulator, kernel, echo, keep,
-                     disks, ata_disks, disk_images, typist)
+                     disks, ata_disks, disk_images, typist, net)
 
 
 def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
           emulator="qemu", kernel=KERNEL, echo=None, keep=None, disks=None,
-          ata_disks=(), disk_images=(), typist=None):
+          ata_disks=(), disk_images=(), typist=None, net=None):
     """Boot a machine with the kernel command line opts and a time limit.
 
     Returns a BootResult, which unpacks as (status, output): status "ok"
@@ -709,10 +740,13 @@ def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
     with SCRATCH_MIB scratch disks, spread over its controllers);
     ata_disks, sizes in MiB of scratch ATA disks (QEMU and Bochs).
     typist: a function of a Console that types into the running machine
-    (QEMU only; see "Typing into the console" above)."""
+    (QEMU only; see "Typing into the console" above).
+    net: None (no network device), or the user network's TCP forwards,
+    a list of (host port, guest port), possibly empty (QEMU only)."""
     if typist is not None and emulator != "qemu":
         raise ValueError("typing into the console needs QEMU")
     m = machine(machine_spec)
+    opts = net_opts(opts, net)
     iso = make_iso(opts, kernel)
     tmp = tempfile.mkdtemp(prefix="tempest-")
     out = os.path.join(tmp, "console.txt")
@@ -730,7 +764,8 @@ def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
                          "-monitor", "none"]
             cmd = qemu_cmd(m, iso, accel, serial=serial,
                            extra=extra + ["-d", "cpu_reset", "-D", log]
-                           + disk_args(m, tmp, disks, disk_images, ata_disks))
+                           + disk_args(m, tmp, disks, disk_images, ata_disks)
+                           + (net_args(net) if net is not None else []))
             cwd = tmp
         elif emulator == "bochs":
             if m.cpus > BOCHS_MAX_CPUS:
@@ -826,6 +861,8 @@ def cmd_run(args):
     for PANIC."""
     m = machine(args.machine)
     args.opts = pvspin_opts(m, args.opts, args.accel)
+    net = [parse_hostfwd(f) for f in args.hostfwd] if args.net == "user" else None
+    args.opts = net_opts(args.opts, net)
     timeout = _effective_timeout(args.timeout, args.opts)
     iso = make_iso(args.opts, args.kernel)
     tmp = tempfile.mkdtemp(prefix="tempest-run-")
@@ -835,7 +872,8 @@ def cmd_run(args):
     cmd = qemu_cmd(m, iso, args.accel, serial=None, extra=[
         "-chardev", "stdio,id=con0,mux=on,logfile=%s" % out,
         "-serial", "chardev:con0", "-mon", "chardev=con0",
-        "-d", "cpu_reset", "-D", log] + disk_args(m, tmp, None, args.disk))
+        "-d", "cpu_reset", "-D", log] + disk_args(m, tmp, None, args.disk)
+        + (net_args(net) if net is not None else []))
     print("tempest: %s (%s), accel %s, options '%s'%s" % (
         m.name, m.describe(), args.accel, args.opts,
         ", limit %d s" % timeout if timeout else ""), file=sys.stderr)
@@ -1028,6 +1066,10 @@ def main(argv=None):
             sp.add_argument("--disk", action="append", default=[], metavar="IMAGE",
                             help="attach a raw image as the next virtio disk (vda, vdb, ...; "
                             "repeatable), ahead of the preset's scratch disks")
+            sp.add_argument("--net", choices=("user",),
+                            help="a virtio-net device on QEMU's restricted user network")
+            sp.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
+                            help="with --net user: forward TCP from 127.0.0.1:HOST to the guest")
 
     common(sub.add_parser("run", help="boot in QEMU, console on the terminal"))
     sp = sub.add_parser("bochs", help="boot in Bochs, console on the terminal")

@@ -304,8 +304,9 @@ def run_command(args, img):
                                args.accel)
     timeout = args.timeout or tempest.DEFAULT_POWEROFF_TIMEOUT
     echo = CommandEcho()
+    net = [tempest.parse_hostfwd(f) for f in args.hostfwd] if args.net == "user" else None
     r = tempest.boot(args.machine, opts, accel=args.accel, timeout=timeout,
-                     echo=echo, disk_images=[img] + args.disk)
+                     echo=echo, disk_images=[img] + args.disk, net=net)
     echo.close()
     status = exit_status(r.output)
     if status is None or r.status != "ok":
@@ -322,6 +323,8 @@ def interactive(args, img):
            "--disk", img]
     for d in args.disk:
         cmd += ["--disk", d]
+    if args.net:
+        cmd += ["--net", args.net] + [a for f in args.hostfwd for a in ("--hostfwd", f)]
     return tempest.call_child(cmd)
 
 
@@ -334,6 +337,10 @@ def main():
     p.add_argument("--add", help="host directory put under /add")
     p.add_argument("--disk", action="append", default=[],
                    help="another raw image, attached after the root (vdb, ...)")
+    p.add_argument("--net", choices=("user",),
+                   help="a virtio-net device on QEMU's restricted user network (make run NET=user)")
+    p.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
+                   help="with --net user: forward TCP from 127.0.0.1:HOST to the guest (FWD=)")
     p.add_argument("--run", help="command to run under /bin/sh (default: $TEMPEST_RUN)")
     p.add_argument("--free", default="16M",
                    help="free space in a new root image beyond its contents (default 16M)")

@@ -44,6 +44,12 @@ void trap_set_handler(int vector, irq_handler_t fn, void *arg)
     irq_handlers[vector].fn = fn;
 }
 
+irq_handler_t trap_get_handler(int vector, void **arg)
+{
+    *arg = irq_handlers[vector].arg;
+    return irq_handlers[vector].fn;
+}
+
 void trap_print_frame(const struct trapframe *tf)
 {
     const char *name = tf->vector < 32 && exception_names[tf->vector] ? exception_names[tf->vector] : "interrupt";

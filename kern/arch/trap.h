@@ -48,6 +48,9 @@ extern uint64_t trap_vectors[256];
 typedef void (*irq_handler_t)(struct trapframe *tf, void *arg);
 /* Install a handler for a vector (interrupts, not exceptions). */
 void trap_set_handler(int vector, irq_handler_t fn, void *arg);
+/* The handler installed for a vector (NULL: none) and its argument: a
+ * driver sharing a level-triggered line calls the one it replaces. */
+irq_handler_t trap_get_handler(int vector, void **arg);
 
 /*
  * User mode's part of trap handling, registered at boot by the process

@@ -67,6 +67,7 @@ static const struct option_desc option_table[] = {
     BOOL("kprof", kprof, 0),
     CHOICE("alloc", alloc, alloc_names, ALLOC_LOCAL),
     BOOL("pvspin", pvspin, 0),
+    STRING("ip", ip),
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)

@@ -54,6 +54,8 @@ struct options {
                          * CPU's node, or round robin over the nodes (SALSA) */
     int pvspin;         /* bool: queue-lock waiters halt after a bounded spin and
                          * are kicked (kern/lock/pvspin.c) */
+    char ip[48];        /* eth0's static address: "A.B.C.D/PREFIX[,GATEWAY]"
+                         * (kern/net/inet/ether.c); "" none */
 };
 
 extern struct options opts;

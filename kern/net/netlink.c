@@ -41,7 +41,7 @@
 #define IFA_ADDRESS     1
 #define IFA_LOCAL       2
 #define IFA_LABEL       3
-#define ARPHRD_LOOPBACK 772
+#define RT_SCOPE_UNIVERSE 0
 #define RT_SCOPE_HOST   254
 #define REQUEST_MAX     65536
 #define NL_ALIGN(n)     (((n) + 3) & ~(size_t)3)
@@ -152,16 +152,17 @@ static void dump_links(struct socket *so, const struct nlmsghdr_k *req, struct b
 {
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
         begin(b, req, RTM_NEWLINK, NLM_F_MULTI);
-        struct ifinfomsg_k ii = { .family = AF_UNSPEC, .type = ARPHRD_LOOPBACK,
+        struct ifinfomsg_k ii = { .family = AF_UNSPEC, .type = ifp->if_type,
                                   .index = ifp->if_index,
                                   .flags = ifp->if_flags |
                                            (ifp->if_flags & IFF_RUNNING ? IFF_LOWER_UP : 0) };
         put(b, &ii, sizeof ii);
         put_attr(b, IFLA_IFNAME, ifp->if_name, strlen(ifp->if_name) + 1);
         put_attr(b, IFLA_MTU, &ifp->if_mtu, sizeof ifp->if_mtu);
-        uint8_t mac[6] = { 0 };
-        put_attr(b, IFLA_ADDRESS, mac, sizeof mac);
-        put_attr(b, IFLA_BROADCAST, mac, sizeof mac);
+        put_attr(b, IFLA_ADDRESS, ifp->if_hwaddr, sizeof ifp->if_hwaddr);
+        uint8_t brd[ETH_ALEN];      /* Ethernet's broadcast address; loopback has none */
+        memset(brd, ifp->if_type == ARPHRD_ETHER ? 0xff : 0, sizeof brd);
+        put_attr(b, IFLA_BROADCAST, brd, sizeof brd);
         uint32_t txqlen = LINK_TXQLEN;
         put_attr(b, IFLA_TXQLEN, &txqlen, sizeof txqlen);
         queue(so, b);
@@ -180,10 +181,13 @@ static uint8_t prefix_len(in_addr_t mask)
 static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
 {
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        if (ifp->if_addr == INADDR_ANY)
+            continue;               /* an interface with no address yet */
         begin(b, req, RTM_NEWADDR, NLM_F_MULTI);
         struct ifaddrmsg_k ia = { .family = AF_INET, .flags = IFA_F_PERMANENT,
                                   .prefixlen = prefix_len(ifp->if_mask),
-                                  .scope = RT_SCOPE_HOST, .index = (uint32_t)ifp->if_index };
+                                  .scope = ifp->if_dev ? RT_SCOPE_UNIVERSE : RT_SCOPE_HOST,
+                                  .index = (uint32_t)ifp->if_index };
         put(b, &ia, sizeof ia);
         put_attr(b, IFA_ADDRESS, &ifp->if_addr, 4);
         put_attr(b, IFA_LOCAL, &ifp->if_addr, 4);

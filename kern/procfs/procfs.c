@@ -145,6 +145,7 @@ static const struct pfs_entry net_entries[] = {
     { "udp", PFS_NETFILE, 0444, procfs_net_udp, NULL, NULL },
     { "udplite", PFS_NETFILE, 0444, procfs_net_udplite, NULL, NULL },
     { "raw", PFS_NETFILE, 0444, procfs_net_raw, NULL, NULL },
+    { "arp", PFS_NETFILE, 0444, procfs_net_arp, NULL, NULL },
 };
 
 /* A process's entries, by index: the code names the ones it treats

@@ -50,6 +50,7 @@ int procfs_net_tcp(struct sbuf *sb);
 int procfs_net_udp(struct sbuf *sb);
 int procfs_net_udplite(struct sbuf *sb);
 int procfs_net_raw(struct sbuf *sb);
+int procfs_net_arp(struct sbuf *sb);
 int procfs_ipc_sem(struct sbuf *sb);
 int procfs_ipc_msg(struct sbuf *sb);
 

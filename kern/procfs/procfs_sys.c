@@ -9,6 +9,7 @@
 #include <kern/procfs/procfs.h>
 #include <kern/proc/proc.h>
 #include <kern/ipc/ipc.h>
+#include <kern/net/inet/inet.h>
 #include <kern/sched/sched.h>
 #include <kern/vfs/buf.h>
 #include <kern/vm/pcache.h>

@@ -45,8 +45,9 @@ LAYERS = [
      "(SVR4 MP mutexes are released at every switch, so they live with the dispatcher)",
      ["kern/sched", "kern/lock/mutex", "kern/lock/rlock", "kern/lock/sleep",
       "kern/lock/mutex_bench", "kern/cluster"]),
-    ("devices", "the PCI bus, the block layer and its disk drivers, the terminal",
-     ["drivers/pci", "drivers/block", "drivers/tty"]),
+    ("devices", "the PCI bus, the block layer and its disk drivers, the network devices, "
+     "the terminal",
+     ["drivers/pci", "drivers/block", "drivers/net", "drivers/tty"]),
     ("files+vm", "buffer cache, DNLC, VFS and vnodes, S5, UFS, tmpfs; address spaces, faults, "
      "the file page cache, copyin/copyout (SVR4's VM and file systems call each other "
      "through the vnode's pages: VOP_READ goes through the page cache, faults read "

@@ -18,6 +18,7 @@
 #include <kern/net/socket.h>
 #include <kern/lock/spinlock.h>
 #include <kern/sched/callout.h>
+#include <drivers/net/netdev.h>
 
 #define IPPROTO_IP      0
 #define IPPROTO_ICMP    1
@@ -87,20 +88,28 @@ uint32_t in_pseudo(in_addr_t src, in_addr_t dst, int proto, size_t len);
 #define IFF_LOOPBACK    0x8
 #define IFF_RUNNING     0x40
 
-struct netif_stats {
-    uint64_t rx_packets, rx_bytes, rx_dropped;
-    uint64_t tx_packets, tx_bytes, tx_dropped;
-};
+#define IFF_BROADCAST   0x2
+#define ARPHRD_ETHER    1
+#define ARPHRD_LOOPBACK 772
 
+/* struct netif_stats is the devices' (drivers/net/netdev.h): a driver
+ * counts into its interface's. */
 struct netif {
     struct netif *if_next;          /* [c] the list of interfaces */
     char if_name[NETIF_NAME_MAX];   /* [c] */
     int if_index;                   /* [c] */
     uint32_t if_mtu;                /* [c] */
-    uint32_t if_flags;              /* [c] IFF_* */
-    in_addr_t if_addr, if_mask;     /* [c] its IPv4 address and netmask */
-    /* Hand p to the device (which frees it). */
-    void (*if_output)(struct netif *ifp, struct pkt *p);
+    uint32_t if_flags;              /* [a] IFF_*: lo's constant; an Ethernet's IFF_UP
+                                     * set by SIOCSIFFLAGS under netif_cfg_lock */
+    in_addr_t if_addr, if_mask;     /* [a] its IPv4 address and netmask: lo's constant,
+                                     * others written under netif_cfg_lock, read as
+                                     * single words without it */
+    uint16_t if_type;               /* [c] ARPHRD_ETHER or ARPHRD_LOOPBACK */
+    uint8_t if_hwaddr[ETH_ALEN];    /* [c] the MAC (zero for lo) */
+    struct netdev *if_dev;          /* [c] the device (NULL for lo) */
+    /* Hand p, an IPv4 packet, to the device (which frees it); nexthop is
+     * the neighbour it goes to (the destination on link, or the gateway). */
+    void (*if_output)(struct netif *ifp, struct pkt *p, in_addr_t nexthop);
     struct netif_stats if_stats;    /* [a] */
 };
 
@@ -112,6 +121,36 @@ bool inet_local_addr(in_addr_t addr);
 /* The interface a packet to dst leaves by and the source address it
  * carries, or NULL (-ENETUNREACH). */
 struct netif *inet_route(in_addr_t dst, in_addr_t *src);
+/* The same, with the neighbour the packet goes to in *nexthop. */
+struct netif *inet_route_nh(in_addr_t dst, in_addr_t *src, in_addr_t *nexthop);
+/* The MTU of the interface a packet to dst leaves by (65535 if none). */
+uint32_t inet_path_mtu(in_addr_t dst);
+/* The default gateway (0: none) [a], written under netif_cfg_lock. */
+extern in_addr_t inet_gateway;
+/* Serialises configuration changes (the ioctls, the boot option). */
+extern struct mutex netif_cfg_lock;
+/* Add an interface to the list (boot only). */
+void netif_attach(struct netif *ifp);
+
+/* ---- Ethernet and ARP (kern/net/inet/ether.c) ---- */
+
+/* An interface for every network device, its address from ip= (boot). */
+void ether_init(void);
+/* The network thread: a frame that came in by an Ethernet interface. */
+void ether_input(struct pkt *p);
+/* ARP's counters, as /proc/net/arp_stat prints them. */
+struct arpstat {
+    uint64_t requests_sent, requests_rcvd, replies_sent, replies_rcvd;
+    uint64_t bad;                   /* truncated, wrong hardware or protocol type */
+    uint64_t resolved;              /* entries that got an answer */
+    uint64_t unresolved;            /* packets dropped: no answer (EHOSTUNREACH) */
+    uint64_t hold_overflow;         /* packets dropped: too many held */
+};
+extern struct arpstat arpstat;      /* [a] */
+/* The ARP cache as text, one entry a line (procfs): bytes written. */
+size_t arp_format(char *buf, size_t size);
+/* Feed one frame to Ethernet input as if ifp had received it (tests). */
+void ether_test_input(struct netif *ifp, const void *frame, size_t len);
 
 /* ---- the network thread's timer work ---- */
 

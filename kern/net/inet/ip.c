@@ -55,8 +55,8 @@ uint16_t ip_new_id(void)
 
 int ip_output_raw(struct pkt *p, in_addr_t dst)
 {
-    in_addr_t src;
-    struct netif *ifp = inet_route(dst, &src);
+    in_addr_t src, nexthop;
+    struct netif *ifp = inet_route_nh(dst, &src, &nexthop);
     COUNT(out_requests);
     if (!ifp) {
         COUNT(out_no_routes);
@@ -67,14 +67,14 @@ int ip_output_raw(struct pkt *p, in_addr_t dst)
         pkt_free(p);
         return -EMSGSIZE;
     }
-    ifp->if_output(ifp, p);
+    ifp->if_output(ifp, p, nexthop);
     return 0;
 }
 
 int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t ttl, uint8_t tos)
 {
-    in_addr_t rsrc;
-    struct netif *ifp = inet_route(dst, &rsrc);
+    in_addr_t rsrc, nexthop;
+    struct netif *ifp = inet_route_nh(dst, &rsrc, &nexthop);
     COUNT(out_requests);
     if (!ifp) {
         COUNT(out_no_routes);
@@ -97,7 +97,7 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     ip->src = src ? src : rsrc;
     ip->dst = dst;
     ip->cksum = in_cksum_fold(in_cksum_add(0, ip, IP_HDR_LEN));
-    ifp->if_output(ifp, p);
+    ifp->if_output(ifp, p, nexthop);
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #define LINUX_TCP_CLOSE 7
 #define LINUX_TCP_ESTABLISHED 1
 #define RTF_UP          0x0001
+#define RTF_GATEWAY     0x0002
 #define ROUTE_LINE      127         /* Linux pads each line of route to this */
 #define TCP_LINE        149         /* and of tcp */
 #define IPPROTO_RAW_ALL (-1)        /* every raw socket, whatever its protocol */
@@ -77,10 +78,11 @@ int procfs_net_dev(struct sbuf *sb)
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
         struct netif_stats st;
         memcpy(&st, &ifp->if_stats, sizeof st);     /* counters move on; any moment will do */
-        sbuf_printf(sb, "%6s:%8lu %7lu %4u %4lu %4u %5u %10u %9u %8lu %7lu %4u %4lu %4u %5u "
+        sbuf_printf(sb, "%6s:%8lu %7lu %4lu %4lu %4u %5u %10u %9u %8lu %7lu %4lu %4lu %4u %5u "
                     "%7u %10u\n", ifp->if_name, (unsigned long)st.rx_bytes,
-                    (unsigned long)st.rx_packets, 0, (unsigned long)st.rx_dropped, 0, 0, 0, 0,
-                    (unsigned long)st.tx_bytes, (unsigned long)st.tx_packets, 0,
+                    (unsigned long)st.rx_packets, (unsigned long)st.rx_errors,
+                    (unsigned long)st.rx_dropped, 0, 0, 0, 0, (unsigned long)st.tx_bytes,
+                    (unsigned long)st.tx_packets, (unsigned long)st.tx_errors,
                     (unsigned long)st.tx_dropped, 0, 0, 0, 0);
     }
     return 0;
@@ -92,21 +94,46 @@ static void padded(struct sbuf *sb, int width, const char *line)
     sbuf_printf(sb, "%-*s\n", width, line);
 }
 
+/* One route's line: destination, gateway, flags, mask. */
+static void route_line(struct sbuf *sb, const char *ifname, in_addr_t dst, in_addr_t gw,
+                       int flags, in_addr_t mask)
+{
+    char line[ROUTE_LINE + 1];
+    snprintf(line, sizeof line, "%s\t%08X\t%08X\t%04X\t%d\t%u\t%d\t%08X\t%d\t%u\t%u",
+             ifname, dst, gw, flags, 0, 0, 0, mask, 0, 0, 0);
+    padded(sb, ROUTE_LINE, line);
+}
+
 int procfs_net_route(struct sbuf *sb)
 {
     padded(sb, ROUTE_LINE, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
            "\t\tMTU\tWindow\tIRTT");
-    /* The main table: each interface's own subnet (loopback's routes are
-     * in Linux's local table, which this file does not show). */
+    /* The main table: the default route, then each interface's own
+     * subnet (loopback's routes are in Linux's local table, which this
+     * file does not show). */
+    in_addr_t gw = __atomic_load_n(&inet_gateway, __ATOMIC_RELAXED), src;
+    struct netif *gwif = gw ? inet_route(gw, &src) : NULL;
+    if (gwif && !(gwif->if_flags & IFF_LOOPBACK))
+        route_line(sb, gwif->if_name, 0, gw, RTF_UP | RTF_GATEWAY, 0);
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
-        if ((ifp->if_flags & IFF_LOOPBACK) || !ifp->if_addr)
-            continue;
-        char line[ROUTE_LINE + 1];
-        snprintf(line, sizeof line, "%s\t%08X\t%08X\t%04X\t%d\t%u\t%d\t%08X\t%d\t%u\t%u",
-                 ifp->if_name, ifp->if_addr & ifp->if_mask, 0, RTF_UP, 0, 0, 0, ifp->if_mask,
-                 0, 0, 0);
-        padded(sb, ROUTE_LINE, line);
+        in_addr_t a = __atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED);
+        in_addr_t m = __atomic_load_n(&ifp->if_mask, __ATOMIC_RELAXED);
+        bool up = __atomic_load_n(&ifp->if_flags, __ATOMIC_RELAXED) & IFF_UP;
+        if (!(ifp->if_flags & IFF_LOOPBACK) && a && up)
+            route_line(sb, ifp->if_name, a & m, 0, RTF_UP, m);
     }
+    return 0;
+}
+
+/* The ARP cache (kern/net/inet/ether.c), as Linux's /proc/net/arp. */
+int procfs_net_arp(struct sbuf *sb)
+{
+    char *buf = kmalloc(4096);
+    if (!buf)
+        return -ENOMEM;
+    size_t n = arp_format(buf, 4096);
+    sbuf_add(sb, buf, n);
+    kfree(buf);
     return 0;
 }
 

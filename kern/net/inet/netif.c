@@ -29,6 +29,8 @@
 #include <kern/lib/errno.h>
 #include <kern/lib/kprintf.h>
 #include <kern/arch/panic.h>
+#include <kern/proc/proc.h>
+#include <kern/vfs/cred.h>
 
 #define LO_MTU          65536
 
@@ -44,6 +46,9 @@ static struct thread *netisr_thread;    /* [c] */
 static int net_chan;            /* the thread sleeps here */
 
 struct netif *netifs;
+in_addr_t inet_gateway;
+struct mutex netif_cfg_lock;
+LOCK_CLASS(netif_cfg_lock_class, "netif_cfg", LK_MUTEX_SLEEP);
 
 /* ---- packets ---- */
 
@@ -122,8 +127,9 @@ uint32_t in_pseudo(in_addr_t src, in_addr_t dst, int proto, size_t len)
 
 /* ---- interfaces ---- */
 
-static void lo_output(struct netif *ifp, struct pkt *p)
+static void lo_output(struct netif *ifp, struct pkt *p, in_addr_t nexthop)
 {
+    (void)nexthop;
     __atomic_add_fetch(&ifp->if_stats.tx_packets, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&ifp->if_stats.tx_bytes, p->p_len, __ATOMIC_RELAXED);
     netif_input(ifp, p);
@@ -134,6 +140,7 @@ static struct netif lo = {
     .if_index = 1,
     .if_mtu = LO_MTU,
     .if_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING,
+    .if_type = ARPHRD_LOOPBACK,
     .if_output = lo_output,
 };
 
@@ -160,12 +167,60 @@ bool inet_local_addr(in_addr_t addr)
     return false;
 }
 
+void netif_attach(struct netif *ifp)
+{
+    struct netif **pp = &netifs;
+    while (*pp)
+        pp = &(*pp)->if_next;
+    *pp = ifp;
+}
+
+static bool usable(const struct netif *ifp, in_addr_t *addr, in_addr_t *mask)
+{
+    *addr = __atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED);
+    *mask = __atomic_load_n(&ifp->if_mask, __ATOMIC_RELAXED);
+    return ifp != &lo && (__atomic_load_n(&ifp->if_flags, __ATOMIC_RELAXED) & IFF_UP) && *addr;
+}
+
+/* This machine's own addresses go by lo, as Linux's local table sends
+ * them; then the subnet an interface is on; then the default gateway,
+ * if an interface's subnet holds it.  Nothing else is reachable. */
+struct netif *inet_route_nh(in_addr_t dst, in_addr_t *src, in_addr_t *nexthop)
+{
+    in_addr_t a, m;
+    *nexthop = dst;
+    if (inet_local_addr(dst)) {
+        *src = dst;             /* an address of ours speaks to itself */
+        return &lo;
+    }
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
+        if (usable(ifp, &a, &m) && ((dst ^ a) & m) == 0) {
+            *src = a;
+            return ifp;
+        }
+    in_addr_t gw = __atomic_load_n(&inet_gateway, __ATOMIC_RELAXED);
+    if (gw == INADDR_ANY)
+        return NULL;
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
+        if (usable(ifp, &a, &m) && ((gw ^ a) & m) == 0) {
+            *src = a;
+            *nexthop = gw;
+            return ifp;
+        }
+    return NULL;
+}
+
 struct netif *inet_route(in_addr_t dst, in_addr_t *src)
 {
-    if (!inet_local_addr(dst))
-        return NULL;            /* only this machine's addresses until a device comes */
-    *src = (ntohl(dst) >> 24) == 127 ? dst : lo.if_addr;
-    return &lo;
+    in_addr_t nh;
+    return inet_route_nh(dst, src, &nh);
+}
+
+uint32_t inet_path_mtu(in_addr_t dst)
+{
+    in_addr_t src, nh;
+    struct netif *ifp = inet_route_nh(dst, &src, &nh);
+    return ifp ? MIN(ifp->if_mtu, (uint32_t)IP_MAXPACKET) : IP_MAXPACKET;
 }
 
 /* ---- the interface ioctls ---- */
@@ -183,8 +238,9 @@ struct netif *inet_route(in_addr_t dst, in_addr_t *src)
 #define SIOCGIFHWADDR   0x8927
 #define SIOCGIFTXQLEN   0x8942
 #define SIOCGIFMAP      0x8970
-#define ARPHRD_ETHER    1
-#define ARPHRD_LOOPBACK 772
+#define SIOCSIFFLAGS    0x8914
+#define SIOCSIFADDR     0x8916
+#define SIOCSIFNETMASK  0x891c
 #define IF_TXQLEN       1000        /* Linux's default txqueuelen */
 
 /* struct ifreq: a name, then one of an address, flags, an int or a
@@ -193,9 +249,9 @@ struct ifreq_k {
     char name[NETIF_NAME_MAX];
     union {
         struct sockaddr_in_k addr;
-        struct { uint16_t family; uint8_t data[14]; } hwaddr;
         int16_t flags;
         int32_t ival;
+        struct { uint16_t sa_family; uint8_t sa_data[14]; } hwaddr;
         uint8_t map[24];            /* struct ifmap, the union's largest member */
     };
 };
@@ -207,10 +263,47 @@ bool socket_ifreq_cmd(uint32_t cmd)
     case SIOCGIFNAME: case SIOCGIFFLAGS: case SIOCGIFADDR: case SIOCGIFNETMASK:
     case SIOCGIFMTU: case SIOCGIFINDEX: case SIOCGIFDSTADDR: case SIOCGIFBRDADDR:
     case SIOCGIFMETRIC: case SIOCGIFHWADDR: case SIOCGIFTXQLEN: case SIOCGIFMAP:
+    case SIOCSIFFLAGS: case SIOCSIFADDR: case SIOCSIFNETMASK:
         return true;
     default:
         return false;
     }
+}
+
+/* The setting ioctls, as Linux's devinet_ioctl and dev_ifsioc check them:
+ * root only, an AF_INET address, a mask that is contiguous.  lo's
+ * configuration is fixed here. */
+static int netif_set(struct netif *ifp, uint32_t cmd, struct ifreq_k *ifr)
+{
+    if (curproc()->p_cred->cr_uid != 0)
+        return -EPERM;
+    if (cmd != SIOCSIFFLAGS && ifr->addr.sin_family != AF_INET)
+        return -EINVAL;
+    in_addr_t a = ifr->addr.sin_addr;
+    if (cmd == SIOCSIFNETMASK) {
+        uint32_t h = ntohl(a);
+        if (h & (~h >> 1))      /* a one after a zero: not contiguous */
+            return -EINVAL;
+    }
+    if (ifp == &lo)
+        return cmd == SIOCSIFFLAGS && (ifr->flags & IFF_UP) ? 0 : -EPERM;
+    mutex_enter(&netif_cfg_lock);
+    if (cmd == SIOCSIFADDR) {
+        /* Linux gives the address its class's mask when it sets one. */
+        uint32_t h = ntohl(a);
+        uint32_t m = h >> 31 == 0 ? 0xff000000u : h >> 30 == 2 ? 0xffff0000u : 0xffffff00u;
+        __atomic_store_n(&ifp->if_mask, htonl(m), __ATOMIC_RELAXED);
+        __atomic_store_n(&ifp->if_addr, a, __ATOMIC_RELAXED);
+    } else if (cmd == SIOCSIFNETMASK) {
+        __atomic_store_n(&ifp->if_mask, a, __ATOMIC_RELAXED);
+    } else {
+        uint32_t f = (uint16_t)ifr->flags & IFF_UP ? IFF_UP | IFF_RUNNING : 0;
+        uint32_t old = __atomic_load_n(&ifp->if_flags, __ATOMIC_RELAXED);
+        __atomic_store_n(&ifp->if_flags, (old & ~(uint32_t)(IFF_UP | IFF_RUNNING)) | f,
+                         __ATOMIC_RELAXED);
+    }
+    mutex_exit(&netif_cfg_lock);
+    return 0;
 }
 
 static struct netif *netif_named(const char *name)
@@ -235,20 +328,23 @@ int netif_ioctl(uint32_t cmd, void *arg)
     ifr->name[NETIF_NAME_MAX - 1] = 0;
     if (!(ifp = netif_named(ifr->name)))
         return -ENODEV;
+    if (cmd == SIOCSIFFLAGS || cmd == SIOCSIFADDR || cmd == SIOCSIFNETMASK)
+        return netif_set(ifp, cmd, ifr);
     in_addr_t a = cmd == SIOCGIFNETMASK ? ifp->if_mask : ifp->if_addr;
     if (cmd == SIOCGIFBRDADDR)      /* loopback has none, as on Linux */
         a = ifp->if_flags & IFF_LOOPBACK ? 0 : ifp->if_addr | ~ifp->if_mask;
     switch (cmd) {
+    case SIOCGIFHWADDR:
+        memset(&ifr->hwaddr, 0, sizeof ifr->hwaddr);
+        ifr->hwaddr.sa_family = ifp->if_type;
+        memcpy(ifr->hwaddr.sa_data, ifp->if_hwaddr, ETH_ALEN);
+        break;
     case SIOCGIFINDEX: ifr->ival = ifp->if_index; break;
     case SIOCGIFFLAGS: ifr->flags = (int16_t)ifp->if_flags; break;
     case SIOCGIFMTU: ifr->ival = (int32_t)ifp->if_mtu; break;
     case SIOCGIFMETRIC: ifr->ival = 0; break;
     case SIOCGIFTXQLEN: ifr->ival = IF_TXQLEN; break;
     case SIOCGIFMAP: memset(ifr->map, 0, sizeof ifr->map); break;
-    case SIOCGIFHWADDR:
-        memset(&ifr->hwaddr, 0, sizeof ifr->hwaddr);
-        ifr->hwaddr.family = ifp->if_flags & IFF_LOOPBACK ? ARPHRD_LOOPBACK : ARPHRD_ETHER;
-        break;
     default:
         memset(&ifr->addr, 0, sizeof ifr->addr);
         ifr->addr.sin_family = AF_INET;
@@ -380,7 +476,10 @@ static void netisr_main(void *unused)
     for (;;) {
         for (struct pkt *p = take_input(), *next; p; p = next) {
             next = p->p_next;
-            ip_input(p);
+            if (p->p_if->if_dev)
+                ether_input(p);
+            else
+                ip_input(p);
         }
         void (*fn)(void *);
         void *arg;
@@ -405,8 +504,10 @@ void inet_init(void)
     lo.if_addr = htonl(INADDR_LOOPBACK_H);
     lo.if_mask = htonl(0xff000000u);
     netifs = &lo;
+    mutex_init(&netif_cfg_lock, &netif_cfg_lock_class, 0, "netif_cfg");
     inpcb_init();
     raw_init();
     if (!(netisr_thread = thread_create("netisr", netisr_main, NULL, AFFINITY_ALL)))
         panic("inet: no memory for the network thread");
+    ether_init();
 }

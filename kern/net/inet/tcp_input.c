@@ -130,7 +130,8 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
     tp->irs = s->seq;
     tp->rcv_nxt = s->seq + 1;
     tp->rcv_adv = tp->rcv_nxt;
-    tp->t_maxseg = MIN((uint32_t)(s->mss ? s->mss : TCP_MSS_DEFAULT), (uint32_t)TCP_MSS_MAX);
+    uint32_t ours = inet_path_mtu(sotoinp(tp->t_so)->inp_faddr) - IP_HDR_LEN - TCP_HDR_LEN;
+    tp->t_maxseg = MIN((uint32_t)(s->mss ? s->mss : TCP_MSS_DEFAULT), MIN(ours, (uint32_t)TCP_MSS_MAX));
     tp->t_wscale_ok = s->wscale >= 0;
     tp->snd_wscale = tp->t_wscale_ok ? (uint8_t)s->wscale : 0;
     tp->rcv_wscale = tp->t_wscale_ok ? TCP_WSCALE : 0;

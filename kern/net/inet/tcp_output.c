@@ -20,7 +20,8 @@
 static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
 {
     size_t n = 0;
-    uint16_t mss = htons((uint16_t)TCP_MSS_MAX);
+    uint32_t m = inet_path_mtu(sotoinp(tp->t_so)->inp_faddr) - IP_HDR_LEN - TCP_HDR_LEN;
+    uint16_t mss = htons((uint16_t)MIN(m, (uint32_t)TCP_MSS_MAX));
     o[n++] = OPT_MSS;
     o[n++] = 4;
     memcpy(o + n, &mss, 2);
