@@ -16,6 +16,11 @@ a virtio-net eth0 on QEMU's user network (restrict=on, forwards from
   net/arp            /proc/net/arp shows 10.0.2.2 (the gateway, which
                      answers for slirp's network) resolved to slirp's MAC,
                      and the counters a reply received and nothing bad
+  net/config         busybox ifconfig as root sets eth0's netmask and flags
+                     (SIOCSIFNETMASK, SIOCSIFFLAGS); as nobody SIOCSIFADDR is
+                     EPERM; ifconfig (SIOCGIFHWADDR, /proc/net/dev) shows
+                     eth0's MAC, 10.0.2.15 and its mask (busybox's `ip`
+                     is left out: it hangs on lo alone too)
   net/refused        a connection to 10.0.2.2:9 is refused or times out
                      (restrict=on), and never reaches a host server
 
@@ -34,7 +39,7 @@ from checklib import budget_gone
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-NAMES = ["net/guest-to-host", "net/host-to-guest", "net/arp", "net/refused"]
+NAMES = ["net/guest-to-host", "net/host-to-guest", "net/arp", "net/refused", "net/config"]
 GUEST_PORT = 7777
 GUESTFWD_PORT = 7000
 LIMIT = 120
@@ -52,6 +57,9 @@ echo ARP-BEGIN
 cat /proc/net/arp
 echo ARP-END
 cat /proc/net/dev
+ifconfig eth0 netmask 255.255.255.0 up; echo "ROOT-SET[$?]"
+su -s /bin/sh nobody -c "ifconfig eth0 10.0.2.16" 2>&1; echo "USER-SET[$?]"
+echo CONF-BEGIN; ifconfig eth0; echo CONF-END
 """ % (GUESTFWD_PORT, GUEST_PORT)
 
 
@@ -176,3 +184,14 @@ def job_net(ctx):
     ctx.results.add("net/arp", not problems, "; ".join(problems) + ": %r%s" % (arp[-400:], tail))
     ok = "REFUSED[yes]" in out
     ctx.results.add("net/refused", ok, "" if ok else "10.0.2.2:9 answered%s" % tail)
+    conf = between(out, "CONF-BEGIN", "CONF-END")
+    problems = []
+    if "ROOT-SET[0]" not in out:
+        problems.append("root's ifconfig failed")
+    if "USER-SET[1]" not in out or "Operation not permitted" not in out:
+        problems.append("nobody's ifconfig not refused with EPERM")
+    for want in ("HWaddr 52:54:00:12:34:56", "inet addr:10.0.2.15", "Mask:255.255.255.0",
+                 "UP BROADCAST RUNNING"):
+        if want not in conf:
+            problems.append("no %r" % want)
+    ctx.results.add("net/config", not problems, "; ".join(problems) + ": %r%s" % (conf[-600:], tail))
