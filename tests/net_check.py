@@ -12,7 +12,7 @@ a virtio-net eth0 on QEMU's user network (restrict=on, forwards from
                      host: the guestfwd is the one way out it leaves)
   net/host-to-guest  a busybox `nc -l -p 7777 -e cat` in the guest, and
                      this script connects to the hostfwd on 127.0.0.1:PORT:
-                     the bytes sent come back, both ways through eth0
+                     the 48 KiB sent come back, both ways through eth0
   net/arp            /proc/net/arp shows 10.0.2.2 (the gateway, which
                      answers for slirp's network) resolved to slirp's MAC,
                      and the counters a reply received and nothing bad
@@ -122,7 +122,9 @@ class Watcher:
         pass
 
     def talk(self):
-        msg = b"host-to-guest " + bytes(range(32, 127)) + b"\n"
+        # 48 KiB: many full Ethernet segments each way (TCP's MSS from
+        # the route's MTU), every byte value.
+        msg = b"host-to-guest " + bytes(range(256)) * 192 + b"\n"
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=30) as c:
                 c.sendall(msg)
@@ -172,7 +174,10 @@ def job_net(ctx):
     res = watcher.result
     ok = res is not None and res[0] == res[1]
     ctx.results.add("net/host-to-guest", ok,
-                    "" if ok else "sent and got back %r%s" % (res, tail))
+                    "" if ok else "sent %d bytes, got back %r%s"
+                    % (len(res[0]) if res else 0,
+                       (len(res[1]) if isinstance(res[1], bytes) else res[1]) if res else None,
+                       tail))
     arp = between(out, "ARP-BEGIN", "ARP-END")
     problems = []
     if not any(l.split()[:3] == ["10.0.2.2", "52:55:0a:00:02:02", "reachable"]

@@ -155,8 +155,10 @@ bool inet_local_addr(in_addr_t addr)
 {
     if ((ntohl(addr) >> 24) == 127)
         return true;
+    if (addr == INADDR_ANY)
+        return false;           /* an interface without an address has none */
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
-        if (ifp->if_addr == addr)
+        if (__atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED) == addr)
             return true;
     return false;
 }
