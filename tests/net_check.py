@@ -15,7 +15,11 @@ a virtio-net eth0 on QEMU's user network (restrict=on, forwards from
                      the 48 KiB sent come back, both ways through eth0
   net/arp            /proc/net/arp shows 10.0.2.2 (the gateway, which
                      answers for slirp's network) resolved to slirp's MAC,
-                     and the counters a reply received and nothing bad
+                     and the counters a reply received and nothing bad; a
+                     connection to 10.0.2.77, which nobody answers, fails,
+                     its held SYNs counted unresolved after three requests
+  net/badip          a second boot with ip=10.0.2.300/24: a console line
+                     says eth0 has no address, and the boot ends cleanly
   net/config         busybox ifconfig as root sets eth0's netmask and flags
                      (SIOCSIFNETMASK, SIOCSIFFLAGS); as nobody SIOCSIFADDR is
                      EPERM; ifconfig (SIOCGIFHWADDR, /proc/net/dev) shows
@@ -39,7 +43,8 @@ from checklib import budget_gone
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-NAMES = ["net/guest-to-host", "net/host-to-guest", "net/arp", "net/refused", "net/config"]
+NAMES = ["net/guest-to-host", "net/host-to-guest", "net/arp", "net/refused", "net/config",
+         "net/badip"]
 GUEST_PORT = 7777
 GUESTFWD_PORT = 7000
 LIMIT = 120
@@ -49,6 +54,7 @@ GUEST_SCRIPT = """
 i=0; while [ $i -lt 20 ] && ! grep -q answer /tmp/reply 2>/dev/null; do sleep 1; i=$((i+1)); done
 echo "REPLY[$(cat /tmp/reply)]"; kill %%1 2>/dev/null
 if nc -w 5 10.0.2.2 9 </dev/null; then echo REFUSED[no]; else echo REFUSED[yes]; fi
+nc -w 5 10.0.2.77 80 </dev/null; echo "UNREACH[$?]"
 nc -l -p %d -e cat &
 sleep 1
 echo NET-LISTENING
@@ -186,6 +192,10 @@ def job_net(ctx):
     counts = dict(zip(arp.split()[-16::2], arp.split()[-15::2])) if "bad" in arp else {}
     if counts.get("bad") != "0" or counts.get("replies_rcvd", "0") == "0":
         problems.append("counters %r" % counts)
+    if int(counts.get("unresolved", "0")) < 1 or int(counts.get("requests_sent", "0")) < 5:
+        problems.append("10.0.2.77's packets not dropped after three requests: %r" % counts)
+    if "UNREACH[0]" in out or "10.0.2.77 " in arp:
+        problems.append("10.0.2.77 answered, or its entry stayed")
     ctx.results.add("net/arp", not problems, "; ".join(problems) + ": %r%s" % (arp[-400:], tail))
     ok = "REFUSED[yes]" in out
     ctx.results.add("net/refused", ok, "" if ok else "10.0.2.2:9 answered%s" % tail)
@@ -200,3 +210,10 @@ def job_net(ctx):
         if want not in conf:
             problems.append("no %r" % want)
     ctx.results.add("net/config", not problems, "; ".join(problems) + ": %r%s" % (conf[-600:], tail))
+    if ctx.limit(LIMIT) <= 0:
+        return budget_gone(ctx, ["net/badip"])
+    r = ctx.boot("net-badip", "default", "ip=10.0.2.300/24 poweroff", 60, net=[])
+    if r is None:
+        return budget_gone(ctx, ["net/badip"])
+    ok = r.ok and "eth0 has no address" in r.output and "inet: eth0 10." not in r.output
+    ctx.results.add("net/badip", ok, "" if ok else "status %s, console in %s" % (r.status, r.keep))
