@@ -214,13 +214,19 @@ void inet_init(void);
 int64_t socket_rw(struct file *fp, bool write, struct kiovec *iov, int iovcnt);
 
 /* The interface ioctls any socket answers (SIOCGIFNAME, SIOCGIFINDEX,
- * SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFMTU), each a struct
+ * SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFMTU, SIOCGIFHWADDR;
+ * root's SIOCSIFADDR, SIOCSIFNETMASK, SIOCSIFFLAGS), each a struct
  * ifreq of IFREQ_SIZE bytes in and out. */
 #define IFREQ_SIZE 40
+#define SIOCGIFCONF 0x8912
 bool socket_ifreq_cmd(uint32_t cmd);
 /* Answer one of them for the interface ifr names (kern/net/inet/netif.c):
- * 0 or -ENODEV. */
+ * 0, -ENODEV, -EPERM, -EINVAL. */
 int netif_ioctl(uint32_t cmd, void *ifr);
+/* SIOCGIFCONF's list: an ifreq (name, AF_INET address) for each
+ * interface with an address, as many as fit in size bytes of buf; the
+ * bytes written, or with buf NULL the bytes the whole list needs. */
+size_t netif_ifconf(void *buf, size_t size);
 
 /* Passing descriptors (SCM_RIGHTS) counts, per socket, how many of its
  * files are in flight in queues; kern/net/unix_gc.c collects the

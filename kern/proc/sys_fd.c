@@ -222,6 +222,23 @@ SYSCALL_DECL(sys_ioctl)
             fp->f_flags = on ? fp->f_flags | O_NONBLOCK : fp->f_flags & ~O_NONBLOCK;
             mutex_exit(&fp->f_lock);
         }
+    } else if (vn_is_socket(fp->f_vp) && a1 == SIOCGIFCONF) {
+        /* struct ifconf {int len; char *buf}: the interfaces with an
+         * address, as Linux's inet_gifconf lists them; a NULL buf asks
+         * for the length */
+        struct { int32_t len; int32_t pad; uint64_t buf; } ifc;
+        char list[IFREQ_SIZE * 8];
+        r = copyin((void *)a2, &ifc, sizeof ifc) ? -EFAULT : 0;
+        if (!r && ifc.buf == 0) {
+            ifc.len = (int32_t)netif_ifconf(NULL, 0);
+        } else if (!r) {
+            size_t want = ifc.len < 0 ? 0 : MIN((size_t)ifc.len, sizeof list);
+            size_t n = netif_ifconf(list, want);
+            r = copyout(list, (void *)ifc.buf, n) ? -EFAULT : 0;
+            ifc.len = (int32_t)n;
+        }
+        if (!r && copyout(&ifc, (void *)a2, sizeof ifc))
+            r = -EFAULT;
     } else if (vn_is_socket(fp->f_vp) && socket_ifreq_cmd((uint32_t)a1)) {
         /* an interface's name, index, flags, address, mask or MTU: a
          * struct ifreq in and out (kern/net/inet/netif.c) */

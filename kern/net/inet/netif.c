@@ -296,6 +296,28 @@ static struct netif *netif_named(const char *name)
     return NULL;
 }
 
+size_t netif_ifconf(void *buf, size_t size)
+{
+    size_t n = 0;
+    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
+        in_addr_t a = __atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED);
+        if (a == INADDR_ANY)
+            continue;
+        if (buf && n + IFREQ_SIZE > size)
+            break;
+        if (buf) {
+            struct ifreq_k ifr;
+            memset(&ifr, 0, sizeof ifr);
+            memcpy(ifr.name, ifp->if_name, NETIF_NAME_MAX);
+            ifr.addr.sin_family = AF_INET;
+            ifr.addr.sin_addr = a;
+            memcpy((char *)buf + n, &ifr, IFREQ_SIZE);
+        }
+        n += IFREQ_SIZE;
+    }
+    return n;
+}
+
 int netif_ioctl(uint32_t cmd, void *arg)
 {
     struct ifreq_k *ifr = arg;
