@@ -24,8 +24,9 @@ a virtio-net eth0 on QEMU's user network (restrict=on, forwards from
                      (SIOCSIFNETMASK, SIOCSIFFLAGS); as nobody SIOCSIFADDR is
                      EPERM; ifconfig -a (SIOCGIFCONF, SIOCGIFHWADDR,
                      /proc/net/dev) lists lo and eth0 with its MAC,
-                     10.0.2.15 and its mask (busybox's `ip`
-                     is left out: it hangs on lo alone too)
+                     10.0.2.15 and its mask; busybox's ip addr (netlink's
+                     dumps) shows eth0's MAC and 10.0.2.15/24; no ioctl
+                     either uses is missing
   net/refused        a connection to 10.0.2.2:9 is refused or times out
                      (restrict=on), and never reaches a host server
 
@@ -66,7 +67,7 @@ echo ARP-END
 cat /proc/net/dev
 ifconfig eth0 netmask 255.255.255.0 up; echo "ROOT-SET[$?]"
 su -s /bin/sh nobody -c "ifconfig eth0 10.0.2.16" 2>&1; echo "USER-SET[$?]"
-echo CONF-BEGIN; ifconfig -a; echo CONF-END
+echo CONF-BEGIN; ifconfig -a; ip addr 2>&1; echo CONF-END
 """ % (GUESTFWD_PORT, GUEST_PORT)
 
 
@@ -204,10 +205,13 @@ def job_net(ctx):
     problems = []
     if "ROOT-SET[0]" not in out:
         problems.append("root's ifconfig failed")
+    if "Inappropriate ioctl" in conf:
+        problems.append("an ioctl ifconfig or ip uses is missing")
     if "USER-SET[1]" not in out or "Operation not permitted" not in out:
         problems.append("nobody's ifconfig not refused with EPERM")
     for want in ("HWaddr 52:54:00:12:34:56", "inet addr:10.0.2.15", "Mask:255.255.255.0",
-                 "UP BROADCAST RUNNING", "Link encap:Local Loopback"):
+                 "UP BROADCAST RUNNING", "Link encap:Local Loopback",
+                 "link/ether 52:54:00:12:34:56", "inet 10.0.2.15/24"):
         if want not in conf:
             problems.append("no %r" % want)
     ctx.results.add("net/config", not problems, "; ".join(problems) + ": %r%s" % (conf[-600:], tail))

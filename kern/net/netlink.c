@@ -203,10 +203,18 @@ static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct b
     }
 }
 
-/* Answer one request message (so_lock held). */
-static void answer(struct socket *so, const struct nlmsghdr_k *req)
+/* Answer one request message (so_lock held).  The answers carry the
+ * asking socket's port id, as Linux's do (busybox's ip skips any other);
+ * a socket never bound is given one now, as Linux's autobind does. */
+static void answer(struct socket *so, const struct nlmsghdr_k *asked)
 {
     struct builder b;
+    struct nlpcb *n = sotonl(so);
+    if (!n->n_portid)
+        n->n_portid = (uint32_t)curproc()->p_pid;
+    struct nlmsghdr_k reqcopy = *asked;
+    reqcopy.pid = n->n_portid;
+    const struct nlmsghdr_k *req = &reqcopy;
     bool dump = (req->flags & NLM_F_DUMP) == NLM_F_DUMP;
     if (dump && (req->type == RTM_GETLINK || req->type == RTM_GETADDR)) {
         if (req->type == RTM_GETLINK)

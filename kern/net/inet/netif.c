@@ -231,6 +231,8 @@ uint32_t inet_path_mtu(in_addr_t dst)
 #define SIOCSIFADDR     0x8916
 #define SIOCSIFNETMASK  0x891c
 #define SIOCGIFHWADDR   0x8927
+#define SIOCGIFTXQLEN   0x8942
+#define TXQLEN          1000        /* Linux's default queue length, lo's and eth's */
 
 /* struct ifreq: a name, then one of an address, flags or an int. */
 struct ifreq_k {
@@ -249,7 +251,7 @@ bool socket_ifreq_cmd(uint32_t cmd)
     return cmd == SIOCGIFNAME || cmd == SIOCGIFFLAGS || cmd == SIOCGIFADDR ||
            cmd == SIOCGIFNETMASK || cmd == SIOCGIFMTU || cmd == SIOCGIFINDEX ||
            cmd == SIOCSIFFLAGS || cmd == SIOCSIFADDR || cmd == SIOCSIFNETMASK ||
-           cmd == SIOCGIFHWADDR;
+           cmd == SIOCGIFHWADDR || cmd == SIOCGIFTXQLEN;
 }
 
 /* The setting ioctls, as Linux's devinet_ioctl and dev_ifsioc check them:
@@ -344,6 +346,7 @@ int netif_ioctl(uint32_t cmd, void *arg)
     case SIOCGIFINDEX: ifr->ival = ifp->if_index; break;
     case SIOCGIFFLAGS: ifr->flags = (int16_t)ifp->if_flags; break;
     case SIOCGIFMTU: ifr->ival = (int32_t)ifp->if_mtu; break;
+    case SIOCGIFTXQLEN: ifr->ival = TXQLEN; break;
     default:
         memset(&ifr->addr, 0, sizeof ifr->addr);
         ifr->addr.sin_family = AF_INET;
