@@ -82,6 +82,10 @@ The jobs:
                      failures, the command's output alone and exact on
                      stdout, ROOT= keeping an image between two boots;
                      poweroff, reboot and halt in the command shut down
+  net/user           a virtio-net eth0 on QEMU's restricted user network:
+                     TCP both ways through the forwards, ARP of the gateway
+                     seen in /proc/net/arp, 10.0.2.2 refused
+                     (tests/net_check.py)
   newcomer           README's tour typed word for word into an interactive
                      make run on a pseudo-terminal, ending in poweroff:
                      exit status 0, no process left; a closed terminal,
@@ -177,6 +181,7 @@ import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
 import macro_check  # noqa: E402
+import net_check  # noqa: E402
 
 
 # The user tests under clustering (issue 20): hector, 4 clusters of 4.
@@ -235,6 +240,7 @@ def all_jobs():
                                        name="user/witness/default")),
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
+             ("net/user", net_check.job_net),
              ("newcomer", newcomer_check.job_newcomer),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),

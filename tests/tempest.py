@@ -232,12 +232,19 @@ def qemu_cmd(m, iso, accel="tcg", serial=None, extra=()):
 NET_GUEST_IP = "ip=10.0.2.15/24,10.0.2.2"
 
 
-def net_args(hostfwd=()):
-    """QEMU arguments for the user network; hostfwd: (host port, guest
-    port) pairs of TCP forwards from 127.0.0.1."""
+def net_args(fwds=()):
+    """QEMU arguments for the user network.  fwds: (host port, guest
+    port) pairs, TCP forwards from 127.0.0.1:host to the guest; or
+    ("guest", guest port, host port), a guest's connection to
+    10.0.2.100:guest port carried to 127.0.0.1:host port (restrict=on
+    refuses the guest everything else, 10.0.2.2 included; QEMU connects
+    to that host port when it starts, once)."""
     nd = "user,id=n0,restrict=on"
-    for host, guest in hostfwd:
-        nd += ",hostfwd=tcp:127.0.0.1:%d-:%d" % (int(host), int(guest))
+    for f in fwds:
+        if f[0] == "guest":
+            nd += ",guestfwd=tcp:10.0.2.100:%d-tcp:127.0.0.1:%d" % (int(f[1]), int(f[2]))
+        else:
+            nd += ",hostfwd=tcp:127.0.0.1:%d-:%d" % (int(f[0]), int(f[1]))
     return ["-netdev", nd, "-device", "virtio-net-pci,netdev=n0,disable-modern=on"]
 
 

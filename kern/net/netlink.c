@@ -196,7 +196,9 @@ static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct b
     }
 }
 
-/* Answer one request message (so_lock held). */
+/* Answer one request message (so_lock held).  The answers carry the
+ * asking socket's port id, as Linux's do (busybox's ip skips any other;
+ * nl_send gives a socket never bound one, as Linux's autobind does). */
 static void answer(struct socket *so, const struct nlmsghdr_k *req)
 {
     struct builder b = { .portid = sotonl(so)->n_portid };

@@ -249,12 +249,14 @@ void inet_init(void);
 int64_t socket_rw(struct file *fp, bool write, struct kiovec *iov, int iovcnt);
 
 /* The interface ioctls any socket answers (SIOCGIFNAME, SIOCGIFINDEX,
- * SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFMTU), each a struct
- * ifreq of IFREQ_SIZE bytes in and out. */
+ * SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFBRDADDR,
+ * SIOCGIFDSTADDR, SIOCGIFMTU, SIOCGIFHWADDR, SIOCGIFTXQLEN,
+ * SIOCGIFMETRIC, SIOCGIFMAP; root's SIOCSIFADDR, SIOCSIFNETMASK,
+ * SIOCSIFFLAGS), each a struct ifreq of IFREQ_SIZE bytes in and out. */
 #define IFREQ_SIZE 40
 bool socket_ifreq_cmd(uint32_t cmd);
 /* Answer one of them for the interface ifr names (kern/net/inet/netif.c):
- * 0 or -ENODEV. */
+ * 0, -ENODEV, -EPERM, -EINVAL. */
 int netif_ioctl(uint32_t cmd, void *ifr);
 /* SIOCGIFCONF: the interfaces with their IPv4 addresses into the caller's
  * struct ifconf at uarg (user memory), or the room they need. */

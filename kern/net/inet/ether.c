@@ -176,12 +176,14 @@ static struct arp_entry *arp_new(struct netif *ifp, in_addr_t ip)
     return e;
 }
 
-static void arm_timer(void)
+/* Is the timer to be armed (by the caller, once arp_lock is released:
+ * the callout's lock is not taken inside ours)? */
+static bool arm_timer(void)
 {
-    if (!arp_timer_armed) {
-        arp_timer_armed = true;
-        net_timer_arm(&arp_timer, uptime_ns() + ARP_RETRY_NS);
-    }
+    if (arp_timer_armed)
+        return false;
+    arp_timer_armed = true;
+    return true;
 }
 
 /* Record ip's MAC in e; its held packets come back to be sent. */
@@ -210,7 +212,7 @@ static void ether_output(struct netif *ifp, struct pkt *p, in_addr_t nexthop)
     }
     uint8_t mac[ETH_ALEN];
     struct pkt *drop = NULL;
-    bool request = false, known = false;
+    bool request = false, known = false, arm = false;
     spin_lock(&arp_lock);
     struct arp_entry *e = arp_find(ifp, nexthop);
     if (e && e->state == ARP_RESOLVED && uptime_ns() - e->when < ARP_LIFETIME_NS) {
@@ -243,10 +245,12 @@ static void ether_output(struct netif *ifp, struct pkt *p, in_addr_t nexthop)
                 e->when = uptime_ns();
                 request = true;
             }
-            arm_timer();
+            arm = arm_timer();
         }
     }
     spin_unlock(&arp_lock);
+    if (arm)
+        net_timer_arm(&arp_timer, uptime_ns() + ARP_RETRY_NS);
     if (known) {
         send_ip(ifp, mac, p);
         return;
@@ -293,9 +297,10 @@ static void arp_tick(void *unused)
         ask[nask++].ip = e->ip;
         pending = true;
     }
-    if (pending)
-        arm_timer();
+    bool arm = pending && arm_timer();
     spin_unlock(&arp_lock);
+    if (arm)
+        net_timer_arm(&arp_timer, uptime_ns() + ARP_RETRY_NS);
     free_list(dead, &arpstat.unresolved);
     for (int i = 0; i < nask; i++)
         send_arp(ask[i].ifp, ARP_REQUEST, (const uint8_t[ETH_ALEN]){ 0 }, ask[i].ip, bcast_mac);

@@ -1,6 +1,6 @@
 /*
  * AF_INET: IPv4 sockets, TCP (SOCK_STREAM) and UDP (SOCK_DGRAM), over the
- * loopback interface.
+ * loopback interface and Ethernet devices (ether.c).
  *
  * Theory.  The stack is BSD's in shape, as SVR4's sockets were: a socket
  * (kern/net/socket.c) has an Internet protocol control block (struct
@@ -14,15 +14,20 @@
  * the arguments as Linux's net/ipv4/af_inet.c does (errno and order) and
  * calls UDP (udp.c) or TCP (tcp_usr.c).
  *
- * What is here: 127.0.0.0/8 on "lo", TCP with its whole state machine
- * (tcp_input.c), retransmission and TIME_WAIT (tcp_output.c), UDP with
- * ICMP "port unreachable" reported to connected sockets, raw sockets
- * (SOCK_RAW, raw.c: ping's).  What is not yet: a network device, IPv6,
+ * What is here: 127.0.0.0/8 on "lo", Ethernet interfaces with ARP
+ * (ether.c) on the network devices (drivers/net/), routes to an
+ * interface's subnet and one default gateway (netif.c), TCP with its
+ * whole state machine (tcp_input.c), retransmission and TIME_WAIT
+ * (tcp_output.c), UDP with ICMP "port unreachable" reported to connected
+ * sockets, raw sockets (SOCK_RAW, raw.c: ping's).  What is not yet: IPv6,
  * fragment reassembly.
  *
  * Locks, in order: a socket's so_lock (class "socket"), then inpcb_lock
  * (class "inpcb", the table), then the interface queue's netq (a spin
- * lock) and the network thread's timer list (network).  A TCP listener's
+ * lock), the network thread's timer list (network) and the ARP cache
+ * (arp, ether.c), leaves; a device's own ring locks (vnet_rx, vnet_tx)
+ * are taken with none of these held.  netif_cfg (a sleep mutex) is taken
+ * alone by the ioctls that set an interface's address or flags.  A TCP listener's
  * so_lock comes before that of a connection in its queues.  The network
  * thread takes the table's lock alone to find a socket, lets it go, then
  * locks the socket.  No socket lock is held while copying to or from

@@ -9,7 +9,9 @@
  * hands it to the interface the route names.  Input checks what RFC 1122
  * says a host must (version, header length and checksum, total length,
  * a destination that is ours), strips the header and calls the protocol.
- * A packet is never fragmented: loopback's MTU is the largest datagram.
+ * A packet is never fragmented: loopback's MTU is the largest datagram,
+ * and TCP's MSS follows the route's MTU (inet_path_mtu); a UDP datagram
+ * larger than an Ethernet MTU is -EMSGSIZE.
  * Fragments that come in are dropped and counted; reassembly comes with
  * a device that can deliver them.
  *

@@ -11,14 +11,22 @@
  * is sent from the thread, not nested in the first one's send.
  *
  * The loopback interface "lo" (127.0.0.1/8, MTU 65536 as Linux's) turns
- * every packet it is given straight into input.
+ * every packet it is given straight into input.  Ethernet interfaces
+ * (ether.c) come in through the same queue; the thread gives their frames
+ * to ether_input.  Routing (inet_route_nh): this machine's own addresses
+ * go by lo; then the subnet of an interface that is up; then the default
+ * gateway, inet_gateway, if an up interface's subnet holds it; else
+ * nothing (-ENETUNREACH).  An interface's address, mask and flags are
+ * set by the ioctls under netif_cfg (a sleep mutex) and read as single
+ * words without it.
  *
  * The protocols' timers (retransmission, TIME_WAIT) are callouts whose
  * function only puts the timer on the thread's work list: a callout runs
  * in the clock's interrupt, where no socket lock may be taken.
  *
  * Locks: netq (a spin lock, the input queue) and network (a spin lock,
- * the timer work list) are leaves.
+ * the timer work list) are leaves; netif_cfg (a sleep mutex) is taken
+ * alone.
  */
 #include <kern/net/inet/inet.h>
 #include <kern/sched/thread.h>
@@ -161,8 +169,10 @@ bool inet_local_addr(in_addr_t addr)
 {
     if ((ntohl(addr) >> 24) == 127)
         return true;
+    if (addr == INADDR_ANY)
+        return false;           /* an interface without an address has none */
     for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
-        if (ifp->if_addr == addr)
+        if (__atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED) == addr)
             return true;
     return false;
 }
