@@ -312,25 +312,6 @@ static void vblk_intr(struct trapframe *tf, void *arg)
     }
 }
 
-/* GSI, trigger and polarity for a PCI interrupt line (see the theory). */
-static uint32_t line_to_gsi(uint8_t line, bool *level, bool *low)
-{
-    uint32_t gsi = line;
-    *level = true;
-    *low = true;
-    for (int i = 0; i < acpi.noverrides; i++) {
-        if (acpi.override[i].irq != line)
-            continue;
-        uint16_t fl = acpi.override[i].flags;
-        gsi = acpi.override[i].gsi;
-        if ((fl & ACPI_INTI_POLARITY_MASK) == 1)
-            *low = false;
-        if ((fl & ACPI_INTI_TRIGGER_MASK) == 4)
-            *level = false;
-    }
-    return gsi;
-}
-
 static uint32_t routed_gsi[VBLK_MAX];   /* [boot] GSIs already routed */
 static int nrouted;                     /* [boot] */
 
@@ -340,7 +321,7 @@ static bool route_irq(struct vblk *v)
     uint8_t line = v->pci->irq_line;
     if (line == 0 || line == 0xFF)
         return false;
-    v->gsi = line_to_gsi(line, &level, &low);
+    v->gsi = pci_line_to_gsi(line, &level, &low);
     if (v->gsi >= 24) {     /* our vector plan covers pins 0..23 */
         kprintf("virtio-blk: %s: GSI %u beyond the vector plan\n", v->bd.name, v->gsi);
         return false;

@@ -266,31 +266,13 @@ static void vnet_intr(struct trapframe *tf, void *arg)
         chained[gsi].fn(tf, chained[gsi].arg);
 }
 
-static uint32_t line_to_gsi(uint8_t line, bool *level, bool *low)
-{
-    uint32_t gsi = line;
-    *level = true;
-    *low = true;
-    for (int i = 0; i < acpi.noverrides; i++) {
-        if (acpi.override[i].irq != line)
-            continue;
-        uint16_t fl = acpi.override[i].flags;
-        gsi = acpi.override[i].gsi;
-        if ((fl & ACPI_INTI_POLARITY_MASK) == 1)
-            *low = false;
-        if ((fl & ACPI_INTI_TRIGGER_MASK) == 4)
-            *level = false;
-    }
-    return gsi;
-}
-
 static bool route_irq(struct vnet *v)
 {
     bool level, low;
     uint8_t line = v->pci->irq_line;
     if (line == 0 || line == 0xFF)
         return false;
-    v->gsi = line_to_gsi(line, &level, &low);
+    v->gsi = pci_line_to_gsi(line, &level, &low);
     if (v->gsi >= 24)
         return false;
     int vec = IRQ_BASE + (int)v->gsi;

@@ -30,6 +30,7 @@
  * Locks: pci_cfg (spin, leaf apart from the held-stack bookkeeping).
  */
 #include <drivers/pci/pci.h>
+#include <drivers/platform/acpi.h>
 #include <kern/arch/arch.h>
 #include <kern/lock/spinlock.h>
 #include <kern/lib/kprintf.h>
@@ -238,4 +239,22 @@ void pci_print(void)
                 kprintf(" bar%d %s 0x%lx/0x%lx", b, d->bar[b].io ? "io" : "mem", d->bar[b].base, d->bar[b].size);
         kprintf("\n");
     }
+}
+
+uint32_t pci_line_to_gsi(uint8_t line, bool *level, bool *low)
+{
+    uint32_t gsi = line;
+    *level = true;
+    *low = true;
+    for (int i = 0; i < acpi.noverrides; i++) {
+        if (acpi.override[i].irq != line)
+            continue;
+        uint16_t fl = acpi.override[i].flags;
+        gsi = acpi.override[i].gsi;
+        if ((fl & ACPI_INTI_POLARITY_MASK) == 1)
+            *low = false;
+        if ((fl & ACPI_INTI_TRIGGER_MASK) == 4)
+            *level = false;
+    }
+    return gsi;
 }

@@ -81,6 +81,11 @@ struct pci_dev *pci_get(int i);
 struct pci_dev *pci_find(uint16_t vendor, uint16_t device, int n);
 /* Offset of the first capability with this id, or 0. */
 uint8_t pci_find_cap(const struct pci_dev *d, uint8_t cap_id);
+/* The GSI of a legacy INTx interrupt line (config 0x3C), with its trigger
+ * and polarity: PCI's level-triggered, active-low, unless the MADT has an
+ * interrupt source override for that ISA IRQ, whose settings win (QEMU's
+ * i440fx lists 5, 9, 10 and 11 as level, active-high). */
+uint32_t pci_line_to_gsi(uint8_t line, bool *level, bool *low);
 /* Set bits in the command register (e.g. PCI_CMD_IO | PCI_CMD_MASTER). */
 void pci_enable(const struct pci_dev *d, uint16_t cmd_bits);
 /* Print one line per function. */
