@@ -57,10 +57,20 @@ i=0; while [ $i -lt 20 ] && ! grep -q answer /tmp/reply 2>/dev/null; do sleep 1;
 echo "REPLY[$(cat /tmp/reply)]"; kill %%1 2>/dev/null
 if nc -w 5 10.0.2.2 9 </dev/null; then echo REFUSED[no]; else echo REFUSED[yes]; fi
 nc -w 5 10.0.2.77 80 </dev/null; echo "UNREACH[$?]"
-nc -l -p %d -e cat &
+printf '#!/bin/sh\ncat 2>/dev/console\necho "CAT-END[$?]" >/dev/console\n' > /tmp/echo.sh
+chmod +x /tmp/echo.sh
+nc -l -p %d -e /tmp/echo.sh &
 sleep 1
 echo NET-LISTENING
 wait
+# cat has ended, but what it wrote may still be on its way (an orphan
+# connection sending): power off only once it is delivered (the peer has
+# acknowledged our FIN: no longer ESTABLISHED, FIN_WAIT1, CLOSE_WAIT,
+# LAST_ACK or CLOSING), or QEMU's end would cut the echo short
+i=0
+while [ $i -lt 60 ] && grep -Eq ':%04X [0-9A-F]{8}:[0-9A-F]{4} 0[1489B] ' /proc/net/tcp; do
+  sleep 0.5; i=$((i+1))
+done
 echo ARP-BEGIN
 cat /proc/net/arp
 echo ARP-END
@@ -68,7 +78,7 @@ cat /proc/net/dev
 ifconfig eth0 netmask 255.255.255.0 up; echo "ROOT-SET[$?]"
 su -s /bin/sh nobody -c "ifconfig eth0 10.0.2.16" 2>&1; echo "USER-SET[$?]"
 echo CONF-BEGIN; ifconfig -a; ip addr 2>&1; echo CONF-END
-""" % (GUESTFWD_PORT, GUEST_PORT)
+""" % (GUESTFWD_PORT, GUEST_PORT, GUEST_PORT)
 
 
 def free_port():
