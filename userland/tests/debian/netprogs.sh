@@ -44,7 +44,8 @@ eqv redis/incr 20 "$(timeout 30 redis-cli -h 127.0.0.1 get n)"
 bench=$(timeout 120 redis-benchmark -h 127.0.0.1 -q -n 2000 -c 4 -t set,get 2>&1 | tr '\r' '\n')
 set_rps=$(echo "$bench" | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
 get_rps=$(echo "$bench" | sed -n 's/^GET: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
-check redis/benchmark test -n "$set_rps" -a -n "$get_rps"
+if [ -n "$set_rps" ] && [ -n "$get_rps" ]; then ok redis/benchmark
+else fail redis/benchmark "$(echo "$bench" | grep -v '^ *$' | tail -3 | tr '\n' '|')"; fi
 echo "figure redis-set-rps ${set_rps:-none}"
 echo "figure redis-get-rps ${get_rps:-none}"
 timeout 30 redis-cli -h 127.0.0.1 shutdown nosave > /dev/null 2>&1
