@@ -36,7 +36,13 @@ rx1=$(awk '$1 == "lo:" { print $3 }' /proc/net/dev)
 # nc: a listener, a line each way, and the listener in /proc/net/tcp.
 port=$((20000 + $$ % 20000))
 hexport=$(printf '%04X' $port)
-echo hello | nc -l -p $port > got 2>/dev/null &
+# Each side's line comes from a file, not a pipe: a file is readable at the
+# first select, so nc sends its line before it can read the other side's end
+# of file and exit (from a pipe, a slow echo let the client take the
+# server's "hello" and end of file first and quit without sending "world").
+echo hello > hello.txt
+echo world > world.txt
+nc -l -p $port < hello.txt > got 2>/dev/null &
 server=$!
 i=0
 # (the host's nc listens on IPv6's wildcard, which Linux lists in tcp6)
@@ -46,7 +52,7 @@ while [ $i -lt 50 ] && ! listening; do
 done
 ok "/proc/net/tcp lists the listener" listening
 ok "netstat -ltn lists it" test -n "$(netstat -ltn 2>/dev/null | grep ":$port ")"
-eq "nc client hears the server" hello "$(echo world | nc -w 5 127.0.0.1 $port)"
+eq "nc client hears the server" hello "$(nc -w 5 127.0.0.1 $port < world.txt)"
 wait $server
 eq "nc server's status" 0 "$?"
 eq "nc server hears the client" world "$(cat got)"
