@@ -523,6 +523,55 @@ static void test_tcp_linger(void)
 	close(p.l);
 }
 
+/* An accepted connection starts with its listener's socket options, as
+ * Linux's clone of the listening sock gives it: SO_LINGER, the timeouts,
+ * SO_KEEPALIVE and TCP's keepalive times, TCP_NODELAY. */
+static void test_tcp_accept_inherits(void)
+{
+	int l = CHECK_OK(listener());
+	struct linger lg = { 1, 7 };
+	struct timeval tv = { 3, 0 };
+	int on = 1, idle = 123;
+	CHECK_OK(setsockopt(l, SOL_SOCKET, SO_LINGER, &lg, sizeof lg));
+	CHECK_OK(setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv));
+	CHECK_OK(setsockopt(l, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv));
+	CHECK_OK(setsockopt(l, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on));
+	CHECK_OK(setsockopt(l, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle));
+	CHECK_OK(setsockopt(l, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on));
+	int c = CHECK_OK(connect_to(port_of(l)));
+	int a = CHECK_OK(accept(l, NULL, NULL));
+	struct linger got = { 0, 0 };
+	socklen_t len = sizeof got;
+	CHECK_OK(getsockopt(a, SOL_SOCKET, SO_LINGER, &got, &len));
+	CHECK(got.l_onoff != 0);
+	CHECK_EQ(got.l_linger, 7);
+	struct timeval t = { 0, 0 };
+	len = sizeof t;
+	CHECK_OK(getsockopt(a, SOL_SOCKET, SO_RCVTIMEO, &t, &len));
+	CHECK_EQ(t.tv_sec, 3);
+	len = sizeof t;
+	t.tv_sec = 0;
+	CHECK_OK(getsockopt(a, SOL_SOCKET, SO_SNDTIMEO, &t, &len));
+	CHECK_EQ(t.tv_sec, 3);
+	int v = 0;
+	len = sizeof v;
+	CHECK_OK(getsockopt(a, SOL_SOCKET, SO_KEEPALIVE, &v, &len));
+	CHECK(v != 0);
+	v = 0;
+	CHECK_OK(getsockopt(a, IPPROTO_TCP, TCP_KEEPIDLE, &v, &len));
+	CHECK_EQ(v, 123);
+	v = 0;
+	CHECK_OK(getsockopt(a, IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	CHECK(v != 0);
+	/* The connecting side's are its own: none of these. */
+	len = sizeof got;
+	CHECK_OK(getsockopt(c, SOL_SOCKET, SO_LINGER, &got, &len));
+	CHECK_EQ(got.l_onoff, 0);
+	close(a);
+	close(c);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -538,5 +587,6 @@ int main(int argc, char **argv)
 	test_tcp_epipe();
 	test_tcp_epoll();
 	test_tcp_linger();
+	test_tcp_accept_inherits();
 	return ut_done();
 }

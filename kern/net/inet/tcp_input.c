@@ -148,6 +148,28 @@ static void start_send_space(struct tcpcb *tp)
     tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
 }
 
+/* A passive connection starts with its listener's options, as Linux's
+ * clone of the listening sock (l's so_lock held; so is not yet seen). */
+static void inherit_options(struct socket *so, struct socket *l)
+{
+    const struct tcpcb *lt = sototcp(l);
+    struct tcpcb *tp = sototcp(so);
+    so->so_uid = l->so_uid;
+    so->so_gid = l->so_gid;
+    so->so_bools = l->so_bools;
+    so->so_sndbuf = l->so_sndbuf;
+    so->so_rcvbuf = l->so_rcvbuf;
+    so->so_sndtimeo = l->so_sndtimeo;
+    so->so_rcvtimeo = l->so_rcvtimeo;
+    so->so_priority = l->so_priority;
+    so->so_rcvlowat = l->so_rcvlowat;
+    so->so_linger = l->so_linger;
+    tp->nodelay = lt->nodelay;
+    tp->keepidle = lt->keepidle;
+    tp->keepintvl = lt->keepintvl;
+    tp->keepcnt = lt->keepcnt;
+}
+
 /* A SYN to listener l: a new connection in SYN_RECEIVED, its SYN-ACK
  * sent (l's so_lock held). */
 static void passive_open(struct socket *l, const struct seg *s)
@@ -160,14 +182,9 @@ static void passive_open(struct socket *l, const struct seg *s)
     struct socket *so;
     if (socket_create(&inet_sockops, SOCK_STREAM, IPPROTO_TCP, &so))
         return;
-    so->so_uid = l->so_uid;
-    so->so_gid = l->so_gid;
-    so->so_bools = l->so_bools;
-    so->so_sndbuf = l->so_sndbuf;
-    so->so_rcvbuf = l->so_rcvbuf;
+    inherit_options(so, l);
     struct inpcb *inp = sotoinp(so);
     struct tcpcb *tp = sototcp(so);
-    tp->nodelay = lt->nodelay;
     inp->inp_laddr = s->dst;
     inp->inp_lport = s->dport;
     inp->inp_faddr = s->src;
