@@ -41,11 +41,24 @@ eqv redis/get hello "$(timeout 30 redis-cli -h 127.0.0.1 get greeting)"
 timeout 30 redis-cli -h 127.0.0.1 del n > /dev/null
 for i in $(seq 1 20); do timeout 30 redis-cli -h 127.0.0.1 incr n > /dev/null; done
 eqv redis/incr 20 "$(timeout 30 redis-cli -h 127.0.0.1 get n)"
-bench=$(timeout 120 redis-benchmark -h 127.0.0.1 -q -n 2000 -c 4 -t set,get 2>&1 | tr '\r' '\n')
+# The benchmark runs in the background so that, should it not finish in
+# 120 s, the connections to redis are seen as they stand (local, remote,
+# state, send:receive queues) before it is stopped.
+redis-benchmark -h 127.0.0.1 -q -n 2000 -c 4 -t set,get > bench.out 2>&1 &
+bench_pid=$!
+conns=""
+for i in $(seq 1 600); do kill -0 $bench_pid 2> /dev/null || break; sleep 0.2; done
+if kill -0 $bench_pid 2> /dev/null; then
+	conns=$(awk '$2 ~ /:18EB$/ || $3 ~ /:18EB$/ { printf "%s>%s st%s q%s; ", $2, $3, $4, $5 }' /proc/net/tcp)
+	conns="still running after 120 s; tcp: $conns redis-server: $(cut -d' ' -f3 /proc/$redis/stat)"
+	kill $bench_pid
+fi
+wait $bench_pid 2> /dev/null
+bench=$(tr '\r' '\n' < bench.out)
 set_rps=$(echo "$bench" | sed -n 's/^SET: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
 get_rps=$(echo "$bench" | sed -n 's/^GET: \([0-9.]*\) requests per second.*/\1/p' | tail -1)
 if [ -n "$set_rps" ] && [ -n "$get_rps" ]; then ok redis/benchmark
-else fail redis/benchmark "$(echo "$bench" | grep -v '^ *$' | tail -3 | tr '\n' '|')"; fi
+else fail redis/benchmark "$(echo "$bench" | grep -v '^ *$' | tail -3 | tr '\n' '|') $conns"; fi
 echo "figure redis-set-rps ${set_rps:-none}"
 echo "figure redis-get-rps ${get_rps:-none}"
 timeout 30 redis-cli -h 127.0.0.1 shutdown nosave > /dev/null 2>&1
