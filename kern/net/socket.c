@@ -62,6 +62,72 @@ bool vn_is_socket(const struct vnode *vp)
 void socket_hold(struct socket *so) { VN_HOLD(&so->so_vn); }
 void socket_rele(struct socket *so) { VN_RELE(&so->so_vn); }
 
+bool socket_tryhold(struct socket *so)
+{
+    int32_t c = __atomic_load_n(&so->so_vn.v_count, __ATOMIC_ACQUIRE);
+    do {
+        if (c <= 0)
+            return false;
+    } while (!__atomic_compare_exchange_n(&so->so_vn.v_count, &c, c + 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+    return true;
+}
+
+/* ---- snapshots for /proc/net ---- */
+
+void sockvec_take(struct sockvec *sv, struct socket *so)
+{
+    if (sv->sv_n < 0)
+        return;
+    if (sv->sv_n < sv->sv_room) {
+        socket_hold(so);
+        sv->sv_v[sv->sv_n] = so;
+    }
+    sv->sv_n++;
+}
+
+void sockvec_take_live(struct sockvec *sv, struct socket *so)
+{
+    if (sv->sv_n < 0)
+        return;
+    if (sv->sv_n < sv->sv_room) {
+        if (!socket_tryhold(so))
+            return;
+        sv->sv_v[sv->sv_n] = so;
+    }
+    sv->sv_n++;
+}
+
+static void sockvec_drop(struct sockvec *sv)
+{
+    for (int i = 0; i < MIN(sv->sv_n, sv->sv_room); i++)
+        socket_rele(sv->sv_v[i]);
+}
+
+bool sockvec_again(struct sockvec *sv)
+{
+    if (sv->sv_n <= sv->sv_room)
+        return false;
+    sockvec_drop(sv);
+    kfree(sv->sv_v);
+    sv->sv_room = sv->sv_n + 8;
+    sv->sv_n = 0;
+    if (!(sv->sv_v = kmalloc((size_t)sv->sv_room * sizeof *sv->sv_v))) {
+        sv->sv_room = 0;
+        sv->sv_n = -1;
+        return false;
+    }
+    return true;
+}
+
+void sockvec_free(struct sockvec *sv)
+{
+    if (sv->sv_n > 0)
+        sockvec_drop(sv);
+    kfree(sv->sv_v);
+}
+
+
 int socket_create(const struct sockops *ops, int type, int protocol, struct socket **sop)
 {
     struct socket *so = kzalloc(sizeof *so);

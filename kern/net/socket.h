@@ -192,6 +192,23 @@ int socket_create(const struct sockops *ops, int type, int protocol, struct sock
 /* Drop a reference a family holds (a peer, a queued message's sender). */
 void socket_rele(struct socket *so);
 void socket_hold(struct socket *so);
+/* A reference unless the last one is already gone: false then. */
+bool socket_tryhold(struct socket *so);
+
+/* A snapshot of the sockets of a table, each held, for /proc/net: filled
+ * under the table's lock by sockvec_take (which counts what does not fit),
+ * then sockvec_again says whether to walk again with a larger array.
+ * sv_n is -1 when memory ran short.  sockvec_free lets them go. */
+struct sockvec {
+    struct socket **sv_v;
+    int sv_n, sv_room;
+};
+void sockvec_take(struct sockvec *sv, struct socket *so);
+/* As sockvec_take for a table that holds no reference: a socket whose
+ * last reference is gone (being destroyed) is left out. */
+void sockvec_take_live(struct sockvec *sv, struct socket *so);
+bool sockvec_again(struct sockvec *sv);
+void sockvec_free(struct sockvec *sv);
 /* The deadline for a wait of so (its SO_RCVTIMEO or SO_SNDTIMEO), or
  * UINT64_MAX for none. */
 uint64_t socket_deadline(uint64_t timeo_ns);

@@ -68,6 +68,39 @@ LOCK_CLASS(unix_names_lock_class, "unixname", LK_MUTEX_SLEEP);
 static struct mutex unix_names_lock;
 static struct unix_name *unix_names;        /* [n] */
 static uint32_t unix_autobind_next;         /* [n] */
+LOCK_CLASS(unix_all_lock_class, "unixall", LK_MUTEX_SLEEP);
+static struct mutex unix_all_lock;
+static struct unpcb *unix_all;              /* [A] */
+
+static void all_enter(struct unpcb *u)
+{
+    mutex_enter(&unix_all_lock);
+    u->u_allnext = unix_all;
+    if (unix_all)
+        unix_all->u_allprev = &u->u_allnext;
+    u->u_allprev = &unix_all;
+    unix_all = u;
+    mutex_exit(&unix_all_lock);
+}
+
+static void all_leave(struct unpcb *u)
+{
+    mutex_enter(&unix_all_lock);
+    *u->u_allprev = u->u_allnext;
+    if (u->u_allnext)
+        u->u_allnext->u_allprev = u->u_allprev;
+    mutex_exit(&unix_all_lock);
+}
+
+void unix_snapshot(struct sockvec *sv)
+{
+    do {
+        mutex_enter(&unix_all_lock);
+        for (struct unpcb *u = unix_all; u; u = u->u_allnext)
+            sockvec_take_live(sv, u->u_so);
+        mutex_exit(&unix_all_lock);
+    } while (sockvec_again(sv));
+}
 
 struct unix_cred unix_cred_now(bool effective)
 {
@@ -87,6 +120,7 @@ static int unix_attach(struct socket *so)
     u->u_rqtail = &u->u_rq;
     u->u_aqtail = &u->u_aq;
     so->so_pcb = u;
+    all_enter(u);
     return 0;
 }
 
@@ -591,6 +625,7 @@ static void unix_release(struct socket *so)
 static void unix_destroy(struct socket *so)
 {
     struct unpcb *u = sotounp(so);
+    all_leave(u);
     name_rele(u->u_name);
     kfree(u);
 }
@@ -714,5 +749,6 @@ const struct sockops unix_sockops = {
 void unix_init(void)
 {
     mutex_init(&unix_names_lock, &unix_names_lock_class, 0, "unixname");
+    mutex_init(&unix_all_lock, &unix_all_lock_class, 0, "unixall");
     unix_gc_init();
 }

@@ -77,6 +77,7 @@ struct unpcb {
     int u_inflight;                 /* [g] its file's references held by queued messages */
     struct unpcb *u_gcnext;         /* [g] the sockets with files in flight */
     struct socket *u_so;            /* [c] */
+    struct unpcb *u_allnext, **u_allprev;   /* [A] every AF_UNIX socket, for /proc/net/unix */
     long u_gcref;                   /* [g] the collector's count */
     bool u_gcdead;                  /* [g] */
 };
@@ -86,6 +87,11 @@ static inline struct unpcb *sotounp(struct socket *so) { return so->so_pcb; }
 /* The calling process's credentials, as SCM_CREDENTIALS sends them
  * (real ids) and SO_PEERCRED keeps them (effective ids). */
 struct unix_cred unix_cred_now(bool effective);
+
+/* unix.c: every AF_UNIX socket not being destroyed, held, into sv (empty
+ * at the call), for /proc/net/unix (kern/net/unix_proc.c). */
+struct sockvec;
+void unix_snapshot(struct sockvec *sv);
 
 /* unix_io.c */
 int64_t unix_send(struct socket *so, struct sockxfer *sx);

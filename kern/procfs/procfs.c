@@ -137,7 +137,8 @@ static const struct pfs_entry ipc_entries[] = {
     { "msg", PFS_IPCFILE, 0444, procfs_ipc_msg, NULL, NULL },
 };
 
-/* /proc/net: the network's tables (kern/net/inet/net_proc.c). */
+/* /proc/net: the network's tables (kern/net/inet/net_proc.c, and
+ * kern/net/unix_proc.c for unix). */
 static const struct pfs_entry net_entries[] = {
     { "dev", PFS_NETFILE, 0444, procfs_net_dev, NULL, NULL },
     { "route", PFS_NETFILE, 0444, procfs_net_route, NULL, NULL },
@@ -146,6 +147,7 @@ static const struct pfs_entry net_entries[] = {
     { "udplite", PFS_NETFILE, 0444, procfs_net_udplite, NULL, NULL },
     { "raw", PFS_NETFILE, 0444, procfs_net_raw, NULL, NULL },
     { "arp", PFS_NETFILE, 0444, procfs_net_arp, NULL, NULL },
+    { "unix", PFS_NETFILE, 0444, procfs_net_unix, NULL, NULL },
 };
 
 /* A process's entries, by index: the code names the ones it treats

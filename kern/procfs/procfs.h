@@ -51,6 +51,8 @@ int procfs_net_udp(struct sbuf *sb);
 int procfs_net_udplite(struct sbuf *sb);
 int procfs_net_raw(struct sbuf *sb);
 int procfs_net_arp(struct sbuf *sb);
+/* kern/net/unix_proc.c */
+int procfs_net_unix(struct sbuf *sb);
 int procfs_ipc_sem(struct sbuf *sb);
 int procfs_ipc_msg(struct sbuf *sb);
 

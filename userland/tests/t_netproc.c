@@ -5,7 +5,9 @@
  * SIOCGIFBRDADDR, an unknown interface), and /proc/net's tables: dev
  * (loopback's counters move with its traffic), udp (a bound socket with
  * its port, closed or connected state, its inode and the bytes waiting),
- * tcp (a listener, and a connection's two ends established) and raw.
+ * tcp (a listener, and a connection's two ends established), raw, and
+ * unix (a listener by path, its connection's two ends, an abstract
+ * datagram socket, a seqpacket pair; a closed socket's line gone).
  */
 #include "ut.h"
 
@@ -13,11 +15,13 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define GUARD_MS 10000
@@ -202,6 +206,91 @@ static void test_raw(void)
 	CHECK(!proc_line("raw", 253, 1, line, sizeof line));
 }
 
+/* The line of /proc/net/unix whose Inode column is ino, into line; 1 when
+ * found, -1 when the header is not Linux's. */
+static int unix_line(unsigned long ino, char *line, size_t room)
+{
+	FILE *f = fopen("/proc/net/unix", "r");
+	if (!f)
+		return 0;
+	int found = 0;
+	char col[64];
+	if (!fgets(line, (int)room, f) ||
+	    strcmp(line, "Num       RefCount Protocol Flags    Type St Inode Path\n") != 0)
+		found = -1;
+	while (!found && fgets(line, (int)room, f)) {
+		field(line, 6, col, sizeof col);
+		found = strtoul(col, NULL, 10) == ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Flags, Type, St and Path of fd's line, as one string ("?" when none). */
+static const char *unix_cols(int fd)
+{
+	static char out[300];
+	char line[256], c[4][64];
+	if (unix_line(ino_of(fd), line, sizeof line) != 1)
+		return "?";
+	field(line, 3, c[0], sizeof c[0]);
+	field(line, 4, c[1], sizeof c[1]);
+	field(line, 5, c[2], sizeof c[2]);
+	field(line, 7, c[3], sizeof c[3]);
+	snprintf(out, sizeof out, "%s %s %s %s", c[0], c[1], c[2], c[3]);
+	return out;
+}
+
+/* fd's columns are want (a failure shows both). */
+#define CHECK_COLS(fd, want)                                                  \
+	do {                                                                  \
+		const char *got_ = unix_cols(fd);                             \
+		ut_check(strcmp(got_, (want)) == 0, __FILE__, __LINE__,       \
+			 "/proc/net/unix of %s: '%s', want '%s'", #fd, got_, (want)); \
+	} while (0)
+
+static void test_unix(void)
+{
+	char line[256], want[160];
+	CHECK_EQ(unix_line(0, line, sizeof line), 0);     /* Linux's header, no inode 0 */
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof a.sun_path, "/tmp/t_netproc.%d", (int)getpid());
+	unlink(a.sun_path);
+	int l = CHECK_OK(socket(AF_UNIX, SOCK_STREAM, 0));
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 4));
+	snprintf(want, sizeof want, "00010000 0001 01 %s", a.sun_path);
+	CHECK_COLS(l, want);
+	int c = CHECK_OK(socket(AF_UNIX, SOCK_STREAM, 0));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK_COLS(c, "00000000 0001 03 ");
+	snprintf(want, sizeof want, "00000000 0001 03 %s", a.sun_path);
+	CHECK_COLS(s, want);     /* the accepted end shows the listener's name */
+	unsigned long lino = ino_of(l);
+	close(l);
+	CHECK_EQ(unix_line(lino, line, sizeof line), 0);
+	close(c);
+	close(s);
+	unlink(a.sun_path);
+
+	/* An abstract name: '@', then its bytes. */
+	struct sockaddr_un b = { .sun_family = AF_UNIX };
+	int n = snprintf(b.sun_path + 1, sizeof b.sun_path - 1, "tnp%d", (int)getpid());
+	int d = CHECK_OK(socket(AF_UNIX, SOCK_DGRAM, 0));
+	CHECK_OK(bind(d, (struct sockaddr *)&b, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)));
+	snprintf(want, sizeof want, "00000000 0002 01 @tnp%d", (int)getpid());
+	CHECK_COLS(d, want);
+	close(d);
+
+	int sv[2];
+	CHECK_OK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
+	CHECK_COLS(sv[0], "00000000 0005 03 ");
+	CHECK_COLS(sv[1], "00000000 0005 03 ");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -209,5 +298,6 @@ int main(int argc, char **argv)
 	test_dev_and_udp();
 	test_tcp();
 	test_raw();
+	test_unix();
 	return ut_done();
 }

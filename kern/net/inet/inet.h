@@ -212,17 +212,6 @@ void inpcb_remove(struct inpcb *inp);
 struct socket *inpcb_lookup(int proto, in_addr_t laddr, uint16_t lport, in_addr_t faddr,
                             uint16_t fport);
 
-/* A snapshot of the sockets of a table, each held, for /proc/net: filled
- * under the table's lock by sockvec_take (which counts what does not fit),
- * then sockvec_again says whether to walk again with a larger array.
- * sv_n is -1 when memory ran short.  sockvec_free lets them go. */
-struct sockvec {
-    struct socket **sv_v;
-    int sv_n, sv_room;
-};
-void sockvec_take(struct sockvec *sv, struct socket *so);
-bool sockvec_again(struct sockvec *sv);
-void sockvec_free(struct sockvec *sv);
 /* Every socket of proto in the table, into sv (empty at the call). */
 void inpcb_snapshot(int proto, struct sockvec *sv);
 

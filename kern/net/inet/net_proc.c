@@ -25,48 +25,6 @@
 #define TCP_LINE        149         /* and of tcp */
 #define IPPROTO_RAW_ALL (-1)        /* every raw socket, whatever its protocol */
 
-/* ---- snapshots ---- */
-
-void sockvec_take(struct sockvec *sv, struct socket *so)
-{
-    if (sv->sv_n < 0)
-        return;
-    if (sv->sv_n < sv->sv_room) {
-        socket_hold(so);
-        sv->sv_v[sv->sv_n] = so;
-    }
-    sv->sv_n++;
-}
-
-static void sockvec_drop(struct sockvec *sv)
-{
-    for (int i = 0; i < MIN(sv->sv_n, sv->sv_room); i++)
-        socket_rele(sv->sv_v[i]);
-}
-
-bool sockvec_again(struct sockvec *sv)
-{
-    if (sv->sv_n <= sv->sv_room)
-        return false;
-    sockvec_drop(sv);
-    kfree(sv->sv_v);
-    sv->sv_room = sv->sv_n + 8;
-    sv->sv_n = 0;
-    if (!(sv->sv_v = kmalloc((size_t)sv->sv_room * sizeof *sv->sv_v))) {
-        sv->sv_room = 0;
-        sv->sv_n = -1;
-        return false;
-    }
-    return true;
-}
-
-void sockvec_free(struct sockvec *sv)
-{
-    if (sv->sv_n > 0)
-        sockvec_drop(sv);
-    kfree(sv->sv_v);
-}
-
 /* ---- dev and route ---- */
 
 int procfs_net_dev(struct sbuf *sb)
