@@ -321,7 +321,8 @@ def write_times(path, job_times, wall):
         f.write("# make check's jobs and their measured seconds on a two-core host,\n"
                 "# written by tests/check.py --record-times (quiet host, nothing else\n"
                 "# running).  The scheduler starts the longest first; the budget is\n"
-                "# twice the wall time below.\n")
+                "# %.1f times the wall time below, between %d and %d minutes.\n"
+                % (BUDGET_FACTOR, BUDGET_MIN // 60, BUDGET_MAX // 60))
         f.write("# wall %d\n" % wall)
         for job, secs in sorted(job_times.items(), key=lambda t: -t[1]):
             f.write("%s %.1f\n" % (job, secs))
