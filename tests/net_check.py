@@ -16,8 +16,10 @@ a virtio-net eth0 on QEMU's user network (restrict=on, forwards from
   net/arp            /proc/net/arp shows 10.0.2.2 (the gateway, which
                      answers for slirp's network) resolved to slirp's MAC,
                      and the counters a reply received and nothing bad; a
-                     connection to 10.0.2.77, which nobody answers, fails,
-                     its held SYNs counted unresolved after three requests
+                     connection to 10.0.2.77, which nobody answers, fails
+                     with EHOSTUNREACH ("No route to host", the ICMP host
+                     unreachable the kernel sends itself), its held SYNs
+                     counted unresolved after three requests
   net/badip          a second boot with ip=10.0.2.300/24: a console line
                      says eth0 has no address, and the boot ends cleanly
   net/config         busybox ifconfig as root sets eth0's netmask and flags
@@ -56,7 +58,7 @@ GUEST_SCRIPT = """
 i=0; while [ $i -lt 20 ] && ! grep -q answer /tmp/reply 2>/dev/null; do sleep 1; i=$((i+1)); done
 echo "REPLY[$(cat /tmp/reply)]"; kill %%1 2>/dev/null
 if nc -w 5 10.0.2.2 9 </dev/null; then echo REFUSED[no]; else echo REFUSED[yes]; fi
-nc -w 5 10.0.2.77 80 </dev/null; echo "UNREACH[$?]"
+nc -w 20 10.0.2.77 80 </dev/null 2>/tmp/unreach.err; echo "UNREACH[$?][$(cat /tmp/unreach.err)]"
 printf '#!/bin/sh\ncat 2>/dev/console\necho "CAT-END[$?]" >/dev/console\n' > /tmp/echo.sh
 chmod +x /tmp/echo.sh
 nc -l -p %d -e /tmp/echo.sh &
@@ -208,6 +210,9 @@ def job_net(ctx):
         problems.append("10.0.2.77's packets not dropped after three requests: %r" % counts)
     if "UNREACH[0]" in out or "10.0.2.77 " in arp:
         problems.append("10.0.2.77 answered, or its entry stayed")
+    unreach = between(out, "UNREACH[", "\n")
+    if "No route to host" not in unreach:
+        problems.append("the connect to 10.0.2.77 did not fail with EHOSTUNREACH: %r" % unreach)
     ctx.results.add("net/arp", not problems, "; ".join(problems) + ": %r%s" % (arp[-400:], tail))
     ok = "REFUSED[yes]" in out
     ctx.results.add("net/refused", ok, "" if ok else "10.0.2.2:9 answered%s" % tail)

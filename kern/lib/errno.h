@@ -49,6 +49,7 @@
 #define ENOMSG          42
 #define EIDRM           43
 #define ENODATA         61      /* xattr: no such attribute */
+#define ENONET          64      /* ICMP: host isolated */
 #define EOVERFLOW       75
 #define ELIBBAD         80      /* exec: the program's interpreter is corrupt */
 #define ENOTSOCK        88      /* sockets (kern/net) */
@@ -68,6 +69,8 @@
 #define EISCONN         106
 #define ENOTCONN        107
 #define ECONNREFUSED    111
+#define EHOSTDOWN       112
+#define EHOSTUNREACH    113
 #define EALREADY        114
 #define EINPROGRESS     115
 #define ECONNRESET      104

@@ -17,8 +17,9 @@
  * destination, the oldest dropped first, hold_overflow), and a request is
  * broadcast.  The network thread's ARP timer sends the request again each
  * ARP_RETRY_NS, ARP_TRIES times in all; then the held packets are dropped
- * and counted in "unresolved" (EHOSTUNREACH in Linux's words: nothing
- * answered) and the entry goes.
+ * and counted in "unresolved", each first answered to its sender with
+ * ICMP "host unreachable" (ip_host_unreachable: a connect then fails with
+ * EHOSTUNREACH, as on Linux), and the entry goes.
  *
  * Input follows RFC 826's algorithm with Linux's rules for what is learnt
  * (arp_accept off): a frame that is not Ethernet/IPv4 (hardware type 1,
@@ -301,6 +302,8 @@ static void arp_tick(void *unused)
     spin_unlock(&arp_lock);
     if (arm)
         net_timer_arm(&arp_timer, uptime_ns() + ARP_RETRY_NS);
+    for (struct pkt *p = dead; p; p = p->p_next)
+        ip_host_unreachable(p);         /* the sender hears of it (EHOSTUNREACH) */
     free_list(dead, &arpstat.unresolved);
     for (int i = 0; i < nask; i++)
         send_arp(ask[i].ifp, ARP_REQUEST, (const uint8_t[ETH_ALEN]){ 0 }, ask[i].ip, bcast_mac);

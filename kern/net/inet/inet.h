@@ -245,6 +245,10 @@ int ip_output_raw(struct pkt *p, in_addr_t dst);
 uint16_t ip_new_id(void);
 /* The network thread: an IPv4 packet that came in. */
 void ip_input(struct pkt *p);
+/* p, a packet this machine sent, could not reach its next hop (ARP went
+ * unanswered): ICMP "host unreachable" goes back to its sender, this
+ * machine (the caller still frees p). */
+void ip_host_unreachable(struct pkt *p);
 
 /* ---- the transports ---- */
 
@@ -318,5 +322,11 @@ int tcp_keepalive_changed(struct socket *so);
 int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq);
 /* A segment came in (what is kept is copied; the caller frees p). */
 void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
+/* An ICMP error err came back for a segment of the connection src:sport
+ * -> dst:dport whose sequence number was seq: a connection being made
+ * fails with it; an established one keeps it to report should it time
+ * out (RFC 1122 4.2.3.9's soft error). */
+void tcp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport,
+                  uint32_t seq);
 
 #endif

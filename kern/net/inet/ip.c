@@ -1,6 +1,13 @@
 /*
  * IPv4 (RFC 791) and the part of ICMP (RFC 792) that the transports
- * need: echo replies and "port unreachable".
+ * need: echo replies, and "destination unreachable" both ways: sent for a
+ * port or protocol nobody takes, and taken, whoever sent it, to the
+ * socket whose datagram or segment it quotes, with Linux's errno for its
+ * code (icmp_err_convert).  A packet this machine could not deliver
+ * because its next hop never answered ARP comes back to its sender as
+ * "host unreachable" (ip_host_unreachable), as Linux's neighbour failure
+ * does, so a connect to a dead address fails with EHOSTUNREACH at once
+ * rather than retrying for minutes.
  *
  * The transports never keep an input packet: they copy what they queue,
  * and ip_input frees it.
@@ -29,8 +36,15 @@
 #define IP_OFFMASK      0x1fff
 #define ICMP_ECHOREPLY  0
 #define ICMP_UNREACH    3
+#define ICMP_UNREACH_HOST 1
 #define ICMP_UNREACH_PROTO 2
 #define ICMP_UNREACH_PORT 3
+#define ICMP_UNREACH_NEEDFRAG 4
+#define ICMP_UNREACH_LAST 15
+#define ICMP_SOURCEQUENCH 4
+#define ICMP_REDIRECT   5
+#define ICMP_TIMXCEED   11
+#define ICMP_PARAMPROB  12
 #define ICMP_ECHO       8
 #define ICMP_HDR_LEN    8
 
@@ -105,6 +119,8 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
 
 /* An ICMP message of type and code about the IP packet of len bytes at
  * ip: its header and 8 bytes of its data go back to its sender. */
+static size_t ip_header_ok(const struct pkt *p);
+
 static void icmp_error(const struct iphdr *ip, size_t len, int type, int code)
 {
     size_t quote = MIN(len, (size_t)((ip->ihl_version & 0xf) * 4 + 8));
@@ -134,18 +150,60 @@ static void icmp_echo(struct pkt *p, in_addr_t src, in_addr_t dst)
     ip_output(r, dst, src, IPPROTO_ICMP, IP_DEFAULT_TTL, 0);
 }
 
-/* An ICMP error about a datagram this machine sent: the quoted header
- * says which socket. */
-static void icmp_unreach(struct pkt *p)
+/* Linux's icmp_err_convert: the errno of each "destination unreachable"
+ * code, and whether it is hard (a connected UDP socket hears of it, a
+ * connection being made fails).  Fragmentation needed (4) and source
+ * route failed (5) are not errors a socket hears of here. */
+static const struct { int err; bool hard; } unreach_errno[ICMP_UNREACH_LAST + 1] = {
+    { ENETUNREACH, true }, { EHOSTUNREACH, true }, { ENOPROTOOPT, true },
+    { ECONNREFUSED, true }, { 0, false }, { 0, false }, { ENETUNREACH, true },
+    { EHOSTDOWN, true }, { ENONET, true }, { ENETUNREACH, true }, { EHOSTUNREACH, true },
+    { ENETUNREACH, false }, { EHOSTUNREACH, false }, { EHOSTUNREACH, true },
+    { EHOSTUNREACH, true }, { EHOSTUNREACH, true },
+};
+
+/* An ICMP "destination unreachable" about a packet this machine sent: the
+ * quoted header says which socket. */
+static void icmp_unreach(struct pkt *p, int code)
 {
+    if (code > ICMP_UNREACH_LAST || !unreach_errno[code].err)
+        return;
     if (p->p_len < ICMP_HDR_LEN + IP_HDR_LEN + 8)
         return;
     const struct iphdr *q = (const struct iphdr *)(p->p_data + ICMP_HDR_LEN);
-    const uint16_t *ports = (const uint16_t *)((const uint8_t *)q + (q->ihl_version & 0xf) * 4);
-    if ((q->ihl_version & 0xf) < 5 || p->p_len < ICMP_HDR_LEN + (q->ihl_version & 0xf) * 4u + 4)
+    size_t qhlen = (size_t)(q->ihl_version & 0xf) * 4;
+    if (qhlen < IP_HDR_LEN || p->p_len < ICMP_HDR_LEN + qhlen + 8)
         return;
-    if (q->proto == IPPROTO_UDP || q->proto == IPPROTO_UDPLITE)
-        udp_ctlinput(q->proto, ECONNREFUSED, q->src, ports[0], q->dst, ports[1]);
+    const uint8_t *t = (const uint8_t *)q + qhlen;
+    const uint16_t *ports = (const uint16_t *)t;
+    int err = unreach_errno[code].err;
+    bool hard = unreach_errno[code].hard;
+    if ((q->proto == IPPROTO_UDP || q->proto == IPPROTO_UDPLITE) && hard)
+        udp_ctlinput(q->proto, err, q->src, ports[0], q->dst, ports[1]);
+    else if (q->proto == IPPROTO_TCP) {
+        uint32_t seq;
+        memcpy(&seq, t + 4, 4);
+        tcp_ctlinput(err, q->src, ports[0], q->dst, ports[1], ntohl(seq));
+    }
+}
+
+/* Is this ICMP message an error (never answered with another)? */
+static bool icmp_is_error(int type)
+{
+    return type == ICMP_UNREACH || type == ICMP_SOURCEQUENCH || type == ICMP_REDIRECT ||
+           type == ICMP_TIMXCEED || type == ICMP_PARAMPROB;
+}
+
+void ip_host_unreachable(struct pkt *p)
+{
+    const struct iphdr *ip = (const struct iphdr *)p->p_data;
+    size_t hlen = ip_header_ok(p);
+    if (!hlen || !inet_local_addr(ip->src))
+        return;
+    if (ip->proto == IPPROTO_ICMP &&
+        (p->p_len < hlen + 1 || icmp_is_error(p->p_data[hlen])))
+        return;                     /* RFC 1122 3.2.2: no error about an error */
+    icmp_error(ip, ntohs(ip->len), ICMP_UNREACH, ICMP_UNREACH_HOST);
 }
 
 static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
@@ -155,8 +213,8 @@ static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
     const struct icmphdr *ic = (const struct icmphdr *)p->p_data;
     if (ic->type == ICMP_ECHO)
         icmp_echo(p, src, dst);
-    else if (ic->type == ICMP_UNREACH && ic->code == ICMP_UNREACH_PORT)
-        icmp_unreach(p);
+    else if (ic->type == ICMP_UNREACH)
+        icmp_unreach(p, ic->code);
 }
 
 /* The header checks RFC 1122 asks of a host: the header's length, or 0

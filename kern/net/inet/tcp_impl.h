@@ -82,6 +82,8 @@ struct tcpcb {
     uint32_t rtt_seq;               /* [s] */
     uint64_t rtt_start;             /* [s] */
     int rxtshift;                   /* [s] retransmissions in a row */
+    int t_softerr;                  /* [s] the last ICMP error heard while established (RFC
+                                     * 1122 4.2.3.9): reported if the connection times out */
     /* the buffers */
     struct tcp_ring snd, rcv;       /* [s] */
     bool fin_queued;                /* [s] the FIN follows the data in snd */

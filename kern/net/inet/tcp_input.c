@@ -22,7 +22,10 @@
  * recovery on three duplicate ACKs).  The window scale option (RFC 7323)
  * is offered and used when both SYNs carry it; timestamps and SACK are
  * not sent, and ignored when they come.  Every ACK is sent at once (no
- * delayed ACK).
+ * delayed ACK).  An ICMP "destination unreachable" that quotes a segment
+ * in flight (tcp_ctlinput) ends a connection still being made with its
+ * errno (EHOSTUNREACH, ECONNREFUSED ...); an established one keeps it as
+ * a soft error, reported instead of ETIMEDOUT if it times out.
  *
  * A connection outlives its socket's file: the table of control blocks
  * holds the socket until the connection reaches CLOSED (its FIN
@@ -411,6 +414,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
         }
         tp->rxtshift = 0;
         tp->dupacks = 0;
+        tp->t_softerr = 0;                  /* the path works after all */
         cc_ack(tp, acked, s->ack);
         tcp_rexmt_reset(tp);
         if (data)
@@ -564,6 +568,33 @@ void tcp_queue_accepted(struct tcpcb *tp)
             socket_rele(so);
     }
     socket_rele(l);
+}
+
+/* ---- ICMP errors ---- */
+
+void tcp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport,
+                  uint32_t seq)
+{
+    struct socket *so = inpcb_lookup(IPPROTO_TCP, src, sport, dst, dport);
+    if (!so)
+        return;
+    struct tcpcb *tp = sototcp(so);
+    struct inpcb *inp = sotoinp(so);
+    bool rele = false;
+    mutex_enter(&so->so_lock);
+    /* It must quote this connection and a sequence number in flight (RFC
+     * 5927's check against forged errors). */
+    bool ours = inp->inp_faddr == dst && inp->inp_fport == dport &&
+                SEQ_GEQ(seq, tp->snd_una) && SEQ_LEQ(seq, tp->snd_max);
+    bool live = ours && tp->t_state != TCPS_CLOSED && tp->t_state != TCPS_LISTEN;
+    if (live && (tp->t_state == TCPS_SYN_SENT || tp->t_state == TCPS_SYN_RECEIVED))
+        rele = tcp_close(tp, tp->t_listener ? 0 : err);
+    else if (live)
+        tp->t_softerr = err;
+    mutex_exit(&so->so_lock);
+    if (rele)
+        socket_rele(so);
+    socket_rele(so);
 }
 
 /* ---- the entry ---- */

@@ -201,7 +201,7 @@ static bool rexmt_timeout(struct tcpcb *tp)
 {
     int limit = syn_state(tp) ? RETRIES_SYN : RETRIES_DATA;
     if (++tp->rxtshift > limit)
-        return tcp_drop(tp, ETIMEDOUT);
+        return tcp_drop(tp, tp->t_softerr ? tp->t_softerr : ETIMEDOUT);
     tp->rto = MIN(tp->rto * 2, RTO_MAX);
     uint32_t flight = tp->snd_max - tp->snd_una;
     tp->ssthresh = MAX(flight / 2, 2 * tp->t_maxseg);
