@@ -7,7 +7,9 @@
  * ICMP_FILTER option; IP_HDRINCL (a caller-made header completed by the
  * kernel; IPPROTO_RAW sockets have it on; other sockets refuse it); a
  * copy of every UDP datagram for a raw UDP socket while UDP still gets
- * it; no "protocol unreachable" for a protocol a raw socket takes, one
+ * it; a UDP datagram sent as fragments, reassembled in any order, and
+ * never delivered when they overlap, leave a gap or pass 65535 bytes;
+ * no "protocol unreachable" for a protocol a raw socket takes, one
  * for a protocol nobody takes; connect, send's and bind's errors, and a
  * datagram cut short (MSG_TRUNC); TCP's keepalive probes, seen by a raw
  * TCP socket.  Needs root, as on Linux.
@@ -242,6 +244,138 @@ static void test_hdrincl(void)
 	close(udp);
 }
 
+/* ---- fragments, sent by hand through an IPPROTO_RAW socket ---- */
+
+#define FRAG_BYTES 3000     /* a datagram's UDP payload, cut in three */
+
+/* A whole UDP datagram from 127.0.0.1 to port, IP header and all, its
+ * payload a pattern from seed and its UDP checksum right: its length. */
+static size_t make_udp(uint8_t *buf, uint16_t port, uint16_t id, uint8_t seed)
+{
+	size_t ulen = 8 + FRAG_BYTES;
+	memset(buf, 0, 28);
+	struct iphdr *ip = (struct iphdr *)buf;
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->id = htons(id);
+	ip->protocol = IPPROTO_UDP;
+	ip->saddr = ip->daddr = htonl(INADDR_LOOPBACK);
+	uint8_t *u = buf + 20;
+	u[0] = 0x9c;                            /* source port 40000 */
+	u[1] = 0x40;
+	memcpy(u + 2, &(uint16_t){ htons(port) }, 2);
+	memcpy(u + 4, &(uint16_t){ htons((uint16_t)ulen) }, 2);
+	for (size_t i = 0; i < FRAG_BYTES; i++)
+		u[8 + i] = (uint8_t)(i * 7 + seed);
+	/* The pseudo-header (RFC 768) before the datagram, summed together. */
+	static uint8_t sum[12 + 8 + FRAG_BYTES];
+	memcpy(sum, &ip->saddr, 4);
+	memcpy(sum + 4, &ip->daddr, 4);
+	sum[8] = 0;
+	sum[9] = IPPROTO_UDP;
+	memcpy(sum + 10, u + 4, 2);
+	memcpy(sum + 12, u, ulen);
+	uint16_t c = cksum(sum, 12 + ulen);
+	memcpy(u + 6, &c, 2);
+	return 20 + ulen;
+}
+
+/* len bytes of dgram's IP payload from byte from, as the fragment at
+ * offset off. */
+static void send_piece(int rawp, const uint8_t *dgram, size_t from, size_t off, size_t len,
+		       int more)
+{
+	static uint8_t pkt[20 + 8 + FRAG_BYTES];
+	memcpy(pkt, dgram, 20);
+	memcpy(pkt + 20, dgram + 20 + from, len);
+	struct iphdr *ip = (struct iphdr *)pkt;
+	ip->frag_off = htons((uint16_t)((more ? IP_MF : 0) | (off / 8)));
+	ip->tot_len = htons((uint16_t)(20 + len));
+	struct sockaddr_in to = loopback();
+	CHECK_EQ(sendto(rawp, pkt, 20 + len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)(20 + len));
+}
+
+/* Bytes [off, off + len) of dgram's IP payload as one fragment. */
+static void send_frag(int rawp, const uint8_t *dgram, size_t off, size_t len, int more)
+{
+	send_piece(rawp, dgram, off, off, len, more);
+}
+
+/* Does one datagram of FRAG_BYTES with seed's pattern arrive at udp within
+ * ms (1), or nothing (0), or something else (-1)? */
+static int got_datagram(int udp, uint8_t seed, int ms)
+{
+	static uint8_t in[FRAG_BYTES + 16];
+	if (!readable(udp, ms))
+		return 0;
+	if (recv(udp, in, sizeof in, 0) != FRAG_BYTES)
+		return -1;
+	for (size_t i = 0; i < FRAG_BYTES; i++)
+		if (in[i] != (uint8_t)(i * 7 + seed))
+			return -1;
+	return 1;
+}
+
+/* Fragments are reassembled whatever their order, an exact copy of one
+ * is ignored; a datagram with overlapping fragments, a missing one or
+ * one past 65535 bytes never arrives, and later datagrams still do. */
+static void test_fragments(void)
+{
+	int rawp = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_RAW));
+	int udp = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in a = loopback();
+	socklen_t len = sizeof a;
+	CHECK_OK(bind(udp, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(getsockname(udp, (struct sockaddr *)&a, &len));
+	uint16_t port = ntohs(a.sin_port), id = (uint16_t)(getpid() * 8);
+	static uint8_t d[20 + 8 + FRAG_BYTES];
+	size_t total = make_udp(d, port, id, 1) - 20;       /* 3008: 1480 + 1480 + 48 */
+
+	send_frag(rawp, d, 0, 1480, 1);                     /* in order */
+	send_frag(rawp, d, 1480, 1480, 1);
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	CHECK_EQ(got_datagram(udp, 1, GUARD_MS), 1);
+
+	make_udp(d, port, ++id, 2);                         /* last first */
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	send_frag(rawp, d, 1480, 1480, 1);
+	send_frag(rawp, d, 0, 1480, 1);
+	CHECK_EQ(got_datagram(udp, 2, GUARD_MS), 1);
+
+	make_udp(d, port, ++id, 3);                         /* a copy of the middle */
+	send_frag(rawp, d, 0, 1480, 1);
+	send_frag(rawp, d, 1480, 1480, 1);
+	send_frag(rawp, d, 1480, 1480, 1);
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	CHECK_EQ(got_datagram(udp, 3, GUARD_MS), 1);
+	CHECK_EQ(got_datagram(udp, 3, QUIET_MS), 0);
+
+	make_udp(d, port, ++id, 4);                         /* overlapping by 8 bytes */
+	send_frag(rawp, d, 0, 1480, 1);
+	send_frag(rawp, d, 1472, 1488, 1);
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	CHECK_EQ(got_datagram(udp, 4, QUIET_MS), 0);
+
+	make_udp(d, port, ++id, 5);                         /* the middle missing */
+	send_frag(rawp, d, 0, 1480, 1);
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	CHECK_EQ(got_datagram(udp, 5, QUIET_MS), 0);
+
+	make_udp(d, port, ++id, 6);                         /* one ending past 65535 */
+	send_frag(rawp, d, 0, 1480, 1);
+	send_piece(rawp, d, 0, 65528, 16, 0);
+	CHECK_EQ(got_datagram(udp, 6, QUIET_MS), 0);
+
+	make_udp(d, port, ++id, 7);                         /* and all is still well */
+	send_frag(rawp, d, 1480, 1480, 1);
+	send_frag(rawp, d, 0, 1480, 1);
+	send_frag(rawp, d, 2960, total - 2960, 0);
+	CHECK_EQ(got_datagram(udp, 7, GUARD_MS), 1);
+	close(rawp);
+	close(udp);
+}
+
 static void test_udp_copy(void)
 {
 	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_UDP));
@@ -444,6 +578,7 @@ int main(int argc, char **argv)
 	test_echo();
 	test_filter();
 	test_hdrincl();
+	test_fragments();
 	test_udp_copy();
 	test_unreachable();
 	test_errors();

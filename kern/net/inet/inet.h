@@ -249,6 +249,14 @@ void ip_input(struct pkt *p);
  * unanswered): ICMP "host unreachable" goes back to its sender, this
  * machine (the caller still frees p). */
 void ip_host_unreachable(struct pkt *p);
+/* An ICMP error of type and code about the IPv4 packet of len bytes at
+ * ip: its header and 8 bytes of its data go back to its sender. */
+void icmp_send_error(const struct iphdr *ip, size_t len, int type, int code);
+/* ip_frag.c: p, a fragment whose header is hlen bytes (checked, p_len its
+ * total length), joins its datagram: the whole datagram once complete,
+ * else NULL (p held, or dropped). */
+struct pkt *ip_reassemble(struct pkt *p, size_t hlen);
+void ip_frag_init(void);
 
 /* ---- the transports ---- */
 

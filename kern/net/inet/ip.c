@@ -18,9 +18,8 @@
  * a destination that is ours), strips the header and calls the protocol.
  * A packet is never fragmented: loopback's MTU is the largest datagram,
  * and TCP's MSS follows the route's MTU (inet_path_mtu); a UDP datagram
- * larger than an Ethernet MTU is -EMSGSIZE.
- * Fragments that come in are dropped and counted; reassembly comes with
- * a device that can deliver them.
+ * larger than an Ethernet MTU is -EMSGSIZE.  Fragments that come in are
+ * reassembled (ip_frag.c) before anyone sees them.
  *
  * Every datagram for this machine is offered to the raw sockets of its
  * protocol (raw.c) before its own protocol takes it; a protocol the
@@ -57,7 +56,7 @@ struct icmphdr {
 /* What IPv4 counted, as Linux's /proc/net/snmp names it. */
 static struct {
     uint64_t in_receives, in_hdr_errors, in_addr_errors, in_unknown_protos;
-    uint64_t in_delivers, reasm_fails, out_requests, out_no_routes;
+    uint64_t in_delivers, out_requests, out_no_routes;
 } ipstat;
 
 static uint16_t ip_next_id;     /* [a] */
@@ -117,11 +116,9 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     return 0;
 }
 
-/* An ICMP message of type and code about the IP packet of len bytes at
- * ip: its header and 8 bytes of its data go back to its sender. */
 static size_t ip_header_ok(const struct pkt *p);
 
-static void icmp_error(const struct iphdr *ip, size_t len, int type, int code)
+void icmp_send_error(const struct iphdr *ip, size_t len, int type, int code)
 {
     size_t quote = MIN(len, (size_t)((ip->ihl_version & 0xf) * 4 + 8));
     struct pkt *r = pkt_alloc(ICMP_HDR_LEN + quote);
@@ -203,7 +200,7 @@ void ip_host_unreachable(struct pkt *p)
     if (ip->proto == IPPROTO_ICMP &&
         (p->p_len < hlen + 1 || icmp_is_error(p->p_data[hlen])))
         return;                     /* RFC 1122 3.2.2: no error about an error */
-    icmp_error(ip, ntohs(ip->len), ICMP_UNREACH, ICMP_UNREACH_HOST);
+    icmp_send_error(ip, ntohs(ip->len), ICMP_UNREACH, ICMP_UNREACH_HOST);
 }
 
 static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
@@ -248,26 +245,26 @@ void ip_input(struct pkt *p)
         pkt_free(p);
         return;
     }
+    p->p_len = ntohs(ip->len);      /* drop what a device padded after the packet */
     if (ntohs(ip->frag) & (IP_MF | IP_OFFMASK)) {
-        COUNT(reasm_fails);
-        pkt_free(p);
-        return;
+        if (!(p = ip_reassemble(p, hlen)))
+            return;                 /* held for the rest, or dropped */
+        ip = (const struct iphdr *)p->p_data;
     }
     int proto = ip->proto;
-    uint32_t total = ntohs(ip->len);
-    p->p_len = total;               /* drop what a device padded after the packet */
+    uint32_t total = p->p_len;
     bool raw = raw_input(p, hlen);
     pkt_pull(p, hlen);
     COUNT(in_delivers);
     if (proto == IPPROTO_TCP)
         tcp_input(p, src, dst);
     else if ((proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE) && !udp_input(p, src, dst, proto))
-        icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
+        icmp_send_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
     else if (proto == IPPROTO_ICMP)
         icmp_input(p, src, dst);
     else if (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE && !raw) {
         COUNT(in_unknown_protos);
-        icmp_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
+        icmp_send_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
     }
     pkt_free(p);
 }

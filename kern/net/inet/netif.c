@@ -517,6 +517,7 @@ void inet_init(void)
     mutex_init(&netif_cfg_lock, &netif_cfg_lock_class, 0, "netif_cfg");
     inpcb_init();
     raw_init();
+    ip_frag_init();
     if (!(netisr_thread = thread_create("netisr", netisr_main, NULL, AFFINITY_ALL)))
         panic("inet: no memory for the network thread");
     ether_init();
