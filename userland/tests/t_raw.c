@@ -11,8 +11,9 @@
  * never delivered when they overlap, leave a gap or pass 65535 bytes;
  * no "protocol unreachable" for a protocol a raw socket takes, one
  * for a protocol nobody takes; connect, send's and bind's errors, and a
- * datagram cut short (MSG_TRUNC); TCP's keepalive probes, seen by a raw
- * TCP socket.  Needs root, as on Linux.
+ * datagram cut short (MSG_TRUNC); TCP's keepalive probes and its delayed
+ * ACKs (an exchange of requests and answers sends no bare ACKs), seen by
+ * a raw TCP socket.  Needs root, as on Linux.
  */
 #include "ut.h"
 
@@ -527,6 +528,69 @@ static int probes_seen(int raw, uint16_t from_port, uint16_t to_port, int ms)
 	return n;
 }
 
+/* Segments of the connection between ports a and b waiting at raw: how
+ * many carry no data (bare ACKs), and how many in all, into *all. */
+static int bare_acks(int raw, uint16_t a, uint16_t b, int *all)
+{
+	uint8_t in[2048];
+	int bare = 0;
+	*all = 0;
+	while (readable(raw, 0)) {
+		ssize_t n = recv(raw, in, sizeof in, 0);
+		if (n < 40)
+			continue;
+		size_t hl = (size_t)(in[0] & 0xf) * 4;
+		uint16_t sp = (uint16_t)(in[hl] << 8 | in[hl + 1]);
+		uint16_t dp = (uint16_t)(in[hl + 2] << 8 | in[hl + 3]);
+		if (!((sp == a && dp == b) || (sp == b && dp == a)))
+			continue;
+		size_t thl = (size_t)(in[hl + 12] >> 4) * 4;
+		size_t ipl = (size_t)(in[2] << 8 | in[3]);
+		(*all)++;
+		bare += ipl == hl + thl;
+	}
+	return bare;
+}
+
+/* Delayed ACKs: once a connection is under way, a request answered at
+ * once carries the ACK of what it answers, both ways, so an exchange of
+ * requests and answers sends (almost) no bare ACKs. */
+static void test_delayed_ack(void)
+{
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(), me;
+	socklen_t len = sizeof a;
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 1));
+	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	len = sizeof me;
+	CHECK_OK(getsockname(c, (struct sockaddr *)&me, &len));
+	char buf[16];
+	int ok = 1;
+	for (int i = 0; i < 40 && ok; i++) {     /* past the first quick ACKs */
+		ok = write(c, "request.", 8) == 8 && readable(s, GUARD_MS) && read(s, buf, 8) == 8 &&
+		     write(s, "answer..", 8) == 8 && readable(c, GUARD_MS) && read(c, buf, 8) == 8;
+	}
+	CHECK(ok);
+	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
+	for (int i = 0; i < 20 && ok; i++) {
+		ok = write(c, "request.", 8) == 8 && readable(s, GUARD_MS) && read(s, buf, 8) == 8 &&
+		     write(s, "answer..", 8) == 8 && readable(c, GUARD_MS) && read(c, buf, 8) == 8;
+	}
+	CHECK(ok);
+	int all, bare = bare_acks(raw, ntohs(me.sin_port), ntohs(a.sin_port), &all);
+	CHECK(all >= 40);                       /* the 40 segments with data were seen */
+	ut_check(bare <= 4, __FILE__, __LINE__, "bare ACKs in 20 exchanges: %d of %d segments",
+		 bare, all);
+	close(raw);
+	close(c);
+	close(s);
+	close(l);
+}
+
 static void test_keepalive(void)
 {
 	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
@@ -579,6 +643,7 @@ int main(int argc, char **argv)
 	test_filter();
 	test_hdrincl();
 	test_fragments();
+	test_delayed_ack();
 	test_udp_copy();
 	test_unreachable();
 	test_errors();
