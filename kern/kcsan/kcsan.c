@@ -113,7 +113,7 @@ struct kcsan_cpu {
 
 static struct kcsan_cpu kcpu[MAX_CPUS];
 static uint64_t armed;                  /* [atomic] CPUs with a watchpoint armed */
-static bool kcsan_on;                   /* [boot] set by kcsan_init */
+bool kcsan_on;                          /* [boot] set by kcsan_init (kcsan_impl.h) */
 static long interval;                   /* [boot] kcsan_interval= */
 static uint64_t delay_cycles;           /* [boot] kcsan_delay= in TSC cycles */
 

@@ -14,4 +14,8 @@
  * address of the hook's call). */
 void kcsan_access(uintptr_t addr, size_t size, int flags, uintptr_t site);
 
+/* [boot] whether the detector runs: the hooks test it first, so that an
+ * instrumented access costs one call and one load under kcsan=off. */
+extern bool kcsan_on;
+
 #endif

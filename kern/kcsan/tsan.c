@@ -19,19 +19,27 @@
 
 #define SITE ((uintptr_t)__builtin_return_address(0))
 
+/* The step into the detector, taken only while it runs (kcsan_on). */
+static inline __attribute__((always_inline)) void access(void *p, size_t n, int flags,
+                                                         uintptr_t site)
+{
+    if (__builtin_expect(kcsan_on, 1))
+        kcsan_access((uintptr_t)p, n, flags, site);
+}
+
 /* ---- plain, unaligned and volatile loads and stores ---- */
 
 #define PLAIN(n) \
-    void __tsan_read##n(void *p) { kcsan_access((uintptr_t)p, n, 0, SITE); } \
-    void __tsan_write##n(void *p) { kcsan_access((uintptr_t)p, n, KC_WRITE, SITE); } \
-    void __tsan_unaligned_read##n(void *p) { kcsan_access((uintptr_t)p, n, 0, SITE); } \
-    void __tsan_unaligned_write##n(void *p) { kcsan_access((uintptr_t)p, n, KC_WRITE, SITE); } \
+    void __tsan_read##n(void *p) { access(p, n, 0, SITE); } \
+    void __tsan_write##n(void *p) { access(p, n, KC_WRITE, SITE); } \
+    void __tsan_unaligned_read##n(void *p) { access(p, n, 0, SITE); } \
+    void __tsan_unaligned_write##n(void *p) { access(p, n, KC_WRITE, SITE); } \
     void __tsan_volatile_read##n(void *p) { (void)p; } \
     void __tsan_volatile_write##n(void *p) \
-    { kcsan_access((uintptr_t)p, n, KC_WRITE | KC_MARKED, SITE); } \
+    { access(p, n, KC_WRITE | KC_MARKED, SITE); } \
     void __tsan_unaligned_volatile_read##n(void *p) { (void)p; } \
     void __tsan_unaligned_volatile_write##n(void *p) \
-    { kcsan_access((uintptr_t)p, n, KC_WRITE | KC_MARKED, SITE); }
+    { access(p, n, KC_WRITE | KC_MARKED, SITE); }
 
 #define DECLARE_PLAIN(n) \
     void __tsan_read##n(void *p); void __tsan_write##n(void *p); \
@@ -49,12 +57,12 @@ void __tsan_write_range(void *p, size_t n);
 
 void __tsan_read_range(void *p, size_t n)
 {
-    kcsan_access((uintptr_t)p, n, 0, SITE);
+    access(p, n, 0, SITE);
 }
 
 void __tsan_write_range(void *p, size_t n)
 {
-    kcsan_access((uintptr_t)p, n, KC_WRITE, SITE);
+    access(p, n, KC_WRITE, SITE);
 }
 
 /* ---- what the detector has no use for ---- */
@@ -70,7 +78,7 @@ void __tsan_func_exit(void) {}
 /* ---- atomics: done here, at sequential consistency ---- */
 
 #define SC __ATOMIC_SEQ_CST
-#define MARK_WRITE(p, n) kcsan_access((uintptr_t)(p), n, KC_WRITE | KC_MARKED, SITE)
+#define MARK_WRITE(p, n) access((void *)(p), n, KC_WRITE | KC_MARKED, SITE)
 
 #define RMW(n, t, op) \
     t __tsan_atomic##n##_##op(volatile t *p, t v, int mo); \
