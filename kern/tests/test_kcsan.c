@@ -1,8 +1,8 @@
 /*
  * The data-race detector's own test (make KCSAN=1, kern/kcsan/kcsan.c).
  *
- * kcsan_planted: CPU 1 stores to a word with plain stores and CPU 0 loads
- * it with plain loads, no lock between them: the detector must report the
+ * kcsan_planted: a thread on CPU 1 stores to a word with plain stores and
+ * one on CPU 0 loads it with plain loads, no lock between them: the detector must report the
  * race between the two functions that do it, racy_store and racy_load.
  * Then the same pair of accesses, each under one spin lock, runs three
  * times as long (at least a second) with watchpoints still being armed:
@@ -18,6 +18,7 @@
 #ifdef TEMPEST_KCSAN
 #include <kern/arch/smp.h>
 #include <kern/lock/spinlock.h>
+#include <kern/sched/thread.h>
 #include <drivers/platform/timer.h>
 
 LOCK_CLASS(test_kcsan_class, "test_kcsan", LK_SPIN);
@@ -25,8 +26,8 @@ LOCK_CLASS(test_kcsan_class, "test_kcsan", LK_SPIN);
 static long racy_word;          /* no lock, on purpose: the planted race */
 static long locked_word;        /* under locked_lock */
 static spinlock_t locked_lock;
-static int stop;                /* READ_ONCE/WRITE_ONCE: CPU 0 ends a phase */
-static int found;               /* [boot CPU] the planted race was reported */
+static int stop;                /* READ_ONCE/WRITE_ONCE: the test ends a phase */
+static int found;               /* the test's: the planted race was reported */
 
 /* noipa: no clone under another name, so each site lies in the function
  * whose address the test asks about. */
@@ -57,33 +58,51 @@ static SITE_FN long locked_load(void)
     return v;
 }
 
-/* CPU 0 loads, CPU 1 stores, until CPU 0 says stop: when the pair was
- * reported (want set) or at the deadline.  Returns the seconds taken. */
+/* One side of a phase: a kernel thread pinned to one CPU, storing or
+ * loading until the test says stop, yielding now and then so that the
+ * CPU's other threads run. */
+struct racer {
+    bool locked, store;
+};
+
+static void racer_body(void *arg)
+{
+    const struct racer *r = arg;
+    long sum = 0;
+    for (long n = 1; !READ_ONCE(stop); n++) {
+        if (r->store)
+            r->locked ? locked_store(n) : racy_store(n);
+        else
+            sum += r->locked ? locked_load() : racy_load();
+        if (!(n & 4095))
+            thread_yield();
+    }
+    (void)sum;
+}
+
+/* Run a phase: the loader on CPU 0 and the storer on CPU 1 until the pair
+ * is reported (want) or limit_ns passes.  Returns the nanoseconds taken,
+ * or 0 when a thread could not be made. */
 static uint64_t run_phase(bool locked, bool want, uint64_t limit_ns)
 {
-    int me = cpu_id();
-    uint64_t start = uptime_ns(), n = 0;
-    long sum = 0;
-    if (me == 0)
-        WRITE_ONCE(stop, 0);
-    ktest_barrier();
-    while (!READ_ONCE(stop)) {
-        n++;
-        if (me == 1)
-            locked ? locked_store((long)n) : racy_store((long)n);
-        else if (me == 0)
-            sum += locked ? locked_load() : racy_load();
-        if (me != 0 || (n & 1023))
-            continue;
-        bool done = uptime_ns() - start > limit_ns;
-        if (want && kcsan_pair_reported(racy_store, racy_load))
-            found = done = 1;
-        if (done)
-            WRITE_ONCE(stop, 1);
+    struct racer load = { locked, false }, store = { locked, true };
+    uint64_t start = uptime_ns();
+    WRITE_ONCE(stop, 0);
+    struct thread *t0 = thread_create("kcsan_load", racer_body, &load, 1UL << 0);
+    struct thread *t1 = thread_create("kcsan_store", racer_body, &store, 1UL << 1);
+    while (t0 && t1 && uptime_ns() - start < limit_ns) {
+        if (want && kcsan_pair_reported(racy_store, racy_load)) {
+            found = 1;
+            break;
+        }
+        thread_yield();
     }
-    ktest_barrier();
-    (void)sum;
-    return uptime_ns() - start;
+    WRITE_ONCE(stop, 1);
+    if (t0)
+        thread_join(t0);
+    if (t1)
+        thread_join(t1);
+    return t0 && t1 ? uptime_ns() - start : 0;
 }
 
 /* Whether any race was reported on the locked pair, either side alone. */
@@ -96,7 +115,7 @@ static bool locked_reported(void)
 }
 #endif
 
-KTEST_ALL_CPUS(kcsan_planted)
+KTEST(kcsan_planted)
 {
 #ifndef TEMPEST_KCSAN
     KT_SKIP("not a KCSAN=1 kernel (make KCSAN=1)");
@@ -105,24 +124,20 @@ KTEST_ALL_CPUS(kcsan_planted)
         KT_SKIP("kcsan=off");
     if (ncpus_online < 2)
         KT_SKIP("one cpu: no race to plant");
-    if (cpu_id() == 0) {
-        spin_init(&locked_lock, &test_kcsan_class);
-        found = 0;
-    }
-    uint64_t took = run_phase(false, true, 20 * 1000000000ULL);
-    uint64_t limit = MAX(3 * took, 1000000000ULL);
+    spin_init(&locked_lock, &test_kcsan_class);
+    found = 0;
+    uint64_t took = run_phase(false, true, 20 * 1000000000ULL), locked = 0;
     struct kcsan_totals t0, t1;
-    if (cpu_id() == 0)
-        kcsan_totals(&t0);
-    run_phase(true, false, MIN(limit, 10 * 1000000000ULL));
-    if (cpu_id() != 0)
-        return 0;
+    kcsan_totals(&t0);
+    if (took)
+        locked = run_phase(true, false, MIN(MAX(3 * took, 1000000000ULL), 10 * 1000000000ULL));
     kcsan_totals(&t1);
+    spin_destroy(&locked_lock);
+    KT_ASSERT(took && locked);
     KT_ASSERT(found);
     KT_ASSERT(kcsan_pair_reported(racy_store, racy_load));
     KT_ASSERT(t1.watched > t0.watched);         /* the detector kept watching */
     KT_ASSERT(!locked_reported());
-    spin_destroy(&locked_lock);
     return 0;
 #endif
 }
