@@ -250,8 +250,7 @@ static bool overlaps(uintptr_t a, size_t an, uintptr_t b, size_t bn)
 }
 
 /* Claim CPU c's watchpoint for this access if the two conflict. */
-static void try_claim(struct kcsan_cpu *kc, int c, uintptr_t addr, size_t size, int flags,
-                      uintptr_t site)
+static void try_claim(int c, uintptr_t addr, size_t size, int flags, uintptr_t site)
 {
     struct kcsan_watch *w = &kcpu[c].watch;
     uint64_t s = __atomic_load_n(&w->state, __ATOMIC_ACQUIRE);
@@ -259,14 +258,20 @@ static void try_claim(struct kcsan_cpu *kc, int c, uintptr_t addr, size_t size, 
         return;
     if (!overlaps(w->me.addr, w->me.size, addr, size) || !((w->me.flags | flags) & KC_WRITE))
         return;
+    /* Interrupts off from the claim to W_HIT: the owner waits for it with
+     * its own off, so this thread must not be switched out meanwhile. */
+    uint64_t f = intr_save();
     if (!__atomic_compare_exchange_n(&w->state, &s, s | W_CLAIMED, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))
+                                     __ATOMIC_RELAXED)) {
+        intr_restore(f);
         return;
+    }
     note_access(&w->other, addr, size, flags, site);
     note_held(&w->other);
     note_stack(&w->other, (uintptr_t)__builtin_frame_address(0));
     __atomic_store_n(&w->state, (s & ~3ULL) | W_HIT, __ATOMIC_RELEASE);
-    kc->hits++;
+    kcpu[this_cpu()->id].hits++;
+    intr_restore(f);
 }
 
 static void check_watches(struct kcsan_cpu *kc, uintptr_t addr, size_t size, int flags,
@@ -277,7 +282,7 @@ static void check_watches(struct kcsan_cpu *kc, uintptr_t addr, size_t size, int
     while (set) {
         int c = __builtin_ctzll(set);
         set &= set - 1;
-        try_claim(kc, c, addr, size, flags, site);
+        try_claim(c, addr, size, flags, site);
     }
 }
 
