@@ -21,7 +21,7 @@
 #   make flip         byte-flipped images mounted and walked (IMAGES=, FS=)
 #   make soak         a multi-user load for DURATION= seconds, then leak checks (USERS=)
 #   make bootbench    boot phases (firmware+loader, kernel, init, command) of Tempest and Linux
-#   make clean        remove build/ (or build/up/ with UP=1)
+#   make clean        remove build/ (or build/up/ with UP=1, build/kcsan/ with KCSAN=1)
 #   make help         this list
 #
 # Variables:
@@ -41,6 +41,7 @@
 #                     10.0.2.15/24, gateway 10.0.2.2 (docs/running.md)
 #   FWD='H:G ...'     make run NET=user: TCP forwards from host 127.0.0.1:H to guest port G
 #   UP=1              the uniprocessor build into build/up/ (make UP=1 boot|run too)
+#   KCSAN=1           the data-race detector's build into build/kcsan/ (make KCSAN=1 boot|run too)
 #   SWEEP=FILE        make bench: run the sweep in FILE (bench/sweeps/) and report
 #   POINTS='...'      make bench: an ad hoc sweep on one line, lines separated by ';'
 #   OUT=DIR           make bench: the results directory (default build/sweeps/NAME)
@@ -87,16 +88,40 @@ KCFLAGS  += -DTEMPEST_UP
 export TEMPEST_KERNEL := $(abspath $(BUILD))/kernel.elf
 endif
 
+# make KCSAN=1: the data-race detector (kern/kcsan/kcsan.c, docs/kcsan.md).
+# Every file but those KCSAN_SKIP names is compiled with GCC's thread
+# sanitizer, whose calls kern/kcsan/ answers; the skipped ones are the
+# detector itself, the boot and arch code (what runs before the per-CPU
+# data, the console and the panic path), the spin lock primitives and what
+# a report prints with.  Its objects, kernel.elf and ISO go to build/kcsan/,
+# and make KCSAN=1 boot|run boots that kernel.  Without KCSAN=1 kern/kcsan/
+# is not compiled at all and TSAN_FLAGS is empty: the plain kernel is the
+# same as before, byte for byte.
+TSAN_FLAGS :=
+KCSAN_SKIP := boot/% kern/arch/% kern/main.c kern/kcsan/% kern/lock/spinlock.c \
+              kern/lock/pvspin.c kern/lib/string.c kern/lib/vsnprintf.c kern/lib/ksyms.c \
+              drivers/platform/serial.c drivers/platform/vga.c
+ifeq ($(KCSAN),1)
+ifeq ($(UP),1)
+$(error KCSAN=1 and UP=1 together are not a build; the detector needs two CPUs)
+endif
+BUILD    := build/kcsan
+KCFLAGS  += -DTEMPEST_KCSAN
+TSAN_FLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
+              --param tsan-instrument-func-entry-exit=0 -Wno-tsan
+export TEMPEST_KERNEL := $(abspath $(BUILD))/kernel.elf
+endif
+
 KLDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld
 
 KDIRS   := boot kern drivers
-CSRCS   := $(shell find $(KDIRS) -name '*.c' | sort)
+CSRCS   := $(filter-out $(if $(filter 1,$(KCSAN)),,kern/kcsan/%),$(shell find $(KDIRS) -name '*.c' | sort))
 ASRCS   := $(shell find $(KDIRS) -name '*.asm' | sort)
 KOBJS   := $(CSRCS:%.c=$(BUILD)/%.o) $(ASRCS:%.asm=$(BUILD)/%.asm.o)
 DEPS_OK := $(HOSTBUILD)/.deps-ok
 
 .PHONY: all deps run boot bochs debug check check-long tools clean bench linux-run userland fuzz crash flip soak upkernel help bootbench
-all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP)),,compile_commands.json)
+all: $(BUILD)/kernel.elf $(BUILD)/tempest.iso $(if $(filter 1,$(UP) $(KCSAN)),,compile_commands.json)
 
 deps: $(DEPS_OK)
 $(DEPS_OK): tools/install-deps.sh
@@ -110,7 +135,7 @@ Q := $(if $(V),,@)
 $(BUILD)/%.o: %.c $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(KCFLAGS) $(if $(filter $(KCSAN_SKIP),$<),,$(TSAN_FLAGS)) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.asm.o: %.asm $(DEPS_OK)
 	@mkdir -p $(dir $@)

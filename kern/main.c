@@ -59,6 +59,9 @@
 #include <kern/procfs/procfs.h>
 #include <drivers/tty/tty.h>
 #include <kern/pty/pty.h>
+#ifdef TEMPEST_KCSAN
+#include <kern/kcsan/kcsan.h>
+#endif
 
 /* ---- the application processors ---- */
 
@@ -324,6 +327,9 @@ void kmain(uint32_t magic, uint32_t info)
 
     options_validate(&opts, ncpus);
     options_print(&opts);
+#ifdef TEMPEST_KCSAN
+    kcsan_init();               /* KCSAN=1: the data-race detector starts watching */
+#endif
     lock_init();
     start_lockstat_tables();
     sleepq_init();

@@ -116,6 +116,10 @@ The jobs:
                      socket, psql queries with known answers, pgbench -i
                      and a pgbench run, inside Tempest and on the Linux
                      peer (tests/postgres_check.py; -s 4, -T 30 with --long)
+  kcsan/default      make KCSAN=1, the data-race detector: the planted race
+                     of ktest kcsan_planted reported with both sites, the
+                     locked pair never, /proc/kcsan's counts, and a few
+                     user tests passing under it (tests/kcsan_check.py)
   debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
                      over loopback, inside Tempest and on the Linux peer
                      (tests/netprogs_check.py)
@@ -141,7 +145,8 @@ context and budget, FAIL reasons, the condensed thread dump), boot_check.py
 in-kernel suite, witness, kbench/locks), fs_check.py (root images, fs/...,
 kbench/fs), user_check.py and tty_check.py (user space inside Tempest) and
 host_check.py (unit, s5tools, source, user/host, the Linux peer),
-run_check.py (make run itself: its failures, output and ROOT=); this file
+run_check.py (make run itself: its failures, output and ROOT=),
+kcsan_check.py (the data-race detector's build); this file
 orders them (all_jobs) and runs them.
 
 Each boot's console, emulator log and command line are kept under
@@ -182,6 +187,7 @@ import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
 import macro_check  # noqa: E402
 import net_check  # noqa: E402
+import kcsan_check  # noqa: E402
 
 
 # The user tests under clustering (issue 20): hector, 4 clusters of 4.
@@ -255,6 +261,7 @@ def all_jobs():
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
     jobs += [("upbuild/ktest", papers_check.job_upbuild), ("alloc/default", papers_check.job_alloc)]
+    jobs += [("kcsan/default", kcsan_check.job_kcsan)]
     return jobs
 
 

@@ -68,6 +68,13 @@ static const struct option_desc option_table[] = {
     CHOICE("alloc", alloc, alloc_names, ALLOC_LOCAL),
     BOOL("pvspin", pvspin, 0),
     STRING("ip", ip),
+#ifdef TEMPEST_KCSAN
+    BOOL("kcsan", kcsan, 1),
+    { "kcsan_interval", OPT_COUNT, offsetof(struct options, kcsan_interval), 0, NULL,
+      KCSAN_INTERVAL_DEFAULT },
+    { "kcsan_delay", OPT_COUNT, offsetof(struct options, kcsan_delay), 0, NULL,
+      KCSAN_DELAY_DEFAULT },
+#endif
 };
 
 static int *int_field(struct options *o, const struct option_desc *d)
@@ -254,15 +261,42 @@ int options_parse(struct options *o, const char *cmdline)
     return problems;
 }
 
+#ifdef TEMPEST_KCSAN
+/* kcsan_interval=all and kcsan_delay= past its bound are bad values too. */
+static int validate_kcsan(struct options *o)
+{
+    int problems = 0;
+    if (o->kcsan_interval == 0) {
+        report("options: bad value 'all' for kcsan_interval=, using %d\n", KCSAN_INTERVAL_DEFAULT);
+        o->kcsan_interval = KCSAN_INTERVAL_DEFAULT;
+        problems++;
+    }
+    if (o->kcsan_delay == 0 || o->kcsan_delay > KCSAN_DELAY_MAX) {
+        char given[16];
+        snprintf(given, sizeof given, o->kcsan_delay ? "%d" : "all", o->kcsan_delay);
+        report("options: bad value '%s' for kcsan_delay= (1 to %d), using %d\n",
+               given, KCSAN_DELAY_MAX, KCSAN_DELAY_DEFAULT);
+        o->kcsan_delay = KCSAN_DELAY_DEFAULT;
+        problems++;
+    }
+    return problems;
+}
+#endif
+
 int options_validate(struct options *o, int ncpus)
 {
+#ifdef TEMPEST_KCSAN
+    int kcsan_problems = validate_kcsan(o);
+#else
+    const int kcsan_problems = 0;
+#endif
     if (o->cluster > ncpus) {
         report("options: bad value '%d' for cluster= (this machine has %d cpus), using node\n",
                 o->cluster, ncpus);
         o->cluster = 0;
-        return 1;
+        return kcsan_problems + 1;
     }
-    return 0;
+    return kcsan_problems;
 }
 
 int options_format(const struct options *o, char *buf, size_t n)

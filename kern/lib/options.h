@@ -26,6 +26,14 @@ enum crash_kind { CRASH_NONE, CRASH_PAGEFAULT, CRASH_DIVIDE, CRASH_PANIC, CRASH_
  * (that, and every write(2) of a regular file as O_SYNC). */
 enum { SYNCWRITES_OFF, SYNCWRITES_ON, SYNCWRITES_DATA };
 
+#ifdef TEMPEST_KCSAN
+/* kcsan_interval= and kcsan_delay= (microseconds): defaults and the
+ * largest accepted (a watch keeps interrupts off for its delay). */
+#define KCSAN_INTERVAL_DEFAULT 2000
+#define KCSAN_DELAY_DEFAULT    20
+#define KCSAN_DELAY_MAX        1000
+#endif
+
 struct options {
     int lock;           /* enum lock_algo */
     int cache;          /* enum cache_model */
@@ -56,6 +64,12 @@ struct options {
                          * are kicked (kern/lock/pvspin.c) */
     char ip[48];        /* eth0's static address: "A.B.C.D/PREFIX[,GATEWAY]"
                          * (kern/net/inet/ether.c); "" none */
+#ifdef TEMPEST_KCSAN
+    /* The data-race detector's (kern/kcsan/kcsan.c), in a KCSAN=1 kernel only. */
+    int kcsan;          /* bool: watch (default on) */
+    int kcsan_interval; /* one plain access in this many per CPU is watched */
+    int kcsan_delay;    /* microseconds a watchpoint stays armed */
+#endif
 };
 
 extern struct options opts;

@@ -38,6 +38,21 @@ typedef uint64_t vaddr_t;
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define barrier()        __asm__ volatile("" ::: "memory")
 
+/*
+ * data_race(expr): expr's value, read racily on purpose (a statistic, a
+ * hint re-checked under its lock).  The comment beside it says why.  In a
+ * KCSAN=1 kernel the detector ignores the accesses expr makes
+ * (kern/kcsan/kcsan.c); otherwise it is expr itself.
+ */
+#ifdef TEMPEST_KCSAN
+uint64_t kcsan_quiet_begin(void);
+void kcsan_quiet_end(uint64_t saved);
+#define data_race(expr) ({ uint64_t __kq = kcsan_quiet_begin(); \
+                           __auto_type __kv = (expr); kcsan_quiet_end(__kq); __kv; })
+#else
+#define data_race(expr) (expr)
+#endif
+
 /* Physical <-> direct-map virtual conversions. */
 static inline void *phys_to_virt(paddr_t pa) { return (void *)(pa + DIRECT_MAP); }
 static inline paddr_t virt_to_phys(const void *va)

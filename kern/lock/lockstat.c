@@ -519,9 +519,13 @@ void lockstat_report_classes(const char *tag, bool (*wanted)(const char *name))
 }
 
 /* Whether a is more contended than b: more misses, then more hits. */
+/* The counts are the holders' (racy reads, struct lock_instance): each is
+ * read once, marked, so that one comparison sees one value of it (make
+ * KCSAN=1 saw them change under lockstat_snapshot). */
 static bool more_contended(const struct lock_instance *a, const struct lock_instance *b)
 {
-    return a->misses != b->misses ? a->misses > b->misses : a->hits > b->hits;
+    uint64_t am = READ_ONCE(a->misses), bm = READ_ONCE(b->misses);
+    return am != bm ? am > bm : READ_ONCE(a->hits) > READ_ONCE(b->hits);
 }
 
 /* The (up to) LOCKSTAT_TOPN most contended instances of c into top[],

@@ -77,9 +77,11 @@ static const void *mutex_chan(const struct mutex *m)
     return &m->waiters;
 }
 
+/* Under ilk, or (busy_for_exclusive) a waiter's lockless peek that the
+ * interlock then re-checks: hence the marked reads. */
 static bool free_for_exclusive(const struct mutex *m)
 {
-    return m->owner == NULL && m->readers == 0;
+    return READ_ONCE(m->owner) == NULL && READ_ONCE(m->readers) == 0;
 }
 
 static bool busy_for_exclusive(const void *m)
@@ -197,7 +199,7 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
     }
     if (misses)
         m->writers_waiting--;
-    m->owner = me;
+    WRITE_ONCE(m->owner, me);
     m->depth = 1;
     rawlock_release(&m->ilk);
     push_held(m, site, misses, 0);
@@ -206,7 +208,7 @@ static void enter_exclusive(struct mutex *m, uintptr_t site, bool check_order)
 
 void mutex_enter(struct mutex *m)
 {
-    if (m->owner == curthread()) {
+    if (READ_ONCE(m->owner) == curthread()) {
         m->depth++;
         return;
     }
@@ -216,14 +218,14 @@ void mutex_enter(struct mutex *m)
 bool mutex_tryenter(struct mutex *m)
 {
     struct thread *me = curthread();
-    if (m->owner == me) {
+    if (READ_ONCE(m->owner) == me) {
         m->depth++;
         return true;
     }
     rawlock_acquire(&m->ilk);
     bool got = free_for_exclusive(m);
     if (got) {
-        m->owner = me;
+        WRITE_ONCE(m->owner, me);
         m->depth = 1;
     }
     rawlock_release(&m->ilk);
@@ -263,7 +265,7 @@ void mutex_enter_shared(struct mutex *m)
     struct thread *me = curthread();
     if (!(m->flags & MUTEX_SHARED))
         panic("mutex_enter_shared: %s is not a shared mutex", m->inst.cls->name);
-    if (m->owner == me) {
+    if (READ_ONCE(m->owner) == me) {
         m->depth++;             /* exclusive holders just nest */
         return;
     }
@@ -283,7 +285,7 @@ void release_entry(struct mutex *m, const struct held_lock *e)
         m->readers--;
         wake = m->readers == 0 && m->waiters;
     } else {
-        m->owner = NULL;
+        WRITE_ONCE(m->owner, NULL);
         m->depth = 0;
         wake = m->waiters != 0;
     }
@@ -296,7 +298,7 @@ void release_entry(struct mutex *m, const struct held_lock *e)
 void mutex_exit(struct mutex *m)
 {
     struct thread *me = curthread();
-    if (m->owner == me && m->depth > 1) {
+    if (READ_ONCE(m->owner) == me && m->depth > 1) {
         m->depth--;
         return;
     }
@@ -308,7 +310,7 @@ void mutex_exit(struct mutex *m)
 
 bool mutex_owned(const struct mutex *m)
 {
-    return m->owner == curthread();
+    return READ_ONCE(m->owner) == curthread();
 }
 
 uint32_t mutex_depth(const struct mutex *m)

@@ -29,7 +29,9 @@ struct thread;
 
 struct mutex {
     rawlock_t ilk;              /* interlock for the fields below; a leaf */
-    struct thread *owner;       /* [ilk] exclusive holder, or NULL */
+    struct thread *owner;       /* [ilk] exclusive holder, or NULL; stored with WRITE_ONCE, as
+                                   the holder's nesting check and a spinning waiter
+                                   read it without ilk (READ_ONCE) */
     uint32_t depth;             /* [owner] recursion depth */
     uint32_t readers;           /* [ilk] shared holders */
     uint32_t waiters;           /* [ilk] threads asleep on the mutex (or halted

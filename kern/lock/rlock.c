@@ -98,8 +98,8 @@ void rlock_acquire(struct rlock *rl)
         sleep_on(&rl->wanted);
         rl->wanted--;
     }
-    rl->locked = 1;
-    rl->holder = curthread();
+    WRITE_ONCE(rl->locked, 1);
+    WRITE_ONCE(rl->holder, curthread());
     mutex_exit(&rl->m);
     keep_push(rl, &rl->inst, site, misses, 0);
     lockstat_note_acquired(&rl->inst, misses, false, site, &w);
@@ -110,8 +110,8 @@ bool rlock_tryacquire(struct rlock *rl)
     mutex_enter(&rl->m);
     bool got = !rl->locked;
     if (got) {
-        rl->locked = 1;
-        rl->holder = curthread();
+        WRITE_ONCE(rl->locked, 1);
+        WRITE_ONCE(rl->holder, curthread());
     }
     mutex_exit(&rl->m);
     if (got) {
@@ -124,21 +124,24 @@ bool rlock_tryacquire(struct rlock *rl)
 
 void rlock_release(struct rlock *rl)
 {
-    if (rl->holder != curthread())
+    if (READ_ONCE(rl->holder) != curthread())
         panic("rlock_release: %s not held by this thread", rl->inst.cls->name);
     keep_pop(rl, &rl->inst);
     mutex_enter(&rl->m);
-    rl->locked = 0;
-    rl->holder = NULL;
+    WRITE_ONCE(rl->locked, 0);
+    WRITE_ONCE(rl->holder, NULL);
     bool waiters = rl->wanted > 0;
     if (waiters)
         wake_for_release(&rl->wanted);
     mutex_exit(&rl->m);
 }
 
+/* Without m: only this thread makes holder itself or stops it being so,
+ * so the answer about itself is exact even while other threads take and
+ * release the lock (make KCSAN=1 reported the unmarked reads). */
 bool rlock_held(struct rlock *rl)
 {
-    return rl->locked && rl->holder == curthread();
+    return READ_ONCE(rl->locked) && READ_ONCE(rl->holder) == curthread();
 }
 
 /* ---- reader/writer locks ---- */

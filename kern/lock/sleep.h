@@ -48,8 +48,8 @@ unsigned sleepq_hash(const void *chan);
  */
 struct rlock {
     struct mutex m;             /* protects the fields below */
-    int locked;                 /* [m] */
-    struct thread *holder;      /* [m] */
+    int locked;                 /* [m]; stored with WRITE_ONCE, as rlock_held and */
+    struct thread *holder;      /* [m]; rlock_release read them without m (READ_ONCE) */
     int wanted;                 /* [m] threads sleeping for it */
     struct lock_instance inst;
 };

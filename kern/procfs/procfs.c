@@ -126,6 +126,9 @@ static const struct pfs_entry root_entries[] = {
     { "clusters", PFS_FILE, 0444, procfs_clusters, NULL, NULL },
     { "options", PFS_FILE, 0444, procfs_options, NULL, NULL },
     { "kprof", PFS_FILE, 0444, procfs_kprof, NULL, NULL },
+#ifdef TEMPEST_KCSAN
+    { "kcsan", PFS_FILE, 0444, procfs_kcsan, NULL, NULL },
+#endif
     { "self", PFS_SELF, 0777, NULL, NULL, NULL },
     { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL, NULL },
     { "net", PFS_NETDIR, 0555, NULL, NULL, NULL },

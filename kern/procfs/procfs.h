@@ -42,6 +42,9 @@ int procfs_lockstat(struct sbuf *sb);
 int procfs_clusters(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);
 int procfs_kprof(struct sbuf *sb);
+#ifdef TEMPEST_KCSAN
+int procfs_kcsan(struct sbuf *sb);      /* KCSAN=1 kernels only */
+#endif
 int procfs_ipc_shm(struct sbuf *sb);
 /* /proc/net's files (kern/net/inet/net_proc.c). */
 int procfs_net_dev(struct sbuf *sb);

@@ -71,12 +71,22 @@ static void decay_usage(struct thread *t)
     t->ts_usage = passed >= 32 ? 0 : t->ts_usage >> passed;
 }
 
-static int ts_priority(struct thread *t, const struct sched_params *sp)
+/* t's usage as decay_usage would leave it, without storing it: the
+ * priority is asked for by other CPUs too (a wakeup of a thread still
+ * running elsewhere), and the two fields are [o], the tick's alone.  make
+ * KCSAN=1 caught sched_priority's store racing with class_tick's. */
+static uint32_t decayed_usage(const struct thread *t)
+{
+    uint32_t passed = seconds - READ_ONCE(t->ts_second);
+    uint32_t usage = READ_ONCE(t->ts_usage);
+    return passed >= 32 ? 0 : usage >> passed;
+}
+
+static int ts_priority(const struct thread *t, const struct sched_params *sp)
 {
     if (sp->policy == SCHED_IDLE)
         return 0;
-    decay_usage(t);
-    int pri = PRI_TS_MAX - (int)(t->ts_usage >> USAGE_SHIFT) - (sp->nice + 20);
+    int pri = PRI_TS_MAX - (int)(decayed_usage(t) >> USAGE_SHIFT) - (sp->nice + 20);
     return pri < 0 ? 0 : pri;
 }
 

@@ -168,11 +168,19 @@ void sched_init(void)
 
 static bool single_cpu(uint64_t mask) { return mask && !(mask & (mask - 1)); }
 
+/* t->affinity is [a]: sched_set_affinity stores it with no queue lock held,
+ * so every read here is an atomic one (found by make KCSAN=1: a plain read
+ * in level_take raced with the store). */
+static inline uint64_t affinity_of(const struct thread *t)
+{
+    return __atomic_load_n(&t->affinity, __ATOMIC_RELAXED);
+}
+
 /* Is t bound to the CPU whose queue rq is, and to no other?  (No other CPU
  * may ever take it from there: see stealable.) */
 static bool bound_to_queue(const struct runq *rq, const struct thread *t)
 {
-    return rq >= cpu_rq && rq < cpu_rq + MAX_CPUS && t->affinity == 1UL << (rq - cpu_rq);
+    return rq >= cpu_rq && rq < cpu_rq + MAX_CPUS && affinity_of(t) == 1UL << (rq - cpu_rq);
 }
 
 static void rq_push(struct runq *rq, struct thread *t)
@@ -214,7 +222,7 @@ static struct thread *level_take(struct runq *rq, int p, int cpu)
 {
     struct thread *prev = NULL;
     for (struct thread *t = rq->level[p].head; t; prev = t, t = t->rq_next) {
-        if (t->affinity & (1UL << cpu)) {
+        if (affinity_of(t) & (1UL << cpu)) {
             rq_remove_after(rq, prev, t);
             return t;
         }
@@ -278,17 +286,17 @@ static int least_loaded_cpu(const struct thread *t)
 {
     int best = -1;
     for (int c = 0; c < ncpus; c++) {
-        if (!(t->affinity & (1UL << c)) || !cpus[c].online)
+        if (!(affinity_of(t) & (1UL << c)) || !cpus[c].online)
             continue;
         if (best < 0 || READ_ONCE(cpu_rq[c].n) < READ_ONCE(cpu_rq[best].n))
             best = c;
     }
-    return best < 0 ? affinity_first_cpu(t->affinity) : best;
+    return best < 0 ? affinity_first_cpu(affinity_of(t)) : best;
 }
 
 static struct runq *choose_percpu(struct thread *t, uint64_t *kick)
 {
-    int c = (t->cpu >= 0 && (t->affinity & (1UL << t->cpu))) ? t->cpu : least_loaded_cpu(t);
+    int c = (t->cpu >= 0 && (affinity_of(t) & (1UL << t->cpu))) ? t->cpu : least_loaded_cpu(t);
     *kick = 1UL << c;
     return &cpu_rq[c];
 }
@@ -303,7 +311,7 @@ static int cluster_containing(uint64_t mask)
 
 static struct runq *choose_cluster(struct thread *t, uint64_t *kick)
 {
-    uint64_t allowed = t->affinity & ((ncpus == 64) ? ~0UL : (1UL << ncpus) - 1);
+    uint64_t allowed = affinity_of(t) & ((ncpus == 64) ? ~0UL : (1UL << ncpus) - 1);
     if (single_cpu(allowed)) {
         int c = __builtin_ctzl(allowed);
         *kick = allowed;
@@ -324,7 +332,7 @@ static struct runq *choose_queue(struct thread *t, uint64_t *kick)
 {
     switch (opts.sched) {
     case SCHED_GLOBAL:
-        *kick = t->affinity;
+        *kick = affinity_of(t);
         return &global_rq;
     case SCHED_PERCPU:
         return choose_percpu(t, kick);

@@ -231,8 +231,10 @@ static void for_each_seg_pte(struct as *as, pte_fn fn, void *arg)
 
 void as_destroy(struct as *as)
 {
+    /* Another CPU's entry changes meanwhile, but never to as (make KCSAN=1
+     * reported the plain read racing with as_activate's store). */
     for (int c = 0; c < ncpus; c++)
-        assert(cpu_as[c] != as);
+        assert(READ_ONCE(cpu_as[c]) != as);
     /* No CPU has it loaded, so no TLB holds its entries: the stores of
      * exit or exec go straight to the files.  a_lock: a reverse-map walk
      * (kern/vm/rmap.c) may visit it meanwhile. */

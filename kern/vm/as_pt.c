@@ -48,7 +48,9 @@
 
 #define PTE_SHIFT(level) (PAGE_SHIFT + 9 * (level))
 
-struct as *cpu_as[MAX_CPUS];                /* [own] loaded on each CPU */
+/* [own] loaded on each CPU; stored with WRITE_ONCE, as as_destroy's
+ * assertion reads every CPU's (READ_ONCE) */
+struct as *cpu_as[MAX_CPUS];
 static volatile uint64_t shootdown_ipis;    /* [a] */
 
 uint64_t as_shootdown_ipis(void) { return shootdown_ipis; }
@@ -215,7 +217,7 @@ void as_activate(struct as *as)
         write_cr3(as ? as->a_root : pmap_kernel_root());
         if (old)
             __atomic_and_fetch(&old->a_cpumask, ~(1UL << me), __ATOMIC_SEQ_CST);
-        cpu_as[me] = as;
+        WRITE_ONCE(cpu_as[me], as);     /* as_destroy's check reads it */
     }
     intr_restore(f);
 }

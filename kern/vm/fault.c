@@ -318,7 +318,7 @@ int64_t as_copy_remote(struct as *as, vaddr_t va, char *kbuf, size_t len, bool w
  * mapped once? */
 static bool page_is_private(const struct page *pg)
 {
-    return !(pg->flags & (PG_CACHED | PG_REPLICA)) &&
+    return !(page_flags(pg) & (PG_CACHED | PG_REPLICA)) &&
            __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1;
 }
 

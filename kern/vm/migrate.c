@@ -63,7 +63,7 @@ static int unmovable(const struct seg *s, const struct page *pg)
 {
     if ((s->s_flags & MAP_SHARED) || s->s_amap)
         return -EACCES;
-    if (pg->flags & (PG_CACHED | PG_REPLICA | PG_SLAB | PG_RESERVED))
+    if (page_flags(pg) & (PG_CACHED | PG_REPLICA | PG_SLAB | PG_RESERVED))
         return -EBUSY;
     return __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) == 1 ? 0 : -EACCES;
 }

@@ -103,7 +103,7 @@ static void free_block_locked(struct page_node *pn, struct page *p, unsigned ord
         if (buddy_pfn >= max_pfn)
             break;
         struct page *b = pfn_to_page(buddy_pfn);
-        if (!(b->flags & PG_FREE) || b->order != order || b->node != p->node)
+        if (!(page_flags(b) & PG_FREE) || b->order != order || b->node != p->node)
             break;
         list_del(b);
         b->flags &= ~PG_FREE;

@@ -49,6 +49,14 @@ extern struct page *page_array;
 extern uint64_t max_pfn;
 
 static inline struct page *pfn_to_page(uint64_t pfn) { return &page_array[pfn]; }
+/* The flags of a page other CPUs may change meanwhile (a cached page's
+ * PG_DIRTY and PG_REFD, a home page's PG_WRITTEN, PG_WRITING and
+ * PG_INVALIDATING change by atomic read-modify-writes): an atomic load,
+ * so that no plain read races with those writes. */
+static inline uint16_t page_flags(const struct page *p)
+{
+    return __atomic_load_n(&p->flags, __ATOMIC_RELAXED);
+}
 static inline uint64_t page_to_pfn(const struct page *p) { return (uint64_t)(p - page_array); }
 static inline paddr_t page_to_phys(const struct page *p) { return page_to_pfn(p) << PAGE_SHIFT; }
 static inline void *page_to_virt(const struct page *p) { return phys_to_virt(page_to_phys(p)); }

@@ -257,7 +257,7 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
     struct page *pg = row_find(r, vp, idx);
     if (pg) {
         page_hold(pg);
-        if (!(pg->flags & PG_REFD))     /* used again: the reclaim clock passes it once */
+        if (!(page_flags(pg) & PG_REFD))    /* used again: the reclaim clock passes it once */
             __atomic_or_fetch(&pg->flags, PG_REFD, __ATOMIC_RELAXED);
     }
     spin_unlock(&r->lock);

@@ -142,7 +142,7 @@ static int take_clean(struct pc_row *r, int node, struct page **out, int max)
         struct page *pg = *pp;
         if (!takeable(pg, node)) {
             pp = &pg->p_hnext;
-        } else if (pg->flags & PG_REFD) {
+        } else if (page_flags(pg) & PG_REFD) {
             __atomic_and_fetch(&pg->flags, (uint16_t)~PG_REFD, __ATOMIC_RELAXED);
             pp = &pg->p_hnext;
         } else {
@@ -231,7 +231,7 @@ static void take_mapped(struct pc_row *r, int node, struct mapped_batch *b)
     for (struct page *pg = r->head; pg && b->n < MAPPED_BATCH; pg = pg->p_hnext) {
         if ((node >= 0 && pg->node != node) || __atomic_load_n(&pg->count, __ATOMIC_ACQUIRE) < 2)
             continue;
-        if (pg->flags & PG_REFD) {
+        if (page_flags(pg) & PG_REFD) {
             __atomic_and_fetch(&pg->flags, (uint16_t)~PG_REFD, __ATOMIC_RELAXED);
             continue;
         }

@@ -37,8 +37,9 @@ LAYERS = [
      "ACPI, APICs, timers, serial, VGA; the trap and AP entry code",
      ["kern/arch", "drivers/platform", "boot"]),
     ("spinlocks", "the lock family below the dispatcher: spin locks by three algorithms, "
-     "statistics, the order checker",
-     ["kern/lock"]),
+     "statistics, the order checker; the data-race detector, which reads the held-lock "
+     "stack (its compiler hooks are called from every layer, in KCSAN=1 builds only)",
+     ["kern/lock", "kern/kcsan"]),
     ("memory", "physical pages, kernel page tables, the kernel heap",
      ["kern/vm/page", "kern/vm/pmap", "kern/vm/kmem", "kern/vm/kmem_debug"]),
     ("dispatch", "threads, run queues, sleep and wakeup, and the locks that sleep "
