@@ -11,9 +11,10 @@
  * never delivered when they overlap, leave a gap or pass 65535 bytes;
  * no "protocol unreachable" for a protocol a raw socket takes, one
  * for a protocol nobody takes; connect, send's and bind's errors, and a
- * datagram cut short (MSG_TRUNC); TCP's keepalive probes and its delayed
- * ACKs (an exchange of requests and answers sends no bare ACKs), seen by
- * a raw TCP socket.  Needs root, as on Linux.
+ * datagram cut short (MSG_TRUNC); TCP's keepalive probes, its delayed
+ * ACKs (an exchange of requests and answers sends no bare ACKs) and its
+ * timestamps (offered, answered, then on every segment), seen by a raw
+ * TCP socket.  Needs root, as on Linux.
  */
 #include "ut.h"
 
@@ -591,6 +592,88 @@ static void test_delayed_ack(void)
 	close(l);
 }
 
+/* The timestamps option of the TCP segment at t (its header, thl bytes):
+ * 1 and its two values, or 0 when it has none. */
+static int tcp_timestamps(const uint8_t *t, size_t thl, uint32_t *val, uint32_t *ecr)
+{
+	for (size_t i = 20; i < thl && t[i] != 0;) {
+		if (t[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= thl || t[i + 1] < 2)
+			return 0;
+		if (t[i] == 8 && t[i + 1] == 10 && i + 10 <= thl) {
+			*val = (uint32_t)t[i + 2] << 24 | (uint32_t)t[i + 3] << 16 | t[i + 4] << 8 | t[i + 5];
+			*ecr = (uint32_t)t[i + 6] << 24 | (uint32_t)t[i + 7] << 16 | t[i + 8] << 8 | t[i + 9];
+			return 1;
+		}
+		i += t[i + 1];
+	}
+	return 0;
+}
+
+/* Timestamps (RFC 7323) over loopback: the SYN offers them (an echo of
+ * 0), the SYN-ACK answers with the SYN's value echoed, and then every
+ * segment carries one, each echoing a value the other side sent. */
+static void test_timestamps(void)
+{
+	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback();
+	socklen_t len = sizeof a;
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 1));
+	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	char buf[8];
+	CHECK_EQ(write(c, "request.", 8), 8);
+	CHECK(readable(s, GUARD_MS));
+	CHECK_EQ(read(s, buf, 8), 8);
+	CHECK_EQ(write(s, "answer..", 8), 8);
+	CHECK(readable(c, GUARD_MS));
+	CHECK_EQ(read(c, buf, 8), 8);
+	uint16_t server = ntohs(a.sin_port);
+	uint32_t syn_val = 0, val = 0, ecr = 0, last_from[2] = { 0, 0 };
+	int syn = 0, synack = 0, later = 0, later_ts = 0, echoes = 0;
+	uint8_t in[2048];
+	while (readable(raw, QUIET_MS)) {
+		ssize_t n = recv(raw, in, sizeof in, 0);
+		if (n < 40)
+			continue;
+		size_t hl = (size_t)(in[0] & 0xf) * 4;
+		const uint8_t *t = in + hl;
+		uint16_t sp = (uint16_t)(t[0] << 8 | t[1]), dp = (uint16_t)(t[2] << 8 | t[3]);
+		if (sp != server && dp != server)
+			continue;
+		int from_server = sp == server, has = tcp_timestamps(t, (size_t)(t[12] >> 4) * 4, &val, &ecr);
+		if ((t[13] & 0x12) == 0x02) {           /* the SYN */
+			syn = has && ecr == 0;
+			syn_val = val;
+		} else if ((t[13] & 0x12) == 0x12) {    /* the SYN-ACK */
+			synack = has && ecr == syn_val;
+		} else {
+			later++;
+			later_ts += has;
+			echoes += has && ecr == last_from[!from_server];
+		}
+		if (has)
+			last_from[from_server] = val;
+	}
+	CHECK(syn);
+	CHECK(synack);
+	CHECK(later >= 3);
+	CHECK_EQ(later_ts, later);
+	ut_check(echoes >= later - 1, __FILE__, __LINE__,
+		 "segments echoing the other side's last timestamp: %d of %d", echoes, later);
+	close(raw);
+	close(c);
+	close(s);
+	close(l);
+}
+
 static void test_keepalive(void)
 {
 	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
@@ -644,6 +727,7 @@ int main(int argc, char **argv)
 	test_hdrincl();
 	test_fragments();
 	test_delayed_ack();
+	test_timestamps();
 	test_udp_copy();
 	test_unreachable();
 	test_errors();

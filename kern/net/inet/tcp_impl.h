@@ -34,6 +34,15 @@ enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
 #define TCP_MSS_MAX     (IP_MAXPACKET - IP_HDR_LEN - TCP_HDR_LEN)  /* 65495 */
 #define TCP_MSS_DEFAULT 536                 /* RFC 9293: when the peer names none */
 #define TCP_WSCALE      7                   /* the window scale we offer (Linux's usual) */
+#define TCP_TS_LEN      12                  /* NOP, NOP, then the 10-byte timestamps option */
+#define TCP_OPT_ROOM    40                  /* the most options a header holds */
+
+/* Option kinds (RFC 9293 3.2, RFC 7323). */
+#define OPT_EOL         0
+#define OPT_NOP         1
+#define OPT_MSS         2
+#define OPT_WSCALE      3
+#define OPT_TIMESTAMP   8
 #define TCP_SNDBUF      16384               /* Linux's tcp_wmem[1] */
 #define TCP_RCVBUF      131072              /* Linux's tcp_rmem[1] */
 #define TCP_RING_MIN    65536               /* the least a connection buffers each way */
@@ -74,6 +83,12 @@ struct tcpcb {
     uint32_t t_maxseg;              /* [s] the most data a segment carries */
     uint8_t snd_wscale, rcv_wscale; /* [s] window scale (RFC 7323), both 0 unless agreed */
     bool t_wscale_ok;               /* [s] the peer's SYN offered window scaling */
+    /* timestamps (RFC 7323), on every segment once both SYNs carried them */
+    bool t_ts_ok;                   /* [s] */
+    bool ts_recent_set;             /* [s] ts_recent holds a value */
+    uint32_t ts_recent;             /* [s] the peer's TSval that our segments echo */
+    uint32_t ts_offset;             /* [c] added to our clock: a random start (RFC 7323 5.4) */
+    uint32_t last_ack_sent;         /* [s] the ACK field of our last segment */
     /* congestion control: NewReno (RFC 6582) */
     uint32_t cwnd, ssthresh, recover;   /* [s] */
     int dupacks;                    /* [s] */
@@ -144,6 +159,8 @@ void tcp_enter_time_wait(struct tcpcb *tp);
 void tcp_timers_update(struct tcpcb *tp);
 
 /* tcp_output.c */
+/* Our timestamp clock for tp (RFC 7323): milliseconds from a random start. */
+uint32_t tcp_ts_now(const struct tcpcb *tp);
 /* Send what the state, the windows and the buffers allow (so_lock held). */
 void tcp_output(struct tcpcb *tp);
 /* A bare segment from the given ends (a RST to a segment no socket owns). */

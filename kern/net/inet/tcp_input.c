@@ -20,8 +20,10 @@
  * peer resends it) and the FIN.  Congestion control is NewReno (RFC 5681
  * slow start and congestion avoidance, RFC 6582 fast retransmit and
  * recovery on three duplicate ACKs).  The window scale option (RFC 7323)
- * is offered and used when both SYNs carry it; timestamps and SACK are
- * not sent, and ignored when they come.  Data is acknowledged at once
+ * is offered and used when both SYNs carry it; so are timestamps (RFC
+ * 7323: every segment then carries one, echoes the peer's per 4.3, and a
+ * segment older than the last echoed is dropped by PAWS).  SACK is not
+ * offered.  Data is acknowledged at once
  * for a new connection's first TCP_QUICKACKS segments, for every second
  * full-sized segment, and when out of order or cut by the window; else
  * the ACK waits up to 40 ms for data of ours to ride on (delayed ACK).  An ICMP "destination unreachable" that quotes a segment
@@ -48,10 +50,6 @@
 #include <drivers/platform/timer.h>
 
 #define SYN_QUEUE_MAX   256                 /* half-open connections per listener */
-#define OPT_EOL         0
-#define OPT_NOP         1
-#define OPT_MSS         2
-#define OPT_WSCALE      3
 
 /* A segment as input sees it, in host order. */
 struct seg {
@@ -59,8 +57,10 @@ struct seg {
     int flags;
     const uint8_t *data;
     uint32_t len;                   /* bytes of data */
-    uint16_t mss;                   /* the MSS option (0: none) */
-    int wscale;                     /* the window scale option (-1: none) */
+    uint16_t mss;                   /* the MSS option (0: none; SYN only) */
+    int wscale;                     /* the window scale option (-1: none; SYN only) */
+    bool has_ts;                    /* the timestamps option came: */
+    uint32_t tsval, tsecr;
     in_addr_t src, dst;
     uint16_t sport, dport;          /* network order */
 };
@@ -77,10 +77,16 @@ static void parse_options(const uint8_t *o, size_t n, struct seg *s)
         }
         if (i + 1 >= n || o[i + 1] < 2 || i + o[i + 1] > n)
             return;
-        if (o[i] == OPT_MSS && o[i + 1] == 4)
+        bool syn = s->flags & TH_SYN;
+        if (syn && o[i] == OPT_MSS && o[i + 1] == 4)
             s->mss = (uint16_t)(o[i + 2] << 8 | o[i + 3]);
-        else if (o[i] == OPT_WSCALE && o[i + 1] == 3)
+        else if (syn && o[i] == OPT_WSCALE && o[i + 1] == 3)
             s->wscale = MIN(o[i + 2], 14);
+        else if (o[i] == OPT_TIMESTAMP && o[i + 1] == 10) {
+            s->has_ts = true;
+            s->tsval = (uint32_t)o[i + 2] << 24 | (uint32_t)o[i + 3] << 16 | o[i + 4] << 8 | o[i + 5];
+            s->tsecr = (uint32_t)o[i + 6] << 24 | (uint32_t)o[i + 7] << 16 | o[i + 8] << 8 | o[i + 9];
+        }
         i += o[i + 1];
     }
 }
@@ -109,8 +115,7 @@ static bool parse(const struct pkt *p, in_addr_t src, in_addr_t dst, struct seg 
     s->dst = dst;
     s->sport = th->sport;
     s->dport = th->dport;
-    if (s->flags & TH_SYN)
-        parse_options(p->p_data + TCP_HDR_LEN, hlen - TCP_HDR_LEN, s);
+    parse_options(p->p_data + TCP_HDR_LEN, hlen - TCP_HDR_LEN, s);
     return true;
 }
 
@@ -140,6 +145,14 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
     tp->t_wscale_ok = s->wscale >= 0;
     tp->snd_wscale = tp->t_wscale_ok ? (uint8_t)s->wscale : 0;
     tp->rcv_wscale = tp->t_wscale_ok ? TCP_WSCALE : 0;
+    /* Timestamps once both SYNs carry them (we always offer them): every
+     * segment then carries 12 bytes of option, which the MSS leaves room
+     * for, as Linux's does. */
+    tp->t_ts_ok = s->has_ts;
+    tp->ts_recent = s->has_ts ? s->tsval : 0;
+    tp->ts_recent_set = s->has_ts;
+    if (tp->t_ts_ok)
+        tp->t_maxseg -= TCP_TS_LEN;
     tp->snd_wnd = s->wnd;           /* a SYN's window is never scaled */
     tp->snd_wl1 = s->seq;
     tp->snd_wl2 = s->ack;
@@ -154,6 +167,7 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
 static void start_send_space(struct tcpcb *tp)
 {
     tp->iss = tcp_new_iss();
+    tp->ts_offset = tcp_new_iss();
     tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
 }
 
@@ -528,9 +542,33 @@ static void take_fin(struct tcpcb *tp, const struct seg *s)
 }
 
 /* A synchronized state's input: true to drop the table's reference. */
+/* RFC 7323's PAWS (5.3): a segment whose timestamp is older than the
+ * last one echoed is an old duplicate, dropped (a RST is never). */
+static bool paws_rejects(const struct tcpcb *tp, const struct seg *s)
+{
+    return tp->t_ts_ok && s->has_ts && tp->ts_recent_set && !(s->flags & TH_RST) &&
+           SEQ_LT(s->tsval, tp->ts_recent);
+}
+
+/* RFC 7323 4.3: the timestamp to echo is that of the segment that covers
+ * the point our last ACK named. */
+static void take_timestamp(struct tcpcb *tp, const struct seg *s)
+{
+    if (tp->t_ts_ok && s->has_ts && SEQ_LEQ(s->seq, tp->last_ack_sent) &&
+        (!tp->ts_recent_set || SEQ_GEQ(s->tsval, tp->ts_recent))) {
+        tp->ts_recent = s->tsval;
+        tp->ts_recent_set = true;
+    }
+}
+
 static bool sync_input(struct tcpcb *tp, struct seg *s, bool *queue)
 {
     uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
+    if (paws_rejects(tp, s)) {
+        tp->ack_now = true;
+        tcp_output(tp);
+        return false;
+    }
     if (!in_window(tp, s, seglen)) {
         if (!(s->flags & TH_RST)) {
             tp->ack_now = true;
@@ -540,6 +578,7 @@ static bool sync_input(struct tcpcb *tp, struct seg *s, bool *queue)
     }
     if (s->flags & TH_RST)
         return take_rst(tp, s);
+    take_timestamp(tp, s);
     trim_front(tp, s);
     if (s->flags & TH_SYN) {
         tp->ack_now = true;                 /* RFC 5961: a SYN in the window, challenged */

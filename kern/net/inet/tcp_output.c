@@ -12,11 +12,30 @@
 #define RTO_MAX         120000000000ULL     /* 120 s */
 #define RETRIES_SYN     6                   /* Linux's tcp_syn_retries */
 #define RETRIES_DATA    15                  /* Linux's tcp_retries2 */
-#define OPT_MSS         2
-#define OPT_WSCALE      3
-#define OPT_NOP         1
 
-/* The SYN's options: MSS, and the window scale we offer. */
+/* Our timestamp clock (RFC 7323 5.4): milliseconds, from the
+ * connection's own random start. */
+uint32_t tcp_ts_now(const struct tcpcb *tp)
+{
+    return (uint32_t)(uptime_ns() / 1000000) + tp->ts_offset;
+}
+
+/* NOP, NOP and the timestamps option (TSval, TSecr) at o: its length. */
+static size_t ts_option(const struct tcpcb *tp, uint8_t *o, uint32_t ecr)
+{
+    uint32_t val = htonl(tcp_ts_now(tp));
+    ecr = htonl(ecr);
+    o[0] = OPT_NOP;
+    o[1] = OPT_NOP;
+    o[2] = OPT_TIMESTAMP;
+    o[3] = 10;
+    memcpy(o + 4, &val, 4);
+    memcpy(o + 8, &ecr, 4);
+    return TCP_TS_LEN;
+}
+
+/* The SYN's options: MSS, timestamps and the window scale we offer (a
+ * SYN-ACK carries the last two only when the peer's SYN did). */
 static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
 {
     size_t n = 0;
@@ -26,6 +45,8 @@ static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
     o[n++] = 4;
     memcpy(o + n, &mss, 2);
     n += 2;
+    if (!synack || tp->t_ts_ok)
+        n += ts_option(tp, o + n, synack ? tp->ts_recent : 0);
     if (!synack || tp->t_wscale_ok) {
         o[n++] = OPT_NOP;
         o[n++] = OPT_WSCALE;
@@ -33,6 +54,14 @@ static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
         o[n++] = TCP_WSCALE;
     }
     return n;
+}
+
+/* The options of a segment with flags: the SYN's, or the timestamps. */
+static size_t segment_options(const struct tcpcb *tp, uint8_t *o, int flags)
+{
+    if (flags & TH_SYN)
+        return syn_options(tp, o, flags & TH_ACK);
+    return tp->t_ts_ok ? ts_option(tp, o, tp->ts_recent) : 0;
 }
 
 static void checksum(struct pkt *p, in_addr_t src, in_addr_t dst)
@@ -79,8 +108,8 @@ static uint16_t window_field(struct tcpcb *tp, bool syn)
 static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
 {
     struct inpcb *inp = sotoinp(tp->t_so);
-    uint8_t opts[8];
-    size_t olen = (flags & TH_SYN) ? syn_options(tp, opts, flags & TH_ACK) : 0;
+    uint8_t opts[TCP_OPT_ROOM];
+    size_t olen = segment_options(tp, opts, flags);
     size_t hlen = TCP_HDR_LEN + ((olen + 3) & ~(size_t)3);
     struct pkt *p = pkt_alloc(hlen + len);
     if (!p)
@@ -99,6 +128,7 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
         ring_copy(&tp->snd, seq - tp->snd_una, p->p_data + hlen, len);
     checksum(p, inp->inp_laddr, inp->inp_faddr);
     if (flags & TH_ACK) {
+        tp->last_ack_sent = tp->rcv_nxt;
         tp->ack_now = false;                /* this one carries it */
         tp->delack_at = 0;
         tp->rcv_unacked = 0;

@@ -147,6 +147,8 @@ static int start_connect(struct socket *so, struct tcpcb *tp, in_addr_t faddr, u
     tp->ack_now = tp->fin_queued = tp->fin_acked = false;
     tp->snd.r_len = tp->rcv.r_len = 0;
     tp->iss = tcp_new_iss();
+    tp->ts_offset = tcp_new_iss();
+    tp->t_ts_ok = tp->ts_recent_set = false;
     tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
     tp->snd_wnd = 1;                /* until the peer's SYN says */
     tp->cwnd = 10 * TCP_MSS_DEFAULT;
