@@ -35,7 +35,8 @@
 #define SOL_RAW         255
 #define ICMP_FILTER     1
 
-/* Raw's part of a socket (inp_ppcb). */
+/* Raw's part of a socket (inp_ppcb).  Lock key: [r] raw_lock; [s] the
+ * socket's so_lock; [a] atomic; [c] constant once made. */
 struct rawcb {
     struct rawcb *r_next;           /* [r] the list of raw sockets */
     struct socket *r_so;            /* [c] */
