@@ -118,8 +118,9 @@ The jobs:
                      peer (tests/postgres_check.py; -s 4, -T 30 with --long)
   kcsan/default      make KCSAN=1, the data-race detector: the planted race
                      of ktest kcsan_planted reported with both sites, the
-                     locked pair never, /proc/kcsan's counts, and a few
-                     user tests passing under it (tests/kcsan_check.py)
+                     locked pair never, t_kcsan's race through /proc/kcsan
+                     reported in kcsan_hook_racy, /proc/kcsan's counts, and
+                     a few user tests passing under it (tests/kcsan_check.py)
   debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
                      over loopback, inside Tempest and on the Linux peer
                      (tests/netprogs_check.py)
