@@ -13,8 +13,8 @@
  *           is on; with kcsan=off it must stay 0, since nothing watches.
  *
  * Only a KCSAN=1 kernel has /proc/kcsan: anywhere else (host Linux, the
- * plain kernel) the program says so and passes with no checks.  It also
- * skips on one CPU, where there is no second side to race.
+ * plain kernel) the program checks only that the hook is absent (ENOENT).
+ * It skips on one CPU, where there is no second side to race.
  */
 /* Both phases and the KCSAN kernel's slowness fit well inside this. */
 #define UT_TIMEOUT 40
@@ -122,7 +122,9 @@ int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
 	if (access(KCSAN_PROC, F_OK) != 0) {
-		ut_note("no %s: not a KCSAN=1 Tempest kernel, nothing to test", KCSAN_PROC);
+		/* The hook must not exist outside a KCSAN=1 kernel. */
+		ut_note("no %s: not a KCSAN=1 Tempest kernel", KCSAN_PROC);
+		CHECK_ERR(open(KCSAN_PROC, O_WRONLY), ENOENT);
 		return ut_done();
 	}
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !ut_is_root()) {
