@@ -313,6 +313,7 @@ static void enter(struct vnode *vp, uint64_t idx, struct page *pg, struct pc_fil
  */
 static enum removal remove_locked(struct vnode *vp, struct page **link, bool force)
 {
+    ASSERT_HELD(pcache_vlist_lock(vp));
     struct page *pg = *link;
     if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)) {
         *link = pg->p_vnext;
