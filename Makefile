@@ -228,7 +228,8 @@ check: all tools userland
 	$(PYTHON) tests/check.py $(CHECK_ARGS)
 
 # The long variants only (tests/check.py --long): the whole user-test
-# suite built against glibc on the Debian root (debian/ufs/long).
+# suite built against glibc on the Debian root (debian/ufs/long), and the
+# data-race detector's campaign (kcsan/*/long, tests/kcsan_check.py).
 check-long: all tools userland
 	$(PYTHON) tests/check.py --long -k /long -j 1
 

@@ -118,8 +118,13 @@ The jobs:
                      peer (tests/postgres_check.py; -s 4, -T 30 with --long)
   kcsan/default      make KCSAN=1, the data-race detector: the planted race
                      of ktest kcsan_planted reported with both sites, the
-                     locked pair never, /proc/kcsan's counts, and a few
-                     user tests passing under it (tests/kcsan_check.py)
+                     locked pair never, t_kcsan's race through /proc/kcsan
+                     reported in kcsan_hook_racy, /proc/kcsan's counts, and
+                     a few user tests passing under it (tests/kcsan_check.py)
+                     (with --long, make check-long: kcsan/ktest/P/long and
+                     kcsan/user/P/long on default, svr4mp and hector with
+                     cluster=4, ktest=all and the user tests under KCSAN=1,
+                     each failing on any race but the planted ones)
   debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
                      over loopback, inside Tempest and on the Linux peer
                      (tests/netprogs_check.py)
@@ -271,7 +276,8 @@ def long_jobs():
             ("debian/pysuite/long", pysuite_check.make_job(long=True)),
             ("debian/postgres/long", postgres_check.make_job(long=True)),
             ("user/cluster/hector/long", user_check.make_user_job(
-                "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))]
+                "hector", opts=CLUSTER_USER_OPTS, name="user/cluster/hector/long"))] + \
+        kcsan_check.long_jobs()
 
 
 # The measured time of every job on the project's machine kind (2 cores),

@@ -133,6 +133,8 @@
 #include <kern/lib/options.h>
 #include <kern/arch/panic.h>
 #include <kern/lib/string.h>
+#include <kern/lib/kprintf.h>
+#include <kern/lib/ksyms.h>
 
 /* [boot/atomic] see lock.h; written by lockstat_set_mode and
  * witness_set_enabled with atomic operations. */
@@ -156,6 +158,23 @@ void lock_init(void)
 void held_overflow(struct lock_class *cls)
 {
     panic("lock: more than %d locks held (taking %s)", HELD_MAX, cls ? cls->name : "?");
+}
+
+/* ASSERT_HELD's failure: the locks held go to the console first, then the
+ * panic names the one missing. */
+void assert_held_failed(const void *lock, const char *expr, const char *file, int line,
+                        const char *fn)
+{
+    const struct held_locks *h = held_locks_current();
+    kprintf("lock: ASSERT_HELD(%s) in %s: %d locks held\n", expr, fn, h->n);
+    for (int i = 0; i < h->n; i++) {
+        char site[64];
+        ksym_format(site, sizeof site, h->e[i].site);
+        kprintf("lock:   %s %p taken at %s\n", h->e[i].cls ? h->e[i].cls->name : "?",
+                h->e[i].lock, site);
+    }
+    panic("ASSERT_HELD(%s) failed at %s:%d in %s: lock %p not held by cpu %d", expr, file,
+          line, fn, lock, cpu_id());
 }
 
 static int held_index(struct held_locks *h, void *lock)

@@ -213,6 +213,31 @@ bool held_move(struct held_locks *from, struct held_locks *to, void *lock);
 #define LOCK_HOOK_WITNESS   2
 extern int lock_hooks;
 
+/*
+ * ASSERT_HELD(lock): a field assertion.  The current thread (or, before
+ * threads, the CPU) holds lock, in any mode, as its held-lock stack says;
+ * put at the accessor of a field whose comment names lock, so that a
+ * caller without it is caught at the access, not at the crash.  Checked
+ * while the lock-order checker runs (witness=on) and always in a KCSAN=1
+ * kernel; otherwise it costs one test of lock_hooks.  A failure is a
+ * kernel bug: it panics naming the lock expression, its address, the
+ * site and the locks held (docs/kcsan.md).
+ */
+void assert_held_failed(const void *lock, const char *expr, const char *file, int line,
+                        const char *fn) __attribute__((noreturn));
+
+#ifdef TEMPEST_KCSAN
+#define ASSERT_HELD_CHECKED() true
+#else
+#define ASSERT_HELD_CHECKED() unlikely(lock_hooks & LOCK_HOOK_WITNESS)
+#endif
+
+#define ASSERT_HELD(lock)                                                       \
+    do {                                                                        \
+        if (ASSERT_HELD_CHECKED() && !held_find((void *)(lock)))                \
+            assert_held_failed((lock), #lock, __FILE__, __LINE__, __func__);    \
+    } while (0)
+
 /* Boot, right after cpu_early_init and before the first lock: every CPU
  * records its held locks on a stack of its own until it runs threads. */
 void lock_early_init(void);

@@ -609,15 +609,18 @@ static void fill_class_rec(struct lockstat_class_rec *r, struct lock_class *c)
     }
 }
 
+/* The counts are the holder's, read racily (struct lock_instance): each is
+ * read once, marked (make KCSAN=1 saw hits change under a snapshot taken
+ * by ut_fuzz's lockstat_snapshot calls). */
 static void fill_inst_rec(struct lockstat_inst_rec *r, struct lock_instance *li)
 {
     memset(r, 0, sizeof *r);
     strlcpy(r->cls, li->cls->name, sizeof r->cls);
     strlcpy(r->name, li->name ? li->name : "", sizeof r->name);
     r->addr = (uint64_t)li;
-    r->hits = li->hits;
-    r->misses = li->misses;
-    r->wait_cycles = li->wait_cycles;
+    r->hits = READ_ONCE(li->hits);
+    r->misses = READ_ONCE(li->misses);
+    r->wait_cycles = READ_ONCE(li->wait_cycles);
 }
 
 /* c's sites of kind what into r[] (those of its lock li alone when li is

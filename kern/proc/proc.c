@@ -104,6 +104,7 @@ static void reaper_main(void *unused);
  * which reads it without the lock. */
 static void set_ppid_locked(struct proc *p)
 {
+    ASSERT_HELD(&proc_lock);
     __atomic_store_n(&p->p_ppid, p->p_parent ? p->p_parent->p_pid : 0, __ATOMIC_RELAXED);
 }
 
@@ -229,6 +230,7 @@ static void unlink_child(struct proc *parent, struct proc *c)
  * its parent's children, before it is freed.  Under proc_lock. */
 void proc_unlink_locked(struct proc *p)
 {
+    ASSERT_HELD(&proc_lock);
     for (struct proc **pp = &allproc; *pp; pp = &(*pp)->p_next)
         if (*pp == p) {
             *pp = p->p_next;

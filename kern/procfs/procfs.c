@@ -127,7 +127,7 @@ static const struct pfs_entry root_entries[] = {
     { "options", PFS_FILE, 0444, procfs_options, NULL, NULL },
     { "kprof", PFS_FILE, 0444, procfs_kprof, NULL, NULL },
 #ifdef TEMPEST_KCSAN
-    { "kcsan", PFS_FILE, 0444, procfs_kcsan, NULL, NULL },
+    { "kcsan", PFS_FILE, 0644, procfs_kcsan, NULL, NULL },
 #endif
     { "self", PFS_SELF, 0777, NULL, NULL, NULL },
     { "sysvipc", PFS_IPCDIR, 0555, NULL, NULL, NULL },
@@ -510,10 +510,34 @@ static int procfs_read(struct vnode *vp, struct uio *uio, int ioflag, struct cre
     return err;
 }
 
+#ifdef TEMPEST_KCSAN
+/* /proc/kcsan takes a word naming a planted race's hook (procfs_kcsan.c);
+ * the whole write is consumed. */
+static bool is_kcsan(const struct pfs_node *pn)
+{
+    return pn->kind == PFS_FILE && entry_of(pn)->sys == procfs_kcsan;
+}
+
+static int procfs_kcsan_rw(struct uio *uio)
+{
+    int err = procfs_kcsan_write(uio->uio_base, uio->uio_resid);
+    if (!err) {
+        uio->uio_base = (char *)uio->uio_base + uio->uio_resid;
+        uio->uio_offset += uio->uio_resid;
+        uio->uio_resid = 0;
+    }
+    return err;
+}
+#endif
+
 static int procfs_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr)
 {
     if (vp->v_type != VDIR && is_mem(VTOP(vp)) && !uio->uio_user)
         return procfs_mem_rw(VTOP(vp), uio, true);
+#ifdef TEMPEST_KCSAN
+    if (vp->v_type != VDIR && is_kcsan(VTOP(vp)) && !uio->uio_user)
+        return procfs_kcsan_rw(uio);
+#endif
     return vp->v_type == VDIR ? -EISDIR : -EINVAL;     /* no other file takes writes */
 }
 

@@ -43,7 +43,8 @@ int procfs_clusters(struct sbuf *sb);
 int procfs_options(struct sbuf *sb);
 int procfs_kprof(struct sbuf *sb);
 #ifdef TEMPEST_KCSAN
-int procfs_kcsan(struct sbuf *sb);      /* KCSAN=1 kernels only */
+int procfs_kcsan(struct sbuf *sb);      /* KCSAN=1 kernels only (procfs_kcsan.c) */
+int procfs_kcsan_write(const char *buf, size_t len);
 #endif
 int procfs_ipc_shm(struct sbuf *sb);
 /* /proc/net's files (kern/net/inet/net_proc.c). */

@@ -407,23 +407,3 @@ int procfs_ipc_msg(struct sbuf *sb)
     msg_proc_lines(add_line, sb);
     return 0;
 }
-
-#ifdef TEMPEST_KCSAN
-#include <kern/kcsan/kcsan.h>
-
-/* /proc/kcsan: the data-race detector's counts (kern/kcsan/kcsan.c), one
- * "name value" line each. */
-int procfs_kcsan(struct sbuf *sb)
-{
-    struct kcsan_totals t;
-    kcsan_totals(&t);
-    sbuf_printf(sb, "enabled %d\ninterval %d\ndelay_us %d\n", kcsan_enabled(),
-                opts.kcsan_interval, opts.kcsan_delay);
-    sbuf_printf(sb, "checked %lu\nwatched %lu\nhits %lu\nchanged %lu\n",
-                (unsigned long)t.checked, (unsigned long)t.watched, (unsigned long)t.hits,
-                (unsigned long)t.changed);
-    sbuf_printf(sb, "reports %lu\nrepeats %lu\ndropped %lu\n", (unsigned long)t.reports,
-                (unsigned long)t.repeats, (unsigned long)t.dropped);
-    return 0;
-}
-#endif

@@ -185,6 +185,7 @@ static bool bound_to_queue(const struct runq *rq, const struct thread *t)
 
 static void rq_push(struct runq *rq, struct thread *t)
 {
+    ASSERT_HELD(&rq->lock);
     int p = t->pri;
     t->rq_next = NULL;
     t->rq = rq;
@@ -202,6 +203,7 @@ static void rq_push(struct runq *rq, struct thread *t)
 /* Unlink t, which follows prev (NULL: t is the head) on its level of rq. */
 static void rq_remove_after(struct runq *rq, struct thread *prev, struct thread *t)
 {
+    ASSERT_HELD(&rq->lock);
     int p = t->pri;
     if (prev)
         prev->rq_next = t->rq_next;

@@ -195,6 +195,7 @@ static bool same_block(struct buf *bp, struct blkdev *dev, uint64_t blkno, uint3
 
 static struct buf *chain_find(unsigned row, struct blkdev *dev, uint64_t blkno, uint32_t size)
 {
+    ASSERT_HELD(row_lock(row));
     for (struct buf *bp = bc.rows[row].head; bp; bp = bp->b_hnext)
         if (same_block(bp, dev, blkno, size))
             return bp;
@@ -204,6 +205,7 @@ static struct buf *chain_find(unsigned row, struct blkdev *dev, uint64_t blkno, 
 static void chain_insert(unsigned row, struct buf *bp)
 {
     struct brow *r = &bc.rows[row];
+    ASSERT_HELD(r->lock);
     bp->b_hprev = NULL;
     bp->b_hnext = r->head;
     if (r->head)
@@ -215,6 +217,7 @@ static void chain_insert(unsigned row, struct buf *bp)
 static void chain_remove(struct buf *bp)
 {
     struct brow *r = &bc.rows[BX(bp)->row];
+    ASSERT_HELD(r->lock);
     if (bp->b_hprev)
         bp->b_hprev->b_hnext = bp->b_hnext;
     else

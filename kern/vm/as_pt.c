@@ -85,7 +85,7 @@ struct page *user_page_alloc(void)
     if (t && t->mempolicy.mode != MPOL_DEFAULT && t->mempolicy.mode != MPOL_LOCAL)
         pg = page_alloc_policy(&t->mempolicy);      /* set_mempolicy's */
     else
-        pg = cluster_on() ? cl_page_alloc() : page_alloc_data();
+        pg = cluster_on() ? page_count_data(cl_page_alloc()) : page_alloc_data();
     if (pg)
         pg->count = 1;
     return pg;

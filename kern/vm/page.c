@@ -262,7 +262,7 @@ int page_data_node(void)
         intr_restore(f_);                                       \
     } while (0)
 
-static struct page *count_data_page(struct page *p)
+struct page *page_count_data(struct page *p)
 {
     if (!p)
         return NULL;
@@ -278,7 +278,7 @@ static struct page *count_data_page(struct page *p)
 
 struct page *page_alloc_data(void)
 {
-    return count_data_page(page_alloc_node(0, page_data_node()));
+    return page_count_data(page_alloc_node(0, page_data_node()));
 }
 
 /* One page from the nodes in allowed, those nearest node first. */
@@ -349,7 +349,7 @@ struct page *page_alloc_policy(struct mempolicy *pol)
             p = alloc_among(here, all);
         break;
     }
-    return count_data_page(p);
+    return page_count_data(p);
 }
 
 uint64_t page_nodes_with_memory(void)

@@ -70,6 +70,9 @@ struct page *page_alloc_node(unsigned order, int node);
 /* A user data page (anonymous or copy-on-write; kern/vm/as_pt.c), from the
  * node alloc= chooses (page_data_node), counted as local or other. */
 struct page *page_alloc_data(void);
+/* Count p, a user data page got some other way (a cluster's pool,
+ * kern/cluster/cl_vm.c), as local or other; returns p (NULL passes). */
+struct page *page_count_data(struct page *p);
 /* The node the next user data page should come from under policy (enum
  * alloc_policy): the calling CPU's, or the next of its round robin. */
 int page_data_node_for(int policy);

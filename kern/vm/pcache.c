@@ -244,6 +244,7 @@ static uint64_t page_offset(uint64_t idx)
 /* The page (vp, idx) on row r, or NULL.  The caller holds r's lock. */
 static struct page *row_find(const struct pc_row *r, const struct vnode *vp, uint64_t idx)
 {
+    ASSERT_HELD(&r->lock);
     struct page *pg = r->head;
     while (pg && (pg->p_vp != vp || pg->p_index != idx))
         pg = pg->p_hnext;
@@ -267,6 +268,7 @@ struct page *pcache_lookup(struct vnode *vp, uint64_t idx)
 /* With r locked: the fill of (vp, idx) under way in row r, or NULL. */
 static struct pc_fill *fill_of(struct pc_row *r, const struct vnode *vp, uint64_t idx)
 {
+    ASSERT_HELD(&r->lock);
     struct pc_fill *f = r->fills;
     while (f && (f->vp != vp || f->idx != idx))
         f = f->next;
@@ -311,6 +313,7 @@ static void enter(struct vnode *vp, uint64_t idx, struct page *pg, struct pc_fil
  */
 static enum removal remove_locked(struct vnode *vp, struct page **link, bool force)
 {
+    ASSERT_HELD(pcache_vlist_lock(vp));
     struct page *pg = *link;
     if (!(__atomic_load_n(&pg->flags, __ATOMIC_ACQUIRE) & PG_CACHED)) {
         *link = pg->p_vnext;
