@@ -529,6 +529,46 @@ static int probes_seen(int raw, uint16_t from_port, uint16_t to_port, int ms)
 	return n;
 }
 
+/* A TCP connection over loopback: its listener, its client and server
+ * ends, and their ports (host order). */
+struct tcp_conn { int l, c, s; uint16_t server, client; };
+
+static void tcp_conn_open(struct tcp_conn *t)
+{
+	struct sockaddr_in a = loopback(), me;
+	socklen_t len = sizeof a;
+	t->l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_OK(bind(t->l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(t->l, 1));
+	CHECK_OK(getsockname(t->l, (struct sockaddr *)&a, &len));
+	t->c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_OK(connect(t->c, (struct sockaddr *)&a, sizeof a));
+	t->s = CHECK_OK(accept(t->l, NULL, NULL));
+	len = sizeof me;
+	CHECK_OK(getsockname(t->c, (struct sockaddr *)&me, &len));
+	t->server = ntohs(a.sin_port);
+	t->client = ntohs(me.sin_port);
+}
+
+static void tcp_conn_close(struct tcp_conn *t)
+{
+	close(t->c);
+	close(t->s);
+	close(t->l);
+}
+
+/* rounds of an 8-byte request and its 8-byte answer: 1 when all went. */
+static int exchange(struct tcp_conn *t, int rounds)
+{
+	char buf[8];
+	int ok = 1;
+	for (int i = 0; i < rounds && ok; i++)
+		ok = write(t->c, "request.", 8) == 8 && readable(t->s, GUARD_MS) &&
+		     read(t->s, buf, 8) == 8 && write(t->s, "answer..", 8) == 8 &&
+		     readable(t->c, GUARD_MS) && read(t->c, buf, 8) == 8;
+	return ok;
+}
+
 /* Segments of the connection between ports a and b waiting at raw: how
  * many carry no data (bare ACKs), and how many in all, into *all. */
 static int bare_acks(int raw, uint16_t a, uint16_t b, int *all)
@@ -558,38 +598,17 @@ static int bare_acks(int raw, uint16_t a, uint16_t b, int *all)
  * requests and answers sends (almost) no bare ACKs. */
 static void test_delayed_ack(void)
 {
-	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	struct sockaddr_in a = loopback(), me;
-	socklen_t len = sizeof a;
-	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
-	CHECK_OK(listen(l, 1));
-	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
-	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
-	int s = CHECK_OK(accept(l, NULL, NULL));
-	len = sizeof me;
-	CHECK_OK(getsockname(c, (struct sockaddr *)&me, &len));
-	char buf[16];
-	int ok = 1;
-	for (int i = 0; i < 40 && ok; i++) {     /* past the first quick ACKs */
-		ok = write(c, "request.", 8) == 8 && readable(s, GUARD_MS) && read(s, buf, 8) == 8 &&
-		     write(s, "answer..", 8) == 8 && readable(c, GUARD_MS) && read(c, buf, 8) == 8;
-	}
-	CHECK(ok);
+	struct tcp_conn t;
+	tcp_conn_open(&t);
+	CHECK(exchange(&t, 40));                /* past the first quick ACKs */
 	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
-	for (int i = 0; i < 20 && ok; i++) {
-		ok = write(c, "request.", 8) == 8 && readable(s, GUARD_MS) && read(s, buf, 8) == 8 &&
-		     write(s, "answer..", 8) == 8 && readable(c, GUARD_MS) && read(c, buf, 8) == 8;
-	}
-	CHECK(ok);
-	int all, bare = bare_acks(raw, ntohs(me.sin_port), ntohs(a.sin_port), &all);
+	CHECK(exchange(&t, 20));
+	int all, bare = bare_acks(raw, t.client, t.server, &all);
 	CHECK(all >= 40);                       /* the 40 segments with data were seen */
 	ut_check(bare <= 4, __FILE__, __LINE__, "bare ACKs in 20 exchanges: %d of %d segments",
 		 bare, all);
 	close(raw);
-	close(c);
-	close(s);
-	close(l);
+	tcp_conn_close(&t);
 }
 
 /* The timestamps option of the TCP segment at t (its header, thl bytes):
@@ -619,23 +638,10 @@ static int tcp_timestamps(const uint8_t *t, size_t thl, uint32_t *val, uint32_t 
 static void test_timestamps(void)
 {
 	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
-	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	struct sockaddr_in a = loopback();
-	socklen_t len = sizeof a;
-	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
-	CHECK_OK(listen(l, 1));
-	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
-	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
-	int s = CHECK_OK(accept(l, NULL, NULL));
-	char buf[8];
-	CHECK_EQ(write(c, "request.", 8), 8);
-	CHECK(readable(s, GUARD_MS));
-	CHECK_EQ(read(s, buf, 8), 8);
-	CHECK_EQ(write(s, "answer..", 8), 8);
-	CHECK(readable(c, GUARD_MS));
-	CHECK_EQ(read(c, buf, 8), 8);
-	uint16_t server = ntohs(a.sin_port);
+	struct tcp_conn t;
+	tcp_conn_open(&t);
+	CHECK(exchange(&t, 1));
+	uint16_t server = t.server;
 	uint32_t syn_val = 0, val = 0, ecr = 0, last_from[2] = { 0, 0 };
 	int syn = 0, synack = 0, later = 0, later_ts = 0, echoes = 0;
 	uint8_t in[2048];
@@ -669,29 +675,19 @@ static void test_timestamps(void)
 	ut_check(echoes >= later - 1, __FILE__, __LINE__,
 		 "segments echoing the other side's last timestamp: %d of %d", echoes, later);
 	close(raw);
-	close(c);
-	close(s);
-	close(l);
+	tcp_conn_close(&t);
 }
 
 static void test_keepalive(void)
 {
-	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	struct sockaddr_in a = loopback();
-	socklen_t len = sizeof a;
-	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
-	CHECK_OK(listen(l, 1));
-	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &len));
-	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
-	int s = CHECK_OK(accept(l, NULL, NULL));
-	struct sockaddr_in me;
-	len = sizeof me;
-	CHECK_OK(getsockname(c, (struct sockaddr *)&me, &len));
+	struct tcp_conn t;
+	tcp_conn_open(&t);
+	int c = t.c, s = t.s;
 	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
 	/* Idle without SO_KEEPALIVE: nothing goes. */
-	CHECK_EQ(probes_seen(raw, ntohs(me.sin_port), ntohs(a.sin_port), 1500), 0);
+	CHECK_EQ(probes_seen(raw, t.client, t.server, 1500), 0);
 	int one = 1, v = 0;
+	socklen_t len;
 	CHECK_OK(setsockopt(c, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof one));
 	CHECK_OK(setsockopt(c, IPPROTO_TCP, TCP_KEEPINTVL, &one, sizeof one));
 	CHECK_OK(setsockopt(c, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one));
@@ -700,16 +696,14 @@ static void test_keepalive(void)
 	CHECK_EQ(v, 1);
 	/* About two probes in 2.5 s (each answered, so each idle second
 	 * starts over), and the connection still carries data. */
-	int n = probes_seen(raw, ntohs(me.sin_port), ntohs(a.sin_port), 2500);
+	int n = probes_seen(raw, t.client, t.server, 2500);
 	CHECK(n >= 1 && n <= 4);
 	CHECK_EQ(write(c, "k", 1), 1);
 	char b;
 	CHECK(readable(s, 10000));
 	CHECK_EQ(read(s, &b, 1), 1);
 	close(raw);
-	close(c);
-	close(s);
-	close(l);
+	tcp_conn_close(&t);
 }
 
 int main(int argc, char **argv)
