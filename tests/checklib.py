@@ -42,6 +42,20 @@ KTEST_SUM_RE = re.compile(r"^ktest: (\d+) passed, (\d+) failed\s*$", re.M)
 KTEST_ONE_RE = re.compile(r"^ktest: (PASS|FAIL) (\S+?)(?::?\s*$|:\s+(.*?)\s*$)", re.M)
 
 
+def make_variant(variable, target):
+    """make VARIABLE=1 TARGET (incremental) on one host core, as a compile
+    wants, not beside a whole-host boot: None when it worked, else its
+    last lines."""
+    with hostcores.hold(1):
+        r = subprocess.run(["make", "-s", "--no-print-directory", variable + "=1",
+                            os.path.relpath(target, ROOT)], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        return "make %s=1 failed: " % variable + " | ".join(
+            r.stdout.decode(errors="replace").strip().splitlines()[-3:])
+    return None
+
 def parse_ktests(output):
     """(summary (passed, failed) or None, [(PASS|FAIL, name, reason)])."""
     sums = KTEST_SUM_RE.findall(output)

@@ -29,13 +29,11 @@ on each of default, svr4mp and hector with cluster=4:
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 
-import hostcores
 import user_check
-from checklib import ROOT, T_KTEST, T_USER, budget_gone, fail_reason, ktest_results
+from checklib import ROOT, T_KTEST, T_USER, budget_gone, fail_reason, ktest_results, make_variant
 from fs_check import fs_boot
 from ktest_check import KTEST_ATA_DISKS, KTEST_DISKS
 
@@ -69,15 +67,7 @@ def build_kcsan():
 
 
 def _make_kcsan():
-    with hostcores.hold(1):
-        r = subprocess.run(["make", "-s", "--no-print-directory", "KCSAN=1",
-                            os.path.relpath(KCSAN_KERNEL, ROOT)], cwd=ROOT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        return "make KCSAN=1 failed: " + " | ".join(r.stdout.decode(errors="replace")
-                                                     .strip().splitlines()[-3:])
-    return None
+    return make_variant("KCSAN", KCSAN_KERNEL)
 
 
 def races(output):

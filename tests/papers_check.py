@@ -20,10 +20,8 @@ in make check, for tests/check.py:
 
 import os
 import re
-import subprocess
 
-import hostcores
-from checklib import ROOT, T_KTEST, budget_gone, fail_reason, ktest_results
+from checklib import ROOT, T_KTEST, budget_gone, fail_reason, ktest_results, make_variant
 from fs_check import fs_boot
 from ktest_check import KTEST_ATA_DISKS, KTEST_DISKS
 
@@ -34,15 +32,7 @@ UP_BANNER = re.compile(r"^smp: uniprocessor build \(TEMPEST_UP\)", re.M)
 
 def build_up():
     """make UP=1 (incremental); None when it worked, else its last lines."""
-    with hostcores.hold(1):     # a compile: one host core, not beside a whole-host boot
-        r = subprocess.run(["make", "-s", "--no-print-directory", "UP=1",
-                            os.path.relpath(UP_KERNEL, ROOT)], cwd=ROOT,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        return "make UP=1 failed: " + " | ".join(r.stdout.decode(errors="replace")
-                                                  .strip().splitlines()[-3:])
-    return None
+    return make_variant("UP", UP_KERNEL)
 
 
 def job_upbuild(ctx):
