@@ -11,8 +11,7 @@
  * never delivered when they overlap, leave a gap or pass 65535 bytes;
  * no "protocol unreachable" for a protocol a raw socket takes, one
  * for a protocol nobody takes; connect, send's and bind's errors, and a
- * datagram cut short (MSG_TRUNC); TCP's keepalive probes, its delayed
- * ACKs (an exchange of requests and answers sends no bare ACKs) and its
+ * datagram cut short (MSG_TRUNC); TCP's keepalive probes and its
  * timestamps (offered, answered, then on every segment), seen by a raw
  * TCP socket.  Needs root, as on Linux.
  */
@@ -569,48 +568,6 @@ static int exchange(struct tcp_conn *t, int rounds)
 	return ok;
 }
 
-/* Segments of the connection between ports a and b waiting at raw: how
- * many carry no data (bare ACKs), and how many in all, into *all. */
-static int bare_acks(int raw, uint16_t a, uint16_t b, int *all)
-{
-	uint8_t in[2048];
-	int bare = 0;
-	*all = 0;
-	while (readable(raw, 0)) {
-		ssize_t n = recv(raw, in, sizeof in, 0);
-		if (n < 40)
-			continue;
-		size_t hl = (size_t)(in[0] & 0xf) * 4;
-		uint16_t sp = (uint16_t)(in[hl] << 8 | in[hl + 1]);
-		uint16_t dp = (uint16_t)(in[hl + 2] << 8 | in[hl + 3]);
-		if (!((sp == a && dp == b) || (sp == b && dp == a)))
-			continue;
-		size_t thl = (size_t)(in[hl + 12] >> 4) * 4;
-		size_t ipl = (size_t)(in[2] << 8 | in[3]);
-		(*all)++;
-		bare += ipl == hl + thl;
-	}
-	return bare;
-}
-
-/* Delayed ACKs: once a connection is under way, a request answered at
- * once carries the ACK of what it answers, both ways, so an exchange of
- * requests and answers sends (almost) no bare ACKs. */
-static void test_delayed_ack(void)
-{
-	struct tcp_conn t;
-	tcp_conn_open(&t);
-	CHECK(exchange(&t, 40));                /* past the first quick ACKs */
-	int raw = CHECK_OK(socket(AF_INET, SOCK_RAW, IPPROTO_TCP));
-	CHECK(exchange(&t, 20));
-	int all, bare = bare_acks(raw, t.client, t.server, &all);
-	CHECK(all >= 40);                       /* the 40 segments with data were seen */
-	ut_check(bare <= 4, __FILE__, __LINE__, "bare ACKs in 20 exchanges: %d of %d segments",
-		 bare, all);
-	close(raw);
-	tcp_conn_close(&t);
-}
-
 /* The timestamps option of the TCP segment at t (its header, thl bytes):
  * 1 and its two values, or 0 when it has none. */
 static int tcp_timestamps(const uint8_t *t, size_t thl, uint32_t *val, uint32_t *ecr)
@@ -720,7 +677,6 @@ int main(int argc, char **argv)
 	test_filter();
 	test_hdrincl();
 	test_fragments();
-	test_delayed_ack();
 	test_timestamps();
 	test_udp_copy();
 	test_unreachable();

@@ -49,8 +49,6 @@ enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
 #define TCP_RTO_MIN     200000000ULL        /* Linux's TCP_RTO_MIN: 200 ms */
 #define TCP_TIME_WAIT   60000000000ULL      /* Linux's TCP_TIMEWAIT_LEN: 60 s */
 #define TCP_FIN_TIMEOUT 60000000000ULL      /* Linux's tcp_fin_timeout: an orphan's FIN_WAIT_2 */
-#define TCP_DELACK      40000000ULL         /* Linux's TCP_DELACK_MIN: 40 ms */
-#define TCP_QUICKACKS   16                  /* Linux's TCP_MAX_QUICKACKS */
 
 #define SEQ_LT(a, b)    ((int32_t)((a) - (b)) < 0)
 #define SEQ_LEQ(a, b)   ((int32_t)((a) - (b)) <= 0)
@@ -106,9 +104,6 @@ struct tcpcb {
     bool fin_queued;                /* [s] the FIN follows the data in snd */
     bool fin_acked;                 /* [s] */
     bool ack_now;                   /* [s] an ACK is owed */
-    uint32_t rcv_unacked;           /* [s] bytes taken in since the last ACK went */
-    uint32_t rcv_mss;               /* [s] the largest segment the peer has sent */
-    int quickacks;                  /* [s] data segments still to ACK at once */
     bool nodelay, cork;             /* [s] TCP_NODELAY, TCP_CORK */
     int keepidle, keepintvl, keepcnt;   /* [s] TCP_KEEPIDLE, TCP_KEEPINTVL (s), TCP_KEEPCNT */
     /* keepalive (SO_KEEPALIVE; RFC 1122 4.2.3.6) */
@@ -122,7 +117,6 @@ struct tcpcb {
     bool persisting;                /* [s] rexmt_at is a zero-window probe */
     uint64_t close_at;              /* [s] TIME_WAIT's end, or an orphan's FIN_WAIT_2 */
     uint64_t keep_at;               /* [s] keepalive's next probe or verdict, 0 for none */
-    uint64_t delack_at;             /* [s] when a delayed ACK goes, 0 for none */
     uint64_t timer_at;              /* [s] what t_timer is armed for */
     /* a listener's queues, and a passive connection's link in them */
     struct socket *t_listener;      /* [s] held until the connection is queued */

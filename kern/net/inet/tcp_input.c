@@ -23,11 +23,9 @@
  * is offered and used when both SYNs carry it; so are timestamps (RFC
  * 7323: every segment then carries one, echoes the peer's per 4.3, and a
  * segment older than the last echoed is dropped by PAWS).  SACK is not
- * offered.  Data is acknowledged at once
- * for a new connection's first TCP_QUICKACKS segments, for every second
- * full-sized segment, and when out of order or cut by the window; else
- * the ACK waits up to 40 ms for data of ours to ride on (delayed ACK).  An ICMP "destination unreachable" that quotes a segment
- * in flight (tcp_ctlinput) ends a connection still being made with its
+ * offered.  Every ACK is sent at once (no delayed ACK).  An ICMP
+ * "destination unreachable" that quotes a segment in flight
+ * (tcp_ctlinput) ends a connection still being made with its
  * errno (EHOSTUNREACH, ECONNREFUSED ...); an established one keeps it as
  * a soft error, reported instead of ETIMEDOUT if it times out.
  *
@@ -158,10 +156,6 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
     tp->snd_wl2 = s->ack;
     tp->cwnd = 10 * tp->t_maxseg;   /* RFC 6928's initial window */
     tp->ssthresh = UINT32_MAX;
-    tp->quickacks = TCP_QUICKACKS;  /* a new connection's data is acknowledged at once */
-    tp->rcv_mss = 0;
-    tp->rcv_unacked = 0;
-    tp->delack_at = 0;
 }
 
 static void start_send_space(struct tcpcb *tp)
@@ -475,24 +469,6 @@ static bool fin_acked_moves(struct tcpcb *tp)
     }
 }
 
-/* In-order data of n bytes came in: its ACK goes at once for the first
- * TCP_QUICKACKS segments of a connection (so the peer's slow start is not
- * held back) and for every second full-sized segment, else within
- * TCP_DELACK, so that an answer the application sends meanwhile carries
- * it (RFC 1122 4.2.3.2, RFC 5681 4.2; Linux's quick-ACK mode). */
-static void ack_or_delay(struct tcpcb *tp, uint32_t n)
-{
-    tp->rcv_mss = MAX(tp->rcv_mss, n);
-    tp->rcv_unacked += n;
-    if (tp->quickacks > 0 || tp->rcv_unacked >= 2 * tp->rcv_mss) {
-        if (tp->quickacks > 0)
-            tp->quickacks--;
-        tp->ack_now = true;
-    } else if (!tp->delack_at) {
-        tp->delack_at = uptime_ns() + TCP_DELACK;
-    }
-}
-
 /* Data in order into the receive buffer (3.10.7.4, seventh check). */
 static void take_data(struct tcpcb *tp, struct seg *s)
 {
@@ -501,19 +477,15 @@ static void take_data(struct tcpcb *tp, struct seg *s)
     if (tp->t_state != TCPS_ESTABLISHED && tp->t_state != TCPS_FIN_WAIT_1 &&
         tp->t_state != TCPS_FIN_WAIT_2)
         return;
+    tp->ack_now = true;
     if (s->seq != tp->rcv_nxt) {
-        tp->ack_now = true;
         s->flags &= ~TH_FIN;                /* out of order: dropped, a duplicate ACK says so */
         return;
     }
     size_t n = ring_append(&tp->rcv, s->data, s->len);
     tp->rcv_nxt += (uint32_t)n;
-    if (n < s->len) {
+    if (n < s->len)
         s->flags &= ~TH_FIN;                /* cut by the window: the FIN comes again */
-        tp->ack_now = true;
-    } else {
-        ack_or_delay(tp, (uint32_t)n);
-    }
     socket_notify(tp->t_so, POLL_READSIDE);
 }
 

@@ -130,8 +130,6 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     if (flags & TH_ACK) {
         tp->last_ack_sent = tp->rcv_nxt;
         tp->ack_now = false;                /* this one carries it */
-        tp->delack_at = 0;
-        tp->rcv_unacked = 0;
     }
     ip_output(p, inp->inp_laddr, inp->inp_faddr, IPPROTO_TCP, inp->inp_ttl, inp->inp_tos);
 }
@@ -292,10 +290,6 @@ void tcp_timer_fire(void *arg)
     uint64_t now = uptime_ns();
     bool rele = false;
     tp->timer_at = 0;
-    if (tp->delack_at && now >= tp->delack_at) {
-        tp->ack_now = true;             /* the delayed ACK's time came: send it */
-        tcp_output(tp);
-    }
     if (tp->close_at && now >= tp->close_at)
         rele = tcp_close(tp, tp->t_state == TCPS_TIME_WAIT ? 0 : ETIMEDOUT);
     else if (tp->rexmt_at && now >= tp->rexmt_at && tp->persisting)

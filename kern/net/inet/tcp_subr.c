@@ -124,7 +124,7 @@ bool tcp_close(struct tcpcb *tp, int err)
     struct inpcb *inp = sotoinp(so);
     if (err)
         so->so_error = err;
-    tp->rexmt_at = tp->close_at = tp->delack_at = 0;
+    tp->rexmt_at = tp->close_at = 0;
     tp->snd.r_len = 0;
     tp->fin_queued = false;
     so->so_shut |= SO_RCV_SHUT | SO_SEND_SHUT;
@@ -195,8 +195,6 @@ void tcp_timers_update(struct tcpcb *tp)
         at = tp->keep_at;
     if (tp->close_at && (!at || tp->close_at < at))
         at = tp->close_at;
-    if (tp->delack_at && (!at || tp->delack_at < at))
-        at = tp->delack_at;
     if (at && at != tp->timer_at)
         net_timer_arm(&tp->t_timer, at);
     tp->timer_at = at;      /* a timer that fires with nothing due does nothing */
