@@ -8,6 +8,7 @@
  *   [L]  the listening socket's so_lock (its accept queue)
  *   [n]  unix_names_lock (class "unixname"): the table of bound names
  *   [g]  unix_gc_lock (class "unixgc"): descriptors in flight
+ *   [A]  unix_all_lock (class "unixall"): the list of every socket
  *   [a]  atomic operations only
  *   [c]  constant once set (set once under [s], read without it)
  */

@@ -23,6 +23,7 @@
  *
  * Locks: none.  The queues belong to the network thread: ip_input and the
  * expiry timer (a net_timer, which runs there too) are their only users.
+ * Lock key: [n] the network thread only; [a] atomic; [c] constant.
  */
 #include <kern/net/inet/inet.h>
 #include <kern/vm/kmem.h>
