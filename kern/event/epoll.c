@@ -200,17 +200,31 @@ static void ready_append(struct eventpoll *ep, struct epitem *ei)
     ei->ei_ready = true;
 }
 
-/* The dirty items (ep_lock held) join the end of the ready list. */
+/* The dirty items (ep_lock held) join the end of the ready list.  The
+ * list is walked under ep_dlock: once an item's ei_dirty is clear, a
+ * vnode's change on another CPU may put it on the dirty list again and
+ * overwrite its ei_dnext, and a walk after the unlock would follow it
+ * into the new list and lose the rest of the old one (a lost wakeup:
+ * data waiting on a socket that epoll_wait never reports). */
 static void take_dirty(struct eventpoll *ep)
 {
+    struct epitem *chain = NULL, **tail = &chain;
     spin_lock(&ep->ep_dlock);
-    struct epitem *d = ep->ep_dirty;
-    ep->ep_dirty = NULL;
-    for (struct epitem *ei = d; ei; ei = ei->ei_dnext)
+    for (struct epitem *ei = ep->ep_dirty; ei; ei = ei->ei_dnext) {
         ei->ei_dirty = false;
+        if (ei->ei_ready)
+            continue;
+        ei->ei_ready = true;        /* ei_rnext and ei_ready: ep_lock, held */
+        *tail = ei;
+        tail = &ei->ei_rnext;
+    }
+    *tail = NULL;
+    ep->ep_dirty = NULL;
     spin_unlock(&ep->ep_dlock);
-    for (struct epitem *ei = d; ei; ei = ei->ei_dnext)
-        ready_append(ep, ei);
+    struct epitem **pp = &ep->ep_ready;
+    while (*pp)
+        pp = &(*pp)->ei_rnext;
+    *pp = chain;
 }
 
 /* Take ei off every list it is on but the set's own (ep_lock and
