@@ -16,7 +16,12 @@ Host only (no emulator):
                  sprite/rows: from records, medians, failed ones left out
   sweep/...      the users and files keys: counts per CPU, ids, refusals
   scripts        a batch's guest scripts: marker lines, mount commands per
-                 kernel and file system, lockstat on Tempest only
+                 kernel and file system, lockstat on Tempest only, the
+                 guest's CPU times read before and after on both
+  guest_cpu/...  those times read back: made-up /proc/stat lines of
+                 Linux's and Tempest's give exact seconds, a missing line
+                 none, the host's own around a busy loop some; GAEDE's
+                 scaling rows carry the medians per script
   sysbench/...   each sysbench workload's command run on the host with
                  the host's sysbench (Debian's, as in the guests) for a
                  second: its bench line with a positive ops_per_s (fileio
@@ -35,7 +40,9 @@ With emulators (about two minutes of emulator time):
                  per file, Tempest's with lock statistics, Linux's without;
                  and GAEDE with 2 users on svr4mp on Tempest: both users
                  finished scripts, none failed, the rate is the count
-                 over the time, with lock statistics; and sysbench fileio
+                 over the time, with lock statistics and the guest's CPU
+                 seconds (together about the run's length on each CPU);
+                 and sysbench fileio
                  at 2 CPUs for 2 s on both kernels: its rate is the reads
                  and writes it printed, over the time asked, Tempest's
                  with lock statistics
@@ -53,7 +60,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from harness import macro, macro_pmake, macro_sysbench  # noqa: E402
+from harness import macro, macro_gaede, macro_pmake, macro_sysbench, runner  # noqa: E402
 from checklib import Results  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep.py")
@@ -179,8 +186,43 @@ def test_scripts(res):
           and "mount -t ufs -o ro,ufstype=44bsd /dev/vdc /deb/home/d1" in l_out
           and "chroot /deb /bin/sh /bench/points/P1.sh" in l_out
           and "lockstat -j -d" in t_pt and "lockstat" not in l_pt
-          and "/bench/points/P1.cmd" in l_pt)
+          and "/bench/points/P1.cmd" in l_pt
+          and all("@@cpu before" in pt and "@@cpu after" in pt for pt in (t_pt, l_pt)))
     res.add("scripts", ok, "tempest:\n%s\nlinux:\n%s" % (t_out, l_out))
+
+
+def test_guest_cpu(res):
+    """The guest's CPU seconds from /proc/stat lines around a command:
+    made-up lines (Linux's ten fields, Tempest's own) give exact figures,
+    a missing line none, and the host's own /proc/stat around a busy
+    loop some user time."""
+    text = ("@@cpu before cpu  100 5 40 1000 20 1 2 0 0 0\nnoise\n"
+            "@@cpu after cpu  350 15 100 1400 60 3 4 0 0 0\n")
+    got = runner.guest_cpu(text)
+    res.add("guest_cpu/linux", got == {"user_s": 2.6, "system_s": 0.64, "idle_s": 4.4},
+            "got %r" % got)
+    got = runner.guest_cpu("@@cpu before cpu  10 0 20 30 0 0 0 0 0 0\n"
+                           "@@cpu after cpu  110 0 70 230 0 0 0 0 0 0\n")
+    res.add("guest_cpu/tempest", got == {"user_s": 1.0, "system_s": 0.5, "idle_s": 2.0},
+            "got %r" % got)
+    res.add("guest_cpu/missing", runner.guest_cpu(text.split("noise")[0]) is None
+            and runner.guest_cpu(None) is None, "a lone line was read")
+    script = "%s; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; %s" % (
+        macro.CPU_LINE % "before", macro.CPU_LINE % "after")
+    out = subprocess.run(["sh", "-c", script], stdout=subprocess.PIPE, timeout=120).stdout
+    got = runner.guest_cpu(out.decode())
+    res.add("guest_cpu/host", bool(got) and got["user_s"] + got["system_s"] > 0,
+            "got %r from %r" % (got, out[:200]))
+    recs = [{"point": {"workload": "gaede", "kernel": "linux", "machine": "m", "accel": "tcg",
+                       "cpus": 1}, "status": "ok",
+             "result": {"scripts_per_hour": 100.0, "scripts": 10, "users": 2},
+             "guest_cpu": {"user_s": u, "system_s": 1.0, "idle_s": 3.0}}
+            for u in (2.0, 4.0, 9.0)]
+    recs[2]["guest_cpu"] = None
+    row = macro_gaede.scaling(recs)[0]
+    res.add("guest_cpu/scaling", row["user_ms"] == 300.0 and row["system_ms"] == 100.0
+            and abs(row["idle_share"] - (3 / 6 + 3 / 8) / 2) < 1e-9 and row["runs"] == 3,
+            "row %r" % row)
 
 
 def _pmake(args):
@@ -287,6 +329,14 @@ def check_gaede_record(res, r, result):
     classes = (r.get("lockstat") or {}).get("classes") or []
     res.add("smoke/gaede/lockstat", any(c["hits"] > 0 for c in classes),
             "%d lock classes" % len(classes))
+    # The guest's CPU seconds over the run: some busy, and all of them
+    # together about the run's length on each CPU (ticks, so roughly).
+    cpu = r.get("guest_cpu") or {}
+    total = sum(cpu.get(k, 0) for k in ("user_s", "system_s", "idle_s"))
+    want = result.get("elapsed_s", 0) * r["point"]["cpus"]
+    res.add("smoke/gaede/guest_cpu", cpu.get("user_s", 0) > 0 and cpu.get("system_s", 0) > 0
+            and abs(total - want) <= 0.2 * want, "guest_cpu %r, %g s on %d CPUs"
+            % (cpu, result.get("elapsed_s", 0), r["point"]["cpus"]))
 
 
 def check_sysbench_record(res, r, result):
@@ -365,6 +415,7 @@ def main(argv=None):
         test_sprite(res)
         test_sweep_keys(res)
         test_scripts(res)
+        test_guest_cpu(res)
         test_pmake_host(res, tmp)
         test_sysbench_host(res, tmp)
         test_sysbench_speedups(res)

@@ -55,6 +55,9 @@ BENCH = os.path.join(ROOT, "build", "bench")
 BEGIN = "@@harness begin "
 ENV = ("export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root LC_ALL=C "
        "TMPDIR=/tmp")
+# The guest's CPU times around a point's command: /proc/stat's "cpu"
+# line, the same format on both kernels (runner.guest_cpu reads them).
+CPU_LINE = 'echo "@@cpu %s $(head -n 1 /proc/stat)"'
 # The Linux peer's preamble: the modules, then Debian's root on /deb.
 LINUX_ROOT = (
     "/modules/load > /dev/null || { echo 'macro: cannot load the modules'; exit 90; }\n"
@@ -171,12 +174,14 @@ def point_script(p, prep, kernel):
         lines.append("( %s ) > /tmp/macro-setup.log 2>&1 || { echo 'bench %s error=setup'; "
                      "tail -5 /tmp/macro-setup.log; exit 1; }" % (prep["setup"], name))
     cmd = "/bin/sh /bench/points/%s.cmd" % p["id"]
+    lines.append(CPU_LINE % "before")
     if kernel == "tempest":
         every = " -i %g" % p["interval"] if p.get("interval") else ""
-        lines.append("lockstat -j -d%s -o /tmp/lockstat.json %s; st=$?; cat /tmp/lockstat.json; "
-                     "rm -f /tmp/lockstat.json; exit $st" % (every, cmd))
+        lines.append("lockstat -j -d%s -o /tmp/lockstat.json %s; st=$?; %s; "
+                     "cat /tmp/lockstat.json; rm -f /tmp/lockstat.json; exit $st"
+                     % (every, cmd, CPU_LINE % "after"))
     else:
-        lines.append("exec " + cmd)
+        lines.append("%s; st=$?; %s; exit $st" % (cmd, CPU_LINE % "after"))
     return "\n".join(lines) + "\n"
 
 

@@ -241,14 +241,37 @@ def _throughput(record):
         return None
 
 
+def cpu_per_script(record):
+    """The guest's CPU time per finished script (ms: user, system) and
+    its idle share, from the record's guest_cpu; {} when it has none."""
+    cpu = record.get("guest_cpu") or {}
+    scripts = (record.get("result") or {}).get("scripts")
+    try:
+        scripts = float(scripts)
+        total = cpu["user_s"] + cpu["system_s"] + cpu["idle_s"]
+    except (KeyError, TypeError, ValueError):
+        return {}
+    if scripts <= 0 or total <= 0:
+        return {}
+    return {"user_ms": 1000 * cpu["user_s"] / scripts,
+            "system_ms": 1000 * cpu["system_s"] / scripts,
+            "idle_share": cpu["idle_s"] / total}
+
+
+CPU_FIELDS = ("user_ms", "system_ms", "idle_share")
+
+
 def scaling(records):
     """The paper's scaling, T(n) / (n x T(1)), from gaede records.
 
     Records of other workloads and failed ones are skipped.  Returns rows
     sorted by group then CPUs, each a dict: kernel, machine, optset,
     accel, cpus, users (the median over the repeats), scripts_per_hour
-    (T(n), the median over the repeats), runs, and scaling (None when the
-    group has no 1-CPU point)."""
+    (T(n), the median over the repeats), runs, scaling (None when the
+    group has no 1-CPU point), and the medians of the guest's CPU time
+    per script, user_ms and system_ms, and of its idle_share (None for
+    records without guest_cpu): a script's user time should not grow with
+    the CPUs, so growth there is the emulator's, not the kernel's."""
     groups = {}
     for r in records:
         p = r.get("point") or {}
@@ -257,36 +280,45 @@ def scaling(records):
             continue
         key = (p.get("kernel"), p.get("machine"), p.get("optset", ""), p.get("accel"))
         users = (r.get("result") or {}).get("users", p.get("users"))
-        groups.setdefault(key, {}).setdefault(int(p.get("cpus", 1)), []).append((t, users))
+        groups.setdefault(key, {}).setdefault(int(p.get("cpus", 1)), []).append(
+            (t, users, cpu_per_script(r)))
     rows = []
     for key in sorted(groups, key=lambda k: tuple(str(x) for x in k)):
         by_cpus = groups[key]
-        medians = {n: statistics.median(t for t, _u in runs) for n, runs in by_cpus.items()}
+        medians = {n: statistics.median(run[0] for run in runs) for n, runs in by_cpus.items()}
         t1 = medians.get(1)
         for n in sorted(by_cpus):
-            users = [u for _t, u in by_cpus[n] if u is not None]
-            rows.append({"kernel": key[0], "machine": key[1], "optset": key[2], "accel": key[3],
-                         "cpus": n, "users": _median_or_none(users),
-                         "scripts_per_hour": medians[n], "runs": len(by_cpus[n]),
-                         "scaling": medians[n] / (n * t1) if t1 else None})
+            row = {"kernel": key[0], "machine": key[1], "optset": key[2], "accel": key[3],
+                   "cpus": n, "users": _median_or_none(run[1] for run in by_cpus[n]),
+                   "scripts_per_hour": medians[n], "runs": len(by_cpus[n]),
+                   "scaling": medians[n] / (n * t1) if t1 else None}
+            for f in CPU_FIELDS:
+                row[f] = _median_or_none(run[2][f] for run in by_cpus[n] if f in run[2])
+            rows.append(row)
     return rows
 
 
 def _median_or_none(values):
     try:
-        return statistics.median(float(v) for v in values)
+        return statistics.median(float(v) for v in values if v is not None)
     except (statistics.StatisticsError, ValueError, TypeError):
         return None
 
 
+def _figure(value, form):
+    return "-" if value is None else form % value
+
+
 def print_scaling(rows):
-    print("%-8s %-8s %-20s %-6s %4s %6s %12s %8s %5s"
-          % ("kernel", "machine", "optset", "accel", "cpus", "users", "scripts/h", "scaling", "runs"))
+    print("%-8s %-8s %-20s %-6s %4s %6s %12s %8s %5s %9s %9s %5s"
+          % ("kernel", "machine", "optset", "accel", "cpus", "users", "scripts/h", "scaling",
+             "runs", "user-ms/s", "sys-ms/s", "idle"))
     for r in rows:
-        print("%-8s %-8s %-20s %-6s %4d %6s %12.1f %8s %5d"
+        print("%-8s %-8s %-20s %-6s %4d %6s %12.1f %8s %5d %9s %9s %5s"
               % (r["kernel"], r["machine"], r["optset"] or "-", r["accel"], r["cpus"],
-                 "-" if r["users"] is None else "%g" % r["users"], r["scripts_per_hour"],
-                 "-" if r["scaling"] is None else "%.3f" % r["scaling"], r["runs"]))
+                 _figure(r["users"], "%g"), r["scripts_per_hour"],
+                 _figure(r["scaling"], "%.3f"), r["runs"], _figure(r["user_ms"], "%.0f"),
+                 _figure(r["system_ms"], "%.0f"), _figure(r["idle_share"], "%.2f")))
 
 
 def main(argv=None):

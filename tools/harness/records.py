@@ -18,6 +18,11 @@ A record (runs/ID.json, one per point, written by runner.py):
                              and t_end in seconds); [] otherwise
                              (classes with hits, misses, miss_ratio,
                              wait_us, hold_us; disks); null on Linux
+    guest_cpu                macro points (both kernels): the guest's CPU
+                             seconds over the command, from /proc/stat
+                             before and after: user_s, system_s, idle_s
+                             (with iowait), summed over its CPUs; null
+                             for other kinds or when a line is missing
     elapsed_s, started       the boot's wall-clock time, its UTC start
     host                     name, cores, load (1-minute average before
                              the boot), load_after; cores_held (the host-core

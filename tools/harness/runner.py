@@ -125,8 +125,28 @@ CAVEATS = {
 }
 
 
+CPU_RE = re.compile(r"^@@cpu (before|after) cpu\s+(\d+(?:\s+\d+){3,})\s*$", re.M)
+USER_HZ = 100       # /proc/stat's unit on Linux and on Tempest (TICK_HZ)
+
+
+def guest_cpu(text):
+    """The guest's CPU seconds over a macro point's command, from the
+    /proc/stat lines around it (macro.CPU_LINE): user (with nice), system
+    (with irq and softirq), idle (with iowait), summed over the CPUs; None
+    when a line is missing."""
+    found = {}
+    for when, fields in CPU_RE.findall(text or ""):
+        found.setdefault(when, [int(x) for x in fields.split()] + [0] * 10)
+    if len(found) < 2:
+        return None
+    d = [a - b for a, b in zip(found["after"], found["before"])]
+    user, nice, system, idle, iowait, irq, softirq = d[:7]
+    return {"user_s": (user + nice) / USER_HZ, "system_s": (system + irq + softirq) / USER_HZ,
+            "idle_s": (idle + iowait) / USER_HZ}
+
+
 def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None,
-            lockstat=None, series=None):
+            lockstat=None, series=None, cpu=None):
     from harness import workloads as wl
     w = wl.WORKLOADS[p["workload"]]
     value = (result or {}).get(w.metric)
@@ -138,6 +158,7 @@ def _record(spec, p, host, started, elapsed, status="ok", reason="", result=None
         "metric": w.metric, "unit": w.unit, "higher_is_better": w.higher_is_better,
         "value": value if status == "ok" else None, "result": result,
         "lockstat": lockstat, "lockstat_series": series or [],
+        "guest_cpu": cpu,
         "elapsed_s": round(elapsed, 3), "started": started,
         "accel": p["accel"], "host": host,
         "oversubscribed": p["cpus"] > host["cores"],
@@ -167,7 +188,7 @@ def _user_records(spec, output, boot_status, host, started, elapsed):
         lock, series = (_lockstat_json(text) if text and spec["kernel"] in TEMPEST_IMAGES
                         else (None, []))
         records.append(_record(spec, p, host, started, elapsed, status, reason, result, lock,
-                               series))
+                               series, guest_cpu(text)))
     return records
 
 
