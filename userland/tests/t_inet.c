@@ -185,6 +185,103 @@ static void test_udp(void)
 	close(c);
 }
 
+/* One datagram from the socket from to port, and whether sock got it. */
+static int delivered(int from, uint16_t port, int sock, const char *word)
+{
+	struct sockaddr_in to = loopback(port);
+	char buf[32] = { 0 };
+	if (sendto(from, word, strlen(word), 0, (struct sockaddr *)&to, sizeof to) < 0)
+		return -1;
+	struct pollfd p = { sock, POLLIN, 0 };
+	if (poll(&p, 1, 300) != 1)
+		return 0;
+	ssize_t n = recv(sock, buf, sizeof buf - 1, MSG_DONTWAIT);
+	return n == (ssize_t)strlen(word) && strcmp(buf, word) == 0;
+}
+
+/* A connected UDP socket hears only its peer; connect to AF_UNSPEC makes
+ * it hear anyone again, and, as Linux's, lets go of the port unless bind
+ * named it (here the first bind asked for port 0); a second connect
+ * changes the peer.  Two sockets on one port (SO_REUSEADDR): the one
+ * connected to the sender gets its datagram, the other the rest. */
+static void test_udp_demux(void)
+{
+	int s = bound(SOCK_DGRAM), a = bound(SOCK_DGRAM), b = bound(SOCK_DGRAM);
+	CHECK(s >= 0 && a >= 0 && b >= 0);
+	uint16_t port = port_of(s);
+	struct sockaddr_in to_a = loopback(port_of(a)), to_b = loopback(port_of(b));
+	CHECK_OK(connect(s, (struct sockaddr *)&to_a, sizeof to_a));
+	CHECK_EQ(delivered(b, port, s, "from-b"), 0);
+	CHECK_EQ(delivered(a, port, s, "from-a"), 1);
+	struct sockaddr none = { .sa_family = AF_UNSPEC };
+	CHECK_OK(connect(s, &none, sizeof none));
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof peer;
+	CHECK_ERR(getpeername(s, (struct sockaddr *)&peer, &plen), ENOTCONN);
+	CHECK_EQ(port_of(s), 0);                /* the kernel's port, given back */
+	struct sockaddr_in at = loopback(port);
+	CHECK_OK(bind(s, (struct sockaddr *)&at, sizeof at));
+	CHECK_EQ(delivered(b, port, s, "b-again"), 1);
+	CHECK_OK(connect(s, (struct sockaddr *)&to_b, sizeof to_b));
+	CHECK_EQ(delivered(a, port, s, "a-again"), 0);
+	CHECK_EQ(delivered(b, port, s, "b-third"), 1);
+	CHECK_OK(connect(s, &none, sizeof none));
+	CHECK_EQ(port_of(s), port);             /* named by bind: kept */
+	CHECK_EQ(delivered(a, port, s, "a-third"), 1);
+	close(s);
+
+	int one = 1, u = socket(AF_INET, SOCK_DGRAM, 0), v = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(u >= 0 && v >= 0);
+	CHECK_OK(setsockopt(u, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one));
+	CHECK_OK(setsockopt(v, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one));
+	at = loopback(0);
+	CHECK_OK(bind(u, (struct sockaddr *)&at, sizeof at));
+	at.sin_port = htons(port_of(u));
+	CHECK_OK(bind(v, (struct sockaddr *)&at, sizeof at));
+	CHECK_OK(connect(v, (struct sockaddr *)&to_a, sizeof to_a));
+	CHECK_EQ(delivered(a, port_of(u), v, "to-v"), 1);
+	CHECK_EQ(delivered(b, port_of(u), u, "to-u"), 1);
+	close(u);
+	close(v);
+	close(a);
+	close(b);
+}
+
+/* Many connections to one listening port: each accepted socket is the
+ * one whose peer is that client (getpeername) and gets that client's
+ * bytes, however the connections hash. */
+#define MANY 40
+static void test_tcp_many(void)
+{
+	int l = listener();
+	CHECK(l >= 0);
+	CHECK_OK(listen(l, MANY));
+	int c[MANY], ok = 0;
+	for (int i = 0; i < MANY; i++) {
+		c[i] = connect_to(port_of(l));
+		CHECK(c[i] >= 0);
+		unsigned char tag = (unsigned char)i;
+		CHECK_EQ(write(c[i], &tag, 1), 1);
+	}
+	for (int i = 0; i < MANY; i++) {
+		int a = accept(l, NULL, NULL);
+		struct sockaddr_in peer;
+		socklen_t plen = sizeof peer;
+		unsigned char tag = 0xff;
+		if (a < 0 || getpeername(a, (struct sockaddr *)&peer, &plen) != 0 ||
+		    !readable(a) || read(a, &tag, 1) != 1) {
+			CHECK(!"accepted, named and read");
+			break;
+		}
+		ok += tag < MANY && port_of(c[tag]) == ntohs(peer.sin_port);
+		close(a);
+	}
+	CHECK_EQ(ok, MANY);
+	for (int i = 0; i < MANY; i++)
+		close(c[i]);
+	close(l);
+}
+
 /* UDP-Lite: its own protocol, a checksum coverage set and read back. */
 static void test_udplite(void)
 {
@@ -578,6 +675,7 @@ int main(int argc, char **argv)
 	test_socket_rules();
 	test_bind_rules();
 	test_udp();
+	test_udp_demux();
 	test_udplite();
 	test_interfaces();
 	test_tcp_names();
@@ -588,5 +686,6 @@ int main(int argc, char **argv)
 	test_tcp_epoll();
 	test_tcp_linger();
 	test_tcp_accept_inherits();
+	test_tcp_many();
 	return ut_done();
 }

@@ -19,17 +19,18 @@
  * interface's subnet and one default gateway (netif.c), TCP with its
  * whole state machine (tcp_input.c), retransmission and TIME_WAIT
  * (tcp_output.c), UDP with ICMP "port unreachable" reported to connected
- * sockets, raw sockets (SOCK_RAW, raw.c: ping's).  What is not yet: IPv6,
- * fragment reassembly.
+ * sockets, raw sockets (SOCK_RAW, raw.c: ping's), fragment reassembly
+ * (ip_frag.c).  What is not yet: IPv6.
  *
- * Locks, in order: a socket's so_lock (class "socket"), then inpcb_lock
- * (class "inpcb", the table), then the interface queue's netq (a spin
+ * Locks, in order: a socket's so_lock (class "socket"), then the control
+ * block table's bucket locks (classes "inpcbport", then "inpcbconn",
+ * inpcb.c), then the interface queue's netq (a spin
  * lock), the network thread's timer list (network) and the ARP cache
  * (arp, ether.c), leaves; a device's own ring locks (vnet_rx, vnet_tx)
  * are taken with none of these held.  netif_cfg (a sleep mutex) is taken
  * alone by the ioctls that set an interface's address or flags.  A TCP listener's
  * so_lock comes before that of a connection in its queues.  The network
- * thread takes the table's lock alone to find a socket, lets it go, then
+ * thread takes a table bucket's lock alone to find a socket, lets it go, then
  * locks the socket.  No socket lock is held while copying to or from
  * user memory.
  */
@@ -155,6 +156,10 @@ static int inet_bind(struct socket *so, const void *addr, size_t len)
     mutex_enter(&so->so_lock);
     int err = inp->inp_bound || (is_tcp(so) && tcp_connected(so)) ? -EINVAL
             : inpcb_bind(inp, a, port);
+    if (!err) {
+        inp->inp_portlock = port != 0;
+        inp->inp_addrlock = a != INADDR_ANY;
+    }
     mutex_exit(&so->so_lock);
     return err;
 }

@@ -5,8 +5,10 @@
  *
  * Lock key (besides struct socket's, kern/net/socket.h):
  *   [s]  the socket's so_lock
- *   [t]  inpcb_lock (class "inpcb"): the table of bound and connected
- *        control blocks
+ *   [t]  the control block table's locks (inpcb.c): the block's port
+ *        bucket lock (class "inpcbport") and, while it has a foreign end,
+ *        its connection bucket lock (class "inpcbconn"); all held to
+ *        change, any one to read
  *   [q]  the interface's input queue lock (class "netq", a spin lock)
  *   [w]  net_work_lock (class "network", a spin lock): the timer work list
  *   [a]  atomic operations only
@@ -176,14 +178,19 @@ void net_timer_stop(struct net_timer *nt);
 /* AF_INET's part of a socket (so_pcb): the addresses, and the protocol's
  * own state behind inp_ppcb. */
 struct inpcb {
-    struct inpcb *inp_next;         /* [t] the table (while inp_intable) */
+    struct inpcb *inp_pnext;        /* [t] its port bucket's chain (while inp_intable) */
+    struct inpcb *inp_cnext;        /* [t] its connection bucket's chain (inp_inconn) */
     struct socket *inp_so;          /* [c] */
     int inp_proto;                  /* [c] IPPROTO_TCP, IPPROTO_UDP, or a raw socket's */
     in_addr_t inp_laddr;            /* [s,t] both to change; either to read */
     in_addr_t inp_faddr;            /* [s,t] */
     uint16_t inp_lport, inp_fport;  /* [s,t] network byte order */
-    bool inp_intable;               /* [s,t] */
+    bool inp_intable;               /* [s,t] on its port chain, the socket held */
+    bool inp_inconn;                /* [s,t] also on its connection chain */
     bool inp_bound;                 /* [s] bind (or an implicit bind) chose its port */
+    bool inp_portlock, inp_addrlock; /* [s] bind named the port, the address (Linux's
+                                     * SOCK_BINDPORT_LOCK, _BINDADDR_LOCK): kept on
+                                     * a disconnect */
     bool inp_timewait;              /* [s] a TCP connection in TIME_WAIT: its port
                                      * gives way to SO_REUSEADDR (read under [t]) */
     uint8_t inp_ttl, inp_tos;       /* [s] IP_TTL, IP_TOS */
@@ -201,6 +208,11 @@ int inpcb_bind(struct inpcb *inp, in_addr_t laddr, uint16_t lport);
  * ephemeral port first), choosing the local address by route: 0 or
  * -errno.  Called with so_lock held. */
 int inpcb_connect(struct inpcb *inp, in_addr_t faddr, uint16_t fport);
+/* Forget inp's foreign end (UDP's connect to AF_UNSPEC), and, as Linux,
+ * its local address unless bind named one and its port unless bind named
+ * one: true when it left the table so (the socket's reference the table
+ * held is the caller's to drop).  Called with so_lock held. */
+bool inpcb_disconnect(struct inpcb *inp);
 /* Enter inp, whose ends are set, in the table as it is (a connection a
  * listener accepted shares the listener's port). */
 void inpcb_insert(struct inpcb *inp);

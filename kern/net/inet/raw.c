@@ -23,8 +23,9 @@
  * Locks: raw_lock (class "rawpcb", a sleep mutex) guards the list of
  * raw sockets and, with the socket's so_lock, their addresses (both are
  * held to change them, either to read).  It comes before so_lock: input
- * holds it while queueing on each socket.  This is the reverse of
- * inpcb_lock's order; the two are never held together.
+ * holds it while queueing on each socket.  This is the reverse of the
+ * control block table's order (inpcb.c); the two are never held
+ * together.
  */
 #include <kern/net/inet/inet.h>
 #include <kern/vm/kmem.h>

@@ -17,8 +17,8 @@
  * a checksum that covers the first "coverage" bytes (the length field
  * carries it; 0 is the whole datagram) and is never left out.
  *
- * Locks: the socket's so_lock guards struct udpcb; inpcb_lock is taken
- * under it (binding an ephemeral port).
+ * Locks: the socket's so_lock guards struct udpcb; the control block
+ * table's bucket locks (inpcb.c) are taken under it (bind, connect).
  */
 #include <kern/net/inet/inet.h>
 #include <kern/vm/kmem.h>
@@ -73,13 +73,14 @@ int udp_connect(struct socket *so, in_addr_t faddr, uint16_t fport)
     struct inpcb *inp = sotoinp(so);
     mutex_enter(&so->so_lock);
     int err = 0;
-    if (fport == 0 && faddr == INADDR_ANY) {
-        inp->inp_faddr = INADDR_ANY;        /* AF_UNSPEC: dissolve the association */
-        inp->inp_fport = 0;
-    } else {
+    bool left = false;
+    if (fport == 0 && faddr == INADDR_ANY)
+        left = inpcb_disconnect(inp);       /* AF_UNSPEC: dissolve the association */
+    else
         err = inpcb_connect(inp, faddr, fport);
-    }
     mutex_exit(&so->so_lock);
+    if (left)
+        socket_rele(so);                    /* the table's reference */
     return err;
 }
 
