@@ -24,6 +24,7 @@
 #include <kern/s5/s5_inode.h>
 #include <kern/vfs/vfs.h>
 #include <kern/vfs/dnlc.h>
+#include <kern/vm/pcache.h>
 #include <kern/vfs/cred.h>
 #include <kern/vfs/buf.h>
 #include <drivers/block/bio.h>
@@ -119,6 +120,51 @@ KTEST(s5_inactive)
     }
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     KT_ASSERT_EQ(s5_icache_audit(&nfree), 0);
+    return 0;
+}
+
+/* ---- s5_keep_pages ---- */
+
+/* A file's clean pages outlive its last release (VKEEPPAGES): looked up
+ * again it finds them, with no disk read.  Deleted, its in-core inode is
+ * the next reused, and the new file it becomes sees none of the old
+ * pages (they are purged first: page_purges). */
+KTEST(s5_keep_pages)
+{
+    struct s5t t;
+    struct vnode *vp, *vp2;
+    KT_ASSERT_EQ(t_fresh(&t, 512, 64), 0);
+    KT_ASSERT_EQ(t_create(t.root, "x", &vp), 0);
+    KT_ASSERT(vp->v_flag & VKEEPPAGES);
+    KT_ASSERT_EQ(t_write_pat(vp, 0, 3 * PAGE_SIZE, 7, 1024), 0);
+    KT_ASSERT_EQ(pcache_flush(vp, 0, ~0UL), 0);     /* clean: no dirty hold */
+    uint64_t pages = __atomic_load_n(&vp->v_npages, __ATOMIC_ACQUIRE);
+    KT_ASSERT(pages >= 3);
+    dnlc_purge_vp(vp);
+    VN_RELE(vp);
+    KT_ASSERT_EQ(__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE), -1);
+    KT_ASSERT_EQ(__atomic_load_n(&vp->v_npages, __ATOMIC_ACQUIRE), pages);
+    uint64_t misses = s5_stats.imisses, purged = s5_stats.page_purges;
+    KT_ASSERT_EQ(VOP_LOOKUP(t.root, "x", &vp2, kcred), 0);
+    KT_ASSERT(vp2 == vp);
+    KT_ASSERT_EQ(s5_stats.imisses, misses);
+    KT_ASSERT_EQ(t_check_pat(vp2, 0, 3 * PAGE_SIZE, 7, 1024), 0);
+    KT_ASSERT_EQ(__atomic_load_n(&vp2->v_npages, __ATOMIC_ACQUIRE), pages);
+    VN_RELE(vp2);
+    /* Deleted: its identity goes, its pages wait for the reuse. */
+    KT_ASSERT_EQ(VOP_REMOVE(t.root, "x", kcred), 0);
+    KT_ASSERT_EQ(__atomic_load_n(&vp->v_count, __ATOMIC_ACQUIRE), -1);
+    KT_ASSERT_EQ(t_create(t.root, "y", &vp2), 0);
+    KT_ASSERT(vp2 == vp);                       /* the head of the free list */
+    KT_ASSERT(s5_stats.page_purges > purged);
+    KT_ASSERT_EQ(__atomic_load_n(&vp2->v_npages, __ATOMIC_ACQUIRE), 0);
+    KT_ASSERT_EQ(VOP_TRUNCATE(vp2, 3 * PAGE_SIZE, kcred), 0);
+    KT_ASSERT(t_reads_zero(vp2, 0, 64));
+    KT_ASSERT(t_reads_zero(vp2, 2 * PAGE_SIZE, 64));
+    VN_RELE(vp2);
+    int nfree;
+    KT_ASSERT_EQ(s5_icache_audit(&nfree), 0);
+    KT_ASSERT_EQ(t_finish(&t, NULL), 0);
     return 0;
 }
 

@@ -134,8 +134,8 @@ KTEST(segmap_basic)
     uint64_t open_after = 0;
     int r = basic_body(&t, &open_after);
     KT_ASSERT_EQ(t_finish(&t, NULL), 0);
-    /* The file's last release (the DNLC lets go at the unmount) closes
-     * the rest. */
+    /* The unmount drops the pages of the file, inactive since the DNLC
+     * let it go (kern/vfs/icache.c, icache_evict): that closes the rest. */
     KT_ASSERT(r != 0 || stats().open == open_after);
     return r;
 }

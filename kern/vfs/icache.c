@@ -24,6 +24,18 @@
  * lock, turns a -1 back into 0 (taking the inode off the free list) before
  * its VN_HOLD.
  *
+ * Pages.  The vnodes here are VKEEPPAGES: an inactive inode keeps its
+ * clean cached pages with its identity (SVR4's rule), so a program whose
+ * last reference was the DNLC's does not lose them when the DNLC lets
+ * its name go.  They go when the in-core inode is reused: iget takes it
+ * off the free list and forgets its identity under the cache lock, purges
+ * its old pages with no lock held (nobody can reach it then; the purge
+ * may take sleeping cluster locks), and only then, under the cache lock
+ * again, gives it the new identity, unless another thread made that file
+ * meanwhile, whose inode wins.  A deleted file's inode loses its identity
+ * at once (below) and its pages with the reuse; an unmount drops the
+ * pages of every inactive inode of its file system (icache_evict).
+ *
  * iget.  Under the cache lock: find the inode (reviving it if -1) or take
  * the head of the free list and give it the new identity.  Then ILOCK,
  * which can sleep; so afterwards the identity is checked again, since a
@@ -162,6 +174,7 @@ static void build_table(struct icache *c)
         if (!ip)
             break;                  /* a smaller table still works */
         vn_init(&ip->i_vnode, c->vnops, VNON, NULL, ip);
+        ip->i_vnode.v_flag = VKEEPPAGES;
         ip->i_vnode.v_count = -1;
         ip->i_cache = c;
         rlock_init(&ip->i_lock, c->ilock_class, c->ilock_class->name);
@@ -200,27 +213,57 @@ static void activate_locked(struct icache *c, struct icnode *ip)
     VN_HOLD(&ip->i_vnode);
 }
 
-/* Give the inode at the head of the free list the identity (fs, ino),
- * with vfsp its vnode's file system [ic]. */
-static struct icnode *reuse_locked(struct icache *c, void *fs, struct vfs *vfsp, uint32_t ino)
+/* Take the inode at the head of the free list for reuse [ic]: off the
+ * list and its old identity forgotten, so nobody can find it; its count
+ * 0 until it gets a new identity (or goes back, put_back_locked).  NULL
+ * when the list is empty. */
+static struct icnode *take_free_locked(struct icache *c)
 {
     struct icnode *ip = c->free_head;
     if (!ip)
         return NULL;
     free_remove(c, ip);
     forget_identity(c, ip);
+    __atomic_store_n(&ip->i_vnode.v_count, 0, __ATOMIC_RELEASE);
+    return ip;
+}
+
+/* The pages of the file ip was before (VKEEPPAGES kept them past its last
+ * release): they go before ip is another file.  No lock held; nobody can
+ * reach ip. */
+static void drop_old_pages(struct icnode *ip)
+{
+    if (__atomic_load_n(&ip->i_vnode.v_npages, __ATOMIC_SEQ_CST)) {
+        pcache_purge(&ip->i_vnode);
+        STAT_INC(ip->i_cache, page_purges);
+    }
+}
+
+/* Give ip, taken from the free list, the identity (fs, ino) with vfsp its
+ * vnode's file system, and our reference [ic]. */
+static void give_identity(struct icache *c, struct icnode *ip, void *fs, struct vfs *vfsp,
+                          uint32_t ino)
+{
     ip->i_fs = fs;
     ip->i_number = ino;
     ip->i_flag = 0;
     ip->i_vnode.v_vfsp = vfsp;
-    ip->i_vnode.v_flag = 0;
+    ip->i_vnode.v_flag = VKEEPPAGES;
     ip->i_vnode.v_vfsmountedhere = NULL;
     __atomic_store_n(&ip->i_vnode.v_count, 1, __ATOMIC_RELEASE);
     hash_insert(c, ip);
-    return ip;
 }
 
-/* Find (fs, ino) or give it a free in-core inode: referenced, not locked. */
+/* Put back ip, taken from the free list but not used, at its head [ic]. */
+static void put_back_locked(struct icache *c, struct icnode *ip)
+{
+    __atomic_store_n(&ip->i_vnode.v_count, -1, __ATOMIC_RELEASE);
+    free_insert(c, ip, true);
+}
+
+/* Find (fs, ino) or give it a free in-core inode: referenced, not locked.
+ * A reused inode's old pages are purged between the two holds of the
+ * cache lock; if another thread made (fs, ino) meanwhile, theirs wins. */
 static int cache_get(struct icache *c, void *fs, struct vfs *vfsp, uint32_t ino,
                      struct icnode **ipp)
 {
@@ -234,9 +277,20 @@ static int cache_get(struct icache *c, void *fs, struct vfs *vfsp, uint32_t ino,
             *ipp = ip;
             return 0;
         }
-        ip = reuse_locked(c, fs, vfsp, ino);
+        ip = take_free_locked(c);
         mutex_exit(&c->lock);
         if (ip) {
+            drop_old_pages(ip);
+            mutex_enter(&c->lock);
+            struct icnode *theirs = hash_find(c, fs, ino);
+            if (theirs) {
+                put_back_locked(c, ip);
+                activate_locked(c, theirs);
+                ip = theirs;
+            } else {
+                give_identity(c, ip, fs, vfsp, ino);
+            }
+            mutex_exit(&c->lock);
             *ipp = ip;
             return 0;
         }
@@ -467,17 +521,26 @@ int icache_flush(struct icache *c, void *fs, int (*update)(struct icnode *ip))
 
 void icache_evict(struct icache *c, void *fs)
 {
-    mutex_enter(&c->lock);
     for (int i = 0; i < c->nbuilt; i++) {
         struct icnode *ip = c->table[i];
-        if (ip->i_fs != fs || __atomic_load_n(&ip->i_vnode.v_count, __ATOMIC_ACQUIRE) != -1)
+        mutex_enter(&c->lock);
+        bool take = ip->i_fs == fs && __atomic_load_n(&ip->i_vnode.v_count,
+                                                      __ATOMIC_ACQUIRE) == -1;
+        if (take) {
+            /* Off the free list while its pages go, as a reuse takes it. */
+            free_remove(c, ip);
+            forget_identity(c, ip);
+            ip->i_flag = 0;
+            __atomic_store_n(&ip->i_vnode.v_count, 0, __ATOMIC_RELEASE);
+        }
+        mutex_exit(&c->lock);
+        if (!take)
             continue;
-        forget_identity(c, ip);
-        ip->i_flag = 0;
-        free_remove(c, ip);
-        free_insert(c, ip, true);
+        drop_old_pages(ip);
+        mutex_enter(&c->lock);
+        put_back_locked(c, ip);
+        mutex_exit(&c->lock);
     }
-    mutex_exit(&c->lock);
 }
 
 int icache_unmount(struct icache *c, void *fs, struct icnode *root, struct blkdev *dev,

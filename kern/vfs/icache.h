@@ -63,7 +63,8 @@ struct icnode {
     uint64_t igets, ihits, imisses, iretries; /* iget: calls, cache hits, reads, rechecks failed */ \
     uint64_t inactives, reactivations;        /* VOP_INACTIVE calls; revived from -1 */ \
     uint64_t reaped;                          /* inactivations deferred to the reaper */ \
-    uint64_t purges;                          /* dnlc_purge1 calls made by iget */
+    uint64_t purges;                          /* dnlc_purge1 calls made by iget */ \
+    uint64_t page_purges;                     /* reused inodes whose old pages went */
 struct icstats {
     ICSTATS_FIELDS
 };
@@ -127,7 +128,8 @@ int icache_flush(struct icache *c, void *fs, int (*update)(struct icnode *ip));
 /* Write back the dirty pages of fs's active regular files (sync,
  * unmount: kern/vm/pcache_rw.c); the first error. */
 int icache_flush_pages(struct icache *c, void *fs);
-/* Forget every inactive in-core inode of fs (after unmount). */
+/* Forget every inactive in-core inode of fs, and drop its cached pages
+ * (after unmount). */
 void icache_evict(struct icache *c, void *fs);
 struct blkdev;
 /* Unmount's part that is the same for every file system: purge the DNLC

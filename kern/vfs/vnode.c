@@ -65,8 +65,9 @@ void VN_RELE(struct vnode *vp)
     if (left == 0) {
         /* The page cache holds no reference: a file's cached pages go
          * with its last one, before the file system may reuse the vnode
-         * (kern/vm/pcache.c). */
-        if (__atomic_load_n(&vp->v_npages, __ATOMIC_SEQ_CST))
+         * (kern/vm/pcache.c); but an inode cache's vnode keeps them until
+         * its in-core inode is reused (kern/vfs/icache.c, VKEEPPAGES). */
+        if (!(vp->v_flag & VKEEPPAGES) && __atomic_load_n(&vp->v_npages, __ATOMIC_SEQ_CST))
             pcache_purge(vp);
         vp->v_op->vop_inactive(vp, kcred);
     }

@@ -47,6 +47,9 @@ enum vtype { VNON, VREG, VDIR, VCHR, VBLK, VLNK, VFIFO, VSOCK };
 #define VMEMONLY 0x10   /* [c] the page cache holds the file's only copy (tmpfs): its
                            dirty pages are never written back, so they stay dirty and
                            the reclaim leaves them (kern/vm/pcache.c, "Dirty pages") */
+#define VKEEPPAGES 0x20 /* [c] an inode cache's vnode (kern/vfs/icache.c): its clean
+                           pages outlive its last release and go when the in-core
+                           inode is reused for another file, as SVR4's */
 
 struct vnode {
     struct mutex v_lock;            /* the vnode lock; class "vnode" */

@@ -23,11 +23,22 @@
  * code here.  The cache holds no reference on the vnode: the segments
  * that map the file hold those.  A file's pages stay cached while the
  * vnode is active, so a program run again while another process still
- * runs it finds its pages here, and the last VN_RELE calls pcache_purge
- * before VOP_INACTIVE, which frees every page only the cache holds (a
- * page still mapped implies a segment still holding the vnode, whose own
- * last release purges again).  So the file system never reuses a vnode
- * with pages here, and an unlinked file's blocks are freed as before.
+ * runs it finds its pages here.  What happens at the last VN_RELE
+ * depends on whose vnode it is.  An inode cache's vnode (S5, UFS:
+ * VKEEPPAGES) keeps its clean pages while inactive, as SVR4's does: the
+ * in-core inode keeps its identity on the cache's free list, a later
+ * lookup revives it with its pages, and they are purged only when the
+ * in-core inode is reused for another file (kern/vfs/icache.c,
+ * drop_old_pages), or freed by the reclaim like any clean page.  (Before
+ * that, a program whose last reference was the DNLC's lost its pages
+ * whenever the DNLC let the name go: GAEDE's compiles re-read gcc's
+ * binaries, four times the disk reads at one CPU.)  Every other vnode
+ * (tmpfs, devices, sockets) has pcache_purge called before VOP_INACTIVE,
+ * which frees every page only the cache holds (a page still mapped
+ * implies a segment still holding the vnode, whose own last release
+ * purges again).  Either way the file system never gives a vnode a new
+ * identity with pages here, and an unlinked file's blocks are freed as
+ * before (its pages, clean, go with the reuse).
  * (A reference held by the cache itself would keep every file ever
  * mapped active: unlinked files would never be freed, nor file systems
  * unmounted.)  v_npages counts the vnode's pages plus fills under way,

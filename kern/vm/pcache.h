@@ -63,7 +63,8 @@ struct cred;
 int pcache_rw_read(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
 int pcache_rw_write(struct vnode *vp, struct uio *uio, int ioflag, struct cred *cr);
 
-/* The last reference to vp is gone: free its cached pages.  Spin locks
+/* The last reference to vp is gone, or (VKEEPPAGES) its in-core inode is
+ * about to be another file's: free its cached pages.  Spin locks
  * only, so VN_RELE may call it from any context that may release. */
 void pcache_purge(struct vnode *vp);
 
