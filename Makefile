@@ -37,8 +37,9 @@
 #   FS=s5|ufs         make run: the root's file system; crash, flip: the one tested
 #   USERLAND=debian   make run / linux-run: Debian's own programs on a UFS root
 #   GAEDE=1           make run USERLAND=debian: GAEDE's users and home disks, pmake's sources
-#   NET=user          make run: a virtio-net eth0 on QEMU's restricted user network,
-#                     10.0.2.15/24, gateway 10.0.2.2 (docs/running.md)
+#   NET=user|peer     make run: a virtio-net eth0 on QEMU's restricted user network,
+#                     10.0.2.15/24, gateway 10.0.2.2; or (peer) 10.0.3.1/24 on a segment
+#                     with the Linux peer, 10.0.3.2, booted beside it (docs/running.md)
 #   FWD='H:G ...'     make run NET=user: TCP forwards from host 127.0.0.1:H to guest port G
 #   UP=1              the uniprocessor build into build/up/ (make UP=1 boot|run too)
 #   KCSAN=1           the data-race detector's build into build/kcsan/ (make KCSAN=1 boot|run too)

@@ -128,6 +128,12 @@ The jobs:
   debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
                      over loopback, inside Tempest and on the Linux peer
                      (tests/netprogs_check.py)
+  debian/netpeer     Tempest and the Linux peer on one virtual segment
+                     (NET=peer): busybox ping both ways, the peer's curl of
+                     nginx-light inside Tempest (a page, 300 KB by sha256,
+                     a 404), iperf3 TCP and UDP both directions
+                     (tests/netpeer_check.py); one job, two QEMUs, the
+                     host-core slots of both
 
 What the kernel must print (one line each, at the start of a line):
 
@@ -186,6 +192,7 @@ import newcomer_check  # noqa: E402
 import debian_check  # noqa: E402
 import pysuite_check  # noqa: E402
 import netprogs_check  # noqa: E402
+import netpeer_check  # noqa: E402
 import postgres_check  # noqa: E402
 import rel_check  # noqa: E402
 import pagesync_check  # noqa: E402
@@ -258,7 +265,8 @@ def all_jobs():
              ("debian/gaede", debian_check.job_debian_gaede),
              ("debian/pysuite", pysuite_check.make_job(long=False)),
              ("debian/postgres", postgres_check.make_job(long=False)),
-             ("debian/netprogs", netprogs_check.job)]
+             ("debian/netprogs", netprogs_check.job),
+             ("debian/netpeer", netpeer_check.job)]
     jobs += [("options", boot_check.job_options), ("nosrat/4cpu", boot_check.job_nosrat),
              ("panic/pagefault", boot_check.job_panic),
              ("panic/deadlock", boot_check.job_deadlock),

@@ -14,6 +14,9 @@ make check starts first takes host-core slots, as many as it can keep busy:
 A boot of more virtual CPUs than the host has cores therefore takes every
 slot and never runs beside another boot.  Pure host jobs (unit tests,
 builds) take one slot, so they do not steal a core from such a boot either.
+Two emulators that must run together (Tempest and the Linux peer on one
+segment, tests/netpeer_check.py) are one request for both weights, made
+by their job; the helper thread that runs the second is covered().
 
 How: the slots are files slot.0 .. slot.N-1 in the directory named by the
 environment variable TEMPEST_CORES_DIR; a slot is held by an flock(2) on
@@ -143,6 +146,20 @@ def held_slots():
 def holding():
     """Whether this thread holds host-core slots now."""
     return getattr(_held, "depth", 0) > 0
+
+
+@contextlib.contextmanager
+def covered():
+    """For a helper thread whose emulator another thread's slots already
+    cover (a pair of machines on one segment, whose job holds the slots
+    of both while they run together): requests in the body take no slots,
+    as if this thread held them.  Without it the helper would wait for
+    the slots its own job holds until that job gave up."""
+    _held.depth = getattr(_held, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _held.depth -= 1
 
 
 @contextlib.contextmanager

@@ -232,13 +232,82 @@ def qemu_cmd(m, iso, accel="tcg", serial=None, extra=()):
 NET_GUEST_IP = "ip=10.0.2.15/24,10.0.2.2"
 
 
+# The peer segment (NET=peer): Tempest and the Linux peer on a virtual
+# Ethernet of their own, with nothing else on it.  Each QEMU's netdev
+# dgram sends every frame its guest transmits as one UDP datagram from
+# 127.0.0.1:LOCAL to 127.0.0.1:REMOTE, and gives its guest every datagram
+# that arrives on LOCAL; the other QEMU has the two ports swapped.  No
+# host address but 127.0.0.1 is bound or sent to, and neither guest has
+# a gateway: there is no route off 10.0.3.0/24.  Tempest is 10.0.3.1
+# (ip=, no gateway), the peer 10.0.3.2 (its own script sets it, and
+# tools/linux_peer.py loads virtio_net); each device has its own MAC.
+# Frames sent before the other QEMU listens are lost, as on a cable not
+# yet plugged in (ARP and TCP send again).
+SEGMENT_NET = "10.0.3.0/24"
+SEGMENT_TEMPEST = ("10.0.3.1", "52:54:00:0a:03:01")
+SEGMENT_PEER = ("10.0.3.2", "52:54:00:0a:03:02")
+
+
+class Segment:
+    """One machine's end of the peer segment: the UDP ports on 127.0.0.1
+    it receives on (local) and sends to (remote), its address and MAC."""
+
+    def __init__(self, local, remote, ip, mac):
+        self.local, self.remote, self.ip, self.mac = int(local), int(remote), ip, mac
+
+    def other_end(self):
+        """The end of the machine across the segment."""
+        ip, mac = SEGMENT_PEER if self.ip == SEGMENT_TEMPEST[0] else SEGMENT_TEMPEST
+        return Segment(self.remote, self.local, ip, mac)
+
+    def ports(self):
+        return "%d:%d" % (self.local, self.remote)
+
+    def qemu_args(self, legacy):
+        """-netdev and -device; legacy: virtio's legacy interface only
+        (Tempest's driver knows no other)."""
+        nd = ("dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=%d,"
+              "remote.type=inet,remote.host=127.0.0.1,remote.port=%d" % (self.local, self.remote))
+        dev = "virtio-net-pci,netdev=n0,mac=%s%s" % (self.mac, ",disable-modern=on" if legacy else "")
+        return ["-netdev", nd, "-device", dev]
+
+    def __repr__(self):
+        return "Segment(%s, %s, 127.0.0.1:%d<-%d)" % (self.ip, self.mac, self.local, self.remote)
+
+
+def new_segment():
+    """(Tempest's end, the peer's end) of a new segment on two UDP ports
+    of 127.0.0.1 free when asked (the kernel's choice; they are let go
+    for QEMU to take, so another program could still take one first,
+    and then QEMU fails to start, saying so)."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        a, b = (s.getsockname()[1] for s in socks)
+    finally:
+        for s in socks:
+            s.close()
+    mine = Segment(a, b, *SEGMENT_TEMPEST)
+    return mine, mine.other_end()
+
+
+def parse_segment(ports):
+    """Tempest's end from "LOCAL:REMOTE" (tempest.py run --segment)."""
+    local, _, remote = ports.partition(":")
+    return Segment(int(local), int(remote), *SEGMENT_TEMPEST)
+
+
 def net_args(fwds=()):
-    """QEMU arguments for the user network.  fwds: (host port, guest
+    """QEMU arguments for the user network, or for Tempest's end of the
+    peer segment when fwds is a Segment.  fwds: (host port, guest
     port) pairs, TCP forwards from 127.0.0.1:host to the guest; or
     ("guest", guest port, host port), a guest's connection to
     10.0.2.100:guest port carried to 127.0.0.1:host port (restrict=on
     refuses the guest everything else, 10.0.2.2 included; QEMU connects
     to that host port when it starts, once)."""
+    if isinstance(fwds, Segment):
+        return fwds.qemu_args(legacy=True)
     nd = "user,id=n0,restrict=on"
     for f in fwds:
         if f[0] == "guest":
@@ -249,9 +318,12 @@ def net_args(fwds=()):
 
 
 def net_opts(opts, net):
-    """opts with the guest's address added when there is a network."""
+    """opts with the guest's address added when there is a network (on
+    the peer segment, ip=10.0.3.1/24: no gateway)."""
     if net is None or any(w.startswith("ip=") for w in opts.split()):
         return opts
+    if isinstance(net, Segment):
+        return (opts + " ip=%s/%s" % (net.ip, SEGMENT_NET.split("/")[1])).strip()
     return (opts + " " + NET_GUEST_IP).strip()
 
 
@@ -749,7 +821,8 @@ def _boot(machine_spec, opts="poweroff", accel="tcg", timeout=300,
     typist: a function of a Console that types into the running machine
     (QEMU only; see "Typing into the console" above).
     net: None (no network device), or the user network's TCP forwards,
-    a list of (host port, guest port), possibly empty (QEMU only)."""
+    a list of (host port, guest port), possibly empty, or a Segment,
+    Tempest's end of the peer segment (QEMU only)."""
     if typist is not None and emulator != "qemu":
         raise ValueError("typing into the console needs QEMU")
     m = machine(machine_spec)
@@ -869,6 +942,11 @@ def cmd_run(args):
     m = machine(args.machine)
     args.opts = pvspin_opts(m, args.opts, args.accel)
     net = [parse_hostfwd(f) for f in args.hostfwd] if args.net == "user" else None
+    if args.net == "peer":
+        if not args.segment:
+            raise ValueError("--net peer needs --segment LOCAL:REMOTE (make run NET=peer "
+                             "boots the peer and gives them)")
+        net = parse_segment(args.segment)
     args.opts = net_opts(args.opts, net)
     timeout = _effective_timeout(args.timeout, args.opts)
     iso = make_iso(args.opts, args.kernel)
@@ -1073,10 +1151,14 @@ def main(argv=None):
             sp.add_argument("--disk", action="append", default=[], metavar="IMAGE",
                             help="attach a raw image as the next virtio disk (vda, vdb, ...; "
                             "repeatable), ahead of the preset's scratch disks")
-            sp.add_argument("--net", choices=("user",),
-                            help="a virtio-net device on QEMU's restricted user network")
+            sp.add_argument("--net", choices=("user", "peer"),
+                            help="a virtio-net device on QEMU's restricted user network, "
+                            "or on the peer segment (with --segment)")
             sp.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
                             help="with --net user: forward TCP from 127.0.0.1:HOST to the guest")
+            sp.add_argument("--segment", metavar="LOCAL:REMOTE",
+                            help="with --net peer: the segment's UDP ports on 127.0.0.1, "
+                            "this machine's and the peer's")
 
     common(sub.add_parser("run", help="boot in QEMU, console on the terminal"))
     sp = sub.add_parser("bochs", help="boot in Bochs, console on the terminal")

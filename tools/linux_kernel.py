@@ -44,12 +44,15 @@ MODULES_DEP = os.path.join(MODULES_DIR, "modules.dep")
 WANTED_FILE = "wanted"                  # in MODULES_DIR: the WANTED_MODULES it was kept for
 
 # Modules kept from the kernel package for the file-system checks
-# (tests/test_fs_peer.py): the S5 and UFS drivers and the virtio disk.
+# (tests/test_fs_peer.py): the S5 and UFS drivers and the virtio disk;
+# and for the peer segment (NET=peer, tests/netpeer_check.py) the virtio
+# network device (virtio_net, which needs net_failover and failover).
 # Their dependencies come along; those built into the kernel are skipped.
 # crc32c_generic before ext4: ext4 and jbd2 ask the crypto layer for
 # "crc32c" by name (a soft dependency, not in "depends="), and the peer's
 # initramfs has no modprobe to load it on demand.
-WANTED_MODULES = ("sysv", "ufs", "virtio_pci", "virtio_blk", "crc32c_generic", "ext4")
+WANTED_MODULES = ("sysv", "ufs", "virtio_pci", "virtio_blk", "crc32c_generic", "ext4",
+                  "virtio_net")
 
 META_PACKAGE = "linux-image-amd64"
 

@@ -51,6 +51,14 @@ copies pages with rep stosb/movsb on a CPU with ERMS (which -cpu max
 offers); --append clearcpuid=erms makes it use the rep stosq/movsq
 versions instead (bench/README.md).
 
+The peer segment.  With run(net=END), END the peer's end of a segment
+(tests/tempest.py, Segment: make run NET=peer, tests/netpeer_check.py),
+the machine has a virtio network device on it, 127.0.0.1's UDP ports
+joining it to Tempest's and to nothing else; virtio_net (with
+net_failover and failover) is among the kept modules, and the command
+sets the address (10.0.3.2/24).  run(stop=EVENT) stops the machine when
+the event is set (a peer that idles beside an interactive Tempest).
+
 Exit status: the command's own, or 124 when the time limit passed, 125 when
 the peer itself failed (kernel did not boot, no exit marker, a tool
 missing).  The command's output is printed as it arrives; -v prints the
@@ -60,6 +68,7 @@ Only the python3 standard library is used, and tests/tempest.py.
 """
 
 import argparse
+import contextlib
 import gzip
 import hashlib
 import os
@@ -324,18 +333,21 @@ def disk_args(images):
     return out
 
 
-def qemu_command(m, kernel, initrd, accel="tcg", serial=None, append="", disks=()):
+def qemu_command(m, kernel, initrd, accel="tcg", serial=None, append="", disks=(), net=None):
     """Tempest's QEMU command line for machine m and accel, booting kernel
     with initrd instead of the CD-ROM, with disks (raw images) attached as
-    virtio disks."""
+    virtio disks, and net, the peer's end of the peer segment
+    (tempest.Segment), as a virtio network device (modern or legacy: Linux
+    drives both)."""
     cmd = tempest.qemu_cmd(m, "@CDROM@", accel, serial=serial)
     i = cmd.index("-cdrom")
     if cmd[i:i + 4] != ["-cdrom", "@CDROM@", "-boot", "d"]:
         raise PeerError("tempest.qemu_cmd's boot arguments have changed: %r"
                         % cmd[i:i + 4])
     del cmd[i:i + 4]
-    return cmd + disk_args(disks) + ["-kernel", kernel, "-initrd", initrd,
-                                     "-append", " ".join((APPEND + " " + append).split())]
+    cmd += disk_args(disks) + (net.qemu_args(legacy=False) if net is not None else [])
+    return cmd + ["-kernel", kernel, "-initrd", initrd,
+                  "-append", " ".join((APPEND + " " + append).split())]
 
 
 class PeerResult:
@@ -445,11 +457,12 @@ def in_root(command):
     ])
 
 
-def run_in_debian_root(machine_spec, command, timeout=DEFAULT_TIMEOUT, free="64M"):
-    """run command chrooted in a fresh ext4 image of the Debian root
-    (tools/debian_root.py, the tree Tempest boots from UFS), with free
-    space to spare; the image goes when the run ends.  PeerError when the
-    image cannot be made."""
+@contextlib.contextmanager
+def debian_root_image(free="64M"):
+    """A fresh ext4 image of the Debian root (tools/debian_root.py, the
+    tree Tempest boots from UFS) with free space to spare, for the body;
+    its path.  The image goes when the body ends.  PeerError when it
+    cannot be made."""
     import debian_root      # tools/: only this needs it (and its package cache)
     work = tempfile.mkdtemp(prefix="peer-root-", dir=BUILD)
     img = os.path.join(work, "debian.ext4")
@@ -460,9 +473,17 @@ def run_in_debian_root(machine_spec, command, timeout=DEFAULT_TIMEOUT, free="64M
             debian_root.image(args, quiet=True)
         except debian_root.Failure as e:
             raise PeerError("the Debian root: %s" % e)
-        return run(machine_spec, in_root(command), timeout=timeout, disks=[img])
+        yield img
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def run_in_debian_root(machine_spec, command, timeout=DEFAULT_TIMEOUT, free="64M", **kw):
+    """run command chrooted in a fresh ext4 image of the Debian root
+    (debian_root_image); kw as for run (net=, stop=...).  PeerError when
+    the image cannot be made."""
+    with debian_root_image(free) as img:
+        return run(machine_spec, in_root(command), timeout=timeout, disks=[img], **kw)
 
 
 def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, **kw):
@@ -474,25 +495,29 @@ def run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, **kw):
 
 
 def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
-         echo=None, echo_all=None, keep=None, disks=()):
+         echo=None, echo_all=None, keep=None, disks=(), net=None, stop=None):
     """Boot the Linux peer on machine_spec, run command under /bin/sh and
     power off.  echo(line) receives the command's output lines as they
     arrive; echo_all, a binary stream, the whole console.  keep, a
     directory, receives the console and QEMU command line.  disks, raw
-    images, are attached as virtio disks vda, vdb...; the kept modules
-    (WANTED_MODULES: sysv, ufs, the virtio disk) are then under /modules,
-    loaded in order by /modules/load."""
+    images, are attached as virtio disks vda, vdb...; net, the peer's end
+    of the peer segment (tempest.Segment), as its virtio network device
+    (eth0, no address: the command sets it); with either the kept modules
+    (WANTED_MODULES: sysv, ufs, the virtio disk and network device) are
+    under /modules, loaded in order by /modules/load.  stop, a
+    threading.Event, ends the run (the machine is stopped) when set: the
+    result then has reason "stopped"."""
     m = tempest.machine(machine_spec)
     kernel = fetch_kernel()
     tmp = tempfile.mkdtemp(prefix="linux-peer-")
     try:
         initrd = make_initrd(os.path.join(tmp, "initrd"), command,
-                             fetch_modules() if disks else ())
+                             fetch_modules() if disks or net is not None else ())
         out = os.path.join(tmp, "console.txt")
         err = os.path.join(tmp, "stderr.txt")
         open(out, "wb").close()
         cmd = qemu_command(m, kernel, initrd, accel, serial="file:" + out,
-                           append=append, disks=disks)
+                           append=append, disks=disks, net=net)
         if shutil.which(cmd[0]) is None:
             raise PeerError("%s is not installed" % cmd[0])
         wrapped = cmd
@@ -500,7 +525,7 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
             wrapped = ["timeout", "-s", "KILL", str(int(timeout) + 60)] + cmd
         follower = _Follower(out, echo, echo_all)
         start = time.monotonic()
-        timed_out = False
+        timed_out = stopped = False
         with open(err, "wb") as errf:
             proc = tempest.start_emulator(wrapped, cwd=tmp, stdin=subprocess.DEVNULL,
                                           stdout=errf, stderr=subprocess.STDOUT)
@@ -512,6 +537,9 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
                     if timeout and time.monotonic() - start > timeout:
                         timed_out = True
                         break
+                    if stop is not None and stop.is_set():
+                        stopped = True
+                        break
                     time.sleep(POLL_INTERVAL)
             finally:
                 tempest.stop_emulator(proc)
@@ -520,7 +548,9 @@ def _run(machine_spec, command, accel="tcg", timeout=DEFAULT_TIMEOUT, append="",
         console = tempest.clean_output(tempest._read(out))
         output, status = _command_output(console)
         reason = ""
-        if status is None:
+        if status is None and stopped:
+            reason = "stopped"
+        elif status is None:
             reason = _failure(console, proc.returncode, timed_out, timeout)
             stderr_tail = tempest._tail(err, 5)
             if stderr_tail.strip() and not timed_out:

@@ -23,6 +23,17 @@ image must be clean (fsck.s5) before it is booted.  With --userland debian
 the kept image is UFS: its slot is written in place by tools/cmdslot.py,
 and fsck.ufs checks it.
 
+With --net user the machine has a virtio-net eth0 on QEMU's restricted
+user network (10.0.2.15/24, gateway 10.0.2.2; --hostfwd forwards).  With
+--net peer it is 10.0.3.1/24 on the peer segment instead, a virtual
+Ethernet of two machines joined through UDP on 127.0.0.1 and nothing else
+(tests/tempest.py, Segment), and the Linux peer boots beside it on the
+"up" preset as 10.0.3.2 (tools/linux_peer.py): it answers ping and serves
+a page over HTTP on port 80 (busybox httpd), and with --userland debian
+runs chrooted in an ext4 copy of the Debian root with an iperf3 server
+(port 5201) as well.  Its console goes to build/netpeer-console.txt; it
+is stopped when Tempest's machine ends.
+
 With --run (or $TEMPEST_RUN, which keeps any shell quoting intact), init
 runs the command under /bin/sh as root and powers off; the command's
 output goes to standard output as it wrote it (the console's CR LF made
@@ -41,6 +52,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -299,12 +311,77 @@ def exit_status(output):
     return int(n) if kind == "exit status" else 128 + int(n)
 
 
+PEER_MACHINE = "up"
+PEER_CONSOLE = os.path.join(BUILD, "netpeer-console.txt")
+# The peer's command (NET=peer): its address, a page, the servers, then
+# idle until stopped.  busybox's own applets, so that it runs the same in
+# the peer's initramfs and chrooted in the Debian root.
+PEER_SCRIPT = r"""
+[ -x /modules/load ] && /modules/load > /dev/null    # virtio_net (in_root loads it before chroot)
+dev=$(ls /sys/class/net | grep -v '^lo$' | head -1)
+busybox ip link set lo up
+if [ -n "$dev" ] && busybox ip link set "$dev" up && busybox ip addr add %s/24 dev "$dev"; then
+    echo "netpeer: the Linux peer is %s on $dev"
+else
+    echo "netpeer: the Linux peer has no network device"
+fi
+mkdir -p /tmp/www && echo "the Linux peer" > /tmp/www/index.html
+busybox httpd -p 80 -h /tmp/www && echo "netpeer: busybox httpd on port 80"
+if command -v iperf3 > /dev/null; then iperf3 -s -D && echo "netpeer: iperf3 -s on port 5201"; fi
+while :; do sleep 3600; done
+""" % (tempest.SEGMENT_PEER[0], tempest.SEGMENT_PEER[0])
+
+
+class PeerBeside:
+    """The Linux peer on the other end of the segment (NET=peer), booted
+    in a thread of its own beside Tempest and stopped by stop()."""
+
+    def __init__(self, end, debian):
+        import linux_peer
+        self.lp = linux_peer
+        self.end = end              # the peer's end of the segment
+        self.debian = debian
+        self.halt = threading.Event()
+        self.error = None
+        self.thread = threading.Thread(target=self._run, name="netpeer", daemon=True)
+
+    def start(self):
+        print("userrun: the Linux peer (%s, %s preset) boots beside Tempest on the peer "
+              "segment; its console: %s" % (self.end.ip, PEER_MACHINE,
+                                            os.path.relpath(PEER_CONSOLE)), file=sys.stderr)
+        sys.stderr.flush()
+        self.thread.start()
+
+    def _run(self):
+        try:
+            with open(PEER_CONSOLE, "wb") as console:
+                if self.debian:
+                    with self.lp.debian_root_image() as img:
+                        self.lp.run(PEER_MACHINE, self.lp.in_root(PEER_SCRIPT), timeout=0,
+                                    disks=[img], net=self.end, stop=self.halt,
+                                    echo_all=console)
+                else:
+                    self.lp.run(PEER_MACHINE, PEER_SCRIPT, timeout=0, net=self.end,
+                                stop=self.halt, echo_all=console)
+        except Exception as e:      # reported in one line by stop()
+            self.error = "%s" % e
+
+    def stop(self):
+        self.halt.set()
+        self.thread.join(30)
+        if self.error:
+            print("userrun: the Linux peer failed: %s" % self.error.splitlines()[0],
+                  file=sys.stderr)
+
+
 def run_command(args, img):
     opts = tempest.pvspin_opts(args.machine, ("root=vda poweroff " + args.opts).strip(),
                                args.accel)
     timeout = args.timeout or tempest.DEFAULT_POWEROFF_TIMEOUT
     echo = CommandEcho()
     net = [tempest.parse_hostfwd(f) for f in args.hostfwd] if args.net == "user" else None
+    if args.net == "peer":
+        net = args.segment
     r = tempest.boot(args.machine, opts, accel=args.accel, timeout=timeout,
                      echo=echo, disk_images=[img] + args.disk, net=net)
     echo.close()
@@ -325,7 +402,22 @@ def interactive(args, img):
         cmd += ["--disk", d]
     if args.net:
         cmd += ["--net", args.net] + [a for f in args.hostfwd for a in ("--hostfwd", f)]
+    if args.net == "peer":
+        cmd += ["--segment", args.segment.ports()]
     return tempest.call_child(cmd)
+
+
+def with_peer(args, fn, img):
+    """fn(args, img), with the Linux peer beside it when --net peer."""
+    if args.net != "peer":
+        return fn(args, img)
+    args.segment, theirs = tempest.new_segment()
+    peer = PeerBeside(theirs, args.userland == "debian")
+    peer.start()
+    try:
+        return fn(args, img)
+    finally:
+        peer.stop()
 
 
 def main():
@@ -337,8 +429,9 @@ def main():
     p.add_argument("--add", help="host directory put under /add")
     p.add_argument("--disk", action="append", default=[],
                    help="another raw image, attached after the root (vdb, ...)")
-    p.add_argument("--net", choices=("user",),
-                   help="a virtio-net device on QEMU's restricted user network (make run NET=user)")
+    p.add_argument("--net", choices=("user", "peer"),
+                   help="a virtio-net device on QEMU's restricted user network (make run "
+                   "NET=user), or on the peer segment with the Linux peer beside (NET=peer)")
     p.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
                    help="with --net user: forward TCP from 127.0.0.1:HOST to the guest (FWD=)")
     p.add_argument("--run", help="command to run under /bin/sh (default: $TEMPEST_RUN)")
@@ -383,7 +476,7 @@ def main():
             else:
                 img = os.path.join(tmp, "root.img")
                 mkroot(img, run, args.add, args.free, False, args.fs)
-            return run_command(args, img) if run is not None else interactive(args, img)
+            return with_peer(args, run_command if run is not None else interactive, img)
     except Failure as e:
         print("userrun: %s" % e, file=sys.stderr)
         return BOOT_FAILED

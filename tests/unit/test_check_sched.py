@@ -9,7 +9,8 @@ tests/check.py.
                  slot waiting at the gate is not overtaken by later small
                  ones; a killed holder's slots come free; a thread holding
                  slots takes no more (re-entrant), and a child started
-                 while it holds them runs without the slots' directory
+                 while it holds them runs without the slots' directory;
+                 a helper thread covered() by its job's slots takes none
   order_*        jobs start longest first by measured time, unmeasured ones
                  first; the times file reads back what it was written with
   budget_*       the budget is 2.5 times the measured wall within its bounds;
@@ -196,6 +197,34 @@ def slots_reentrant_and_child_env():
             return "a child started while holding slots would wait for them too"
         if not checklib.child_env().get(hostcores.ENV):
             return "a child started while holding nothing lost the slots' directory"
+
+
+def slots_covered_helper():
+    """A helper thread covered() by its job's slots takes none and does
+    not wait; one not covered waits for them (until its job lets go)."""
+    with slot_dir(2):
+        got = {}
+
+        def helper(name, cover):
+            with (hostcores.covered() if cover else contextlib.nullcontext()):
+                t0 = time.monotonic()
+                with hostcores.hold(1):
+                    got[name] = time.monotonic() - t0
+        with hostcores.hold(2):
+            covered = threading.Thread(target=helper, args=("covered", True))
+            bare = threading.Thread(target=helper, args=("bare", False))
+            covered.start()
+            bare.start()
+            covered.join(10)
+            time.sleep(0.5)
+            bare_waiting = bare.is_alive()
+        bare.join(10)
+        if covered.is_alive() or got.get("covered", 99) > 1:
+            return "a covered helper waited for its job's slots: %r" % got
+        if not bare_waiting:
+            return "an uncovered helper took a slot its job held"
+        if hostcores.holding():
+            return "covered() left this thread marked as holding"
 
 
 def slots_off_without_directory():
