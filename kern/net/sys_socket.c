@@ -680,7 +680,7 @@ SYSCALL_DECL(sys_getsockopt)
     if (err)
         return err;
     int level = (int)a1, opt = (int)a2, room;
-    char val[64];
+    char val[256] __attribute__((aligned(8)));     /* the largest answer: TCP_INFO, 232 */
     size_t len = 0;
     if (copyin((void *)a4, &room, sizeof room))
         err = -EFAULT;

@@ -669,6 +669,107 @@ static void test_tcp_accept_inherits(void)
 	close(l);
 }
 
+/* Linux's struct tcp_info as of 6.1 (include/uapi/linux/tcp.h), 232
+ * bytes: glibc's <netinet/tcp.h> stops at tcpi_total_retrans. */
+struct tcpi {
+	uint8_t state, ca_state, retransmits, probes, backoff, options, wscale, app_limited;
+	uint32_t rto, ato, snd_mss, rcv_mss, unacked, sacked, lost, retrans, fackets;
+	uint32_t last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;
+	uint32_t pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss, reordering;
+	uint32_t rcv_rtt, rcv_space, total_retrans;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+	uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent, bytes_retrans;
+	uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd;
+};
+
+static int tcp_info_of(int fd, struct tcpi *ti, socklen_t *len)
+{
+	memset(ti, 0xee, sizeof *ti);
+	*len = sizeof *ti;
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, len);
+}
+
+/* TCP_INFO: 128 KiB over loopback, then each end's figures: the state,
+ * timestamps and window scaling agreed, the sender's bytes sent and
+ * acknowledged and the receiver's bytes received, data segments both
+ * ways, no retransmission, an RTT; a listener's accept queue and its
+ * limit; a short buffer gets the first bytes only. */
+static void test_tcp_info(void)
+{
+	struct pair p;
+	CHECK_OK(tcp_pair(&p));
+	static char buf[128 * 1024];
+	size_t sent = 0, got = 0;
+	while (sent < sizeof buf) {
+		ssize_t n = write(p.c, buf + sent, sizeof buf - sent);
+		if (n <= 0)
+			break;
+		sent += (size_t)n;
+		while (got < sent && readable(p.a)) {
+			ssize_t r = read(p.a, buf, sizeof buf);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+	}
+	CHECK_EQ(sent, sizeof buf);
+	CHECK_EQ(got, sizeof buf);
+	struct tcpi c, a;
+	socklen_t clen, alen;
+	for (int i = 0; i < 100; i++) {             /* the last ACK may be on its way */
+		CHECK_OK(tcp_info_of(p.c, &c, &clen));
+		if (c.unacked == 0 && c.bytes_acked >= sizeof buf)
+			break;
+		usleep(10000);
+	}
+	CHECK_OK(tcp_info_of(p.a, &a, &alen));
+	CHECK(clen >= 232 && alen >= 232);
+	CHECK_EQ(c.state, 1);                       /* TCP_ESTABLISHED */
+	CHECK_EQ(a.state, 1);
+	CHECK(c.options & 1);                       /* TCPI_OPT_TIMESTAMPS */
+	CHECK(c.options & 4);                       /* TCPI_OPT_WSCALE */
+	CHECK(c.snd_mss > 0 && c.snd_mss <= 65535);
+	CHECK(c.rto >= 200000);                     /* microseconds: at least TCP_RTO_MIN */
+	CHECK(c.bytes_sent >= sizeof buf);
+	CHECK(c.bytes_acked >= sizeof buf && c.bytes_acked <= sizeof buf + 2);
+	CHECK_EQ(a.bytes_received, sizeof buf);
+	CHECK(c.data_segs_out >= sizeof buf / c.snd_mss);
+	CHECK(a.data_segs_in >= sizeof buf / c.snd_mss);
+	CHECK(c.segs_in > 0 && a.segs_out > 0);
+	CHECK_EQ(c.total_retrans, 0);
+	CHECK_EQ(c.bytes_retrans, 0);
+	CHECK_EQ(c.unacked, 0);                     /* all of it acknowledged */
+	CHECK_EQ(c.notsent_bytes, 0);
+	CHECK(c.rtt > 0 && c.min_rtt <= c.rtt * 8);
+	CHECK(c.snd_cwnd > 0 && c.snd_wnd > 0);
+	CHECK(c.last_data_sent < 10000 && a.last_data_recv < 10000);
+	/* A short buffer: the first bytes, and the length says so. */
+	uint8_t head[8];
+	socklen_t hlen = sizeof head;
+	CHECK_OK(getsockopt(p.c, IPPROTO_TCP, TCP_INFO, head, &hlen));
+	CHECK_EQ(hlen, sizeof head);
+	CHECK_EQ(head[0], 1);
+	/* A listener: TCP_LISTEN, its queue (one not yet accepted) and limit. */
+	int extra = connect_to(port_of(p.l));
+	CHECK(extra >= 0);
+	struct tcpi l;
+	socklen_t llen;
+	for (int i = 0; i < 100; i++) {
+		CHECK_OK(tcp_info_of(p.l, &l, &llen));
+		if (l.unacked == 1)
+			break;
+		usleep(10000);
+	}
+	CHECK_EQ(l.state, 10);                      /* TCP_LISTEN */
+	CHECK_EQ(l.unacked, 1);
+	CHECK_EQ(l.sacked, 8);                      /* listener()'s backlog */
+	close(extra);
+	pair_close(&p);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -687,5 +788,6 @@ int main(int argc, char **argv)
 	test_tcp_linger();
 	test_tcp_accept_inherits();
 	test_tcp_many();
+	test_tcp_info();
 	return ut_done();
 }

@@ -70,6 +70,19 @@ struct tcp_ring {
     size_t r_size, r_head, r_len;
 };
 
+/* What TCP_INFO reports that the protocol itself does not keep. */
+struct tcp_stats {
+    uint64_t bytes_sent, bytes_retrans; /* data bytes sent, and of those sent again */
+    uint64_t bytes_acked;           /* sequence space the peer acknowledged (SYN, FIN too) */
+    uint64_t bytes_received;        /* data bytes taken in order */
+    uint32_t segs_out, segs_in;     /* every segment, and those with data: */
+    uint32_t data_segs_out, data_segs_in;
+    uint32_t total_retrans;         /* segments sent again (SYNs and FINs too) */
+    uint32_t rcv_ooopack;           /* data segments that came out of order (dropped) */
+    uint64_t min_rtt;               /* the least RTT sample, ns (0: none yet) */
+    uint64_t last_data_sent, last_data_recv;   /* uptime_ns() of each, 0 for never */
+};
+
 struct tcpcb {
     struct socket *t_so;            /* [c] */
     enum tcp_state t_state;         /* [s] */
@@ -124,6 +137,7 @@ struct tcpcb {
     struct tcpcb *t_aqnext;         /* [L] */
     int t_aqlen, t_backlog;         /* [s] queued, the limit */
     int t_synlen;                   /* [a] half-open connections (SYN_RECEIVED) */
+    struct tcp_stats t_stats;       /* [s] TCP_INFO's counters */
 };
 
 static inline struct tcpcb *sototcp(struct socket *so) { return sotoinp(so)->inp_ppcb; }

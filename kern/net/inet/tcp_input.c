@@ -258,6 +258,7 @@ static bool syn_sent_input(struct tcpcb *tp, const struct seg *s)
         tcp_output(tp);
         return false;
     }
+    tp->t_stats.bytes_acked += s->ack - tp->snd_una;     /* our SYN */
     tp->snd_una = s->ack;
     tp->rxtshift = 0;
     tp->rexmt_at = 0;
@@ -329,6 +330,8 @@ static bool take_rst(struct tcpcb *tp, const struct seg *s)
 /* An RTT sample (RFC 6298 2.2-2.3) in nanoseconds. */
 static void rtt_sample(struct tcpcb *tp, uint64_t r)
 {
+    if (!tp->t_stats.min_rtt || r < tp->t_stats.min_rtt)
+        tp->t_stats.min_rtt = r;
     if (!tp->srtt) {
         tp->srtt = r;
         tp->rttvar = r / 2;
@@ -409,6 +412,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
             cc_dupack(tp);
     } else {
         uint32_t acked = s->ack - tp->snd_una;
+        tp->t_stats.bytes_acked += acked;
         if (tp->snd_una == tp->iss) {
             acked--;                        /* our SYN */
             tp->snd_una++;
@@ -480,10 +484,14 @@ static void take_data(struct tcpcb *tp, struct seg *s)
     tp->ack_now = true;
     if (s->seq != tp->rcv_nxt) {
         s->flags &= ~TH_FIN;                /* out of order: dropped, a duplicate ACK says so */
+        tp->t_stats.rcv_ooopack++;
         return;
     }
     size_t n = ring_append(&tp->rcv, s->data, s->len);
     tp->rcv_nxt += (uint32_t)n;
+    tp->t_stats.bytes_received += n;
+    if (n)
+        tp->t_stats.last_data_recv = uptime_ns();
     if (n < s->len)
         s->flags &= ~TH_FIN;                /* cut by the window: the FIN comes again */
     socket_notify(tp->t_so, POLL_READSIDE);
@@ -638,6 +646,14 @@ void tcp_ctlinput(int err, in_addr_t src, uint16_t sport, in_addr_t dst, uint16_
 
 /* ---- the entry ---- */
 
+/* TCP_INFO's counts of a segment that came in. */
+static void count_in(struct tcpcb *tp, const struct seg *s)
+{
+    tp->t_stats.segs_in++;
+    if (s->len)
+        tp->t_stats.data_segs_in++;
+}
+
 void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
 {
     struct seg s;
@@ -660,10 +676,12 @@ void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
         break;
     case TCPS_SYN_SENT:
         tcp_keep_heard(tp);
+        count_in(tp, &s);
         rele = syn_sent_input(tp, &s);
         break;
     default:
         tcp_keep_heard(tp);
+        count_in(tp, &s);
         rele = sync_input(tp, &s, &queue);
         break;
     }

@@ -105,6 +105,24 @@ static uint16_t window_field(struct tcpcb *tp, bool syn)
 
 /* Build and send one segment: len bytes of the send buffer from sequence
  * seq, with flags. */
+/* TCP_INFO's counts of a segment sent (before snd_max moves past it, so
+ * one below snd_max is a retransmission). */
+static void count_out(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
+{
+    struct tcp_stats *st = &tp->t_stats;
+    bool again = SEQ_LT(seq, tp->snd_max) && (len || (flags & (TH_SYN | TH_FIN)));
+    st->segs_out++;
+    if (again)
+        st->total_retrans++;
+    if (!len)
+        return;
+    st->data_segs_out++;
+    st->bytes_sent += len;
+    st->last_data_sent = uptime_ns();
+    if (again)
+        st->bytes_retrans += len;
+}
+
 static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
 {
     struct inpcb *inp = sotoinp(tp->t_so);
@@ -127,6 +145,7 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     if (len)
         ring_copy(&tp->snd, seq - tp->snd_una, p->p_data + hlen, len);
     checksum(p, inp->inp_laddr, inp->inp_faddr);
+    count_out(tp, seq, len, flags);
     if (flags & TH_ACK) {
         tp->last_ack_sent = tp->rcv_nxt;
         tp->ack_now = false;                /* this one carries it */

@@ -24,6 +24,7 @@
 #define TCP_KEEPIDLE    4
 #define TCP_KEEPINTVL   5
 #define TCP_KEEPCNT     6
+#define TCP_INFO        11
 #define TCP_QUICKACK    12
 #define TCP_CONGESTION  13
 
@@ -480,6 +481,118 @@ int tcp_nread(struct socket *so)
     return n;
 }
 
+/* Linux's numbers for the states (include/net/tcp_states.h). */
+static const uint8_t linux_state[] = {
+    [TCPS_CLOSED] = 7, [TCPS_LISTEN] = 10, [TCPS_SYN_SENT] = 2, [TCPS_SYN_RECEIVED] = 3,
+    [TCPS_ESTABLISHED] = 1, [TCPS_CLOSE_WAIT] = 8, [TCPS_FIN_WAIT_1] = 4, [TCPS_CLOSING] = 11,
+    [TCPS_LAST_ACK] = 9, [TCPS_FIN_WAIT_2] = 5, [TCPS_TIME_WAIT] = 6,
+};
+
+/* TCP_INFO's answer: Linux 6.1's struct tcp_info (include/uapi/linux/
+ * tcp.h), 232 bytes; a caller with a shorter one gets its first bytes. */
+struct tcp_info_k {
+    uint8_t state, ca_state, retransmits, probes, backoff, options;
+    uint8_t wscale;                 /* snd_wscale in the low 4 bits, rcv_wscale above */
+    uint8_t app_limited;
+    uint32_t rto, ato, snd_mss, rcv_mss;            /* times in microseconds */
+    uint32_t unacked, sacked, lost, retrans, fackets;
+    uint32_t last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;  /* ms ago */
+    uint32_t pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss, reordering;
+    uint32_t rcv_rtt, rcv_space, total_retrans;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+    uint32_t segs_out, segs_in, notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+    uint64_t delivery_rate, busy_time, rwnd_limited, sndbuf_limited;
+    uint32_t delivered, delivered_ce;
+    uint64_t bytes_sent, bytes_retrans;
+    uint32_t dsack_dups, reord_seen, rcv_ooopack, snd_wnd;
+};
+_Static_assert(sizeof(struct tcp_info_k) == 232, "Linux 6.1's struct tcp_info");
+
+#define TCPI_OPT_TIMESTAMPS     1
+#define TCPI_OPT_WSCALE         4
+#define TCP_CA_OPEN             0
+#define TCP_CA_DISORDER         1
+#define TCP_CA_RECOVERY         3
+#define TCP_CA_LOSS             4
+#define TCP_INFINITE_SSTHRESH   0x7fffffffu
+#define TCP_REORDERING          3           /* Linux's net.ipv4.tcp_reordering */
+
+static uint32_t ms_since(uint64_t then, uint64_t now)
+{
+    return (uint32_t)((now - MIN(then, now)) / 1000000);
+}
+
+/* Segments of mss bytes that n bytes take. */
+static uint32_t segments(uint64_t n, uint32_t mss)
+{
+    return mss ? (uint32_t)((n + mss - 1) / mss) : 0;
+}
+
+static uint8_t ca_state(const struct tcpcb *tp)
+{
+    if (tp->rxtshift)
+        return TCP_CA_LOSS;
+    if (tp->in_recovery)
+        return TCP_CA_RECOVERY;
+    return tp->dupacks ? TCP_CA_DISORDER : TCP_CA_OPEN;
+}
+
+/* The connection's window, timing and progress, as Linux's tcp_get_info
+ * reports them (so_lock held).  Always 0 here: what needs SACK (sacked,
+ * lost, fackets, dsack_dups, reord_seen), delayed ACKs (ato), pacing and
+ * the delivery-rate estimator (pacing_rate, delivery_rate, busy_time,
+ * rwnd_limited, sndbuf_limited, delivered), ECN (delivered_ce) and the
+ * receiver's RTT estimate (rcv_rtt); max_pacing_rate is "no limit". */
+static void tcp_info_fill(struct tcpcb *tp, struct tcp_info_k *ti)
+{
+    const struct tcp_stats *st = &tp->t_stats;
+    uint64_t now = uptime_ns();
+    bool up = tcp_connected(tp->t_so);
+    uint32_t mss = up ? tp->t_maxseg : TCP_MSS_DEFAULT;
+    uint32_t flight = tp->snd_max - tp->snd_una;
+    memset(ti, 0, sizeof *ti);
+    ti->state = linux_state[tp->t_state];
+    ti->ca_state = ca_state(tp);
+    ti->retransmits = ti->backoff = (uint8_t)MIN(tp->rxtshift, 255);
+    ti->probes = (uint8_t)MIN(tp->keep_probes, 255);
+    ti->options = (tp->t_ts_ok ? TCPI_OPT_TIMESTAMPS : 0) | (tp->t_wscale_ok ? TCPI_OPT_WSCALE : 0);
+    ti->wscale = (uint8_t)((tp->snd_wscale & 15) | (tp->rcv_wscale & 15) << 4);
+    ti->rto = (uint32_t)(tp->rto / 1000);
+    ti->snd_mss = ti->rcv_mss = ti->advmss = mss;
+    if (tp->t_state == TCPS_LISTEN) {
+        ti->unacked = (uint32_t)tp->t_aqlen;    /* as Linux: the accept queue, its limit */
+        ti->sacked = (uint32_t)tp->t_backlog;
+    } else {
+        ti->unacked = segments(flight, mss);
+        ti->retrans = tp->rxtshift ? segments(tp->snd_nxt - tp->snd_una, mss) : 0;
+    }
+    ti->last_data_sent = ms_since(st->last_data_sent, now);
+    ti->last_data_recv = ms_since(st->last_data_recv, now);
+    ti->last_ack_recv = ms_since(tp->t_rcvtime, now);
+    ti->pmtu = up ? mss + IP_HDR_LEN + TCP_HDR_LEN + (tp->t_ts_ok ? TCP_TS_LEN : 0) : 0;
+    ti->rcv_ssthresh = ti->rcv_space = (uint32_t)tp->rcv.r_size;
+    ti->rtt = (uint32_t)(tp->srtt / 1000);
+    ti->rttvar = (uint32_t)(tp->rttvar / 1000);
+    ti->snd_ssthresh = tp->ssthresh >= TCP_INFINITE_SSTHRESH ? TCP_INFINITE_SSTHRESH
+                                                             : tp->ssthresh / mss;
+    ti->snd_cwnd = tp->cwnd / mss;
+    ti->reordering = TCP_REORDERING;
+    ti->total_retrans = st->total_retrans;
+    ti->max_pacing_rate = UINT64_MAX;
+    ti->bytes_acked = st->bytes_acked;
+    ti->bytes_received = st->bytes_received;
+    ti->segs_out = st->segs_out;
+    ti->segs_in = st->segs_in;
+    ti->notsent_bytes = (uint32_t)(tp->snd.r_len - MIN(tp->snd.r_len, (size_t)flight));
+    ti->min_rtt = st->min_rtt ? (uint32_t)(st->min_rtt / 1000) : UINT32_MAX;
+    ti->data_segs_in = st->data_segs_in;
+    ti->data_segs_out = st->data_segs_out;
+    ti->bytes_sent = st->bytes_sent;
+    ti->bytes_retrans = st->bytes_retrans;
+    ti->rcv_ooopack = st->rcv_ooopack;
+    ti->snd_wnd = tp->snd_wnd;
+}
+
 static int *int_field(struct tcpcb *tp, int name)
 {
     switch (name) {
@@ -495,6 +608,12 @@ int tcp_getopt(struct socket *so, int name, void *val, size_t *len)
     struct tcpcb *tp = sototcp(so);
     int v;
     mutex_enter(&so->so_lock);
+    if (name == TCP_INFO) {
+        tcp_info_fill(tp, val);
+        mutex_exit(&so->so_lock);
+        *len = sizeof(struct tcp_info_k);
+        return 0;
+    }
     int *f = int_field(tp, name);
     int err = 0;
     if (f)
@@ -559,13 +678,6 @@ int tcp_setopt(struct socket *so, int name, const void *val, size_t len)
     mutex_exit(&so->so_lock);
     return err;
 }
-
-/* Linux's numbers for the states (include/net/tcp_states.h). */
-static const uint8_t linux_state[] = {
-    [TCPS_CLOSED] = 7, [TCPS_LISTEN] = 10, [TCPS_SYN_SENT] = 2, [TCPS_SYN_RECEIVED] = 3,
-    [TCPS_ESTABLISHED] = 1, [TCPS_CLOSE_WAIT] = 8, [TCPS_FIN_WAIT_1] = 4, [TCPS_CLOSING] = 11,
-    [TCPS_LAST_ACK] = 9, [TCPS_FIN_WAIT_2] = 5, [TCPS_TIME_WAIT] = 6,
-};
 
 int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq)
 {
