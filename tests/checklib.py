@@ -234,6 +234,16 @@ def fail_reason(r, problems):
     return "%s [%s/]" % (s, r.keep)
 
 
+def debian_script(path, prefix=""):
+    """The text of the Debian shell script at path for a run: prefix,
+    then userland/tests/debian/checks.inc (ok, fail, check, eqv,
+    await_port), then the script."""
+    with open(os.path.join(os.path.dirname(path), "checks.inc")) as f:
+        helpers = f.read()
+    with open(path) as f:
+        return prefix + helpers + f.read()
+
+
 def budget_gone(ctx, names):
     """The results a job cannot give because the budget ran out; the run
     reports them together as one failure (tests/check.py)."""

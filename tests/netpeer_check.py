@@ -40,7 +40,7 @@ import sys
 import tempfile
 import threading
 
-from checklib import LOGDIR, budget_gone
+from checklib import LOGDIR, budget_gone, debian_script
 import hostcores
 import tempest
 
@@ -63,8 +63,7 @@ LINE = re.compile(r"^(ok|fail) (\S+?)(?:: (.*))?$")
 
 
 def script(role):
-    with open(SCRIPT) as f:
-        return "ROLE=%s\n%s" % (role, f.read())
+    return debian_script(SCRIPT, "ROLE=%s\n" % role)
 
 
 def outcomes(output):

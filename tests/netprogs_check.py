@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from checklib import T_USER, budget_gone
+from checklib import T_USER, budget_gone, debian_script
 import run_check
 import tempest
 
@@ -43,8 +43,7 @@ LINE = re.compile(r"^(ok|fail) (\S+?)(?:: (.*))?$")
 
 
 def script():
-    with open(SCRIPT) as f:
-        return f.read()
+    return debian_script(SCRIPT)
 
 
 def outcomes(output):

@@ -23,27 +23,7 @@
 
 TEMPEST=10.0.3.1
 PEER=10.0.3.2
-ok() { echo "ok $1"; }
-fail() { echo "fail $1: $2"; }
-check() { # name, then a command whose status decides
-	local name=$1
-	shift
-	if "$@" > /dev/null 2>&1; then ok "$name"; else fail "$name" "status $?"; fi
-}
-eqv() { # name expected actual
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "want '$2', got '$(echo "$3" | head -c 200)'"; fi
-}
-# Wait up to 20 s for a listener on TCP port $1 of any address, as
-# /proc/net/tcp shows it (a probe connection would be a server's client).
-await_port() {
-	local i hex
-	hex=$(printf '00000000:%04X' "$1")
-	for i in $(seq 1 100); do
-		grep -q " $hex 00000000:0000 0A " /proc/net/tcp && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# ok, fail, check, eqv and await_port: checks.inc, put in front.
 # Ping $1 until it answers, for $2 seconds at most.
 await_ping() {
 	local end=$(($(date +%s) + $2))
@@ -111,10 +91,10 @@ http {
 EOF
 	nginx -c "$W/nginx.conf" &
 	nginx=$!
-	check nginx/start await_port 80
+	check nginx/start await_port 80 00000000
 	iperf3 -s -4 -p 5201 > iperf-s.log 2>&1 &   # -4: Tempest has no IPv6 socket to fall back from
 	srv=$!
-	check iperf3/start await_port 5201
+	check iperf3/start await_port 5201 00000000
 	echo "netpeer: servers up"
 	marker=""
 	end=$(($(date +%s) + 180))

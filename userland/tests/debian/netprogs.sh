@@ -3,27 +3,7 @@
 # Each check prints "ok NAME" or "fail NAME: what"; figures print
 # "figure NAME VALUE" (shown, not judged); the end prints "netprogs-end".
 
-ok() { echo "ok $1"; }
-fail() { echo "fail $1: $2"; }
-check() { # name, then a command whose status decides
-	local name=$1
-	shift
-	if "$@" > /dev/null 2>&1; then ok "$name"; else fail "$name" "status $?"; fi
-}
-eqv() { # name expected actual
-	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "want '$2', got '$(echo "$3" | head -c 200)'"; fi
-}
-# Wait up to 20 s for a listener on TCP port $1 of 127.0.0.1, as
-# /proc/net/tcp shows it (a probe connection would be a server's client).
-await_port() {
-	local i hex
-	hex=$(printf '0100007F:%04X' "$1")
-	for i in $(seq 1 100); do
-		grep -q " $hex 00000000:0000 0A " /proc/net/tcp && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# ok, fail, check, eqv and await_port: checks.inc, put in front.
 # The peer's minimal boot leaves loopback down; Tempest's is always up.
 ip link set lo up 2> /dev/null
 W=$(mktemp -d /tmp/np.XXXXXX)
