@@ -59,22 +59,7 @@ wait $mc 2> /dev/null
 mkdir -p www ng
 echo "tempest page" > www/index.html
 head -c 300000 /dev/urandom > www/big.bin
-cat > nginx.conf <<EOF
-daemon off;
-worker_processes 2;
-pid $W/ng/nginx.pid;
-error_log $W/ng/error.log;
-events { worker_connections 64; }
-http {
-  access_log $W/ng/access.log;
-  client_body_temp_path $W/ng/body;
-  proxy_temp_path $W/ng/proxy;
-  fastcgi_temp_path $W/ng/fcgi;
-  uwsgi_temp_path $W/ng/uwsgi;
-  scgi_temp_path $W/ng/scgi;
-  server { listen 127.0.0.1:8080; root $W/www; }
-}
-EOF
+nginx_conf 127.0.0.1:8080
 nginx -c "$W/nginx.conf" &
 nginx=$!
 check nginx/start await_port 8080
