@@ -145,6 +145,7 @@ static const struct pfs_entry ipc_entries[] = {
 static const struct pfs_entry net_entries[] = {
     { "dev", PFS_NETFILE, 0444, procfs_net_dev, NULL, NULL },
     { "route", PFS_NETFILE, 0444, procfs_net_route, NULL, NULL },
+    { "snmp", PFS_NETFILE, 0444, procfs_net_snmp, NULL, NULL },
     { "tcp", PFS_NETFILE, 0444, procfs_net_tcp, NULL, NULL },
     { "udp", PFS_NETFILE, 0444, procfs_net_udp, NULL, NULL },
     { "udplite", PFS_NETFILE, 0444, procfs_net_udplite, NULL, NULL },

@@ -320,6 +320,44 @@ long ut_read_file(const char *path, void *buf, size_t len)
 	return r;
 }
 
+/* The index of name among the words of line (after its "Group:"), or -1. */
+static int snmp_index(const char *line, const char *name)
+{
+	int i = 0;
+	size_t n = strlen(name);
+	const char *eol = strchr(line, '\n');
+	for (const char *w = strchr(line, ' '); w && (!eol || w < eol); w = strchr(w + 1, ' '), i++)
+		if (strncmp(w + 1, name, n) == 0 && (w[1 + n] == ' ' || w[1 + n] == '\n' ||
+						     w[1 + n] == 0))
+			return i;
+	return -1;
+}
+
+long long ut_snmp(const char *group, const char *name)
+{
+	static char buf[16384];
+	long n = ut_read_file("/proc/net/snmp", buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char head[64];
+	snprintf(head, sizeof head, "%s:", group);
+	size_t hl = strlen(head);
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, head, hl) != 0)
+			continue;
+		int at = snmp_index(l, name);
+		char *v = strchr(l, '\n');             /* the line of values follows */
+		if (at < 0 || !v || strncmp(v + 1, head, hl) != 0)
+			return -1;
+		char *p = v + 1 + hl;
+		for (int i = 0; i < at; i++)
+			strtoll(p, &p, 10);
+		return strtoll(p, NULL, 10);
+	}
+	return -1;
+}
+
 long ut_proc_number(const char *path, const char *field)
 {
 	char buf[16384];

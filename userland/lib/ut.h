@@ -82,6 +82,9 @@ long ut_read_file(const char *path, void *buf, size_t len);
  * /proc/self/status or "Shmem:" in /proc/meminfo), or -1 when the file or
  * the line is missing. */
 long ut_proc_number(const char *path, const char *field);
+/* The counter name of group ("Ip", "Tcp", "Udp"...) in /proc/net/snmp,
+ * found by its place in the group's line of names, or -1 when absent. */
+long long ut_snmp(const char *group, const char *name);
 
 /*
  * Addresses no system call may accept as a user pointer: an unmapped low

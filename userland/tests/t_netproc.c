@@ -291,6 +291,103 @@ static void test_unix(void)
 	close(sv[1]);
 }
 
+/* /proc/net/snmp: each group a line of names and a line of as many
+ * values, the constants Linux shows, and counters that move as Linux's
+ * do (other traffic may move them more, so only "at least").  A datagram
+ * to a closed port: NoPorts, and the ICMP "port unreachable" sent and
+ * received over loopback; one to a bound socket, once read: InDatagrams; a TCP
+ * connection: an active and a passive open, both ends in CurrEstab; a
+ * connection to a closed port: AttemptFails and the RST sent. */
+static void test_snmp(void)
+{
+	char buf[8192];
+	long n = ut_read_file("/proc/net/snmp", buf, sizeof buf - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = 0;
+	int groups = 0, even = 1;
+	for (char *l = buf; *l;) {
+		char *names = l, *values = strchr(l, '\n');
+		if (!values)
+			break;
+		values++;
+		char *end = strchr(values, '\n');
+		if (!end)
+			break;
+		int nn = 0, nv = 0;
+		for (char *c = names; c < values; c++)
+			nn += *c == ' ';
+		for (char *c = values; c < end; c++)
+			nv += *c == ' ';
+		even &= nn == nv && strncmp(names, values, (size_t)(strchr(names, ':') - names)) == 0;
+		groups++;
+		l = end + 1;
+	}
+	CHECK(even);
+	CHECK(groups >= 5);
+	CHECK_EQ(ut_snmp("Ip", "DefaultTTL"), 64);
+	CHECK(ut_snmp("Ip", "Forwarding") == 1 || ut_snmp("Ip", "Forwarding") == 2);
+	CHECK_EQ(ut_snmp("Tcp", "RtoAlgorithm"), 1);
+	CHECK_EQ(ut_snmp("Tcp", "RtoMin"), 200);
+	CHECK_EQ(ut_snmp("Tcp", "RtoMax"), 120000);
+	CHECK_EQ(ut_snmp("Tcp", "MaxConn"), -1);
+	CHECK_EQ(ut_snmp("Udp", "NoSuchCounter"), -1);
+
+	long long noports = ut_snmp("Udp", "NoPorts"), out = ut_snmp("Udp", "OutDatagrams");
+	long long in = ut_snmp("Udp", "InDatagrams"), unreach = ut_snmp("Icmp", "OutDestUnreachs");
+	long long heard = ut_snmp("Icmp", "InDestUnreachs"), recv_ip = ut_snmp("Ip", "InReceives");
+	int u = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0)), closed = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(closed, (struct sockaddr *)&a, sizeof a));
+	a = loopback(port_of(closed));
+	close(closed);                              /* its port is now closed */
+	CHECK_EQ(sendto(u, "x", 1, 0, (struct sockaddr *)&a, sizeof a), 1);
+	struct pollfd pf = { u, POLLIN, 0 };
+	poll(&pf, 1, 1000);                         /* the ICMP error comes back */
+	CHECK(ut_snmp("Udp", "NoPorts") > noports);
+	CHECK(ut_snmp("Udp", "OutDatagrams") > out);
+	CHECK(ut_snmp("Icmp", "OutDestUnreachs") > unreach);
+	CHECK(ut_snmp("Icmp", "InDestUnreachs") > heard);
+	CHECK(ut_snmp("IcmpMsg", "OutType3") > 0);
+	CHECK(ut_snmp("Ip", "InReceives") >= recv_ip + 2);
+	int r = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	a = loopback(0);
+	CHECK_OK(bind(r, (struct sockaddr *)&a, sizeof a));
+	a = loopback(port_of(r));
+	CHECK_EQ(sendto(u, "y", 1, 0, (struct sockaddr *)&a, sizeof a), 1);
+	pf.fd = r;
+	CHECK_EQ(poll(&pf, 1, GUARD_MS), 1);
+	char y;
+	CHECK_EQ(recv(r, &y, 1, 0), 1);             /* Linux counts it when it is read */
+	CHECK(ut_snmp("Udp", "InDatagrams") > in);
+	close(r);
+	close(u);
+
+	long long active = ut_snmp("Tcp", "ActiveOpens"), passive = ut_snmp("Tcp", "PassiveOpens");
+	long long fails = ut_snmp("Tcp", "AttemptFails"), rsts = ut_snmp("Tcp", "OutRsts");
+	long long segs = ut_snmp("Tcp", "OutSegs");
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 4));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(port_of(l));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK(ut_snmp("Tcp", "ActiveOpens") > active);
+	CHECK(ut_snmp("Tcp", "PassiveOpens") > passive);
+	CHECK(ut_snmp("Tcp", "CurrEstab") >= 2);
+	CHECK(ut_snmp("Tcp", "OutSegs") >= segs + 3);   /* SYN, SYN-ACK, ACK */
+	close(s);
+	close(c);
+	a = loopback(port_of(l));
+	close(l);                                   /* now nobody listens there */
+	int f = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	CHECK_ERR(connect(f, (struct sockaddr *)&a, sizeof a), ECONNREFUSED);
+	CHECK(ut_snmp("Tcp", "AttemptFails") > fails);
+	CHECK(ut_snmp("Tcp", "OutRsts") > rsts);
+	close(f);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -299,5 +396,6 @@ int main(int argc, char **argv)
 	test_tcp();
 	test_raw();
 	test_unix();
+	test_snmp();
 	return ut_done();
 }

@@ -333,10 +333,13 @@ static void test_fragments(void)
 	static uint8_t d[20 + 8 + FRAG_BYTES];
 	size_t total = make_udp(d, port, id, 1) - 20;       /* 3008: 1480 + 1480 + 48 */
 
+	long long reqds = ut_snmp("Ip", "ReasmReqds"), oks = ut_snmp("Ip", "ReasmOKs");
 	send_frag(rawp, d, 0, 1480, 1);                     /* in order */
 	send_frag(rawp, d, 1480, 1480, 1);
 	send_frag(rawp, d, 2960, total - 2960, 0);
 	CHECK_EQ(got_datagram(udp, 1, GUARD_MS), 1);
+	CHECK(ut_snmp("Ip", "ReasmReqds") >= reqds + 3);    /* /proc/net/snmp counts them */
+	CHECK(ut_snmp("Ip", "ReasmOKs") > oks);
 
 	make_udp(d, port, ++id, 2);                         /* last first */
 	send_frag(rawp, d, 2960, total - 2960, 0);

@@ -201,7 +201,13 @@ static int64_t inet_send(struct socket *so, struct sockxfer *sx)
 
 static int64_t inet_recv(struct socket *so, struct sockxfer *sx)
 {
-    return is_tcp(so) ? tcp_recv(so, sx) : dgram_recv(so, sx);
+    if (is_tcp(so))
+        return tcp_recv(so, sx);
+    int64_t r = dgram_recv(so, sx);
+    /* Linux counts UDP's InDatagrams when a datagram is read, not peeked. */
+    if (r >= 0 && !is_raw(so) && !(sx->sx_flags & MSG_PEEK))
+        udp_mib_count(so->so_protocol, UDM_IN_DATAGRAMS);
+    return r;
 }
 
 static int inet_shutdown(struct socket *so, int how)

@@ -173,6 +173,38 @@ void net_timer_arm(struct net_timer *nt, uint64_t when);
 /* Neither pending nor queued once it returns (not from nt's function). */
 void net_timer_stop(struct net_timer *nt);
 
+/* ---- the counters of /proc/net/snmp (mib.c) ---- */
+
+/* Linux's MIB counters (RFC 1213 and Linux's own), one per-CPU line each
+ * so that counting shares no cache line between CPUs.  The order within
+ * a group is /proc/net/snmp's. */
+enum inet_mib {
+    IPM_IN_RECEIVES, IPM_IN_HDR_ERRORS, IPM_IN_ADDR_ERRORS, IPM_IN_UNKNOWN_PROTOS,
+    IPM_IN_DISCARDS, IPM_IN_DELIVERS, IPM_OUT_REQUESTS, IPM_OUT_DISCARDS, IPM_OUT_NO_ROUTES,
+    IPM_REASM_TIMEOUT, IPM_REASM_REQDS, IPM_REASM_OKS, IPM_REASM_FAILS, IPM_FRAG_FAILS,
+    IPM_OUT_TRANSMITS,
+    ICM_IN_MSGS, ICM_IN_ERRORS, ICM_IN_CSUM_ERRORS, ICM_OUT_MSGS,
+    TCM_ACTIVE_OPENS, TCM_PASSIVE_OPENS, TCM_ATTEMPT_FAILS, TCM_ESTAB_RESETS, TCM_CURR_ESTAB,
+    TCM_IN_SEGS, TCM_OUT_SEGS, TCM_RETRANS_SEGS, TCM_IN_ERRS, TCM_OUT_RSTS, TCM_IN_CSUM_ERRORS,
+    UDM_IN_DATAGRAMS, UDM_NO_PORTS, UDM_IN_ERRORS, UDM_OUT_DATAGRAMS, UDM_RCVBUF_ERRORS,
+    UDM_IN_CSUM_ERRORS,
+    /* UDP-Lite's, the same order: UDM_x + UDM_LITE */
+    ULM_IN_DATAGRAMS, ULM_NO_PORTS, ULM_IN_ERRORS, ULM_OUT_DATAGRAMS, ULM_RCVBUF_ERRORS,
+    ULM_IN_CSUM_ERRORS,
+    INET_MIB_COUNT
+};
+#define UDM_LITE (ULM_IN_DATAGRAMS - UDM_IN_DATAGRAMS)
+
+/* Add n (may be negative: a gauge such as CurrEstab) to counter m. */
+void inet_mib_add(enum inet_mib m, int64_t n);
+static inline void inet_mib_count(enum inet_mib m) { inet_mib_add(m, 1); }
+/* UDP's counter m, or UDP-Lite's for proto IPPROTO_UDPLITE. */
+void udp_mib_count(int proto, enum inet_mib m);
+/* An ICMP message of type came in, or went out (its IcmpMsg and Icmp
+ * counts). */
+void icmp_mib_in(int type);
+void icmp_mib_out(int type);
+
 /* ---- protocol control blocks ---- */
 
 /* AF_INET's part of a socket (so_pcb): the addresses, and the protocol's

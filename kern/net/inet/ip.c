@@ -53,15 +53,9 @@ struct icmphdr {
     uint32_t rest;
 };
 
-/* What IPv4 counted, as Linux's /proc/net/snmp names it. */
-static struct {
-    uint64_t in_receives, in_hdr_errors, in_addr_errors, in_unknown_protos;
-    uint64_t in_delivers, out_requests, out_no_routes;
-} ipstat;
-
 static uint16_t ip_next_id;     /* [a] */
 
-#define COUNT(f) __atomic_add_fetch(&ipstat.f, 1, __ATOMIC_RELAXED)
+#define COUNT(m) inet_mib_count(m)      /* /proc/net/snmp (mib.c) */
 
 uint16_t ip_new_id(void)
 {
@@ -72,16 +66,22 @@ int ip_output_raw(struct pkt *p, in_addr_t dst)
 {
     in_addr_t src, nexthop;
     struct netif *ifp = inet_route_nh(dst, &src, &nexthop);
-    COUNT(out_requests);
+    COUNT(IPM_OUT_REQUESTS);
     if (!ifp) {
-        COUNT(out_no_routes);
+        COUNT(IPM_OUT_NO_ROUTES);
         pkt_free(p);
         return -ENETUNREACH;
     }
     if (p->p_len > ifp->if_mtu) {
+        COUNT(IPM_FRAG_FAILS);
         pkt_free(p);
         return -EMSGSIZE;
     }
+    const struct iphdr *ip = (const struct iphdr *)p->p_data;
+    size_t hlen = (size_t)(ip->ihl_version & 0xf) * 4;
+    if (ip->proto == IPPROTO_ICMP && p->p_len > hlen)
+        icmp_mib_out(p->p_data[hlen]);
+    COUNT(IPM_OUT_TRANSMITS);
     ifp->if_output(ifp, p, nexthop);
     return 0;
 }
@@ -90,16 +90,19 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
 {
     in_addr_t rsrc, nexthop;
     struct netif *ifp = inet_route_nh(dst, &rsrc, &nexthop);
-    COUNT(out_requests);
+    COUNT(IPM_OUT_REQUESTS);
     if (!ifp) {
-        COUNT(out_no_routes);
+        COUNT(IPM_OUT_NO_ROUTES);
         pkt_free(p);
         return -ENETUNREACH;
     }
     if (p->p_len + IP_HDR_LEN > MIN((uint32_t)IP_MAXPACKET, ifp->if_mtu)) {
+        COUNT(IPM_FRAG_FAILS);
         pkt_free(p);
         return -EMSGSIZE;
     }
+    if (proto == IPPROTO_ICMP && p->p_len)
+        icmp_mib_out(p->p_data[0]);
     struct iphdr *ip = pkt_push(p, IP_HDR_LEN);
     ip->ihl_version = 0x45;
     ip->tos = tos;
@@ -112,6 +115,7 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     ip->src = src ? src : rsrc;
     ip->dst = dst;
     ip->cksum = in_cksum_fold(in_cksum_add(0, ip, IP_HDR_LEN));
+    COUNT(IPM_OUT_TRANSMITS);
     ifp->if_output(ifp, p, nexthop);
     return 0;
 }
@@ -205,9 +209,19 @@ void ip_host_unreachable(struct pkt *p)
 
 static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
 {
-    if (p->p_len < ICMP_HDR_LEN || in_cksum_fold(in_cksum_add(0, p->p_data, p->p_len)) != 0)
+    if (p->p_len < ICMP_HDR_LEN) {
+        inet_mib_count(ICM_IN_MSGS);
+        inet_mib_count(ICM_IN_ERRORS);
         return;
+    }
+    if (in_cksum_fold(in_cksum_add(0, p->p_data, p->p_len)) != 0) {
+        inet_mib_count(ICM_IN_MSGS);
+        inet_mib_count(ICM_IN_ERRORS);
+        inet_mib_count(ICM_IN_CSUM_ERRORS);
+        return;
+    }
     const struct icmphdr *ic = (const struct icmphdr *)p->p_data;
+    icmp_mib_in(ic->type);
     if (ic->type == ICMP_ECHO)
         icmp_echo(p, src, dst);
     else if (ic->type == ICMP_UNREACH)
@@ -231,39 +245,43 @@ static size_t ip_header_ok(const struct pkt *p)
 
 void ip_input(struct pkt *p)
 {
-    COUNT(in_receives);
+    COUNT(IPM_IN_RECEIVES);
     size_t hlen = ip_header_ok(p);
     if (!hlen) {
-        COUNT(in_hdr_errors);
+        COUNT(IPM_IN_HDR_ERRORS);
         pkt_free(p);
         return;
     }
     const struct iphdr *ip = (const struct iphdr *)p->p_data;
     in_addr_t src = ip->src, dst = ip->dst;
     if (!inet_local_addr(dst)) {
-        COUNT(in_addr_errors);
+        COUNT(IPM_IN_ADDR_ERRORS);
         pkt_free(p);
         return;
     }
     p->p_len = ntohs(ip->len);      /* drop what a device padded after the packet */
     if (ntohs(ip->frag) & (IP_MF | IP_OFFMASK)) {
+        COUNT(IPM_REASM_REQDS);
         if (!(p = ip_reassemble(p, hlen)))
             return;                 /* held for the rest, or dropped */
+        COUNT(IPM_REASM_OKS);
         ip = (const struct iphdr *)p->p_data;
     }
     int proto = ip->proto;
     uint32_t total = p->p_len;
     bool raw = raw_input(p, hlen);
     pkt_pull(p, hlen);
-    COUNT(in_delivers);
+    COUNT(IPM_IN_DELIVERS);
     if (proto == IPPROTO_TCP)
         tcp_input(p, src, dst);
-    else if ((proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE) && !udp_input(p, src, dst, proto))
+    else if ((proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE) && !udp_input(p, src, dst, proto)) {
+        udp_mib_count(proto, UDM_NO_PORTS);
         icmp_send_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PORT);
+    }
     else if (proto == IPPROTO_ICMP)
         icmp_input(p, src, dst);
     else if (proto != IPPROTO_UDP && proto != IPPROTO_UDPLITE && !raw) {
-        COUNT(in_unknown_protos);
+        COUNT(IPM_IN_UNKNOWN_PROTOS);
         icmp_send_error(ip, total, ICMP_UNREACH, ICMP_UNREACH_PROTO);
     }
     pkt_free(p);

@@ -65,8 +65,6 @@ static uint32_t ipq_mem;            /* [n] */
 static struct net_timer ipq_timer;  /* [c] */
 static bool ipq_timer_armed;        /* [n] */
 /* Counted for a debugger's eyes; no /proc file shows them yet. */
-static uint64_t ipq_dropped;        /* [a] fragments dropped: bad, overlapping, no room */
-static uint64_t ipq_timeouts;       /* [a] datagrams never completed */
 
 static void ipq_expire(void *unused);
 
@@ -75,7 +73,9 @@ void ip_frag_init(void)
     net_timer_init(&ipq_timer, ipq_expire, NULL);
 }
 
-static void drop_count(void) { __atomic_add_fetch(&ipq_dropped, 1, __ATOMIC_RELAXED); }
+/* A fragment dropped (bad, overlapping, no room): /proc/net/snmp's
+ * ReasmFails, as Linux counts each. */
+static void drop_count(void) { inet_mib_count(IPM_REASM_FAILS); }
 
 static struct ipq *ipq_find(const struct iphdr *ip)
 {
@@ -277,7 +277,8 @@ static void ipq_expire(void *unused)
             if (f && f->f_off == 0)
                 icmp_send_error((const struct iphdr *)f->f_pkt->p_data, f->f_pkt->p_len,
                                 ICMP_TIMXCEED, ICMP_TIMXCEED_REASS);
-            __atomic_add_fetch(&ipq_timeouts, 1, __ATOMIC_RELAXED);
+            inet_mib_count(IPM_REASM_TIMEOUT);
+            inet_mib_count(IPM_REASM_FAILS);
             ipq_free(q);
         } else if (!next || q->q_expires < next) {
             next = q->q_expires;

@@ -92,15 +92,19 @@ static void parse_options(const uint8_t *o, size_t n, struct seg *s)
 /* The segment in p, checked: false when it is to be dropped. */
 static bool parse(const struct pkt *p, in_addr_t src, in_addr_t dst, struct seg *s)
 {
-    if (p->p_len < TCP_HDR_LEN)
-        return false;
     const struct tcphdr *th = (const struct tcphdr *)p->p_data;
-    size_t hlen = (size_t)(th->off >> 4) * 4;
-    if (hlen < TCP_HDR_LEN || hlen > p->p_len)
+    size_t hlen = p->p_len < TCP_HDR_LEN ? 0 : (size_t)(th->off >> 4) * 4;
+    if (hlen < TCP_HDR_LEN || hlen > p->p_len) {
+        inet_mib_count(TCM_IN_ERRS);
         return false;
+    }
     if (in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_TCP, p->p_len), p->p_data,
-                                   p->p_len)) != 0)
+                                   p->p_len)) != 0) {
+        inet_mib_count(TCM_IN_ERRS);
+        inet_mib_count(TCM_IN_CSUM_ERRORS);
         return false;
+    }
+    inet_mib_count(TCM_IN_SEGS);
     memset(s, 0, sizeof *s);
     s->seq = ntohl(th->seq);
     s->ack = ntohl(th->ack);
@@ -216,6 +220,7 @@ static void passive_open(struct socket *l, const struct seg *s)
     take_syn(tp, s);
     start_send_space(tp);
     tp->t_state = TCPS_SYN_RECEIVED;
+    inet_mib_count(TCM_PASSIVE_OPENS);
     tp->t_sostate = SS_CONNECTED;
     socket_hold(l);
     tp->t_listener = l;

@@ -87,6 +87,9 @@ void tcp_respond(in_addr_t src, uint16_t sport, in_addr_t dst, uint16_t dport, u
     th->off = (TCP_HDR_LEN / 4) << 4;
     th->flags = (uint8_t)flags;
     checksum(p, src, dst);
+    inet_mib_count(TCM_OUT_SEGS);
+    if (flags & TH_RST)
+        inet_mib_count(TCM_OUT_RSTS);
     ip_output(p, src, dst, IPPROTO_TCP, IP_DEFAULT_TTL, 0);
 }
 
@@ -112,8 +115,13 @@ static void count_out(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     struct tcp_stats *st = &tp->t_stats;
     bool again = SEQ_LT(seq, tp->snd_max) && (len || (flags & (TH_SYN | TH_FIN)));
     st->segs_out++;
-    if (again)
+    inet_mib_count(TCM_OUT_SEGS);
+    if (flags & TH_RST)
+        inet_mib_count(TCM_OUT_RSTS);
+    if (again) {
         st->total_retrans++;
+        inet_mib_count(TCM_RETRANS_SEGS);
+    }
     if (!len)
         return;
     st->data_segs_out++;

@@ -82,8 +82,29 @@ uint32_t tcp_rcv_window(const struct tcpcb *tp)
     return (uint32_t)(tp->rcv.r_size - tp->rcv.r_len);
 }
 
+static bool synchronized_open(enum tcp_state s)
+{
+    return s == TCPS_ESTABLISHED || s == TCPS_CLOSE_WAIT;
+}
+
+/* /proc/net/snmp's TCP counts of a change of state (RFC 1213's rules:
+ * CurrEstab counts ESTABLISHED and CLOSE_WAIT). */
+static void count_state(enum tcp_state from, enum tcp_state to)
+{
+    if (from == TCPS_CLOSED && to == TCPS_SYN_SENT)
+        inet_mib_count(TCM_ACTIVE_OPENS);
+    if ((from == TCPS_SYN_SENT || from == TCPS_SYN_RECEIVED) &&
+        (to == TCPS_CLOSED || to == TCPS_LISTEN))
+        inet_mib_count(TCM_ATTEMPT_FAILS);
+    if (synchronized_open(from) && to == TCPS_CLOSED)
+        inet_mib_count(TCM_ESTAB_RESETS);
+    if (synchronized_open(from) != synchronized_open(to))
+        inet_mib_add(TCM_CURR_ESTAB, synchronized_open(to) ? 1 : -1);
+}
+
 void tcp_set_state(struct tcpcb *tp, enum tcp_state state)
 {
+    count_state(tp->t_state, state);
     tp->t_state = state;
     socket_notify(tp->t_so, POLL_BOTHSIDES);
 }

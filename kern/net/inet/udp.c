@@ -41,7 +41,6 @@ struct udpcb {
 #define UDPLITE_SEND_CSCOV 10
 #define UDPLITE_RECV_CSCOV 11
 
-static uint64_t udp_rcvbuf_errors;  /* [a] datagrams dropped on a full queue */
 
 static struct udpcb *sotoudp(struct socket *so) { return sotoinp(so)->inp_ppcb; }
 
@@ -153,6 +152,8 @@ int64_t udp_send(struct socket *so, struct sockxfer *sx)
                                              p->p_data, cover));
     uh->cksum = ck ? ck : 0xffff;       /* 0 means "no checksum" */
     err = ip_output(p, src, dst, proto, ttl, tos);
+    if (!err)
+        udp_mib_count(proto, UDM_OUT_DATAGRAMS);
     return err ? err : (int64_t)n;
 }
 
@@ -174,12 +175,17 @@ static bool udp_lengths(const struct pkt *p, int proto, size_t *len, size_t *cov
 bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto)
 {
     size_t len, cover;
-    if (p->p_len < UDP_HDR_LEN || !udp_lengths(p, proto, &len, &cover))
+    if (p->p_len < UDP_HDR_LEN || !udp_lengths(p, proto, &len, &cover)) {
+        udp_mib_count(proto, UDM_IN_ERRORS);
         return true;                /* malformed: dropped, no ICMP */
+    }
     const struct udphdr *uh = (const struct udphdr *)p->p_data;
     if (uh->cksum && in_cksum_fold(in_cksum_add(in_pseudo(src, dst, proto, len),
-                                                p->p_data, cover)) != 0)
+                                                p->p_data, cover)) != 0) {
+        udp_mib_count(proto, UDM_IN_ERRORS);
+        udp_mib_count(proto, UDM_IN_CSUM_ERRORS);
         return true;
+    }
     struct socket *so = inpcb_lookup(proto, dst, uh->dport, src, uh->sport);
     if (!so)
         return false;
@@ -191,10 +197,12 @@ bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto)
     if (d)
         memcpy(d->d_data, p->p_data + UDP_HDR_LEN, n);
     mutex_enter(&so->so_lock);
-    if (d && dgram_enqueue(so, d, true))
-        d = NULL;
-    else
-        __atomic_add_fetch(&udp_rcvbuf_errors, 1, __ATOMIC_RELAXED);
+    if (d && dgram_enqueue(so, d, true)) {
+        d = NULL;                   /* InDatagrams counts when it is read (inet_recv) */
+    } else {
+        udp_mib_count(proto, UDM_IN_ERRORS);
+        udp_mib_count(proto, UDM_RCVBUF_ERRORS);
+    }
     mutex_exit(&so->so_lock);
     kfree(d);
     socket_rele(so);
