@@ -1,8 +1,9 @@
 /*
  * AF_NETLINK: the part of NETLINK_ROUTE that C libraries ask at start-up,
- * the interface list (RTM_GETLINK) and the addresses (RTM_GETADDR), as
- * dumps.  glibc's if_nameindex and getaddrinfo's AI_ADDRCONFIG read them;
- * so does busybox's ip.
+ * the interface list (RTM_GETLINK) and the addresses (RTM_GETADDR), and
+ * the main routing table (RTM_GETROUTE, kern/net/inet/route.c), as dumps.
+ * glibc's if_nameindex and getaddrinfo's AI_ADDRCONFIG read them; so do
+ * busybox's ip and ip route.
  *
  * Theory.  A request is a datagram of netlink messages (RFC 3549's
  * format, Linux's constants); each dump request is answered at once by
@@ -10,7 +11,7 @@
  * NLMSG_DONE, which the caller then receives as datagrams.  A request of
  * another type gets NLMSG_ERROR with EOPNOTSUPP.  There is no multicast
  * (groups are refused) and nothing to change: the interfaces are the
- * network stack's (kern/net/inet/netif.c).
+ * network stack's (kern/net/inet/netif.c); routes change by SIOCADDRT.
  *
  * Locks: the socket's so_lock guards its reply queue; nothing else.
  */
@@ -30,6 +31,20 @@
 #define RTM_GETLINK     18
 #define RTM_NEWADDR     20
 #define RTM_GETADDR     22
+#define RTM_NEWROUTE    24
+#define RTM_GETROUTE    26
+#define RTA_DST         1
+#define RTA_OIF         4
+#define RTA_GATEWAY     5
+#define RTA_PRIORITY    6
+#define RTA_PREFSRC     7
+#define RTA_TABLE       15
+#define RT_TABLE_MAIN   254
+#define RTPROT_KERNEL   2           /* a connected subnet's route */
+#define RTPROT_BOOT     3           /* one added by ioctl or the boot option */
+#define RTN_UNICAST     1
+#define RT_SCOPE_LINK   253
+#define RTF_GATEWAY     0x0002
 #define IFLA_ADDRESS    1
 #define IFLA_IFNAME     3
 #define IFLA_MTU        4
@@ -50,6 +65,7 @@ struct nlmsghdr_k { uint32_t len; uint16_t type, flags; uint32_t seq, pid; };
 struct sockaddr_nl_k { uint16_t family, pad; uint32_t pid, groups; };
 struct ifinfomsg_k { uint8_t family, pad; uint16_t type; int32_t index; uint32_t flags, change; };
 struct ifaddrmsg_k { uint8_t family, prefixlen, flags, scope; uint32_t index; };
+struct rtmsg_k { uint8_t family, dst_len, src_len, tos, table, protocol, scope, type; uint32_t flags; };
 struct rtattr_k { uint16_t len, type; };
 
 /* Netlink's part of a socket; its replies wait on so_dgq (dgram.c). */
@@ -169,14 +185,7 @@ static void dump_links(struct socket *so, const struct nlmsghdr_k *req, struct b
     }
 }
 
-/* The number of one bits of a netmask. */
-static uint8_t prefix_len(in_addr_t mask)
-{
-    uint8_t n = 0;
-    for (uint32_t m = ntohl(mask); m & 0x80000000u; m <<= 1)
-        n++;
-    return n;
-}
+static uint8_t prefix_len(in_addr_t mask) { return (uint8_t)inet_mask_len(mask); }
 
 static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
 {
@@ -196,6 +205,48 @@ static void dump_addrs(struct socket *so, const struct nlmsghdr_k *req, struct b
     }
 }
 
+struct route_dump {
+    struct socket *so;
+    const struct nlmsghdr_k *req;
+    struct builder *b;
+};
+
+/* One route as RTM_NEWROUTE: a subnet's is the kernel's, scope link, with
+ * the interface's address as its preferred source, as Linux shows it. */
+static void dump_route(void *arg, const struct netif *ifp, in_addr_t dst, in_addr_t gw,
+                       int flags, int metric, in_addr_t mask)
+{
+    struct route_dump *rd = arg;
+    struct builder *b = rd->b;
+    bool subnet = !gw && !(flags & RTF_GATEWAY) && dst == (ifp->if_addr & mask) && !metric &&
+                  !(ifp->if_flags & IFF_LOOPBACK);
+    begin(b, rd->req, RTM_NEWROUTE, NLM_F_MULTI);
+    struct rtmsg_k rm = { .family = AF_INET, .dst_len = prefix_len(mask),
+                          .table = RT_TABLE_MAIN,
+                          .protocol = subnet ? RTPROT_KERNEL : RTPROT_BOOT,
+                          .scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK,
+                          .type = RTN_UNICAST };
+    put(b, &rm, sizeof rm);
+    uint32_t table = RT_TABLE_MAIN, oif = (uint32_t)ifp->if_index, prio = (uint32_t)metric;
+    put_attr(b, RTA_TABLE, &table, sizeof table);
+    if (rm.dst_len)
+        put_attr(b, RTA_DST, &dst, 4);
+    if (subnet)
+        put_attr(b, RTA_PREFSRC, &ifp->if_addr, 4);
+    if (gw)
+        put_attr(b, RTA_GATEWAY, &gw, 4);
+    if (metric)
+        put_attr(b, RTA_PRIORITY, &prio, sizeof prio);
+    put_attr(b, RTA_OIF, &oif, sizeof oif);
+    queue(rd->so, b);
+}
+
+static void dump_routes(struct socket *so, const struct nlmsghdr_k *req, struct builder *b)
+{
+    struct route_dump rd = { so, req, b };
+    route_walk(dump_route, &rd);
+}
+
 /* Answer one request message (so_lock held).  The answers carry the
  * asking socket's port id, as Linux's do (busybox's ip skips any other;
  * nl_send gives a socket never bound one, as Linux's autobind does). */
@@ -203,11 +254,14 @@ static void answer(struct socket *so, const struct nlmsghdr_k *req)
 {
     struct builder b = { .portid = sotonl(so)->n_portid };
     bool dump = (req->flags & NLM_F_DUMP) == NLM_F_DUMP;
-    if (dump && (req->type == RTM_GETLINK || req->type == RTM_GETADDR)) {
+    if (dump && (req->type == RTM_GETLINK || req->type == RTM_GETADDR ||
+                 req->type == RTM_GETROUTE)) {
         if (req->type == RTM_GETLINK)
             dump_links(so, req, &b);
-        else
+        else if (req->type == RTM_GETADDR)
             dump_addrs(so, req, &b);
+        else
+            dump_routes(so, req, &b);
         begin(&b, req, NLMSG_DONE, NLM_F_MULTI);
         int zero = 0;
         put(&b, &zero, sizeof zero);

@@ -279,6 +279,9 @@ int netif_ioctl(uint32_t cmd, void *ifr);
  * struct ifconf at uarg (user memory), or the room they need. */
 bool socket_ifconf_cmd(uint32_t cmd);
 int netif_ifconf(uint64_t uarg);
+/* SIOCADDRT, SIOCDELRT: a struct rtentry at uarg (kern/net/inet/route.c). */
+bool socket_route_cmd(uint32_t cmd);
+int route_ioctl(uint32_t cmd, uint64_t uarg);
 
 /* Passing descriptors (SCM_RIGHTS) counts, per socket, how many of its
  * files are in flight in queues; kern/net/unix_gc.c collects the

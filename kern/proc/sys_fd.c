@@ -293,6 +293,8 @@ SYSCALL_DECL(sys_ioctl)
         r = copyout(&owner, (void *)a2, sizeof owner) ? -EFAULT : 0;
     } else if (vn_is_socket(fp->f_vp) && socket_ifconf_cmd((uint32_t)a1)) {
         r = netif_ifconf(a2);       /* the list of interfaces, in user memory */
+    } else if (vn_is_socket(fp->f_vp) && socket_route_cmd((uint32_t)a1)) {
+        r = route_ioctl((uint32_t)a1, a2);  /* kern/net/inet/route.c */
     } else if (a1 == FIONREAD && vn_is_socket(fp->f_vp)) {
         int n = 0;
         r = VOP_IOCTL(fp->f_vp, FIONREAD, &n, cr());

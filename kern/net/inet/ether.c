@@ -527,7 +527,8 @@ void ether_init(void)
         ifp->if_mask = mask;
         ifp->if_addr = addr;
         ifp->if_flags |= IFF_UP | IFF_RUNNING;
-        inet_gateway = gw;
+        if (gw && route_add_default(gw))
+            kprintf("inet: ip=%s: no room for the default route\n", opts.ip);
         kprintf("inet: %s %s\n", ifp->if_name, opts.ip);
     }
 }

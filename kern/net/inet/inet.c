@@ -15,8 +15,9 @@
  * calls UDP (udp.c) or TCP (tcp_usr.c).
  *
  * What is here: 127.0.0.0/8 on "lo", Ethernet interfaces with ARP
- * (ether.c) on the network devices (drivers/net/), routes to an
- * interface's subnet and one default gateway (netif.c), TCP with its
+ * (ether.c) on the network devices (drivers/net/), a routing table of
+ * connected subnets and routes through gateways or interfaces (route.c,
+ * SIOCADDRT), TCP with its
  * whole state machine (tcp_input.c), retransmission and TIME_WAIT
  * (tcp_output.c), UDP with ICMP "port unreachable" reported to connected
  * sockets, raw sockets (SOCK_RAW, raw.c: ping's), fragment reassembly

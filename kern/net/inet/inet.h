@@ -120,6 +120,14 @@ extern struct netif *netifs;        /* [c] after boot */
 void netif_input(struct netif *ifp, struct pkt *p);
 /* Does addr name this machine (an interface's address, or loopback)? */
 bool inet_local_addr(in_addr_t addr);
+/* lo, the loopback interface. */
+struct netif *inet_loopback(void);
+
+/* ---- the routing table (kern/net/inet/route.c) ---- */
+
+void route_init(void);
+/* The length of a netmask's prefix (its leading one bits). */
+int inet_mask_len(in_addr_t mask);
 /* The interface a packet to dst leaves by and the source address it
  * carries, or NULL (-ENETUNREACH). */
 struct netif *inet_route(in_addr_t dst, in_addr_t *src);
@@ -127,8 +135,14 @@ struct netif *inet_route(in_addr_t dst, in_addr_t *src);
 struct netif *inet_route_nh(in_addr_t dst, in_addr_t *src, in_addr_t *nexthop);
 /* The MTU of the interface a packet to dst leaves by (65535 if none). */
 uint32_t inet_path_mtu(in_addr_t dst);
-/* The default gateway (0: none) [a], written under netif_cfg_lock. */
-extern in_addr_t inet_gateway;
+/* A default route through gw (the ip= option): 0, -EEXIST, -ENOSPC. */
+int route_add_default(in_addr_t gw);
+/* Each route of the main table: the entries whose next hop is up, then
+ * each up interface's subnet (RTF_* flags: RTF_GATEWAY for a gateway's,
+ * RTF_HOST for a host's; a subnet's has neither and gw 0). */
+typedef void route_walk_fn(void *arg, const struct netif *ifp, in_addr_t dst, in_addr_t gw,
+                           int flags, int metric, in_addr_t mask);
+void route_walk(route_walk_fn *fn, void *arg);
 /* Serialises configuration changes (the ioctls, the boot option). */
 extern struct mutex netif_cfg_lock;
 /* Add an interface to the list (boot only). */

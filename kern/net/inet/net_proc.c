@@ -19,8 +19,6 @@
 
 #define LINUX_TCP_CLOSE 7
 #define LINUX_TCP_ESTABLISHED 1
-#define RTF_UP          0x0001
-#define RTF_GATEWAY     0x0002
 #define ROUTE_LINE      127         /* Linux pads each line of route to this */
 #define TCP_LINE        149         /* and of tcp */
 #define IPPROTO_RAW_ALL (-1)        /* every raw socket, whatever its protocol */
@@ -52,34 +50,24 @@ static void padded(struct sbuf *sb, int width, const char *line)
     sbuf_printf(sb, "%-*s\n", width, line);
 }
 
-/* One route's line: destination, gateway, flags, mask. */
-static void route_line(struct sbuf *sb, const char *ifname, in_addr_t dst, in_addr_t gw,
-                       int flags, in_addr_t mask)
+/* One route's line: interface, destination, gateway, flags, metric, mask. */
+static void route_line(void *arg, const struct netif *ifp, in_addr_t dst, in_addr_t gw,
+                       int flags, int metric, in_addr_t mask)
 {
     char line[ROUTE_LINE + 1];
     snprintf(line, sizeof line, "%s\t%08X\t%08X\t%04X\t%d\t%u\t%d\t%08X\t%d\t%u\t%u",
-             ifname, dst, gw, flags, 0, 0, 0, mask, 0, 0, 0);
-    padded(sb, ROUTE_LINE, line);
+             ifp->if_name, dst, gw, flags, 0, 0, metric, mask, 0, 0, 0);
+    padded(arg, ROUTE_LINE, line);
 }
 
+/* The main table (kern/net/inet/route.c): its entries, then each
+ * interface's own subnet (loopback's routes are in Linux's local table,
+ * which this file does not show). */
 int procfs_net_route(struct sbuf *sb)
 {
     padded(sb, ROUTE_LINE, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask"
            "\t\tMTU\tWindow\tIRTT");
-    /* The main table: the default route, then each interface's own
-     * subnet (loopback's routes are in Linux's local table, which this
-     * file does not show). */
-    in_addr_t gw = __atomic_load_n(&inet_gateway, __ATOMIC_RELAXED), src;
-    struct netif *gwif = gw ? inet_route(gw, &src) : NULL;
-    if (gwif && !(gwif->if_flags & IFF_LOOPBACK))
-        route_line(sb, gwif->if_name, 0, gw, RTF_UP | RTF_GATEWAY, 0);
-    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next) {
-        in_addr_t a = __atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED);
-        in_addr_t m = __atomic_load_n(&ifp->if_mask, __ATOMIC_RELAXED);
-        bool up = __atomic_load_n(&ifp->if_flags, __ATOMIC_RELAXED) & IFF_UP;
-        if (!(ifp->if_flags & IFF_LOOPBACK) && a && up)
-            route_line(sb, ifp->if_name, a & m, 0, RTF_UP, m);
-    }
+    route_walk(route_line, sb);
     return 0;
 }
 

@@ -13,10 +13,8 @@
  * The loopback interface "lo" (127.0.0.1/8, MTU 65536 as Linux's) turns
  * every packet it is given straight into input.  Ethernet interfaces
  * (ether.c) come in through the same queue; the thread gives their frames
- * to ether_input.  Routing (inet_route_nh): this machine's own addresses
- * go by lo; then the subnet of an interface that is up; then the default
- * gateway, inet_gateway, if an up interface's subnet holds it; else
- * nothing (-ENETUNREACH).  An interface's address, mask and flags are
+ * to ether_input.  Routing is kern/net/inet/route.c's.  An interface's
+ * address, mask and flags are
  * set by the ioctls under netif_cfg (a sleep mutex) and read as single
  * words without it.
  *
@@ -54,7 +52,6 @@ static struct thread *netisr_thread;    /* [c] */
 static int net_chan;            /* the thread sleeps here */
 
 struct netif *netifs;
-in_addr_t inet_gateway;
 struct mutex netif_cfg_lock;
 LOCK_CLASS(netif_cfg_lock_class, "netif_cfg", LK_MUTEX_SLEEP);
 
@@ -185,53 +182,7 @@ void netif_attach(struct netif *ifp)
     *pp = ifp;
 }
 
-static bool usable(const struct netif *ifp, in_addr_t *addr, in_addr_t *mask)
-{
-    *addr = __atomic_load_n(&ifp->if_addr, __ATOMIC_RELAXED);
-    *mask = __atomic_load_n(&ifp->if_mask, __ATOMIC_RELAXED);
-    return ifp != &lo && (__atomic_load_n(&ifp->if_flags, __ATOMIC_RELAXED) & IFF_UP) && *addr;
-}
-
-/* This machine's own addresses go by lo, as Linux's local table sends
- * them; then the subnet an interface is on; then the default gateway,
- * if an interface's subnet holds it.  Nothing else is reachable. */
-struct netif *inet_route_nh(in_addr_t dst, in_addr_t *src, in_addr_t *nexthop)
-{
-    in_addr_t a, m;
-    *nexthop = dst;
-    if (inet_local_addr(dst)) {
-        *src = dst;             /* an address of ours speaks to itself */
-        return &lo;
-    }
-    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
-        if (usable(ifp, &a, &m) && ((dst ^ a) & m) == 0) {
-            *src = a;
-            return ifp;
-        }
-    in_addr_t gw = __atomic_load_n(&inet_gateway, __ATOMIC_RELAXED);
-    if (gw == INADDR_ANY)
-        return NULL;
-    for (struct netif *ifp = netifs; ifp; ifp = ifp->if_next)
-        if (usable(ifp, &a, &m) && ((gw ^ a) & m) == 0) {
-            *src = a;
-            *nexthop = gw;
-            return ifp;
-        }
-    return NULL;
-}
-
-struct netif *inet_route(in_addr_t dst, in_addr_t *src)
-{
-    in_addr_t nh;
-    return inet_route_nh(dst, src, &nh);
-}
-
-uint32_t inet_path_mtu(in_addr_t dst)
-{
-    in_addr_t src, nh;
-    struct netif *ifp = inet_route_nh(dst, &src, &nh);
-    return ifp ? MIN(ifp->if_mtu, (uint32_t)IP_MAXPACKET) : IP_MAXPACKET;
-}
+struct netif *inet_loopback(void) { return &lo; }
 
 /* ---- the interface ioctls ---- */
 
@@ -515,6 +466,7 @@ void inet_init(void)
     lo.if_mask = htonl(0xff000000u);
     netifs = &lo;
     mutex_init(&netif_cfg_lock, &netif_cfg_lock_class, 0, "netif_cfg");
+    route_init();
     inpcb_init();
     raw_init();
     ip_frag_init();
