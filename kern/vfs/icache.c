@@ -214,9 +214,13 @@ static void activate_locked(struct icache *c, struct icnode *ip)
 }
 
 /* Take the inode at the head of the free list for reuse [ic]: off the
- * list and its old identity forgotten, so nobody can find it; its count
- * 0 until it gets a new identity (or goes back, put_back_locked).  NULL
- * when the list is empty. */
+ * list and its old identity forgotten, so nobody can find it, and held
+ * (count 1, ours) until it gets a new identity or goes back
+ * (put_back_locked).  Not 0: in the -1 protocol 0 means "being
+ * inactivated", and an inactivation deferred to the reaper from an
+ * earlier release may still come for this inode; seeing 0 it would put
+ * the inode back on the free list while we use it.  NULL when the list
+ * is empty. */
 static struct icnode *take_free_locked(struct icache *c)
 {
     struct icnode *ip = c->free_head;
@@ -224,7 +228,7 @@ static struct icnode *take_free_locked(struct icache *c)
         return NULL;
     free_remove(c, ip);
     forget_identity(c, ip);
-    __atomic_store_n(&ip->i_vnode.v_count, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ip->i_vnode.v_count, 1, __ATOMIC_RELEASE);
     return ip;
 }
 
@@ -527,11 +531,12 @@ void icache_evict(struct icache *c, void *fs)
         bool take = ip->i_fs == fs && __atomic_load_n(&ip->i_vnode.v_count,
                                                       __ATOMIC_ACQUIRE) == -1;
         if (take) {
-            /* Off the free list while its pages go, as a reuse takes it. */
+            /* Off the free list and held while its pages go, as a reuse
+             * takes it (take_free_locked says why not 0). */
             free_remove(c, ip);
             forget_identity(c, ip);
             ip->i_flag = 0;
-            __atomic_store_n(&ip->i_vnode.v_count, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&ip->i_vnode.v_count, 1, __ATOMIC_RELEASE);
         }
         mutex_exit(&c->lock);
         if (!take)
