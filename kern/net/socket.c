@@ -52,6 +52,7 @@
 LOCK_CLASS(socket_lock_class, "socket", LK_MUTEX_SLEEP);
 
 static volatile uint64_t next_socket_ino = 1;
+static int64_t sockets_live;                /* [a] /proc/net/sockstat's "used" */
 static const struct vnodeops socket_vnodeops;
 
 bool vn_is_socket(const struct vnode *vp)
@@ -152,9 +153,12 @@ int socket_create(const struct sockops *ops, int type, int protocol, struct sock
         kfree(so);
         return err;
     }
+    __atomic_add_fetch(&sockets_live, 1, __ATOMIC_RELAXED);
     *sop = so;
     return 0;
 }
+
+int64_t socket_count(void) { return __atomic_load_n(&sockets_live, __ATOMIC_RELAXED); }
 
 uint64_t socket_deadline(uint64_t timeo_ns)
 {
@@ -326,6 +330,7 @@ static void socket_inactive(struct vnode *vp, struct cred *cr)
     vn_destroy(vp);
     mutex_destroy(&so->so_lock);
     kfree(so);
+    __atomic_sub_fetch(&sockets_live, 1, __ATOMIC_RELAXED);
 }
 
 static short socket_poll(struct vnode *vp, short events, int fflags)

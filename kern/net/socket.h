@@ -189,6 +189,8 @@ static inline struct socket *vtosock(struct vnode *vp) { return vp->v_data; }
 bool vn_is_socket(const struct vnode *vp);
 /* A new socket of ops's family, one reference; -errno on failure. */
 int socket_create(const struct sockops *ops, int type, int protocol, struct socket **sop);
+/* The sockets alive, of every family. */
+int64_t socket_count(void);
 /* Drop a reference a family holds (a peer, a queued message's sender). */
 void socket_rele(struct socket *so);
 void socket_hold(struct socket *so);

@@ -146,6 +146,8 @@ static const struct pfs_entry net_entries[] = {
     { "dev", PFS_NETFILE, 0444, procfs_net_dev, NULL, NULL },
     { "route", PFS_NETFILE, 0444, procfs_net_route, NULL, NULL },
     { "snmp", PFS_NETFILE, 0444, procfs_net_snmp, NULL, NULL },
+    { "netstat", PFS_NETFILE, 0444, procfs_net_netstat, NULL, NULL },
+    { "sockstat", PFS_NETFILE, 0444, procfs_net_sockstat, NULL, NULL },
     { "tcp", PFS_NETFILE, 0444, procfs_net_tcp, NULL, NULL },
     { "udp", PFS_NETFILE, 0444, procfs_net_udp, NULL, NULL },
     { "udplite", PFS_NETFILE, 0444, procfs_net_udplite, NULL, NULL },

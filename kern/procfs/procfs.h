@@ -51,6 +51,8 @@ int procfs_ipc_shm(struct sbuf *sb);
 int procfs_net_dev(struct sbuf *sb);
 int procfs_net_route(struct sbuf *sb);
 int procfs_net_snmp(struct sbuf *sb);      /* kern/net/inet/mib.c */
+int procfs_net_netstat(struct sbuf *sb);   /* kern/net/inet/mib.c */
+int procfs_net_sockstat(struct sbuf *sb);  /* kern/net/inet/net_proc.c */
 int procfs_net_tcp(struct sbuf *sb);
 int procfs_net_udp(struct sbuf *sb);
 int procfs_net_udplite(struct sbuf *sb);

@@ -335,8 +335,13 @@ static int snmp_index(const char *line, const char *name)
 
 long long ut_snmp(const char *group, const char *name)
 {
+	return ut_snmp_in("/proc/net/snmp", group, name);
+}
+
+long long ut_snmp_in(const char *path, const char *group, const char *name)
+{
 	static char buf[16384];
-	long n = ut_read_file("/proc/net/snmp", buf, sizeof buf - 1);
+	long n = ut_read_file(path, buf, sizeof buf - 1);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;

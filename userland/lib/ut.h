@@ -85,6 +85,8 @@ long ut_proc_number(const char *path, const char *field);
 /* The counter name of group ("Ip", "Tcp", "Udp"...) in /proc/net/snmp,
  * found by its place in the group's line of names, or -1 when absent. */
 long long ut_snmp(const char *group, const char *name);
+/* The same from another file of that format (/proc/net/netstat). */
+long long ut_snmp_in(const char *path, const char *group, const char *name);
 
 /*
  * Addresses no system call may accept as a user pointer: an unmapped low

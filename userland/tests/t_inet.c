@@ -8,7 +8,8 @@
  * non-blocking receive, FIONREAD, poll); UDP-Lite's coverage; the
  * interface list through AF_NETLINK (if_nameindex, getifaddrs); TCP (listen, connect, accept and
  * both names, a megabyte each way checked byte for byte, MSG_PEEK and
- * MSG_WAITALL, shutdown of one direction, end of file, ECONNREFUSED,
+ * MSG_WAITALL, a reader that leaves the window opened by less than a
+ * segment, shutdown of one direction, end of file, ECONNREFUSED,
  * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
  * ENOTCONN, EPIPE with and without SIGPIPE, a reset by close with unread
  * data, SO_LINGER (a close that waits, and one that resets), accept's EAGAIN and EINVAL, the listener's POLLIN, TCP_NODELAY,
@@ -424,6 +425,58 @@ static void test_tcp_bulk(void)
 	close(p.l);
 }
 
+/* A reader that takes 40000 bytes of a full buffer, then the rest of it,
+ * then waits: the window it opened first was cut short of a segment
+ * (loopback's MSS is as large as the buffer) and the rest opened it by
+ * less than half, so it said nothing more; the writer must still send
+ * (sender-side silly window avoidance, RFC 1122 4.2.3.4), or both wait
+ * for ever. */
+static void test_tcp_partial_reads(void)
+{
+	enum { TOTAL = 3 * 65536 };
+	struct pair p;
+	int small = 4096;                       /* the least buffer: Tempest's 64 KiB */
+	p.l = CHECK_OK(listener());
+	CHECK_OK(setsockopt(p.l, SOL_SOCKET, SO_RCVBUF, &small, sizeof small));
+	p.c = CHECK_OK(connect_to(port_of(p.l)));
+	p.a = CHECK_OK(accept(p.l, NULL, NULL));
+	pid_t pid = fork();
+	if (pid == 0) {
+		static uint8_t out[TOTAL];
+		for (size_t i = 0; i < TOTAL; i++)
+			out[i] = pattern(i);
+		_exit(write(p.c, out, TOTAL) == TOTAL ? 0 : 2);
+	}
+	close(p.c);
+	static uint8_t in[TOTAL];
+	size_t got = 0;
+	int avail = 0, before = -1;
+	while (avail != before) {               /* until the buffer stops filling */
+		before = avail;
+		usleep(200000);
+		ioctl(p.a, FIONREAD, &avail);
+	}
+	while (got < 40000 && readable(p.a)) {
+		ssize_t n = read(p.a, in + got, 40000 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	usleep(200000);
+	ssize_t n;
+	while ((n = recv(p.a, in + got, TOTAL - got, MSG_DONTWAIT)) > 0)
+		got += (size_t)n;
+	while (got < TOTAL && readable(p.a) && (n = read(p.a, in + got, TOTAL - got)) > 0)
+		got += (size_t)n;
+	CHECK_EQ(got, TOTAL);
+	size_t bad = 0;
+	for (size_t i = 0; i < got; i++)
+		bad += in[i] != pattern(i);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(ut_wait(pid), 0);
+	pair_close(&p);
+}
+
 static void test_tcp_peek_waitall(void)
 {
 	struct pair p;
@@ -781,6 +834,7 @@ int main(int argc, char **argv)
 	test_interfaces();
 	test_tcp_names();
 	test_tcp_bulk();
+	test_tcp_partial_reads();
 	test_tcp_peek_waitall();
 	test_tcp_errors();
 	test_tcp_epipe();

@@ -7,7 +7,9 @@
  * its port, closed or connected state, its inode and the bytes waiting),
  * tcp (a listener, and a connection's two ends established), raw, and
  * unix (a listener by path, its connection's two ends, an abstract
- * datagram socket, a seqpacket pair; a closed socket's line gone).
+ * datagram socket, a seqpacket pair; a closed socket's line gone); snmp's
+ * counters, sockstat's counts of the sockets made, and netstat's
+ * ListenOverflows and ListenDrops for connections past a backlog.
  */
 #include "ut.h"
 
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -388,6 +391,82 @@ static void test_snmp(void)
 	close(f);
 }
 
+/* A field of /proc/net/sockstat's line ("TCP:", "inuse"), or -1. */
+static long sockstat(const char *line, const char *field)
+{
+	char buf[4096], key[32];
+	long n = ut_read_file("/proc/net/sockstat", buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	snprintf(key, sizeof key, " %s ", field);
+	for (char *l = buf; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		if (strncmp(l, line, strlen(line)) != 0)
+			continue;
+		char *end = strchr(l, '\n'), *at = strstr(l, key);
+		return at && (!end || at < end) ? strtol(at + strlen(key), NULL, 10) : -1;
+	}
+	return -1;
+}
+
+/* sockstat's counts follow the sockets made and closed. */
+static void test_sockstat(void)
+{
+	CHECK(sockstat("FRAG:", "inuse") >= 0);
+	CHECK(sockstat("RAW:", "inuse") >= 0);
+	long used = sockstat("sockets:", "used"), tcp = sockstat("TCP:", "inuse");
+	long alloc = sockstat("TCP:", "alloc"), udp = sockstat("UDP:", "inuse");
+	CHECK(used >= 0 && tcp >= 0 && alloc >= 0 && udp >= 0);
+	int u = CHECK_OK(socket(AF_INET, SOCK_DGRAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(u, (struct sockaddr *)&a, sizeof a));
+	CHECK(sockstat("UDP:", "inuse") >= udp + 1);
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 4));
+	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(port_of(l));
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK(sockstat("TCP:", "inuse") >= tcp + 3);        /* listener and both ends */
+	CHECK(sockstat("TCP:", "alloc") >= alloc + 3);
+	CHECK(sockstat("sockets:", "used") >= used + 4);
+	close(s);
+	close(c);
+	close(l);
+	close(u);
+}
+
+/* A listener that never accepts: the SYNs past its backlog are dropped
+ * and counted in /proc/net/netstat's TcpExt. */
+static void test_listen_drops(void)
+{
+	const char *ns = "/proc/net/netstat";
+	long long over = ut_snmp_in(ns, "TcpExt", "ListenOverflows");
+	long long drops = ut_snmp_in(ns, "TcpExt", "ListenDrops");
+	CHECK(over >= 0 && drops >= 0);
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 1));
+	a = loopback(port_of(l));
+	int c[5];
+	for (int i = 0; i < 5; i++) {
+		c[i] = CHECK_OK(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+		int r = connect(c[i], (struct sockaddr *)&a, sizeof a);
+		CHECK(r == 0 || errno == EINPROGRESS);
+	}
+	long long now = 0;
+	for (int t = 0; t < 50 && (now = ut_snmp_in(ns, "TcpExt", "ListenOverflows")) <= over; t++)
+		usleep(20000);
+	CHECK(now > over);
+	CHECK(ut_snmp_in(ns, "TcpExt", "ListenDrops") > drops);
+	for (int i = 0; i < 5; i++)
+		close(c[i]);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	ut_init(argc, argv);
@@ -397,5 +476,7 @@ int main(int argc, char **argv)
 	test_raw();
 	test_unix();
 	test_snmp();
+	test_sockstat();
+	test_listen_drops();
 	return ut_done();
 }

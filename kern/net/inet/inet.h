@@ -205,6 +205,11 @@ enum inet_mib {
     /* UDP-Lite's, the same order: UDM_x + UDM_LITE */
     ULM_IN_DATAGRAMS, ULM_NO_PORTS, ULM_IN_ERRORS, ULM_OUT_DATAGRAMS, ULM_RCVBUF_ERRORS,
     ULM_IN_CSUM_ERRORS,
+    /* TcpExt, /proc/net/netstat's (Linux's own counters) */
+    TXM_LISTEN_OVERFLOWS, TXM_LISTEN_DROPS, TXM_PAWS_ESTAB, TXM_CHALLENGE_ACK,
+    /* Tempest's gauges of /proc/net/sockstat's PKT line: the packets alive
+     * and their bytes, in no snmp group */
+    NET_PKTS_LIVE, NET_PKT_BYTES_LIVE,
     INET_MIB_COUNT
 };
 #define UDM_LITE (ULM_IN_DATAGRAMS - UDM_IN_DATAGRAMS)
@@ -212,6 +217,8 @@ enum inet_mib {
 /* Add n (may be negative: a gauge such as CurrEstab) to counter m. */
 void inet_mib_add(enum inet_mib m, int64_t n);
 static inline void inet_mib_count(enum inet_mib m) { inet_mib_add(m, 1); }
+/* Counter m summed over the CPUs. */
+int64_t inet_mib_value(enum inet_mib m);
 /* UDP's counter m, or UDP-Lite's for proto IPPROTO_UDPLITE. */
 void udp_mib_count(int proto, enum inet_mib m);
 /* An ICMP message of type came in, or went out (its IcmpMsg and Icmp
@@ -314,6 +321,8 @@ void icmp_send_error(const struct iphdr *ip, size_t len, int type, int code);
  * total length), joins its datagram: the whole datagram once complete,
  * else NULL (p held, or dropped). */
 struct pkt *ip_reassemble(struct pkt *p, size_t hlen);
+/* The datagrams being reassembled and the bytes their fragments hold. */
+void ip_frag_usage(int *datagrams, uint32_t *bytes);
 void ip_frag_init(void);
 
 /* ---- the transports ---- */
@@ -386,6 +395,16 @@ int tcp_keepalive_changed(struct socket *so);
 /* /proc/net/tcp's view of so (so_lock held): Linux's number for its
  * state, and the bytes queued to send and to read. */
 int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq);
+/* /proc/net/sockstat's TCP line. */
+struct tcp_sockstat {
+    int inuse;                      /* every connection but TIME_WAIT's */
+    int orphan;                     /* whose file is closed */
+    int tw;                         /* in TIME_WAIT */
+    int alloc;                      /* all of them */
+    size_t ring_bytes;              /* their send and receive rings */
+};
+/* Add so to c (so_lock held). */
+void tcp_sockstat_add(struct socket *so, struct tcp_sockstat *c);
 /* A segment came in (what is kept is copied; the caller frees p). */
 void tcp_input(struct pkt *p, in_addr_t src, in_addr_t dst);
 /* An ICMP error err came back for a segment of the connection src:sport

@@ -23,6 +23,8 @@
  *
  * Locks: none.  The queues belong to the network thread: ip_input and the
  * expiry timer (a net_timer, which runs there too) are their only users.
+ * The two totals, shown in /proc/net/sockstat's FRAG line, are written
+ * there with atomic stores so that a reader elsewhere sees them whole.
  * Lock key: [n] the network thread only; [a] atomic; [c] constant.
  */
 #include <kern/net/inet/inet.h>
@@ -60,13 +62,18 @@ struct ipq {
 };
 
 static struct ipq *ipq_list;        /* [n] */
-static int ipq_count;               /* [n] */
-static uint32_t ipq_mem;            /* [n] */
+static int ipq_count;               /* [n], read anywhere [a] */
+static uint32_t ipq_mem;            /* [n], read anywhere [a] */
 static struct net_timer ipq_timer;  /* [c] */
 static bool ipq_timer_armed;        /* [n] */
-/* Counted for a debugger's eyes; no /proc file shows them yet. */
 
 static void ipq_expire(void *unused);
+
+void ip_frag_usage(int *datagrams, uint32_t *bytes)
+{
+    *datagrams = __atomic_load_n(&ipq_count, __ATOMIC_RELAXED);
+    *bytes = __atomic_load_n(&ipq_mem, __ATOMIC_RELAXED);
+}
 
 void ip_frag_init(void)
 {
@@ -100,7 +107,7 @@ static struct ipq *ipq_new(const struct iphdr *ip)
     q->q_expires = uptime_ns() + IPFRAG_TIME;
     q->q_next = ipq_list;
     ipq_list = q;
-    ipq_count++;
+    __atomic_store_n(&ipq_count, ipq_count + 1, __ATOMIC_RELAXED);
     if (!ipq_timer_armed) {
         ipq_timer_armed = true;
         net_timer_arm(&ipq_timer, q->q_expires);
@@ -115,8 +122,8 @@ static void ipq_free(struct ipq *q)
     while (*pp != q)
         pp = &(*pp)->q_next;
     *pp = q->q_next;
-    ipq_count--;
-    ipq_mem -= q->q_mem;
+    __atomic_store_n(&ipq_count, ipq_count - 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&ipq_mem, ipq_mem - q->q_mem, __ATOMIC_RELAXED);
     for (struct frag *f = q->q_frags, *next; f; f = next) {
         next = f->f_next;
         pkt_free(f->f_pkt);
@@ -230,7 +237,7 @@ static enum add_result ipq_add(struct ipq *q, struct pkt *p, uint32_t hlen, uint
     f->f_next = *at;
     *at = f;
     q->q_mem += p->p_size;
-    ipq_mem += p->p_size;
+    __atomic_store_n(&ipq_mem, ipq_mem + p->p_size, __ATOMIC_RELAXED);
     if (!more) {
         q->q_last = true;
         q->q_len = end;

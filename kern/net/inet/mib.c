@@ -1,7 +1,10 @@
 /*
- * The network's counters, shown in /proc/net/snmp in Linux's format: for
- * each group a line of names and a line of values ("Ip: Forwarding ...",
- * "Ip: 2 64 ..."), which netstat -s and nstat read by name.
+ * The network's counters, shown in /proc/net/snmp (and TCP's extensions in
+ * /proc/net/netstat) in Linux's format: for each group a line of names
+ * and a line of values ("Ip: Forwarding ...", "Ip: 2 64 ..."), which
+ * netstat -s and nstat read by name.  The same per-CPU slots keep two
+ * gauges no group shows, the packets alive (netif.c), for
+ * /proc/net/sockstat.
  *
  * Theory.  Every counter of enum inet_mib (kern/net/inet/inet.h) has a
  * slot in each CPU's own cache line of counters, added to with a relaxed
@@ -53,7 +56,7 @@ void icmp_mib_out(int type)
     inet_mib_count(ICM_OUT_MSGS);
 }
 
-static int64_t mib_sum(enum inet_mib m)
+int64_t inet_mib_value(enum inet_mib m)
 {
     int64_t s = 0;
     for (int c = 0; c < ncpus; c++)
@@ -124,12 +127,19 @@ static const struct row tcp_rows[] = {
     ZERO("IgnoredMulti"), ZERO("MemErrors") }
 
 static const struct row udp_rows[] = UDP_ROWS(UDM_IN_DATAGRAMS);
+/* /proc/net/netstat's TcpExt: the rows Tempest counts, by Linux's names
+ * (nstat and netstat -s read them by name, so the others are left out
+ * rather than shown as 0). */
+static const struct row tcpext_rows[] = {
+    MIB("ListenOverflows", TXM_LISTEN_OVERFLOWS), MIB("ListenDrops", TXM_LISTEN_DROPS),
+    MIB("PAWSEstab", TXM_PAWS_ESTAB), MIB("TCPChallengeACK", TXM_CHALLENGE_ACK),
+};
 static const struct row udplite_rows[] = UDP_ROWS(ULM_IN_DATAGRAMS);
 
 static int64_t row_value(const struct row *r)
 {
     switch (r->kind) {
-    case R_MIB: return mib_sum((enum inet_mib)r->arg);
+    case R_MIB: return inet_mib_value((enum inet_mib)r->arg);
     case R_ICMP_IN: return (int64_t)__atomic_load_n(&icmp_in_type[r->arg], __ATOMIC_RELAXED);
     case R_ICMP_OUT: return (int64_t)__atomic_load_n(&icmp_out_type[r->arg], __ATOMIC_RELAXED);
     default: return r->arg;
@@ -186,5 +196,11 @@ int procfs_net_snmp(struct sbuf *sb)
     GROUP(sb, "Tcp", tcp_rows);
     GROUP(sb, "Udp", udp_rows);
     GROUP(sb, "UdpLite", udplite_rows);
+    return 0;
+}
+
+int procfs_net_netstat(struct sbuf *sb)
+{
+    GROUP(sb, "TcpExt", tcpext_rows);
     return 0;
 }

@@ -68,10 +68,17 @@ struct pkt *pkt_alloc(size_t len)
     p->p_size = (uint32_t)size;
     p->p_data = p->p_buf + PKT_HEADROOM;
     p->p_len = (uint32_t)len;
+    inet_mib_count(NET_PKTS_LIVE);
+    inet_mib_add(NET_PKT_BYTES_LIVE, (int64_t)size);
     return p;
 }
 
-void pkt_free(struct pkt *p) { kfree(p); }
+void pkt_free(struct pkt *p)
+{
+    inet_mib_add(NET_PKTS_LIVE, -1);
+    inet_mib_add(NET_PKT_BYTES_LIVE, -(int64_t)p->p_size);
+    kfree(p);
+}
 
 int pkt_from_caller(struct sockxfer *sx, size_t hdr, struct pkt **pp)
 {

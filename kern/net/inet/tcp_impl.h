@@ -89,6 +89,7 @@ struct tcpcb {
     enum tcp_sostate t_sostate;     /* [s] */
     /* send sequence space (RFC 9293 3.3.1) */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;   /* [s] */
+    uint32_t max_sndwnd;            /* [s] the largest window the peer offered */
     /* receive sequence space */
     uint32_t irs, rcv_nxt, rcv_adv; /* [s] rcv_adv: the right edge last advertised */
     uint32_t t_maxseg;              /* [s] the most data a segment carries */
@@ -135,7 +136,8 @@ struct tcpcb {
     struct socket *t_listener;      /* [s] held until the connection is queued */
     struct tcpcb *t_aq, **t_aqtail; /* [s] a listener's established, not accepted */
     struct tcpcb *t_aqnext;         /* [L] */
-    int t_aqlen, t_backlog;         /* [s] queued, the limit */
+    int t_aqlen, t_backlog;         /* [s] queued, the limit; written [a], read [a]
+                                     * without the lock by a handshake ending */
     int t_synlen;                   /* [a] half-open connections (SYN_RECEIVED) */
     struct tcp_stats t_stats;       /* [s] TCP_INFO's counters */
 };
@@ -147,9 +149,23 @@ size_t ring_append(struct tcp_ring *r, const void *data, size_t n);
 void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n);
 void ring_drop(struct tcp_ring *r, size_t n);
 int tcp_rings_alloc(struct tcpcb *tp);
+/* Listener lt's accept queue is past its backlog (Linux's test), read
+ * without lt's lock. */
+static inline bool tcp_accept_queue_full(const struct tcpcb *lt)
+{
+    return __atomic_load_n(&lt->t_aqlen, __ATOMIC_RELAXED) >
+           __atomic_load_n(&lt->t_backlog, __ATOMIC_RELAXED);
+}
 uint32_t tcp_new_iss(void);
 /* The window to advertise now (unscaled bytes of free receive buffer). */
 uint32_t tcp_rcv_window(const struct tcpcb *tp);
+/* The peer's window is now wnd (unscaled bytes). */
+static inline void tcp_set_snd_wnd(struct tcpcb *tp, uint32_t wnd)
+{
+    tp->snd_wnd = wnd;
+    if (wnd > tp->max_sndwnd)
+        tp->max_sndwnd = wnd;
+}
 /* Enter state (waking whoever waits on a change). */
 void tcp_set_state(struct tcpcb *tp, enum tcp_state state);
 /* The connection ends (so_lock held): CLOSED, its buffers dropped, out of

@@ -11,8 +11,10 @@
  * tries), the zero-window probe and TIME_WAIT (60 s, Linux's).  Input,
  * here, follows RFC 9293's "SEGMENT ARRIVES" (3.10.7) state by state:
  * LISTEN makes a new connection per SYN (its own socket, in the
- * listener's count of half-open ones, bounded by the backlog), which
- * joins the accept queue when the handshake's ACK comes; SYN_SENT
+ * listener's count of half-open ones, at most SYN_QUEUE_MAX, and no
+ * buffers: its send and receive rings are allocated when the handshake's
+ * ACK comes, so that a flood of SYNs holds little memory), which joins
+ * the accept queue then; SYN_SENT
  * completes an active open or is refused by RST; the synchronized states
  * check that a segment is in the window, take RST (exact sequence only,
  * RFC 5961), acknowledge what the ACK covers, take data in order (an
@@ -155,7 +157,7 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
     tp->ts_recent_set = s->has_ts;
     if (tp->t_ts_ok)
         tp->t_maxseg -= TCP_TS_LEN;
-    tp->snd_wnd = s->wnd;           /* a SYN's window is never scaled */
+    tcp_set_snd_wnd(tp, s->wnd);    /* a SYN's window is never scaled */
     tp->snd_wl1 = s->seq;
     tp->snd_wl2 = s->ack;
     tp->cwnd = 10 * tp->t_maxseg;   /* RFC 6928's initial window */
@@ -196,10 +198,13 @@ static void inherit_options(struct socket *so, struct socket *l)
 static void passive_open(struct socket *l, const struct seg *s)
 {
     struct tcpcb *lt = sototcp(l);
-    if (lt->t_aqlen > lt->t_backlog ||
-        __atomic_load_n(&lt->t_synlen, __ATOMIC_RELAXED) >= SYN_QUEUE_MAX)
-        return;                     /* a full queue (Linux's test): the SYN is dropped, the
-                                     * peer sends it again */
+    bool overflow = tcp_accept_queue_full(lt);
+    if (overflow || __atomic_load_n(&lt->t_synlen, __ATOMIC_RELAXED) >= SYN_QUEUE_MAX) {
+        if (overflow)               /* a full queue (Linux's test): the SYN is dropped, the */
+            inet_mib_count(TXM_LISTEN_OVERFLOWS);   /* peer sends it again */
+        inet_mib_count(TXM_LISTEN_DROPS);
+        return;
+    }
     struct socket *so;
     if (socket_create(&inet_sockops, SOCK_STREAM, IPPROTO_TCP, &so))
         return;
@@ -212,10 +217,6 @@ static void passive_open(struct socket *l, const struct seg *s)
     inp->inp_fport = s->sport;
     inp->inp_bound = true;
     inp->inp_ttl = sotoinp(l)->inp_ttl;
-    if (tcp_rings_alloc(tp)) {
-        socket_rele(so);
-        return;
-    }
     mutex_enter(&so->so_lock);
     take_syn(tp, s);
     start_send_space(tp);
@@ -292,10 +293,12 @@ static bool in_window(const struct tcpcb *tp, const struct seg *s, uint32_t segl
             SEQ_LT(s->seq + seglen - 1, tp->rcv_nxt + wnd));
 }
 
-/* Cut what was already received off the front (a SYN again, old bytes). */
+/* Cut what was already received off the front (the peer's SYN again, old
+ * bytes).  A SYN at or past rcv_nxt is a new one, left for RFC 5961's
+ * challenge. */
 static void trim_front(struct tcpcb *tp, struct seg *s)
 {
-    if (s->flags & TH_SYN) {
+    if ((s->flags & TH_SYN) && SEQ_LT(s->seq, tp->rcv_nxt)) {
         s->flags &= ~TH_SYN;
         s->seq++;
     }
@@ -316,6 +319,7 @@ static void trim_front(struct tcpcb *tp, struct seg *s)
 static bool take_rst(struct tcpcb *tp, const struct seg *s)
 {
     if (s->seq != tp->rcv_nxt) {
+        inet_mib_count(TXM_CHALLENGE_ACK);
         tp->ack_now = true;                 /* RFC 5961's challenge ACK */
         tcp_output(tp);
         return false;
@@ -401,8 +405,17 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
             reset_reply(s);
             return false;
         }
+        if (tp->t_listener && tcp_accept_queue_full(sototcp(tp->t_listener))) {
+            inet_mib_count(TXM_LISTEN_OVERFLOWS);   /* as Linux: the ACK is dropped, the */
+            inet_mib_count(TXM_LISTEN_DROPS);       /* SYN-ACK sent again asks for it later */
+            return false;
+        }
+        if (tcp_rings_alloc(tp)) {          /* no memory: the ACK is dropped, as Linux, */
+            inet_mib_count(TXM_LISTEN_DROPS);   /* and the SYN-ACK sent again brings it back */
+            return false;
+        }
         tcp_set_state(tp, TCPS_ESTABLISHED);
-        tp->snd_wnd = s->wnd << tp->snd_wscale;
+        tcp_set_snd_wnd(tp, s->wnd << tp->snd_wscale);
         tp->snd_wl1 = s->seq;
         tp->snd_wl2 = s->ack;
     }
@@ -445,7 +458,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
     }
     if (SEQ_LT(tp->snd_wl1, s->seq) || (tp->snd_wl1 == s->seq && SEQ_LEQ(tp->snd_wl2, s->ack))) {
         bool opened = wnd > tp->snd_wnd;
-        tp->snd_wnd = wnd;
+        tcp_set_snd_wnd(tp, wnd);
         tp->snd_wl1 = s->seq;
         tp->snd_wl2 = s->ack;
         if (opened && tp->persisting) {
@@ -550,6 +563,7 @@ static bool sync_input(struct tcpcb *tp, struct seg *s, bool *queue)
 {
     uint32_t seglen = s->len + !!(s->flags & TH_SYN) + !!(s->flags & TH_FIN);
     if (paws_rejects(tp, s)) {
+        inet_mib_count(TXM_PAWS_ESTAB);
         tp->ack_now = true;
         tcp_output(tp);
         return false;
@@ -566,6 +580,7 @@ static bool sync_input(struct tcpcb *tp, struct seg *s, bool *queue)
     take_timestamp(tp, s);
     trim_front(tp, s);
     if (s->flags & TH_SYN) {
+        inet_mib_count(TXM_CHALLENGE_ACK);
         tp->ack_now = true;                 /* RFC 5961: a SYN in the window, challenged */
         tcp_output(tp);
         return false;
@@ -608,7 +623,7 @@ void tcp_queue_accepted(struct tcpcb *tp)
         tp->t_aqnext = NULL;
         *lt->t_aqtail = tp;
         lt->t_aqtail = &tp->t_aqnext;
-        lt->t_aqlen++;
+        __atomic_store_n(&lt->t_aqlen, lt->t_aqlen + 1, __ATOMIC_RELAXED);
         socket_notify(l, POLL_READSIDE);
     }
     mutex_exit(&l->so_lock);

@@ -170,7 +170,12 @@ static bool syn_state(const struct tcpcb *tp)
 static uint32_t fin_seq(const struct tcpcb *tp) { return tp->snd_una + (uint32_t)tp->snd.r_len; }
 
 /* Nagle (RFC 896) with Linux's exceptions: a full segment goes; a small
- * one goes when nothing is in flight, or with TCP_NODELAY, unless corked. */
+ * one goes when nothing is in flight, or with TCP_NODELAY, unless corked.
+ * One the window cut short waits for a full one (sender-side silly window
+ * avoidance, RFC 1122 4.2.3.4), unless it is half the largest window the
+ * peer ever offered: where the MSS is as large as the receive buffer
+ * (loopback's), waiting for a full segment would wait for ever, the
+ * receiver announcing its window only once it has grown by half. */
 static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent)
 {
     if (len >= tp->t_maxseg)
@@ -178,7 +183,7 @@ static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent)
     if (tp->cork)
         return false;
     if (len < unsent)
-        return false;               /* the window cut it: wait for a full one */
+        return len >= tp->max_sndwnd / 2;
     return tp->nodelay || tp->snd_nxt == tp->snd_una;
 }
 

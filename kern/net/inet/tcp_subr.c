@@ -53,11 +53,13 @@ static int ring_alloc(struct tcp_ring *r, size_t size)
     return 0;
 }
 
+static size_t ring_size(int buf) { return MAX((size_t)buf, (size_t)TCP_RING_MIN); }
+
 int tcp_rings_alloc(struct tcpcb *tp)
 {
     struct socket *so = tp->t_so;
-    int err = ring_alloc(&tp->snd, MAX((size_t)so->so_sndbuf, (size_t)TCP_RING_MIN));
-    return err ? err : ring_alloc(&tp->rcv, MAX((size_t)so->so_rcvbuf, (size_t)TCP_RING_MIN));
+    int err = ring_alloc(&tp->snd, ring_size(so->so_sndbuf));
+    return err ? err : ring_alloc(&tp->rcv, ring_size(so->so_rcvbuf));
 }
 
 static void rings_free(struct tcpcb *tp)
@@ -77,8 +79,8 @@ uint32_t tcp_new_iss(void)
 
 uint32_t tcp_rcv_window(const struct tcpcb *tp)
 {
-    if (!tp->rcv.r_buf)
-        return 0;
+    if (!tp->rcv.r_buf)             /* a passive open's rings come with the handshake's ACK */
+        return tp->t_state == TCPS_SYN_RECEIVED ? (uint32_t)ring_size(tp->t_so->so_rcvbuf) : 0;
     return (uint32_t)(tp->rcv.r_size - tp->rcv.r_len);
 }
 

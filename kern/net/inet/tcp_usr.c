@@ -51,7 +51,8 @@ int tcp_listen(struct socket *so, int backlog)
     else if (!inp->inp_bound)
         err = inpcb_bind(inp, INADDR_ANY, 0);
     if (!err) {
-        tp->t_backlog = (unsigned)backlog > SOMAXCONN ? SOMAXCONN : backlog;
+        __atomic_store_n(&tp->t_backlog, (unsigned)backlog > SOMAXCONN ? SOMAXCONN : backlog,
+                         __ATOMIC_RELAXED);
         so->so_listening = true;
         so->so_shut = 0;
         tcp_set_state(tp, TCPS_LISTEN);
@@ -83,7 +84,7 @@ int tcp_accept(struct socket *so, bool nonblock, struct socket **newp)
         lt->t_aq = tp->t_aqnext;
         if (!lt->t_aq)
             lt->t_aqtail = &lt->t_aq;
-        lt->t_aqlen--;
+        __atomic_store_n(&lt->t_aqlen, lt->t_aqlen - 1, __ATOMIC_RELAXED);
     }
     mutex_exit(&so->so_lock);
     if (tp)
@@ -357,7 +358,7 @@ static struct tcpcb *close_listener(struct tcpcb *lt)
     struct tcpcb *q = lt->t_aq;
     lt->t_aq = NULL;
     lt->t_aqtail = &lt->t_aq;
-    lt->t_aqlen = 0;
+    __atomic_store_n(&lt->t_aqlen, 0, __ATOMIC_RELAXED);
     lt->t_so->so_listening = false;
     return q;
 }
@@ -690,4 +691,16 @@ int tcp_proc_state(struct socket *so, size_t *txq, size_t *rxq)
         *txq = tp->snd.r_len;
     }
     return linux_state[tp->t_state];
+}
+
+void tcp_sockstat_add(struct socket *so, struct tcp_sockstat *c)
+{
+    struct tcpcb *tp = sototcp(so);
+    if (tp->t_state == TCPS_TIME_WAIT)
+        c->tw++;
+    else
+        c->inuse++;
+    c->orphan += tp->orphan;
+    c->alloc++;
+    c->ring_bytes += tp->snd.r_size + tp->rcv.r_size;
 }
