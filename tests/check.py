@@ -86,6 +86,12 @@ The jobs:
                      TCP both ways through the forwards, ARP of the gateway
                      seen in /proc/net/arp, 10.0.2.2 refused
                      (tests/net_check.py)
+  net/frames         this process as the other hosts of the peer segment:
+                     random, cut, badly summed, overlapping and flooding
+                     frames and out-of-window segments are counted and
+                     dropped, Tempest keeps answering, and afterwards
+                     holds no packet, socket or fragment
+                     (tests/frames_check.py)
   newcomer           README's tour typed word for word into an interactive
                      make run on a pseudo-terminal, ending in poweroff:
                      exit status 0, no process left; a closed terminal,
@@ -199,6 +205,7 @@ import pagesync_check  # noqa: E402
 import papers_check  # noqa: E402
 import macro_check  # noqa: E402
 import net_check  # noqa: E402
+import frames_check  # noqa: E402
 import kcsan_check  # noqa: E402
 
 
@@ -259,6 +266,7 @@ def all_jobs():
              ("user/tty/default", tty_check.make_tty_job("default")),
              ("run/default", run_check.job_userrun),
              ("net/user", net_check.job_net),
+             ("net/frames", frames_check.job),
              ("newcomer", newcomer_check.job_newcomer),
              ("debian/s5", debian_check.job_debian_s5),
              ("debian/ufs", debian_check.make_debian_ufs_job(small=True)),
