@@ -11,6 +11,7 @@
  * MSG_WAITALL, a reader that leaves the window opened by less than a
  * segment, shutdown of one direction, end of file, ECONNREFUSED,
  * a non-blocking connect with EINPROGRESS, poll and SO_ERROR, EISCONN,
+ * connect() again after a refusal and after success,
  * ENOTCONN, EPIPE with and without SIGPIPE, a reset by close with unread
  * data, SO_LINGER (a close that waits, and one that resets), accept's EAGAIN and EINVAL, the listener's POLLIN, TCP_NODELAY,
  * epoll) between two processes.
@@ -556,6 +557,49 @@ static void on_sigpipe(int sig) { got_sigpipe = 1; }
 
 /* Writing to a connection whose other end is closed: the first write is
  * answered by a reset, after which writes fail with EPIPE and SIGPIPE. */
+/* connect() again after a non-blocking one ended, as Linux answers it:
+ * a refusal not yet read is the next connect's error (ECONNREFUSED), or
+ * ECONNABORTED once SO_ERROR took it; the connect after that starts
+ * afresh (a new port) and succeeds; the first connect() after success
+ * returns 0, the next EISCONN. */
+static void test_tcp_reconnect(void)
+{
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	a = loopback(port_of(l));               /* bound, not yet listening: refused */
+	int fd = CHECK_OK(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+	int kept = CHECK_OK(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+	CHECK_ERR(connect(fd, (struct sockaddr *)&a, sizeof a), EINPROGRESS);
+	CHECK_ERR(connect(kept, (struct sockaddr *)&a, sizeof a), EINPROGRESS);
+	struct pollfd pf[2] = { { fd, POLLOUT, 0 }, { kept, POLLOUT, 0 } };
+	CHECK_EQ(poll(pf, 1, GUARD_MS), 1);
+	CHECK_EQ(poll(pf + 1, 1, GUARD_MS), 1);
+	int err = -1;
+	socklen_t len = sizeof err;
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	CHECK_EQ(err, ECONNREFUSED);
+	CHECK_OK(listen(l, 4));
+	CHECK_ERR(connect(kept, (struct sockaddr *)&a, sizeof a), ECONNREFUSED);
+	CHECK_ERR(connect(fd, (struct sockaddr *)&a, sizeof a), ECONNABORTED);
+	CHECK_ERR(connect(fd, (struct sockaddr *)&a, sizeof a), EINPROGRESS);
+	CHECK_EQ(poll(pf, 1, GUARD_MS), 1);
+	CHECK(pf[0].revents & POLLOUT);
+	CHECK_OK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	CHECK_EQ(err, 0);
+	CHECK_OK(connect(fd, (struct sockaddr *)&a, sizeof a));
+	CHECK_ERR(connect(fd, (struct sockaddr *)&a, sizeof a), EISCONN);
+	int s = CHECK_OK(accept(l, NULL, NULL));
+	CHECK_EQ(send(fd, "again", 5, 0), 5);
+	char b[8];
+	CHECK(readable(s));
+	CHECK_EQ(recv(s, b, sizeof b, 0), 5);
+	close(s);
+	close(fd);
+	close(kept);
+	close(l);
+}
+
 static void test_tcp_epipe(void)
 {
 	struct pair p;
@@ -837,6 +881,7 @@ int main(int argc, char **argv)
 	test_tcp_partial_reads();
 	test_tcp_peek_waitall();
 	test_tcp_errors();
+	test_tcp_reconnect();
 	test_tcp_epipe();
 	test_tcp_epoll();
 	test_tcp_linger();

@@ -239,6 +239,26 @@ static void set_ends(struct inpcb *inp, in_addr_t laddr, in_addr_t faddr, uint16
     mutex_exit(&b->b_lock);
 }
 
+/* A connection that ended left the table (tcp_close): a new connect binds
+ * again, to the port bind named (if still free) or to a new ephemeral one,
+ * as Linux's inet_put_port keeps only a port the user bound. */
+static int bind_again(struct inpcb *inp)
+{
+    in_addr_t laddr = inp->inp_addrlock ? inp->inp_laddr : INADDR_ANY;
+    uint16_t lport = inp->inp_portlock ? inp->inp_lport : 0;
+    inp->inp_bound = false;
+    inp->inp_laddr = INADDR_ANY;
+    inp->inp_lport = inp->inp_fport = 0;
+    inp->inp_faddr = INADDR_ANY;
+    int err = inpcb_bind(inp, laddr, lport);
+    if (err && lport) {                     /* keep what bind named for the next try */
+        inp->inp_laddr = laddr;
+        inp->inp_lport = lport;
+        inp->inp_bound = true;
+    }
+    return err;
+}
+
 int inpcb_connect(struct inpcb *inp, in_addr_t faddr, uint16_t fport)
 {
     in_addr_t src;
@@ -246,6 +266,11 @@ int inpcb_connect(struct inpcb *inp, in_addr_t faddr, uint16_t fport)
         faddr = htonl(INADDR_LOOPBACK_H);       /* Linux: connecting to 0.0.0.0 is to this host */
     if (!inet_route(faddr, &src))
         return -ENETUNREACH;
+    if (inp->inp_bound && !inp->inp_intable) {
+        int err = bind_again(inp);
+        if (err)
+            return err == -EADDRINUSE && !inp->inp_portlock ? -EAGAIN : err;
+    }
     if (!inp->inp_bound) {
         int err = inpcb_bind(inp, INADDR_ANY, 0);
         if (err)

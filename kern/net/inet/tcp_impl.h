@@ -87,6 +87,8 @@ struct tcpcb {
     struct socket *t_so;            /* [c] */
     enum tcp_state t_state;         /* [s] */
     enum tcp_sostate t_sostate;     /* [s] */
+    bool connect_unseen;            /* [s] an active open completed that no connect()
+                                     * has reported (Linux's reports it once, with 0) */
     /* send sequence space (RFC 9293 3.3.1) */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;   /* [s] */
     uint32_t max_sndwnd;            /* [s] the largest window the peer offered */

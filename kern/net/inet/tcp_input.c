@@ -269,6 +269,7 @@ static bool syn_sent_input(struct tcpcb *tp, const struct seg *s)
     tp->rxtshift = 0;
     tp->rexmt_at = 0;
     tp->t_sostate = SS_CONNECTED;
+    tp->connect_unseen = true;          /* the next connect() returns 0, once */
     tcp_set_state(tp, TCPS_ESTABLISHED);
     tp->ack_now = true;
     tcp_output(tp);

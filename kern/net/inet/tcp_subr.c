@@ -151,9 +151,8 @@ bool tcp_close(struct tcpcb *tp, int err)
     tp->snd.r_len = 0;
     tp->fin_queued = false;
     so->so_shut |= SO_RCV_SHUT | SO_SEND_SHUT;
-    if (tp->t_sostate == SS_CONNECTING)
-        tp->t_sostate = SS_UNCONNECTED;
-    tcp_set_state(tp, TCPS_CLOSED);
+    tcp_set_state(tp, TCPS_CLOSED);     /* a failed connect stays SS_CONNECTING: the next
+                                         * connect() reports it (connect_result) */
     bool was = inp->inp_intable;
     inpcb_remove(inp);
     inp->inp_timewait = false;

@@ -170,7 +170,7 @@ int tcp_connect(struct socket *so, in_addr_t faddr, uint16_t fport, bool nonbloc
         return disconnect(so, tp);
     int err;
     if (tp->t_sostate == SS_CONNECTED)
-        err = -EISCONN;
+        err = tp->connect_unseen ? 0 : -EISCONN;
     else if (tp->t_sostate == SS_CONNECTING)
         err = connecting(tp->t_state) ? -EALREADY : 0;
     else if (tp->t_state != TCPS_CLOSED)
@@ -179,8 +179,10 @@ int tcp_connect(struct socket *so, in_addr_t faddr, uint16_t fport, bool nonbloc
         err = -EINPROGRESS;
     if ((err == -EINPROGRESS || err == -EALREADY) && !nonblock)
         err = wait_connected(so, tp);
-    if (!err && (err = connect_result(so, tp)) == 0)
+    if (!err && (err = connect_result(so, tp)) == 0) {
         tp->t_sostate = SS_CONNECTED;
+        tp->connect_unseen = false;
+    }
     mutex_exit(&so->so_lock);
     return err;
 }
