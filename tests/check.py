@@ -114,8 +114,9 @@ The jobs:
                      (all of them with --long, make check-long: debian/ufs/long)
   debian/gaede       make run USERLAND=debian GAEDE=1: /bench, GAEDE's home
                      disk and pmake's sources there; two users run GAEDE
-  debian/pysuite     Python's own regression suite (a few tests; issue 31's
-                     list with --long): what passes with Debian's python3 on
+  debian/pysuite     Python's own regression suite (a few tests, issue 35's
+                     network ones among them; issue 31's and 35's lists
+                     with --long): what passes with Debian's python3 on
                      the Linux peer (and the host's Linux) passes inside
                      Tempest (tests/pysuite_check.py)
   debian/postgres    Debian's PostgreSQL 15: initdb, a server on a Unix

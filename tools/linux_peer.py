@@ -440,9 +440,10 @@ def _failure(console, rc, timed_out, timeout):
 def in_root(command):
     """command wrapped to run chrooted in the ext4 root file system on
     vda (a Debian root: tools/debian_root.py image --format ext4), with
-    /proc, /sys, /dev, /dev/pts and a fresh /tmp mounted in it; its exit
-    status is the command's."""
-    inner = "cd /tmp && " + command
+    /proc, /sys, /dev, /dev/pts and a fresh /tmp mounted in it, and the
+    loopback interface up, as on any Debian system (the peer's init leaves
+    it down); its exit status is the command's."""
+    inner = "(ip link set lo up || busybox ip link set lo up) 2>/dev/null; cd /tmp && " + command
     return "\n".join([
         "/modules/load >/dev/null || exit 125",
         "mkdir -p /newroot && mount -t ext4 /dev/vda /newroot || exit 125",
