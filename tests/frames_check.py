@@ -31,6 +31,8 @@ them, keep serving, and hold no packet, socket or fragment afterwards.
                            the limits and expire
                 synflood   1000 SYNs from 241 addresses to port 8: at
                            most 256 are answered (the half-open limit),
+                           sockstat (asked of echod) counts them but
+                           their buffers none (TCP mem within MEM_PAGES),
                            an established connection still echoes and a
                            new one on port 7 opens and echoes; the
                            half-open ones are then reset by their RSTs
@@ -80,6 +82,9 @@ MACHINE = "up"
 LIMIT = 300
 ECHO, SINK = 7, 8
 SYN_QUEUE_MAX = 256             # kern/net/inet/tcp_input.c
+# sockstat's TCP memory (pages of rings) during the flood at most: the two
+# established connections' rings (4 x 208 KiB), the half-open ones none.
+MEM_PAGES = 1024
 PHASES = ("ready", "junk", "truncated", "checksums", "fragments", "synflood", "window", "alive")
 CHECKS = PHASES + ("counted", "clean", "boot")
 ECHOD = os.path.join(ROOT, "build", "userland", "echod")
@@ -339,6 +344,12 @@ class Injector:
                          % (len(half_open), SYN_QUEUE_MAX))
         if not half_open:
             wrong.append("no SYN was answered")
+        stat = self.sockstat()
+        if stat is None:
+            wrong.append("echod did not answer with /proc/net/sockstat")
+        elif stat.get("TCP.alloc", 0) < len(half_open) or stat.get("TCP.mem", 1 << 30) > MEM_PAGES:
+            wrong.append("during the flood sockstat said %s: the half-open connections hold "
+                         "buffers" % stat)
         if not self.a.echo(b"after the flood\n"):
             wrong.append("the established connection stopped echoing")
         self.b = fr.Conn(w, ECHO)
@@ -350,6 +361,14 @@ class Injector:
             w.send_ip(fr.ipv4(src, w.tempest_ip, fr.PROTO_TCP,
                               fr.tcp(src, w.tempest_ip, sport, SINK, ack, 0, fr.RST)), gap=0.001)
         return "; ".join(wrong)
+
+    def sockstat(self):
+        """/proc/net/sockstat now, by echod (parsed), or None."""
+        w = self.w
+        w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
+                          fr.udp(w.ip, w.tempest_ip, 40001, ECHO, b"sockstat")))
+        f = w.expect(lambda f: f.udp() is not None and f.udp()[1] == 40001, 5)
+        return sockstat(f.udp()[2].decode("ascii", "replace")) if f else None
 
     def phase_window(self):
         a, w, wrong = self.a, self.w, []
