@@ -9,7 +9,12 @@
  * pending callouts, sorted by due time, under its own spin lock
  * (Tornado's per-processor data: a sleeper arms its callout on the CPU it
  * runs on, and the tick of that CPU runs it, so the common case touches
- * no other CPU's line).  The CPU's one-shot timer (kern/arch/smp.c, "the
+ * no other CPU's line).  The list is doubly linked, with its tail: a stop
+ * unlinks in constant time, and an insertion walks from whichever end is
+ * nearer its due time, so that the two usual kinds both go in at once or
+ * nearly: the short (a sleep, a TCP retransmission) near the head, the
+ * long armed in turn with one delay (thousands of TCP connections in
+ * TIME_WAIT, each due 60 s on) at the tail.  The CPU's one-shot timer (kern/arch/smp.c, "the
  * clock") is armed for the head of its list or the next tick, whichever
  * is first, and its interrupt runs what is due: a callout runs when it is
  * due (give or take the interrupt's latency), not at the next tick, and
@@ -39,6 +44,7 @@
 struct callout_list {
     spinlock_t lock;
     struct callout *head;       /* [lock] pending, earliest first */
+    struct callout *tail;       /* [lock] the latest */
     struct callout *running;    /* [lock] the callout whose function runs now */
 } __cacheline;
 
@@ -55,32 +61,63 @@ void callout_init(void)
 
 void callout_setup(struct callout *c)
 {
-    c->c_next = NULL;
+    c->c_next = c->c_prev = NULL;
     c->c_fn = NULL;
     c->c_arg = NULL;
     c->c_cpu = -1;
     c->c_pending = false;
 }
 
+/* Unlink pending c from l. */
 static void list_remove(struct callout_list *l, struct callout *c)
 {
-    for (struct callout **pp = &l->head; *pp; pp = &(*pp)->c_next) {
-        if (*pp == c) {
-            *pp = c->c_next;
-            break;
-        }
-    }
-    c->c_next = NULL;
+    if (c->c_prev)
+        c->c_prev->c_next = c->c_next;
+    else
+        l->head = c->c_next;
+    if (c->c_next)
+        c->c_next->c_prev = c->c_prev;
+    else
+        l->tail = c->c_prev;
+    c->c_next = c->c_prev = NULL;
     c->c_pending = false;
 }
 
+/* The callout c goes after in l: the last one due no later, found from
+ * the end nearer c's due time. */
+static struct callout *insert_after(const struct callout_list *l, const struct callout *c)
+{
+    const struct callout *h = l->head, *t = l->tail;
+    if (!h || c->c_when < h->c_when)
+        return NULL;
+    if (c->c_when >= t->c_when)
+        return l->tail;
+    if (c->c_when - h->c_when < t->c_when - c->c_when) {
+        struct callout *before = l->head;
+        while (before->c_next && before->c_next->c_when <= c->c_when)
+            before = before->c_next;
+        return before;
+    }
+    struct callout *before = l->tail;
+    while (before && before->c_when > c->c_when)
+        before = before->c_prev;
+    return before;
+}
+
+/* Link c into l after every callout due no later. */
 static void list_insert(struct callout_list *l, struct callout *c)
 {
-    struct callout **pp = &l->head;
-    while (*pp && (*pp)->c_when <= c->c_when)
-        pp = &(*pp)->c_next;
-    c->c_next = *pp;
-    *pp = c;
+    struct callout *before = insert_after(l, c);
+    c->c_prev = before;
+    c->c_next = before ? before->c_next : l->head;
+    if (before)
+        before->c_next = c;
+    else
+        l->head = c;
+    if (c->c_next)
+        c->c_next->c_prev = c;
+    else
+        l->tail = c;
     c->c_pending = true;
 }
 
@@ -131,9 +168,7 @@ void callout_arm(struct callout *c, uint64_t when, void (*fn)(void *), void *arg
 /* Run one due callout, entered and left with l locked. */
 static void run_one(struct callout_list *l, struct callout *c, int cpu)
 {
-    l->head = c->c_next;
-    c->c_next = NULL;
-    c->c_pending = false;
+    list_remove(l, c);
     l->running = c;
     void (*fn)(void *) = c->c_fn;
     void *arg = c->c_arg;

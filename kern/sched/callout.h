@@ -11,6 +11,7 @@
  * process's interval timer).  All fields are the callout code's. */
 struct callout {
     struct callout *c_next;     /* [list] the pending list of CPU c_cpu */
+    struct callout *c_prev;     /* [list] */
     uint64_t c_when;            /* [list] uptime_ns() at which it is due */
     void (*c_fn)(void *arg);    /* [list] run with interrupts disabled, no lock held */
     void *c_arg;                /* [list] */

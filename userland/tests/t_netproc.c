@@ -8,7 +8,8 @@
  * tcp (a listener, and a connection's two ends established), raw, and
  * unix (a listener by path, its connection's two ends, an abstract
  * datagram socket, a seqpacket pair; a closed socket's line gone); snmp's
- * counters, sockstat's counts of the sockets made, and netstat's
+ * counters, sockstat's counts of the sockets made and of TIME_WAIT's
+ * (which hold no buffers), and netstat's
  * ListenOverflows and ListenDrops for connections past a backlog.
  */
 #include "ut.h"
@@ -438,6 +439,41 @@ static void test_sockstat(void)
 	close(u);
 }
 
+/* Connections the client closed first wait in TIME_WAIT for a minute;
+ * sockstat counts them (tw), and they hold no buffers (TCP's mem does not
+ * grow with them: a busy client leaves thousands). */
+static void test_time_wait(void)
+{
+	enum { N = 64 };
+	long tw = sockstat("TCP:", "tw"), mem = sockstat("TCP:", "mem");
+	CHECK(tw >= 0 && mem >= 0);
+	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, N));
+	a = loopback(port_of(l));
+	for (int i = 0; i < N; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) < 0) {
+			CHECK(!"connect");
+			break;
+		}
+		int s = accept(l, NULL, NULL);
+		close(c);                           /* the client first: it keeps TIME_WAIT */
+		char b;
+		struct pollfd pf = { s, POLLIN, 0 };
+		poll(&pf, 1, GUARD_MS);
+		CHECK_EQ(read(s, &b, 1), 0);
+		close(s);
+	}
+	long now = 0;
+	for (int t = 0; t < 50 && (now = sockstat("TCP:", "tw")) < tw + N; t++)
+		usleep(20000);
+	CHECK(now >= tw + N);
+	CHECK(sockstat("TCP:", "mem") <= mem + 16);
+	close(l);
+}
+
 /* A listener that never accepts: the SYNs past its backlog are dropped
  * and counted in /proc/net/netstat's TcpExt. */
 static void test_listen_drops(void)
@@ -477,6 +513,7 @@ int main(int argc, char **argv)
 	test_unix();
 	test_snmp();
 	test_sockstat();
+	test_time_wait();
 	test_listen_drops();
 	return ut_done();
 }

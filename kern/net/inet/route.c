@@ -221,10 +221,14 @@ static void write_end(void)
     __atomic_add_fetch(&route_seq, 1, __ATOMIC_RELEASE);
 }
 
-static bool same_route(const struct route *r, const struct route *want)
+/* r is the route want names: its destination and mask, its metric (any
+ * metric when any_metric and want gives none: SIOCDELRT's rule), and its
+ * gateway and interface when want gives them. */
+static bool route_matches(const struct route *r, const struct route *want, bool any_metric)
 {
     return r->rt_used && r->rt_dst == want->rt_dst && r->rt_mask == want->rt_mask &&
-           r->rt_metric == want->rt_metric && (!want->rt_gw || r->rt_gw == want->rt_gw) &&
+           (r->rt_metric == want->rt_metric || (any_metric && !want->rt_metric)) &&
+           (!want->rt_gw || r->rt_gw == want->rt_gw) &&
            (!want->rt_ifp || r->rt_ifp == want->rt_ifp);
 }
 
@@ -244,7 +248,7 @@ static int route_add(const struct route *r)
     int err = -ENOSPC, slot = -1;
     mutex_enter(&route_lock);
     for (int i = 0; i < ROUTES_MAX; i++) {
-        if (same_route(&routes[i], r)) {
+        if (route_matches(&routes[i], r, false)) {
             slot = -1;
             err = -EEXIST;
             break;
@@ -269,10 +273,7 @@ static int route_delete(const struct route *r)
     int err = -ESRCH;
     mutex_enter(&route_lock);
     for (int i = 0; i < ROUTES_MAX && err; i++)
-        if (same_route(&routes[i], r) ||
-            (routes[i].rt_used && !r->rt_metric && routes[i].rt_dst == r->rt_dst &&
-             routes[i].rt_mask == r->rt_mask && (!r->rt_gw || routes[i].rt_gw == r->rt_gw) &&
-             (!r->rt_ifp || routes[i].rt_ifp == r->rt_ifp))) {
+        if (route_matches(&routes[i], r, true)) {
             struct route none = { 0 };
             write_begin();
             entry_store(&routes[i], &none);

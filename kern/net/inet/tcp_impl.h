@@ -151,6 +151,11 @@ size_t ring_append(struct tcp_ring *r, const void *data, size_t n);
 void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n);
 void ring_drop(struct tcp_ring *r, size_t n);
 int tcp_rings_alloc(struct tcpcb *tp);
+/* A connection in TIME_WAIT sends and receives nothing more: its send ring
+ * goes at once, its receive ring once no file can read it (an orphan), so
+ * that the thousands a busy client leaves for 60 s hold no buffers (Linux
+ * keeps a small timewait sock in their place).  so_lock held. */
+void tcp_shed_rings(struct tcpcb *tp);
 /* Listener lt's accept queue is past its backlog (Linux's test), read
  * without lt's lock. */
 static inline bool tcp_accept_queue_full(const struct tcpcb *lt)

@@ -510,7 +510,7 @@ static void take_data(struct tcpcb *tp, struct seg *s)
     tp->rcv_nxt += (uint32_t)n;
     tp->t_stats.bytes_received += n;
     if (n)
-        tp->t_stats.last_data_recv = uptime_ns();
+        tp->t_stats.last_data_recv = tp->t_rcvtime;     /* this segment's arrival */
     if (n < s->len)
         s->flags &= ~TH_FIN;                /* cut by the window: the FIN comes again */
     socket_notify(tp->t_so, POLL_READSIDE);

@@ -16,9 +16,13 @@ static uint32_t iss_count;          /* [a] */
 
 /* ---- the rings ---- */
 
+/* A ring with no buffer (not yet allocated, or shed in TIME_WAIT) takes
+ * nothing and has nothing. */
 size_t ring_append(struct tcp_ring *r, const void *data, size_t n)
 {
     n = MIN(n, r->r_size - r->r_len);
+    if (!n)
+        return 0;
     size_t tail = (r->r_head + r->r_len) % r->r_size;
     size_t first = MIN(n, r->r_size - tail);
     memcpy(r->r_buf + tail, data, first);
@@ -29,6 +33,8 @@ size_t ring_append(struct tcp_ring *r, const void *data, size_t n)
 
 void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n)
 {
+    if (!n)
+        return;
     size_t at = (r->r_head + off) % r->r_size;
     size_t first = MIN(n, r->r_size - at);
     memcpy(dst, r->r_buf + at, first);
@@ -38,6 +44,8 @@ void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n)
 void ring_drop(struct tcp_ring *r, size_t n)
 {
     n = MIN(n, r->r_len);
+    if (!n)
+        return;
     r->r_head = (r->r_head + n) % r->r_size;
     r->r_len -= n;
 }
@@ -62,12 +70,25 @@ int tcp_rings_alloc(struct tcpcb *tp)
     return err ? err : ring_alloc(&tp->rcv, ring_size(so->so_rcvbuf));
 }
 
+static void ring_free(struct tcp_ring *r)
+{
+    kfree(r->r_buf);
+    memset(r, 0, sizeof *r);
+}
+
 static void rings_free(struct tcpcb *tp)
 {
-    kfree(tp->snd.r_buf);
-    kfree(tp->rcv.r_buf);
-    memset(&tp->snd, 0, sizeof tp->snd);
-    memset(&tp->rcv, 0, sizeof tp->rcv);
+    ring_free(&tp->snd);
+    ring_free(&tp->rcv);
+}
+
+void tcp_shed_rings(struct tcpcb *tp)
+{
+    if (tp->t_state != TCPS_TIME_WAIT)
+        return;
+    ring_free(&tp->snd);
+    if (tp->orphan)
+        ring_free(&tp->rcv);
 }
 
 /* RFC 6528 asks for a keyed hash of the ends beside the clock; the clock
@@ -108,6 +129,7 @@ void tcp_set_state(struct tcpcb *tp, enum tcp_state state)
 {
     count_state(tp->t_state, state);
     tp->t_state = state;
+    tcp_shed_rings(tp);
     socket_notify(tp->t_so, POLL_BOTHSIDES);
 }
 

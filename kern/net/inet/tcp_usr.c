@@ -440,6 +440,7 @@ void tcp_release(struct socket *so)
         send_fin(tp);
         if (tp->t_state == TCPS_FIN_WAIT_2)
             tp->close_at = uptime_ns() + TCP_FIN_TIMEOUT;
+        tcp_shed_rings(tp);
     }
     tcp_timers_update(tp);
     if (!rele && so->so_linger > 0)
