@@ -116,6 +116,24 @@ class Frame:
             self.proto = ip[9]
             self.body = ip[hl:total]
 
+    def sums_ok(self):
+        """The IPv4 header's checksum and the ICMP, UDP or TCP one are
+        right (a frame cut short counts as right: nothing to check)."""
+        if self.proto is None:
+            return True
+        ip = self.raw[14:]
+        hl = (ip[0] & 15) * 4
+        if checksum(ip[:hl]) != 0:
+            return False
+        body = self.body
+        if self.proto == PROTO_ICMP:
+            return checksum(body) == 0
+        if self.proto == PROTO_UDP and len(body) >= 8 and body[6:8] == b"\0\0":
+            return True                         # UDP without a checksum
+        if self.proto in (PROTO_UDP, PROTO_TCP):
+            return checksum(pseudo(self.src, self.dst, self.proto, len(body)) + body) == 0
+        return True
+
     def icmp(self):
         """(type, code, id, seq, data) or None."""
         if self.proto != PROTO_ICMP or len(self.body) < 8:
@@ -155,6 +173,8 @@ class Wire:
         self.frames = queue.Queue()
         self.arp_replies = 0
         self.sent = 0
+        self.received = 0
+        self.bad_sums = []              # frames from Tempest with a wrong checksum
         self.stopping = False
         self.thread = threading.Thread(target=self.read, name="frames-wire", daemon=True)
         self.thread.start()
@@ -190,6 +210,9 @@ class Wire:
             if f.kind == ETH_ARP and len(raw) >= 42:
                 self.answer_arp(raw)
             elif f.kind == ETH_IP:
+                self.received += 1
+                if not f.sums_ok():
+                    self.bad_sums.append(raw)
                 self.frames.put(f)
 
     def answer_arp(self, raw):

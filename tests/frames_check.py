@@ -45,6 +45,8 @@ them, keep serving, and hold no packet, socket or fragment afterwards.
                            byte is echoed, and the connection then echoes
                            exactly
                 alive      both connections close cleanly; a ping
+                sums       every IPv4 frame Tempest sent had its IP and
+                           its ICMP, UDP or TCP checksum right
               and from what the guest prints at the end:
                 counted    /proc/net/snmp and /proc/net/netstat count at
                            least the frames each counter must
@@ -86,7 +88,7 @@ SYN_QUEUE_MAX = 256             # kern/net/inet/tcp_input.c
 # established connections' rings (4 x 208 KiB), the half-open ones none.
 MEM_PAGES = 1024
 PHASES = ("ready", "junk", "truncated", "checksums", "fragments", "synflood", "window", "alive")
-CHECKS = PHASES + ("counted", "clean", "boot")
+CHECKS = PHASES + ("sums", "counted", "clean", "boot")
 ECHOD = os.path.join(ROOT, "build", "userland", "echod")
 
 GUEST_SCRIPT = """
@@ -513,6 +515,11 @@ def job(ctx):
     for p in PHASES:
         why = inj.results.get(p, "not reached" if inj.thread else "echod never listened")
         ctx.results.add("%s/%s" % (NAME, p), why == "", why + (tail if why else ""))
+    bad = wire.bad_sums
+    why = "" if wire.received and not bad else \
+        "%d of the %d IPv4 frames Tempest sent had a wrong checksum (the first: %s)" % (
+            len(bad), wire.received, bad[0][:64].hex()) if bad else "Tempest sent nothing"
+    ctx.results.add(NAME + "/sums", why == "", why)
     out = r.output
     counts = snmp(between(out, "SNMP-BEGIN", "SNMP-END") or "")
     why = judge_counts(counts, inj.expect) if counts else "no counters printed" + tail

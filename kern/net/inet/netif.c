@@ -110,10 +110,22 @@ void pkt_pull(struct pkt *p, size_t n)
 
 /* ---- the Internet checksum ---- */
 
+/* RFC 1071: the one's complement sum does not depend on byte order, so
+ * the bulk is summed eight bytes a load in the machine's order, folded,
+ * and its two bytes swapped to the network order's value; the last few
+ * bytes (at an even offset still) are added as before. */
 uint32_t in_cksum_add(uint32_t sum, const void *data, size_t len)
 {
     const uint8_t *b = data;
-    uint64_t s = sum;
+    uint64_t native = 0;
+    for (; len >= 8; b += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, b, 8);
+        native += (w & 0xffffffff) + (w >> 32);
+    }
+    while (native >> 16)
+        native = (native & 0xffff) + (native >> 16);
+    uint64_t s = (uint64_t)sum + ((native & 0xff) << 8 | native >> 8);
     for (; len >= 2; b += 2, len -= 2)
         s += (uint32_t)(b[0] << 8 | b[1]);
     if (len)

@@ -100,7 +100,8 @@ static bool parse(const struct pkt *p, in_addr_t src, in_addr_t dst, struct seg 
         inet_mib_count(TCM_IN_ERRS);
         return false;
     }
-    if (in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_TCP, p->p_len), p->p_data,
+    if (!pkt_csum_trusted(p) &&
+        in_cksum_fold(in_cksum_add(in_pseudo(src, dst, IPPROTO_TCP, p->p_len), p->p_data,
                                    p->p_len)) != 0) {
         inet_mib_count(TCM_IN_ERRS);
         inet_mib_count(TCM_IN_CSUM_ERRORS);

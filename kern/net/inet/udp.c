@@ -180,8 +180,8 @@ bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto)
         return true;                /* malformed: dropped, no ICMP */
     }
     const struct udphdr *uh = (const struct udphdr *)p->p_data;
-    if (uh->cksum && in_cksum_fold(in_cksum_add(in_pseudo(src, dst, proto, len),
-                                                p->p_data, cover)) != 0) {
+    if (uh->cksum && !pkt_csum_trusted(p) &&
+        in_cksum_fold(in_cksum_add(in_pseudo(src, dst, proto, len), p->p_data, cover)) != 0) {
         udp_mib_count(proto, UDM_IN_ERRORS);
         udp_mib_count(proto, UDM_IN_CSUM_ERRORS);
         return true;
