@@ -49,6 +49,8 @@ enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
 #define TCP_RTO_MIN     200000000ULL        /* Linux's TCP_RTO_MIN: 200 ms */
 #define TCP_TIME_WAIT   60000000000ULL      /* Linux's TCP_TIMEWAIT_LEN: 60 s */
 #define TCP_FIN_TIMEOUT 60000000000ULL      /* Linux's tcp_fin_timeout: an orphan's FIN_WAIT_2 */
+#define TCP_DELACK      40000000ULL         /* a delayed ACK's delay, Linux's 40 ms */
+#define TCP_QUICKACK_SEGS 16                  /* a new connection's segments ACKed at once */
 
 #define SEQ_LT(a, b)    ((int32_t)((a) - (b)) < 0)
 #define SEQ_LEQ(a, b)   ((int32_t)((a) - (b)) <= 0)
@@ -92,6 +94,8 @@ struct tcpcb {
     /* send sequence space (RFC 9293 3.3.1) */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2;   /* [s] */
     uint32_t max_sndwnd;            /* [s] the largest window the peer offered */
+    uint32_t snd_sml;               /* [s] the end of the last segment sent smaller
+                                     * than the MSS (Minshall's Nagle) */
     /* receive sequence space */
     uint32_t irs, rcv_nxt, rcv_adv; /* [s] rcv_adv: the right edge last advertised */
     uint32_t t_maxseg;              /* [s] the most data a segment carries */
@@ -120,6 +124,12 @@ struct tcpcb {
     bool fin_queued;                /* [s] the FIN follows the data in snd */
     bool fin_acked;                 /* [s] */
     bool ack_now;                   /* [s] an ACK is owed */
+    uint64_t delack_at;             /* [s] a delayed ACK is due then (0: none owed) */
+    uint8_t segs_unacked;           /* [s] data segments taken since the last ACK sent */
+    uint8_t quickack;               /* [s] data segments still to ACK at once */
+    bool pingpong;                  /* [s] interactive: the application answers what
+                                     * it reads within TCP_DELACK (its answer carries
+                                     * the ACK), as Linux's pingpong mode */
     bool nodelay, cork;             /* [s] TCP_NODELAY, TCP_CORK */
     int keepidle, keepintvl, keepcnt;   /* [s] TCP_KEEPIDLE, TCP_KEEPINTVL (s), TCP_KEEPCNT */
     /* keepalive (SO_KEEPALIVE; RFC 1122 4.2.3.6) */

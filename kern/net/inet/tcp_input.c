@@ -19,13 +19,18 @@
  * check that a segment is in the window, take RST (exact sequence only,
  * RFC 5961), acknowledge what the ACK covers, take data in order (an
  * out-of-order segment is dropped and answered with a duplicate ACK; the
- * peer resends it) and the FIN.  Congestion control is NewReno (RFC 5681
+ * peer resends it) and the FIN.  Data in order is acknowledged at once for
+ * a new connection's first TCP_QUICKACK_SEGS segments and every second one
+ * after, else within TCP_DELACK (40 ms, Linux's delayed ACK): in the answer
+ * of an interactive connection (pingpong: it answered within the delay
+ * before), or once the application has read it all; a FIN, a segment out
+ * of order or cut by the window at once.  Congestion control is NewReno (RFC 5681
  * slow start and congestion avoidance, RFC 6582 fast retransmit and
  * recovery on three duplicate ACKs).  The window scale option (RFC 7323)
  * is offered and used when both SYNs carry it; so are timestamps (RFC
  * 7323: every segment then carries one, echoes the peer's per 4.3, and a
  * segment older than the last echoed is dropped by PAWS).  SACK is not
- * offered.  Every ACK is sent at once (no delayed ACK).  An ICMP
+ * offered.  An ICMP
  * "destination unreachable" that quotes a segment in flight
  * (tcp_ctlinput) ends a connection still being made with its
  * errno (EHOSTUNREACH, ECONNREFUSED ...); an established one keeps it as
@@ -169,7 +174,7 @@ static void start_send_space(struct tcpcb *tp)
 {
     tp->iss = tcp_new_iss();
     tp->ts_offset = tcp_new_iss();
-    tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
+    tp->snd_una = tp->snd_nxt = tp->snd_max = tp->snd_sml = tp->iss;
 }
 
 /* A passive connection starts with its listener's options, as Linux's
@@ -272,6 +277,7 @@ static bool syn_sent_input(struct tcpcb *tp, const struct seg *s)
     tp->t_sostate = SS_CONNECTED;
     tp->connect_unseen = true;          /* the next connect() returns 0, once */
     tcp_set_state(tp, TCPS_ESTABLISHED);
+    tp->quickack = TCP_QUICKACK_SEGS;
     tp->ack_now = true;
     tcp_output(tp);
     return false;
@@ -417,6 +423,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
             return false;
         }
         tcp_set_state(tp, TCPS_ESTABLISHED);
+        tp->quickack = TCP_QUICKACK_SEGS;
         tcp_set_snd_wnd(tp, s->wnd << tp->snd_wscale);
         tp->snd_wl1 = s->seq;
         tp->snd_wl2 = s->ack;
@@ -494,6 +501,22 @@ static bool fin_acked_moves(struct tcpcb *tp)
 }
 
 /* Data in order into the receive buffer (3.10.7.4, seventh check). */
+/* In-order data came: acknowledge it at once while the connection is
+ * young (quick-ack: slow start is not held back) and for every second
+ * segment, else within TCP_DELACK, most often in the answer the
+ * application sends meanwhile (RFC 9293 3.8.6.3, Linux's delayed ACK). */
+static void ack_data(struct tcpcb *tp)
+{
+    if (tp->quickack) {
+        tp->quickack--;
+        tp->ack_now = true;
+    } else if (++tp->segs_unacked >= 2) {
+        tp->ack_now = true;
+    } else if (!tp->delack_at) {
+        tp->delack_at = uptime_ns() + TCP_DELACK;
+    }
+}
+
 static void take_data(struct tcpcb *tp, struct seg *s)
 {
     if (!s->len)
@@ -501,8 +524,8 @@ static void take_data(struct tcpcb *tp, struct seg *s)
     if (tp->t_state != TCPS_ESTABLISHED && tp->t_state != TCPS_FIN_WAIT_1 &&
         tp->t_state != TCPS_FIN_WAIT_2)
         return;
-    tp->ack_now = true;
     if (s->seq != tp->rcv_nxt) {
+        tp->ack_now = true;
         s->flags &= ~TH_FIN;                /* out of order: dropped, a duplicate ACK says so */
         tp->t_stats.rcv_ooopack++;
         return;
@@ -512,8 +535,11 @@ static void take_data(struct tcpcb *tp, struct seg *s)
     tp->t_stats.bytes_received += n;
     if (n)
         tp->t_stats.last_data_recv = tp->t_rcvtime;     /* this segment's arrival */
-    if (n < s->len)
+    if (n < s->len) {
         s->flags &= ~TH_FIN;                /* cut by the window: the FIN comes again */
+        tp->ack_now = true;
+    }
+    ack_data(tp);
     socket_notify(tp->t_so, POLL_READSIDE);
 }
 

@@ -154,9 +154,15 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
         ring_copy(&tp->snd, seq - tp->snd_una, p->p_data + hlen, len);
     checksum(p, inp->inp_laddr, inp->inp_faddr);
     count_out(tp, seq, len, flags);
+    if (len && len < tp->t_maxseg)
+        tp->snd_sml = seq + (uint32_t)len;
+    if (len && tp->t_stats.last_data_recv && uptime_ns() - tp->t_stats.last_data_recv < TCP_DELACK)
+        tp->pingpong = true;            /* an answer to what came: interactive */
     if (flags & TH_ACK) {
         tp->last_ack_sent = tp->rcv_nxt;
         tp->ack_now = false;                /* this one carries it */
+        tp->delack_at = 0;
+        tp->segs_unacked = 0;
     }
     ip_output(p, inp->inp_laddr, inp->inp_faddr, IPPROTO_TCP, inp->inp_ttl, inp->inp_tos);
 }
@@ -169,8 +175,16 @@ static bool syn_state(const struct tcpcb *tp)
 /* The sequence number of the FIN, when one is queued. */
 static uint32_t fin_seq(const struct tcpcb *tp) { return tp->snd_una + (uint32_t)tp->snd.r_len; }
 
-/* Nagle (RFC 896) with Linux's exceptions: a full segment goes; a small
- * one goes when nothing is in flight, or with TCP_NODELAY, unless corked.
+/* A segment smaller than the MSS is sent and not yet acknowledged. */
+static bool small_in_flight(const struct tcpcb *tp)
+{
+    return SEQ_GT(tp->snd_sml, tp->snd_una) && SEQ_LEQ(tp->snd_sml, tp->snd_nxt);
+}
+
+/* Nagle (RFC 896) in Minshall's form, as Linux's: a full segment goes; a
+ * small one goes when no other small one is in flight (full ones may be:
+ * a bulk transfer's last piece does not wait for the delayed ACK of the
+ * full segments before it), or with TCP_NODELAY, unless corked.
  * One the window cut short waits for a full one (sender-side silly window
  * avoidance, RFC 1122 4.2.3.4), unless it is half the largest window the
  * peer ever offered: where the MSS is as large as the receive buffer
@@ -184,7 +198,7 @@ static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent)
         return false;
     if (len < unsent)
         return len >= tp->max_sndwnd / 2;
-    return tp->nodelay || tp->snd_nxt == tp->snd_una;
+    return tp->nodelay || !small_in_flight(tp);
 }
 
 void tcp_rexmt_reset(struct tcpcb *tp)
@@ -322,6 +336,11 @@ void tcp_timer_fire(void *arg)
     uint64_t now = uptime_ns();
     bool rele = false;
     tp->timer_at = 0;
+    if (tp->delack_at && now >= tp->delack_at) {
+        tp->pingpong = false;               /* no answer came to carry it: not interactive */
+        tp->ack_now = true;                 /* sent by tcp_output, which clears delack_at */
+        tcp_output(tp);
+    }
     if (tp->close_at && now >= tp->close_at)
         rele = tcp_close(tp, tp->t_state == TCPS_TIME_WAIT ? 0 : ETIMEDOUT);
     else if (tp->rexmt_at && now >= tp->rexmt_at && tp->persisting)

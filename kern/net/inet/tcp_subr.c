@@ -239,6 +239,8 @@ void tcp_timers_update(struct tcpcb *tp)
         at = tp->keep_at;
     if (tp->close_at && (!at || tp->close_at < at))
         at = tp->close_at;
+    if (tp->delack_at && (!at || tp->delack_at < at))
+        at = tp->delack_at;
     if (at && at != tp->timer_at)
         net_timer_arm(&tp->t_timer, at);
     tp->timer_at = at;      /* a timer that fires with nothing due does nothing */

@@ -151,7 +151,7 @@ static int start_connect(struct socket *so, struct tcpcb *tp, in_addr_t faddr, u
     tp->iss = tcp_new_iss();
     tp->ts_offset = tcp_new_iss();
     tp->t_ts_ok = tp->ts_recent_set = false;
-    tp->snd_una = tp->snd_nxt = tp->snd_max = tp->iss;
+    tp->snd_una = tp->snd_nxt = tp->snd_max = tp->snd_sml = tp->iss;
     tp->snd_wnd = 1;                /* until the peer's SYN says */
     tp->cwnd = 10 * TCP_MSS_DEFAULT;
     tp->ssthresh = UINT32_MAX;
@@ -289,6 +289,18 @@ static void window_update(struct tcpcb *tp)
     }
 }
 
+/* The application has read all there was: a delayed ACK goes now unless
+ * the connection is interactive (its answer will carry it), as Linux's
+ * tcp_cleanup_rbuf does, so that a sender holding a small segment back
+ * (Nagle) does not wait out the delay. */
+static void ack_after_read(struct tcpcb *tp)
+{
+    if (tp->delack_at && !tp->pingpong && tp->rcv.r_len == 0) {
+        tp->ack_now = true;
+        tcp_output(tp);
+    }
+}
+
 /* Bytes to read (1), none yet (0), or a connection that never was
  * (-ENOTCONN); one that was and is over has its reading side shut. */
 static int has_bytes(struct socket *so)
@@ -324,6 +336,7 @@ int64_t tcp_recv(struct socket *so, struct sockxfer *sx)
             if (!peek) {
                 ring_drop(&tp->rcv, n);
                 window_update(tp);
+                ack_after_read(tp);
                 tcp_timers_update(tp);
             }
         }
@@ -629,7 +642,7 @@ int tcp_getopt(struct socket *so, int name, void *val, size_t *len)
     else if (name == TCP_MAXSEG)
         v = (int)(tcp_connected(so) ? tp->t_maxseg : TCP_MSS_DEFAULT);
     else if (name == TCP_QUICKACK)
-        v = 1;
+        v = tp->quickack > 0;
     else if (name != TCP_CONGESTION)
         err = -ENOPROTOOPT;
     mutex_exit(&so->so_lock);
@@ -654,6 +667,15 @@ int tcp_keepalive_changed(struct socket *so)
     return 0;
 }
 
+/* TCP_QUICKACK, as Linux's: 1 acknowledges the next segments at once (and
+ * an ACK being delayed now), 0 delays them; neither is permanent. */
+static void set_quickack(struct tcpcb *tp, bool on)
+{
+    tp->quickack = on ? TCP_QUICKACK_SEGS : 0;
+    if (on && tp->delack_at)
+        tp->ack_now = true;
+}
+
 int tcp_setopt(struct socket *so, int name, const void *val, size_t len)
 {
     struct tcpcb *tp = sototcp(so);
@@ -674,10 +696,12 @@ int tcp_setopt(struct socket *so, int name, const void *val, size_t len)
         tp->cork = v != 0;
     else if (name == TCP_MAXSEG)
         err = v < 0 || v > 65535 ? -EINVAL : 0;     /* kept at the path's */
-    else if (name != TCP_QUICKACK)
+    else if (name == TCP_QUICKACK)
+        set_quickack(tp, v != 0);
+    else
         err = -ENOPROTOOPT;
-    if (!err && (name == TCP_NODELAY || name == TCP_CORK))
-        tcp_output(tp);             /* what Nagle or the cork held back goes now */
+    if (!err && (name == TCP_NODELAY || name == TCP_CORK || name == TCP_QUICKACK))
+        tcp_output(tp);             /* what Nagle, the cork or a delayed ACK held back goes */
     tcp_timers_update(tp);
     mutex_exit(&so->so_lock);
     return err;
