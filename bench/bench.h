@@ -162,6 +162,48 @@ static inline long long bench_for_time(long long target_ns, long *ops)
 	return total_ns;
 }
 
+/* The partner of the round-trip benchmarks (unix_lat, tcp_lat): echo each
+ * byte read from fd back to it until end of file, then exit 0 (1 on a
+ * failed write). */
+static inline void bench_echo_loop(int fd)
+{
+	char c;
+
+	while (syscall(SYS_read, fd, &c, 1) == 1) {
+		if (syscall(SYS_write, fd, &c, 1) != 1)
+			syscall(SYS_exit_group, 1);
+	}
+	syscall(SYS_exit_group, 0);
+}
+
+/* Write all n bytes of buf to fd: n, or -errno. */
+static inline long bench_write_all(int fd, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		long w = syscall(SYS_write, fd, buf + done, n - done);
+		if (w <= 0)
+			return w < 0 ? -errno : -EPIPE;
+		done += (size_t)w;
+	}
+	return (long)done;
+}
+
+/* The reader of the bandwidth benchmarks (unix_bw, tcp_bw): read fd into
+ * buf until end of file, then send back one byte ('k', or 'e' after an
+ * error) and exit 0. */
+static inline void bench_sink(int fd, char *buf, size_t size)
+{
+	long r;
+
+	while ((r = syscall(SYS_read, fd, buf, size)) > 0)
+		;
+	char c = r == 0 ? 'k' : 'e';
+	syscall(SYS_write, fd, &c, 1);
+	syscall(SYS_exit_group, 0);
+}
+
 static inline int bench_main(int argc, char **argv)
 {
 	long n = 0;

@@ -56,4 +56,26 @@ static inline int net_connect(unsigned short port, int nodelay)
 	return fd;
 }
 
+/* A TCP connection over loopback, its ends in *client and *server
+ * (TCP_NODELAY on both when nodelay); the listener is closed.  0 or
+ * -errno. */
+static inline int net_pair(int nodelay, int *client, int *server)
+{
+	unsigned short port;
+	int one = 1;
+	int l = net_bound(SOCK_STREAM, &port);
+
+	if (l < 0)
+		return l;
+	*client = net_connect(port, nodelay);
+	if (*client < 0)
+		return *client;
+	*server = (int)syscall(SYS_accept, l, NULL, NULL);
+	if (*server < 0 || (nodelay && syscall(SYS_setsockopt, *server, IPPROTO_TCP, TCP_NODELAY,
+						 &one, sizeof one) < 0))
+		return -errno;
+	syscall(SYS_close, l);
+	return 0;
+}
+
 #endif

@@ -19,59 +19,28 @@ const char bench_name[] = "tcp_bw";
 
 static char buf[CHUNK];
 
-/* The child: read until end of file, then send back one byte. */
-static void sink(int fd)
-{
-	long r;
 
-	while ((r = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
-		;
-	char c = r == 0 ? 'k' : 'e';
-	syscall(SYS_write, fd, &c, 1);
-	syscall(SYS_exit_group, 0);
-}
-
-/* Write all of buf: the bytes written, or -errno. */
-static long write_all(int fd)
-{
-	size_t done = 0;
-
-	while (done < sizeof buf) {
-		long w = syscall(SYS_write, fd, buf + done, sizeof buf - done);
-		if (w <= 0)
-			return w < 0 ? -errno : -EPIPE;
-		done += (size_t)w;
-	}
-	return (long)done;
-}
 
 long long measure(long n)
 {
-	unsigned short port;
-	int l = net_bound(SOCK_STREAM, &port);
+	int fd, peer;
+	int made = net_pair(0, &fd, &peer);
 
-	if (l < 0)
-		return l;
-	int fd = net_connect(port, 0);
-	if (fd < 0)
-		return fd;
-	int peer = (int)syscall(SYS_accept, l, NULL, NULL);
-	if (peer < 0)
-		return -errno;
+	if (made < 0)
+		return made;
 	long pid = syscall(SYS_fork);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
 		syscall(SYS_close, fd);
-		sink(peer);
+		bench_sink(peer, buf, sizeof buf);
 	}
 	syscall(SYS_close, peer);
-	syscall(SYS_close, l);
 
 	long long err = 0;
 	long long start = bench_now_ns();
 	for (long i = 0; i < n && !err; i++) {
-		long w = write_all(fd);
+		long w = bench_write_all(fd, buf, sizeof buf);
 		if (w < 0)
 			err = w;
 	}

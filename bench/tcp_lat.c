@@ -13,40 +13,22 @@
 
 const char bench_name[] = "tcp_lat";
 
-static void echo_loop(int fd)
-{
-	char c;
-
-	while (syscall(SYS_read, fd, &c, 1) == 1) {
-		if (syscall(SYS_write, fd, &c, 1) != 1)
-			syscall(SYS_exit_group, 1);
-	}
-	syscall(SYS_exit_group, 0);
-}
 
 long long measure(long n)
 {
-	unsigned short port;
-	int one = 1;
-	int l = net_bound(SOCK_STREAM, &port);
+	int fd, peer;
+	int made = net_pair(1, &fd, &peer);
 
-	if (l < 0)
-		return l;
-	int fd = net_connect(port, 1);
-	if (fd < 0)
-		return fd;
-	int peer = (int)syscall(SYS_accept, l, NULL, NULL);
-	if (peer < 0 || syscall(SYS_setsockopt, peer, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
-		return -errno;
+	if (made < 0)
+		return made;
 	long pid = syscall(SYS_fork);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
 		syscall(SYS_close, fd);
-		echo_loop(peer);
+		bench_echo_loop(peer);
 	}
 	syscall(SYS_close, peer);
-	syscall(SYS_close, l);
 
 	long long err = 0;
 	errno = 0;

@@ -18,32 +18,7 @@ const char bench_name[] = "unix_bw";
 
 static char buf[CHUNK];
 
-/* The child: read until end of file, then send back one byte. */
-static void sink(int fd)
-{
-	long long total = 0;
-	long r;
 
-	while ((r = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
-		total += r;
-	char c = r == 0 ? 'k' : 'e';
-	syscall(SYS_write, fd, &c, 1);
-	syscall(SYS_exit_group, total >= 0 ? 0 : 1);
-}
-
-/* Write all of buf: the bytes written, or -errno. */
-static long write_all(int fd)
-{
-	size_t done = 0;
-
-	while (done < sizeof buf) {
-		long w = syscall(SYS_write, fd, buf + done, sizeof buf - done);
-		if (w <= 0)
-			return w < 0 ? -errno : -EPIPE;
-		done += (size_t)w;
-	}
-	return (long)done;
-}
 
 long long measure(long n)
 {
@@ -56,14 +31,14 @@ long long measure(long n)
 		return -errno;
 	if (pid == 0) {
 		syscall(SYS_close, sv[0]);
-		sink(sv[1]);
+		bench_sink(sv[1], buf, sizeof buf);
 	}
 	syscall(SYS_close, sv[1]);
 
 	long long err = 0;
 	long long start = bench_now_ns();
 	for (long i = 0; i < n && !err; i++) {
-		long w = write_all(sv[0]);
+		long w = bench_write_all(sv[0], buf, sizeof buf);
 		if (w < 0)
 			err = w;
 	}

@@ -12,16 +12,6 @@
 
 const char bench_name[] = "unix_lat";
 
-static void echo_loop(int fd)
-{
-	char c;
-
-	while (syscall(SYS_read, fd, &c, 1) == 1) {
-		if (syscall(SYS_write, fd, &c, 1) != 1)
-			syscall(SYS_exit_group, 1);
-	}
-	syscall(SYS_exit_group, 0);
-}
 
 long long measure(long n)
 {
@@ -34,7 +24,7 @@ long long measure(long n)
 		return -errno;
 	if (pid == 0) {
 		syscall(SYS_close, sv[0]);
-		echo_loop(sv[1]);
+		bench_echo_loop(sv[1]);
 	}
 	syscall(SYS_close, sv[1]);
 

@@ -302,6 +302,19 @@ static void test_unix(void)
  * received over loopback; one to a bound socket, once read: InDatagrams; a TCP
  * connection: an active and a passive open, both ends in CurrEstab; a
  * connection to a closed port: AttemptFails and the RST sent. */
+/* A listener on loopback (*l) and a connection to it, both ends (*c, *s). */
+static void tcp_connection(int *l, int *c, int *s)
+{
+	*l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = loopback(0);
+	CHECK_OK(bind(*l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(*l, 4));
+	*c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
+	a = loopback(port_of(*l));
+	CHECK_OK(connect(*c, (struct sockaddr *)&a, sizeof a));
+	*s = CHECK_OK(accept(*l, NULL, NULL));
+}
+
 static void test_snmp(void)
 {
 	char buf[8192];
@@ -369,14 +382,8 @@ static void test_snmp(void)
 	long long active = ut_snmp("Tcp", "ActiveOpens"), passive = ut_snmp("Tcp", "PassiveOpens");
 	long long fails = ut_snmp("Tcp", "AttemptFails"), rsts = ut_snmp("Tcp", "OutRsts");
 	long long segs = ut_snmp("Tcp", "OutSegs");
-	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	a = loopback(0);
-	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
-	CHECK_OK(listen(l, 4));
-	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	a = loopback(port_of(l));
-	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
-	int s = CHECK_OK(accept(l, NULL, NULL));
+	int l, c, s;
+	tcp_connection(&l, &c, &s);
 	CHECK(ut_snmp("Tcp", "ActiveOpens") > active);
 	CHECK(ut_snmp("Tcp", "PassiveOpens") > passive);
 	CHECK(ut_snmp("Tcp", "CurrEstab") >= 2);
@@ -422,14 +429,8 @@ static void test_sockstat(void)
 	struct sockaddr_in a = loopback(0);
 	CHECK_OK(bind(u, (struct sockaddr *)&a, sizeof a));
 	CHECK(sockstat("UDP:", "inuse") >= udp + 1);
-	int l = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	a = loopback(0);
-	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
-	CHECK_OK(listen(l, 4));
-	int c = CHECK_OK(socket(AF_INET, SOCK_STREAM, 0));
-	a = loopback(port_of(l));
-	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
-	int s = CHECK_OK(accept(l, NULL, NULL));
+	int l, c, s;
+	tcp_connection(&l, &c, &s);
 	CHECK(sockstat("TCP:", "inuse") >= tcp + 3);        /* listener and both ends */
 	CHECK(sockstat("TCP:", "alloc") >= alloc + 3);
 	CHECK(sockstat("sockets:", "used") >= used + 4);
