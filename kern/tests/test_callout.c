@@ -1,5 +1,6 @@
 /* ktests for callouts (kern/sched/callout.c): order by due time, never
- * early, a stopped callout never runs, a callout that arms itself again,
+ * early (three, and many inserted at both ends of the list), a stopped
+ * callout never runs, a callout that arms itself again,
  * and a stop that waits for a callout running on another CPU. */
 #include <kern/tests/ktest.h>
 #include <kern/sched/callout.h>
@@ -58,6 +59,61 @@ KTEST(callout_order)
     KT_ASSERT_EQ(f.order[2], 0);
     for (int i = 0; i < 3; i++)
         KT_ASSERT(f.at[i] >= f.due[i]);
+    return 0;
+}
+
+#define MANY 48
+
+struct fired_many {
+    volatile int n;
+    int id[MANY];
+    uint64_t due[MANY], at[MANY];
+};
+
+static void record_many(void *arg)
+{
+    struct mark *m = arg;
+    struct fired_many *f = (struct fired_many *)m->f;
+    int i = f->n;
+    if (i < MANY) {
+        f->id[i] = m->id;
+        f->due[i] = m->due;
+        f->at[i] = uptime_ns();
+    }
+    __atomic_store_n(&f->n, i + 1, __ATOMIC_RELEASE);
+}
+
+/* Many callouts armed in a scrambled order, so that insertions go in at
+ * the head, at the tail and by walks from either end, and every fifth
+ * stopped again (unlinked from the middle): the rest run in the order
+ * they are due, never early, the stopped never. */
+KTEST(callout_list_ends)
+{
+    static struct fired_many f;
+    static struct callout c[MANY];
+    static struct mark m[MANY];
+    f.n = 0;
+    uint64_t now = uptime_ns();
+    for (int i = 0; i < MANY; i++) {
+        int slot = (i * 29 + 7) % MANY;             /* a permutation of 0..MANY-1 */
+        callout_setup(&c[i]);
+        m[i] = (struct mark){ (struct fired *)&f, i, now + (40 + slot) * MS };
+        callout_arm(&c[i], m[i].due, record_many, &m[i]);
+    }
+    int stopped = 0;
+    for (int i = 0; i < MANY; i += 5, stopped++)
+        KT_ASSERT(callout_stop(&c[i]));
+    KT_ASSERT(ktest_await(&f.n, MANY - stopped, 10));
+    KT_ASSERT(!ktest_await(&f.n, MANY - stopped + 1, 1));  /* no stopped one runs */
+    for (int i = 0; i < MANY; i++)
+        callout_stop(&c[i]);
+    KT_ASSERT_EQ(f.n, MANY - stopped);
+    for (int i = 0; i < f.n; i++) {
+        KT_ASSERT(f.id[i] % 5 != 0);
+        KT_ASSERT(f.at[i] >= f.due[i]);
+        if (i)
+            KT_ASSERT(f.due[i] >= f.due[i - 1]);
+    }
     return 0;
 }
 
