@@ -5,8 +5,9 @@
  * they expect: console (5:1), tty (5:0, the caller's controlling
  * terminal, the console or a pty's slave; ENXIO for a process whose
  * session has none, as Linux's), ptmx (5:2: each open a new
- * pseudo-terminal, kern/pty/pty.c), the directory pts (where the
- * kernel mounts devpts),
+ * pseudo-terminal, kern/pty/pty.c), the directories pts (where the
+ * kernel mounts devpts) and shm (where it mounts a tmpfs, for POSIX
+ * shared memory and semaphores: sem_open, shm_open),
  * null (1:3), zero (1:5), full (1:7), random (1:8), urandom (1:9) and kmsg
  * (1:11, the kernel message log); Linux's links fd, stdin, stdout and
  * stderr into /proc/self/fd; and every disk the block layer
@@ -69,7 +70,7 @@ struct devfs_dev {
     int (*read)(struct uio *uio);
     int (*write)(struct uio *uio);
     const char *link;               /* a symbolic link's text instead (fd, stdin...) */
-    bool dir;                       /* an empty directory instead (pts: devpts's mount point) */
+    bool dir;                       /* an empty directory instead (a mount point: pts, shm) */
 };
 
 struct devfs_node {
@@ -219,6 +220,7 @@ static const struct devfs_dev devfs_devs[] = {
     { "tty", 5, 0, console_dev_read, console_dev_write, NULL, false },
     { "ptmx", 5, 2, read_eof, write_swallow, NULL, false },     /* opens a new pty (pty_open_master) */
     { "pts", 0, 0, NULL, NULL, NULL, true },
+    { "shm", 0, 0, NULL, NULL, NULL, true },   /* tmpfs's mount point, as Linux's /dev/shm */
     { "null", 1, 3, read_eof, write_swallow, NULL, false },
     { "zero", 1, 5, read_zeros, write_swallow, NULL, false },
     { "full", 1, 7, read_zeros, write_full, NULL, false },
@@ -442,7 +444,7 @@ static int devfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
     struct devfs_mount *dm = dvp->v_vfsp->vfs_data;
     struct vnode *vp = NULL;
     if (strcmp(name, ".") == 0 && VTODN(dvp) != &dm->root)
-        vp = dvp;                   /* pts, not covered by devpts */
+        vp = dvp;                   /* pts or shm, not covered */
     else if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         vp = &dm->root.vn;
     for (int i = 0; i < dm->nnodes && !vp && VTODN(dvp) == &dm->root; i++)

@@ -509,6 +509,11 @@ static void mount_devfs_on_dev(void)
     err = vfs_mount("devpts", NULL, "/dev/pts", 0, kcred);
     if (err)
         kprintf("vfs: cannot mount devpts on /dev/pts (errno %d)\n", -err);
+    /* POSIX shared memory and named semaphores (glibc's shm_open and
+     * sem_open, Python's multiprocessing), as every Linux system's. */
+    err = vfs_mount_opts(vfs_findtype("tmpfs"), "tmpfs", "/dev/shm", NULL, 0, "mode=1777", kcred);
+    if (err)
+        kprintf("vfs: cannot mount tmpfs on /dev/shm (errno %d)\n", -err);
 }
 
 void vfs_mountroot(const char *dev)

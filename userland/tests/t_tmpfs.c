@@ -13,7 +13,8 @@
  * readdir over a large directory; memory given back (statfs, and
  * /proc/meminfo's Shmem) at unlink, at the last close of an unlinked
  * file and at unmount; unmount refused while in use; a program run from
- * tmpfs.  In Tempest, /tmp itself is tmpfs.
+ * tmpfs.  In Tempest, /tmp itself is tmpfs; /dev/shm is one too, with
+ * shm_open and sem_open working in it.
  *
  * Mounting needs root: on the host's Linux the checks run in a child in a
  * mount namespace of its own (unshare), so nothing is left mounted; in
@@ -26,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -862,6 +864,46 @@ static void all_tests(void *arg)
 	CHECK_OK(umount(mnt));
 }
 
+/* /dev/shm, as on every Linux system: a world-writable sticky tmpfs where
+ * shm_open and sem_open keep POSIX shared memory and named semaphores
+ * (Python's multiprocessing needs it). */
+static void test_dev_shm(void)
+{
+	struct statfs fs;
+	struct stat st;
+	CHECK_OK(statfs("/dev/shm", &fs));
+	CHECK_EQ(fs.f_type, TMPFS_MAGIC);
+	CHECK_OK(stat("/dev/shm", &st));
+	CHECK_EQ(st.st_mode & 07777, 01777);
+	char name[64];
+	snprintf(name, sizeof name, "/t_tmpfs.%d", (int)getpid());
+	int fd = CHECK_OK(shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600));
+	CHECK_OK(ftruncate(fd, 4096));
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	if (p != MAP_FAILED) {
+		strcpy(p, "shared");
+		int again = CHECK_OK(shm_open(name, O_RDONLY, 0));
+		char b[8] = { 0 };
+		CHECK_EQ(pread(again, b, 6, 0), 6);
+		CHECK_EQ(memcmp(b, "shared", 6), 0);
+		close(again);
+		munmap(p, 4096);
+	}
+	close(fd);
+	CHECK_OK(shm_unlink(name));
+	CHECK_ERR(shm_open(name, O_RDONLY, 0), ENOENT);
+	sem_t *sem = sem_open(name, O_CREAT | O_EXCL, 0600, 1);
+	CHECK(sem != SEM_FAILED);
+	if (sem != SEM_FAILED) {
+		CHECK_OK(sem_wait(sem));
+		CHECK_ERR(sem_trywait(sem), EAGAIN);
+		CHECK_OK(sem_post(sem));
+		sem_close(sem);
+		CHECK_OK(sem_unlink(name));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--exit-with"))
@@ -876,6 +918,7 @@ int main(int argc, char **argv)
 		CHECK_OK(statfs("/tmp", &s));
 		CHECK_EQ(s.f_type, TMPFS_MAGIC);   /* the images mount /tmp on tmpfs */
 	}
+	test_dev_shm();
 	if (!ut_is_root())
 		ut_note("skipped: mounting needs root");
 	else
