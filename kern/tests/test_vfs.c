@@ -653,7 +653,7 @@ static int body_devfs(struct ns *ns)
     }
     vn_close(vp, 0, kcred);
     KT_ASSERT(eof);
-    KT_ASSERT_EQ(seen, 2 + 9 + 1 + 4 + blk_count());   /* devices, pts, links, disks */
+    KT_ASSERT_EQ(seen, 2 + 9 + 2 + 4 + blk_count());   /* devices, pts and shm, links, disks */
     KT_ASSERT_EQ(found, 3);
     KT_ASSERT_EQ(vfs_unmount_at("dev", ns->a, kcred), 0);
     return 0;
