@@ -89,8 +89,9 @@ The jobs:
   net/frames         this process as the other hosts of the peer segment:
                      random, cut, badly summed, overlapping and flooding
                      frames and out-of-window segments are counted and
-                     dropped, Tempest keeps answering, and afterwards
-                     holds no packet, socket or fragment
+                     dropped, Tempest keeps answering, data out of order
+                     is held and SACKed, SACKed holes are resent, and
+                     afterwards it holds no packet, socket or fragment
                      (tests/frames_check.py)
   newcomer           README's tour typed word for word into an interactive
                      make run on a pseudo-terminal, ending in poweroff:

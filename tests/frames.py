@@ -99,6 +99,29 @@ def mss_option(mss=1460):
     return struct.pack("!BBH", 2, 4, mss)
 
 
+SACK_PERMITTED = b"\x01\x01\x04\x02"        # NOP, NOP, SACK-permitted (RFC 2018)
+
+
+def sack_option(blocks):
+    """NOP, NOP and a SACK option with blocks [(start, end), ...]."""
+    body = b"".join(struct.pack("!II", a & 0xffffffff, b & 0xffffffff) for a, b in blocks)
+    return b"\x01\x01" + struct.pack("!BB", 5, 2 + len(body)) + body
+
+
+def tcp_options(body):
+    """{kind: value bytes} of a TCP segment's options (the last of a kind)."""
+    end, i, out = (body[12] >> 4) * 4, 20, {}
+    while i < end and body[i] != 0:
+        if body[i] == 1:
+            i += 1
+            continue
+        if i + 1 >= end or body[i + 1] < 2:
+            break
+        out[body[i]] = body[i + 2:i + body[i + 1]]
+        i += body[i + 1]
+    return out
+
+
 class Frame:
     """A frame Tempest sent, its IPv4 and transport fields parsed where
     they are whole."""
@@ -147,6 +170,11 @@ class Frame:
             return None
         sp, dp = struct.unpack("!HH", self.body[:4])
         return sp, dp, self.body[8:]
+
+    def sack_blocks(self):
+        """The SACK blocks of a TCP segment, [(start, end), ...] in order."""
+        v = tcp_options(self.body).get(5, b"") if self.proto == PROTO_TCP else b""
+        return [struct.unpack("!II", v[i:i + 8]) for i in range(0, len(v) - 7, 8)]
 
     def tcp(self):
         """(sport, dport, seq, ack, flags, window, data) or None."""
@@ -275,8 +303,9 @@ class Conn:
     """One TCP connection made by hand from src:sport (src one of the
     segment's addresses this process answers for) to Tempest's port."""
 
-    def __init__(self, wire, dport, sport=None, src=None):
+    def __init__(self, wire, dport, sport=None, src=None, syn_options=None):
         self.w = wire
+        self.syn_options = mss_option() if syn_options is None else syn_options
         self.src = src or wire.ip
         self.sport = sport or random.randrange(20000, 60000)
         self.dport = dport
@@ -300,7 +329,7 @@ class Conn:
                             ident=random.randrange(65536)))
 
     def syn(self):
-        self.segment(SYN, seq=self.iss, ack=0, options=mss_option())
+        self.segment(SYN, seq=self.iss, ack=0, options=self.syn_options)
 
     def open(self, timeout=5.0):
         """The three-way handshake; true when it completed."""
@@ -309,6 +338,7 @@ class Conn:
                           and f.tcp()[3] == (self.iss + 1) & 0xffffffff, timeout)
         if f is None:
             return False
+        self.synack = f
         self.snd_nxt = (self.iss + 1) & 0xffffffff
         self.rcv_nxt = (f.tcp()[2] + 1) & 0xffffffff
         self.peer_window = f.tcp()[5]
@@ -334,6 +364,10 @@ class Conn:
         """Send data; true when exactly it comes back."""
         start = len(self.received)
         self.send(data)
+        return self.echoed(data, start, timeout)
+
+    def echoed(self, data, start, timeout=10.0):
+        """True when what came from received[start] on is exactly data."""
         end = time.monotonic() + timeout
         while len(self.received) - start < len(data):
             f = self.w.expect(self.mine, end - time.monotonic())

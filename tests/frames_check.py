@@ -44,7 +44,20 @@ them, keep serving, and hold no packet, socket or fragment afterwards.
                            challenges are answered by an ACK, no injected
                            byte is echoed, and the connection then echoes
                            exactly
-                alive      both connections close cleanly; a ping
+                reorder    a connection that offers SACK-permitted gets it
+                           in the SYN-ACK (one that did not gets no SACK
+                           block); data sent out of order, with two
+                           holes, is held: each segment past a hole is
+                           answered at once by a duplicate ACK whose SACK
+                           blocks name what is held, the latest first,
+                           and once the holes fill, all of it is echoed
+                           in order
+                sack       Tempest sends 7 segments (MSS 200) of which
+                           the 2nd and 4th are "lost": after an ACK of
+                           the 1st and four duplicate ACKs whose SACK
+                           blocks cover the 3rd and 5th-7th, it resends
+                           both holes and none of the SACKed segments
+                alive      every connection closes cleanly; a ping
                 sums       every IPv4 frame Tempest sent had its IP and
                            its ICMP, UDP or TCP checksum right
               and from what the guest prints at the end:
@@ -52,7 +65,8 @@ them, keep serving, and hold no packet, socket or fragment afterwards.
                            least the frames each counter must
                            (InHdrErrors, ReasmFails, ReasmOKs, the
                            Icmp, Udp and Tcp InCsumErrors and InErrors,
-                           ListenDrops, TCPChallengeACK)
+                           ListenDrops, TCPChallengeACK, TCPOFOQueue,
+                           TCPSackRecovery)
                 clean      once echod has ended and the queues expired,
                            /proc/net/sockstat has no TCP socket, no
                            fragment held, as many sockets as before and
@@ -87,7 +101,8 @@ SYN_QUEUE_MAX = 256             # kern/net/inet/tcp_input.c
 # sockstat's TCP memory (pages of rings) during the flood at most: the two
 # established connections' rings (4 x 208 KiB), the half-open ones none.
 MEM_PAGES = 1024
-PHASES = ("ready", "junk", "truncated", "checksums", "fragments", "synflood", "window", "alive")
+PHASES = ("ready", "junk", "truncated", "checksums", "fragments", "synflood", "window",
+          "reorder", "sack", "alive")
 CHECKS = PHASES + ("sums", "counted", "clean", "boot")
 ECHOD = os.path.join(ROOT, "build", "userland", "echod")
 
@@ -397,11 +412,93 @@ class Injector:
             wrong.append("afterwards the connection echoed %r" % a.received[-40:])
         return "; ".join(wrong)
 
+    def phase_reorder(self):
+        w, wrong = self.w, []
+        if self.a.synack.sack_blocks() or 4 in fr.tcp_options(self.a.synack.body):
+            wrong.append("SACK-permitted in the SYN-ACK of a SYN that did not offer it")
+        c = self.c = fr.Conn(w, ECHO, syn_options=fr.mss_option() + fr.SACK_PERMITTED)
+        if not c.open(10):
+            return "no SYN-ACK to a SYN offering SACK"
+        if 4 not in fr.tcp_options(c.synack.body):
+            wrong.append("the SYN-ACK did not permit SACK")
+        data = bytes(random.Random(37).randrange(32, 127) for _ in range(4000))
+        base, start = c.snd_nxt, len(c.received)
+        w.drain()
+
+        def piece(a, b, blocks):
+            """Send data[a:b] at its place; the ACK at once must still
+            name base and carry exactly blocks (relative to base)."""
+            c.segment(fr.PSH | fr.ACK, data[a:b], seq=base + a)
+            f = w.expect(lambda f: c.mine(f) and not f.tcp()[6], 3.0)
+            if f is None:
+                return "no ACK at once for bytes %d-%d held out of order" % (a, b)
+            got = [((x - base) & 0xffffffff, (y - base) & 0xffffffff) for x, y in f.sack_blocks()]
+            if f.tcp()[3] != base or got != blocks:
+                return "bytes %d-%d out of order: ACK %d with SACK %s, expected ACK %d " \
+                       "with SACK %s" % (a, b, (f.tcp()[3] - base) & 0xffffffff, got, 0, blocks)
+            return ""
+        for a, b, blocks in ((1000, 2000, [(1000, 2000)]),
+                             (3000, 3500, [(3000, 3500), (1000, 2000)]),
+                             (2500, 3000, [(2500, 3500), (1000, 2000)])):
+            why = piece(a, b, blocks)
+            if why:
+                wrong.append(why)
+                break
+        self.need("TcpExt.TCPOFOQueue", 3)
+        c.segment(fr.PSH | fr.ACK, data[:1000], seq=base)          # the first hole
+        c.segment(fr.PSH | fr.ACK, data[2000:2500], seq=base + 2000)    # the second
+        c.segment(fr.PSH | fr.ACK, data[3500:], seq=base + 3500)    # the rest, in order
+        c.snd_nxt = (base + len(data)) & 0xffffffff
+        if not c.echoed(data, start):
+            got = c.received[start:]
+            wrong.append("after the holes filled, %d of %d bytes came back%s" % (
+                len(got), len(data), "" if data.startswith(got) else ", not in order"))
+        return "; ".join(wrong)
+
+    def phase_sack(self):
+        w, wrong = self.w, []
+        d = self.d = fr.Conn(w, ECHO, syn_options=fr.mss_option(200) + fr.SACK_PERMITTED)
+        if not d.open(10):
+            return "no SYN-ACK to a SYN with MSS 200"
+        w.drain()
+        data = bytes(random.Random(38).randrange(32, 127) for _ in range(1400))
+        d.send(data)
+        segs, end = {}, time.monotonic() + 10
+        while sum(len(v) for v in segs.values()) < len(data) and time.monotonic() < end:
+            f = w.expect(d.mine, end - time.monotonic())
+            if f is not None and f.tcp()[6]:
+                segs[(f.tcp()[2] - d.rcv_nxt) & 0xffffffff] = f.tcp()[6]
+        if sorted(segs) != list(range(0, 1400, 200)):
+            return "the echo of 1400 bytes came as segments at %s, not 7 of 200" % sorted(segs)
+        s0 = d.rcv_nxt
+        ack = lambda blocks=(): d.segment(fr.ACK, ack=s0 + 200, options=fr.sack_option(
+            [(s0 + a, s0 + b) for a, b in blocks]) if blocks else b"")
+        ack()                                                       # the 1st came
+        for blocks in ([(400, 600)], [(800, 1000), (400, 600)], [(800, 1200), (400, 600)],
+                       [(800, 1400), (400, 600)]):
+            ack(blocks)                                             # duplicates, SACKing
+        self.need("TcpExt.TCPSackRecovery", 1)
+        again = [(f.tcp()[2] - s0) & 0xffffffff for f in w.collect(
+            lambda f: d.mine(f) and f.tcp()[6], 1.0)]
+        for hole in (200, 600):
+            if hole not in again:
+                wrong.append("the hole at %d was not sent again (sent: %s)" % (hole, again))
+        sacked = sorted(set(again) & {400, 800, 1000, 1200})
+        if sacked:
+            wrong.append("SACKed segments %s were sent again" % sacked)
+        d.received += data
+        d.rcv_nxt = (s0 + len(data)) & 0xffffffff
+        d.segment(fr.ACK)                                           # all of it came
+        if not d.echo(b"after the losses\n"):
+            wrong.append("afterwards the connection did not echo")
+        return "; ".join(wrong)
+
     def phase_alive(self):
         wrong = []
-        for name, c in (("the first", self.a), ("the second", getattr(self, "b", None))):
+        for name in ("a", "b", "c", "d"):
+            c = getattr(self, name, None)
             if c is not None and c.rcv_nxt is not None and not c.close():
-                wrong.append("%s connection did not close cleanly" % name)
+                wrong.append("connection %s did not close cleanly" % name)
         if not self.w.alive(0x700):
             wrong.append("no answer to a final ping")
         return "; ".join(wrong)

@@ -828,6 +828,7 @@ static void test_tcp_info(void)
 	CHECK_EQ(c.state, 1);                       /* TCP_ESTABLISHED */
 	CHECK_EQ(a.state, 1);
 	CHECK(c.options & 1);                       /* TCPI_OPT_TIMESTAMPS */
+	CHECK(c.options & 2);                       /* TCPI_OPT_SACK: both SYNs offer it */
 	CHECK(c.options & 4);                       /* TCPI_OPT_WSCALE */
 	CHECK(c.snd_mss > 0 && c.snd_mss <= 65535);
 	CHECK(c.rto >= 200000);                     /* microseconds: at least TCP_RTO_MIN */

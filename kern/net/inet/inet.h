@@ -211,6 +211,7 @@ enum inet_mib {
     ULM_IN_CSUM_ERRORS,
     /* TcpExt, /proc/net/netstat's (Linux's own counters) */
     TXM_LISTEN_OVERFLOWS, TXM_LISTEN_DROPS, TXM_PAWS_ESTAB, TXM_CHALLENGE_ACK,
+    TXM_OFO_QUEUE, TXM_OFO_DROP, TXM_SACK_RECOVERY, TXM_RENO_RECOVERY,
     /* Tempest's gauges of /proc/net/sockstat's PKT line: the packets alive
      * and their bytes, in no snmp group */
     NET_PKTS_LIVE, NET_PKT_BYTES_LIVE,

@@ -133,6 +133,8 @@ static const struct row udp_rows[] = UDP_ROWS(UDM_IN_DATAGRAMS);
 static const struct row tcpext_rows[] = {
     MIB("ListenOverflows", TXM_LISTEN_OVERFLOWS), MIB("ListenDrops", TXM_LISTEN_DROPS),
     MIB("PAWSEstab", TXM_PAWS_ESTAB), MIB("TCPChallengeACK", TXM_CHALLENGE_ACK),
+    MIB("TCPOFOQueue", TXM_OFO_QUEUE), MIB("TCPOFODrop", TXM_OFO_DROP),
+    MIB("TCPSackRecovery", TXM_SACK_RECOVERY), MIB("TCPRenoRecovery", TXM_RENO_RECOVERY),
 };
 static const struct row udplite_rows[] = UDP_ROWS(ULM_IN_DATAGRAMS);
 

@@ -42,7 +42,11 @@ enum tcp_sostate { SS_UNCONNECTED, SS_CONNECTING, SS_CONNECTED };
 #define OPT_NOP         1
 #define OPT_MSS         2
 #define OPT_WSCALE      3
+#define OPT_SACK_PERM   4
+#define OPT_SACK        5
 #define OPT_TIMESTAMP   8
+#define TCP_OOO_MAX     8                   /* out-of-order ranges a receiver holds */
+#define TCP_SACK_MAX    4                   /* SACK blocks one option carries at most */
 #define TCP_SNDBUF      16384               /* Linux's tcp_wmem[1] */
 #define TCP_RCVBUF      131072              /* Linux's tcp_rmem[1] */
 #define TCP_RING_MIN    65536               /* the least a connection buffers each way */
@@ -72,6 +76,12 @@ struct tcp_ring {
     size_t r_size, r_head, r_len;
 };
 
+/* A range of sequence space, [start, end): bytes held out of order, or
+ * bytes the peer reported in a SACK block (RFC 2018). */
+struct tcp_range {
+    uint32_t start, end;
+};
+
 /* What TCP_INFO reports that the protocol itself does not keep. */
 struct tcp_stats {
     uint64_t bytes_sent, bytes_retrans; /* data bytes sent, and of those sent again */
@@ -80,7 +90,7 @@ struct tcp_stats {
     uint32_t segs_out, segs_in;     /* every segment, and those with data: */
     uint32_t data_segs_out, data_segs_in;
     uint32_t total_retrans;         /* segments sent again (SYNs and FINs too) */
-    uint32_t rcv_ooopack;           /* data segments that came out of order (dropped) */
+    uint32_t rcv_ooopack;           /* data segments that came out of order */
     uint64_t min_rtt;               /* the least RTT sample, ns (0: none yet) */
     uint64_t last_data_sent, last_data_recv;   /* uptime_ns() of each, 0 for never */
 };
@@ -107,6 +117,18 @@ struct tcpcb {
     uint32_t ts_recent;             /* [s] the peer's TSval that our segments echo */
     uint32_t ts_offset;             /* [c] added to our clock: a random start (RFC 7323 5.4) */
     uint32_t last_ack_sent;         /* [s] the ACK field of our last segment */
+    /* SACK (RFC 2018), once both SYNs carried SACK-permitted; the
+     * out-of-order ranges are kept whether or not it was agreed */
+    bool t_sack_ok;                 /* [s] */
+    struct tcp_range rcv_ooo[TCP_OOO_MAX];  /* [s] bytes held in rcv past rcv_nxt (at
+                                     * their offsets beyond r_len), sorted, disjoint */
+    uint8_t rcv_ooo_n;              /* [s] */
+    uint32_t rcv_ooo_last;          /* [s] a sequence number of the last segment held
+                                     * out of order: its range is reported first */
+    struct tcp_range snd_sacked[TCP_OOO_MAX];   /* [s] what the peer SACKed of
+                                     * (snd_una, snd_max), sorted, disjoint */
+    uint8_t snd_sacked_n;           /* [s] */
+    uint32_t high_rxt;              /* [s] the end of the last hole resent in recovery */
     /* congestion control: NewReno (RFC 6582) */
     uint32_t cwnd, ssthresh, recover;   /* [s] */
     int dupacks;                    /* [s] */
@@ -160,6 +182,9 @@ static inline struct tcpcb *sototcp(struct socket *so) { return sotoinp(so)->inp
 size_t ring_append(struct tcp_ring *r, const void *data, size_t n);
 void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n);
 void ring_drop(struct tcp_ring *r, size_t n);
+/* Write n bytes at off past the ring's end without taking them in (r_len
+ * unchanged): the bytes that fit in its free space. */
+size_t ring_write_at(struct tcp_ring *r, size_t off, const void *data, size_t n);
 int tcp_rings_alloc(struct tcpcb *tp);
 /* A connection in TIME_WAIT sends and receives nothing more: its send ring
  * goes at once, its receive ring once no file can read it (an orphan), so
@@ -199,7 +224,33 @@ void tcp_enter_time_wait(struct tcpcb *tp);
 /* The timers: (re)arm t_timer for the earliest deadline. */
 void tcp_timers_update(struct tcpcb *tp);
 
+/* tcp_sack.c: the out-of-order ranges (receiver) and the SACK
+ * scoreboard (sender); so_lock held throughout. */
+/* Hold len bytes that came at seq, past rcv_nxt: the bytes held. */
+size_t tcp_ooo_store(struct tcpcb *tp, uint32_t seq, const uint8_t *data, size_t len);
+/* rcv_nxt moved: the bytes held that are now in order join the ring's
+ * readable part; returns how many. */
+size_t tcp_ooo_advance(struct tcpcb *tp);
+void tcp_ooo_clear(struct tcpcb *tp);
+/* The SACK option for our next segment (NOPs and all) at o, at most room
+ * bytes: its length, 0 when there is nothing to report. */
+size_t tcp_sack_option(const struct tcpcb *tp, uint8_t *o, size_t room);
+/* Its length alone. */
+size_t tcp_sack_option_len(const struct tcpcb *tp, size_t room);
+/* An ACK's SACK option (its blocks, n of them, in network order). */
+void tcp_sack_take(struct tcpcb *tp, const uint8_t *blocks, int n);
+/* snd_una moved: forget what it passed. */
+void tcp_sack_prune(struct tcpcb *tp);
+/* The next sequence to send from seq, past what the peer SACKed, and the
+ * most that may go from there before the next SACKed range. */
+uint32_t tcp_sack_skip(const struct tcpcb *tp, uint32_t seq, size_t *len);
+/* The next hole (not SACKed, below the highest SACKed byte) at or past
+ * from: true with its start. */
+bool tcp_sack_next_hole(const struct tcpcb *tp, uint32_t from, uint32_t *start);
+
 /* tcp_output.c */
+/* Send again len bytes of the send buffer from seq (a hole SACK found). */
+void tcp_resend(struct tcpcb *tp, uint32_t seq, size_t len);
 /* Our timestamp clock for tp (RFC 7323): milliseconds from a random start. */
 uint32_t tcp_ts_now(const struct tcpcb *tp);
 /* Send what the state, the windows and the buffers allow (so_lock held). */

@@ -18,19 +18,21 @@
  * completes an active open or is refused by RST; the synchronized states
  * check that a segment is in the window, take RST (exact sequence only,
  * RFC 5961), acknowledge what the ACK covers, take data in order (an
- * out-of-order segment is dropped and answered with a duplicate ACK; the
- * peer resends it) and the FIN.  Data in order is acknowledged at once for
+ * out-of-order segment is held in the receive ring past the readable
+ * bytes and answered at once with a duplicate ACK, which reports it by
+ * SACK when both SYNs offered it: tcp_sack.c) and the FIN.  Data in order is acknowledged at once for
  * a new connection's first TCP_QUICKACK_SEGS segments and every second one
  * after, else within TCP_DELACK (40 ms, Linux's delayed ACK): in the answer
  * of an interactive connection (pingpong: it answered within the delay
  * before), or once the application has read it all; a FIN, a segment out
  * of order or cut by the window at once.  Congestion control is NewReno (RFC 5681
  * slow start and congestion avoidance, RFC 6582 fast retransmit and
- * recovery on three duplicate ACKs).  The window scale option (RFC 7323)
+ * recovery on three duplicate ACKs), with SACK's help where agreed: in
+ * recovery every further duplicate ACK resends the next hole the peer's
+ * SACK blocks show, and no SACKed byte is sent again.  The window scale option (RFC 7323)
  * is offered and used when both SYNs carry it; so are timestamps (RFC
  * 7323: every segment then carries one, echoes the peer's per 4.3, and a
- * segment older than the last echoed is dropped by PAWS).  SACK is not
- * offered.  An ICMP
+ * segment older than the last echoed is dropped by PAWS).  An ICMP
  * "destination unreachable" that quotes a segment in flight
  * (tcp_ctlinput) ends a connection still being made with its
  * errno (EHOSTUNREACH, ECONNREFUSED ...); an established one keeps it as
@@ -66,6 +68,9 @@ struct seg {
     int wscale;                     /* the window scale option (-1: none; SYN only) */
     bool has_ts;                    /* the timestamps option came: */
     uint32_t tsval, tsecr;
+    bool sack_perm;                 /* SACK-permitted (SYN only) */
+    const uint8_t *sack;            /* the SACK option's blocks (8 bytes each), */
+    int sack_n;                     /* sack_n of them */
     in_addr_t src, dst;
     uint16_t sport, dport;          /* network order */
 };
@@ -87,7 +92,12 @@ static void parse_options(const uint8_t *o, size_t n, struct seg *s)
             s->mss = (uint16_t)(o[i + 2] << 8 | o[i + 3]);
         else if (syn && o[i] == OPT_WSCALE && o[i + 1] == 3)
             s->wscale = MIN(o[i + 2], 14);
-        else if (o[i] == OPT_TIMESTAMP && o[i + 1] == 10) {
+        else if (syn && o[i] == OPT_SACK_PERM && o[i + 1] == 2)
+            s->sack_perm = true;
+        else if (!syn && o[i] == OPT_SACK && (o[i + 1] - 2) % 8 == 0 && o[i + 1] > 2) {
+            s->sack = o + i + 2;
+            s->sack_n = (o[i + 1] - 2) / 8;
+        } else if (o[i] == OPT_TIMESTAMP && o[i + 1] == 10) {
             s->has_ts = true;
             s->tsval = (uint32_t)o[i + 2] << 24 | (uint32_t)o[i + 3] << 16 | o[i + 4] << 8 | o[i + 5];
             s->tsecr = (uint32_t)o[i + 6] << 24 | (uint32_t)o[i + 7] << 16 | o[i + 8] << 8 | o[i + 9];
@@ -159,6 +169,7 @@ static void take_syn(struct tcpcb *tp, const struct seg *s)
      * segment then carries 12 bytes of option, which the MSS leaves room
      * for, as Linux's does. */
     tp->t_ts_ok = s->has_ts;
+    tp->t_sack_ok = s->sack_perm;       /* offered by us always, so agreed when the peer's is */
     tp->ts_recent = s->has_ts ? s->tsval : 0;
     tp->ts_recent_set = s->has_ts;
     if (tp->t_ts_ok)
@@ -368,7 +379,9 @@ static void cc_ack(struct tcpcb *tp, uint32_t acked, uint32_t ack)
             tp->in_recovery = false;        /* a full ACK: recovery ends */
             tp->cwnd = tp->ssthresh;
         } else {
-            tp->snd_nxt = ack;              /* a partial ACK: resend the next hole */
+            /* A partial ACK: resend the next hole (SACK may have resent
+             * some already, up to high_rxt). */
+            tp->snd_nxt = tp->snd_sacked_n && SEQ_GT(tp->high_rxt, ack) ? tp->high_rxt : ack;
             tp->cwnd = tp->cwnd > acked ? tp->cwnd - acked + tp->t_maxseg : tp->t_maxseg;
         }
         return;
@@ -380,10 +393,26 @@ static void cc_ack(struct tcpcb *tp, uint32_t acked, uint32_t ack)
 }
 
 /* A duplicate ACK: the third starts fast retransmit. */
+/* In recovery with SACK: the next hole below the highest SACKed byte
+ * goes again, one segment a duplicate ACK. */
+static void sack_resend_hole(struct tcpcb *tp)
+{
+    uint32_t seq;
+    if (!tcp_sack_next_hole(tp, tp->high_rxt, &seq))
+        return;
+    size_t len = MIN((size_t)tp->t_maxseg, tp->snd.r_len - (size_t)(seq - tp->snd_una));
+    seq = tcp_sack_skip(tp, seq, &len);
+    if (!len)
+        return;
+    tcp_resend(tp, seq, len);
+    tp->high_rxt = seq + (uint32_t)len;
+}
+
 static void cc_dupack(struct tcpcb *tp)
 {
     if (tp->in_recovery) {
         tp->cwnd += tp->t_maxseg;
+        sack_resend_hole(tp);
         return;
     }
     if (++tp->dupacks < 3)
@@ -393,12 +422,14 @@ static void cc_dupack(struct tcpcb *tp)
     tp->cwnd = tp->ssthresh + 3 * tp->t_maxseg;
     tp->recover = tp->snd_max;
     tp->in_recovery = true;
+    inet_mib_count(tp->snd_sacked_n ? TXM_SACK_RECOVERY : TXM_RENO_RECOVERY);
     tp->rtt_timing = false;
     uint32_t save = tp->snd_nxt;
     tp->snd_nxt = tp->snd_una;              /* the lost segment again */
     uint32_t cw = tp->cwnd;
     tp->cwnd = tp->t_maxseg;
     tcp_output(tp);
+    tp->high_rxt = tp->snd_nxt;             /* the end of what just went again */
     tp->cwnd = cw;
     if (SEQ_GT(save, tp->snd_nxt))
         tp->snd_nxt = save;
@@ -433,6 +464,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
         return false;
     }
     uint32_t wnd = s->wnd << tp->snd_wscale;
+    tcp_sack_take(tp, s->sack, s->sack_n);
     if (SEQ_LEQ(s->ack, tp->snd_una)) {
         if (s->ack == tp->snd_una && s->len == 0 && wnd == tp->snd_wnd &&
             tp->snd_max != tp->snd_una)
@@ -451,6 +483,7 @@ static bool take_ack(struct tcpcb *tp, const struct seg *s)
         }
         ring_drop(&tp->snd, data);
         tp->snd_una = s->ack;
+        tcp_sack_prune(tp);
         if (SEQ_LT(tp->snd_nxt, tp->snd_una))
             tp->snd_nxt = tp->snd_una;
         if (tp->rtt_timing && SEQ_GT(s->ack, tp->rtt_seq)) {
@@ -517,6 +550,20 @@ static void ack_data(struct tcpcb *tp)
     }
 }
 
+/* Data past rcv_nxt: held for when the hole before it fills (its FIN is
+ * not: the peer sends it again), and a duplicate ACK at once says what
+ * came. */
+static void take_out_of_order(struct tcpcb *tp, struct seg *s)
+{
+    tp->ack_now = true;
+    s->flags &= ~TH_FIN;
+    tp->t_stats.rcv_ooopack++;
+    if (tcp_ooo_store(tp, s->seq, s->data, s->len))
+        inet_mib_count(TXM_OFO_QUEUE);
+    else
+        inet_mib_count(TXM_OFO_DROP);       /* no range left for it: the peer resends it */
+}
+
 static void take_data(struct tcpcb *tp, struct seg *s)
 {
     if (!s->len)
@@ -525,13 +572,15 @@ static void take_data(struct tcpcb *tp, struct seg *s)
         tp->t_state != TCPS_FIN_WAIT_2)
         return;
     if (s->seq != tp->rcv_nxt) {
-        tp->ack_now = true;
-        s->flags &= ~TH_FIN;                /* out of order: dropped, a duplicate ACK says so */
-        tp->t_stats.rcv_ooopack++;
+        take_out_of_order(tp, s);
         return;
     }
     size_t n = ring_append(&tp->rcv, s->data, s->len);
     tp->rcv_nxt += (uint32_t)n;
+    if (tp->rcv_ooo_n) {
+        tp->ack_now = true;                 /* a hole (partly) filled: ACK at once (RFC 5681 4.2) */
+        n += tcp_ooo_advance(tp);
+    }
     tp->t_stats.bytes_received += n;
     if (n)
         tp->t_stats.last_data_recv = tp->t_rcvtime;     /* this segment's arrival */

@@ -34,8 +34,10 @@ static size_t ts_option(const struct tcpcb *tp, uint8_t *o, uint32_t ecr)
     return TCP_TS_LEN;
 }
 
-/* The SYN's options: MSS, timestamps and the window scale we offer (a
- * SYN-ACK carries the last two only when the peer's SYN did). */
+/* The SYN's options: MSS, SACK-permitted, timestamps and the window
+ * scale we offer (a SYN-ACK carries the last three only when the peer's
+ * SYN did), laid out as Linux's: SACK-permitted takes the place of the
+ * two NOPs before the timestamps. */
 static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
 {
     size_t n = 0;
@@ -45,8 +47,22 @@ static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
     o[n++] = 4;
     memcpy(o + n, &mss, 2);
     n += 2;
-    if (!synack || tp->t_ts_ok)
-        n += ts_option(tp, o + n, synack ? tp->ts_recent : 0);
+    bool sack = !synack || tp->t_sack_ok;
+    if (!synack || tp->t_ts_ok) {
+        if (sack) {
+            ts_option(tp, o + n, synack ? tp->ts_recent : 0);
+            o[n] = OPT_SACK_PERM;
+            o[n + 1] = 2;
+            n += TCP_TS_LEN;
+        } else {
+            n += ts_option(tp, o + n, synack ? tp->ts_recent : 0);
+        }
+    } else if (sack) {
+        o[n++] = OPT_NOP;
+        o[n++] = OPT_NOP;
+        o[n++] = OPT_SACK_PERM;
+        o[n++] = 2;
+    }
     if (!synack || tp->t_wscale_ok) {
         o[n++] = OPT_NOP;
         o[n++] = OPT_WSCALE;
@@ -56,12 +72,27 @@ static size_t syn_options(const struct tcpcb *tp, uint8_t *o, bool synack)
     return n;
 }
 
-/* The options of a segment with flags: the SYN's, or the timestamps. */
+/* The room a segment's SACK blocks have: what the timestamps leave. */
+static size_t sack_room(const struct tcpcb *tp)
+{
+    return TCP_OPT_ROOM - (tp->t_ts_ok ? TCP_TS_LEN : 0);
+}
+
+/* The options of a segment with flags: the SYN's, or the timestamps and
+ * the SACK blocks. */
 static size_t segment_options(const struct tcpcb *tp, uint8_t *o, int flags)
 {
     if (flags & TH_SYN)
         return syn_options(tp, o, flags & TH_ACK);
-    return tp->t_ts_ok ? ts_option(tp, o, tp->ts_recent) : 0;
+    size_t n = tp->t_ts_ok ? ts_option(tp, o, tp->ts_recent) : 0;
+    return n + tcp_sack_option(tp, o + n, sack_room(tp));
+}
+
+/* The most data a segment may carry now: the MSS less the SACK blocks it
+ * will carry (the timestamps are already out of t_maxseg). */
+static size_t segment_max(const struct tcpcb *tp)
+{
+    return tp->t_maxseg - tcp_sack_option_len(tp, sack_room(tp));
 }
 
 static void checksum(struct pkt *p, in_addr_t src, in_addr_t dst)
@@ -167,6 +198,11 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     ip_output(p, inp->inp_laddr, inp->inp_faddr, IPPROTO_TCP, inp->inp_ttl, inp->inp_tos);
 }
 
+void tcp_resend(struct tcpcb *tp, uint32_t seq, size_t len)
+{
+    send_segment(tp, seq, len, TH_ACK);
+}
+
 static bool syn_state(const struct tcpcb *tp)
 {
     return tp->t_state == TCPS_SYN_SENT || tp->t_state == TCPS_SYN_RECEIVED;
@@ -190,9 +226,9 @@ static bool small_in_flight(const struct tcpcb *tp)
  * peer ever offered: where the MSS is as large as the receive buffer
  * (loopback's), waiting for a full segment would wait for ever, the
  * receiver announcing its window only once it has grown by half. */
-static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent)
+static bool nagle_allows(const struct tcpcb *tp, size_t len, size_t unsent, size_t full)
 {
-    if (len >= tp->t_maxseg)
+    if (len >= full)
         return true;
     if (tp->cork)
         return false;
@@ -228,16 +264,19 @@ static bool output_once(struct tcpcb *tp)
         }
         return false;
     }
+    size_t full = segment_max(tp);
+    if (tp->snd_sacked_n && SEQ_LT(tp->snd_nxt, tp->snd_max))
+        tp->snd_nxt = tcp_sack_skip(tp, tp->snd_nxt, &full);    /* no SACKed byte again */
     size_t off = tp->snd_nxt - tp->snd_una;
     size_t unsent = off < tp->snd.r_len ? tp->snd.r_len - off : 0;
     uint32_t flight = tp->snd_nxt - tp->snd_una;
     uint32_t win = MIN(tp->snd_wnd, tp->cwnd);
     size_t usable = win > flight ? win - flight : 0;
-    size_t len = MIN(MIN(unsent, usable), (size_t)tp->t_maxseg);
+    size_t len = MIN(MIN(unsent, usable), full);
     /* The FIN goes with the last of the data, or alone once all is sent;
      * Nagle never holds back the data a FIN ends (Linux's rule). */
     bool fin = tp->fin_queued && tp->snd_nxt + (uint32_t)len == fin_seq(tp);
-    bool data = len && (fin || nagle_allows(tp, len, unsent));
+    bool data = len && (fin || nagle_allows(tp, len, unsent, full));
     if (!data)
         len = 0;
     if (!len && !fin && !tp->ack_now)

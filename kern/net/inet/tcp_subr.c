@@ -31,6 +31,19 @@ size_t ring_append(struct tcp_ring *r, const void *data, size_t n)
     return n;
 }
 
+size_t ring_write_at(struct tcp_ring *r, size_t off, const void *data, size_t n)
+{
+    size_t room = r->r_size - r->r_len;
+    if (off >= room)
+        return 0;
+    n = MIN(n, room - off);
+    size_t at = (r->r_head + r->r_len + off) % r->r_size;
+    size_t first = MIN(n, r->r_size - at);
+    memcpy(r->r_buf + at, data, first);
+    memcpy(r->r_buf, (const char *)data + first, n - first);
+    return n;
+}
+
 void ring_copy(const struct tcp_ring *r, size_t off, void *dst, size_t n)
 {
     if (!n)
@@ -80,6 +93,7 @@ static void rings_free(struct tcpcb *tp)
 {
     ring_free(&tp->snd);
     ring_free(&tp->rcv);
+    tcp_ooo_clear(tp);
 }
 
 void tcp_shed_rings(struct tcpcb *tp)
@@ -87,8 +101,10 @@ void tcp_shed_rings(struct tcpcb *tp)
     if (tp->t_state != TCPS_TIME_WAIT)
         return;
     ring_free(&tp->snd);
-    if (tp->orphan)
+    if (tp->orphan) {
         ring_free(&tp->rcv);
+        tcp_ooo_clear(tp);
+    }
 }
 
 /* RFC 6528 asks for a keyed hash of the ends beside the clock; the clock

@@ -526,6 +526,7 @@ struct tcp_info_k {
 _Static_assert(sizeof(struct tcp_info_k) == 232, "Linux 6.1's struct tcp_info");
 
 #define TCPI_OPT_TIMESTAMPS     1
+#define TCPI_OPT_SACK           2
 #define TCPI_OPT_WSCALE         4
 #define TCP_CA_OPEN             0
 #define TCP_CA_DISORDER         1
@@ -555,11 +556,20 @@ static uint8_t ca_state(const struct tcpcb *tp)
 }
 
 /* The connection's window, timing and progress, as Linux's tcp_get_info
- * reports them (so_lock held).  Always 0 here: what needs SACK (sacked,
- * lost, fackets, dsack_dups, reord_seen), delayed ACKs (ato), pacing and
+ * reports them (so_lock held).  Always 0 here: what needs more of SACK
+ * than Tempest keeps (lost, fackets, dsack_dups, reord_seen), delayed ACKs (ato), pacing and
  * the delivery-rate estimator (pacing_rate, delivery_rate, busy_time,
  * rwnd_limited, sndbuf_limited, delivered), ECN (delivered_ce) and the
  * receiver's RTT estimate (rcv_rtt); max_pacing_rate is "no limit". */
+/* The bytes the peer SACKed above snd_una. */
+static uint32_t sacked_bytes(const struct tcpcb *tp)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < tp->snd_sacked_n; i++)
+        n += tp->snd_sacked[i].end - tp->snd_sacked[i].start;
+    return n;
+}
+
 static void tcp_info_fill(struct tcpcb *tp, struct tcp_info_k *ti)
 {
     const struct tcp_stats *st = &tp->t_stats;
@@ -572,7 +582,8 @@ static void tcp_info_fill(struct tcpcb *tp, struct tcp_info_k *ti)
     ti->ca_state = ca_state(tp);
     ti->retransmits = ti->backoff = (uint8_t)MIN(tp->rxtshift, 255);
     ti->probes = (uint8_t)MIN(tp->keep_probes, 255);
-    ti->options = (tp->t_ts_ok ? TCPI_OPT_TIMESTAMPS : 0) | (tp->t_wscale_ok ? TCPI_OPT_WSCALE : 0);
+    ti->options = (tp->t_ts_ok ? TCPI_OPT_TIMESTAMPS : 0) | (tp->t_sack_ok ? TCPI_OPT_SACK : 0) |
+                  (tp->t_wscale_ok ? TCPI_OPT_WSCALE : 0);
     ti->wscale = (uint8_t)((tp->snd_wscale & 15) | (tp->rcv_wscale & 15) << 4);
     ti->rto = (uint32_t)(tp->rto / 1000);
     ti->snd_mss = ti->rcv_mss = ti->advmss = mss;
@@ -581,6 +592,7 @@ static void tcp_info_fill(struct tcpcb *tp, struct tcp_info_k *ti)
         ti->sacked = (uint32_t)tp->t_backlog;
     } else {
         ti->unacked = segments(flight, mss);
+        ti->sacked = segments(sacked_bytes(tp), mss);
         ti->retrans = tp->rxtshift ? segments(tp->snd_nxt - tp->snd_una, mss) : 0;
     }
     ti->last_data_sent = ms_since(st->last_data_sent, now);
