@@ -171,7 +171,8 @@ $(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld $(BUILD)/ob
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
 $(BUILD)/ksyms.c: $(BUILD)/kernel.pass1.elf tools/mksyms.py
 	$(Q)nm -n $< > $(BUILD)/kernel.nm
-	$(Q)$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm > $@
+	$(Q)nm -n -S --defined-only $< > $(BUILD)/kernel.sized.nm
+	$(Q)$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm $(BUILD)/kernel.sized.nm > $@
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.c
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
 $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld $(BUILD)/objs.list

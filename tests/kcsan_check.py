@@ -8,7 +8,8 @@ tests/check.py:
                      race between racy_store and racy_load, and none on
                      the locked pair; t_kcsan's race through /proc/kcsan
                      is reported with kcsan_hook_racy on both sides, and
-                     none in kcsan_hook_locked; /proc/kcsan says the detector is on
+                     none in kcsan_hook_locked; each planted report names
+                     the variable raced on (racy_word, hook_count); /proc/kcsan says the detector is on
                      and armed watchpoints; the user tests pass.  The other
                      races the boot reports are listed, not judged (issue
                      34's campaign is where each one is settled).
@@ -46,6 +47,11 @@ WORKLOAD = ("t_proc", "t_thread", "t_fileio", "t_pagecache", "t_kcsan")
 # as the pair of functions each report must name; and the locked near
 # misses, which no report may name.
 PLANTED = ({"racy_store", "racy_load"}, {"kcsan_hook_racy"})
+# The variable each planted race is on, as the report's "in" line names it
+# (kern/vm/addr_describe.c).
+PLANTED_VARS = {frozenset({"racy_store", "racy_load"}): "racy_word",
+                frozenset({"kcsan_hook_racy"}): "hook_count"}
+OBJECT_RE = re.compile(r"^kcsan: data race between (\S+) and (\S+)\nkcsan:   in (.*)$", re.M)
 LOCKED = {"locked_store", "locked_load", "kcsan_hook_locked"}
 RACE_RE = re.compile(r"^kcsan: data race (?:between (\S+) and (\S+)|at (\S+):.*)$", re.M)
 PROC_RE = re.compile(r"^kcsan-proc: (\w+) (\d+)\s*$", re.M)
@@ -92,6 +98,14 @@ def planted_problems(output):
     if {"kcsan_hook_racy"} not in pairs:
         p.append("no 'kcsan: data race between kcsan_hook_racy+.. and kcsan_hook_racy+..' "
                  "line (t_kcsan's race through /proc/kcsan)")
+    objects = {}
+    for m in OBJECT_RE.finditer(output):
+        objects.setdefault(frozenset({fn(m.group(1)), fn(m.group(2))}), m.group(3))
+    for pair, var in PLANTED_VARS.items():
+        said = objects.get(pair)
+        if pair in map(frozenset, pairs) and not (said or "").startswith("the variable %s+" % var):
+            p.append("the report of %s does not say it is in the variable %s (it says %r)"
+                     % ("/".join(sorted(pair)), var, said))
     locked = [s for s in pairs if s & LOCKED]
     if locked:
         p.append("a race reported on a locked pair: %s" % sorted(locked[0], key=str))

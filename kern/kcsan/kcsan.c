@@ -33,6 +33,10 @@
  * writes plainly is this kernel's usual lockless peek.  Accesses to user
  * addresses and to the device hole of the direct map are never watched.
  *
+ * A report names the object the watched address lies in when it can
+ * (kern/vm/addr_describe.c): a variable, a struct page, a heap object
+ * and, under kmemdebug=on, the site that allocated it.
+ *
  * Each race prints once per pair of call sites (unordered); later sightings
  * are only counted.  The pairs live in a small open-addressed table under
  * pairs_lock; when it is full, a race is counted as dropped.
@@ -63,6 +67,7 @@
 #include <kern/lib/ksyms.h>
 #include <kern/lib/options.h>
 #include <kern/lock/lock.h>
+#include <kern/vm/addr_describe.h>
 #include <drivers/platform/timer.h>
 
 #define KC_HELD  6              /* held locks kept for the other side */
@@ -434,6 +439,9 @@ static void report(struct kcsan_cpu *kc, bool hit, uint64_t before, uint64_t aft
     else
         kprintf("kcsan: data race at %s: the value changed (0x%lx -> 0x%lx), the other "
                 "access unseen\n", a, (unsigned long)before, (unsigned long)after);
+    char what[160];
+    if (addr_describe(what, sizeof what, w->me.addr))
+        kprintf("kcsan:   in %s\n", what);
     print_side("watched", &w->me);
     print_stack(&w->me);
     if (hit) {

@@ -246,6 +246,57 @@ void kfree(void *p)
     intr_restore(f);
 }
 
+/* The head of the whole-page block page pfn belongs to, or NULL (a block
+ * is at most 2^LARGE_ORDER_MAX pages). */
+#define LARGE_ORDER_MAX 10
+static struct page *large_head(uint64_t pfn)
+{
+    for (uint64_t i = 0; i < (1UL << LARGE_ORDER_MAX) && i <= pfn; i++) {
+        struct page *pg = pfn_to_page(pfn - i);
+        uint16_t f = page_flags(pg);
+        if (f & PG_LARGE)
+            return i < (1UL << pg->order) ? pg : NULL;
+        if (f & PG_SLAB)
+            return NULL;
+    }
+    return NULL;
+}
+
+static bool slab_object_of(uintptr_t addr, struct page *pg, struct kmem_object *o)
+{
+    const struct size_class *sc = pg->owner;
+    if (!sc)
+        return false;
+    uintptr_t base = (uintptr_t)page_to_virt(pg);
+    uintptr_t slot = base + (addr - base) / sc->size * sc->size;
+    if (slot == base)
+        return false;                   /* the slab's own header */
+    o->start = slot;
+    o->size = sc->size;
+    o->site = 0;
+    if (kmem_debug_on && !kmem_debug_object(slot, &o->start, &o->size, &o->site)) {
+        o->start = slot;                /* a free slot: its whole size */
+        o->size = sc->size;
+    }
+    return true;
+}
+
+bool kmem_object_of(uintptr_t addr, struct kmem_object *o)
+{
+    if (addr < DIRECT_MAP || addr - DIRECT_MAP >= (max_pfn << PAGE_SHIFT))
+        return false;
+    uint64_t pfn = (addr - DIRECT_MAP) >> PAGE_SHIFT;
+    struct page *pg = pfn_to_page(pfn);
+    if (page_flags(pg) & PG_SLAB)
+        return slab_object_of(addr, pg, o);
+    if (!(pg = large_head(pfn)))
+        return false;
+    o->start = (uintptr_t)page_to_virt(pg);
+    o->size = PAGE_SIZE << pg->order;
+    o->site = 0;
+    return true;
+}
+
 void kmem_init(void)
 {
     kmem_debug_on = opts.kmemdebug;

@@ -41,6 +41,17 @@ size_t kmem_debug_slot(size_t size)
     return HEADER + size + MIN_REDZONE;
 }
 
+bool kmem_debug_object(uintptr_t slot, uintptr_t *start, size_t *size, uintptr_t *site)
+{
+    const struct kmem_header *h = (const struct kmem_header *)slot;
+    if (h->state != STATE_ALLOC)
+        return false;
+    *start = slot + HEADER;
+    *size = h->size;
+    *site = h->alloc_site;
+    return true;
+}
+
 void kmem_debug_fresh(void *slot)
 {
     ((struct kmem_header *)slot)->state = STATE_FRESH;

@@ -10,6 +10,9 @@
 
 /* Set once by kmem_init from the boot option, before any allocation. */
 extern bool kmem_debug_on;
+/* The object in a slot as its caller sees it (start and requested size)
+ * and the site that allocated it: false when the slot is not allocated. */
+bool kmem_debug_object(uintptr_t slot, uintptr_t *start, size_t *size, uintptr_t *site);
 
 /* Bytes of a slot that holds a checked object of size bytes. */
 size_t kmem_debug_slot(size_t size);
