@@ -111,6 +111,10 @@ KCFLAGS  += -DTEMPEST_KCSAN
 TSAN_FLAGS := -fsanitize=thread --param tsan-distinguish-volatile=1 \
               --param tsan-instrument-func-entry-exit=0 -Wno-tsan
 export TEMPEST_KERNEL := $(abspath $(BUILD))/kernel.elf
+# The table of the access hooks' call sites (tools/tsan_sites.py), which
+# kcsan=off turns into no-ops: empty in the first link, filled in the second.
+SITES0 := $(BUILD)/tsan_sites0.o
+SITES  := $(BUILD)/tsan_sites.o
 endif
 
 KLDFLAGS := -nostdlib -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments -T boot/linker.ld
@@ -167,17 +171,26 @@ $(BUILD)/ksyms0.c: tools/mksyms.py
 	$(PYTHON) tools/mksyms.py > $@
 $(BUILD)/ksyms0.o: $(BUILD)/ksyms0.c
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o boot/linker.ld $(BUILD)/objs.list
-	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o
+$(BUILD)/kernel.pass1.elf: $(KOBJS) $(BUILD)/ksyms0.o $(SITES0) boot/linker.ld $(BUILD)/objs.list
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms0.o $(SITES0)
 $(BUILD)/ksyms.c: $(BUILD)/kernel.pass1.elf tools/mksyms.py
 	$(Q)nm -n $< > $(BUILD)/kernel.nm
 	$(Q)nm -n -S --defined-only $< > $(BUILD)/kernel.sized.nm
 	$(Q)$(PYTHON) tools/mksyms.py $(BUILD)/kernel.nm $(BUILD)/kernel.sized.nm > $@
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.c
 	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
-$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o boot/linker.ld $(BUILD)/objs.list
+$(BUILD)/tsan_sites0.c: tools/tsan_sites.py
+	@mkdir -p $(BUILD)
+	$(Q)$(PYTHON) tools/tsan_sites.py > $@
+$(BUILD)/tsan_sites.c: $(BUILD)/kernel.pass1.elf tools/tsan_sites.py
+	$(Q)objdump -d --no-show-raw-insn $< | $(PYTHON) tools/tsan_sites.py - > $@
+$(BUILD)/tsan_sites0.o: $(BUILD)/tsan_sites0.c
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/tsan_sites.o: $(BUILD)/tsan_sites.c
+	$(Q)$(CC) $(KCFLAGS) -c $< -o $@
+$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o $(SITES) boot/linker.ld $(BUILD)/objs.list
 	@echo "  LD      $@"
-	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJS) $(BUILD)/ksyms.o $(SITES)
 	$(Q)nm -n $@ | awk '$$2 ~ /[tT]/' > $(BUILD)/kernel.text2
 	$(Q)awk '$$2 ~ /[tT]/' $(BUILD)/kernel.nm | cmp -s - $(BUILD)/kernel.text2 || \
 	  { echo "text symbols moved between link passes"; exit 1; }

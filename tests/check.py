@@ -133,6 +133,8 @@ The jobs:
                      kcsan/user/P/long on default, svr4mp and hector with
                      cluster=4, ktest=all and the user tests under KCSAN=1,
                      each failing on any race but the planted ones)
+  kcsan/off          the KCSAN=1 kernel with kcsan=off on up: every reporting
+                     hook's call made a no-op at boot, user tests passing
   debian/netprogs    Debian's redis, memcached, nginx with curl, and iperf3
                      over loopback, inside Tempest and on the Linux peer
                      (tests/netprogs_check.py)
@@ -284,7 +286,7 @@ def all_jobs():
     jobs += [("topology/" + p, boot_check.make_topology_job(p)) for p in small]
     jobs += rel_check.jobs()
     jobs += [("upbuild/ktest", papers_check.job_upbuild), ("alloc/default", papers_check.job_alloc)]
-    jobs += [("kcsan/default", kcsan_check.job_kcsan)]
+    jobs += [("kcsan/default", kcsan_check.job_kcsan), ("kcsan/off", kcsan_check.job_kcsan_off)]
     return jobs
 
 

@@ -14,6 +14,11 @@ tests/check.py:
                      races the boot reports are listed, not judged (issue
                      34's campaign is where each one is settled).
 
+  kcsan/off          the same kernel booted on up with kcsan=off: every
+                     call site of a reporting hook in the link-time table
+                     made a no-op (none left, more than OFF_SITES_MIN),
+                     and a few user tests pass on the patched code
+
 make check-long (--long) adds the campaign, a kernel boot and a user boot
 on each of default, svr4mp and hector with cluster=4:
 
@@ -53,6 +58,11 @@ PLANTED_VARS = {frozenset({"racy_store", "racy_load"}): "racy_word",
                 frozenset({"kcsan_hook_racy"}): "hook_count"}
 OBJECT_RE = re.compile(r"^kcsan: data race between (\S+) and (\S+)\nkcsan:   in (.*)$", re.M)
 LOCKED = {"locked_store", "locked_load", "kcsan_hook_locked"}
+# kcsan=off: the patched sites (a KCSAN=1 kernel has about 24000) and the
+# user tests that run on the patched code.
+OFF_RE = re.compile(r"^kcsan: off: (\d+) hook calls made no-ops, (\d+) sites left", re.M)
+OFF_SITES_MIN = 10000
+OFF_WORKLOAD = ("t_proc", "t_fileio")
 RACE_RE = re.compile(r"^kcsan: data race (?:between (\S+) and (\S+)|at (\S+):.*)$", re.M)
 PROC_RE = re.compile(r"^kcsan-proc: (\w+) (\d+)\s*$", re.M)
 
@@ -163,6 +173,44 @@ def job_kcsan(ctx):
         for a, b in others:
             print("INFO %s: race reported between %s and %s" % (name, a, b or "(value changed)"),
                   flush=True)
+    ctx.results.add(name, r.ok, fail_reason(r, []))
+
+
+def off_problems(output):
+    """What is wrong with kcsan=off's patching, from the console."""
+    m = OFF_RE.search(output)
+    if not m:
+        return ["no 'kcsan: off: N hook calls made no-ops' line"]
+    done, left = int(m.group(1)), int(m.group(2))
+    p = []
+    if done < OFF_SITES_MIN:
+        p.append("only %d hook calls made no-ops (at least %d expected)" % (done, OFF_SITES_MIN))
+    if left:
+        p.append("%d call sites of the table were not calls to a hook" % left)
+    return p
+
+
+def job_kcsan_off(ctx):
+    name = "kcsan/off"
+    problem = build_kcsan()
+    if problem:
+        ctx.results.add(name, False, "not booted: the build failed")
+        return
+    user_check.build_userland()
+    cmds = [(n, "/tests/" + n) for n in OFF_WORKLOAD]
+    tmp = tempfile.mkdtemp(prefix="tempest-kcsan-off-")
+    try:
+        img = user_check.make_image(tmp, cmds)
+        r = ctx.boot(name, "up", "root=vda kcsan=off poweroff", T_USER,
+                     kernel=KCSAN_KERNEL, disk_images=[img])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if r is None:
+        return budget_gone(ctx, [name, name + "/patched"])
+    for test, ok, reason in user_check.judge(r.output, cmds):
+        ctx.results.add(name + "/" + test, ok, reason)
+    problems = off_problems(r.output)
+    ctx.results.add(name + "/patched", r.ok and not problems, fail_reason(r, problems))
     ctx.results.add(name, r.ok, fail_reason(r, []))
 
 

@@ -65,6 +65,56 @@ void __tsan_write_range(void *p, size_t n)
     access(p, n, KC_WRITE, SITE);
 }
 
+/* ---- kcsan=off: the reporting calls made no-ops ---- */
+
+#define HOOKS(n)     (const void *)__tsan_read##n, (const void *)__tsan_write##n,     (const void *)__tsan_unaligned_read##n, (const void *)__tsan_unaligned_write##n,     (const void *)__tsan_volatile_read##n, (const void *)__tsan_volatile_write##n,     (const void *)__tsan_unaligned_volatile_read##n,     (const void *)__tsan_unaligned_volatile_write##n
+
+/* The hooks whose calls may go: they report, the caller does the access. */
+static const void *const reporting_hooks[] = {
+    HOOKS(1), HOOKS(2), HOOKS(4), HOOKS(8), HOOKS(16),
+    (const void *)__tsan_read_range, (const void *)__tsan_write_range,
+};
+
+extern const uint32_t kcsan_call_sites[];       /* offsets from KERNEL_VMA */
+extern const size_t kcsan_call_site_count;
+
+#define CALL_REL32 0xE8
+static const uint8_t nop5[5] = { 0x0F, 0x1F, 0x44, 0x00, 0x00 };  /* nopl 0(%rax,%rax) */
+
+static bool calls_reporting_hook(const uint8_t *at)
+{
+    if (at[0] != CALL_REL32)
+        return false;
+    int32_t rel;
+    __builtin_memcpy(&rel, at + 1, sizeof rel);
+    const void *target = at + 5 + rel;
+    for (size_t i = 0; i < sizeof reporting_hooks / sizeof reporting_hooks[0]; i++)
+        if (reporting_hooks[i] == target)
+            return true;
+    return false;
+}
+
+size_t kcsan_unhook(size_t *skipped)
+{
+    size_t done = 0;
+    *skipped = 0;
+    for (size_t i = 0; i < kcsan_call_site_count; i++) {
+        const uint8_t *at = (const uint8_t *)(KERNEL_VMA + kcsan_call_sites[i]);
+        if (!calls_reporting_hook(at)) {
+            (*skipped)++;
+            continue;
+        }
+        /* Written through the direct map, which maps the image writable
+         * whatever the text mapping allows; the CPU (and QEMU) see the
+         * change at the next fetch of the bytes. */
+        uint8_t *w = phys_to_virt(virt_to_phys(at));
+        for (int b = 0; b < 5; b++)
+            w[b] = nop5[b];
+        done++;
+    }
+    return done;
+}
+
 /* ---- what the detector has no use for ---- */
 
 void __tsan_init(void);
