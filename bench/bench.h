@@ -34,10 +34,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,6 +204,33 @@ static inline void bench_sink(int fd, char *buf, size_t size)
 	char c = r == 0 ? 'k' : 'e';
 	syscall(SYS_write, fd, &c, 1);
 	syscall(SYS_exit_group, 0);
+}
+
+/* The end of a measure() whose partner is a child: close our end fd (its
+ * end of file tells the child to finish) and reap it.  The result is err
+ * if there was one, -ECHILD unless the child exited with status 0 and
+ * `ok` holds (whatever else the caller required of it), else ns. */
+static inline long long bench_reap(int fd, int pid, long long err, int ok, long long ns)
+{
+	int status;
+
+	syscall(SYS_close, fd);
+	syscall(SYS_wait4, pid, &status, 0, NULL);
+	if (err)
+		return err;
+	if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -ECHILD;
+	return ns;
+}
+
+/* The same for a child that serves until killed: err, or ns. */
+static inline long long bench_kill_reap(int pid, long long err, long long ns)
+{
+	int status;
+
+	syscall(SYS_kill, pid, SIGKILL);
+	syscall(SYS_wait4, pid, &status, 0, NULL);
+	return err ? err : ns;
 }
 
 static inline int bench_main(int argc, char **argv)

@@ -50,14 +50,7 @@ long long measure(long n)
 		err = -EPIPE;
 	long long ns = bench_now_ns() - start;
 
-	syscall(SYS_close, fd);
-	int status;
-	syscall(SYS_wait4, pid, &status, 0, NULL);
-	if (err)
-		return err;
-	if (c != 'k' || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return -ECHILD;
-	return ns;
+	return bench_reap(fd, pid, err, c == 'k', ns);
 }
 
 BENCH_MAIN

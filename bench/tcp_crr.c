@@ -69,10 +69,7 @@ long long measure(long n)
 		err = one_connection(port);
 	long long ns = bench_now_ns() - start;
 
-	syscall(SYS_kill, pid, SIGKILL);
-	int status;
-	syscall(SYS_wait4, pid, &status, 0, NULL);
-	return err ? err : ns;
+	return bench_kill_reap(pid, err, ns);
 }
 
 BENCH_MAIN

@@ -42,14 +42,7 @@ long long measure(long n)
 	}
 	long long ns = bench_now_ns() - start;
 
-	syscall(SYS_close, fd);                   /* the child reads end of file */
-	int status;
-	syscall(SYS_wait4, pid, &status, 0, NULL);
-	if (err)
-		return err;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return -ECHILD;
-	return ns;
+	return bench_reap(fd, pid, err, 1, ns);   /* the child reads end of file */
 }
 
 BENCH_MAIN

@@ -62,11 +62,8 @@ long long measure(long n)
 	}
 	long long ns = bench_now_ns() - start;
 
-	syscall(SYS_kill, pid, SIGKILL);
-	int status;
-	syscall(SYS_wait4, pid, &status, 0, NULL);
 	syscall(SYS_close, me);
-	return err ? err : ns;
+	return bench_kill_reap(pid, err, ns);
 }
 
 BENCH_MAIN

@@ -179,7 +179,8 @@ void ether_test_input(struct netif *ifp, const void *frame, size_t len);
  * net_timer_stop before the memory goes. */
 struct net_timer {
     struct callout nt_callout;      /* [c] */
-    struct net_timer *nt_next;      /* [w] the work list */
+    struct net_timer *nt_next;      /* [w] the work list, */
+    struct net_timer **nt_prevp;    /* [w] and the link that points here (O(1) removal) */
     bool nt_queued;                 /* [w] */
     void (*nt_fn)(void *arg);       /* [c] */
     void *nt_arg;                   /* [c] */

@@ -375,6 +375,7 @@ void net_timer_init(struct net_timer *nt, void (*fn)(void *), void *arg)
 {
     callout_setup(&nt->nt_callout);
     nt->nt_next = NULL;
+    nt->nt_prevp = NULL;
     nt->nt_queued = false;
     nt->nt_fn = fn;
     nt->nt_arg = arg;
@@ -387,6 +388,9 @@ static void net_timer_fire(void *arg)
     if (!nt->nt_queued) {
         nt->nt_queued = true;
         nt->nt_next = net_work;
+        if (net_work)
+            net_work->nt_prevp = &nt->nt_next;
+        nt->nt_prevp = &net_work;
         net_work = nt;
     }
     spin_unlock(&net_work_lock);
@@ -408,10 +412,9 @@ void net_timer_stop(struct net_timer *nt)
         spin_lock(&net_work_lock);
     }
     if (nt->nt_queued) {
-        struct net_timer **pp = &net_work;
-        while (*pp != nt)
-            pp = &(*pp)->nt_next;
-        *pp = nt->nt_next;
+        *nt->nt_prevp = nt->nt_next;
+        if (nt->nt_next)
+            nt->nt_next->nt_prevp = nt->nt_prevp;
         nt->nt_queued = false;
     }
     spin_unlock(&net_work_lock);
@@ -436,6 +439,8 @@ static bool take_work(void (**fn)(void *), void **arg)
     struct net_timer *nt = net_work;
     if (nt) {
         net_work = nt->nt_next;
+        if (net_work)
+            net_work->nt_prevp = &net_work;
         nt->nt_queued = false;
         net_running = nt;
         *fn = nt->nt_fn;

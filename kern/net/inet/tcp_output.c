@@ -187,7 +187,9 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     count_out(tp, seq, len, flags);
     if (len && len < tp->t_maxseg)
         tp->snd_sml = seq + (uint32_t)len;
-    if (len && tp->t_stats.last_data_recv && uptime_ns() - tp->t_stats.last_data_recv < TCP_DELACK)
+    /* count_out has just stamped last_data_sent with this segment's time. */
+    if (len && tp->t_stats.last_data_recv &&
+        tp->t_stats.last_data_sent - tp->t_stats.last_data_recv < TCP_DELACK)
         tp->pingpong = true;            /* an answer to what came: interactive */
     if (flags & TH_ACK) {
         tp->last_ack_sent = tp->rcv_nxt;
