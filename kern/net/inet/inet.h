@@ -60,16 +60,27 @@ struct pkt {
     uint8_t *p_data;                /* the first byte of what is left */
     uint32_t p_len;                 /* bytes from p_data on */
     uint32_t p_size;                /* bytes of p_buf */
+    uint8_t p_csum;                 /* PKT_CSUM_*: what is known of its transport checksum */
+    uint8_t p_csum_at;              /* PKT_CSUM_PARTIAL: the field's offset in the
+                                     * transport header */
     uint8_t p_buf[];
 };
 
+/* A packet's transport checksum, as Linux's skb->ip_summed.  NONE: as the
+ * bytes say (input checks it; output has filled it in).  UNNECESSARY: the
+ * packet never left memory (loopback sets it), so input skips the check:
+ * on a big segment the sum costs as much as a copy.  PARTIAL: the field
+ * at p_csum_at holds only the pseudo-header's sum, folded; a packet that
+ * leaves by a real interface is finished first (pkt_csum_finish, called
+ * by ip_output), one delivered by loopback never is, and input trusts it. */
+enum { PKT_CSUM_NONE, PKT_CSUM_UNNECESSARY, PKT_CSUM_PARTIAL };
+#define pkt_csum_trusted(p) ((p)->p_csum != PKT_CSUM_NONE)
+/* Fill in a PARTIAL packet's checksum; p_data at its transport header. */
+void pkt_csum_finish(struct pkt *p);
+
 /* A packet with room for len bytes after PKT_HEADROOM; p_data at the
- * room's start, p_len len.  NULL when memory is short (the packet is
- * dropped, never the kernel). */
-/* p came over loopback, which cannot damage it: its transport checksum
- * goes unchecked (Linux's CHECKSUM_UNNECESSARY; on a big segment the sum
- * costs as much as a copy). */
-#define pkt_csum_trusted(p) ((p)->p_if && ((p)->p_if->if_flags & IFF_LOOPBACK))
+ * room's start, p_len len, checksum state NONE.  NULL when memory is
+ * short (the packet is dropped, never the kernel). */
 struct pkt *pkt_alloc(size_t len);
 void pkt_free(struct pkt *p);
 /* A packet of the caller's bytes (all that is left of sx) after hdr bytes

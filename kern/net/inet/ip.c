@@ -103,6 +103,8 @@ int ip_output(struct pkt *p, in_addr_t src, in_addr_t dst, int proto, uint8_t tt
     }
     if (proto == IPPROTO_ICMP && p->p_len)
         icmp_mib_out(p->p_data[0]);
+    if (!(ifp->if_flags & IFF_LOOPBACK))
+        pkt_csum_finish(p);                 /* it leaves the host: the sum must be whole */
     struct iphdr *ip = pkt_push(p, IP_HDR_LEN);
     ip->ihl_version = 0x45;
     ip->tos = tos;

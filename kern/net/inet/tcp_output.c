@@ -95,6 +95,17 @@ static size_t segment_max(const struct tcpcb *tp)
     return tp->t_maxseg - tcp_sack_option_len(tp, sack_room(tp));
 }
 
+/* A segment's checksum left to be finished where it leaves the host
+ * (PKT_CSUM_PARTIAL): the field holds the pseudo-header's sum; loopback
+ * never finishes it, as Linux's CHECKSUM_PARTIAL on lo. */
+static void checksum_partial(struct pkt *p, in_addr_t src, in_addr_t dst)
+{
+    struct tcphdr *th = (struct tcphdr *)p->p_data;
+    th->cksum = (uint16_t)~in_cksum_fold(in_pseudo(src, dst, IPPROTO_TCP, p->p_len));
+    p->p_csum = PKT_CSUM_PARTIAL;
+    p->p_csum_at = __builtin_offsetof(struct tcphdr, cksum);
+}
+
 static void checksum(struct pkt *p, in_addr_t src, in_addr_t dst)
 {
     struct tcphdr *th = (struct tcphdr *)p->p_data;
@@ -183,7 +194,7 @@ static void send_segment(struct tcpcb *tp, uint32_t seq, size_t len, int flags)
     memcpy(p->p_data + TCP_HDR_LEN, opts, olen);
     if (len)
         ring_copy(&tp->snd, seq - tp->snd_una, p->p_data + hlen, len);
-    checksum(p, inp->inp_laddr, inp->inp_faddr);
+    checksum_partial(p, inp->inp_laddr, inp->inp_faddr);
     count_out(tp, seq, len, flags);
     if (len && len < tp->t_maxseg)
         tp->snd_sml = seq + (uint32_t)len;
