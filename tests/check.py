@@ -90,7 +90,9 @@ The jobs:
                      random, cut, badly summed, overlapping and flooding
                      frames and out-of-window segments are counted and
                      dropped, Tempest keeps answering, data out of order
-                     is held and SACKed, SACKed holes are resent, and
+                     is held and SACKed, SACKed holes are resent, a flood
+                     while a hog holds the memory is dropped and counted
+                     (and the hog, not init, dies if memory runs out), and
                      afterwards it holds no packet, socket or fragment
                      (tests/frames_check.py)
   newcomer           README's tour typed word for word into an interactive

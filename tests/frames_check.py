@@ -57,6 +57,14 @@ them, keep serving, and hold no packet, socket or fragment afterwards.
                            the 1st and four duplicate ACKs whose SACK
                            blocks cover the 3rd and 5th-7th, it resends
                            both holes and none of the SACKed segments
+                pressure   echod's child takes memory until less than
+                           768 kB is free (and keeps it so); then 64
+                           datagrams' worth of fragments that never
+                           complete (about 2,900 frames), UDP echoes and
+                           pings: frames are dropped for want of memory
+                           and counted (eth0's drops in /proc/net/dev),
+                           and once the memory is let go Tempest answers
+                           pings, UDP and the first connection again
                 alive      every connection closes cleanly; a ping
                 sums       every IPv4 frame Tempest sent had its IP and
                            its ICMP, UDP or TCP checksum right
@@ -102,7 +110,7 @@ SYN_QUEUE_MAX = 256             # kern/net/inet/tcp_input.c
 # established connections' rings (4 x 208 KiB), the half-open ones none.
 MEM_PAGES = 1024
 PHASES = ("ready", "junk", "truncated", "checksums", "fragments", "synflood", "window",
-          "reorder", "sack", "alive")
+          "reorder", "sack", "pressure", "alive")
 CHECKS = PHASES + ("sums", "counted", "clean", "boot")
 ECHOD = os.path.join(ROOT, "build", "userland", "echod")
 
@@ -379,13 +387,31 @@ class Injector:
                               fr.tcp(src, w.tempest_ip, sport, SINK, ack, 0, fr.RST)), gap=0.001)
         return "; ".join(wrong)
 
+    def ask(self, what, timeout=5.0, tries=1):
+        """Send echod the command what (bytes); its answer (text) or None."""
+        w = self.w
+        for _ in range(tries):
+            sport = random.randrange(41000, 60000)
+            w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
+                              fr.udp(w.ip, w.tempest_ip, sport, ECHO, what)))
+            f = w.expect(lambda f: f.udp() is not None and f.udp()[1] == sport, timeout)
+            if f:
+                return f.udp()[2].decode("ascii", "replace")
+        return None
+
     def sockstat(self):
         """/proc/net/sockstat now, by echod (parsed), or None."""
-        w = self.w
-        w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
-                          fr.udp(w.ip, w.tempest_ip, 40001, ECHO, b"sockstat")))
-        f = w.expect(lambda f: f.udp() is not None and f.udp()[1] == 40001, 5)
-        return sockstat(f.udp()[2].decode("ascii", "replace")) if f else None
+        text = self.ask(b"sockstat")
+        return sockstat(text) if text is not None else None
+
+    def rx_dropped(self, tries=1):
+        """eth0's receive drops in /proc/net/dev, by echod, or None."""
+        text = self.ask(b"netdev", tries=tries)
+        for line in (text or "").splitlines():
+            name, _, rest = line.partition(":")
+            if name.strip() == "eth0" and len(rest.split()) > 3:
+                return int(rest.split()[3])
+        return None
 
     def phase_window(self):
         a, w, wrong = self.a, self.w, []
@@ -491,6 +517,45 @@ class Injector:
         d.segment(fr.ACK)                                           # all of it came
         if not d.echo(b"after the losses\n"):
             wrong.append("afterwards the connection did not echo")
+        return "; ".join(wrong)
+
+    def pressure_flood(self):
+        """Fragments of 64 datagrams that never complete, enough to fill
+        the reassembly memory (IPFRAG_MEM) twice over, with UDP echoes and
+        pings among them."""
+        w = self.w
+        for n, off in enumerate(range(0, 64000, 1480)):
+            for ident in range(64):
+                w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP, bytes(1480),
+                                  ident=0x5000 + ident, frag=0x2000 | (off // 8)), gap=0)
+            w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
+                              fr.udp(w.ip, w.tempest_ip, 40500 + n, ECHO, bytes(1000))), gap=0)
+            w.ping(0x800 + n, 0, timeout=0.01)
+        w.drain(1.0)
+
+    def phase_pressure(self):
+        w, wrong = self.w, []
+        before = self.rx_dropped(tries=3)
+        if before is None:
+            return "echod did not answer with /proc/net/dev"
+        hog = self.ask(b"hog", timeout=120)
+        if not hog or not re.match(r"^hog \d+ \d+$", hog):
+            self.ask(b"unhog", tries=3)
+            return "echod's child did not take the memory (it said %r)" % hog
+        self.pressure_flood()
+        unhog = self.ask(b"unhog", timeout=10, tries=5)
+        if not unhog or not unhog.startswith("unhog "):
+            wrong.append("no answer to unhog (%r)" % unhog)
+        after = self.rx_dropped(tries=5)
+        if after is None or after <= before:
+            wrong.append("no frame was dropped for want of memory (eth0 drops %s, then %s; "
+                         "the hog said %r)" % (before, after, hog))
+        if not w.alive(0x900):
+            wrong.append("no answer to a ping once the memory was let go")
+        if self.ask(b"still there", tries=3) != "still there":
+            wrong.append("no UDP echo once the memory was let go")
+        if not self.a.echo(b"after the pressure\n"):
+            wrong.append("the first connection did not echo once the memory was let go")
         return "; ".join(wrong)
 
     def phase_alive(self):

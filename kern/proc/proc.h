@@ -706,6 +706,11 @@ void proc_exit(int status) __noreturn;
 /* Mark the calling process to die by sig at its return to user mode
  * (prints why). */
 void proc_kill_current(int sig, const char *why);
+/* Memory is out (kern/proc/oom.c): kill the process holding the most,
+ * unless one killed before is still leaving.  True when the caller should
+ * try again (another process goes, or is going); false when the caller is
+ * the one to die. */
+bool oom_kill_other(void);
 
 /* Executable loading (kern/proc/exec.c).  args: argc then envc strings,
  * each NUL-terminated, packed in one buffer. */

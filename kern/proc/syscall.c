@@ -171,11 +171,16 @@ static int signal_of(uint64_t vector)
     }
 }
 
+/* Kills for memory one fault may cause before its own process is taken. */
+#define OOM_VICTIMS 4
+
 static void user_fault(struct trapframe *tf, vaddr_t addr)
 {
     intr_enable();
     int access = (tf->error & 2) ? FA_WRITE : (tf->error & 16) ? FA_EXEC : FA_READ;
     int err = as_fault(curthread()->as, addr, access);
+    for (int n = 0; err == -ENOMEM && n < OOM_VICTIMS && oom_kill_other(); n++)
+        err = as_fault(curthread()->as, addr, access);     /* waits for the pages back */
     if (err == -ENOMEM) {
         proc_kill_current(SIGKILL, "out of memory");
     } else if (err && err != -EFAULT && err != -EACCES) {

@@ -5,9 +5,20 @@
  *   TCP port ECHO   echoes every byte of every connection (many at once)
  *   TCP port SINK   listens with a backlog of BACKLOG and never accepts:
  *                   the target of a SYN flood
- *   UDP port ECHO   echoes each datagram to its sender; the datagram
- *                   "sockstat" is answered with /proc/net/sockstat
- *                   instead, and "done" ends the program (exit status 0)
+ *   UDP port ECHO   echoes each datagram to its sender; these are
+ *                   commands instead:
+ *                     sockstat  answered with /proc/net/sockstat
+ *                     netdev    answered with /proc/net/dev
+ *                     hog       a child takes anonymous memory until
+ *                               MemFree is below HOG_LEAVE_KB, answers
+ *                               "hog TAKEN_KB FREE_KB" (or "hog failed
+ *                               ...")
+ *                               and holds it, taking more whenever the
+ *                               kernel frees some, until "unhog"
+ *                     unhog     the child is killed and reaped; answered
+ *                               "unhog FREE_KB"
+ *                     done      ends the program (exit status 0; a hog
+ *                               still held is let go first)
  *
  *   usage: echod [ECHO SINK BACKLOG]      (defaults 7 8 16)
  *
@@ -19,13 +30,21 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNS 64
+#define HOG_LEAVE_KB 768                /* what the hog leaves free */
+#define HOG_CHUNK (1 << 20)
+
+static pid_t hog_pid;                   /* the memory hog, 0 for none */
 
 static int open_socket(int type, int port, int backlog)
 {
@@ -59,7 +78,94 @@ static int port_arg(const char *s, int lo)
 	return (int)v;
 }
 
-/* Echo one datagram; true when it was "done". */
+/* The file at path into buf (at most size bytes): its length, 0 on failure. */
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	int f = open(path, O_RDONLY);
+	ssize_t n = f < 0 ? 0 : read(f, buf, size);
+	if (f >= 0)
+		close(f);
+	return n < 0 ? 0 : n;
+}
+
+/* MemFree of /proc/meminfo in kB, -1 when it cannot be read. */
+static long mem_free_kb(void)
+{
+	char buf[1024];
+	ssize_t n = read_file("/proc/meminfo", buf, sizeof buf - 1);
+	buf[n] = 0;
+	char *at = strstr(buf, "MemFree:");
+	return at ? strtol(at + 8, NULL, 10) : -1;
+}
+
+/* Take memory (every page touched) while more than HOG_LEAVE_KB is free,
+ * a megabyte at a time and less near the end, so that no touch finds
+ * memory gone: the kilobytes taken, or -1 when nothing could be taken. */
+static long hog_more(void)
+{
+	long kb = 0;
+	for (long free_kb = mem_free_kb(); free_kb > HOG_LEAVE_KB + 4; free_kb = mem_free_kb()) {
+		size_t len = (size_t)(free_kb - HOG_LEAVE_KB) * 1024;
+		len = len > HOG_CHUNK ? HOG_CHUNK : len & ~(size_t)4095;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return kb ? kb : -1;
+		for (size_t i = 0; i < len; i += 4096)
+			m[i] = 1;
+		kb += (long)(len / 1024);
+	}
+	return kb;
+}
+
+/* The hog child: take the memory, say so to whoever asked, then keep it
+ * taken until killed. */
+static void hog(int fd, const struct sockaddr_in *to)
+{
+	char line[96];
+	long kb = hog_more();
+	int n = kb < 0 ? snprintf(line, sizeof line, "hog failed: %s", strerror(errno))
+		       : snprintf(line, sizeof line, "hog %ld %ld", kb, mem_free_kb());
+	sendto(fd, line, (size_t)n, 0, (const struct sockaddr *)to, sizeof *to);
+	for (;;) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		hog_more();
+	}
+}
+
+static void unhog(void)
+{
+	if (hog_pid > 0) {
+		kill(hog_pid, SIGKILL);
+		waitpid(hog_pid, NULL, 0);
+	}
+	hog_pid = 0;
+}
+
+/* A command datagram (buf, n bytes): true when it was one, with the
+ * answer (if any) in buf and its length in *n. */
+static int command(int fd, char *buf, size_t size, ssize_t *n, const struct sockaddr_in *from)
+{
+	if (*n == 8 && memcmp(buf, "sockstat", 8) == 0)
+		*n = read_file("/proc/net/sockstat", buf, size);
+	else if (*n == 6 && memcmp(buf, "netdev", 6) == 0)
+		*n = read_file("/proc/net/dev", buf, size);
+	else if (*n == 3 && memcmp(buf, "hog", 3) == 0 && !hog_pid) {
+		hog_pid = fork();
+		if (hog_pid == 0)
+			hog(fd, from);
+		*n = hog_pid < 0 ? snprintf(buf, size, "hog failed: fork: %s", strerror(errno)) : 0;
+		if (hog_pid < 0)
+			hog_pid = 0;
+	} else if (*n == 5 && memcmp(buf, "unhog", 5) == 0) {
+		unhog();
+		*n = snprintf(buf, size, "unhog %ld", mem_free_kb());
+	} else
+		return 0;
+	return 1;
+}
+
+/* Echo one datagram, or answer a command; true when it was "done". */
 static int udp_echo(int fd)
 {
 	char buf[2048];
@@ -68,16 +174,12 @@ static int udp_echo(int fd)
 	ssize_t n = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &len);
 	if (n < 0)
 		return 0;
-	if (n == 4 && memcmp(buf, "done", 4) == 0)
+	if (n == 4 && memcmp(buf, "done", 4) == 0) {
+		unhog();
 		return 1;
-	if (n == 8 && memcmp(buf, "sockstat", 8) == 0) {
-		int f = open("/proc/net/sockstat", O_RDONLY);
-		n = f < 0 ? 0 : read(f, buf, sizeof buf);
-		if (f >= 0)
-			close(f);
-		if (n < 0)
-			n = 0;
 	}
+	if (command(fd, buf, sizeof buf, &n, &from) && n == 0)
+		return 0;
 	sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, len);
 	return 0;
 }
