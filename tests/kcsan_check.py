@@ -144,6 +144,20 @@ def proc_problems(output):
     return p
 
 
+def boot_user(ctx, name, preset, opts, cmds):
+    """Boot the KCSAN kernel on preset with opts and a root image whose
+    init runs cmds [(name, command)]: the boot's result, None when the
+    budget ran out."""
+    user_check.build_userland()
+    tmp = tempfile.mkdtemp(prefix="tempest-kcsan-")
+    try:
+        img = user_check.make_image(tmp, cmds)
+        return ctx.boot(name, preset, "root=vda %s poweroff" % opts, T_USER,
+                        kernel=KCSAN_KERNEL, disk_images=[img])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def job_kcsan(ctx):
     name = "kcsan/default"
     problem = build_kcsan()
@@ -151,16 +165,9 @@ def job_kcsan(ctx):
     if problem:
         ctx.results.add(name, False, "not booted: the build failed")
         return
-    user_check.build_userland()
     cmds = [(n, "/tests/" + n) for n in WORKLOAD]
     cmds.append(("kcsan-proc", "sed 's/^/kcsan-proc: /' /proc/kcsan"))
-    tmp = tempfile.mkdtemp(prefix="tempest-kcsan-")
-    try:
-        img = user_check.make_image(tmp, cmds)
-        r = ctx.boot(name, "default", "root=vda ktest=kcsan_planted poweroff", T_USER,
-                     kernel=KCSAN_KERNEL, disk_images=[img])
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    r = boot_user(ctx, name, "default", "ktest=kcsan_planted", cmds)
     if r is None:
         return budget_gone(ctx, [name, name + "/planted", name + "/proc"])
     for test, ok, reason in user_check.judge(r.output, cmds[:-1]):
@@ -196,15 +203,8 @@ def job_kcsan_off(ctx):
     if problem:
         ctx.results.add(name, False, "not booted: the build failed")
         return
-    user_check.build_userland()
     cmds = [(n, "/tests/" + n) for n in OFF_WORKLOAD]
-    tmp = tempfile.mkdtemp(prefix="tempest-kcsan-off-")
-    try:
-        img = user_check.make_image(tmp, cmds)
-        r = ctx.boot(name, "up", "root=vda kcsan=off poweroff", T_USER,
-                     kernel=KCSAN_KERNEL, disk_images=[img])
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    r = boot_user(ctx, name, "up", "kcsan=off", cmds)
     if r is None:
         return budget_gone(ctx, [name, name + "/patched"])
     for test, ok, reason in user_check.judge(r.output, cmds):

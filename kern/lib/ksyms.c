@@ -2,35 +2,41 @@
 #include <kern/lib/ksyms.h>
 #include <kern/lib/kprintf.h>
 
-const char *ksym_lookup(uint64_t addr, uint64_t *offset)
+static uint64_t text_addr(size_t i) { return ksym_table[i].addr; }
+static uint64_t data_addr(size_t i) { return ksym_data_table[i].addr; }
+
+/* The last of count entries, sorted by address, at or below addr: its
+ * index, or -1 when addr is below them all. */
+static long floor_index(size_t count, uint64_t (*addr_of)(size_t), uint64_t addr)
 {
-    size_t lo = 0, hi = ksym_count;
-    if (hi == 0 || addr < ksym_table[0].addr)
-        return NULL;
+    size_t lo = 0, hi = count;
+    if (hi == 0 || addr < addr_of(0))
+        return -1;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (ksym_table[mid].addr <= addr)
+        if (addr_of(mid) <= addr)
             lo = mid;
         else
             hi = mid;
     }
-    *offset = addr - ksym_table[lo].addr;
-    return ksym_names + ksym_table[lo].name;
+    return (long)lo;
+}
+
+const char *ksym_lookup(uint64_t addr, uint64_t *offset)
+{
+    long i = floor_index(ksym_count, text_addr, addr);
+    if (i < 0)
+        return NULL;
+    *offset = addr - ksym_table[i].addr;
+    return ksym_names + ksym_table[i].name;
 }
 
 const char *ksym_data_lookup(uint64_t addr, uint64_t *offset)
 {
-    size_t lo = 0, hi = ksym_data_count;
-    if (hi == 0 || addr < ksym_data_table[0].addr)
+    long i = floor_index(ksym_data_count, data_addr, addr);
+    if (i < 0)
         return NULL;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (ksym_data_table[mid].addr <= addr)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const struct ksym_data *d = &ksym_data_table[lo];
+    const struct ksym_data *d = &ksym_data_table[i];
     if (addr - d->addr >= d->size)
         return NULL;
     *offset = addr - d->addr;
