@@ -28,6 +28,9 @@ Host only (no emulator):
                  in a directory prepared as the point's setup does);
                  sysbench/speedups: the 2-CPU speed-up from records,
                  medians, busy and failed ones left out
+  redis/host     the redis point's setup and command with the host's
+                 redis-server and redis-benchmark (Debian's) on a port of
+                 its own: its bench line, both rates positive
   pmake/...      bench/pmake run on the host with the host's make and gcc
                  on a few staged files: its result line, objects counted;
                  pmakeind on two copies; a broken file gives error=make
@@ -60,7 +63,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from harness import macro, macro_gaede, macro_pmake, macro_sysbench, runner  # noqa: E402
+from harness import macro, macro_gaede, macro_pmake, macro_redis, macro_sysbench, runner  # noqa: E402
 from checklib import Results  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep.py")
@@ -289,6 +292,31 @@ def test_sysbench_host(res, tmp):
         res.add("sysbench/" + test, ok, "status %d: %s" % (p.returncode, p.stdout[-300:]))
 
 
+def test_redis_host(res, tmp):
+    """The redis point's setup and command against the host's real redis
+    (Debian's, as in the guests), on a port of its own: its bench line."""
+    if not shutil.which("redis-server") or not shutil.which("redis-benchmark"):
+        res.add("redis/host", False, "redis is not installed (sh tools/install-deps.sh)")
+        return
+    work = os.path.join(tmp, "redis")
+    os.makedirs(work)
+    port = 16379 + os.getpid() % 1000
+    setup = macro_redis.setup(port=port, log=os.path.join(work, "log"))
+    cmd = macro_redis.command({"cpus": 1, "seconds": 1}, port=port, out=os.path.join(work, "out"))
+    try:
+        p = subprocess.run(["sh", "-c", setup + " && " + cmd], cwd=work, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=120)
+        out, rc = p.stdout, p.returncode
+    except subprocess.TimeoutExpired:
+        subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out, rc = "timed out after 120 s", -1
+    m = re.search(r"^bench redis ops_per_s=([0-9.]+) set_per_s=([0-9.]+) get_per_s=([0-9.]+) "
+                  r"clients=2 requests=%d$" % macro_redis.REQUESTS_PER_S, out, re.M)
+    ok = rc == 0 and m is not None and min(float(x) for x in m.groups()) > 0
+    res.add("redis/host", ok, "status %d: %s" % (rc, out[-300:]))
+
+
 def test_sysbench_speedups(res):
     def rec(kernel, cpus, value, status="ok", busy=None, workload="sysbench_threads"):
         return {"point": {"kernel": kernel, "optset": kernel, "workload": workload,
@@ -419,6 +447,7 @@ def main(argv=None):
         test_pmake_host(res, tmp)
         test_sysbench_host(res, tmp)
         test_sysbench_speedups(res)
+        test_redis_host(res, tmp)
         if not args.host_only:
             if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
                 res.add("smoke", False, "build/kernel.elf is missing; run make first")

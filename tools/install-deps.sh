@@ -6,7 +6,7 @@ set -e
 PKGS="build-essential nasm grub-pc-bin grub-common xorriso mtools qemu-system-x86
       qemu-utils bochs bochsbios vgabios bochs-x python3 gdb musl-tools busybox-static
       python3-matplotlib python3-dask python3-distributed chromium makefs patchelf
-      sysbench strace e2fsprogs"
+      sysbench strace e2fsprogs redis-server"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -13,7 +13,8 @@ A workload is a prepare function, PREPARE[name](tmp, point) -> dict:
 
 pmake and pmakeind are in macro_pmake.py; gaede in macro_gaede.py (from
 the gaede branch: imported if present); sysbench's four tests in
-macro_sysbench.py.
+macro_sysbench.py; redis (redis-benchmark over loopback) in
+macro_redis.py.
 
 One boot runs a batch of macro points (run_batch's spec, kind "macro"):
 
@@ -48,6 +49,7 @@ import sys
 import tempfile
 
 from . import macro_pmake
+from . import macro_redis
 from . import macro_sysbench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,6 +70,7 @@ LINUX_ROOT = (
 
 PREPARE = {"pmake": macro_pmake.prepare_pmake, "pmakeind": macro_pmake.prepare_pmakeind}
 PREPARE.update(macro_sysbench.PREPARE)
+PREPARE.update(macro_redis.PREPARE)
 try:
     from . import macro_gaede               # the gaede branch, at merge
     PREPARE["gaede"] = macro_gaede.prepare

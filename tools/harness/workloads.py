@@ -137,6 +137,9 @@ WORKLOADS = {w.name: w for w in [
     Workload("sysbench_fileio", "sysbench fileio: random reads and writes on 16 files of 4 MiB "
              "on an S5 disk both kernels mount", metric="ops_per_s", higher_is_better=True,
              unit="ops/s", macro=True),
+    Workload("redis", "redis-benchmark's SET and GET over loopback against Debian's "
+             "redis-server, two clients per processor: the network path", metric="ops_per_s",
+             higher_is_better=True, unit="requests/s", macro=True),
     Workload("gaede", "SVR4 MP: GAEDE's scripted users, each looping over a script mix with "
              "no think time", metric="scripts_per_hour", higher_is_better=True,
              unit="scripts/h", macro=True, needs=None if os.path.exists(
