@@ -61,7 +61,7 @@ int inet_protocol(int *typep, int protocol)
         return protocol == 0 || protocol == IPPROTO_TCP ? IPPROTO_TCP : -EPROTONOSUPPORT;
     if (type == SOCK_DGRAM) {
         if (protocol == IPPROTO_ICMP)
-            return -EACCES;     /* ping sockets: Linux's ping_group_range "1 0" */
+            return IPPROTO_ICMP;    /* ping sockets (ping.c), as Debian lets every group */
         if (protocol == IPPROTO_UDPLITE)
             return IPPROTO_UDPLITE;
         return protocol == 0 || protocol == IPPROTO_UDP ? IPPROTO_UDP : -EPROTONOSUPPORT;
@@ -76,6 +76,10 @@ int inet_protocol(int *typep, int protocol)
 
 static bool is_tcp(const struct socket *so) { return so->so_type == SOCK_STREAM; }
 static bool is_raw(const struct socket *so) { return so->so_type == SOCK_RAW; }
+static bool is_ping(const struct socket *so)
+{
+    return so->so_type == SOCK_DGRAM && so->so_protocol == IPPROTO_ICMP;
+}
 
 static int inet_attach(struct socket *so)
 {
@@ -180,6 +184,8 @@ static int inet_connect(struct socket *so, const void *addr, size_t len, bool no
         return err;
     if (is_raw(so))
         return raw_connect(so, a, port);
+    if (is_ping(so))
+        return udp_connect(so, a, 0);           /* the port means nothing to ICMP */
     return is_tcp(so) ? tcp_connect(so, a, port, nonblock) : udp_connect(so, a, port);
 }
 
@@ -197,6 +203,8 @@ static int inet_connect2(struct socket *a, struct socket *b) { return -EOPNOTSUP
 
 static int64_t inet_send(struct socket *so, struct sockxfer *sx)
 {
+    if (is_ping(so))
+        return ping_send(so, sx);
     return is_tcp(so) ? tcp_send(so, sx) : is_raw(so) ? raw_send(so, sx) : udp_send(so, sx);
 }
 
@@ -206,7 +214,7 @@ static int64_t inet_recv(struct socket *so, struct sockxfer *sx)
         return tcp_recv(so, sx);
     int64_t r = dgram_recv(so, sx);
     /* Linux counts UDP's InDatagrams when a datagram is read, not peeked. */
-    if (r >= 0 && !is_raw(so) && !(sx->sx_flags & MSG_PEEK))
+    if (r >= 0 && !is_raw(so) && !is_ping(so) && !(sx->sx_flags & MSG_PEEK))
         udp_mib_count(so->so_protocol, UDM_IN_DATAGRAMS);
     return r;
 }

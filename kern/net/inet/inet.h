@@ -364,6 +364,11 @@ int64_t udp_send(struct socket *so, struct sockxfer *sx);
 /* A datagram came in (copied if queued; the caller frees p): false when
  * no socket is bound to its port (ICMP port unreachable goes back). */
 bool udp_input(struct pkt *p, in_addr_t src, in_addr_t dst, int proto);
+/* ping.c: ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP), UDP's otherwise. */
+int64_t ping_send(struct socket *so, struct sockxfer *sx);
+/* An ICMP message that came in (from its header on): an echo reply goes
+ * to the ping socket of its identifier. */
+void ping_input(const struct pkt *p, in_addr_t src, in_addr_t dst);
 /* An ICMP error came back for a datagram so sent: a connected socket
  * reports it (SO_ERROR). */
 void udp_ctlinput(int proto, int err, in_addr_t src, uint16_t sport, in_addr_t dst,

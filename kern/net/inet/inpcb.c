@@ -211,8 +211,9 @@ int inpcb_bind(struct inpcb *inp, in_addr_t laddr, uint16_t lport)
 {
     if (laddr != INADDR_ANY && !inet_local_addr(laddr))
         return -EADDRNOTAVAIL;
-    if (lport && ntohs(lport) < PORT_RESERVED && curproc() && curproc()->p_cred->cr_uid != 0)
-        return -EACCES;
+    if (lport && ntohs(lport) < PORT_RESERVED && inp->inp_proto != IPPROTO_ICMP && curproc() &&
+        curproc()->p_cred->cr_uid != 0)
+        return -EACCES;                     /* (a ping socket's identifier is any one's) */
     if (!lport)
         return bind_ephemeral(inp, laddr);
     struct pcb_bucket *b = port_bucket(lport);

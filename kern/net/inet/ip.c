@@ -226,6 +226,8 @@ static void icmp_input(struct pkt *p, in_addr_t src, in_addr_t dst)
     icmp_mib_in(ic->type);
     if (ic->type == ICMP_ECHO)
         icmp_echo(p, src, dst);
+    else if (ic->type == ICMP_ECHOREPLY)
+        ping_input(p, src, dst);
     else if (ic->type == ICMP_UNREACH)
         icmp_unreach(p, ic->code);
 }
