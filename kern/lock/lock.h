@@ -75,7 +75,11 @@ struct lock_instance {
     struct lock_instance *next;         /* class instance list */
     const char *name;                   /* optional instance name, may be NULL */
     /* The link pointing at this instance in cls->instances, or NULL when
-     * not on the list (lockstat's registry lock). */
+     * not on the list (lockstat's registry lock).  Also read without it
+     * (READ_ONCE) by the holder's lockstat_sampled_hit, which asks only
+     * whether it is NULL: a linked instance's pprev changes, when another
+     * instance is linked in front of it, from one non-NULL value to
+     * another (written WRITE_ONCE; KCSAN's campaign saw the pair). */
     struct lock_instance **pprev;
 };
 

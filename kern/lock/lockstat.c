@@ -139,18 +139,18 @@ static void link_locked(struct lock_instance *li)
     struct lock_class *c = li->cls;
     li->next = c->instances;
     if (c->instances)
-        c->instances->pprev = &li->next;
+        WRITE_ONCE(c->instances->pprev, &li->next);
     c->instances = li;
-    li->pprev = &c->instances;
+    WRITE_ONCE(li->pprev, &c->instances);
 }
 
 static void unlink_locked(struct lock_instance *li)
 {
     *li->pprev = li->next;
     if (li->next)
-        li->next->pprev = li->pprev;
+        WRITE_ONCE(li->next->pprev, li->pprev);
     li->next = NULL;
-    li->pprev = NULL;
+    WRITE_ONCE(li->pprev, NULL);
 }
 
 void lockstat_register(struct lock_instance *li, struct lock_class *cls, const char *name)
@@ -191,8 +191,8 @@ void lockstat_unregister(struct lock_instance *li)
 
 uint64_t lockstat_sampled_hit(struct lock_instance *li)
 {
-    if (unlikely(!li->pprev))
-        link_lazily(li);
+    if (unlikely(!READ_ONCE(li->pprev)))
+        link_lazily(li);            /* (which looks again under registry_lock) */
     uint32_t period = __atomic_load_n(&lockstat_hold_period, __ATOMIC_RELAXED);
     uint64_t f = intr_save();
     li->cls->stats[cpu_id()].hits += period;
