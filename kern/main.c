@@ -61,6 +61,7 @@
 #include <kern/pty/pty.h>
 #ifdef TEMPEST_KCSAN
 #include <kern/kcsan/kcsan.h>
+#include <kern/vm/addr_describe.h>
 #endif
 
 /* ---- the application processors ---- */
@@ -328,6 +329,7 @@ void kmain(uint32_t magic, uint32_t info)
     options_validate(&opts, ncpus);
     options_print(&opts);
 #ifdef TEMPEST_KCSAN
+    kcsan_set_describer(addr_describe);     /* a report names the object raced on */
     kcsan_init();               /* KCSAN=1: the data-race detector starts watching */
 #endif
     lock_init();

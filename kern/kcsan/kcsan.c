@@ -33,9 +33,10 @@
  * writes plainly is this kernel's usual lockless peek.  Accesses to user
  * addresses and to the device hole of the direct map are never watched.
  *
- * A report names the object the watched address lies in when it can
- * (kern/vm/addr_describe.c): a variable, a struct page, a heap object
- * and, under kmemdebug=on, the site that allocated it.
+ * A report names the object the watched address lies in when it can,
+ * through the describer hook kern/main.c sets (kern/vm/addr_describe.c,
+ * a layer above this one): a variable, a struct page, a heap object and,
+ * under kmemdebug=on, the site that allocated it.
  *
  * Each race prints once per pair of call sites (unordered); later sightings
  * are only counted.  The pairs live in a small open-addressed table under
@@ -77,7 +78,6 @@
 #include <kern/lib/ksyms.h>
 #include <kern/lib/options.h>
 #include <kern/lock/lock.h>
-#include <kern/vm/addr_describe.h>
 #include <drivers/platform/timer.h>
 
 #define KC_HELD  6              /* held locks kept for the other side */
@@ -129,6 +129,7 @@ struct kcsan_cpu {
 static struct kcsan_cpu kcpu[MAX_CPUS];
 static uint64_t armed;                  /* [atomic] CPUs with a watchpoint armed */
 bool kcsan_on;                          /* [boot] set by kcsan_init (kcsan_impl.h) */
+static kcsan_describer describer;       /* [boot] names a report's object, or NULL */
 static long interval;                   /* [boot] kcsan_interval= */
 static uint64_t delay_cycles;           /* [boot] kcsan_delay= in TSC cycles */
 
@@ -450,7 +451,7 @@ static void report(struct kcsan_cpu *kc, bool hit, uint64_t before, uint64_t aft
         kprintf("kcsan: data race at %s: the value changed (0x%lx -> 0x%lx), the other "
                 "access unseen\n", a, (unsigned long)before, (unsigned long)after);
     char what[160];
-    if (addr_describe(what, sizeof what, w->me.addr))
+    if (describer && describer(what, sizeof what, w->me.addr))
         kprintf("kcsan:   in %s\n", what);
     print_side("watched", &w->me);
     print_stack(&w->me);
@@ -511,6 +512,11 @@ void kcsan_quiet_end(uint64_t f)
 bool kcsan_enabled(void)
 {
     return kcsan_on;
+}
+
+void kcsan_set_describer(kcsan_describer fn)
+{
+    describer = fn;
 }
 
 void kcsan_init(void)

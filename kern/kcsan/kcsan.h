@@ -35,6 +35,10 @@ void kcsan_totals(struct kcsan_totals *t);
 /* Has a race been reported between an access in function fa and one in
  * function fb (in either order)?  fb NULL: a value change seen in fa. */
 bool kcsan_pair_reported(const void *fa, const void *fb);
+/* The hook a report names the raced-on object with (kern/main.c sets it
+ * to kern/vm/addr_describe.c's addr_describe: a layer above this one). */
+typedef int (*kcsan_describer)(char *buf, size_t n, uintptr_t addr);
+void kcsan_set_describer(kcsan_describer fn);
 
 #else
 
@@ -42,6 +46,8 @@ static inline bool kcsan_built(void) { return false; }
 static inline bool kcsan_enabled(void) { return false; }
 static inline void kcsan_totals(struct kcsan_totals *t) { *t = (struct kcsan_totals){ 0 }; }
 static inline bool kcsan_pair_reported(const void *fa, const void *fb) { return false; }
+typedef int (*kcsan_describer)(char *buf, size_t n, uintptr_t addr);
+static inline void kcsan_set_describer(kcsan_describer fn) { (void)fn; }
 
 #endif
 

@@ -15,7 +15,10 @@
  * faults before its kill is delivered dies then, taking nobody with it.
  *
  * Locks: proc_lock while choosing and signalling.  Each address space's
- * a_rss is read without its lock: a choice, not an account.
+ * a_rss is read without its lock: a choice, not an account.  Reading
+ * another process's p_as under proc_lock is safe: exec and exit free the
+ * old address space only after release_as has passed through proc_lock
+ * (kern/proc/proc.c), so the one read here cannot be freed meanwhile.
  */
 #include <kern/proc/proc.h>
 #include <kern/proc/proc_impl.h>

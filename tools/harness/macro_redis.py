@@ -17,9 +17,10 @@ The setup brings the loopback interface up first (the Linux peer's init
 leaves it down) and waits, bounded, for redis-server's PONG.
 """
 
+from .macro_sysbench import seconds_of   # the point's seconds, at least 1
+
 PORT = 6379
 REQUESTS_PER_S = 1000
-DEFAULT_SECONDS = 10
 LOOPBACK_UP = "(ip link set lo up || busybox ip link set lo up) 2>/dev/null"
 
 SERVER = ("redis-server --port %(port)d --bind 127.0.0.1 --save '' --appendonly no "
@@ -37,15 +38,6 @@ END {
     if (set <= 0 || get <= 0) { print "bench redis error=no_rate"; exit 1 }
     printf "bench redis ops_per_s=%%.2f set_per_s=%%.2f get_per_s=%%.2f clients=%%d requests=%%d\n", (set + get) / 2, set, get, c, n
 }'"""
-
-
-def seconds_of(point):
-    """The point's seconds (its sweep's seconds key; at least 1)."""
-    try:
-        secs = float(point.get("seconds") or DEFAULT_SECONDS)
-    except (TypeError, ValueError):
-        secs = DEFAULT_SECONDS
-    return max(1, int(round(secs)))
 
 
 def setup(port=PORT, log="/tmp/redis.log"):

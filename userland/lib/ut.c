@@ -8,10 +8,12 @@
  */
 #include "ut.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -375,4 +377,23 @@ long ut_proc_number(const char *path, const char *field)
 		if (strncmp(l, field, len) == 0)
 			return strtol(l + len, NULL, 10);
 	return -1;
+}
+
+int ut_readable(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	return poll(&p, 1, ms) == 1;
+}
+
+unsigned short ut_inet_cksum(const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	unsigned long s = 0;
+	for (; len >= 2; b += 2, len -= 2)
+		s += (unsigned long)(b[0] << 8 | b[1]);
+	if (len)
+		s += (unsigned long)b[0] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return htons((unsigned short)~s);
 }

@@ -82,6 +82,11 @@ long ut_read_file(const char *path, void *buf, size_t len);
  * /proc/self/status or "Shmem:" in /proc/meminfo), or -1 when the file or
  * the line is missing. */
 long ut_proc_number(const char *path, const char *field);
+/* fd has something to read within ms milliseconds (poll). */
+int ut_readable(int fd, int ms);
+/* The Internet checksum (RFC 1071) of len bytes, in network order: 0
+ * over a message whose own checksum is right. */
+unsigned short ut_inet_cksum(const void *data, size_t len);
 /* The counter name of group ("Ip", "Tcp", "Udp"...) in /proc/net/snmp,
  * found by its place in the group's line of names, or -1 when absent. */
 long long ut_snmp(const char *group, const char *name);

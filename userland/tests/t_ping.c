@@ -64,24 +64,7 @@ static struct sockaddr_in loopback(void)
 	return a;
 }
 
-static int readable(int fd, int ms)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-	return poll(&p, 1, ms) == 1;
-}
 
-static uint16_t cksum(const void *data, size_t len)
-{
-	const uint8_t *b = data;
-	uint32_t s = 0;
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		s += (uint32_t)b[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
 
 /* An echo request: identifier id (the kernel replaces it), sequence seq. */
 static size_t echo_request(uint8_t *buf, uint16_t id, uint16_t seq, int type, int code)
@@ -110,7 +93,7 @@ static void check_reply(int fd, uint16_t seq)
 	uint8_t buf[256];
 	struct sockaddr_in from;
 	socklen_t flen = sizeof from;
-	CHECK(readable(fd, GUARD_MS));
+	CHECK(ut_readable(fd, GUARD_MS));
 	ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
 	CHECK_EQ(n, (ssize_t)(sizeof(struct icmphdr) + sizeof PAYLOAD));
 	if (n < (ssize_t)sizeof(struct icmphdr))
@@ -121,7 +104,7 @@ static void check_reply(int fd, uint16_t seq)
 	CHECK_EQ(ntohs(h->un.echo.id), bound_id(fd));
 	CHECK_EQ(ntohs(h->un.echo.sequence), seq);
 	CHECK(memcmp(buf + sizeof *h, PAYLOAD, sizeof PAYLOAD) == 0);
-	CHECK_EQ(cksum(buf, (size_t)n), 0);
+	CHECK_EQ(ut_inet_cksum(buf, (size_t)n), 0);
 	CHECK_EQ(from.sin_family, AF_INET);
 	CHECK_EQ(ntohl(from.sin_addr.s_addr), INADDR_LOOPBACK);
 }
@@ -167,7 +150,7 @@ static void own_replies_only(void)
 	ping_once(a, 21);
 	ping_once(b, 22);
 	CHECK(bound_id(a) != bound_id(b));
-	CHECK(!readable(a, 200));                   /* b's reply did not come here */
+	CHECK(!ut_readable(a, 200));                   /* b's reply did not come here */
 	close(a);
 	close(b);
 }

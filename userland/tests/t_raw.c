@@ -48,24 +48,7 @@ static struct sockaddr_in loopback(void)
 	return a;
 }
 
-static int readable(int fd, int ms)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-	return poll(&p, 1, ms) == 1;
-}
 
-static uint16_t cksum(const void *data, size_t len)
-{
-	const uint8_t *b = data;
-	uint32_t s = 0;
-	for (; len >= 2; b += 2, len -= 2)
-		s += (uint32_t)(b[0] << 8 | b[1]);
-	if (len)
-		s += (uint32_t)b[0] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
-}
 
 /* An ICMP echo request of 8 + n bytes into buf. */
 static size_t make_echo(uint8_t *buf, uint16_t seq, size_t n)
@@ -77,7 +60,7 @@ static size_t make_echo(uint8_t *buf, uint16_t seq, size_t n)
 	ic->un.echo.sequence = htons(seq);
 	for (size_t i = 0; i < n; i++)
 		buf[8 + i] = (uint8_t)(i * 13 + seq);
-	ic->checksum = cksum(buf, 8 + n);
+	ic->checksum = ut_inet_cksum(buf, 8 + n);
 	return 8 + n;
 }
 
@@ -85,7 +68,7 @@ static size_t make_echo(uint8_t *buf, uint16_t seq, size_t n)
  * id and seq: its length (IP header included), or -1. */
 static ssize_t await_icmp(int fd, uint8_t *buf, size_t room, int type, uint16_t seq)
 {
-	for (int i = 0; i < 8 && readable(fd, GUARD_MS); i++) {
+	for (int i = 0; i < 8 && ut_readable(fd, GUARD_MS); i++) {
 		ssize_t n = recv(fd, buf, room, 0);
 		if (n < 28)
 			return -1;
@@ -146,8 +129,8 @@ static void test_echo(void)
 		CHECK_EQ(ip->protocol, IPPROTO_ICMP);
 		CHECK_EQ(ntohs(ip->tot_len), 20 + n);
 		CHECK_EQ(ip->saddr, htonl(INADDR_LOOPBACK));
-		CHECK_EQ(cksum(in, 20), 0);
-		CHECK_EQ(cksum(in + 20, n), 0);
+		CHECK_EQ(ut_inet_cksum(in, 20), 0);
+		CHECK_EQ(ut_inet_cksum(in + 20, n), 0);
 		CHECK(memcmp(in + 28, out + 8, n - 8) == 0);
 	}
 	/* The sender's address comes with it; the port is 0. */
@@ -155,7 +138,7 @@ static void test_echo(void)
 	socklen_t flen = sizeof from;
 	n = make_echo(out, 2, 8);
 	CHECK_EQ(sendto(fd, out, n, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n);
-	CHECK(readable(fd, GUARD_MS));
+	CHECK(ut_readable(fd, GUARD_MS));
 	CHECK_EQ(recvfrom(fd, in, sizeof in, 0, (struct sockaddr *)&from, &flen), (ssize_t)(20 + n));
 	CHECK_EQ(flen, sizeof from);
 	CHECK_EQ(from.sin_family, AF_INET);
@@ -182,7 +165,7 @@ static void test_filter(void)
 	   echo request (a late reply to another socket's echo may come). */
 	int requests = 0;
 	ssize_t got = -1;
-	for (int i = 0; i < 8 && readable(fd, GUARD_MS); i++) {
+	for (int i = 0; i < 8 && ut_readable(fd, GUARD_MS); i++) {
 		got = recv(fd, in, sizeof in, 0);
 		if (got < 28)
 			break;
@@ -277,7 +260,7 @@ static size_t make_udp(uint8_t *buf, uint16_t port, uint16_t id, uint8_t seed)
 	sum[9] = IPPROTO_UDP;
 	memcpy(sum + 10, u + 4, 2);
 	memcpy(sum + 12, u, ulen);
-	uint16_t c = cksum(sum, 12 + ulen);
+	uint16_t c = ut_inet_cksum(sum, 12 + ulen);
 	memcpy(u + 6, &c, 2);
 	return 20 + ulen;
 }
@@ -308,7 +291,7 @@ static void send_frag(int rawp, const uint8_t *dgram, size_t off, size_t len, in
 static int got_datagram(int udp, uint8_t seed, int ms)
 {
 	static uint8_t in[FRAG_BYTES + 16];
-	if (!readable(udp, ms))
+	if (!ut_readable(udp, ms))
 		return 0;
 	if (recv(udp, in, sizeof in, 0) != FRAG_BYTES)
 		return -1;
@@ -391,11 +374,11 @@ static void test_udp_copy(void)
 	CHECK_OK(getsockname(b, (struct sockaddr *)&to, &len));
 	CHECK_EQ(sendto(a, "hello", 5, 0, (struct sockaddr *)&to, sizeof to), 5);
 	uint8_t in[256];
-	CHECK(readable(b, GUARD_MS));
+	CHECK(ut_readable(b, GUARD_MS));
 	CHECK_EQ(recv(b, in, sizeof in, 0), 5);
 	/* The raw socket's copy: IP header, UDP header, the bytes. */
 	int found = 0;
-	for (int i = 0; i < 8 && !found && readable(raw, GUARD_MS); i++) {
+	for (int i = 0; i < 8 && !found && ut_readable(raw, GUARD_MS); i++) {
 		ssize_t n = recv(raw, in, sizeof in, 0);
 		found = n == 20 + 8 + 5 && memcmp(in + 22, &to.sin_port, 2) == 0 &&
 			memcmp(in + 28, "hello", 5) == 0;
@@ -426,7 +409,7 @@ static int unreach_quoting(int icmp, int proto, int ms, int *code)
 {
 	uint8_t in[256];
 	int n = 0;
-	while (readable(icmp, ms)) {
+	while (ut_readable(icmp, ms)) {
 		ssize_t got = recv(icmp, in, sizeof in, 0);
 		if (got >= 20 + 8 + 20 && in[20] == ICMP_DEST_UNREACH && in[20 + 8 + 9] == proto) {
 			*code = in[21];
@@ -447,7 +430,7 @@ static void test_unreachable(void)
 	uint8_t in[256];
 	/* A protocol a raw socket takes: delivered, and no error back. */
 	send_proto(rawp, PROTO_TAKEN);
-	CHECK(readable(taker, GUARD_MS));
+	CHECK(ut_readable(taker, GUARD_MS));
 	CHECK_EQ(recv(taker, in, sizeof in, 0), 28);
 	CHECK_EQ(in[9], PROTO_TAKEN);
 	CHECK(memcmp(in + 20, "payload!", 8) == 0);
@@ -489,12 +472,12 @@ static void test_errors(void)
 	CHECK_EQ(peer.sin_port, htons(99));
 	CHECK_EQ(send(fd, out, n, 0), (ssize_t)n);
 	/* A buffer too small: the datagram is cut, MSG_TRUNC says so. */
-	CHECK(readable(fd, GUARD_MS));
+	CHECK(ut_readable(fd, GUARD_MS));
 	struct iovec iov = { in, sizeof in };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	CHECK_EQ(recvmsg(fd, &m, 0), (ssize_t)sizeof in);
 	CHECK(m.msg_flags & MSG_TRUNC);
-	CHECK(!readable(fd, QUIET_MS));     /* the rest is gone, not left queued */
+	CHECK(!ut_readable(fd, QUIET_MS));     /* the rest is gone, not left queued */
 	close(fd);
 }
 
@@ -516,7 +499,7 @@ static int probes_seen(int raw, uint16_t from_port, uint16_t to_port, int ms)
 	uint8_t in[256];
 	int n = 0;
 	for (long end = now_ms() + ms, left; (left = end - now_ms()) > 0;) {
-		if (!readable(raw, (int)left))
+		if (!ut_readable(raw, (int)left))
 			break;
 		ssize_t got = recv(raw, in, sizeof in, 0);
 		if (got < 40)
@@ -565,9 +548,9 @@ static int exchange(struct tcp_conn *t, int rounds)
 	char buf[8];
 	int ok = 1;
 	for (int i = 0; i < rounds && ok; i++)
-		ok = write(t->c, "request.", 8) == 8 && readable(t->s, GUARD_MS) &&
+		ok = write(t->c, "request.", 8) == 8 && ut_readable(t->s, GUARD_MS) &&
 		     read(t->s, buf, 8) == 8 && write(t->s, "answer..", 8) == 8 &&
-		     readable(t->c, GUARD_MS) && read(t->c, buf, 8) == 8;
+		     ut_readable(t->c, GUARD_MS) && read(t->c, buf, 8) == 8;
 	return ok;
 }
 
@@ -605,7 +588,7 @@ static void test_timestamps(void)
 	uint32_t syn_val = 0, val = 0, ecr = 0, last_from[2] = { 0, 0 };
 	int syn = 0, synack = 0, later = 0, later_ts = 0, echoes = 0;
 	uint8_t in[2048];
-	while (readable(raw, QUIET_MS)) {
+	while (ut_readable(raw, QUIET_MS)) {
 		ssize_t n = recv(raw, in, sizeof in, 0);
 		if (n < 40)
 			continue;
@@ -660,7 +643,7 @@ static void test_keepalive(void)
 	CHECK(n >= 1 && n <= 4);
 	CHECK_EQ(write(c, "k", 1), 1);
 	char b;
-	CHECK(readable(s, 10000));
+	CHECK(ut_readable(s, 10000));
 	CHECK_EQ(read(s, &b, 1), 1);
 	close(raw);
 	tcp_conn_close(&t);

@@ -20,7 +20,8 @@
  * SIOCADDRT), TCP with its
  * whole state machine (tcp_input.c), retransmission and TIME_WAIT
  * (tcp_output.c), UDP with ICMP "port unreachable" reported to connected
- * sockets, raw sockets (SOCK_RAW, raw.c: ping's), fragment reassembly
+ * sockets, raw sockets (SOCK_RAW, raw.c: busybox ping's), ICMP echo
+ * sockets (SOCK_DGRAM with IPPROTO_ICMP, ping.c), fragment reassembly
  * (ip_frag.c).  What is not yet: IPv6.
  *
  * Locks, in order: a socket's so_lock (class "socket"), then the control
@@ -130,6 +131,45 @@ int inet_sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port)
     *a = sin.sin_addr;
     *port = sin.sin_port;
     return 0;
+}
+
+int inet_send_dest(struct socket *so, const struct sockxfer *sx, in_addr_t *a, uint16_t *port)
+{
+    struct inpcb *inp = sotoinp(so);
+    if (sx->sx_name) {
+        if (sx->sx_namelen < sizeof(struct sockaddr_in_k))
+            return -EINVAL;
+        const struct sockaddr_in_k *sin = sx->sx_name;
+        if (sin->sin_family != AF_INET && sin->sin_family != AF_UNSPEC)
+            return -EAFNOSUPPORT;
+        if (port && !sin->sin_port)
+            return -EINVAL;
+        /* As Linux's routing: no address is this machine's loopback. */
+        *a = sin->sin_addr == INADDR_ANY ? htonl(INADDR_LOOPBACK_H) : sin->sin_addr;
+        if (port)
+            *port = sin->sin_port;
+        return 0;
+    }
+    if (inp->inp_faddr == INADDR_ANY)
+        return -EDESTADDRREQ;
+    *a = inp->inp_faddr;
+    if (port)
+        *port = inp->inp_fport;
+    return 0;
+}
+
+bool inet_queue_copy(struct socket *so, const void *data, size_t len, const void *name,
+                     size_t namelen)
+{
+    struct dgram *d = dgram_alloc(len, name, namelen);
+    if (d)
+        memcpy(d->d_data, data, len);
+    mutex_enter(&so->so_lock);
+    bool queued = d && dgram_enqueue(so, d, true);
+    mutex_exit(&so->so_lock);
+    if (!queued)
+        kfree(d);
+    return queued;
 }
 
 void inet_sin_out(void *addr, size_t *len, in_addr_t a, uint16_t port)

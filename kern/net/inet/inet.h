@@ -353,6 +353,21 @@ int inet_protocol(int *type, int protocol);
  * (short), -EAFNOSUPPORT (another family). */
 int inet_sin_in(const void *addr, size_t len, in_addr_t *a, uint16_t *port);
 /* A struct sockaddr_in into addr, its length into *len. */
+/* A copy of len bytes of data, from the sender name, onto so's datagram
+ * queue (so_lock taken here): false when memory or the queue's room is
+ * short (the copy is dropped). */
+bool inet_queue_copy(struct socket *so, const void *data, size_t len, const void *name,
+                     size_t namelen);
+/* A datagram send's destination (so_lock held): sendto's address or the
+ * connected one (-EDESTADDRREQ without either); with port, its port too,
+ * which sendto must then name (EINVAL for 0); without, the port is
+ * ignored (raw and ping sockets).  No address means this machine. */
+int inet_send_dest(struct socket *so, const struct sockxfer *sx, in_addr_t *a, uint16_t *port);
+/* The source of a datagram to dst (so_lock held): the socket bound first
+ * if it is not (an ephemeral port), the route's address unless it is
+ * bound to one; its port, TTL and TOS.  0, or -ENETUNREACH, -EADDRINUSE. */
+int udp_send_source(struct socket *so, in_addr_t dst, in_addr_t *src, uint16_t *sport,
+                    uint8_t *ttl, uint8_t *tos);
 void inet_sin_out(void *addr, size_t *len, in_addr_t a, uint16_t port);
 
 /* UDP (kern/net/inet/udp.c) */

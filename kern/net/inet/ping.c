@@ -23,7 +23,6 @@
  * message is built or sent.
  */
 #include <kern/net/inet/inet.h>
-#include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
@@ -31,26 +30,6 @@
 #define ICMP_ECHO       8
 #define ICMP_HDR_LEN    8
 #define ICMP_ID_AT      4                   /* the identifier's offset in an echo message */
-
-/* The destination of a send: sendto's address (the port ignored) or the
- * connected one. */
-static int ping_destination(struct socket *so, const struct sockxfer *sx, in_addr_t *a)
-{
-    struct inpcb *inp = sotoinp(so);
-    if (sx->sx_name) {
-        if (sx->sx_namelen < sizeof(struct sockaddr_in_k))
-            return -EINVAL;
-        const struct sockaddr_in_k *sin = sx->sx_name;
-        if (sin->sin_family != AF_INET && sin->sin_family != AF_UNSPEC)
-            return -EAFNOSUPPORT;
-        *a = sin->sin_addr == INADDR_ANY ? htonl(INADDR_LOOPBACK_H) : sin->sin_addr;
-        return 0;
-    }
-    if (inp->inp_faddr == INADDR_ANY)
-        return -EDESTADDRREQ;
-    *a = inp->inp_faddr;
-    return 0;
-}
 
 /* The message in p is an echo request (type 8, code 0). */
 static bool is_echo_request(const struct pkt *p)
@@ -75,19 +54,14 @@ int64_t ping_send(struct socket *so, struct sockxfer *sx)
         pkt_free(p);
         return -EINVAL;
     }
-    struct inpcb *inp = sotoinp(so);
     in_addr_t dst, src;
+    uint16_t id;
+    uint8_t ttl, tos;
     mutex_enter(&so->so_lock);
-    err = so->so_error ? -so->so_error : ping_destination(so, sx, &dst);
+    err = so->so_error ? -so->so_error : inet_send_dest(so, sx, &dst, NULL);
     so->so_error = 0;
-    if (!err && !inp->inp_bound)
-        err = inpcb_bind(inp, INADDR_ANY, 0);
-    if (!err && !inet_route(dst, &src))
-        err = -ENETUNREACH;
-    if (!err && inp->inp_laddr != INADDR_ANY)
-        src = inp->inp_laddr;
-    uint16_t id = inp->inp_lport;
-    uint8_t ttl = inp->inp_ttl, tos = inp->inp_tos;
+    if (!err)
+        err = udp_send_source(so, dst, &src, &id, &ttl, &tos);     /* the port is the id */
     mutex_exit(&so->so_lock);
     if (err) {
         pkt_free(p);
@@ -114,13 +88,6 @@ void ping_input(const struct pkt *p, in_addr_t src, in_addr_t dst)
     char a[sizeof(struct sockaddr_in_k)];
     size_t al;
     inet_sin_out(a, &al, src, 0);
-    struct dgram *d = dgram_alloc(p->p_len, a, al);
-    if (d)
-        memcpy(d->d_data, p->p_data, p->p_len);
-    mutex_enter(&so->so_lock);
-    if (d && dgram_enqueue(so, d, true))
-        d = NULL;
-    mutex_exit(&so->so_lock);
-    kfree(d);
+    inet_queue_copy(so, p->p_data, p->p_len, a, al);
     socket_rele(so);
 }

@@ -114,23 +114,6 @@ int raw_connect(struct socket *so, in_addr_t a, uint16_t port)
     return 0;
 }
 
-/* The destination of a send: the given address or the connected one. */
-static int raw_destination(struct socket *so, const struct sockxfer *sx, in_addr_t *dst)
-{
-    if (sx->sx_name) {
-        if (sx->sx_namelen < sizeof(struct sockaddr_in_k))
-            return -EINVAL;
-        const struct sockaddr_in_k *sin = sx->sx_name;
-        if (sin->sin_family != AF_INET && sin->sin_family != AF_UNSPEC)
-            return -EAFNOSUPPORT;
-        /* As Linux's routing: no address is this machine's loopback. */
-        *dst = sin->sin_addr == INADDR_ANY ? htonl(INADDR_LOOPBACK_H) : sin->sin_addr;
-        return 0;
-    }
-    *dst = sotoinp(so)->inp_faddr;
-    return *dst == INADDR_ANY ? -EDESTADDRREQ : 0;
-}
-
 /* The caller's own header (IP_HDRINCL) made whole, for a datagram that
  * leaves by the route to dst: -EINVAL when it is shorter than it says
  * (the destination in it is the caller's, as on Linux). */
@@ -163,7 +146,7 @@ int64_t raw_send(struct socket *so, struct sockxfer *sx)
     struct inpcb *inp = sotoinp(so);
     in_addr_t dst;
     mutex_enter(&so->so_lock);
-    int err = so->so_error ? -so->so_error : raw_destination(so, sx, &dst);
+    int err = so->so_error ? -so->so_error : inet_send_dest(so, sx, &dst, NULL);
     so->so_error = 0;
     in_addr_t src = inp->inp_laddr;
     uint8_t ttl = inp->inp_ttl, tos = inp->inp_tos;
@@ -223,14 +206,7 @@ bool raw_input(const struct pkt *p, size_t hlen)
         if (!raw_wants(so, ip, hlen, p->p_len))
             continue;
         taken = true;
-        struct dgram *d = dgram_alloc(p->p_len, a, al);
-        if (d)
-            memcpy(d->d_data, p->p_data, p->p_len);
-        mutex_enter(&so->so_lock);
-        if (d && dgram_enqueue(so, d, true))
-            d = NULL;
-        mutex_exit(&so->so_lock);
-        kfree(d);
+        inet_queue_copy(so, p->p_data, p->p_len, a, al);
     }
     mutex_exit(&raw_lock);
     return taken;

@@ -83,27 +83,19 @@ int udp_connect(struct socket *so, in_addr_t faddr, uint16_t fport)
     return err;
 }
 
-/* The destination of a send: the given address or the connected one. */
-static int destination(struct socket *so, const struct sockxfer *sx, in_addr_t *a, uint16_t *port)
+int udp_send_source(struct socket *so, in_addr_t dst, in_addr_t *src, uint16_t *sport,
+                    uint8_t *ttl, uint8_t *tos)
 {
     struct inpcb *inp = sotoinp(so);
-    if (sx->sx_name) {
-        if (sx->sx_namelen < sizeof(struct sockaddr_in_k))
-            return -EINVAL;
-        const struct sockaddr_in_k *sin = sx->sx_name;
-        if (sin->sin_family != AF_INET && sin->sin_family != AF_UNSPEC)
-            return -EAFNOSUPPORT;
-        if (!sin->sin_port)
-            return -EINVAL;
-        *a = sin->sin_addr == INADDR_ANY ? htonl(INADDR_LOOPBACK_H) : sin->sin_addr;
-        *port = sin->sin_port;
-        return 0;
-    }
-    if (inp->inp_faddr == INADDR_ANY)
-        return -EDESTADDRREQ;
-    *a = inp->inp_faddr;
-    *port = inp->inp_fport;
-    return 0;
+    int err = inp->inp_bound ? 0 : inpcb_bind(inp, INADDR_ANY, 0);
+    if (!err && !inet_route(dst, src))
+        err = -ENETUNREACH;
+    if (!err && inp->inp_laddr != INADDR_ANY)
+        *src = inp->inp_laddr;
+    *sport = inp->inp_lport;
+    *ttl = inp->inp_ttl;
+    *tos = inp->inp_tos;
+    return err;
 }
 
 int64_t udp_send(struct socket *so, struct sockxfer *sx)
@@ -119,18 +111,13 @@ int64_t udp_send(struct socket *so, struct sockxfer *sx)
         return err;
     struct inpcb *inp = sotoinp(so);
     in_addr_t dst, src;
-    uint16_t dport;
+    uint16_t dport, sport;
+    uint8_t ttl, tos;
     mutex_enter(&so->so_lock);
-    err = so->so_error ? -so->so_error : destination(so, sx, &dst, &dport);
+    err = so->so_error ? -so->so_error : inet_send_dest(so, sx, &dst, &dport);
     so->so_error = 0;
-    if (!err && !inp->inp_bound)
-        err = inpcb_bind(inp, INADDR_ANY, 0);
-    if (!err && !inet_route(dst, &src))
-        err = -ENETUNREACH;
-    if (!err && inp->inp_laddr != INADDR_ANY)
-        src = inp->inp_laddr;
-    uint16_t sport = inp->inp_lport;
-    uint8_t ttl = inp->inp_ttl, tos = inp->inp_tos;
+    if (!err)
+        err = udp_send_source(so, dst, &src, &sport, &ttl, &tos);
     mutex_exit(&so->so_lock);
     if (err) {
         pkt_free(p);
