@@ -19,6 +19,9 @@
  *                    with delayed writes (2 threads on one CPU; 4 threads
  *                    spread over the CPUs), partly read back through the
  *                    cache, then checked on the disk
+ *   buf_flush_held   bflush_held (fsync's flush) waits for a delayed
+ *                    block another thread holds busy and writes what that
+ *                    thread left in it
  *   buf_errors       past the end of the disk, bad sizes, I/O errors
  */
 #include <kern/tests/ktest.h>
@@ -284,6 +287,55 @@ KTEST(buf_identity)
         return 1;
     if (busy_wait_case(d, 302, (cpu_id() + 1) % ncpus, 0xabcd0002))
         return 1;
+    KT_ASSERT_EQ(binval(d), 0);
+    return 0;
+}
+
+/* ---- fsync's flush: a held block is waited for ---- */
+
+struct flusher {
+    struct blkdev *d;
+    int rc;
+    volatile int started, finished;
+};
+
+static void flusher_body(void *arg)
+{
+    struct flusher *f = arg;
+    __atomic_store_n(&f->started, 1, __ATOMIC_RELEASE);
+    f->rc = bflush_held(f->d);
+    __atomic_store_n(&f->finished, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(buf_flush_held)
+{
+    static struct flusher f;
+    struct blkdev *d = ram();
+    KT_ASSERT(d);
+    KT_ASSERT_EQ(binval(d), 0);
+    int err;
+    struct buf *bp = bread(d, 310, BSIZE, &err);
+    KT_ASSERT(bp);
+    fill(bp->b_data, BSIZE, 31, 310);
+    bdwrite(bp);                        /* a change made, delayed ... */
+    bp = getblk(d, 310, BSIZE);         /* ... and its block in use again */
+    memset(&f, 0, sizeof f);
+    f.d = d;
+    struct buf_stats s;
+    buf_stats_get(&s);
+    struct thread *t = thread_create("buf_flusher", flusher_body, &f,
+                                     1UL << ((cpu_id() + 1) % ncpus));
+    KT_ASSERT(t);
+    KT_ASSERT(ktest_await(&f.started, 1, 5));
+    bool waited = await_waits(s.waits);
+    bool early = __atomic_load_n(&f.finished, __ATOMIC_ACQUIRE);
+    fill(bp->b_data, BSIZE, 32, 310);
+    bdwrite(bp);
+    thread_join(t);
+    KT_ASSERT(waited);
+    KT_ASSERT(!early);
+    KT_ASSERT_EQ(f.rc, 0);
+    KT_ASSERT_EQ(disk_holds(d, 310, BSIZE, 32), 1);
     KT_ASSERT_EQ(binval(d), 0);
     return 0;
 }

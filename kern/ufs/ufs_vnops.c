@@ -362,7 +362,7 @@ static int ufs_fsync(struct vnode *vp, struct cred *cr)
     ILOCK(ip);
     int err = ufs_iupdat(ip, true);
     IUNLOCK(ip);
-    int e = bflush(ip->i_fs->fs_dev);
+    int e = bflush_held(ip->i_fs->fs_dev);     /* holds no buffer */
     return err ? err : e;
 }
 

@@ -644,9 +644,14 @@ void clrbuf(struct buf *bp)
 
 /*
  * Write bp if it is a delayed write of dev (NULL: any disk); wait for it
- * if it is being written asynchronously.  Returns 0 or the write's error.
+ * if it is being written asynchronously.  A buffer another thread holds
+ * busy is skipped unless wait_held: then this thread waits until it is
+ * released and writes it if it came back delayed (fsync: another thread's
+ * create may hold the very directory block an fsync'ed rename changed).
+ * Only a thread that holds no buffer may pass wait_held.  Returns 0 or
+ * the write's error.
  */
-static int flush_one(struct buf *bp, struct blkdev *dev)
+static int flush_one(struct buf *bp, struct blkdev *dev, bool wait_held)
 {
     for (;;) {
         struct lockset ls;
@@ -661,9 +666,11 @@ static int flush_one(struct buf *bp, struct blkdev *dev)
             ls_unlock_all(&ls);
             return bwrite(bp);
         }
-        if (mine && (f & B_BUSY) && (f & B_ASYNC)) {
+        if (mine && (f & B_BUSY) && ((f & B_ASYNC) || wait_held)) {
             /* An asynchronous write always finishes, so waiting for it
-             * cannot deadlock even if this thread owns other buffers. */
+             * cannot deadlock even if this thread owns other buffers; a
+             * held buffer is released by its owner, who never waits for
+             * a thread that holds none. */
             wait_busy(&ls, bp);
             pass_wakeup_on(bp, NULL, 0, 0);
             continue;
@@ -689,15 +696,25 @@ void buf_dump_busy(void)
     }
 }
 
-int bflush(struct blkdev *dev)
+static int flush_all(struct blkdev *dev, bool wait_held)
 {
     int rc = 0;
     for (int i = 0; i < bc.nbuf; i++) {
-        int e = flush_one(&bc.bufs[i].b, dev);
+        int e = flush_one(&bc.bufs[i].b, dev, wait_held);
         if (e && !rc)
             rc = e;
     }
     return rc;
+}
+
+int bflush(struct blkdev *dev)
+{
+    return flush_all(dev, false);
+}
+
+int bflush_held(struct blkdev *dev)
+{
+    return flush_all(dev, true);
 }
 
 /* With H(row) held: forget every free buffer of dev on the row; returns

@@ -94,6 +94,11 @@ void bawrite(struct buf *bp);
 void clrbuf(struct buf *bp);
 /* Write every delayed-write buffer of dev (all disks when NULL); waits. */
 int bflush(struct blkdev *dev);
+/* As bflush, and also waits for buffers other threads hold busy and
+ * writes them if they come back delayed: what fsync needs, so that a
+ * change already made is on disk even if its block is in use again.  The
+ * caller must hold no buffer. */
+int bflush_held(struct blkdev *dev);
 /* For the hang dump (panic_hung): every busy buffer and its owner.  No lock. */
 void buf_dump_busy(void);
 /* Forget every buffer of dev (unmount): flushes first; -EBUSY if any busy. */
