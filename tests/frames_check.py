@@ -163,10 +163,15 @@ class Injector:
             self.send_done()
 
     def send_done(self):
+        """Tell echod to end; the wire may be closed already if the guest
+        ended first (a failure the main thread reports)."""
         w = self.w
-        for _ in range(3):
-            w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
-                              fr.udp(w.ip, w.tempest_ip, 40000, ECHO, b"done")), gap=0.2)
+        try:
+            for _ in range(3):
+                w.send_ip(fr.ipv4(w.ip, w.tempest_ip, fr.PROTO_UDP,
+                                  fr.udp(w.ip, w.tempest_ip, 40000, ECHO, b"done")), gap=0.2)
+        except OSError:
+            pass
 
     # ---- phases: each returns '' or why it failed ----
 
@@ -642,6 +647,17 @@ def judge_clean(before, after):
     return "left behind: " + ", ".join(wrong) if wrong else ""
 
 
+def echod_story(out):
+    """What the console says about echod's end: its exit status and the
+    lines that tell why (its own complaints, the kernel's kills)."""
+    status = re.search(r"ECHOD-EXIT\[(\d+)\]", out)
+    said = [l.strip() for l in out.splitlines()
+            if l.startswith("echod:") and "listening" not in l or "killed by signal" in l
+            or l.startswith("PANIC")]
+    return ": %s%s" % ("exit status %s" % status.group(1) if status else "echod never ended",
+                       "".join("; " + l[:160] for l in said[:3]))
+
+
 def job(ctx):
     names = ["%s/%s" % (NAME, c) for c in CHECKS]
     if ctx.limit(LIMIT) < 120:
@@ -693,5 +709,5 @@ def job(ctx):
     ctx.results.add(NAME + "/clean", why == "", why + (tail if why else ""))
     ok = r.ok and "ECHOD-EXIT[0]" in out
     ctx.results.add(NAME + "/boot", ok, "" if ok else "echod or the boot did not end cleanly"
-                    + tail)
+                    + echod_story(out) + tail)
     print("%s: %d frames sent, %d ARP answers" % (NAME, wire.sent, wire.arp_replies), flush=True)

@@ -203,12 +203,18 @@ void poll_mask_end(uint64_t usig, int64_t r)
 
 /* ---- poll and ppoll ---- */
 
+/* A poll of this many descriptors or fewer keeps its table on the kernel
+ * stack: a server's poll must not fail with ENOMEM when memory runs
+ * short (Linux keeps 256 bytes there too). */
+#define POLL_ON_STACK 32
+
 static int64_t do_poll(uint64_t ufds, uint64_t n, uint64_t deadline)
 {
     struct proc *p = curproc();
     if (n > fd_limit(p))
         return -EINVAL;
-    struct pollfd_u *fds = kmalloc(n ? n * sizeof *fds : 1);
+    struct pollfd_u small[POLL_ON_STACK];
+    struct pollfd_u *fds = n <= POLL_ON_STACK ? small : kmalloc(n * sizeof *fds);
     if (!fds)
         return -ENOMEM;
     int64_t r = copyin((void *)ufds, fds, n * sizeof *fds);
@@ -217,7 +223,8 @@ static int64_t do_poll(uint64_t ufds, uint64_t n, uint64_t deadline)
         if (r >= 0 && copyout(fds, (void *)ufds, n * sizeof *fds))
             r = -EFAULT;
     }
-    kfree(fds);
+    if (fds != small)
+        kfree(fds);
     return r;
 }
 

@@ -174,13 +174,23 @@ static int signal_of(uint64_t vector)
 /* Kills for memory one fault may cause before its own process is taken. */
 #define OOM_VICTIMS 4
 
+/* A fault of the current process resolved: when no page is to be had,
+ * the largest process is killed and the fault tried again once its pages
+ * are back (kern/proc/oom.c), whether the fault came from user mode or
+ * from a copy to or from user memory. */
+static int fault_or_kill_other(struct as *as, vaddr_t addr, int access)
+{
+    int err = as_fault(as, addr, access);
+    for (int n = 0; err == -ENOMEM && n < OOM_VICTIMS && oom_kill_other(); n++)
+        err = as_fault(as, addr, access);                   /* waits for the pages back */
+    return err;
+}
+
 static void user_fault(struct trapframe *tf, vaddr_t addr)
 {
     intr_enable();
     int access = (tf->error & 2) ? FA_WRITE : (tf->error & 16) ? FA_EXEC : FA_READ;
-    int err = as_fault(curthread()->as, addr, access);
-    for (int n = 0; err == -ENOMEM && n < OOM_VICTIMS && oom_kill_other(); n++)
-        err = as_fault(curthread()->as, addr, access);     /* waits for the pages back */
+    int err = fault_or_kill_other(curthread()->as, addr, access);
     if (err == -ENOMEM) {
         proc_kill_current(SIGKILL, "out of memory");
     } else if (err && err != -EFAULT && err != -EACCES) {
@@ -213,7 +223,7 @@ static int code_of(uint64_t vector)
 static bool kernel_copy_fault(struct trapframe *tf, vaddr_t addr)
 {
     int err;
-    if (!copy_fault_fixup(tf, addr, &err))
+    if (!copy_fault_fixup(tf, addr, fault_or_kill_other, &err))
         return false;
     if (err == -ENOMEM)
         proc_kill_current(SIGKILL, "out of memory");

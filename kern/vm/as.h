@@ -281,12 +281,17 @@ long copyinstr(const char *uaddr, char *kaddr, size_t max);
 int copyin_struct(void *kaddr, size_t ksize, const void *uaddr, size_t usize);
 
 struct trapframe;
+/* How a fault is resolved: as_fault, and whatever the caller does when
+ * memory is out (the OOM killer's victims, kern/proc/syscall.c).  0 or
+ * as_fault's error. */
+typedef int (*fault_resolver)(struct as *as, vaddr_t addr, int access);
 /* The page-fault handler for faults in kernel mode: resolves demand faults
- * inside the copy routines, or moves them to their -EFAULT exit.  False
- * when the fault is not ours (a kernel bug: the caller panics).  *errp is
- * the fault's result: 0 resolved, -ENOMEM out of memory (the caller kills
- * the process), another error the copy's -EFAULT. */
-bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp);
+ * inside the copy routines by resolve, or moves them to their -EFAULT
+ * exit.  False when the fault is not ours (a kernel bug: the caller
+ * panics).  *errp is the fault's result: 0 resolved, -ENOMEM out of memory
+ * even after resolve's victims (the caller kills the process), another
+ * error the copy's -EFAULT. */
+bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, fault_resolver resolve, int *errp);
 
 extern bool smap_enabled;
 

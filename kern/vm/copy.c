@@ -77,7 +77,7 @@ static inline void clac(void)
         __asm__ volatile("clac" ::: "memory");
 }
 
-bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp)
+bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, fault_resolver resolve, int *errp)
 {
     if (tf->rip < (uint64_t)user_copy_start || tf->rip >= (uint64_t)user_copy_end)
         return false;
@@ -86,7 +86,7 @@ bool copy_fault_fixup(struct trapframe *tf, vaddr_t addr, int *errp)
     if (addr < USER_TOP) {
         if (tf->rflags & RFLAGS_IF)
             intr_enable();
-        err = as_fault(as_current(), addr, (tf->error & 2) ? FA_WRITE : FA_READ);
+        err = resolve(as_current(), addr, (tf->error & 2) ? FA_WRITE : FA_READ);
         intr_disable();
     }
     *errp = err;
