@@ -302,6 +302,18 @@ void inpcb_snapshot(int proto, struct sockvec *sv);
 #define IP_HDR_LEN      20
 #define IP_DEFAULT_TTL  64
 #define IP_MAXPACKET    65535
+#define IP_MF           0x2000              /* more fragments, in frag_off */
+#define IP_OFFMASK      0x1fff              /* the offset in 8-byte units */
+
+/* ICMP (RFC 792): the header's length and the message types used. */
+#define ICMP_HDR_LEN    8
+#define ICMP_ECHOREPLY  0
+#define ICMP_UNREACH    3
+#define ICMP_SOURCEQUENCH 4
+#define ICMP_REDIRECT   5
+#define ICMP_ECHO       8
+#define ICMP_TIMXCEED   11
+#define ICMP_PARAMPROB  12
 
 /* The IPv4 header (RFC 791), as it travels. */
 struct iphdr {

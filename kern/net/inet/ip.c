@@ -31,21 +31,11 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define IP_MF           0x2000
-#define IP_OFFMASK      0x1fff
-#define ICMP_ECHOREPLY  0
-#define ICMP_UNREACH    3
 #define ICMP_UNREACH_HOST 1
 #define ICMP_UNREACH_PROTO 2
 #define ICMP_UNREACH_PORT 3
 #define ICMP_UNREACH_NEEDFRAG 4
 #define ICMP_UNREACH_LAST 15
-#define ICMP_SOURCEQUENCH 4
-#define ICMP_REDIRECT   5
-#define ICMP_TIMXCEED   11
-#define ICMP_PARAMPROB  12
-#define ICMP_ECHO       8
-#define ICMP_HDR_LEN    8
 
 struct icmphdr {
     uint8_t type, code;

@@ -32,13 +32,10 @@
 #include <kern/lib/string.h>
 #include <drivers/platform/timer.h>
 
-#define IP_MF           0x2000
-#define IP_OFFMASK      0x1fff
 #define IPFRAG_TIME     30000000000ULL      /* 30 s */
 #define IPFRAG_QUEUES   256                 /* Linux bounds by memory alone; this keeps
                                              * ipq_find's walk short */
 #define IPFRAG_MEM      (4u << 20)          /* Linux's ipfrag_high_thresh */
-#define ICMP_TIMXCEED   11
 #define ICMP_TIMXCEED_REASS 1
 
 /* One fragment: its packet as it came (header included). */

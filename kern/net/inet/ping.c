@@ -26,9 +26,6 @@
 #include <kern/lib/string.h>
 #include <kern/lib/errno.h>
 
-#define ICMP_ECHOREPLY  0
-#define ICMP_ECHO       8
-#define ICMP_HDR_LEN    8
 #define ICMP_ID_AT      4                   /* the identifier's offset in an echo message */
 
 /* The message in p is an echo request (type 8, code 0). */
