@@ -254,6 +254,11 @@ def stop_point(fs, machine, syncwrites, after, delay, procs, keep=None, boot=tem
             problems.append("not clean after fsck -y: %s" % out.decode(errors="replace")[-300:])
         problems += check_files(fs, img, live, fsck_said)
         problems += verify_boot(fs, machine, img, keep, boot)
+        if problems and keep:
+            os.makedirs(keep, exist_ok=True)
+            shutil.copy(img, os.path.join(keep, "repaired.img"))
+            with open(os.path.join(keep, "fsck.txt"), "w") as f:
+                f.write(fsck_said)
         return problems, facts
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -293,7 +298,8 @@ def main():
     p.add_argument("--machine", default="default")
     p.add_argument("--procs", type=int, default=4, help="workload processes (default 4)")
     p.add_argument("--syncwrites", default="on,off", help="values to alternate (default on,off)")
-    p.add_argument("--keep", help="a directory for the consoles of failed stop points")
+    p.add_argument("--keep", help="a directory for the consoles of failed stop points "
+                   "(and the repaired image and what fsck -y said)")
     args = p.parse_args()
     values = [v for v in args.syncwrites.split(",") if v]
     if any(v not in ("on", "off") for v in values) or not values:

@@ -16,6 +16,9 @@ the long campaigns, each a job of its own.
                            flipped in their metadata, mounted and walked
                            inside Tempest (a few here, 1000 in make flip)
   soak/short               tools/soak.py for 30 s on svr4mp, 8 users
+  oom/copy                 userland/oomcopy on up: a copy out to user memory
+                           that finds no page kills the largest process (a
+                           memory hog) and finishes, the reader unharmed
   fuzz/short               tools/fuzz.py: 20,000 calls on each CPU of default
 """
 
@@ -163,6 +166,44 @@ def job_fuzz_short(ctx):
                     % (verdict, detail, calls, ncpu))
 
 
+OOMCOPY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       "build", "userland", "oomcopy")
+
+
+def job_oom_copy(ctx):
+    """oomcopy in a guest of its own: its checks, and the kernel's word
+    on the kill (the hog the victim, the reader the one that faulted)."""
+    import userrun
+    name = "oom/copy"
+    tmp = tempfile.mkdtemp(prefix="tempest-oom-")
+    try:
+        add = os.path.join(tmp, "add")
+        os.makedirs(add)
+        shutil.copy(OOMCOPY, os.path.join(add, "oomcopy"))
+        img = os.path.join(tmp, "root.img")
+        userrun.mkroot(img, "/add/oomcopy; echo \"OOMCOPY-EXIT[$?]\"", add, "4M", False)
+        r = ctx.boot(name, "up", "root=vda poweroff", T_USER, disk_images=[img])
+    except (userrun.Failure, OSError) as e:
+        ctx.results.add(name, False, "not run: %s" % e)
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if r is None:
+        return budget_gone(ctx, [name])
+    p = [l.strip() for l in r.output.splitlines() if l.startswith("FAIL oomcopy")]
+    if "OOMCOPY-EXIT[0]" not in r.output:
+        said = re.findall(r"^(proc: pid \d+ .*killed.*|OOMCOPY-EXIT.*)$", r.output, re.M)
+        p.append("oomcopy did not end well: %s" % ("; ".join(said[:3]) or r.status))
+    pids = re.search(r"^oomcopy: reader pid (\d+), hog pid (\d+)", r.output, re.M)
+    kills = re.findall(r"pid (\d+) \(\S+\) killed by signal 9: out of memory \(the largest, "
+                       r"\d+ pages; pid (\d+) faulted\)", r.output)
+    if pids and (pids.group(2), pids.group(1)) not in kills:
+        p.append("the kernel did not kill the hog (pid %s) for the reader's fault (pid %s): "
+                 "it killed %s" % (pids.group(2), pids.group(1),
+                                   ", ".join("%s for %s" % k for k in kills) or "nobody"))
+    ctx.results.add(name, not p, " | ".join(p[:3]))
+
+
 def jobs():
     """(name, function) for check.py."""
     out = [("ktest/default/kmemdebug", job_kmemdebug_ktests)]
@@ -170,5 +211,6 @@ def jobs():
     out += [("crash/%s/syncwrites=%s" % (fs, sw), make_crash_job(fs, sw, a, d))
             for fs in ("s5", "ufs") for sw, a, d in CRASH_SHORT]
     out += [("flip/s5", make_flip_job("s5")), ("flip/ufs", make_flip_job("ufs")),
-            ("soak/short", job_soak_short), ("fuzz/short", job_fuzz_short)]
+            ("soak/short", job_soak_short), ("fuzz/short", job_fuzz_short),
+            ("oom/copy", job_oom_copy)]
     return out

@@ -40,9 +40,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/memhog.h"
+
 #define MAX_CONNS 64
 #define HOG_LEAVE_KB 768                /* what the hog leaves free */
-#define HOG_CHUNK (1 << 20)
 
 static pid_t hog_pid;                   /* the memory hog, 0 for none */
 
@@ -88,33 +89,9 @@ static ssize_t read_file(const char *path, char *buf, size_t size)
 	return n < 0 ? 0 : n;
 }
 
-/* MemFree of /proc/meminfo in kB, -1 when it cannot be read. */
 static long mem_free_kb(void)
 {
-	char buf[1024];
-	ssize_t n = read_file("/proc/meminfo", buf, sizeof buf - 1);
-	buf[n] = 0;
-	char *at = strstr(buf, "MemFree:");
-	return at ? strtol(at + 8, NULL, 10) : -1;
-}
-
-/* Take memory (every page touched) while more than HOG_LEAVE_KB is free,
- * a megabyte at a time and less near the end, so that no touch finds
- * memory gone: the kilobytes taken, or -1 when nothing could be taken. */
-static long hog_more(void)
-{
-	long kb = 0;
-	for (long free_kb = mem_free_kb(); free_kb > HOG_LEAVE_KB + 4; free_kb = mem_free_kb()) {
-		size_t len = (size_t)(free_kb - HOG_LEAVE_KB) * 1024;
-		len = len > HOG_CHUNK ? HOG_CHUNK : len & ~(size_t)4095;
-		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			return kb ? kb : -1;
-		for (size_t i = 0; i < len; i += 4096)
-			m[i] = 1;
-		kb += (long)(len / 1024);
-	}
-	return kb;
+	return meminfo_kb("MemFree:");
 }
 
 /* The hog child: take the memory, say so to whoever asked, then keep it
@@ -122,14 +99,14 @@ static long hog_more(void)
 static void hog(int fd, const struct sockaddr_in *to)
 {
 	char line[96];
-	long kb = hog_more();
+	long kb = memhog_take(HOG_LEAVE_KB);
 	int n = kb < 0 ? snprintf(line, sizeof line, "hog failed: %s", strerror(errno))
 		       : snprintf(line, sizeof line, "hog %ld %ld", kb, mem_free_kb());
 	sendto(fd, line, (size_t)n, 0, (const struct sockaddr *)to, sizeof *to);
 	for (;;) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		hog_more();
+		memhog_take(HOG_LEAVE_KB);
 	}
 }
 
