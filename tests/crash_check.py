@@ -108,8 +108,10 @@ FILESYSTEMS = {
 
 DURABLE_RE = re.compile(r"^crash: (durable|gone) (\S+) (\d+) (\d+)\s*$", re.M)
 WORKDIR = "/work"
-VERIFY = ("ls -lR %s > /dev/null && for f in %s/*; do cat $f > /dev/null || exit 1; done "
-          "&& echo crash-verify-ok" % (WORKDIR, WORKDIR))
+VERIFY = ("ok=1; ls -lR {d} > /dev/null || ok=0; "
+          "for f in {d}/*; do cat $f > /dev/null || ok=0; done; "
+          "if [ $ok = 1 ]; then echo crash-verify-ok; else echo crash-verify-failed; "
+          "ls -la {d} | head -4; echo crash-verify-end; fi".format(d=WORKDIR))
 
 
 class Failure(Exception):
@@ -275,7 +277,10 @@ def verify_boot(fs, machine, img, keep, boot=tempest.boot):
     if not b.ok:
         p.append("the verify boot failed: %s" % b.status)
     if "crash-verify-ok" not in b.output:
-        p.append("the repaired /work did not walk and read cleanly")
+        seen = b.output.split("crash-verify-failed", 1)[-1].split("crash-verify-end", 1)[0]
+        p.append("the repaired %s did not walk and read cleanly in Tempest (ls -la: %s)"
+                 % (WORKDIR, " / ".join(l.strip() for l in seen.strip().splitlines()[:4])
+                    or "nothing"))
     rc, out = tool([FILESYSTEMS[fs]["fsck"], "-n", img])
     if rc != 0:
         p.append("not clean after the verify boot: %s" % out.decode(errors="replace")[-300:])

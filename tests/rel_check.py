@@ -115,8 +115,19 @@ def make_crash_job(fs, syncwrites, after, delay):
                                               boot=booter(ctx, name))
         except BudgetGone:
             return budget_gone(ctx, [name])
-        ctx.results.add(name, not p, " | ".join(p[:3]) + (" (%s)" % facts if p else ""))
+        ctx.results.add(name, not p, crash_story(p) + (" (%s)" % facts if p else ""))
     return job
+
+
+def crash_story(problems):
+    """A failed stop point's problems in one line: the first missing files,
+    then every other kind (what fsck -y said, the verify boot), which
+    tell why more than a list of names does."""
+    missing = [q for q in problems if q.endswith(" is missing")]
+    rest = [q for q in problems if not q.endswith(" is missing")]
+    shown = missing[:3] + rest[:4]
+    more = len(problems) - len(shown)
+    return " | ".join(shown) + (" (and %d more)" % more if more else "")
 
 
 def make_flip_job(fs):
