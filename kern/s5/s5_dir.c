@@ -5,6 +5,7 @@
  * directory ILOCKED; the theory is in kern/s5/s5_vfsops.c.
  */
 #include <kern/s5/s5_inode.h>
+#include <kern/vfs/dnlc.h>
 #include <kern/vfs/buf.h>
 #include <kern/lib/string.h>
 
@@ -98,6 +99,7 @@ int s5_dirsearch(struct s5_inode *dp, const char *name, struct s5_dirslot *ds)
 int s5_direnter(struct s5_inode *dp, const char *name, uint32_t ino,
                 const struct s5_dirslot *ds)
 {
+    dnlc_remove(ITOV(dp), name);            /* a negative entry for the name goes first */
     struct s5_fs *fs = dp->i_fs;
     uint32_t off = ds->free_off >= 0 ? (uint32_t)ds->free_off : dp->i_size;
     bool grow = off >= dp->i_size;

@@ -128,13 +128,16 @@ int s5_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, struct cr
     if (err)
         return err;
     struct vnode *vp = dnlc_lookup(dvp, name, cr);
+    if (vp == DNLC_NO_VNODE)
+        return -ENOENT;
     if (vp) {
         *vpp = vp;
         return 0;
     }
     struct s5_dirslot ds;
     ILOCK(dp);
-    err = dp->i_nlink == 0 ? -ENOENT : s5_dirsearch(dp, name, &ds);
+    int found = dp->i_nlink == 0 ? -ENOENT : s5_dirsearch(dp, name, &ds);
+    err = found;
     if (!err)
         err = s5_iget_entry(dp, ds.ino, &ip);
     if (!err) {
@@ -143,6 +146,10 @@ int s5_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, struct cr
         dnlc_enter(dvp, name, ITOV(ip), cr);
         IUNLOCK(ip);
         *vpp = ITOV(ip);
+    } else if (found == -ENOENT && dp->i_nlink) {
+        /* Known absent: entered under dp's lock, which the direnter that
+         * adds the name (and removes this entry first) holds too. */
+        dnlc_enter(dvp, name, DNLC_NO_VNODE, cr);
     }
     IUNLOCK(dp);
     return err;

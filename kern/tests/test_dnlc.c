@@ -7,6 +7,10 @@
  *   dnlc_basic       enter/lookup/remove, credentials, long names, counters
  *   dnlc_purges      purge_vp, purge_vfsp (with a count), purge1, purge;
  *                    the DNLC's last reference going calls VOP_INACTIVE
+ *   dnlc_negative    negative entries (DNLC_NO_VNODE): found per
+ *                    credential, replaced by and replacing positive ones,
+ *                    removed by name for every credential, purged by
+ *                    directory, file system and purge1; never held
  *   dnlc_lru         in a full LRU set, enter replaces the least recently
  *                    used entry (a row under ssac; the cache otherwise)
  *   dnlc_mp_1cpu, dnlc_mp
@@ -81,11 +85,12 @@ static int balanced(void)
     return 0;
 }
 
-/* Does name in dvp for cr find want (NULL: nothing)?  Drops the hold. */
+/* Does name in dvp for cr find want (NULL: nothing; DNLC_NO_VNODE: a
+ * negative entry)?  Drops the hold. */
 static bool finds(struct vnode *dvp, const char *name, struct cred *cr, struct vnode *want)
 {
     struct vnode *vp = dnlc_lookup(dvp, name, cr);
-    if (vp)
+    if (vp && vp != DNLC_NO_VNODE)
         VN_RELE(vp);
     return vp == want;
 }
@@ -245,6 +250,57 @@ KTEST(dnlc_purges)
     setup();
     int r = purges();
     teardown();
+    return r;
+}
+
+/* ---- negative entries ---- */
+
+static int negatives(struct cred *other)
+{
+    struct vnode *d = &dirs[0], *d2 = &dirs[1], *f = &files[0];
+    dnlc_enter(d, "gone", DNLC_NO_VNODE, kcred);
+    KT_ASSERT_EQ(d->v_count, 2);                /* the directory's hold alone */
+    KT_ASSERT(finds(d, "gone", kcred, DNLC_NO_VNODE));
+    KT_ASSERT(finds(d, "gone", other, NULL));   /* per credential, as a positive one */
+    /* A positive entry replaces it, and a negative one the positive. */
+    dnlc_enter(d, "gone", f, kcred);
+    KT_ASSERT(finds(d, "gone", kcred, f));
+    KT_ASSERT_EQ(f->v_count, 2);
+    dnlc_enter(d, "gone", DNLC_NO_VNODE, kcred);
+    KT_ASSERT_EQ(f->v_count, 1);
+    KT_ASSERT(finds(d, "gone", kcred, DNLC_NO_VNODE));
+    /* What a direnter does before it adds the name: gone for everyone. */
+    dnlc_enter(d, "gone", DNLC_NO_VNODE, other);
+    dnlc_remove(d, "gone");
+    KT_ASSERT(finds(d, "gone", kcred, NULL));
+    KT_ASSERT(finds(d, "gone", other, NULL));
+    /* Purges: by the directory, by file system, any one. */
+    dnlc_enter(d, "n1", DNLC_NO_VNODE, kcred);
+    dnlc_enter(d2, "n2", DNLC_NO_VNODE, kcred);
+    dnlc_purge_vp(d);
+    KT_ASSERT(finds(d, "n1", kcred, NULL));
+    KT_ASSERT(finds(d2, "n2", kcred, DNLC_NO_VNODE));
+    KT_ASSERT_EQ(dnlc_purge_vfsp(&fake_vfs[1], 0), 1);     /* d2's file system */
+    KT_ASSERT(finds(d2, "n2", kcred, NULL));
+    dnlc_enter(d, "n3", DNLC_NO_VNODE, kcred);
+    KT_ASSERT_EQ(dnlc_purge1(), 1);
+    KT_ASSERT_EQ(dnlc_purge1(), 0);
+    KT_ASSERT_EQ(DNLC_NO_VNODE->v_count, 0);    /* never held */
+    return balanced();
+}
+
+KTEST(dnlc_negative)
+{
+    if (cluster_on())
+        KT_SKIP("cluster=: the clustered cache keeps no negative entries");
+    if (!ready())
+        return 1;
+    struct cred *other = cred_alloc(1000, 100);
+    KT_ASSERT(other);
+    setup();
+    int r = negatives(other);
+    teardown();
+    cred_rele(other);
     return r;
 }
 

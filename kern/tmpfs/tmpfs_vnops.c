@@ -299,6 +299,8 @@ static int tmpfs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp,
     bool dot = name[0] == '.' && name[1] == 0;
     if (!dot) {
         struct vnode *vp = dnlc_lookup(dvp, name, cr);
+        if (vp == DNLC_NO_VNODE)
+            vp = NULL;                  /* tmpfs enters none; searched as a miss */
         if (vp) {
             err = tmpfs_access_nolock(dvp, VEXEC, cr);
             if (err)

@@ -7,6 +7,7 @@
  * theory in kern/ufs/ufs_vfsops.c.
  */
 #include <kern/ufs/ufs_inode.h>
+#include <kern/vfs/dnlc.h>
 #include <kern/lib/string.h>
 
 /* A name of n bytes with neither '/' nor NUL in it. */
@@ -204,6 +205,7 @@ static int32_t chunk_room(const uint8_t *chunk, uint32_t need)
 
 int ufs_direnter(struct ufs_inode *dp, const char *name, uint32_t ino, uint8_t type)
 {
+    dnlc_remove(UFS_ITOV(dp), name);        /* a negative entry for the name goes first */
     uint32_t need = ufs_direntsize((uint32_t)strlen(name));
     struct dirpos pos;
     for (pos.base = 0; pos.base < dp->i_size; pos.base += UFS_DIRBLKSIZ) {

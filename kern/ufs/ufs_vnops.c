@@ -297,13 +297,16 @@ static int ufs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, s
     if (err)
         return err;
     struct vnode *vp = dnlc_lookup(dvp, name, cr);
+    if (vp == DNLC_NO_VNODE)
+        return -ENOENT;
     if (vp) {
         *vpp = vp;
         return 0;
     }
     uint32_t ino;
     ILOCK(dp);
-    err = dp->i_nlink == 0 ? -ENOENT : ufs_dirsearch(dp, name, &ino);
+    int found = dp->i_nlink == 0 ? -ENOENT : ufs_dirsearch(dp, name, &ino);
+    err = found;
     if (!err)
         err = ufs_iget_entry(dp, ino, &ip);
     if (!err) {
@@ -312,6 +315,10 @@ static int ufs_lookup(struct vnode *dvp, const char *name, struct vnode **vpp, s
         dnlc_enter(dvp, name, UFS_ITOV(ip), cr);
         IUNLOCK(ip);
         *vpp = UFS_ITOV(ip);
+    } else if (found == -ENOENT && dp->i_nlink) {
+        /* Known absent: entered under dp's lock, which the direnter that
+         * adds the name (and removes this entry first) holds too. */
+        dnlc_enter(dvp, name, DNLC_NO_VNODE, cr);
     }
     IUNLOCK(dp);
     return err;

@@ -8,6 +8,11 @@
  * them (VN_RELE, which may call VOP_INACTIVE).  File systems call
  * dnlc_lookup before searching a directory and dnlc_enter after, and purge
  * names they remove or rename.
+ *
+ * A negative entry (vp DNLC_NO_VNODE, as Solaris's DNLC keeps them) says
+ * that dvp has no entry name: a search that found nothing enters one, and
+ * the file system removes it (dnlc_remove) before it adds the name, under
+ * the directory's lock both times.  It holds dvp alone.
  */
 #ifndef KERN_VFS_DNLC_H
 #define KERN_VFS_DNLC_H
@@ -20,11 +25,19 @@ struct cred;
 
 #define DNLC_NAMELEN 31     /* longer names are not cached */
 
+/* The vnode of a negative entry: never held, never released, never a
+ * file's; only its address is used. */
+extern struct vnode dnlc_no_vnode;
+#define DNLC_NO_VNODE (&dnlc_no_vnode)
+
 void dnlc_init(void);
-/* The cached vnode with a new reference, or NULL. */
+/* The cached vnode with a new reference; DNLC_NO_VNODE (no reference)
+ * when dvp is known to have no such name; NULL when nothing is cached. */
 struct vnode *dnlc_lookup(struct vnode *dvp, const char *name, struct cred *cr);
 /* Cache name in dvp -> vp (replacing the row's least recently used
- * entry); a no-op for names over DNLC_NAMELEN. */
+ * entry), or, with DNLC_NO_VNODE, its absence (not under cluster=: the
+ * clustered cache keeps no negative entries); a no-op for names over
+ * DNLC_NAMELEN. */
 void dnlc_enter(struct vnode *dvp, const char *name, struct vnode *vp, struct cred *cr);
 /* Remove every entry for name in dvp (any credential). */
 void dnlc_remove(struct vnode *dvp, const char *name);

@@ -147,7 +147,8 @@ static struct vnode *climb_mount_roots(struct vnode *dir)
 
 /* The DNLC's vnode for comp in dir, held, found with no lock of dir's;
  * NULL to search the directory (*err 0), or with *err when dir refuses
- * the search (its check without locks said so). */
+ * the search (its check without locks said so) or the DNLC knows comp
+ * is not there (-ENOENT). */
 static struct vnode *cached_component(struct vnode *dir, const char *comp, struct cred *cr,
                                       int *err)
 {
@@ -158,6 +159,10 @@ static struct vnode *cached_component(struct vnode *dir, const char *comp, struc
     if (!vp)
         return NULL;
     *err = dir->v_op->vop_access_nolock(dir, VEXEC, cr);
+    if (vp == DNLC_NO_VNODE) {
+        *err = *err ? *err : -ENOENT;       /* known absent; search permission first */
+        return NULL;
+    }
     if (*err) {
         VN_RELE(vp);
         return NULL;
