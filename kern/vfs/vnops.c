@@ -29,6 +29,7 @@
 #include <kern/lock/sleep.h>
 #include <kern/vm/kmem.h>
 #include <kern/lib/string.h>
+#include <kern/lib/options.h>
 
 LOCK_CLASS(vfs_rename_class, "vfs_rename", LK_RESOURCE);
 
@@ -392,9 +393,13 @@ int vn_close(struct vnode *vp, int flags, struct cred *cr)
     }
     /* The last close of a file open for writing writes its dirty pages
      * back (kern/vm/pcache_rw.c): written data reaches the disk without
-     * waiting for the file's last release, which cannot sleep. */
+     * waiting for the page daemons.  Under syncwrites=off, whose delayed
+     * writes already ask for fsck after a crash, it waits for them (30 s
+     * at most, as Linux's write-back does): GAEDE's users each waited for
+     * every file they wrote. */
     int werr = 0;
-    if ((flags & O_ACCMODE) != O_RDONLY && vn_has_pageio(vp))
+    if ((flags & O_ACCMODE) != O_RDONLY && vn_has_pageio(vp) &&
+        opts.syncwrites != SYNCWRITES_OFF)
         werr = pcache_flush(vp, 0, ~0UL);
     if (vp->v_type == VREG && (open_access_mode(flags) & VWRITE))
         vn_put_write(vp);

@@ -62,7 +62,8 @@
  * page marked takes a VN_HOLD, the flush that leaves none dirty drops it,
  * dirty_drop), so the file stays active, and its pages cached, until
  * they are written back: by fsync (pcache_vop_fsync), the close of a file
- * open for writing (vn_close), the file system's sync and unmount
+ * open for writing (vn_close; not under syncwrites=off, which leaves it to
+ * the daemons, as Linux's write-back does), the file system's sync and unmount
  * (s5_iflush_pages, ufs_iflush_pages), the pageout daemons
  * (kern/vm/pcache_reclaim.c, also every 30 s), or an O_SYNC write.  The last release can therefore never
  * drop unwritten data, and needs no sleep.  A file that loses its last

@@ -9,7 +9,7 @@
  * file's page (segmap_getmap; a miss reads the page through VOP_GETPAGE
  * into the page cache), copies, and releases the window; a write marks
  * the page dirty and leaves it for write-back (pcache_flush: fsync, the
- * close of a file open for writing, msync, unmap).  There is one copy of
+ * close of a file open for writing unless syncwrites=off, msync, unmap).  There is one copy of
  * each file page in memory, the page cache's, so read, write and every
  * shared mapping see each other's bytes at once, by construction: there
  * is nothing to overlay or patch.
