@@ -189,6 +189,8 @@ void held_remove_at(struct held_locks *h, int i)
 {
     for (int j = i; j < h->n - 1; j++)
         h->e[j] = h->e[j + 1];
+    h->e[h->n - 1].cls = NULL;      /* the slot left: unnamed (struct held_locks) */
+    __atomic_signal_fence(__ATOMIC_RELEASE);
     h->n--;
 }
 

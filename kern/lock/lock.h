@@ -102,9 +102,23 @@ struct held_lock {
 #define HELD_KEEP   0x2     /* stays held across context switches (resource
                                locks, rwlocks); mutexes are released */
 
+/*
+ * An interrupt handler shares the stack of the thread it interrupts
+ * (this_cpu()->held): it pushes and pops its spin locks there, LIFO, and
+ * witness reads the entries below n.  Mutexes and rlocks push and pop
+ * with interrupts on, so a handler may run between any two of their
+ * stores.  Two rules keep it from seeing an entry that is not a held
+ * lock: every slot at or above n has cls NULL (each pop clears the slot
+ * it leaves), and a push names its entry (cls) last, so a slot the count
+ * already covers but that is not filled yet reads as unnamed, which every
+ * reader skips.  Before these rules a handler could meet the class left
+ * in that slot by an earlier spin lock (runq_cpu, say) and witness
+ * reported orders nobody took (issue 34's KCSAN soak: the hooks between
+ * a mutex's stores widened the window).
+ */
 struct held_locks {
     int n;
-    struct held_lock e[HELD_MAX];
+    struct held_lock e[HELD_MAX];   /* cls NULL at and above n */
 };
 
 /* The current thread's held stack (or the CPU's before threads exist):
@@ -140,14 +154,17 @@ struct held_lock *held_push(void *lock, struct lock_class *cls, uintptr_t site,
                             uint64_t acquired_at)
 {
     struct held_locks *h = held_locks_current();
-    if (unlikely(h->n >= HELD_MAX))
+    int n = h->n;
+    if (unlikely(n >= HELD_MAX))
         held_overflow(cls);
-    struct held_lock *e = &h->e[h->n++];
+    struct held_lock *e = &h->e[n];
+    h->n = n + 1;
     e->lock = lock;
-    e->cls = cls;
     e->site = site;
     e->acquired_at = acquired_at;
     e->flags = 0;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
+    e->cls = cls;                   /* last: see struct held_locks */
     return e;
 }
 
@@ -168,6 +185,8 @@ static inline bool held_pop(void *lock, struct held_lock *out)
         return held_pop_slow(h, lock, out);
     if (out)
         *out = h->e[i];
+    h->e[i].cls = NULL;
+    __atomic_signal_fence(__ATOMIC_RELEASE);
     h->n = i;
     return true;
 }
@@ -179,6 +198,8 @@ static inline bool held_pop_at(void *lock, uint64_t *acquired_at)
     int i = h->n - 1;
     if (likely(i >= 0 && h->e[i].lock == lock)) {
         *acquired_at = h->e[i].acquired_at;
+        h->e[i].cls = NULL;
+        __atomic_signal_fence(__ATOMIC_RELEASE);
         h->n = i;
         return true;
     }

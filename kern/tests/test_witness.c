@@ -3,7 +3,8 @@
  * exactly once, a consistent order and same-class pairs never are, a
  * recursive acquisition is silent, a three-class cycle is found through
  * the path, statistics keep counting after a report, and a report names
- * its call sites as function+offset.  Each test turns
+ * its call sites as function+offset, and every slot a pop leaves on the
+ * held stack reads as no lock (an interrupt handler shares it).  Each test turns
  * witness on for itself and restores the setting it found.
  */
 #include <kern/tests/ktest.h>
@@ -147,5 +148,40 @@ KTEST(witness_recursive_silent)
     KT_ASSERT_EQ(after_recursive, 0);
     KT_ASSERT_EQ(after_plain, 1);
     KT_ASSERT(pop1 && pop2 && !pop3);
+    return 0;
+}
+
+/* An interrupt handler shares the stack of the thread it interrupts, and
+ * witness reads every entry below the count: a slot a pop left, or one a
+ * push has counted but not yet named, must read as no lock (cls NULL), or
+ * a handler meeting it would report an order nobody took (struct
+ * held_locks, kern/lock/lock.h).  Pops on top, out of order and by time
+ * each leave their slot unnamed. */
+KTEST(witness_held_slots_unnamed)
+{
+    static int m1, m2, m3;      /* stand-ins */
+    struct held_locks *h = held_locks_current();
+    uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    uint64_t f = intr_save();   /* this test's own pushes: no handler between */
+    int base = h->n;
+    held_push(&m1, &test_w_r1, site, 0);
+    held_push(&m2, &test_w_r2, site, 0);
+    held_push(&m3, &test_w_x, site, 0);
+    bool named = h->e[base + 2].cls == &test_w_x;
+    bool pop_top = held_pop(&m3, NULL);
+    bool top_clear = h->e[base + 2].cls == NULL;
+    bool pop_middle = held_pop(&m1, NULL);              /* out of order */
+    bool moved = h->n == base + 1 && h->e[base].lock == &m2;
+    bool left_clear = h->e[base + 1].cls == NULL;
+    uint64_t at = 1;
+    bool pop_at = held_pop_at(&m2, &at);
+    bool last_clear = h->e[base].cls == NULL && h->n == base;
+    intr_restore(f);
+    KT_ASSERT(named);
+    KT_ASSERT(pop_top && top_clear);
+    KT_ASSERT(pop_middle && moved && left_clear);
+    KT_ASSERT(pop_at && at == 0 && last_clear);
+    for (int i = h->n; i < HELD_MAX; i++)
+        KT_ASSERT(h->e[i].cls == NULL);
     return 0;
 }
