@@ -623,11 +623,13 @@ static bool pred_vnode(const struct ncache *e, const void *vp)
  * Remove the entries of row r that pred accepts, at most *budget of them
  * (NULL: no limit).  Returns how many; drops their references unlocked.
  * A row that an unlocked peek shows to hold no candidate is not locked,
- * so a purge of a few entries does not take every row lock in turn.
+ * so a purge of a few entries does not take every row lock in turn: hint
+ * is a vnode every candidate names (as vp or dvp), NULL when there is none.
  */
-static int purge_row(unsigned r, nc_pred pred, const void *arg, int *budget)
+static int purge_row(unsigned r, nc_pred pred, const void *arg, const struct vnode *hint,
+                     int *budget)
 {
-    if (!nc.ops->peek(r, pred == pred_vnode ? arg : NULL))
+    if (!nc.ops->peek(r, hint))
         return 0;
     int removed = 0;
     bool more = true;
@@ -704,7 +706,7 @@ void dnlc_remove(struct vnode *dvp, const char *name)
         return;
     unsigned base = base_row(dvp, k.nhash);
     for (unsigned i = 0; i < DNLC_CRED_SPREAD; i++)
-        purge_row((base + i) & (nc.nrows - 1), pred_name, &k, NULL);
+        purge_row((base + i) & (nc.nrows - 1), pred_name, &k, dvp, NULL);
 }
 
 void dnlc_purge_vp(struct vnode *vp)
@@ -712,7 +714,7 @@ void dnlc_purge_vp(struct vnode *vp)
     if (cluster_on())
         return cl_dnlc_purge_vp(vp);
     for (unsigned r = 0; r < nc.nrows; r++)
-        purge_row(r, pred_vnode, vp, NULL);
+        purge_row(r, pred_vnode, vp, vp, NULL);
 }
 
 static bool pred_vfs(const struct ncache *e, const void *vfsp)
@@ -726,7 +728,7 @@ int dnlc_purge_vfsp(struct vfs *vfsp, int count)
         return cl_dnlc_purge_vfsp(vfsp, count);
     int budget = count, removed = 0;
     for (unsigned r = 0; r < nc.nrows && (count <= 0 || budget > 0); r++)
-        removed += purge_row(r, pred_vfs, vfsp, count > 0 ? &budget : NULL);
+        removed += purge_row(r, pred_vfs, vfsp, NULL, count > 0 ? &budget : NULL);
     return removed;
 }
 
@@ -740,7 +742,7 @@ void dnlc_purge(void)
     if (cluster_on())
         return cl_dnlc_purge();
     for (unsigned r = 0; r < nc.nrows; r++)
-        purge_row(r, pred_all, NULL, NULL);
+        purge_row(r, pred_all, NULL, NULL, NULL);
 }
 
 /* The least recently used valid entry of row r (under [R]). */

@@ -394,9 +394,9 @@ int vn_close(struct vnode *vp, int flags, struct cred *cr)
     /* The last close of a file open for writing writes its dirty pages
      * back (kern/vm/pcache_rw.c): written data reaches the disk without
      * waiting for the page daemons.  Under syncwrites=off, whose delayed
-     * writes already ask for fsck after a crash, it waits for them (30 s
-     * at most, as Linux's write-back does): GAEDE's users each waited for
-     * every file they wrote. */
+     * writes already ask for fsck after a crash, the pages are left to
+     * the daemons (written within 30 s, as Linux's write-back does):
+     * GAEDE's users each waited for every file they wrote. */
     int werr = 0;
     if ((flags & O_ACCMODE) != O_RDONLY && vn_has_pageio(vp) &&
         opts.syncwrites != SYNCWRITES_OFF)

@@ -78,12 +78,13 @@ static long read_zeros(char *buf, size_t len)
 	return (long)done;
 }
 
+/* Every page's first byte, and the last byte, read as zero. */
 static int all_zero(const char *buf, size_t len)
 {
 	for (size_t i = 0; i < len; i += 4096)
-		if (buf[i] || buf[len - 1])
+		if (buf[i])
 			return 0;
-	return 1;
+	return buf[len - 1] == 0;
 }
 
 int main(int argc, char **argv)
