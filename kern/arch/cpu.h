@@ -81,6 +81,7 @@ struct cpu {
     bool ticked;                /* [own] the last timer interrupt was a tick */
     uint64_t intr_depth;        /* [own] nesting of interrupt handlers */
     const struct trapframe *stopped_tf; /* [own] where the panic stopped this CPU */
+    volatile bool stopped;      /* [own] halted for a panic; set after stopped_tf */
 
     /* Cross-CPU call mailbox (kern/arch/smp.c): [atomic] */
     void (*volatile call_fn)(void *);

@@ -8,7 +8,9 @@
  * with interrupts off.  With the "poweroff" option it then writes a status
  * to QEMU's isa-debug-exit port (QEMU exits non-zero) and falls back to an
  * ACPI power-off; without it the machine halts so it can be inspected.
- * A second panic on another CPU, or a nested one, just halts.
+ * A second panic on another CPU, or a nested one, just halts, recording
+ * where it stopped as VEC_PANIC's handler does (two CPUs' watchdogs often
+ * see the same hang in the same tick).
  *
  * Hang dumps.  panic_hung (the hang watchdog's panic) shows what every
  * subsystem can tell about a machine that stopped moving: the threads and
@@ -27,6 +29,7 @@
 #include <kern/lib/options.h>
 #include <drivers/platform/lapic.h>
 #include <drivers/platform/acpi.h>
+#include <drivers/platform/timer.h>
 
 volatile int panicking;
 
@@ -119,16 +122,25 @@ static __noreturn void panic_finish(void)
         halt();
 }
 
-static bool panic_enter(void)
+/* Halt this CPU for good, saying where it was (tf may be NULL) so the
+ * panicking CPU's thread dump can show it and its wait can end. */
+__noreturn void panic_stop_here(const struct trapframe *tf)
 {
     intr_disable();
-    if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST)) {
-        for (;;)
-            halt();
-    }
+    this_cpu()->stopped_tf = tf;
+    __atomic_store_n(&this_cpu()->stopped, true, __ATOMIC_RELEASE);
+    for (;;)
+        halt();
+}
+
+/* Win the panic or stop: only the first CPU to panic goes on. */
+static void panic_enter(const struct trapframe *tf)
+{
+    intr_disable();
+    if (__atomic_exchange_n(&panicking, 1, __ATOMIC_SEQ_CST))
+        panic_stop_here(tf);
     console_break_lock();
     stop_others();
-    return true;
 }
 
 static void print_panic_line(const char *fmt, va_list ap)
@@ -140,7 +152,7 @@ static void print_panic_line(const char *fmt, va_list ap)
 
 void panic(const char *fmt, ...)
 {
-    panic_enter();
+    panic_enter(NULL);
     va_list ap;
     va_start(ap, fmt);
     print_panic_line(fmt, ap);
@@ -149,20 +161,26 @@ void panic(const char *fmt, ...)
     panic_finish();
 }
 
+#define STOP_WAIT_NS 1000000000ull      /* for all the other CPUs together */
+
 /* Give the other CPUs a moment to take VEC_PANIC and record where they
- * were; one spinning with interrupts off never does, so the wait is
- * bounded. */
+ * were.  One spinning with interrupts off never does, so the wait is
+ * bounded by time, not by a count of spins: under TCG a pause can cost a
+ * microsecond, and a count that is a moment on hardware outlasted the
+ * harness's patience. */
 static void wait_others_stopped(void)
 {
+    uint64_t deadline = uptime_ns() + STOP_WAIT_NS;
     for (int c = 0; c < ncpus; c++)
-        for (long spin = 0; spin < 50000000 && &cpus[c] != this_cpu() && cpus[c].online &&
-                            !READ_ONCE(cpus[c].stopped_tf); spin++)
+        while (&cpus[c] != this_cpu() && cpus[c].online &&
+               !__atomic_load_n(&cpus[c].stopped, __ATOMIC_ACQUIRE) &&
+               uptime_ns() < deadline)
             cpu_relax();
 }
 
 void panic_hung(const struct trapframe *tf, const char *fmt, ...)
 {
-    panic_enter();
+    panic_enter(tf);
     this_cpu()->stopped_tf = tf;
     va_list ap;
     va_start(ap, fmt);
@@ -176,7 +194,7 @@ void panic_hung(const struct trapframe *tf, const char *fmt, ...)
 
 void panic_trap(const struct trapframe *tf, const char *what)
 {
-    panic_enter();
+    panic_enter(tf);
     kprintf("\nPANIC: %s on cpu %d\n", what, this_cpu()->id);
     trap_print_frame(tf);
     backtrace_from(tf->rbp, tf->rip);

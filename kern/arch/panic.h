@@ -28,6 +28,10 @@ void panic_register_hang_dump(int order, void (*dump)(void));
 void backtrace_from(uint64_t rbp, uint64_t rip);
 void backtrace(void);
 
+/* Halt this CPU for a panic another CPU is handling, recording where it
+ * stopped (tf, or NULL) for the hang dump. */
+void panic_stop_here(const struct trapframe *tf) __noreturn;
+
 /* Power the machine off (ACPI), or halt forever if that fails. */
 void machine_poweroff(void) __noreturn;
 

@@ -65,11 +65,7 @@ void trap_print_frame(const struct trapframe *tf)
 
 static __noreturn void stop_this_cpu(const struct trapframe *tf)
 {
-    intr_disable();
-    /* thread_dump_all prints the backtrace of the thread running here. */
-    this_cpu()->stopped_tf = tf;
-    for (;;)
-        halt();
+    panic_stop_here(tf);
 }
 
 /* An NMI's handler other than panic's (kern/lock/pvspin.c's kick), set at
