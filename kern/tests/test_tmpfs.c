@@ -3,8 +3,10 @@
  * space (no root file system needed), driven through the VOPs:
  *
  *   tmpfs_basic  options refused and taken; a file made, written through
- *                the page cache, read, renamed, linked, truncated and
- *                removed; statfs's counts back where they started; unmount.
+ *                the page cache (a hole reserving no page, a short write
+ *                and ENOSPC at size=), read, renamed, linked, truncated
+ *                and removed; statfs's counts back where they started;
+ *                unmount.
  *   tmpfs_mp     a thread per CPU (and one more) making files in one
  *                shared directory, writing and reading them back, moving
  *                them and their own directory to a second one and back,
@@ -93,10 +95,20 @@ KTEST(tmpfs_basic)
     KT_ASSERT_EQ(vn_rdwr(f, false, got, sizeof got, 0, 0, &done, kcred), 0);
     KT_ASSERT_EQ(done, sizeof got);
     KT_ASSERT(memcmp(buf, got, sizeof buf) == 0);
-    /* Past size=: a short write, then ENOSPC. */
+    /* A hole costs nothing: 3 pages' bytes at 60000 reserve pages 14 to 17
+     * only, though the file now passes size=. */
     KT_ASSERT_EQ(vn_rdwr(f, true, buf, sizeof buf, 60000, 0, &done, kcred), 0);
-    KT_ASSERT_EQ(done, 65536 - 60000);
-    KT_ASSERT_EQ(vn_rdwr(f, true, buf, 1, 65536, 0, &done, kcred), -ENOSPC);
+    KT_ASSERT_EQ(done, sizeof buf);
+    KT_ASSERT_EQ(vn_rdwr(f, true, buf, sizeof buf, 3 * 4096, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(vn_rdwr(f, true, buf, sizeof buf, 6 * 4096, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(VFS_STATFS(&t.vfs, &sb), 0);
+    KT_ASSERT_EQ(sb.f_bfree, 3);
+    /* Past size=: a short write (pages 10 to 12 of 10 to 13), then ENOSPC. */
+    KT_ASSERT_EQ(vn_rdwr(f, true, buf, sizeof buf, 43008, 0, &done, kcred), 0);
+    KT_ASSERT_EQ(done, 13 * 4096 - 43008);
+    KT_ASSERT_EQ(vn_rdwr(f, true, buf, 1, 13 * 4096, 0, &done, kcred), -ENOSPC);
+    KT_ASSERT_EQ(vn_rdwr(f, true, buf, 1, 14 * 4096, 0, &done, kcred), 0);   /* reserved */
+    KT_ASSERT_EQ(done, 1);
     KT_ASSERT_EQ(VOP_TRUNCATE(f, 100, kcred), 0);
     KT_ASSERT_EQ(VFS_STATFS(&t.vfs, &sb), 0);
     KT_ASSERT_EQ(sb.f_bfree, 15);

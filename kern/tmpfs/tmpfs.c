@@ -25,17 +25,20 @@
  * the end) are clean, go back under memory pressure like any file's, and
  * read as zeros again.
  *
- * Space.  As SVR4's tmpfs reserves anonymous memory for a file's size
- * (tmp_resv), a regular file reserves one page of the mount's size= for
- * each page from 0 to its end, rounded up (tn_resv); VOP_WRALLOC reserves
- * as a write moves the end, and a truncation gives pages back.  A write
- * that would pass size= stops at the last page it could reserve (a short
- * write, then ENOSPC, as on a full disk); a truncation up past it fails
- * with ENOSPC.  So a store through a mapping, which lands within the
- * file's size, never needs space it has not got: no SIGBUS for a full
- * tmpfs, and the memory a mount can pin is its size.  (Linux counts the
- * pages present instead, so a sparse file there costs only what is
- * written; statfs here counts a sparse file whole.)  Nodes count
+ * Space.  A regular file reserves one page of the mount's size= for each
+ * page data can land in (tn_resv, kept as extents: kern/tmpfs/tmpfs_resv.c):
+ * VOP_WRALLOC reserves the pages a write covers, VOP_BACKPAGE the page a
+ * shared mapping maps (a store through it can then never need space it
+ * has not got), and a truncation gives back the pages past the new end.
+ * A hole reserves nothing, so a sparse file costs what was written and a
+ * truncation up never fails, as on Linux (Python's test_io writes a byte
+ * at 2 GiB in /tmp).  A write that would pass size= stops at the last
+ * page it could reserve (a short write, then ENOSPC, as on a full disk);
+ * a shared mapping's fault on a page the mount cannot back gets SIGBUS,
+ * as Linux's does.  So the memory a mount can pin is its size.  (SVR4's
+ * tmpfs reserved a file's whole size, tmp_resv; Tempest did too until a
+ * sparse 2 GiB file in a 256 MiB /tmp failed with ENOSPC where Linux
+ * succeeds.)  Nodes count
  * against nr_inodes= (ENOSPC); directory entries and link texts are
  * kernel heap, bounded by the nodes.
  *
@@ -247,6 +250,7 @@ void tmpfs_inactive(struct vnode *vp, struct cred *cr)
     struct tmount *tm = tp->tn_mount;
     if (vp->v_type == VREG && tp->tn_resv)
         tmpfs_reserve(tm, -(int64_t)tp->tn_resv);
+    tresv_free(tp);
     if (vp->v_type == VDIR)
         tdir_free_all(tp);
     kfree(tp->tn_target);

@@ -68,6 +68,11 @@ struct tmount {
  * its pages; losing the last name drops it, and the last release then
  * frees the node and its pages (tmpfs_inactive).
  */
+/* A run of reserved pages of a file, [start, end) in page numbers. */
+struct tresv {
+    uint64_t start, end;
+};
+
 struct tmpnode {
     struct vnode tn_vnode;
     struct rlock tn_lock;               /* TN_LOCKED */
@@ -79,8 +84,9 @@ struct tmpnode {
     uint32_t tn_nlink;                  /* [T] */
     bool tn_linkhold;                   /* [T] the vnode holds itself (see above) */
     uint64_t tn_size;                   /* [T] bytes (a directory: TMPFS_DIRENT_SIZE each) */
-    uint64_t tn_resv;                   /* [T] pages reserved: a regular file's
-                                           size in pages, rounded up */
+    uint64_t tn_resv;                   /* [T] pages reserved (tmpfs_resv.c) */
+    struct tresv *tn_ext;               /* [T] ... as extents, sorted */
+    uint32_t tn_next, tn_extcap;        /* [T] extents in use, and room */
     int64_t tn_atime, tn_mtime, tn_ctime;   /* [T] seconds */
     /* A directory. */
     struct tmpnode *tn_parent;          /* [R] its ".." (the root: itself; NULL once
@@ -136,6 +142,18 @@ uint64_t tmpfs_pages_free(struct tmount *tm);
 bool tmpnode_unlinked(struct tmpnode *tp);
 /* VOP_INACTIVE: free a node that lost its last name and reference. */
 void tmpfs_inactive(struct vnode *vp, struct cred *cr);
+
+/* ---- kern/tmpfs/tmpfs_resv.c: a file's reserved pages (TN_LOCKED) ---- */
+
+/* Pages of [a, b) not reserved. */
+uint64_t tresv_missing(const struct tmpnode *tp, uint64_t a, uint64_t b);
+/* The end p of the longest [a, p), p <= b, with at most n pages not reserved. */
+uint64_t tresv_reach(const struct tmpnode *tp, uint64_t a, uint64_t b, uint64_t n);
+/* Mark [a, b) reserved (the caller counts the new pages); -ENOMEM. */
+int tresv_add(struct tmpnode *tp, uint64_t a, uint64_t b);
+/* Forget the reserved pages from page from on; how many there were. */
+uint64_t tresv_cut(struct tmpnode *tp, uint64_t from);
+void tresv_free(struct tmpnode *tp);
 
 /* ---- kern/tmpfs/tmpfs_dir.c: directories ---- */
 

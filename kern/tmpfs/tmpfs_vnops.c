@@ -101,20 +101,39 @@ static int tmpfs_getattr_nolock(struct vnode *vp, struct vattr *va, struct cred 
     return 0;
 }
 
-/* With tp TN_LOCKED: a regular file's new size, its reservation moved
- * with it (-ENOSPC when the mount has not the pages for it). */
+/* With tp TN_LOCKED: a regular file's new size.  Shrinking gives back
+ * the pages reserved past the new end; growing reserves nothing (the new
+ * part is a hole), so it never fails. */
 static int resize(struct tmpnode *tp, uint64_t size)
 {
-    uint64_t pages = pages_of(size);
-    if (pages != tp->tn_resv) {
-        int err = tmpfs_reserve(tp->tn_mount, (int64_t)(pages - tp->tn_resv));
-        if (err)
-            return err;
-        tp->tn_resv = pages;
+    uint64_t cut = tresv_cut(tp, pages_of(size));
+    if (cut) {
+        tmpfs_reserve(tp->tn_mount, -(int64_t)cut);
+        tp->tn_resv -= cut;
     }
     tp->tn_size = size;
     tp->tn_mtime = tp->tn_ctime = tmpfs_now();
     return 0;
+}
+
+/* With tp TN_LOCKED: reserve the pages [first, last) lack, or as many of
+ * them as the mount has, from the first on.  How far from page first the
+ * reserved run reaches (last when all fit); -ENOMEM. */
+static int64_t reserve_run(struct tmpnode *tp, uint64_t first, uint64_t last)
+{
+    uint64_t want = tresv_missing(tp, first, last);
+    if (!want)
+        return (int64_t)last;
+    uint64_t got = MIN(want, tmpfs_pages_free(tp->tn_mount));
+    uint64_t reach = got < want ? tresv_reach(tp, first, last, got) : last;
+    if (!got || tmpfs_reserve(tp->tn_mount, (int64_t)got))
+        return (int64_t)tresv_reach(tp, first, last, 0);
+    if (tresv_add(tp, first, reach)) {
+        tmpfs_reserve(tp->tn_mount, -(int64_t)got);
+        return -ENOMEM;
+    }
+    tp->tn_resv += got;
+    return (int64_t)reach;
 }
 
 /* The attributes setattr's rules look at. */
@@ -199,6 +218,20 @@ static int tmpfs_getpage(struct vnode *vp, uint64_t idx, void *page, struct cred
     return 0;
 }
 
+/* VOP_BACKPAGE: a shared mapping maps page idx, which a store may then
+ * fill, so it is reserved now (a page past the end is left to the page
+ * cache's -ENXIO).  Linux's tmpfs allocates the page at this fault too. */
+static int tmpfs_backpage(struct vnode *vp, uint64_t idx)
+{
+    struct tmpnode *tp = VTOTN(vp);
+    if (vp->v_type != VREG || rdonly(tp))
+        return 0;
+    TN_LOCK(tp);
+    int64_t reach = idx < pages_of(tp->tn_size) ? reserve_run(tp, idx, idx + 1) : (int64_t)idx + 1;
+    TN_UNLOCK(tp);
+    return reach < 0 ? (int)reach : reach == (int64_t)idx ? -ENOSPC : 0;
+}
+
 /* Never called: the page cache writes nothing of a VMEMONLY file back. */
 static int tmpfs_putpage(struct vnode *vp, uint64_t idx, const void *page, size_t len,
                          struct cred *cr)
@@ -221,17 +254,13 @@ static int64_t tmpfs_wralloc(struct vnode *vp, uint64_t off, size_t len, int iof
     TN_LOCK(tp);
     uint64_t end = off + len;
     int err = 0;
-    if (end > tp->tn_size && pages_of(end) > tp->tn_resv) {
-        uint64_t want = pages_of(end) - tp->tn_resv;
-        uint64_t got = MIN(want, tmpfs_pages_free(tp->tn_mount));
-        uint64_t reach = (tp->tn_resv + got) << PAGE_SHIFT;
-        if (reach <= off || tmpfs_reserve(tp->tn_mount, (int64_t)got)) {
-            err = -ENOSPC;
-        } else {
-            tp->tn_resv += got;
-            end = MIN(end, reach);
-        }
-    }
+    int64_t reach = reserve_run(tp, off >> PAGE_SHIFT, pages_of(end));
+    if (reach < 0)
+        err = (int)reach;
+    else if ((uint64_t)reach << PAGE_SHIFT <= off)
+        err = -ENOSPC;          /* not one byte fits */
+    else
+        end = MIN(end, (uint64_t)reach << PAGE_SHIFT);
     if (!err) {
         if (end > tp->tn_size)
             tp->tn_size = end;
@@ -637,5 +666,6 @@ const struct vnodeops tmpfs_vnodeops = {
     .vop_getpage = tmpfs_getpage,
     .vop_putpage = tmpfs_putpage,
     .vop_wralloc = tmpfs_wralloc,
+    .vop_backpage = tmpfs_backpage,
     .vop_accessed = tmpfs_accessed,
 };

@@ -283,6 +283,13 @@ struct vnodeops {
      * (kern/vm/pcache_rw.c) touched the file's data; mark its access
      * time by the relatime rule (vn_atime_due).  Called with no lock. */
     void (*vop_accessed)(struct vnode *vp);
+    /* Optional, with the page operations: a shared mapping is about to
+     * map page idx of the file.  Give the page the backing a store into it
+     * will need (tmpfs: a page of the mount's size=, since nothing writes
+     * a tmpfs page back), or -ENOSPC when there is none: the fault then
+     * gives the process SIGBUS, as Linux's tmpfs does.  Called with the
+     * address space's lock held, before the page cache is asked. */
+    int (*vop_backpage)(struct vnode *vp, uint64_t idx);
     /* Optional: what an open file of this vnode is ready for (poll,
      * select, epoll): of the POLL* bits below, those of events that hold
      * now, with POLLERR and POLLHUP whether asked or not.  fflags is the
@@ -454,6 +461,8 @@ static inline bool vn_has_pageio(const struct vnode *vp)
 #define VOP_GETPAGE(vp, idx, pg, cr)  VOP_LOCKED(vp, (vp)->v_op->vop_getpage(vp, idx, pg, cr))
 #define VOP_PUTPAGE(vp, idx, pg, n, cr) VOP_LOCKED(vp, (vp)->v_op->vop_putpage(vp, idx, pg, n, cr))
 #define VOP_WRALLOC(vp, off, n, io, cr) VOP_LOCKED(vp, (vp)->v_op->vop_wralloc(vp, off, n, io, cr))
+#define VOP_BACKPAGE(vp, idx)         ((vp)->v_op->vop_backpage ? \
+        VOP_LOCKED(vp, (vp)->v_op->vop_backpage(vp, idx)) : 0)
 #define VOP_TRUNCATE(vp, sz, cr)      pcache_vop_truncate(vp, sz, cr)
 /* VOP_INACTIVE is called only by VN_RELE (kern/vfs/vnode.c), without the vnode lock. */
 

@@ -19,7 +19,8 @@
  * cache's or a forked sibling's, so neither the file nor another process
  * sees it; the PTE keeps the segment's protection.
  * A file page wholly past the end of the file is -ENXIO from the page
- * cache (SIGBUS for the process); no memory is -ENOMEM (the caller kills
+ * cache (SIGBUS for the process), and so is a shared mapping's page its
+ * file system cannot back (VOP_BACKPAGE: a full tmpfs, -ENOSPC); no memory is -ENOMEM (the caller kills
  * the process), but only after the pageout daemons found no file page
  * left to take (pcache_wait_for_memory, kern/vm/pcache_reclaim.c).  Fault
  * pages come from the faulting CPU's node.  The segment code this uses
@@ -42,6 +43,7 @@
  * locks come inside it, an amap's am_lock too.  page->count is atomic.
  */
 #include <kern/vm/as.h>
+#include <kern/vfs/vnode.h>
 #include <kern/vm/as_impl.h>
 #include <kern/vm/page.h>
 #include <kern/vm/pmap.h>
@@ -125,7 +127,9 @@ static int fault_absent(struct as *as, struct seg *s, vaddr_t va, uint64_t *pte,
         return -EACCES;         /* a PROT_NONE page kept */
     struct page *pg = NULL;
     bool writable = true;
-    int err = 0;
+    int err = seg_shared_file(s) ? VOP_BACKPAGE(s->s_vp, file_index(s, va)) : 0;
+    if (err)
+        return err;             /* no room for the page: SIGBUS */
     if (s->s_amap) {
         pg = amap_page(s, va);
     } else if (seg_shared_file(s) && cluster_on()) {

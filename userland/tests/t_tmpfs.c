@@ -6,7 +6,8 @@
  * symbolic link, FIFO, character and block devices, an AF_UNIX socket
  * bound to a name); data through read/write, holes, truncation both ways
  * and mappings, shared and private, with SIGBUS past the end; ENOSPC at
- * size= (a short write first) and at nr_inodes=; hard links; rename and
+ * size= (a short write first) and at nr_inodes=; sparse files costing
+ * only what is written, and SIGBUS for a hole a full mount cannot back; hard links; rename and
  * its errors (ENOENT, EEXIST-free replacement, EISDIR, ENOTDIR,
  * ENOTEMPTY, EINVAL, EXDEV, EBUSY, EACCES, EPERM, ENAMETOOLONG, ELOOP);
  * permissions and ownership (a set-group-ID directory's group); times;
@@ -458,6 +459,50 @@ static void test_enospc(void)
 	CHECK_OK(umount(other));
 }
 
+/* A hole costs nothing: a byte at 2 GiB on a 64 KiB mount takes one page,
+ * truncation up takes none, and truncation down gives the page back.  A
+ * full mount's shared mapping gets SIGBUS on a hole, and works on pages
+ * already written. */
+static void test_sparse(void)
+{
+	CHECK_OK(do_mount(other, "size=64k"));
+	int fd = CHECK_OK(open(at(other, "sparse"), O_RDWR | O_CREAT, 0644));
+	const off_t far = (off_t)1 << 31;
+	CHECK_EQ(pwrite(fd, "xxx", 3, far), 3);
+	CHECK_EQ(free_blocks(other), 15);
+	struct stat st;
+	CHECK_OK(fstat(fd, &st));
+	CHECK_EQ(st.st_size, far + 3);
+	CHECK_EQ(st.st_blocks, PG / 512);
+	CHECK_EQ(pread(fd, back, 3, far), 3);
+	CHECK_EQ(memcmp(back, "xxx", 3), 0);
+	CHECK_OK(ftruncate(fd, (off_t)1 << 32));
+	CHECK_EQ(free_blocks(other), 15);
+	CHECK_OK(ftruncate(fd, (off_t)1 << 30));
+	CHECK_EQ(free_blocks(other), 16);
+	/* Every page of the mount written, in a file twice as long. */
+	CHECK_OK(ftruncate(fd, 0));
+	fill(big, sizeof big, 6);
+	CHECK_EQ(pwrite(fd, big, 16 * PG, 0), 16 * PG);
+	CHECK_EQ(free_blocks(other), 0);
+	CHECK_OK(ftruncate(fd, 32 * PG));
+	CHECK_ERR(pwrite(fd, "y", 1, 20 * PG), ENOSPC);
+	char *p = mmap(NULL, 32 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	if (p != MAP_FAILED) {
+		CHECK(!faults(p + 3 * PG));
+		p[3 * PG] = 'M';
+		CHECK(faults(p + 20 * PG));             /* a hole the mount cannot back */
+		munmap(p, 32 * PG);
+	}
+	CHECK_EQ(pread(fd, back, 1, 3 * PG), 1);
+	CHECK_EQ(back[0], 'M');
+	close(fd);
+	CHECK_OK(unlink(at(other, "sparse")));
+	CHECK_EQ(free_blocks(other), 16);
+	CHECK_OK(umount(other));
+}
+
 static void test_memory(void)
 {
 	long before = shmem_kib(), fb = free_blocks(mnt);
@@ -853,6 +898,7 @@ static void all_tests(void *arg)
 	test_truncate();
 	test_mmap();
 	test_enospc();
+	test_sparse();
 	test_memory();
 	test_links();
 	test_rename();
