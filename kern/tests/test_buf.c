@@ -26,6 +26,7 @@
  */
 #include <kern/tests/ktest.h>
 #include <kern/vfs/buf.h>
+#include <kern/vfs/vfs.h>
 #include <kern/vfs/ssac.h>
 #include <drivers/block/bio.h>
 #include <kern/vm/kmem.h>
@@ -291,10 +292,11 @@ KTEST(buf_identity)
     return 0;
 }
 
-/* ---- fsync's flush: a held block is waited for ---- */
+/* ---- fsync's and sync's flush: a held block is waited for ---- */
 
 struct flusher {
     struct blkdev *d;
+    int (*flush)(struct blkdev *d);
     int rc;
     volatile int started, finished;
 };
@@ -303,11 +305,14 @@ static void flusher_body(void *arg)
 {
     struct flusher *f = arg;
     __atomic_store_n(&f->started, 1, __ATOMIC_RELEASE);
-    f->rc = bflush_held(f->d);
+    f->rc = f->flush(f->d);
     __atomic_store_n(&f->finished, 1, __ATOMIC_RELEASE);
 }
 
-KTEST(buf_flush_held)
+/* A change to block 310 is made and delayed, then its block is held busy
+ * again while another CPU's thread runs flush: the flush must wait for the
+ * holder and write what the holder leaves. */
+static int flush_waits_for_held(int (*flush)(struct blkdev *d))
 {
     static struct flusher f;
     struct blkdev *d = ram();
@@ -321,6 +326,7 @@ KTEST(buf_flush_held)
     bp = getblk(d, 310, BSIZE);         /* ... and its block in use again */
     memset(&f, 0, sizeof f);
     f.d = d;
+    f.flush = flush;
     struct buf_stats s;
     buf_stats_get(&s);
     struct thread *t = thread_create("buf_flusher", flusher_body, &f,
@@ -338,6 +344,22 @@ KTEST(buf_flush_held)
     KT_ASSERT_EQ(disk_holds(d, 310, BSIZE, 32), 1);
     KT_ASSERT_EQ(binval(d), 0);
     return 0;
+}
+
+KTEST(buf_flush_held)
+{
+    return flush_waits_for_held(bflush_held);
+}
+
+static int sync_everything(struct blkdev *unused)
+{
+    return vfs_sync_wait();
+}
+
+/* sync(2)'s flush (every disk) waits for held blocks as fsync's does. */
+KTEST(buf_sync_held)
+{
+    return flush_waits_for_held(sync_everything);
 }
 
 /* ---- shared counters: no update lost under B_BUSY ---- */

@@ -379,6 +379,12 @@ void vfs_sync_all(void)
     rw_exit(&vfs_list_lock);
 }
 
+int vfs_sync_wait(void)
+{
+    vfs_sync_all();
+    return bflush_held(NULL);
+}
+
 static void describe(const struct vfs *vfsp, char *buf, size_t n)
 {
     snprintf(buf, n, "%s%s%s%s", vfsp->vfs_sw->name, vfsp->vfs_dev ? " on " : "",
