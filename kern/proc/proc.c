@@ -406,31 +406,45 @@ static void give_children_away(struct proc *p)
     }
 }
 
-/* p no longer uses the address space as (exec replaced it, or p exits)
- * and no CPU has it loaded for p: a vfork parent waiting for this moment
- * wakes, and the address space is freed unless it was the parent's. */
-static void release_as(struct proc *p, struct as *as)
+/* p no longer uses its old address space (exec replaced it, or p exits)
+ * and no CPU has it loaded for p: wait until no /proc reader is using it,
+ * and wake a vfork parent waiting for this moment.  Under proc_lock (the
+ * wait drops and retakes it).  Whether the address space is p's own to
+ * free (it was not borrowed from a vfork parent) is the result; the
+ * caller frees it after letting the lock go. */
+static bool release_as_locked(struct proc *p)
 {
+    ASSERT_HELD(&proc_lock);
     bool borrowed = p->p_as_borrowed;
     p->p_as_borrowed = false;
-    mutex_enter(&proc_lock);
     while (p->p_holds)                  /* a /proc reader may be using the old one */
         sleep_on(&p->p_holds);
     if (p->p_vfork_parent) {
         p->p_vfork_parent = NULL;
         wakeup(&p->p_vfork_parent);
     }
+    return !borrowed;
+}
+
+static void release_as(struct proc *p, struct as *as)
+{
+    mutex_enter(&proc_lock);
+    bool own = release_as_locked(p);
     mutex_exit(&proc_lock);
-    if (as && !borrowed)
+    if (as && own)
         as_destroy(as);
 }
 
+/* One trip through proc_lock for exec's point of no return: the new
+ * image is committed and the old address space let go. */
 void proc_exec_commit(struct proc *p, struct as *old)
 {
     mutex_enter(&proc_lock);
     p->p_execed = true;
+    bool own = release_as_locked(p);
     mutex_exit(&proc_lock);
-    release_as(p, old);
+    if (old && own)
+        as_destroy(old);
 }
 
 /* The process's last thread ends it (lwp_exit, kern/proc/lwp.c). */
@@ -455,7 +469,7 @@ void proc_exit_last(int status)
     t->as = NULL;
     as_activate(NULL);
     p->p_as = NULL;
-    release_as(p, as);
+    release_as(p, as);                  /* its memory free before the parent hears */
     mutex_enter(&proc_lock);
     ptrace_tracer_exit_locked(p);       /* its tracees go free (kern/proc/ptrace.c) */
     orphan_check_locked(p);
@@ -567,13 +581,8 @@ static void fork_child_start(void *arg)
     tf.rax = 0;                 /* fork returns 0 in the child */
     t->proc = p;
     t->lwp = l;
-    /* The parent holds proc_lock across thread_create and stores p_thread
-     * before letting it go, so this waits for that; the store here is the
-     * same value, kept so the child never depends on the parent's order. */
-    mutex_enter(&proc_lock);
-    p->p_thread = t;
-    l->l_thread = t;
-    mutex_exit(&proc_lock);
+    /* proc_fork stored p_thread and l_thread before making this thread
+     * runnable (the run queue's lock orders the stores before this). */
     lwp_enter_user(l, &tf);
 }
 
@@ -633,23 +642,25 @@ int proc_fork(struct trapframe *tf, const struct clone_req *ca)
         c->p_vfork_parent = parent;     /* before the child can exec or exit */
         mutex_exit(&proc_lock);
     }
-    /* proc_lock is held across thread_create: the child's first step
-     * (fork_child_start) takes it, so the child cannot run, exit and (its
-     * parent ignoring SIGCHLD) be reaped and freed before its thread is
-     * stored here.  Storing after the lock was let go wrote into a freed
+    /* The child's thread is an embryo until it is stored here: the child
+     * cannot run, exit and (its parent ignoring SIGCHLD) be reaped and
+     * freed before that.  Storing after it could run wrote into a freed
      * struct proc and read the pid from it: a fork that returned 0 in the
-     * parent now and then. */
+     * parent now and then.  (It used to be made runnable under proc_lock,
+     * which its first step took: on another CPU that step slept on the
+     * lock the parent still held, a sleep and wakeup for every fork.) */
     int pid = c->p_pid;
-    mutex_enter(&proc_lock);
-    struct thread *ct = thread_create(c->p_comm, fork_child_start, c, t->affinity);
+    struct thread *ct = thread_create_embryo(c->p_comm, fork_child_start, c, t->affinity);
     if (ct) {
-        c->p_thread = l->l_thread = ct;
-        ct->mempolicy = t->mempolicy;   /* before its first step, which waits for proc_lock */
+        ct->mempolicy = t->mempolicy;
         sched_inherit(ct, t);
+        mutex_enter(&proc_lock);
+        c->p_thread = l->l_thread = ct;
         c->p_nice = ct->sp.nice;        /* SCHED_RESET_ON_FORK may have raised it */
         ptrace_child_locked(l, ca ? ca->ptrace_event : PTRACE_EVENT_FORK);
+        mutex_exit(&proc_lock);
+        thread_run(ct);
     }
-    mutex_exit(&proc_lock);
     if (!ct) {
         fd_close_all(c);
         if (c->p_cwd)

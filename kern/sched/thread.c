@@ -126,14 +126,25 @@ static struct thread *thread_alloc(const char *name, void (*fn)(void *), void *a
     return t;
 }
 
-struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity)
+struct thread *thread_create_embryo(const char *name, void (*fn)(void *), void *arg,
+                                    uint64_t affinity)
 {
     uint64_t online = sched_online_mask();
     if ((affinity & online) == 0)
         return NULL;
-    struct thread *t = thread_alloc(name, fn, arg, affinity & online);
+    return thread_alloc(name, fn, arg, affinity & online);
+}
+
+void thread_run(struct thread *t)
+{
+    sched_make_runnable(t);
+}
+
+struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity)
+{
+    struct thread *t = thread_create_embryo(name, fn, arg, affinity);
     if (t)
-        sched_make_runnable(t);
+        thread_run(t);
     return t;
 }
 

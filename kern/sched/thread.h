@@ -142,6 +142,12 @@ static inline int affinity_first_cpu(uint64_t mask)
 /* Create a thread that runs fn(arg), allowed on the CPUs in affinity, and
  * make it runnable.  NULL when memory is exhausted. */
 struct thread *thread_create(const char *name, void (*fn)(void *), void *arg, uint64_t affinity);
+/* The same, but the thread stays an embryo (TS_EMBRYO: on no queue, never
+ * run) until thread_run: its creator can publish it first, without a lock
+ * that the new thread would have to take to wait for that. */
+struct thread *thread_create_embryo(const char *name, void (*fn)(void *), void *arg,
+                                    uint64_t affinity);
+void thread_run(struct thread *t);
 /* Wait until t has finished, then free it. */
 void thread_join(struct thread *t);
 /* Print every thread: state, CPU, wait channel, held locks and, for
