@@ -63,7 +63,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from harness import macro, macro_gaede, macro_pmake, macro_redis, macro_sysbench, runner  # noqa: E402
+from harness import (macro, macro_gaede, macro_pgbench, macro_pmake, macro_redis,  # noqa: E402
+                     macro_sysbench, runner)
 from checklib import Results  # noqa: E402
 
 SWEEP = os.path.join(ROOT, "tools", "sweep.py")
@@ -317,6 +318,44 @@ def test_redis_host(res, tmp):
     res.add("redis/host", ok, "status %d: %s" % (rc, out[-300:]))
 
 
+# pgbench 15's report, as Debian's prints it (its first lines left out).
+PGBENCH_LOG = """transaction type: <builtin: TPC-B (sort of)>
+scaling factor: 4
+query mode: simple
+number of clients: 4
+number of threads: 2
+maximum number of tries: 1
+duration: 30 s
+number of transactions actually processed: 4567
+number of failed transactions: 0 (0.000%)
+latency average = 26.270 ms
+initial connection time = 12.345 ms
+tps = 152.259832 (without initial connection time)
+"""
+
+
+def test_pgbench_parse(res, tmp):
+    """The pgbench point's line from pgbench's report, and an error line
+    (status 1) from a report without a rate."""
+    work = os.path.join(tmp, "pgbench")
+    os.makedirs(work)
+    log = os.path.join(work, "bench.log")
+    cmd = macro_pgbench.command({"cpus": 1, "seconds": 30}, dir=work)
+    parse = cmd.split("; fi\n", 1)[1]             # the lines after the run's status check
+    for name, text, want_rc, want in (
+            ("pgbench/parse", PGBENCH_LOG, 0,
+             "bench pgbench tps=152.26 clients=4 threads=2 scale=4 transactions=4567\n"),
+            ("pgbench/parse/no_tps", "pgbench: error: connection refused\n", 1,
+             "bench pgbench error=no_tps\n")):
+        with open(log, "w") as f:
+            f.write(text)
+        p = subprocess.run(["sh", "-c", parse], stdout=subprocess.PIPE, text=True, timeout=30)
+        res.add(name, p.returncode == want_rc and p.stdout == want,
+                "status %d, printed %r" % (p.returncode, p.stdout))
+    res.add("pgbench/command", "pgbench -c 4 -j 2 -T 30 " in cmd and "su user01 " in cmd
+            and "pg_ctl -D %s/data -m fast -w stop" % work in cmd, cmd)
+
+
 def test_sysbench_speedups(res):
     def rec(kernel, cpus, value, status="ok", busy=None, workload="sysbench_threads"):
         return {"point": {"kernel": kernel, "optset": kernel, "workload": workload,
@@ -448,6 +487,7 @@ def main(argv=None):
         test_sysbench_host(res, tmp)
         test_sysbench_speedups(res)
         test_redis_host(res, tmp)
+        test_pgbench_parse(res, tmp)
         if not args.host_only:
             if not os.path.exists(os.path.join(ROOT, "build", "kernel.elf")):
                 res.add("smoke", False, "build/kernel.elf is missing; run make first")

@@ -14,7 +14,7 @@ A workload is a prepare function, PREPARE[name](tmp, point) -> dict:
 pmake and pmakeind are in macro_pmake.py; gaede in macro_gaede.py (from
 the gaede branch: imported if present); sysbench's four tests in
 macro_sysbench.py; redis (redis-benchmark over loopback) in
-macro_redis.py.
+macro_redis.py; pgbench (PostgreSQL on tmpfs) in macro_pgbench.py.
 
 One boot runs a batch of macro points (run_batch's spec, kind "macro"):
 
@@ -48,6 +48,7 @@ import shutil
 import sys
 import tempfile
 
+from . import macro_pgbench
 from . import macro_pmake
 from . import macro_redis
 from . import macro_sysbench
@@ -71,6 +72,7 @@ LINUX_ROOT = (
 PREPARE = {"pmake": macro_pmake.prepare_pmake, "pmakeind": macro_pmake.prepare_pmakeind}
 PREPARE.update(macro_sysbench.PREPARE)
 PREPARE.update(macro_redis.PREPARE)
+PREPARE.update(macro_pgbench.PREPARE)
 try:
     from . import macro_gaede               # the gaede branch, at merge
     PREPARE["gaede"] = macro_gaede.prepare

@@ -140,6 +140,10 @@ WORKLOADS = {w.name: w for w in [
     Workload("redis", "redis-benchmark's SET and GET over loopback against Debian's "
              "redis-server, two clients per processor: the network path", metric="ops_per_s",
              higher_is_better=True, unit="requests/s", macro=True),
+    Workload("pgbench", "pgbench's TPC-B-like load, 4 clients on 2 threads, against Debian's "
+             "PostgreSQL 15 with its data on tmpfs: processes, semaphores, shared memory and "
+             "Unix sockets under a real database", metric="tps", higher_is_better=True,
+             unit="tps", macro=True),
     Workload("gaede", "SVR4 MP: GAEDE's scripted users, each looping over a script mix with "
              "no think time", metric="scripts_per_hour", higher_is_better=True,
              unit="scripts/h", macro=True, needs=None if os.path.exists(
