@@ -282,7 +282,7 @@ static void placeholder_drop(struct cl_pcache *c, struct clp_entry *e)
  * memory is short (the caller maps the home copy then). */
 static struct page *copy_of(int cl, struct page *home, struct vnode *vp, uint64_t idx)
 {
-    if (pcache_node_short(map->node[cl]))
+    if (pcache_node_low(map->node[cl]))
         return NULL;            /* memory is short there: no copies */
     struct page *pg = page_alloc_node(0, map->node[cl]);
     if (!pg)

@@ -72,8 +72,14 @@ void pcache_purge(struct vnode *vp);
 
 /* Boot: the low-water marks and a pageout daemon per node. */
 void pcache_reclaim_start(void);
-/* Is node's free memory below its low-water mark? */
+/* Must node's memory be reclaimed: is it below its low-water mark, and
+ * so is every other node, which its allocations would fall back to?  (A
+ * node alone below it is not short: as Linux with zone_reclaim_mode 0,
+ * a remote page is taken before a cached one is thrown away.) */
 bool pcache_node_short(int node);
+/* Is node's own free memory below its low-water mark (whatever the other
+ * nodes have)?  The clustered page cache makes no replicas there. */
+bool pcache_node_low(int node);
 /* Free up to want clean pages that only the cache holds, of node (-1:
  * any), oldest first (a clock over the hash rows).  How many it freed.
  * Spin locks only. */
