@@ -17,6 +17,7 @@ Tempest's boot needs on top of it:
 
     /sbin/init               Tempest's init (build/userland/init)
     /usr/local/bin/lockstat  Tempest's lockstat (build/userland/lockstat)
+    /usr/local/bin/kprof     Tempest's kprof (build/userland/kprof)
     /usr/bin/cc, awk ...     the links update-alternatives would make
     /bin/busybox and links   for each busybox applet Debian's packages do
                              not provide (/bin/sh among them: dash's
@@ -65,6 +66,7 @@ MKFS = os.path.join(BUILD, "tools", "mkfs.ufs")
 MKE2FS = "mkfs.ext4"                    # the Linux peer's root (--format ext4)
 INIT = os.path.join(BUILD, "userland", "init")
 LOCKSTAT = os.path.join(BUILD, "userland", "lockstat")
+KPROF = os.path.join(BUILD, "userland", "kprof")
 BENCH = os.path.join(BUILD, "bench")
 TESTS = os.path.join(BUILD, "userland", "tests")
 # Not copied to the image: documentation and translations (about 55 MiB).
@@ -251,8 +253,9 @@ def stage(tmp, tree, args, extra=None):
     if not os.path.exists(INIT):
         raise Failure("%s is missing (run 'make userland')" % INIT)
     put_file(INIT, os.path.join(top, "sbin", "init"))
-    if os.path.exists(LOCKSTAT):
-        put_file(LOCKSTAT, os.path.join(top, "usr", "local", "bin", "lockstat"))
+    for tool in (LOCKSTAT, KPROF):
+        if os.path.exists(tool):
+            put_file(tool, os.path.join(top, "usr", "local", "bin", os.path.basename(tool)))
     add_alternatives(top)
     add_busybox(top)
     for name in ("passwd", "group", "shadow", "shells", "motd"):
