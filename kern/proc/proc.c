@@ -247,21 +247,24 @@ void proc_join(struct proc *p)
     if (p->p_thread)
         thread_join(p->p_thread);
     p->p_thread = NULL;
-    mutex_enter(&proc_lock);
+    /* No lock: p is unlinked and no /proc reader holds it, so nobody
+     * else can find it to read these. */
     for (struct lwp *l = p->p_lwps; l; l = l->l_next) {
         __atomic_store_n(&p->p_utime, p->p_utime + load_cycles(&l->l_utime), __ATOMIC_RELAXED);
         __atomic_store_n(&p->p_stime, p->p_stime + load_cycles(&l->l_stime), __ATOMIC_RELAXED);
         l->l_utime = l->l_stime = 0;
     }
-    mutex_exit(&proc_lock);
 }
 
-void proc_free(struct proc *p)
+void proc_wait_unheld_locked(struct proc *p)
 {
-    mutex_enter(&proc_lock);
+    ASSERT_HELD(&proc_lock);
     while (p->p_holds)                  /* a /proc reader (proc_hold) */
         sleep_on(&p->p_holds);
-    mutex_exit(&proc_lock);
+}
+
+void proc_free_unheld(struct proc *p)
+{
     proc_image_rele(p->p_image);
     proc_join(p);
     cred_rele(p->p_cred);
@@ -274,6 +277,14 @@ void proc_free(struct proc *p)
         lwp_free(l);
     }
     kfree(p);
+}
+
+void proc_free(struct proc *p)
+{
+    mutex_enter(&proc_lock);
+    proc_wait_unheld_locked(p);
+    mutex_exit(&proc_lock);
+    proc_free_unheld(p);
 }
 
 /* ---- the reaper ---- */

@@ -47,10 +47,17 @@ void orphan_check_locked(struct proc *p);
  * its parent's children, before it is freed.  Under proc_lock. */
 void proc_unlink_locked(struct proc *p);
 /* Wait until p's thread is finished and off its CPU, and free it: after
- * this nothing charges p any more time. */
+ * this nothing charges p any more time.  p is unlinked and no /proc
+ * reader holds it (proc_wait_unheld_locked); no lock is taken. */
 void proc_join(struct proc *p);
+/* Under proc_lock, p unlinked: wait until no /proc reader holds p (the
+ * lock is let go while waiting).  No new one can come: p cannot be found. */
+void proc_wait_unheld_locked(struct proc *p);
 /* Free an unlinked process, once no /proc reader holds it. */
 void proc_free(struct proc *p);
+/* The same when the caller has already waited (proc_wait_unheld_locked):
+ * no lock is taken. */
+void proc_free_unheld(struct proc *p);
 /* A CPU-time counter (cycles), read while its process may still add. */
 uint64_t load_cycles(const uint64_t *c);
 /* siginfo's si_code and si_status for an exit's wait status. */

@@ -100,16 +100,18 @@ static void wait_report_event(const struct proc *c, enum wait_event ev, struct w
 
 /* Reap the zombie child c of me: unlink it, wait for its thread to be
  * gone, take its final times into info and into me's children's times,
- * and free it.  Called with proc_lock held; returns with it released. */
+ * and free it.  Called with proc_lock held; returns with it released,
+ * having taken it no more (a reap once took it four times). */
 static void reap_child(struct proc *me, struct proc *c, struct wait_info *info)
 {
     proc_unlink_locked(c);
+    proc_wait_unheld_locked(c);         /* then the rest needs no proc_lock */
     mutex_exit(&proc_lock);
     proc_join(c);
     wait_times(c, info);
     me->p_cutime += c->p_utime + c->p_cutime;
     me->p_cstime += c->p_stime + c->p_cstime;
-    proc_free(c);
+    proc_free_unheld(c);
 }
 
 int proc_wait(const struct wait_req *req, struct wait_info *info)
