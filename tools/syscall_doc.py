@@ -2,7 +2,8 @@
 """The table of Linux's x86-64 system calls and what Tempest does with each.
 
     syscall_doc.py [--out FILE] [--names HEADER]   write docs/syscalls.md
-    syscall_doc.py --check                          is docs/syscalls.md current?
+    syscall_doc.py --check                          are docs/syscalls.md and
+                                                    README's counts current?
 
 The implemented calls are read from the kernel's own table
 (kern/proc/syscall.c, its S(number, handler) entries); the names of
@@ -11,8 +12,9 @@ Linux's calls from the host's <asm/unistd_64.h> (only to write the page:
 "policy" (kern/proc/sys_policy.c and others: it answers, but the feature
 behind it is partial or absent, and the page says how), or "ENOSYS"
 (counted per number; `lockstat -e` lists a program's).  --check exits 1
-with one line per difference when the page and the table disagree, so
-make check keeps the page true (tests/unit/test_source_rules.py).
+with one line per difference when the page and the table disagree, or
+when README's sentence of counts ("Of Linux's N x86-64 system calls, ...")
+is not the table's, so make check keeps both true (tests/unit/test_source_rules.py).
 """
 import argparse
 import os
@@ -115,6 +117,33 @@ def render(names, have):
     return "\n".join(head + rows) + "\n"
 
 
+# README's sentence with the counts (kept true by --check, as the page is).
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+README_COUNTS = re.compile(r"Of Linux's (\d+) x86-64 system calls,\s+(\d+) are implemented.*?"
+                           r"\s(\d+) answer by a\s+stated policy.*?the other (\d+) give\s+ENOSYS",
+                           re.S)
+
+
+def counts_of(names, have):
+    counts = {"yes": 0, "policy": 0, "ENOSYS": 0}
+    for nr in names:
+        counts[status(nr, names[nr], have)[0]] += 1
+    return counts
+
+
+def check_readme(names, have):
+    """README's counts against the table's; 0, or 1 with a line said."""
+    c = counts_of(names, have)
+    want = (len(names), c["yes"], c["policy"], c["ENOSYS"])
+    m = README_COUNTS.search(open(README).read())
+    got = tuple(int(x) for x in m.groups()) if m else None
+    if got == want:
+        return 0
+    print("README.md: says %s calls (all, implemented, policy, ENOSYS), the table gives %s"
+          % (got or "no count of the", want))
+    return 1
+
+
 def check():
     if not os.path.exists(PAGE):
         print("docs/syscalls.md: missing (run tools/syscall_doc.py)")
@@ -124,7 +153,7 @@ def check():
     want = render(names, have)
     got = open(PAGE).read()
     if want == got:
-        return 0
+        return check_readme(names, have)
     bad = [nr for nr in sorted(have) if nr not in names]
     for nr in bad:
         print("docs/syscalls.md: call %d is in the kernel's table but not on the page" % nr)

@@ -18,8 +18,9 @@ objects).  Each rule names the bug it keeps out.  Lines "PASS rule" /
                      36-file include cycle of the old flat kern/ grew.
   syscalls_documented docs/syscalls.md lists exactly the calls the kernel's
                      table (kern/proc/syscall.c) has, with their policy
-                     (tools/syscall_doc.py --check): the page users read
-                     to learn what runs must not fall behind the table.
+                     (tools/syscall_doc.py --check), and README's counts
+                     are the table's: the pages users read to learn what
+                     runs must not fall behind the table.
 """
 import os
 import re
