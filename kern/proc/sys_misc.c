@@ -30,7 +30,6 @@
 #include <kern/lib/errno.h>
 #include <drivers/platform/timer.h>
 #include <drivers/platform/rtc.h>
-#include <kern/vm/rmap.h>
 
 #define CLOCK_REALTIME      0
 #define CLOCK_MONOTONIC     1
@@ -173,7 +172,6 @@ SYSCALL_DECL(sys_truncate)
 
 SYSCALL_DECL(sys_sync)
 {
-    rmap_harvest_all();         /* every process's stores through mappings, too */
     vfs_sync_wait();            /* sync(2) reports no error */
     return 0;
 }

@@ -33,7 +33,6 @@
  *
  * Locks: none of their own.
  */
-#include <kern/vm/rmap.h>
 #include <kern/proc/proc.h>
 #include <kern/proc/syscalls.h>
 #include <kern/vm/as.h>
@@ -226,8 +225,7 @@ SYSCALL_DECL(sys_syncfs)
     if (!fp)
         return -EBADF;
     file_rele(fp);
-    rmap_harvest_all();         /* as sync(2) */
-    vfs_sync_wait();            /* every disk: an error may be another's */
+    vfs_sync_wait();            /* as sync(2); every disk: an error may be another's */
     return 0;
 }
 

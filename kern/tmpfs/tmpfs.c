@@ -26,7 +26,7 @@
  * read as zeros again.
  *
  * Space.  A regular file reserves one page of the mount's size= for each
- * page data can land in (tn_resv, kept as extents: kern/tmpfs/tmpfs_resv.c):
+ * page data can land in (tn_ext, kept as extents: kern/tmpfs/tmpfs_resv.c):
  * VOP_WRALLOC reserves the pages a write covers, VOP_BACKPAGE the page a
  * shared mapping maps (a store through it can then never need space it
  * has not got), and a truncation gives back the pages past the new end.
@@ -248,8 +248,9 @@ void tmpfs_inactive(struct vnode *vp, struct cred *cr)
 {
     struct tmpnode *tp = VTOTN(vp);
     struct tmount *tm = tp->tn_mount;
-    if (vp->v_type == VREG && tp->tn_resv)
-        tmpfs_reserve(tm, -(int64_t)tp->tn_resv);
+    uint64_t resv = tresv_cut(tp, 0);
+    if (resv)
+        tmpfs_reserve(tm, -(int64_t)resv);
     tresv_free(tp);
     if (vp->v_type == VDIR)
         tdir_free_all(tp);

@@ -84,8 +84,7 @@ struct tmpnode {
     uint32_t tn_nlink;                  /* [T] */
     bool tn_linkhold;                   /* [T] the vnode holds itself (see above) */
     uint64_t tn_size;                   /* [T] bytes (a directory: TMPFS_DIRENT_SIZE each) */
-    uint64_t tn_resv;                   /* [T] pages reserved (tmpfs_resv.c) */
-    struct tresv *tn_ext;               /* [T] ... as extents, sorted */
+    struct tresv *tn_ext;               /* [T] pages reserved, as extents (tmpfs_resv.c) */
     uint32_t tn_next, tn_extcap;        /* [T] extents in use, and room */
     int64_t tn_atime, tn_mtime, tn_ctime;   /* [T] seconds */
     /* A directory. */

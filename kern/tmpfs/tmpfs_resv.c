@@ -5,7 +5,7 @@
  * it.  A hole reserves nothing, so a sparse file costs what is written, as
  * on Linux.  The reserved pages are kept as extents, [start, end) page
  * ranges, sorted, disjoint and never adjacent (tn_ext, tn_next of them);
- * tn_resv is the total.  Files are mostly written in runs, so a file has
+ * their total is what the file holds of the mount's pages.  Files are mostly written in runs, so a file has
  * few extents, and each operation here walks them all.
  *
  * Every function is called with the node TN_LOCKED.
@@ -66,8 +66,8 @@ static int grow(struct tmpnode *tp)
 }
 
 /* Mark [a, b) reserved, merging with the extents it meets or touches.
- * The caller has counted the new pages (tresv_missing) into tn_resv's
- * mount.  -ENOMEM leaves the extents as they were. */
+ * The caller has counted the new pages (tresv_missing) into the
+ * mount's.  -ENOMEM leaves the extents as they were. */
 int tresv_add(struct tmpnode *tp, uint64_t a, uint64_t b)
 {
     if (a >= b)

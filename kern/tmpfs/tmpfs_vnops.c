@@ -107,10 +107,8 @@ static int tmpfs_getattr_nolock(struct vnode *vp, struct vattr *va, struct cred 
 static int resize(struct tmpnode *tp, uint64_t size)
 {
     uint64_t cut = tresv_cut(tp, pages_of(size));
-    if (cut) {
+    if (cut)
         tmpfs_reserve(tp->tn_mount, -(int64_t)cut);
-        tp->tn_resv -= cut;
-    }
     tp->tn_size = size;
     tp->tn_mtime = tp->tn_ctime = tmpfs_now();
     return 0;
@@ -132,7 +130,6 @@ static int64_t reserve_run(struct tmpnode *tp, uint64_t first, uint64_t last)
         tmpfs_reserve(tp->tn_mount, -(int64_t)got);
         return -ENOMEM;
     }
-    tp->tn_resv += got;
     return (int64_t)reach;
 }
 

@@ -77,6 +77,7 @@
 #include <kern/s5/s5_fs.h>
 #include <kern/ufs/ufs_fs.h>
 #include <kern/vm/kmem.h>
+#include <kern/vm/rmap.h>
 #include <kern/lib/kprintf.h>
 #include <kern/lib/string.h>
 
@@ -381,6 +382,7 @@ void vfs_sync_all(void)
 
 int vfs_sync_wait(void)
 {
+    rmap_harvest_all();         /* every process's stores through mappings, too */
     vfs_sync_all();
     return bflush_held(NULL);
 }

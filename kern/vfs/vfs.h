@@ -137,9 +137,10 @@ int vfs_list_mounts(struct vfs_mountinfo *out, int max);
 /* Sync every mounted file system (the page daemon's periodic flush):
  * buffers other threads hold busy are left for the next round. */
 void vfs_sync_all(void);
-/* The same, then wait for every held buffer of every disk and write it
- * if it comes back delayed (sync(2) and syncfs: what was written before
- * the call is on disk when it returns).  The caller holds no buffer. */
+/* sync(2) and syncfs: collect every mapping's dirty bits, sync every file
+ * system, then wait for every held buffer of every disk and write it if
+ * it comes back delayed, so what was written before the call is on disk
+ * when it returns.  The caller holds no buffer. */
 int vfs_sync_wait(void);
 /* Sync and unmount every file system, newest first (power-off). */
 void vfs_unmount_all(void);
